@@ -1,0 +1,34 @@
+"""The context every operation gets: paths, store, tmux layer, config, and the caller's env."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from roost import config as cfg
+from roost.store import Store
+from roost.tmux import Tmux
+
+
+@dataclass
+class App:
+    paths: cfg.Paths
+    store: Store
+    tmux: Tmux
+    environ: dict[str, str]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def open_app(environ: dict[str, str] | None = None) -> App:
+    env = dict(os.environ if environ is None else environ)
+    paths = cfg.paths()
+    cfg.ensure_private_dir(paths.home)
+    settings = cfg.load_config(paths)
+    store = Store.open(paths.db)
+    tmux_bin = str(settings.get("tmux", {}).get("bin", "tmux"))
+    tmux = Tmux(cfg.socket_name(), binary=tmux_bin, environ=env)
+    return App(paths=paths, store=store, tmux=tmux, environ=env, settings=settings)

@@ -1,0 +1,92 @@
+"""`roost doctor`: tmux, socket, store integrity, and drift between store and tmux."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import asdict, dataclass, field
+
+from roost.errors import RoostError
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    advice: str = ""
+
+
+@dataclass
+class Report:
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def add(self, name: str, ok: bool, detail: str, advice: str = "") -> None:
+        self.checks.append(Check(name, ok, detail, advice))
+
+    def text(self) -> str:
+        lines = []
+        for c in self.checks:
+            lines.append(f"{'ok ' if c.ok else 'BAD'}  {c.name}: {c.detail}")
+            if c.advice:
+                lines.append(f"     fix: {c.advice}")
+        lines.append("all good" if self.ok else
+                     f"{sum(not c.ok for c in self.checks)} problem(s) found")
+        return "\n".join(lines) + "\n"
+
+    def as_json(self) -> dict:
+        return {"ok": self.ok, "checks": [asdict(c) for c in self.checks]}
+
+
+def run() -> Report:
+    from roost import config as cfg
+    from roost.reconcile import drift
+    from roost.store import SCHEMA_VERSION, Store
+    from roost.tmux import MIN_VERSION, Tmux, TmuxError
+
+    report = Report()
+    paths = cfg.paths()
+    tmux = Tmux(cfg.socket_name())
+
+    try:
+        version = tmux.version()
+        good = version >= MIN_VERSION
+        report.add("tmux", good, f"version {version[0]}.{version[1]}",
+                   "" if good else f"install tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer")
+    except TmuxError as exc:
+        report.add("tmux", False, str(exc), "install tmux (apt-get install tmux / brew install tmux)")
+        return report
+
+    socket = tmux.socket_path()
+    panes = tmux.list_panes()
+    report.add("socket", True, f"{socket} ({'server running' if panes else 'no server running'})")
+    sock_dir = os.path.dirname(socket)
+    if os.path.isdir(sock_dir):
+        mode = stat.S_IMODE(os.stat(sock_dir).st_mode)
+        private = not mode & 0o077
+        report.add("socket directory", private, f"{sock_dir} mode {mode:o}",
+                   "" if private else f"chmod 700 {sock_dir} (tmux refuses shared socket dirs)")
+
+    try:
+        store = Store.open(paths.db)
+    except RoostError as exc:
+        report.add("store", False, str(exc), f"move {paths.db} aside, or restore a backup")
+        return report
+    result = store.integrity()
+    report.add("store", result == "ok",
+               f"{paths.db} schema {SCHEMA_VERSION}, integrity {result}",
+               "" if result == "ok" else f"stop roost, back up {paths.db}, then `sqlite3 "
+               f"{paths.db} .recover`")
+    agents = store.agents()
+    findings = drift(agents, panes, tmux.socket)
+    report.add("drift", not findings,
+               f"{len(agents)} agents in the store, {len(panes)} panes in tmux, "
+               f"{len(findings)} disagreement(s)")
+    for f in findings:
+        report.add(f.subject, False, f.problem, f.advice)
+    store.close()
+    return report

@@ -1,0 +1,9 @@
+"""The one exception type the CLI turns into a single line on stderr."""
+
+
+class RoostError(Exception):
+    """A failure the user can act on; its message is printed as is, with exit code `code`."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code

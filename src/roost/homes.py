@@ -1,0 +1,354 @@
+"""Agent homes: spawn, wake, kill, rm, attach, capture. The imperative shell over store and tmux.
+
+Order of work in every operation: take the agent's file lock, read the store, ask tmux (one
+`list-panes -a`), act on tmux, then write the store in a short BEGIN IMMEDIATE transaction.
+No transaction is ever open across a tmux call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from roost import locks, procs
+from roost import providers as prov
+from roost.app import App
+from roost.errors import RoostError
+from roost.model import INTENT_RUNNING, INTENT_STOPPED, Agent, AgentView, Pane
+from roost.names import check_name
+from roost.reconcile import agent_panes, view, views
+from roost.store import NameTaken, SessionIdTaken, now_iso
+from roost.tmux import DuplicateSession, TmuxError
+
+KEEPER = Path(__file__).with_name("keeper.sh")
+UTF8 = "C.UTF-8"
+
+
+# ---- pure helpers ------------------------------------------------------------------------
+def agent_environment(caller: dict[str, str], agent: Agent, roost_home: Path,
+                      socket: str) -> dict[str, str]:
+    """The caller's environment (API keys included) plus roost's tags, in a UTF-8 locale."""
+    env = {k: v for k, v in caller.items() if k not in ("TMUX", "TMUX_PANE")}
+    env.update(ROOST_AGENT_ID=agent.id, ROOST_AGENT_NAME=agent.name, ROOST_HOME=str(roost_home),
+               ROOST_TMUX_SOCKET=socket)
+    if not _is_utf8(env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG", "")):
+        env["LANG"] = UTF8
+        env["LC_ALL"] = UTF8
+    return env
+
+
+def _is_utf8(locale_name: str) -> bool:
+    return locale_name.replace("-", "").lower().endswith("utf8")
+
+
+def roost_command() -> list[str]:
+    """How a keeper calls roost back: this interpreter, this package."""
+    return [sys.executable, "-m", "roost"]
+
+
+@dataclass(frozen=True, slots=True)
+class WakeResult:
+    agent: Agent
+    started: bool  # False: it was already running
+    pid: int | None
+
+
+# ---- reading -----------------------------------------------------------------------------
+def list_views(app: App) -> list[AgentView]:
+    agents = app.store.agents()
+    learn_session_ids(app, agents)
+    return views(app.store.agents() if _learnable(agents) else agents, app.tmux.list_panes())
+
+
+def find_view(app: App, name: str) -> AgentView:
+    agent = app.store.require(name)
+    return view(agent, agent_panes(app.tmux.list_panes()).get(agent.id))
+
+
+def _learnable(agents: list[Agent]) -> list[Agent]:
+    return [a for a in agents
+            if not a.provider_session_id and a.launches and a.provider in ("codex", "gemini")]
+
+
+def learn_session_ids(app: App, agents: list[Agent]) -> None:
+    """Providers that choose their own session id (codex, gemini) leave it in their files."""
+    for agent in _learnable(agents):
+        for candidate in prov.get(agent.provider).discover_session_id(agent, app.environ):
+            try:
+                app.store.set_provider_session_id(agent.id, candidate)
+                break
+            except SessionIdTaken:
+                continue  # another agent in the same cwd owns it; try the next one
+
+
+# ---- spawn and wake ----------------------------------------------------------------------
+def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = None,
+          home: str | None = None, dangerous: bool = False, prompt: str | None = None,
+          args: tuple[str, ...] = ()) -> WakeResult:
+    check_name(name)
+    if home is not None:
+        check_name(home, "home name")
+    impl = prov.get(provider or "claude")
+    workdir = _check_cwd(cwd or os.getcwd())
+    agent = Agent(
+        id=str(uuid.uuid4()), name=name, provider=impl.name, cwd=workdir, home=home or name,
+        args=tuple(args), dangerous=dangerous, provider_session_id=impl.new_session_id(),
+        created_at=now_iso(), intent=INTENT_RUNNING,
+    )
+    with locks.hold(app.paths.locks, name):
+        existing = app.store.get(name)
+        if existing is not None:
+            return _spawn_existing(app, existing, provider, cwd, home, args)
+        exe = impl.executable(agent, app.settings, app.environ)  # fail before storing anything
+        app.tmux.require_version()
+        try:
+            app.store.insert(agent)
+        except NameTaken:  # created by a roost that does not take locks (an import, say)
+            raise RoostError(f"agent {name!r} already exists") from None
+        argv = impl.start_argv(agent, exe, prompt if impl.prompt_in_argv else None, app.paths.home)
+        result = _launch(app, agent, argv, app.tmux.list_panes())
+    if prompt and not impl.prompt_in_argv:
+        _type_prompt(app, result, prompt)
+    return result
+
+
+def _spawn_existing(app: App, agent: Agent, provider: str | None, cwd: str | None,
+                    home: str | None, args: tuple[str, ...]) -> WakeResult:
+    current = view(agent, agent_panes(app.tmux.list_panes()).get(agent.id))
+    if current.state == "running":
+        raise RoostError(f"agent {agent.name!r} already exists and is running "
+                         f"(roost attach {agent.name})")
+    clashes = [what for what, given, have in (
+        ("provider", provider, agent.provider), ("home", home, agent.home),
+        ("cwd", cwd and os.path.realpath(cwd), agent.cwd),
+        ("arguments", args or None, agent.args)) if given is not None and given != have]
+    if clashes:
+        raise RoostError(f"agent {agent.name!r} already exists with another {clashes[0]}; "
+                         f"`roost wake {agent.name}` wakes it as it was, `roost rm {agent.name}` "
+                         "forgets it")
+    return _wake_locked(app, agent, fresh=False)
+
+
+def wake(app: App, name: str, fresh: bool = False) -> WakeResult:
+    check_name(name)
+    with locks.hold(app.paths.locks, name):
+        return _wake_locked(app, app.store.require(name), fresh)
+
+
+def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
+    panes = app.tmux.list_panes()
+    pane = agent_panes(panes).get(agent.id)
+    if pane is not None and not pane.dead:
+        return WakeResult(agent, started=False, pid=pane.pid)
+    learn_session_ids(app, [agent])
+    agent = app.store.require(agent.name)
+    impl = prov.get(agent.provider)
+    _check_cwd(agent.cwd)
+    exe = impl.executable(agent, app.settings, app.environ)
+    app.tmux.require_version()
+    if fresh:
+        agent = _fresh_session(app, agent, impl)
+    if fresh or agent.launches == 0:
+        argv = impl.start_argv(agent, exe, None, app.paths.home)
+    else:
+        argv = impl.resume_argv(agent, exe, app.environ, app.paths.home)
+    return _launch(app, agent, argv, panes)
+
+
+def _fresh_session(app: App, agent: Agent, impl: prov.Provider) -> Agent:
+    """`wake --fresh`: a new conversation, asked for by the user; the old ids stay as lineage."""
+    new_id = impl.new_session_id()
+    with app.store.write() as c:
+        c.execute("UPDATE agents SET provider_session_id = NULL, launches = 0 WHERE id = ?",
+                  (agent.id,))
+    if new_id:
+        app.store.set_provider_session_id(agent.id, new_id)
+    return app.store.require(agent.name)
+
+
+def _launch(app: App, agent: Agent, argv: list[str], panes: list[Pane]) -> WakeResult:
+    """Run `argv` as the agent in its recorded home, creating the home if it is gone."""
+    session_id = _ensure_home(app, agent.home, agent.cwd, panes)
+    launcher = _launcher_argv(app, agent, argv)
+    old = agent_panes(panes).get(agent.id)
+    if old is not None and old.session_id == session_id:
+        pid = app.tmux.respawn(old.pane_id, agent.cwd, launcher)
+        window_id = old.window_id
+    else:
+        if old is not None:  # a stray window elsewhere: the agent belongs in its home
+            app.tmux.kill_window(old.window_id)
+        window_id, _pane, pid = app.tmux.new_window(session_id, agent.name, agent.cwd, launcher,
+                                                     agent.id)
+    app.tmux.set_window_option(window_id, "@roost_state", "running")
+    app.store.update(agent.id, intent=INTENT_RUNNING, started_at=now_iso(),
+                     launches=agent.launches + 1,
+                     last_exit=old.dead_status if old is not None and old.dead else agent.last_exit)
+    _refresh_keeper(app, session_id)
+    return WakeResult(app.store.require(agent.name), started=True, pid=pid)
+
+
+def _ensure_home(app: App, home: str, cwd: str, panes: list[Pane]) -> str:
+    """The id of the home session, created with its keeper if missing. Idempotent and race-safe:
+    when another roost creates it first, tmux says "duplicate session" and we verify theirs."""
+    for _attempt in range(50):
+        session = next((p for p in panes if p.session_name == home), None)
+        if session is not None:
+            if not session.is_home:
+                raise RoostError(f"tmux session {home!r} on roost's server was not made by roost; "
+                                 f"rename or kill it (tmux -L {app.tmux.socket} ...)")
+            return session.session_id
+        keeper_env = {"ROOST_HOME": str(app.paths.home), "ROOST_TMUX_SOCKET": app.tmux.socket}
+        if app.environ.get("TMUX_TMPDIR"):
+            keeper_env["TMUX_TMPDIR"] = app.environ["TMUX_TMPDIR"]
+        try:
+            session_id, _keeper = app.tmux.new_home(
+                home, cwd, ["sh", str(KEEPER), home, *roost_command()], keeper_env)
+            return session_id
+        except DuplicateSession:
+            time.sleep(0.02)  # the winner tags the session in the same command; look again
+            panes = app.tmux.list_panes()
+    raise RoostError(f"could not create or find home {home!r}")
+
+
+def _launcher_argv(app: App, agent: Agent, argv: list[str]) -> list[str]:
+    """Hand argv and environment to roost.launch through a private, self-deleting file."""
+    run_dir = app.paths.run
+    run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    spec = {"argv": argv, "cwd": agent.cwd,
+            "env": agent_environment(app.environ, agent, app.paths.home, app.tmux.socket)}
+    path = run_dir / f"{agent.id}-{secrets.token_hex(4)}.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(spec, fh)
+    return [sys.executable, "-m", "roost.launch", str(path)]
+
+
+def _refresh_keeper(app: App, session_id: str) -> None:
+    # Run from a keeper (Enter pressed there), a redraw would hang up that keeper mid-wake.
+    if not app.environ.get("ROOST_IN_KEEPER"):
+        app.tmux.refresh_keeper(session_id)
+
+
+def _check_cwd(cwd: str) -> str:
+    path = os.path.realpath(os.path.expanduser(cwd))
+    if not os.path.isdir(path):
+        raise RoostError(f"working directory {cwd!r} does not exist", code=2)
+    return path
+
+
+def _type_prompt(app: App, result: WakeResult, prompt: str, settle: float = 0.5,
+                 timeout: float = 15.0) -> None:
+    """For CLIs without a prompt argument: wait until the screen is drawn and still, then paste."""
+    pane = agent_panes(app.tmux.list_panes()).get(result.agent.id)
+    if pane is None:
+        return
+    deadline = time.monotonic() + timeout
+    last, still_since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        screen = app.tmux.capture(pane.pane_id, 50)
+        if screen != last:
+            last, still_since = screen, time.monotonic()
+        elif screen.strip() and time.monotonic() - still_since >= settle:
+            break
+        time.sleep(0.1)
+    app.tmux.paste(pane.pane_id, prompt, f"roost-{result.agent.id}")
+    time.sleep(0.2)  # CLIs take an Enter that arrives with the paste as a newline
+    app.tmux.send_enter(pane.pane_id)
+
+
+# ---- kill and rm -------------------------------------------------------------------------
+def kill(app: App, name: str) -> list[int]:
+    """Stop the agent's whole process tree; keep its home and record. Returns the pids stopped."""
+    check_name(name)
+    with locks.hold(app.paths.locks, name):
+        agent = app.store.require(name)
+        pane = agent_panes(app.tmux.list_panes()).get(agent.id)
+        if pane is not None:
+            # Tell the keeper first: the pane's death redraws it, and it should say "stopped".
+            app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
+        stopped = _stop_processes(agent, pane)
+        exit_status = _wait_dead(app, agent.id) if pane is not None else None
+        if pane is not None:
+            _refresh_keeper(app, pane.session_id)  # tmux's pane-died hook misses SIGKILLed panes
+        learn_session_ids(app, [agent])
+        app.store.update(agent.id, intent=INTENT_STOPPED,
+                         last_exit=exit_status if exit_status is not None else agent.last_exit)
+        return stopped
+
+
+def _stop_processes(agent: Agent, pane: Pane | None) -> list[int]:
+    tree = procs.snapshot(pane.pid if pane is not None and not pane.dead else None, agent.id)
+    survivors = procs.kill_tree(tree)
+    if survivors:
+        raise RoostError(f"{agent.name}: processes {survivors} survived SIGKILL")
+    return sorted(p.pid for p in tree)
+
+
+def _wait_dead(app: App, agent_id: str, timeout: float = 3.0) -> int | None:
+    deadline = time.monotonic() + timeout
+    while True:
+        pane = agent_panes(app.tmux.list_panes()).get(agent_id)
+        if pane is None or pane.dead or time.monotonic() > deadline:
+            return pane.dead_status if pane is not None else None
+        time.sleep(0.05)
+
+
+def rm(app: App, name: str) -> None:
+    """Forget the agent: stop it, remove its window (and its home when nobody else lives there),
+    its record and the files roost kept for it."""
+    check_name(name)
+    with locks.hold(app.paths.locks, name):
+        agent = app.store.require(name)
+        panes = app.tmux.list_panes()
+        pane = agent_panes(panes).get(agent.id)
+        _stop_processes(agent, pane)
+        if pane is not None:
+            others = [p for p in panes if p.session_id == pane.session_id and p.agent_id
+                      and p.agent_id != agent.id]
+            try:
+                if others:
+                    app.tmux.kill_window(pane.window_id)
+                else:
+                    app.tmux.kill_session(pane.session_id)
+            except TmuxError:
+                pass  # gone meanwhile: that is what we wanted
+        app.store.delete(agent.id)
+        shutil.rmtree(app.paths.agent_dir(agent.id), ignore_errors=True)
+
+
+# ---- attach and capture ------------------------------------------------------------------
+MAX_CAPTURE = 10_000
+
+
+def capture(app: App, name: str, lines: int) -> str:
+    if not 1 <= lines <= MAX_CAPTURE:
+        raise RoostError(f"--lines must be between 1 and {MAX_CAPTURE}", code=2)
+    current = find_view(app, name)
+    if current.pane is None:
+        raise RoostError(f"{name} has no screen: it is stopped and its home is gone "
+                         f"(roost wake {name})")
+    return app.tmux.capture(current.pane.pane_id, lines)
+
+
+def attach_plan(app: App, name: str) -> list[str]:
+    """Wake the agent if needed, select its window, and return the argv that attaches to it."""
+    result = wake(app, name)
+    pane = agent_panes(app.tmux.list_panes()).get(result.agent.id)
+    if pane is None:
+        raise RoostError(f"{name} has no window to attach to")
+    app.tmux.select_window(pane.window_id)
+    if _inside_roost_server(app):
+        return app.tmux.argv("switch-client", "-t", pane.session_id)
+    return app.tmux.attach_argv(pane.session_id)
+
+
+def _inside_roost_server(app: App) -> bool:
+    tmux_env = app.environ.get("TMUX", "")
+    return bool(tmux_env) and tmux_env.split(",")[0] == app.tmux.socket_path()

@@ -1,0 +1,35 @@
+"""Per-agent file locks: one wake/spawn/kill of a name at a time, across processes.
+
+fcntl.flock is released by the kernel when its holder dies, even by SIGKILL, so a crashed roost
+never leaves a name locked.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from roost.errors import RoostError
+
+
+@contextmanager
+def hold(lock_dir: Path, key: str, timeout: float = 120.0) -> Iterator[None]:
+    lock_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(lock_dir / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise RoostError(f"{key} is busy: another roost command holds it") from None
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

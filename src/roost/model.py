@@ -1,0 +1,62 @@
+"""The records roost keeps. Plain frozen dataclasses: cheap to import, easy to test."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+# What the user wants (intent), stored; whether it runs is read from tmux (reality).
+INTENT_RUNNING = "running"
+INTENT_STOPPED = "stopped"
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    id: str  # roost's own UUID: the identity for the agent's whole life
+    name: str
+    provider: str
+    cwd: str
+    home: str  # the tmux session it lives in
+    args: tuple[str, ...] = ()  # extra argv after `--` (the whole command for provider `command`)
+    dangerous: bool = False
+    provider_session_id: str | None = None
+    created_at: str = ""
+    intent: str = INTENT_STOPPED
+    started_at: str | None = None  # last time roost launched it
+    launches: int = 0  # how many times roost launched it; 0 means "never started"
+    last_exit: int | None = None
+
+    def replace(self, **changes: object) -> Agent:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class Pane:
+    """One row of roost's single `list-panes -a` call."""
+
+    session_id: str
+    session_name: str
+    window_id: str
+    window_name: str
+    window_index: int
+    pane_id: str
+    pid: int | None
+    dead: bool
+    dead_status: int | None
+    agent_id: str  # @roost_id of the window, "" when untagged
+    is_keeper: bool
+    is_home: bool  # the session carries @roost_home
+
+
+@dataclass(frozen=True, slots=True)
+class AgentView:
+    """An agent joined with what tmux says about it: what `ls` shows."""
+
+    agent: Agent
+    state: str  # "running" | "stopped"
+    pane: Pane | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def pid(self) -> int | None:
+        return self.pane.pid if self.pane and not self.pane.dead else None

@@ -1,0 +1,48 @@
+"""Claude Code: roost mints the session id (`--session-id`), wakes with `--resume <id>`."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+from roost.model import Agent
+from roost.providers import Provider, user_home
+
+
+def project_dir_name(cwd: str) -> str:
+    """Claude's transcript folder for a cwd: every non-alphanumeric character becomes '-'."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def transcript_path(session_id: str, cwd: str, environ: Mapping[str, str]) -> Path:
+    config_dir = environ.get("CLAUDE_CONFIG_DIR")
+    root = Path(config_dir) if config_dir else user_home(environ) / ".claude"
+    return root / "projects" / project_dir_name(cwd) / f"{session_id}.jsonl"
+
+
+class Claude(Provider):
+    name = "claude"
+    default_bin = "claude"
+    env_var = "ROOST_CLAUDE_BIN"
+    mints_session_id = True
+    prompt_in_argv = True
+    dangerous_flags = ("--dangerously-skip-permissions",)
+
+    def new_session_id(self) -> str:
+        return str(uuid.uuid4())
+
+    def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
+        assert agent.provider_session_id
+        return [exe, "--session-id", agent.provider_session_id, *self._common(agent),
+                *([prompt] if prompt else [])]
+
+    def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
+                    paths_home: Path) -> list[str]:
+        assert agent.provider_session_id
+        if not transcript_path(agent.provider_session_id, agent.cwd, environ).exists():
+            # No message was ever sent, so there is no conversation to lose: Claude Code writes
+            # the transcript with the first message. Start again under the same id.
+            return self.start_argv(agent, exe, None, paths_home)
+        return [exe, "--resume", agent.provider_session_id, *self._common(agent)]

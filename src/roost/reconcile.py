@@ -1,0 +1,95 @@
+"""Join intent (store) with reality (tmux): pure functions, tested without tmux."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from roost.model import INTENT_RUNNING, Agent, AgentView, Pane
+
+RUNNING = "running"
+STOPPED = "stopped"
+
+
+def agent_panes(panes: Iterable[Pane]) -> dict[str, Pane]:
+    """Each agent's pane by roost id (a live pane wins over a dead one)."""
+    found: dict[str, Pane] = {}
+    for pane in panes:
+        if not pane.agent_id:
+            continue
+        seen = found.get(pane.agent_id)
+        if seen is None or (seen.dead and not pane.dead):
+            found[pane.agent_id] = pane
+    return found
+
+
+def view(agent: Agent, pane: Pane | None) -> AgentView:
+    alive = pane is not None and not pane.dead
+    return AgentView(agent=agent, state=RUNNING if alive else STOPPED, pane=pane)
+
+
+def views(agents: Sequence[Agent], panes: Sequence[Pane]) -> list[AgentView]:
+    by_id = agent_panes(panes)
+    return [view(a, by_id.get(a.id)) for a in agents]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One way store and tmux disagree, and what the user can do about it."""
+
+    subject: str
+    problem: str
+    advice: str
+
+
+def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str) -> list[Finding]:
+    tmux = f"tmux -L {socket}"
+    findings: list[Finding] = []
+    by_id = agent_panes(panes)
+    known = {a.id for a in agents}
+
+    for agent in agents:
+        pane = by_id.get(agent.id)
+        if agent.intent == INTENT_RUNNING and (pane is None or pane.dead):
+            why = "its home is gone" if pane is None else f"it exited (status {pane.dead_status})"
+            findings.append(Finding(agent.name, f"should be running but {why}",
+                                    f"roost wake {agent.name}"))
+        if pane is not None and pane.session_name != agent.home:
+            findings.append(Finding(agent.name, f"runs in session {pane.session_name!r}, "
+                                    f"its home is {agent.home!r}",
+                                    f"roost kill {agent.name} && roost wake {agent.name}"))
+
+    counts: dict[str, int] = {}
+    for pane in panes:
+        if pane.agent_id and not pane.dead:
+            counts[pane.agent_id] = counts.get(pane.agent_id, 0) + 1
+        if pane.agent_id and pane.agent_id not in known:
+            findings.append(Finding(f"window {pane.window_id}",
+                                    f"window {pane.window_name!r} in session "
+                                    f"{pane.session_name!r} is tagged for roost agent "
+                                    f"{pane.agent_id}, which has no record",
+                                    f"{tmux} kill-window -t {pane.window_id}"))
+    for agent in agents:
+        if counts.get(agent.id, 0) > 1:
+            findings.append(Finding(agent.name, f"{counts[agent.id]} live panes carry its id",
+                                    f"roost kill {agent.name}, then roost wake {agent.name}"))
+
+    sessions: dict[str, list[Pane]] = {}
+    for pane in panes:
+        sessions.setdefault(pane.session_id, []).append(pane)
+    for session_panes in sessions.values():
+        first = session_panes[0]
+        if not first.is_home:
+            findings.append(Finding(f"session {first.session_name}",
+                                    "a tmux session on roost's server that roost did not make",
+                                    f"{tmux} kill-session -t {first.session_id}"))
+            continue
+        if not any(p.is_keeper and p.window_index == 0 for p in session_panes):
+            findings.append(Finding(f"home {first.session_name}", "has no keeper in window 0",
+                                    f"{tmux} kill-session -t {first.session_id} when none of its "
+                                    "agents run, then roost wake them"))
+        if not any(p.agent_id for p in session_panes) and not any(
+                a.home == first.session_name for a in agents):
+            findings.append(Finding(f"home {first.session_name}", "holds no agent any more",
+                                    f"{tmux} kill-session -t {first.session_id}"))
+    return findings

@@ -1,0 +1,224 @@
+"""The SQLite store: what the user wants (intent) for every agent. Reality lives in tmux.
+
+Rules that keep it safe under concurrent roost invocations and kill -9:
+- WAL, a busy timeout, and autocommit mode (`isolation_level=None`) so that every read-modify-write
+  is an explicit `BEGIN IMMEDIATE` (deferred transactions deadlock into "database is locked").
+- Never hold a transaction across a tmux call: callers read, release, act, then write.
+- The schema is versioned with `PRAGMA user_version`; a newer or corrupt database is refused before
+  anything is written to it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from roost.errors import RoostError
+from roost.model import Agent
+
+# Each entry upgrades the schema by one version; never edit a released entry, append a new one.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE agents (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        provider TEXT NOT NULL,
+        cwd TEXT NOT NULL,
+        home TEXT NOT NULL,
+        args TEXT NOT NULL DEFAULT '[]',
+        dangerous INTEGER NOT NULL DEFAULT 0,
+        provider_session_id TEXT UNIQUE,
+        created_at TEXT NOT NULL,
+        intent TEXT NOT NULL,
+        started_at TEXT,
+        launches INTEGER NOT NULL DEFAULT 0,
+        last_exit INTEGER
+    );
+    -- Every provider session id an agent ever had (it changes on /clear): one owner each.
+    CREATE TABLE provider_sessions (
+        provider_session_id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+        seen_at TEXT NOT NULL
+    );
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_COLUMNS = (
+    "id, name, provider, cwd, home, args, dangerous, provider_session_id, created_at, intent, "
+    "started_at, launches, last_exit"
+)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class NameTaken(RoostError):
+    pass
+
+
+class SessionIdTaken(RoostError):
+    pass
+
+
+def _row_to_agent(row: tuple) -> Agent:
+    (id_, name, provider, cwd, home, args, dangerous, psid, created, intent, started, launches,
+     last_exit) = row
+    return Agent(
+        id=id_, name=name, provider=provider, cwd=cwd, home=home, args=tuple(json.loads(args)),
+        dangerous=bool(dangerous), provider_session_id=psid, created_at=created, intent=intent,
+        started_at=started, launches=launches, last_exit=last_exit,
+    )
+
+
+class Store:
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    # ---- opening -------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: Path) -> Store:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+            conn.execute("PRAGMA busy_timeout = 30000")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise RoostError(
+                f"the roost database {path} is unreadable ({exc}); it was left untouched: "
+                "move it aside to start afresh, or restore it from a backup", code=3
+            ) from exc
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise RoostError(
+                f"the roost database {path} has schema version {version}, newer than this roost "
+                f"understands ({SCHEMA_VERSION}); upgrade roost. The database was left untouched",
+                code=3,
+            )
+        store = cls(conn, path)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if version < SCHEMA_VERSION:
+                store._migrate()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise RoostError(f"the roost database {path} is damaged ({exc})", code=3) from exc
+        return store
+
+    def _migrate(self) -> None:
+        with self.write():
+            # Re-read inside the write lock: a concurrent roost may have migrated already.
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            for step in MIGRATIONS[version:]:
+                for statement in step.split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One read-modify-write: BEGIN IMMEDIATE takes the write lock up front."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # ---- reading -------------------------------------------------------------------------
+    def agents(self) -> list[Agent]:
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM agents ORDER BY created_at, name")
+        return [_row_to_agent(r) for r in rows]
+
+    def get(self, name: str) -> Agent | None:
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM agents WHERE name = ?", (name,)).fetchone()
+        return _row_to_agent(row) if row else None
+
+    def get_by_id(self, agent_id: str) -> Agent | None:
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM agents WHERE id = ?", (agent_id,)).fetchone()
+        return _row_to_agent(row) if row else None
+
+    def require(self, name: str) -> Agent:
+        agent = self.get(name)
+        if agent is None:
+            raise RoostError(f"no agent named {name!r} (see `roost ls`)", code=4)
+        return agent
+
+    def session_history(self, agent_id: str) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT provider_session_id FROM provider_sessions WHERE agent_id = ? ORDER BY seen_at",
+            (agent_id,),
+        )
+        return [r[0] for r in rows]
+
+    # ---- writing -------------------------------------------------------------------------
+    def insert(self, agent: Agent) -> None:
+        try:
+            with self.write() as c:
+                c.execute(
+                    f"INSERT INTO agents ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (agent.id, agent.name, agent.provider, agent.cwd, agent.home,
+                     json.dumps(list(agent.args)), int(agent.dangerous), agent.provider_session_id,
+                     agent.created_at, agent.intent, agent.started_at, agent.launches,
+                     agent.last_exit),
+                )
+                if agent.provider_session_id:
+                    self._claim_session_id(c, agent.id, agent.provider_session_id)
+        except sqlite3.IntegrityError as exc:
+            if "agents.name" in str(exc):
+                raise NameTaken(f"agent {agent.name!r} already exists") from exc
+            raise SessionIdTaken(
+                f"provider session {agent.provider_session_id} already belongs to another agent"
+            ) from exc
+
+    _MUTABLE = frozenset({"intent", "started_at", "launches", "last_exit", "home", "cwd", "dangerous"})
+
+    def update(self, agent_id: str, **fields: object) -> None:
+        unknown = set(fields) - self._MUTABLE
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        values = [int(v) if isinstance(v, bool) else v for v in fields.values()]
+        with self.write() as c:
+            c.execute(f"UPDATE agents SET {sets} WHERE id = ?", (*values, agent_id))
+
+    def set_provider_session_id(self, agent_id: str, session_id: str) -> None:
+        """Record the agent's current provider session id; the old ones stay as its lineage."""
+        try:
+            with self.write() as c:
+                c.execute("UPDATE agents SET provider_session_id = ? WHERE id = ?",
+                          (session_id, agent_id))
+                self._claim_session_id(c, agent_id, session_id)
+        except sqlite3.IntegrityError as exc:
+            raise SessionIdTaken(
+                f"provider session {session_id} already belongs to another agent"
+            ) from exc
+
+    @staticmethod
+    def _claim_session_id(c: sqlite3.Connection, agent_id: str, session_id: str) -> None:
+        owner = c.execute("SELECT agent_id FROM provider_sessions WHERE provider_session_id = ?",
+                          (session_id,)).fetchone()
+        if owner is None:
+            c.execute("INSERT INTO provider_sessions VALUES (?, ?, ?)",
+                      (session_id, agent_id, now_iso()))
+        elif owner[0] != agent_id:
+            raise sqlite3.IntegrityError("provider_sessions.provider_session_id")
+
+    def delete(self, agent_id: str) -> None:
+        with self.write() as c:
+            c.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
+
+    def integrity(self) -> str:
+        return self.conn.execute("PRAGMA integrity_check").fetchone()[0]

@@ -1,0 +1,216 @@
+"""The one narrow layer that talks to tmux.
+
+Every call is an argv list (never a shell string), always on roost's own server (`-L <socket>`),
+and targets objects by tmux's ids ($session, @window, %pane), never by a name prefix. The caller's
+$TMUX/$TMUX_PANE are removed from the client's environment: tmux uses them to guess a "current"
+pane, which could belong to the user's own server.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+
+from roost.errors import RoostError
+from roost.model import Pane
+
+MIN_VERSION = (3, 2)
+SEP = "\t"
+_PANE_FORMAT = SEP.join([
+    "#{session_id}", "#{session_name}", "#{window_id}", "#{window_name}", "#{window_index}",
+    "#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}", "#{@roost_id}",
+    "#{@roost_keeper}", "#{@roost_home}",
+])
+_NO_SERVER = ("no server running", "error connecting to", "server exited unexpectedly")
+
+
+class TmuxError(RoostError):
+    def __init__(self, message: str, stderr: str = "") -> None:
+        super().__init__(message, code=5)
+        self.stderr = stderr
+
+
+class DuplicateSession(TmuxError):
+    pass
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    """'tmux 3.3a' -> (3, 3); 'tmux next-3.4' -> (3, 4)."""
+    m = re.search(r"(\d+)\.(\d+)", text)
+    if not m:
+        raise TmuxError(f"cannot read the tmux version from {text.strip()!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def parse_panes(text: str) -> list[Pane]:
+    panes = []
+    for line in text.splitlines():
+        f = line.split(SEP)
+        if len(f) != 13:
+            continue
+        status = int(f[8]) if f[8] else (128 + int(f[9]) if f[9] else None)  # shell convention
+        panes.append(Pane(
+            session_id=f[0], session_name=f[1], window_id=f[2], window_name=f[3],
+            window_index=int(f[4] or 0), pane_id=f[5], pid=int(f[6]) if f[6] else None,
+            dead=f[7] == "1", dead_status=status if f[7] == "1" else None, agent_id=f[10],
+            is_keeper=f[11] == "1", is_home=f[12] == "1",
+        ))
+    return panes
+
+
+class Tmux:
+    def __init__(self, socket: str, binary: str = "tmux", config: str = "/dev/null",
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.socket = socket
+        self.binary = binary
+        self.config = config
+        env = dict(os.environ if environ is None else environ)
+        # ROOST_AGENT_*: a server started from inside an agent must not carry its tag, or
+        # stopping that agent's process tree would find and stop the server too.
+        for key in ("TMUX", "TMUX_PANE", "ROOST_AGENT_ID", "ROOST_AGENT_NAME"):
+            env.pop(key, None)
+        self.env = env
+        self.calls = 0  # counted so benchmarks and tests can check the O(1) promises
+
+    def argv(self, *args: str) -> list[str]:
+        return [self.binary, "-u", "-L", self.socket, "-f", self.config, *args]
+
+    def run(self, *args: str, input: str | None = None) -> str:
+        self.calls += 1
+        try:
+            proc = subprocess.run(self.argv(*args), input=input, capture_output=True, text=True,
+                                  env=self.env, timeout=30)
+        except FileNotFoundError as exc:
+            raise TmuxError(f"tmux is not installed (looked for {self.binary!r} on PATH)") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise TmuxError(f"tmux did not answer within 30 s: {' '.join(args[:1])}") from exc
+        if proc.returncode != 0:
+            err = proc.stderr.strip()
+            if err.startswith("duplicate session"):
+                raise DuplicateSession(err, err)
+            raise TmuxError(f"tmux {args[0]} failed: {err or 'exit ' + str(proc.returncode)}", err)
+        return proc.stdout
+
+    @staticmethod
+    def is_no_server(err: TmuxError) -> bool:
+        return any(s in err.stderr for s in _NO_SERVER)
+
+    # ---- server -------------------------------------------------------------------------
+    def version(self) -> tuple[int, int]:
+        self.calls += 1
+        try:
+            out = subprocess.run([self.binary, "-V"], capture_output=True, text=True,
+                                 env=self.env, timeout=10).stdout
+        except FileNotFoundError as exc:
+            raise TmuxError(f"tmux is not installed (looked for {self.binary!r} on PATH)") from exc
+        return parse_version(out)
+
+    def require_version(self) -> tuple[int, int]:
+        v = self.version()
+        if v < MIN_VERSION:
+            raise TmuxError(f"roost needs tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer; "
+                            f"found {v[0]}.{v[1]}")
+        return v
+
+    def socket_path(self) -> str:
+        tmpdir = self.env.get("TMUX_TMPDIR") or "/tmp"
+        return os.path.join(tmpdir, f"tmux-{os.getuid()}", self.socket)
+
+    def list_panes(self) -> list[Pane]:
+        """Every pane on roost's server in one call; [] when no server runs."""
+        try:
+            return parse_panes(self.run("list-panes", "-a", "-F", _PANE_FORMAT))
+        except TmuxError as exc:
+            if self.is_no_server(exc):
+                return []
+            raise
+
+    def kill_server(self) -> None:
+        try:
+            self.run("kill-server")
+        except TmuxError as exc:
+            if not self.is_no_server(exc):
+                raise
+
+    # ---- homes and windows ----------------------------------------------------------------
+    def new_home(self, name: str, cwd: str, keeper_argv: Sequence[str],
+                 env: Mapping[str, str]) -> tuple[str, str]:
+        """A detached session `name` whose window 0 ("home") runs the keeper; tagged in the same
+        command list, so nobody sees it untagged. Returns (session id, keeper pane id)."""
+        env_args = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]
+        out = self.run(
+            *self._server_setup(),
+            "new-session", "-d", "-s", name, "-n", "home", "-x", "200", "-y", "50", "-c", cwd,
+            *env_args, "-P", "-F", f"#{{session_id}}{SEP}#{{pane_id}}", *keeper_argv, ";",
+            "set-option", "@roost_home", "1", ";",
+            "set-option", "-w", "@roost_keeper", "1",
+        )
+        session_id, keeper_pane = out.strip().split(SEP)
+        return session_id, keeper_pane
+
+    @staticmethod
+    def _server_setup() -> list[str]:
+        """Server-wide settings, repeated in each creating command (cheap, and a server started
+        by anyone gets them): dead panes stay with their exit status, and a pane's death
+        redraws its home's keeper (window 0 of the same session), which shows the state."""
+        return ["set-option", "-g", "base-index", "0", ";",
+                "set-option", "-gw", "remain-on-exit", "on", ";",
+                "set-hook", "-g", "pane-died", "respawn-pane -k -t :0.0", ";"]
+
+    def new_window(self, session_id: str, name: str, cwd: str, argv: Sequence[str],
+                   agent_id: str) -> tuple[str, str, int]:
+        """The agent's window in its home, tagged @roost_id in the same command list.
+        Returns (window id, pane id, pid). remain-on-exit keeps a dead pane with its exit status."""
+        out = self.run(
+            *self._server_setup(),
+            "new-window", "-t", f"{session_id}:", "-n", name, "-c", cwd,
+            "-P", "-F", f"#{{window_id}}{SEP}#{{pane_id}}{SEP}#{{pane_pid}}", *argv, ";",
+            "set-option", "-w", "@roost_id", agent_id,
+        )
+        window_id, pane_id, pid = out.strip().split(SEP)
+        return window_id, pane_id, int(pid)
+
+    def respawn(self, pane_id: str, cwd: str, argv: Sequence[str]) -> int:
+        """Start `argv` in a dead pane (refuses a live one). Returns the new pid."""
+        self.run("respawn-pane", "-t", pane_id, "-c", cwd, *argv)
+        return int(self.run("display-message", "-p", "-t", pane_id, "#{pane_pid}").strip())
+
+    def refresh_keeper(self, session_id: str) -> None:
+        """Redraw a home's keeper (window 0): it shows its agents' state."""
+        try:
+            self.run("respawn-pane", "-k", "-t", f"{session_id}:0.0")
+        except TmuxError:
+            pass  # a keeper that is gone is reported by doctor; nothing to redraw
+
+    def set_window_option(self, window_id: str, key: str, value: str) -> None:
+        self.run("set-option", "-w", "-t", window_id, key, value)
+
+    def kill_window(self, window_id: str) -> None:
+        self.run("kill-window", "-t", window_id)
+
+    def kill_session(self, session_id: str) -> None:
+        self.run("kill-session", "-t", session_id)
+
+    def select_window(self, window_id: str) -> None:
+        self.run("select-window", "-t", window_id)
+
+    def capture(self, pane_id: str, lines: int) -> str:
+        """The last `lines` lines of a pane (history included), bounded by the caller."""
+        out = self.run("capture-pane", "-p", "-J", "-t", pane_id, "-S", f"-{lines}")
+        rows = out.rstrip("\n").split("\n")
+        while rows and not rows[-1].strip():
+            rows.pop()
+        return "\n".join(rows[-lines:]) + ("\n" if rows else "")
+
+    def paste(self, pane_id: str, text: str, buffer: str) -> None:
+        """Bracketed paste of `text` (any length, newlines kept) into a pane; no Enter."""
+        self.run("load-buffer", "-b", buffer, "-", input=text)
+        self.run("paste-buffer", "-p", "-d", "-b", buffer, "-t", pane_id)
+
+    def send_enter(self, pane_id: str) -> None:
+        self.run("send-keys", "-t", pane_id, "Enter")
+
+    def attach_argv(self, session_id: str) -> list[str]:
+        return self.argv("attach-session", "-t", session_id)

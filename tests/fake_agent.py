@@ -1,0 +1,1096 @@
+#!/usr/bin/env python3
+"""Stand-in for the AI coding agent CLIs that roost drives (Claude Code, Codex, Gemini, Aider).
+
+It behaves like the real programs where roost cares -- session ids and their
+failure modes, the files they leave on disk, hooks, the terminal cues roost
+reads from the screen -- so the test-suite never needs an API key or network.
+
+Usage: ``fake_agent.py --flavor {claude,codex,gemini,aider} [the CLI's own args]``
+(normally through the tiny wrappers in ``tests/bin``).  Stdlib only.
+
+Environment knobs (all optional):
+  FAKE_AGENT_LOG=<file>            append one JSON line per process start
+  FAKE_AGENT_EXIT_ON_START=<code>  exit with <code> right after logging
+  FAKE_AGENT_START_DELAY=<secs>    sleep before the idle prompt appears
+  FAKE_AGENT_DROP_EARLY_INPUT=1    discard keys typed before the prompt appears
+  FAKE_AGENT_LAZY_TRANSCRIPT=1     (claude) create the transcript on the first message only
+  FAKE_AGENT_RECEIVED_DIR=<dir>    write each echoed message verbatim to <dir>/<n>.txt
+  FAKE_AGENT_ORPHAN_FILE=<file>    append the pids started by the ``orphan`` command
+"""
+
+from __future__ import annotations
+
+import codecs
+import glob
+import hashlib
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import termios
+import time
+import tomllib
+import tty
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+FLAVORS = ("claude", "codex", "gemini", "aider")
+UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+HOOK_TIMEOUT = 10.0
+ESC_WAIT = 0.05  # how long a lone ESC waits for the rest of an escape sequence
+LOGGED_ENV_PREFIXES = ("ROOST_", "FAKE_", "LANG", "LC_", "TMUX", "MY_")
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def is_uuid(text: str) -> bool:
+    return bool(UUID_RE.match(text))
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def append_jsonl(path: Path, obj: dict[str, Any]) -> None:
+    """Append one line and close, so readers (and hooks fired next) see it at once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class Fail(Exception):
+    """A start-up failure: message for stderr and the exit code the real CLI uses."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+# --------------------------------------------------------------------------- argument parsing
+
+# Per flavor: option -> (destination, takes_a_value).  Deliberately strict: the real
+# CLIs reject unknown options, and a silently accepted typo would hide roost bugs.
+OPTIONS: dict[str, dict[str, tuple[str, bool]]] = {
+    "claude": {
+        "--session-id": ("session_id", True),
+        "--resume": ("resume", True),
+        "-r": ("resume", True),
+        "--continue": ("continue_", False),
+        "-c": ("continue_", False),
+        "--fork-session": ("fork", False),
+        "--settings": ("settings", True),
+        "--dangerously-skip-permissions": ("skip_permissions", False),
+        "--permission-mode": ("permission_mode", True),
+        "--model": ("model", True),
+    },
+    "codex": {
+        "--dangerously-bypass-approvals-and-sandbox": ("skip_permissions", False),
+        "--yolo": ("skip_permissions", False),
+        "--last": ("continue_", False),  # only meaningful after `resume`
+        "-c": ("config", True),
+        "--config": ("config", True),
+        "-m": ("model", True),
+        "--model": ("model", True),
+    },
+    "gemini": {
+        "-r": ("resume", True),
+        "--resume": ("resume", True),
+        "-i": ("prompt_interactive", True),
+        "--prompt-interactive": ("prompt_interactive", True),
+        "-y": ("skip_permissions", False),
+        "--yolo": ("skip_permissions", False),
+        "-m": ("model", True),
+        "--model": ("model", True),
+    },
+    "aider": {
+        "--chat-history-file": ("chat_history_file", True),
+        "--restore-chat-history": ("restore_chat_history", False),
+        "--yes-always": ("skip_permissions", False),
+        "--model": ("model", True),
+    },
+}
+
+
+def unknown_option(flavor: str, flag: str) -> Fail:
+    """Each CLI's own wording (commander.js, clap, yargs, argparse)."""
+    if flavor == "codex":
+        return Fail(f"error: unexpected argument '{flag}' found", 2)
+    if flavor == "gemini":
+        return Fail(f"Unknown argument: {flag.lstrip('-')}", 1)
+    if flavor == "aider":
+        return Fail(f"aider: error: unrecognized arguments: {flag}", 2)
+    return Fail(f"error: unknown option '{flag}'", 1)
+
+
+@dataclass
+class Options:
+    flavor: str = "claude"
+    argv: list[str] = field(default_factory=list)
+    positionals: list[str] = field(default_factory=list)
+    subcommand: str | None = None  # codex: "resume"
+    session_id: str | None = None
+    resume: str | None = None
+    continue_: bool = False
+    fork: bool = False
+    settings: str | None = None
+    skip_permissions: bool = False
+    permission_mode: str | None = None
+    model: str | None = None
+    config: list[str] = field(default_factory=list)
+    prompt_interactive: str | None = None
+    chat_history_file: str | None = None
+    restore_chat_history: bool = False
+
+    @property
+    def prompt(self) -> str | None:
+        """The first user message given on the command line, if any."""
+        if self.flavor == "aider":
+            return None  # aider's positionals are files to add to the chat
+        if self.flavor == "gemini" and self.prompt_interactive is not None:
+            return self.prompt_interactive
+        return " ".join(self.positionals) if self.positionals else None
+
+
+def split_flavor(argv: list[str]) -> tuple[str, list[str]]:
+    """Strip a leading ``--flavor X`` (or ``--flavor=X``); default claude."""
+    if argv[:1] == ["--flavor"] and len(argv) >= 2:
+        flavor, rest = argv[1], argv[2:]
+    elif argv[:1] and argv[0].startswith("--flavor="):
+        flavor, rest = argv[0].split("=", 1)[1], argv[1:]
+    else:
+        flavor, rest = "claude", argv
+    if flavor not in FLAVORS:
+        raise Fail(f"fake_agent: unknown flavor {flavor!r} (choose from {', '.join(FLAVORS)})", 2)
+    return flavor, rest
+
+
+def parse_args(flavor: str, argv: list[str]) -> Options:
+    opts = Options(flavor=flavor, argv=list(argv))
+    table = OPTIONS[flavor]
+    args = deque(argv)
+    only_positionals = False
+    while args:
+        arg = args.popleft()
+        if only_positionals or arg == "-" or not arg.startswith("-"):
+            if flavor == "codex" and arg == "resume" and opts.subcommand is None and not opts.positionals:
+                opts.subcommand = "resume"
+            else:
+                opts.positionals.append(arg)
+            continue
+        if arg == "--":
+            only_positionals = True
+            continue
+        name, inline_value = (arg.split("=", 1) + [None])[:2] if arg.startswith("--") else (arg, None)
+        if name not in table:
+            raise unknown_option(flavor, name)
+        dest, takes_value = table[name]
+        if not takes_value:
+            setattr(opts, dest, True)
+            continue
+        if inline_value is None:
+            if not args:
+                raise Fail(f"error: option '{name} <value>' argument missing", 1)
+            inline_value = args.popleft()
+        if dest == "config":
+            opts.config.append(inline_value)
+        else:
+            setattr(opts, dest, inline_value)
+    if opts.skip_permissions and flavor == "claude" and opts.permission_mode is None:
+        opts.permission_mode = "bypassPermissions"
+    return opts
+
+
+# --------------------------------------------------------------------------- sessions & storage
+
+
+@dataclass
+class Session:
+    """The provider's notion of a conversation (aider has none: id is None)."""
+
+    id: str | None
+    path: Path  # transcript / rollout / chat file / history file
+    cwd: str
+    source: str  # how it began: startup | resume | clear
+    messages: list[dict[str, Any]] = field(default_factory=list)  # gemini keeps the whole file
+    start_time: str = field(default_factory=now_iso)
+    last_uuid: str | None = None  # claude: parentUuid chain
+    fork_from: Path | None = None  # claude --fork-session: transcript to copy on begin()
+
+
+class Store:
+    """Where one flavor keeps its sessions.  Subclasses mirror the real CLI's layout."""
+
+    def __init__(self, opts: Options, cwd: str) -> None:
+        self.opts = opts
+        self.cwd = cwd
+        self.home = Path(os.environ.get("HOME") or Path.home())
+
+    def open(self) -> Session:
+        """Decide which session this start creates or continues, or raise Fail.
+
+        No side effects: a start that fails (or FAKE_AGENT_EXIT_ON_START) leaves the disk
+        as it was, like a CLI that dies before its first write."""
+        raise NotImplementedError
+
+    def new_session(self, source: str) -> Session:
+        """A fresh session (no side effects either)."""
+        raise NotImplementedError
+
+    def begin(self, session: Session) -> None:
+        """Create the session's files once the start has succeeded."""
+
+    def record(self, session: Session, role: str, text: str) -> None:
+        raise NotImplementedError
+
+
+class ClaudeStore(Store):
+    """~/.claude/projects/<cwd, non-alphanumerics as '-'>/<session-id>.jsonl"""
+
+    @property
+    def projects(self) -> Path:
+        return self.home / ".claude" / "projects"
+
+    def project_dir(self) -> Path:
+        return self.projects / re.sub(r"[^A-Za-z0-9]", "-", self.cwd)
+
+    def transcript(self, sid: str) -> Path:
+        return self.project_dir() / f"{sid}.jsonl"
+
+    def id_in_use(self, sid: str) -> bool:
+        # The real CLI refuses an id that exists anywhere, not just in this cwd.
+        return any(self.projects.glob(f"*/{glob.escape(sid)}.jsonl"))
+
+    def open(self) -> Session:
+        o = self.opts
+        if o.session_id is not None:
+            if not is_uuid(o.session_id):
+                raise Fail("Error: Invalid session ID. Must be a valid UUID.")
+            if (o.resume or o.continue_) and not o.fork:
+                raise Fail(
+                    "Error: --session-id can only be used with --continue or --resume "
+                    "if --fork-session is also specified."
+                )
+            if self.id_in_use(o.session_id):
+                raise Fail(f"Error: Session ID {o.session_id} is already in use.")
+        old = self.find_resumable()
+        if old is None:
+            return self.new_session("startup", o.session_id)
+        if o.fork:
+            new_id = o.session_id or str(uuid.uuid4())
+            return Session(id=new_id, path=self.transcript(new_id), cwd=self.cwd, source="resume", fork_from=old)
+        return Session(id=old.stem, path=old, cwd=self.cwd, source="resume", last_uuid=self.last_uuid(old))
+
+    def find_resumable(self) -> Path | None:
+        o = self.opts
+        if o.resume is not None:
+            path = self.transcript(o.resume) if "/" not in o.resume else None
+            if path is None or not path.is_file():
+                raise Fail(f"No conversation found with session ID: {o.resume}")
+            return path
+        if o.continue_:
+            candidates = sorted(self.project_dir().glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+            if not candidates:
+                raise Fail("No conversation found to continue")
+            return candidates[-1]
+        return None
+
+    def begin(self, session: Session) -> None:
+        if session.fork_from is not None:
+            self.copy_transcript(session.fork_from, session)
+        elif session.source != "resume" and not os.environ.get("FAKE_AGENT_LAZY_TRANSCRIPT"):
+            session.path.parent.mkdir(parents=True, exist_ok=True)
+            session.path.touch()
+
+    def copy_transcript(self, old: Path, session: Session) -> None:
+        """--fork-session: the old transcript under the new id, sessionId rewritten like the real CLI."""
+        lines = []
+        for line in old.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and "sessionId" in entry:
+                entry["sessionId"] = session.id
+            lines.append(json.dumps(entry, ensure_ascii=False) + "\n")
+        session.path.parent.mkdir(parents=True, exist_ok=True)
+        session.path.write_text("".join(lines), encoding="utf-8")
+        session.last_uuid = self.last_uuid(session.path)
+
+    @staticmethod
+    def last_uuid(path: Path) -> str | None:
+        last = None
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                last = json.loads(line).get("uuid") or last
+            except (ValueError, AttributeError):
+                pass
+        return last
+
+    def new_session(self, source: str, sid: str | None = None) -> Session:
+        sid = sid or str(uuid.uuid4())
+        return Session(id=sid, path=self.transcript(sid), cwd=self.cwd, source=source)
+
+    def record(self, session: Session, role: str, text: str) -> None:
+        entry_uuid = str(uuid.uuid4())
+        content: Any = text if role == "user" else [{"type": "text", "text": text}]
+        append_jsonl(
+            session.path,
+            {
+                "type": role,
+                "uuid": entry_uuid,
+                "parentUuid": session.last_uuid,
+                "sessionId": session.id,
+                "cwd": session.cwd,
+                "message": {"role": role, "content": content},
+                "timestamp": now_iso(),
+            },
+        )
+        session.last_uuid = entry_uuid
+
+
+class CodexStore(Store):
+    """${CODEX_HOME:-~/.codex}/sessions/YYYY/MM/DD/rollout-<local time>-<uuid>.jsonl"""
+
+    @property
+    def sessions(self) -> Path:
+        return Path(os.environ.get("CODEX_HOME") or self.home / ".codex") / "sessions"
+
+    def open(self) -> Session:
+        o = self.opts
+        if o.subcommand != "resume":
+            return self.new_session("startup")
+        if o.continue_:  # codex resume --last: newest rollout recorded in this cwd
+            mine = [p for p in self.rollouts("*") if self.meta(p).get("cwd") == self.cwd]
+            if not mine:
+                raise Fail("No saved session found for this directory")
+            path = max(mine, key=lambda p: p.stat().st_mtime)
+        else:
+            if not o.positionals:
+                raise Fail("error: `codex resume` needs a session id (or --last)", 2)
+            sid = o.positionals.pop(0)  # the rest, if any, is the prompt
+            found = [p for p in self.rollouts(glob.escape(sid)) if self.meta(p).get("cwd") == self.cwd]
+            if not found:
+                raise Fail(f"No saved session found with ID {sid}")
+            path = found[0]
+        return Session(id=self.meta(path)["id"], path=path, cwd=self.cwd, source="resume")
+
+    def rollouts(self, id_pattern: str) -> list[Path]:
+        """Rollout files whose id matches a glob pattern (escape literal ids)."""
+        return sorted(self.sessions.glob(f"*/*/*/rollout-*-{id_pattern}.jsonl"))
+
+    @staticmethod
+    def meta(path: Path) -> dict[str, Any]:
+        try:
+            with path.open(encoding="utf-8") as f:
+                first = json.loads(f.readline())
+            return first["payload"] if first.get("type") == "session_meta" else {}
+        except (OSError, ValueError, KeyError, AttributeError):
+            return {}
+
+    def new_session(self, source: str) -> Session:
+        sid = str(uuid.uuid4())
+        local = datetime.now()
+        path = self.sessions / local.strftime("%Y/%m/%d") / f"rollout-{local.strftime('%Y-%m-%dT%H-%M-%S')}-{sid}.jsonl"
+        return Session(id=sid, path=path, cwd=self.cwd, source=source)
+
+    def begin(self, session: Session) -> None:
+        if session.source == "resume":
+            return
+        ts = session.start_time
+        meta = {"id": session.id, "timestamp": ts, "cwd": self.cwd, "originator": "codex_cli_rs", "cli_version": "0.50.0"}
+        append_jsonl(session.path, {"timestamp": ts, "type": "session_meta", "payload": meta})
+
+    def record(self, session: Session, role: str, text: str) -> None:
+        kind = "input_text" if role == "user" else "output_text"
+        payload = {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+        append_jsonl(session.path, {"timestamp": now_iso(), "type": "response_item", "payload": payload})
+
+
+class GeminiStore(Store):
+    """~/.gemini/tmp/<sha256(cwd)>/chats/session-<YYYY-MM-DDTHH-MM>-<uuid[:8]>.json"""
+
+    def chats(self) -> Path:
+        return self.home / ".gemini" / "tmp" / sha256_hex(self.cwd) / "chats"
+
+    def load_all(self) -> list[tuple[Path, dict[str, Any]]]:
+        found = []
+        for path in self.chats().glob("session-*.json"):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and data.get("sessionId"):
+                found.append((path, data))
+        return sorted(found, key=lambda pd: str(pd[1].get("startTime", "")))
+
+    def open(self) -> Session:
+        ref = self.opts.resume
+        if ref is None:
+            return self.new_session("startup")
+        sessions = self.load_all()
+        hit: tuple[Path, dict[str, Any]] | None = None
+        if ref == "latest" and sessions:
+            hit = sessions[-1]
+        elif ref.isdigit() and 1 <= int(ref) <= len(sessions):
+            hit = sessions[int(ref) - 1]  # indices as listed by --list-sessions: oldest first
+        else:
+            hit = next((pd for pd in sessions if pd[1]["sessionId"] == ref), None)
+        if hit is None:
+            raise Fail(f"Error: No previous session found with ID {ref}")
+        path, data = hit
+        return Session(
+            id=data["sessionId"], path=path, cwd=self.cwd, source="resume",
+            messages=list(data.get("messages", [])), start_time=data.get("startTime", now_iso()),
+        )
+
+    def new_session(self, source: str) -> Session:
+        sid = str(uuid.uuid4())
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M")
+        return Session(id=sid, path=self.chats() / f"session-{stamp}-{sid[:8]}.json", cwd=self.cwd, source=source)
+
+    def begin(self, session: Session) -> None:
+        if session.source != "resume":
+            self.save(session)
+
+    def save(self, session: Session) -> None:
+        write_json_atomic(
+            session.path,
+            {
+                "sessionId": session.id,
+                "projectHash": sha256_hex(self.cwd),
+                "startTime": session.start_time,
+                "lastUpdated": now_iso(),
+                "messages": session.messages,
+            },
+        )
+
+    def record(self, session: Session, role: str, text: str) -> None:
+        kind = "user" if role == "user" else "gemini"
+        session.messages.append({"id": str(uuid.uuid4()), "timestamp": now_iso(), "type": kind, "content": text})
+        self.save(session)  # the real CLI rewrites the whole file each time
+
+
+class AiderStore(Store):
+    """A markdown chat history: ``#### `` before each user line, the reply as plain text."""
+
+    def open(self) -> Session:
+        session = self.new_session("startup")
+        if self.opts.restore_chat_history and session.path.is_file():
+            session.source = "resume"
+        return session
+
+    def begin(self, session: Session) -> None:
+        session.path.parent.mkdir(parents=True, exist_ok=True)
+        with session.path.open("a", encoding="utf-8") as f:
+            f.write(f"\n# aider chat started at {datetime.now().strftime('%Y-%m-%d %H:%M:%S')}\n\n")
+
+    @staticmethod
+    def count_messages(path: Path) -> int:
+        """User blocks plus reply blocks; a new ``# aider chat started`` header separates runs."""
+        count, kind = 0, None
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("# aider chat started"):
+                kind = None
+            elif line.startswith("####"):
+                count, kind = (count + 1, "user") if kind != "user" else (count, kind)
+            elif line.strip() and kind == "user":
+                count, kind = count + 1, "assistant"
+        return count
+
+    def new_session(self, source: str) -> Session:
+        return Session(id=None, path=Path(self.cwd, self.opts.chat_history_file or ".aider.chat.history.md"),
+                       cwd=self.cwd, source=source)
+
+    def record(self, session: Session, role: str, text: str) -> None:
+        if role == "user":
+            block = "".join(f"#### {line}".rstrip() + "\n" for line in text.split("\n")) + "\n"
+        else:
+            block = text + "\n\n"
+        with session.path.open("a", encoding="utf-8") as f:
+            f.write(block)
+
+
+STORES: dict[str, type[Store]] = {"claude": ClaudeStore, "codex": CodexStore, "gemini": GeminiStore, "aider": AiderStore}
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+class Hooks:
+    """Claude-style command hooks from ``--settings`` (plus codex's ``-c notify=[...]``)."""
+
+    # Which payload field an event's ``matcher`` is compared with.
+    MATCHER_FIELD = {"SessionStart": "source", "Notification": "notification_type", "SessionEnd": "reason"}
+
+    def __init__(self, settings: dict[str, Any], notify: list[str] | None = None) -> None:
+        self.config = settings.get("hooks") or {}
+        self.notify = notify
+
+    @classmethod
+    def from_options(cls, opts: Options) -> Hooks:
+        settings: dict[str, Any] = {}
+        if opts.settings is not None:
+            text = opts.settings
+            try:
+                if not text.lstrip().startswith("{"):
+                    text = Path(text).read_text(encoding="utf-8")
+                settings = json.loads(text)
+                if not isinstance(settings, dict):
+                    raise ValueError("settings must be a JSON object")
+            except (OSError, ValueError) as e:
+                raise Fail(f"Error: Invalid settings {opts.settings}: {e}") from None
+        notify = None
+        for item in opts.config:
+            key, _, value = item.partition("=")
+            if key.strip() == "notify":
+                try:
+                    notify = tomllib.loads(f"v = {value}")["v"]
+                except tomllib.TOMLDecodeError as e:
+                    raise Fail(f"Error loading config: {e}") from None
+        return cls(settings, notify)
+
+    def commands(self, event: str, payload: dict[str, Any]) -> list[str]:
+        found = []
+        subject = str(payload.get(self.MATCHER_FIELD.get(event, ""), ""))
+        for group in self.config.get(event) or []:
+            matcher = group.get("matcher") or "*"
+            if matcher != "*" and not self.matches(matcher, subject):
+                continue
+            found += [h["command"] for h in group.get("hooks", []) if h.get("type") == "command" and h.get("command")]
+        return found
+
+    @staticmethod
+    def matches(matcher: str, subject: str) -> bool:
+        try:
+            return re.fullmatch(matcher, subject) is not None
+        except re.error:
+            return matcher == subject
+
+    def fire(self, event: str, session: Session, **fields: Any) -> None:
+        payload = {
+            "session_id": session.id,
+            "transcript_path": str(session.path),
+            "cwd": session.cwd,
+            "hook_event_name": event,
+            **fields,
+        }
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": session.cwd}
+        for command in self.commands(event, payload):
+            run_quietly(["/bin/sh", "-c", command], json.dumps(payload).encode(), session.cwd, env)
+
+    def notify_turn(self, session: Session, prompt: str, reply: str) -> None:
+        """Codex's notify program gets the JSON as its last argument."""
+        if not self.notify:
+            return
+        payload = {
+            "type": "agent-turn-complete",
+            "thread-id": session.id,
+            "turn-id": str(uuid.uuid4()),
+            "cwd": session.cwd,
+            "input-messages": [prompt],
+            "last-assistant-message": reply,
+        }
+        run_quietly([*self.notify, json.dumps(payload)], b"", session.cwd, dict(os.environ))
+
+
+def run_quietly(argv: list[str], stdin: bytes, cwd: str, env: dict[str, str]) -> None:
+    """Run a hook to completion; its output must not scribble over our screen, and
+    a failing or hanging hook must never take the agent down."""
+    try:
+        subprocess.run(argv, input=stdin, capture_output=True, timeout=HOOK_TIMEOUT, cwd=cwd, env=env, check=False)
+    except (OSError, subprocess.SubprocessError):
+        pass
+
+
+# --------------------------------------------------------------------------- terminal
+
+
+@dataclass(frozen=True)
+class Key:
+    kind: str  # text | paste | enter | backspace | esc | ctrl_c | ctrl_d | eof
+    text: str = ""
+
+
+class Keyboard:
+    """Turns raw stdin bytes into key events; understands bracketed paste.
+
+    The same parser serves a tty in raw mode and a plain pipe (where lines end
+    in ``\\n``), so scripted tests can exercise pastes without a terminal.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = ""
+        self.eof = False
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def fill(self, timeout: float | None) -> bool:
+        """Read what is available; False on timeout or end of input."""
+        if self.eof:
+            return False
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return False
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:  # EIO once the terminal is gone
+            data = b""
+        if not data:
+            self.eof = True
+            return False
+        self.buf += self.decoder.decode(data)
+        return True
+
+    def discard_pending(self) -> None:
+        self.buf = ""
+        while self.fill(0):
+            self.buf = ""
+
+    def next(self, timeout: float | None = None) -> Key | None:
+        """The next key, or None if nothing arrived within ``timeout``."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.buf:
+                key = self.parse()
+                if key is not None:
+                    return key
+                continue  # an ignored sequence was consumed
+            if self.eof:
+                return Key("eof")
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not self.fill(left) and not self.eof:
+                return None
+
+    def parse(self) -> Key | None:
+        c = self.buf[0]
+        if c == "\x1b":
+            return self.parse_escape()
+        self.buf = self.buf[1:]
+        if c in "\r\n":
+            return Key("enter")
+        if c in "\x7f\x08":
+            return Key("backspace")
+        if c == "\x03":
+            return Key("ctrl_c")
+        if c == "\x04":
+            return Key("ctrl_d")
+        if c < " " and c != "\t":
+            return None  # other control keys mean nothing here
+        run = re.match(r"[^\x00-\x08\x0a-\x1f\x7f]*", self.buf)
+        text = c + (run.group(0) if run else "")
+        self.buf = self.buf[len(text) - 1:]
+        return Key("text", text)
+
+    def parse_escape(self) -> Key | None:
+        # A lone ESC is the Escape key only if nothing follows it quickly.
+        while len(self.buf) < 2 and self.fill(ESC_WAIT):
+            pass
+        if len(self.buf) < 2:
+            self.buf = ""
+            return Key("esc")
+        if self.buf[1] != "[":
+            self.buf = self.buf[2:]  # Alt+key: ignore
+            return None
+        while not (m := re.match(r"\x1b\[[0-?]*[ -/]*[@-~]", self.buf)):
+            if not self.fill(ESC_WAIT):
+                self.buf = self.buf[2:]  # truncated sequence: drop it
+                return None
+        seq, self.buf = m.group(0), self.buf[m.end():]
+        if seq == "\x1b[200~":
+            return self.read_paste()
+        return None  # arrows, focus events...: not needed by the fake
+
+    def read_paste(self) -> Key:
+        end = "\x1b[201~"
+        while end not in self.buf and self.fill(5.0):
+            pass
+        text, _, self.buf = self.buf.partition(end)
+        # tmux's paste-buffer turns LF into CR; either way a pasted line break is a newline.
+        return Key("paste", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+class Screen:
+    """Output side: raw-mode tty (needs CRLF) or plain stream."""
+
+    def __init__(self, interactive: bool) -> None:
+        self.interactive = interactive
+        self.saved_attrs: list[Any] | None = None
+
+    def start(self) -> None:
+        if not self.interactive:
+            return
+        fd = sys.stdin.fileno()
+        self.saved_attrs = termios.tcgetattr(fd)
+        # TCSANOW, not tty.setraw's default TCSAFLUSH: keys typed early must survive
+        # unless a test asks for them to be dropped.
+        tty.setraw(fd, termios.TCSANOW)
+        self.write("\x1b[?2004h")
+
+    def restore(self) -> None:
+        if self.saved_attrs is None:
+            return
+        self.write("\x1b[?2004l")
+        try:
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, self.saved_attrs)
+        except (OSError, termios.error):
+            pass
+        self.saved_attrs = None
+
+    def write(self, text: str) -> None:
+        if self.interactive:
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass  # the terminal went away (SIGHUP); keep going so hooks still fire
+
+    def line(self, text: str = "") -> None:
+        self.write(text + "\n")
+
+    def erase_lines(self, count: int) -> None:
+        """Remove the last ``count`` lines (cursor on the last one), as TUIs do
+        when a spinner or dialog goes away."""
+        if self.interactive:
+            self.write("\r" + ("\x1b[1A" * (count - 1)) + "\x1b[J")
+        else:
+            self.write("\n")
+
+
+# --------------------------------------------------------------------------- the agent
+
+
+class Exit(Exception):
+    """Leave the main loop with this exit code (after any SessionEnd was fired)."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+class Agent:
+    def __init__(self, opts: Options, store: Store, session: Session, hooks: Hooks, screen: Screen) -> None:
+        self.opts = opts
+        self.store = store
+        self.session = session
+        self.hooks = hooks
+        self.screen = screen
+        self.keys = Keyboard(sys.stdin.fileno())
+        self.pending: deque[Key] = deque()  # type-ahead received while busy
+        self.input = ""
+        self.ctrl_c_armed = False
+        self.ending = False
+        self.prompt_mark = "> " if opts.flavor == "aider" else "❯ "
+
+    # ---- lifecycle
+
+    def header(self) -> str:
+        if self.opts.flavor == "aider":
+            return f"fake-aider chat history {self.session.path}"
+        return f"fake-{self.opts.flavor} session {self.session.id}"
+
+    def run(self) -> int:
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, self.on_signal)
+        self.screen.start()
+        try:
+            return self.main_loop()
+        except Exit as e:
+            return e.code
+        finally:
+            self.screen.restore()
+
+    def main_loop(self) -> int:
+        self.screen.line(self.header())
+        if isinstance(self.store, AiderStore):
+            self.aider_banner()
+        self.hooks.fire("SessionStart", self.session, source=self.session.source)
+        delay = float(os.environ.get("FAKE_AGENT_START_DELAY") or 0)
+        if delay > 0:
+            time.sleep(delay)
+        if os.environ.get("FAKE_AGENT_DROP_EARLY_INPUT"):
+            self.drop_early_input()
+        self.show_prompt()
+        if self.opts.prompt:
+            self.input = self.opts.prompt
+            self.screen.write(self.input)
+            self.submit()
+            if self.opts.flavor == "gemini" and self.opts.prompt_interactive is None:
+                return 0  # gemini's positional prompt is one-shot
+        while True:
+            self.handle_key(self.next_key())
+
+    def aider_banner(self) -> None:
+        for f in self.opts.positionals:
+            self.screen.line(f"Added {f} to the chat.")
+        if self.opts.restore_chat_history and self.session.source == "resume":
+            self.screen.line(f"Restored {AiderStore.count_messages(self.session.path)} messages")
+
+    def drop_early_input(self) -> None:
+        if self.screen.interactive:
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+        self.keys.discard_pending()
+
+    def end(self, reason: str, code: int) -> None:
+        self.ending = True
+        self.hooks.fire("SessionEnd", self.session, reason=reason)
+        raise Exit(code)
+
+    def on_signal(self, signum: int, _frame: Any) -> None:
+        """SIGTERM/SIGHUP (tmux kill-pane) / SIGINT: end the session like the real CLI."""
+        if self.ending:
+            return
+        self.ending = True
+        self.hooks.fire("SessionEnd", self.session, reason="other")
+        self.screen.restore()
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(128 + signum)
+
+    # ---- input line
+
+    def next_key(self, timeout: float | None = None) -> Key | None:
+        return self.pending.popleft() if self.pending else self.keys.next(timeout)
+
+    def show_prompt(self) -> None:
+        self.screen.write(self.prompt_mark + self.input)
+
+    def handle_key(self, key: Key | None) -> None:
+        if key is None:
+            return
+        if key.kind != "ctrl_c":
+            self.ctrl_c_armed = False
+        if key.kind in ("text", "paste"):
+            self.input += key.text  # newlines inside a paste stay in the input
+            self.screen.write(key.text)
+        elif key.kind == "backspace" and self.input:
+            gone, self.input = self.input[-1], self.input[:-1]
+            if gone == "\n":
+                self.screen.write("\n")
+                self.show_prompt()
+            else:
+                self.screen.write("\b \b")
+        elif key.kind == "enter":
+            if self.input.strip():
+                self.submit()
+        elif key.kind == "ctrl_c":
+            self.on_ctrl_c()
+        elif key.kind == "ctrl_d" and not self.input:
+            self.screen.line()
+            self.end("other", 0)
+        elif key.kind == "eof":
+            if self.input.strip():
+                self.submit()
+            self.screen.line()
+            self.end("other", 0)
+
+    def on_ctrl_c(self) -> None:
+        if self.ctrl_c_armed:
+            self.screen.line()
+            self.end("other", 0)
+        self.ctrl_c_armed = True
+        self.input = ""
+        self.screen.line()
+        self.screen.line("Press Ctrl-C again to exit")
+        self.show_prompt()
+
+    # ---- one turn
+
+    def submit(self) -> None:
+        text, self.input = self.input, ""
+        self.screen.line()
+        prompt = text.strip()
+        # Disk first, then hooks: a hook may read the transcript it is pointed at.
+        self.store.record(self.session, "user", text)
+        self.hooks.fire("UserPromptSubmit", self.session, prompt=text)
+        reply = self.respond(prompt, text)
+        self.store.record(self.session, "assistant", reply)
+        self.screen.line(f"● {reply}")
+        self.hooks.fire("Stop", self.session, last_assistant_message=reply, stop_hook_active=False)
+        self.hooks.notify_turn(self.session, text, reply)
+        self.show_prompt()
+
+    def respond(self, prompt: str, text: str) -> str:
+        words = prompt.split()
+        if prompt == "/exit":
+            self.end("exit", 0)
+        if len(words) == 2 and words[0] == "crash" and words[1].lstrip("-").isdigit():
+            self.screen.restore()
+            os._exit(int(words[1]) & 0xFF)  # no SessionEnd: a crash says goodbye to no one
+        if len(words) == 2 and words[0] == "work":
+            return self.work(float(words[1]))
+        if prompt == "ask":
+            return self.ask()
+        if prompt == "orphan":
+            return self.orphan()
+        if prompt == "/clear":
+            return self.clear()
+        return self.echo(text)
+
+    def work(self, seconds: float) -> str:
+        """Busy: the spinner line stays on screen; Esc/Ctrl-C interrupts; other keys queue."""
+        self.screen.write("✻ Working… (esc to interrupt)")
+        deadline = time.monotonic() + seconds
+        result = "done working"
+        while (left := deadline - time.monotonic()) > 0:
+            if self.keys.eof:
+                time.sleep(left)
+                break
+            key = self.keys.next(left)
+            if key is None or key.kind == "eof":
+                continue
+            if key.kind in ("esc", "ctrl_c"):
+                result = "interrupted"
+                break
+            self.pending.append(key)
+        self.screen.erase_lines(1)
+        return result
+
+    def ask(self) -> str:
+        if self.opts.skip_permissions or self.opts.permission_mode == "bypassPermissions":
+            return "approved"
+        self.screen.write("Do you want to proceed?\n❯ 1. Yes\n  2. No\nEsc to cancel")
+        self.hooks.fire(
+            "Notification", self.session,
+            notification_type="permission_prompt", message="Claude needs your permission to use Bash",
+        )
+        answer = None
+        while answer is None:
+            key = self.next_key()
+            if key is None:
+                continue
+            if (key.kind == "text" and key.text[:1] == "1") or key.kind == "enter":
+                answer = "approved"
+            elif (key.kind == "text" and key.text[:1] == "2") or key.kind in ("esc", "ctrl_c", "eof"):
+                answer = "denied"
+            if key.kind == "eof":
+                self.pending.append(key)  # still exit afterwards
+        self.screen.erase_lines(4)
+        return answer
+
+    def orphan(self) -> str:
+        """Leave processes behind that a plain kill of the pane's tree would miss."""
+        env = {**os.environ, "FAKE_AGENT_ORPHAN": "1"}
+        quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        # 1. setsid + double fork: the middle process exits at once, so the sleeper is
+        #    reparented to init (or the nearest subreaper) and has its own session.
+        helper = (
+            "import subprocess, sys\n"
+            "p = subprocess.Popen(['sleep', '1000'], start_new_session=True,\n"
+            "    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+            "print(p.pid)\n"
+        )
+        out = subprocess.run([sys.executable, "-c", helper], env=env, capture_output=True, text=True, check=True)
+        detached = int(out.stdout.strip())
+        # 2. nohup semantics: same session/process group, but deaf to the SIGHUP tmux sends.
+        nohup = subprocess.Popen(
+            ["sleep", "1000"], env=env, **quiet,
+            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+        )
+        pids = [detached, nohup.pid]
+        if path := os.environ.get("FAKE_AGENT_ORPHAN_FILE"):
+            with open(path, "a", encoding="utf-8") as f:
+                f.write("".join(f"{pid}\n" for pid in pids))
+        return "orphaned " + " ".join(map(str, pids))
+
+    def clear(self) -> str:
+        if self.session.id is None:  # aider: /clear only forgets the in-memory chat
+            return "cleared"
+        self.hooks.fire("SessionEnd", self.session, reason="clear")
+        self.session = self.store.new_session("clear")
+        self.store.begin(self.session)
+        self.screen.line(self.header())
+        self.hooks.fire("SessionStart", self.session, source="clear")
+        return "cleared"
+
+    def echo(self, text: str) -> str:
+        """Short single-line text echoes verbatim; anything longer gets a fingerprint so a
+        test can check on screen (or in the Stop hook) that it arrived intact."""
+        if received := os.environ.get("FAKE_AGENT_RECEIVED_DIR"):
+            save_received(Path(received), text)
+        reply = "echo: " + text[:80].replace("\n", "⏎")
+        if len(text) > 80 or "\n" in text:
+            digest = sha256_hex(text)[:12]
+            reply += f" [{len(text)} chars, {text.count(chr(10)) + 1} lines, sha256 {digest}]"
+        return reply
+
+
+def save_received(directory: Path, text: str) -> Path:
+    """<dir>/<n>.txt with n the next free number, so restarts never overwrite."""
+    directory.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        path = directory / f"{n}.txt"
+        try:
+            with path.open("x", encoding="utf-8", newline="") as f:
+                f.write(text)
+            return path
+        except FileExistsError:
+            n += 1
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def log_start(flavor: str, argv: list[str], session_id: str | None, error: str | None) -> None:
+    path = os.environ.get("FAKE_AGENT_LOG")
+    if not path:
+        return
+    entry = {
+        "flavor": flavor,
+        "argv": argv,
+        "cwd": os.getcwd(),
+        "pid": os.getpid(),
+        "ppid": os.getppid(),
+        "session_id": session_id,
+        "error": error,
+        "tty": sys.stdin.isatty(),
+        "time": now_iso(),
+        "env": {k: v for k, v in os.environ.items() if k.startswith(LOGGED_ENV_PREFIXES)},
+    }
+    append_jsonl(Path(path), entry)
+
+
+def main(argv: list[str]) -> int:
+    flavor, rest = "claude", argv
+    try:
+        flavor, rest = split_flavor(argv)
+        opts = parse_args(flavor, rest)
+        hooks = Hooks.from_options(opts) if flavor in ("claude", "codex") else Hooks({})
+        cwd = os.getcwd()
+        store = STORES[flavor](opts, cwd)
+        session = store.open()
+    except Fail as e:
+        log_start(flavor, rest, None, e.message)
+        print(e.message, file=sys.stderr)
+        return e.code
+    log_start(flavor, rest, session.id, None)
+    if code := os.environ.get("FAKE_AGENT_EXIT_ON_START"):
+        return int(code)
+    store.begin(session)
+    return Agent(opts, store, session, hooks, Screen(sys.stdin.isatty())).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
