@@ -16,11 +16,13 @@ Environment knobs (all optional):
   FAKE_AGENT_LAZY_TRANSCRIPT=1     (claude) create the transcript on the first message only
   FAKE_AGENT_RECEIVED_DIR=<dir>    write each echoed message verbatim to <dir>/<n>.txt
   FAKE_AGENT_ORPHAN_FILE=<file>    append the pids started by the ``orphan`` command
+  FAKE_AGENT_HOOK_TIMEOUT=<secs>   kill a hook (and its process group) after this long; default 10
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import glob
 import hashlib
 import json
@@ -37,13 +39,13 @@ import tty
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 FLAVORS = ("claude", "codex", "gemini", "aider")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
-HOOK_TIMEOUT = 10.0
+HOOK_TIMEOUT = float(os.environ.get("FAKE_AGENT_HOOK_TIMEOUT") or 10.0)  # Claude Code's is 60 s
 ESC_WAIT = 0.05  # how long a lone ESC waits for the rest of an escape sequence
 LOGGED_ENV_PREFIXES = ("ROOST_", "FAKE_", "LANG", "LC_", "TMUX", "MY_")
 
@@ -52,7 +54,7 @@ LOGGED_ENV_PREFIXES = ("ROOST_", "FAKE_", "LANG", "LC_", "TMUX", "MY_")
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def is_uuid(text: str) -> bool:
@@ -200,7 +202,9 @@ def parse_args(flavor: str, argv: list[str]) -> Options:
         if arg == "--":
             only_positionals = True
             continue
-        name, inline_value = (arg.split("=", 1) + [None])[:2] if arg.startswith("--") else (arg, None)
+        name, inline_value = arg, None
+        if arg.startswith("--") and "=" in arg:  # --opt=value
+            name, inline_value = arg.split("=", 1)
         if name not in table:
             raise unknown_option(flavor, name)
         dest, takes_value = table[name]
@@ -340,10 +344,8 @@ class ClaudeStore(Store):
     def last_uuid(path: Path) -> str | None:
         last = None
         for line in path.read_text(encoding="utf-8").splitlines():
-            try:
+            with contextlib.suppress(ValueError, AttributeError):
                 last = json.loads(line).get("uuid") or last
-            except (ValueError, AttributeError):
-                pass
         return last
 
     def new_session(self, source: str, sid: str | None = None) -> Session:
@@ -417,7 +419,8 @@ class CodexStore(Store):
         if session.source == "resume":
             return
         ts = session.start_time
-        meta = {"id": session.id, "timestamp": ts, "cwd": self.cwd, "originator": "codex_cli_rs", "cli_version": "0.50.0"}
+        meta = {"id": session.id, "timestamp": ts, "cwd": self.cwd, "originator": "codex_cli_rs",
+                "cli_version": "0.50.0"}  # fmt: skip
         append_jsonl(session.path, {"timestamp": ts, "type": "session_meta", "payload": meta})
 
     def record(self, session: Session, role: str, text: str) -> None:
@@ -465,7 +468,7 @@ class GeminiStore(Store):
 
     def new_session(self, source: str) -> Session:
         sid = str(uuid.uuid4())
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M")
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M")
         return Session(id=sid, path=self.chats() / f"session-{stamp}-{sid[:8]}.json", cwd=self.cwd, source=source)
 
     def begin(self, session: Session) -> None:
@@ -530,7 +533,9 @@ class AiderStore(Store):
             f.write(block)
 
 
-STORES: dict[str, type[Store]] = {"claude": ClaudeStore, "codex": CodexStore, "gemini": GeminiStore, "aider": AiderStore}
+STORES: dict[str, type[Store]] = {
+    "claude": ClaudeStore, "codex": CodexStore, "gemini": GeminiStore, "aider": AiderStore,
+}  # fmt: skip
 
 
 # --------------------------------------------------------------------------- hooks
@@ -540,7 +545,11 @@ class Hooks:
     """Claude-style command hooks from ``--settings`` (plus codex's ``-c notify=[...]``)."""
 
     # Which payload field an event's ``matcher`` is compared with.
-    MATCHER_FIELD = {"SessionStart": "source", "Notification": "notification_type", "SessionEnd": "reason"}
+    MATCHER_FIELD: ClassVar[dict[str, str]] = {
+        "SessionStart": "source",
+        "Notification": "notification_type",
+        "SessionEnd": "reason",
+    }
 
     def __init__(self, settings: dict[str, Any], notify: list[str] | None = None) -> None:
         self.config = settings.get("hooks") or {}
@@ -555,8 +564,7 @@ class Hooks:
                 if not text.lstrip().startswith("{"):
                     text = Path(text).read_text(encoding="utf-8")
                 settings = json.loads(text)
-                if not isinstance(settings, dict):
-                    raise ValueError("settings must be a JSON object")
+                check_settings(settings)
             except (OSError, ValueError) as e:
                 raise Fail(f"Error: Invalid settings {opts.settings}: {e}") from None
         notify = None
@@ -567,6 +575,8 @@ class Hooks:
                     notify = tomllib.loads(f"v = {value}")["v"]
                 except tomllib.TOMLDecodeError as e:
                     raise Fail(f"Error loading config: {e}") from None
+                if not (isinstance(notify, list) and notify and all(isinstance(a, str) for a in notify)):
+                    raise Fail("Error loading config: notify must be a non-empty array of strings")
         return cls(settings, notify)
 
     def commands(self, event: str, payload: dict[str, Any]) -> list[str]:
@@ -613,12 +623,37 @@ class Hooks:
         run_quietly([*self.notify, json.dumps(payload)], b"", session.cwd, dict(os.environ))
 
 
+def check_settings(settings: Any) -> None:
+    """Reject malformed hooks at start (as the real CLI does) rather than mid-session."""
+    if not isinstance(settings, dict):
+        raise ValueError("settings must be a JSON object")
+    hooks = settings.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError("hooks must be an object")
+    def well_formed(group: Any) -> bool:
+        inner = group.get("hooks", []) if isinstance(group, dict) else None
+        return isinstance(inner, list) and all(isinstance(h, dict) for h in inner)
+
+    for event, groups in hooks.items():
+        if not isinstance(groups, list) or not all(well_formed(g) for g in groups):
+            raise ValueError(f"hooks.{event} must be a list of {{matcher, hooks: [...]}} objects")
+
+
 def run_quietly(argv: list[str], stdin: bytes, cwd: str, env: dict[str, str]) -> None:
     """Run a hook to completion; its output must not scribble over our screen, and
-    a failing or hanging hook must never take the agent down."""
+    a failing or hanging hook must never take the agent down.  Its own process group
+    lets a timeout kill whatever the hook started too."""
     try:
-        subprocess.run(argv, input=stdin, capture_output=True, timeout=HOOK_TIMEOUT, cwd=cwd, env=env, check=False)
-    except (OSError, subprocess.SubprocessError):
+        with subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=cwd, env=env, start_new_session=True,
+        ) as proc:
+            try:
+                proc.communicate(stdin, timeout=HOOK_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+    except OSError:
         pass
 
 
@@ -750,10 +785,8 @@ class Screen:
         if self.saved_attrs is None:
             return
         self.write("\x1b[?2004l")
-        try:
+        with contextlib.suppress(OSError, termios.error):
             termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, self.saved_attrs)
-        except (OSError, termios.error):
-            pass
         self.saved_attrs = None
 
     def write(self, text: str) -> None:
@@ -862,10 +895,8 @@ class Agent:
         self.ending = True
         self.hooks.fire("SessionEnd", self.session, reason="other")
         self.screen.restore()
-        try:
+        with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
-        except (OSError, ValueError):
-            pass
         os._exit(128 + signum)
 
     # ---- input line
@@ -938,8 +969,8 @@ class Agent:
         if len(words) == 2 and words[0] == "crash" and words[1].lstrip("-").isdigit():
             self.screen.restore()
             os._exit(int(words[1]) & 0xFF)  # no SessionEnd: a crash says goodbye to no one
-        if len(words) == 2 and words[0] == "work":
-            return self.work(float(words[1]))
+        if len(words) == 2 and words[0] == "work" and (seconds := as_seconds(words[1])) is not None:
+            return self.work(seconds)
         if prompt == "ask":
             return self.ask()
         if prompt == "orphan":
@@ -992,7 +1023,6 @@ class Agent:
     def orphan(self) -> str:
         """Leave processes behind that a plain kill of the pane's tree would miss."""
         env = {**os.environ, "FAKE_AGENT_ORPHAN": "1"}
-        quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
         # 1. setsid + double fork: the middle process exits at once, so the sleeper is
         #    reparented to init (or the nearest subreaper) and has its own session.
         helper = (
@@ -1003,11 +1033,12 @@ class Agent:
         )
         out = subprocess.run([sys.executable, "-c", helper], env=env, capture_output=True, text=True, check=True)
         detached = int(out.stdout.strip())
-        # 2. nohup semantics: same session/process group, but deaf to the SIGHUP tmux sends.
+        # 2. nohup: our child in our session and process group, but deaf to the SIGHUP tmux
+        #    sends on kill-pane.  (nohup execs sleep, so the pid is the sleeper's.)
         nohup = subprocess.Popen(
-            ["sleep", "1000"], env=env, **quiet,
-            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
-        )
+            ["nohup", "sleep", "1000"], env=env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
         pids = [detached, nohup.pid]
         if path := os.environ.get("FAKE_AGENT_ORPHAN_FILE"):
             with open(path, "a", encoding="utf-8") as f:
@@ -1034,6 +1065,14 @@ class Agent:
             digest = sha256_hex(text)[:12]
             reply += f" [{len(text)} chars, {text.count(chr(10)) + 1} lines, sha256 {digest}]"
         return reply
+
+
+def as_seconds(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
 
 
 def save_received(directory: Path, text: str) -> Path:

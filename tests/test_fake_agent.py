@@ -6,6 +6,8 @@ the same way it reads a raw tty); terminal behaviour runs it in a private tmux s
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
@@ -54,8 +56,9 @@ def run(
     flavor: str, *args: str, env: dict[str, str], cwd: Path, stdin: str = "/exit\n", timeout: float = 10
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(BIN / flavor), *args], input=stdin, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout
-    )
+        [str(BIN / flavor), *args],
+        input=stdin, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout, check=False,
+    )  # fmt: skip
 
 
 def claude_transcript(env: dict[str, str], cwd: Path, sid: str) -> Path:
@@ -102,7 +105,9 @@ def test_wrappers_work_by_absolute_relative_and_symlinked_path(env: dict[str, st
     link_dir.mkdir()
     (link_dir / "claude").symlink_to(BIN / "claude")
     for argv0, cwd in [(str(BIN / "codex"), tmp_path), ("bin/codex", TESTS), (str(link_dir / "claude"), tmp_path)]:
-        proc = subprocess.run([argv0, "--bogus"], capture_output=True, text=True, env=env, cwd=cwd, timeout=10)
+        proc = subprocess.run(
+            [argv0, "--bogus"], capture_output=True, text=True, env=env, cwd=cwd, timeout=10, check=False
+        )
         assert proc.returncode in (1, 2), proc.stderr
         assert "--bogus" in proc.stderr
 
@@ -208,7 +213,8 @@ def test_resume_only_in_the_original_cwd(env: dict[str, str], project: Path, tmp
 def test_fork_session_copies_transcript_under_new_id(env: dict[str, str], project: Path, tmp_path: Path) -> None:
     sid = str(uuid.uuid4())
     run("claude", "--session-id", sid, env=env, cwd=project, stdin="original\n/exit\n")
-    assert run("claude", "--resume", sid, "--fork-session", env=env, cwd=project, stdin="forked\n/exit\n").returncode == 0
+    proc = run("claude", "--resume", sid, "--fork-session", env=env, cwd=project, stdin="forked\n/exit\n")
+    assert proc.returncode == 0, proc.stderr
     new_id = read_jsonl(tmp_path / "starts.jsonl")[-1]["session_id"]
     assert new_id != sid
     entries = read_jsonl(claude_transcript(env, project, new_id))
@@ -226,11 +232,11 @@ def test_fork_session_copies_transcript_under_new_id(env: dict[str, str], projec
 def test_hook_payloads_for_a_whole_session(env: dict[str, str], project: Path, tmp_path: Path) -> None:
     sid = str(uuid.uuid4())
     transcript = claude_transcript(env, project, sid)
-    settings = json.loads(hook_settings(tmp_path, ["SessionStart", "UserPromptSubmit", "Stop", "Notification", "SessionEnd"]).read_text())
+    names = ["SessionStart", "UserPromptSubmit", "Stop", "Notification", "SessionEnd"]
+    settings = json.loads(hook_settings(tmp_path, names).read_text())
     # a second UserPromptSubmit hook proves the transcript is written before hooks fire
-    settings["hooks"]["UserPromptSubmit"].append(
-        {"hooks": [{"type": "command", "command": f"grep -c '\"type\": \"user\"' '{transcript}' >> '{tmp_path}/counts'"}]}
-    )
+    count_users = f"grep -c '\"type\": \"user\"' '{transcript}' >> '{tmp_path}/counts'"
+    settings["hooks"]["UserPromptSubmit"].append({"hooks": [{"type": "command", "command": count_users}]})
     proc = run(
         "claude", "--session-id", sid, "--settings", json.dumps(settings),  # inline JSON form
         env=env, cwd=project, stdin="hello\nask\n2\n/exit\n",
@@ -268,6 +274,36 @@ def test_hook_matchers_and_bypass_permissions(env: dict[str, str], project: Path
     assert claude_transcript(env, project, events[1]["session_id"]).exists()
 
 
+def test_bad_settings_fail_at_start_and_slow_hooks_are_cut_off(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    proc = run("claude", "--settings", '{"hooks": {"Stop": {"oops": 1}}}', env=env, cwd=project)
+    assert proc.returncode == 1 and proc.stderr.startswith("Error: Invalid settings")
+    proc = run("claude", "--settings", str(tmp_path / "missing.json"), env=env, cwd=project)
+    assert proc.returncode == 1 and proc.stderr.startswith("Error: Invalid settings")
+
+    env["FAKE_AGENT_HOOK_TIMEOUT"] = "0.3"
+    pid_file = tmp_path / "hook.pid"
+    slow_hook = {"type": "command", "command": f"sleep 30 & echo $! > '{pid_file}'; wait"}
+    slow = {"hooks": {"Stop": [{"hooks": [slow_hook]}]}}
+    started = time.monotonic()
+    proc = run("claude", "--settings", json.dumps(slow), env=env, cwd=project, stdin="hi\n/exit\n")
+    assert proc.returncode == 0 and "● echo: hi" in proc.stdout
+    assert time.monotonic() - started < 5
+    hook_child = int(pid_file.read_text())
+    wait_until(lambda: gone(hook_child), what="the timed-out hook's child to be killed")
+
+
+def test_continue_picks_the_latest_transcript_here(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+    proc = run("claude", "--continue", env=env, cwd=project)
+    assert (proc.returncode, proc.stderr.strip()) == (1, "No conversation found to continue")
+    for sid in (str(uuid.uuid4()), latest := str(uuid.uuid4())):
+        run("claude", "--session-id", sid, env=env, cwd=project)
+        time.sleep(0.01)
+    assert run("claude", "-c", env=env, cwd=project).returncode == 0
+    assert read_jsonl(tmp_path / "starts.jsonl")[-1]["session_id"] == latest
+
+
 def test_crash_exits_without_session_end(env: dict[str, str], project: Path, tmp_path: Path) -> None:
     settings = hook_settings(tmp_path, ["SessionEnd"])
     proc = run("claude", "--settings", str(settings), env=env, cwd=project, stdin="crash 42\n")
@@ -282,7 +318,7 @@ def test_sigterm_fires_session_end_and_exits_143(env: dict[str, str], project: P
         stdout=subprocess.DEVNULL, env=env, cwd=project,
     )  # fmt: skip
     try:
-        wait_until(lambda: (tmp_path / "events.jsonl").exists(), what="SessionStart")
+        wait_until((tmp_path / "events.jsonl").exists, what="SessionStart")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 143
     finally:
@@ -340,10 +376,16 @@ def test_orphan_processes_escape_the_tree(env: dict[str, str], project: Path, tm
     finally:
         proc.kill()
         for pid in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+
+
+def gone(pid: int) -> bool:
+    """Dead or a zombie (a container's init may be slow to reap)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 def ppid(pid: int) -> int:
@@ -393,8 +435,6 @@ def test_codex_home_is_honoured(env: dict[str, str], project: Path, tmp_path: Pa
 
 
 def test_gemini_session_file_resume_and_one_shot(env: dict[str, str], project: Path, tmp_path: Path) -> None:
-    import hashlib
-
     proc = run("gemini", "--yolo", "-i", "hello", env=env, cwd=project)
     assert "● echo: hello" in proc.stdout
     digest = hashlib.sha256(str(project).encode()).hexdigest()
@@ -436,11 +476,12 @@ class Tmux:
     def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
         self.socket = f"fake-agent-{uuid.uuid4().hex[:8]}"
         self.env = {**env, "TMUX_TMPDIR": str(tmp_path)}
+        self.socket_path = tmp_path / f"tmux-{os.getuid()}" / self.socket
 
     def __call__(self, *args: str) -> str:
         proc = subprocess.run(
             ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-            capture_output=True, text=True, env=self.env, timeout=10,
+            capture_output=True, text=True, env=self.env, timeout=10, check=False,
         )  # fmt: skip
         if proc.returncode:
             raise RuntimeError(f"tmux {args}: {proc.stderr}")
@@ -461,14 +502,19 @@ class Tmux:
             screen = self.screen(pane)
             return screen if re.search(pattern, screen, re.M) else None
 
-        return wait_until(matching_screen, timeout, f"{pattern!r} on screen")
+        screen: str = wait_until(matching_screen, timeout, f"{pattern!r} on screen")
+        return screen
 
     def dead_status(self, pane: str) -> int | None:
-        dead, _, status = self("display-message", "-p", "-t", pane, "#{pane_dead}:#{pane_dead_status}").strip().partition(":")
+        out = self("display-message", "-p", "-t", pane, "#{pane_dead}:#{pane_dead_status}")
+        dead, _, status = out.strip().partition(":")
         return int(status) if dead == "1" else None
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True, timeout=10)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True, timeout=10, check=False
+        )
+        self.socket_path.unlink(missing_ok=True)
 
 
 @pytest.fixture
@@ -487,8 +533,8 @@ def test_tmux_typing_paste_and_enter(tmux: Tmux, project: Path, tmp_path: Path) 
     sid = str(uuid.uuid4())
     pane = tmux.start(project, str(BIN / "claude"), "--session-id", sid)
     tmux.wait_screen(pane, rf"^fake-claude session {sid}\n❯ ?$")
-    tmux("send-keys", "-t", pane, "-l", "hello")
-    tmux("send-keys", "-t", pane, "Enter")
+    tmux("send-keys", "-t", pane, "-l", "helx")
+    tmux("send-keys", "-t", pane, "BSpace", "l", "o", "Enter")
     tmux.wait_screen(pane, r"^● echo: hello\n❯ ?$")
 
     text = "first line\nsecond line\n\nlast ❯ line"
@@ -520,7 +566,7 @@ def test_tmux_busy_and_permission_cues(tmux: Tmux, project: Path, tmp_path: Path
 
     tmux("send-keys", "-t", pane, "ask", "Enter")
     tmux.wait_screen(pane, r"^Do you want to proceed\?\n❯ 1\. Yes\n  2\. No\nEsc to cancel")
-    wait_until(lambda: (tmp_path / "events.jsonl").exists(), what="Notification hook")
+    wait_until((tmp_path / "events.jsonl").exists, what="Notification hook")
     tmux("send-keys", "-t", pane, "1")
     screen = tmux.wait_screen(pane, r"^● approved\n❯ ?$")
     assert "Do you want to proceed?" not in screen

@@ -38,9 +38,12 @@ def agent_environment(caller: dict[str, str], agent: Agent, roost_home: Path,
     env = {k: v for k, v in caller.items() if k not in ("TMUX", "TMUX_PANE")}
     env.update(ROOST_AGENT_ID=agent.id, ROOST_AGENT_NAME=agent.name, ROOST_HOME=str(roost_home),
                ROOST_TMUX_SOCKET=socket)
-    if not _is_utf8(env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG", "")):
+    # Agent TUIs draw with Unicode; a C/POSIX locale garbles them. Fix only what is not UTF-8.
+    if not _is_utf8(env.get("LANG", "")):
         env["LANG"] = UTF8
-        env["LC_ALL"] = UTF8
+    for key in ("LC_ALL", "LC_CTYPE"):
+        if env.get(key) and not _is_utf8(env[key]):
+            env[key] = UTF8
     return env
 
 

@@ -1,0 +1,159 @@
+"""Shared fixtures: every test that needs tmux gets a private server and a private roost home.
+
+Private means: its own `-L` socket name, TMUX_TMPDIR under the test's tmp dir, HOME under it too
+(the fake provider CLIs write their transcripts there), and the server killed at teardown.
+The user's default tmux server, ~/.tmux.conf and ~/.claude are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+FAKE_BIN = TESTS / "bin"
+
+
+@dataclass
+class Env:
+    """One isolated roost world: run roost, inspect tmux, read the fake agents' logs."""
+
+    tmp: Path
+    env: dict[str, str]
+    socket: str
+
+    @property
+    def home(self) -> Path:
+        return Path(self.env["ROOST_HOME"])
+
+    @property
+    def user_home(self) -> Path:
+        return Path(self.env["HOME"])
+
+    @property
+    def agent_log(self) -> Path:
+        return Path(self.env["FAKE_AGENT_LOG"])
+
+    def roost(self, *args: str, check: bool = True, input: str | None = None,
+              env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+        """Run the real CLI (`python -m roost`) as a user would."""
+        proc = subprocess.run([sys.executable, "-m", "roost", *args], capture_output=True,
+                              text=True, env={**self.env, **(env or {})}, input=input,
+                              timeout=timeout, cwd=self.tmp)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"roost {' '.join(args)} failed ({proc.returncode}):\n"
+                                 f"{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    def ls(self) -> dict[str, dict]:
+        return {a["name"]: a for a in json.loads(self.roost("ls", "--json").stdout)}
+
+    def tmux(self, *args: str, check: bool = True) -> str:
+        proc = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+                              capture_output=True, text=True, env=self.env, timeout=30)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)}: {proc.stderr}")
+        return proc.stdout
+
+    def panes(self) -> list[dict[str, str]]:
+        keys = ["session", "session_id", "window_index", "window", "window_id", "pane_id", "pid",
+                "dead", "status", "roost_id", "keeper", "home"]
+        fmt = "\t".join(["#{session_name}", "#{session_id}", "#{window_index}", "#{window_name}",
+                         "#{window_id}", "#{pane_id}", "#{pane_pid}", "#{pane_dead}",
+                         "#{pane_dead_status}", "#{@roost_id}", "#{@roost_keeper}",
+                         "#{@roost_home}"])
+        proc = subprocess.run(["tmux", "-L", self.socket, "list-panes", "-a", "-F", fmt],
+                              capture_output=True, text=True, env=self.env, timeout=30)
+        if proc.returncode != 0:
+            return []
+        return [dict(zip(keys, line.split("\t"))) for line in proc.stdout.splitlines()]
+
+    def screen(self, target: str) -> str:
+        return self.tmux("capture-pane", "-p", "-J", "-t", target)
+
+    def starts(self) -> list[dict]:
+        """Every start of a fake agent CLI, in order (from FAKE_AGENT_LOG)."""
+        if not self.agent_log.exists():
+            return []
+        return [json.loads(line) for line in self.agent_log.read_text().splitlines() if line]
+
+    def last_start(self, count: int | None = None) -> dict:
+        """The latest fake-agent start, waiting until `count` starts (default: one more than
+        were logged when the test last asked) have been logged."""
+        want = count if count is not None else 1
+        starts = self.wait_for(lambda: len(self.starts()) >= want and self.starts(),
+                               what=f"{want} agent start(s)")
+        return starts[-1]  # type: ignore[index]
+
+    def wait_for(self, predicate: Callable[[], object], timeout: float = 15,
+                 what: str = "condition") -> object:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.05)
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+    def wait_screen(self, target: str, text: str, timeout: float = 15) -> str:
+        return str(self.wait_for(lambda: text in self.screen(target) and self.screen(target),
+                                 timeout, f"{text!r} on {target}"))
+
+    def type(self, target: str, text: str) -> None:
+        """Type a line into a pane the way a user would."""
+        self.tmux("send-keys", "-t", target, "-l", text)
+        self.tmux("send-keys", "-t", target, "Enter")
+
+
+def make_env(tmp_path: Path) -> Env:
+    socket = f"roost-test-{uuid.uuid4().hex[:10]}"
+    tmux_tmp = tmp_path / "tmux"
+    tmux_tmp.mkdir(mode=0o700)
+    user_home = tmp_path / "user"
+    user_home.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TMUX", "ROOST_", "FAKE_AGENT", "CLAUDE", "CODEX"))}
+    env.update(
+        ROOST_HOME=str(tmp_path / "roost"), ROOST_TMUX_SOCKET=socket, TMUX_TMPDIR=str(tmux_tmp),
+        HOME=str(user_home), FAKE_AGENT_LOG=str(tmp_path / "starts.jsonl"),
+        ROOST_CLAUDE_BIN=str(FAKE_BIN / "claude"), ROOST_CODEX_BIN=str(FAKE_BIN / "codex"),
+        ROOST_GEMINI_BIN=str(FAKE_BIN / "gemini"), ROOST_AIDER_BIN=str(FAKE_BIN / "aider"),
+        LANG="C.UTF-8", PYTHONDONTWRITEBYTECODE="1",
+    )
+    return Env(tmp=tmp_path, env=env, socket=socket)
+
+
+def kill_tagged_processes(roost_home: str) -> None:
+    """Belt and braces: agents a failing test left behind (tagged with this test's ROOST_HOME)."""
+    import psutil
+
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("ROOST_HOME") == roost_home:
+                proc.kill()
+        except (psutil.Error, OSError):
+            continue
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[Env]:
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is required for the integration tests (.ci/run installs it)")
+    env = make_env(tmp_path)
+    yield env
+    subprocess.run(["tmux", "-L", env.socket, "kill-server"], capture_output=True, env=env.env)
+    kill_tagged_processes(env.env["ROOST_HOME"])
+    socket = tmp_path / "tmux" / f"tmux-{os.getuid()}" / env.socket
+    socket.unlink(missing_ok=True)

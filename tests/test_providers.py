@@ -1,0 +1,146 @@
+"""Provider argv building and session-id discovery: pure, no tmux."""
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from roost.model import Agent
+from roost.providers import NotResumable, get
+from roost.providers.claude import project_dir_name, transcript_path
+from roost.providers.codex import read_session_meta
+
+SID = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
+
+
+def agent(provider: str, **kw: object) -> Agent:
+    base = dict(id="rid", name="a", provider=provider, cwd="/src/app", home="a",
+                provider_session_id=None, launches=1, started_at=datetime.now(timezone.utc).isoformat())
+    base.update(kw)
+    return Agent(**base)  # type: ignore[arg-type]
+
+
+def test_claude_starts_with_minted_id_and_prompt(tmp_path: Path) -> None:
+    a = agent("claude", provider_session_id=SID, dangerous=True, args=("--model", "opus"))
+    argv = get("claude").start_argv(a, "/bin/claude", "hello there", tmp_path)
+    assert argv == ["/bin/claude", "--session-id", SID, "--dangerously-skip-permissions",
+                    "--model", "opus", "hello there"]
+
+
+def test_claude_resumes_when_transcript_exists(tmp_path: Path) -> None:
+    a = agent("claude", provider_session_id=SID)
+    env = {"HOME": str(tmp_path)}
+    path = transcript_path(SID, "/src/app", env)
+    assert path == tmp_path / ".claude/projects/-src-app" / f"{SID}.jsonl"
+    claude = get("claude")
+    # no transcript yet: no conversation exists, start again under the same id
+    assert claude.resume_argv(a, "/c", env, tmp_path)[:3] == ["/c", "--session-id", SID]
+    path.parent.mkdir(parents=True)
+    path.write_text("{}\n")
+    assert claude.resume_argv(a, "/c", env, tmp_path) == ["/c", "--resume", SID]
+
+
+def test_claude_project_dir_name() -> None:
+    assert project_dir_name("/home/me/my.app_v2") == "-home-me-my-app-v2"
+
+
+def test_claude_config_dir_env_wins(tmp_path: Path) -> None:
+    env = {"HOME": "/nowhere", "CLAUDE_CONFIG_DIR": str(tmp_path)}
+    assert transcript_path(SID, "/x", env).is_relative_to(tmp_path)
+
+
+def test_codex_start_and_resume(tmp_path: Path) -> None:
+    codex = get("codex")
+    a = agent("codex", dangerous=True)
+    assert codex.start_argv(a, "/codex", "do it", tmp_path) == [
+        "/codex", "--dangerously-bypass-approvals-and-sandbox", "do it"]
+    with pytest.raises(NotResumable, match="not known yet"):
+        codex.resume_argv(a, "/codex", {}, tmp_path)
+    known = a.replace(provider_session_id=SID)
+    assert codex.resume_argv(known, "/codex", {}, tmp_path)[:3] == ["/codex", "resume", SID]
+
+
+def write_rollout(root: Path, when: datetime, sid: str, cwd: str, nested: bool = True) -> Path:
+    folder = root / "sessions" / f"{when:%Y}" / f"{when:%m}" / f"{when:%d}"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"rollout-{when:%Y-%m-%dT%H-%M-%S}-{sid}.jsonl"
+    meta = {"id": sid, "timestamp": when.isoformat().replace("+00:00", "Z"), "cwd": cwd}
+    line = {"timestamp": meta["timestamp"], "type": "session_meta", "payload": meta} if nested else meta
+    path.write_text(json.dumps(line) + "\n")
+    return path
+
+
+def test_codex_discovers_its_session_by_cwd_and_start_time(tmp_path: Path) -> None:
+    started = datetime.now(timezone.utc)
+    env = {"CODEX_HOME": str(tmp_path)}
+    write_rollout(tmp_path, started - timedelta(minutes=5), "old", "/src/app")  # before start
+    write_rollout(tmp_path, started + timedelta(seconds=1), "other-cwd", "/elsewhere")
+    write_rollout(tmp_path, started + timedelta(seconds=3), "second", "/src/app", nested=False)
+    write_rollout(tmp_path, started + timedelta(seconds=1), "first", "/src/app")
+    a = agent("codex", started_at=started.isoformat())
+    assert get("codex").discover_session_id(a, env) == ["first", "second"]
+
+
+def test_codex_meta_reader_rejects_garbage(tmp_path: Path) -> None:
+    bad = tmp_path / "r.jsonl"
+    bad.write_text("not json\n")
+    assert read_session_meta(bad) is None
+    bad.write_text("[1,2]\n")
+    assert read_session_meta(bad) is None
+
+
+def test_gemini_start_resume_and_discovery(tmp_path: Path) -> None:
+    import hashlib
+
+    gemini = get("gemini")
+    started = datetime.now(timezone.utc)
+    a = agent("gemini", dangerous=True, started_at=started.isoformat())
+    assert gemini.start_argv(a, "/g", "hi", tmp_path) == ["/g", "--yolo", "-i", "hi"]
+    with pytest.raises(NotResumable):
+        gemini.resume_argv(a, "/g", {}, tmp_path)
+    chats = tmp_path / ".gemini/tmp" / hashlib.sha256(b"/src/app").hexdigest() / "chats"
+    chats.mkdir(parents=True)
+    (chats / "session-1.json").write_text(json.dumps(
+        {"sessionId": "g1", "startTime": (started + timedelta(seconds=1)).isoformat()}))
+    (chats / "session-0.json").write_text(json.dumps(
+        {"sessionId": "g0", "startTime": (started - timedelta(hours=1)).isoformat()}))
+    assert gemini.discover_session_id(a, {"HOME": str(tmp_path)}) == ["g1"]
+    assert gemini.resume_argv(a.replace(provider_session_id="g1"), "/g", {}, tmp_path) == [
+        "/g", "-r", "g1", "--yolo"]
+
+
+def test_aider_keeps_a_per_agent_history_and_restores_it(tmp_path: Path) -> None:
+    aider = get("aider")
+    a = agent("aider")
+    start = aider.start_argv(a, "/aider", None, tmp_path)
+    history = tmp_path / "agents" / "rid" / "aider.chat.history.md"
+    assert start == ["/aider", "--chat-history-file", str(history)]
+    assert history.parent.is_dir()
+    assert aider.resume_argv(a, "/aider", {}, tmp_path) == [*start, "--restore-chat-history"]
+
+
+def test_command_reruns_argv_as_is(tmp_path: Path) -> None:
+    cmd = get("command")
+    a = agent("command", args=("tail", "-f", "x; rm -rf /"))
+    assert cmd.wanted_executable(a, {}, {}) == "tail"
+    assert cmd.start_argv(a, "/usr/bin/tail", None, tmp_path) == ["/usr/bin/tail", "-f", "x; rm -rf /"]
+    assert cmd.resume_argv(a, "/usr/bin/tail", {}, tmp_path) == ["/usr/bin/tail", "-f", "x; rm -rf /"]
+
+
+def test_executable_lookup_order(tmp_path: Path) -> None:
+    exe = tmp_path / "myclaude"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    claude = get("claude")
+    a = agent("claude")
+    assert claude.executable(a, {}, {"ROOST_CLAUDE_BIN": str(exe), "PATH": ""}) == str(exe)
+    config = {"providers": {"claude": {"bin": str(exe)}}}
+    assert claude.executable(a, config, {"PATH": ""}) == str(exe)
+    with pytest.raises(Exception, match="not found"):
+        claude.executable(a, {}, {"PATH": str(tmp_path / "empty")})
+
+
+def test_unknown_provider() -> None:
+    with pytest.raises(Exception, match="unknown provider 'cursor'"):
+        get("cursor")

@@ -1,0 +1,144 @@
+"""The store: schema versions, refusal of newer or corrupt files, constraints, crash safety."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from roost.errors import RoostError
+from roost.model import Agent
+from roost.store import SCHEMA_VERSION, NameTaken, SessionIdTaken, Store
+
+
+def make(name: str, sid: str | None = None) -> Agent:
+    return Agent(id=f"id-{name}", name=name, provider="claude", cwd="/w", home=name,
+                 provider_session_id=sid, created_at="2026-01-01T00:00:00+00:00")
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_new_store_is_migrated_and_in_wal(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "r.db")
+    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.integrity() == "ok"
+
+
+def test_roundtrip_and_update(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "r.db")
+    a = make("a", "s1").replace(args=("--x", "y z"), dangerous=True)
+    store.insert(a)
+    assert store.get("a") == a
+    store.update(a.id, intent="running", launches=2, last_exit=3)
+    got = store.require("a")
+    assert (got.intent, got.launches, got.last_exit) == ("running", 2, 3)
+    with pytest.raises(ValueError):
+        store.update(a.id, name="b")
+    with pytest.raises(RoostError, match="no agent named 'zz'"):
+        store.require("zz")
+
+
+def test_names_are_unique(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "r.db")
+    store.insert(make("a"))
+    with pytest.raises(NameTaken):
+        store.insert(make("a").replace(id="other"))
+
+
+def test_a_provider_session_id_belongs_to_one_agent_including_its_history(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "r.db")
+    store.insert(make("a", "s1"))
+    with pytest.raises(SessionIdTaken):
+        store.insert(make("b", "s1"))
+    store.insert(make("b"))
+    store.set_provider_session_id("id-a", "s2")  # /clear: a moves on to s2, s1 stays its lineage
+    assert store.session_history("id-a") == ["s1", "s2"]
+    with pytest.raises(SessionIdTaken):
+        store.set_provider_session_id("id-b", "s1")  # a's old id: still a's
+    # the constraint lives in the database, not only in roost's code
+    with pytest.raises(sqlite3.IntegrityError):
+        store.conn.execute("UPDATE agents SET provider_session_id = 's2' WHERE id = 'id-b'")
+    assert store.require("b").provider_session_id is None
+
+
+def test_a_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    Store.open(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    before = digest(path)
+    with pytest.raises(RoostError, match="newer than this roost"):
+        Store.open(path)
+    assert digest(path) == before
+
+
+def test_a_corrupt_file_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    path.write_bytes(b"this is not a database at all" * 100)
+    before = digest(path)
+    with pytest.raises(RoostError, match="unreadable"):
+        Store.open(path)
+    assert digest(path) == before
+
+
+def test_migration_is_safe_when_two_processes_open_a_new_store_at_once(tmp_path: Path) -> None:
+    code = f"from roost.store import Store; from pathlib import Path; Store.open(Path({str(tmp_path / 'r.db')!r}))"
+    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(6)]
+    assert [p.wait(timeout=60) for p in procs] == [0] * 6
+    assert Store.open(tmp_path / "r.db").integrity() == "ok"
+
+
+WRITER = textwrap.dedent("""
+    import sys, uuid
+    from pathlib import Path
+    from roost.model import Agent
+    from roost.store import Store
+    store = Store.open(Path(sys.argv[1]))
+    tag = sys.argv[2]
+    i = 0
+    while True:
+        name = f"{tag}-{i}"
+        store.insert(Agent(id=str(uuid.uuid4()), name=name, provider="claude", cwd="/w",
+                           home=name, provider_session_id=str(uuid.uuid4()), created_at="t"))
+        with store.write() as c:  # a read-modify-write on a shared row
+            c.execute("UPDATE agents SET launches = launches + 1 WHERE name = ?", (f"{tag}-0",))
+        print(name, flush=True)  # printed only after COMMIT returned
+        i += 1
+""")
+
+
+def test_six_writers_and_kill_9_lose_no_committed_row(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    Store.open(db).close()
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    committed: set[str] = set()
+    for round_ in range(4):
+        writers = [subprocess.Popen([sys.executable, str(script), str(db), f"w{round_}x{n}"],
+                                    stdout=subprocess.PIPE, text=True) for n in range(6)]
+        time.sleep(1.5)
+        for w in writers:
+            os.kill(w.pid, signal.SIGKILL)  # mid-transaction, most likely
+        for w in writers:
+            out, _ = w.communicate(timeout=30)
+            committed.update(out.split())
+            assert w.returncode == -signal.SIGKILL  # none died of "database is locked"
+    store = Store.open(db)
+    assert store.integrity() == "ok"
+    names = {a.name for a in store.agents()}
+    assert committed, "the writers committed nothing: the test proves nothing"
+    assert committed <= names
+    fk = store.conn.execute("PRAGMA foreign_key_check").fetchall()
+    assert fk == []
