@@ -130,7 +130,7 @@ def make_env(tmp_path: Path) -> Env:
         HOME=str(user_home), FAKE_AGENT_LOG=str(tmp_path / "starts.jsonl"),
         ROOST_CLAUDE_BIN=str(FAKE_BIN / "claude"), ROOST_CODEX_BIN=str(FAKE_BIN / "codex"),
         ROOST_GEMINI_BIN=str(FAKE_BIN / "gemini"), ROOST_AIDER_BIN=str(FAKE_BIN / "aider"),
-        LANG="C.UTF-8", PYTHONDONTWRITEBYTECODE="1",
+        LANG="C.UTF-8", PYTHONDONTWRITEBYTECODE="1", FAKE_AGENT_PYTHON=sys.executable,
     )
     return Env(tmp=tmp_path, env=env, socket=socket)
 

@@ -918,8 +918,7 @@ class Agent:
         elif key.kind == "backspace" and self.input:
             gone, self.input = self.input[-1], self.input[:-1]
             if gone == "\n":
-                self.screen.write("\n")
-                self.show_prompt()
+                self.join_previous_line()
             else:
                 self.screen.write("\b \b")
         elif key.kind == "enter":
@@ -935,6 +934,14 @@ class Agent:
                 self.submit()
             self.screen.line()
             self.end("other", 0)
+
+    def join_previous_line(self) -> None:
+        """Backspace over a pasted newline: clear this line, redraw the previous one."""
+        if not self.screen.interactive:
+            return
+        _, newline, last = self.input.rpartition("\n")
+        prefix = "" if newline else self.prompt_mark
+        self.screen.write(f"\r\x1b[2K\x1b[1A\r\x1b[2K{prefix}{last}")
 
     def on_ctrl_c(self) -> None:
         if self.ctrl_c_armed:

@@ -90,9 +90,9 @@ def test_kill_stops_children_that_escaped_with_setsid_and_nohup(world: Env) -> N
     world.wait_for(lambda: orphan_file.exists() and orphan_file.read_text().strip(), what="orphans")
     orphans = [int(x) for x in orphan_file.read_text().split()]
     agent_pid = int(pane["pid"])
-    for pid in orphans:  # they really escaped the agent's tree
-        assert psutil.Process(pid).ppid() != agent_pid
-        assert pid not in {c.pid for c in psutil.Process(agent_pid).children(recursive=True)}
+    # one escaped the tree (setsid + double fork, reparented to init), one ignores SIGHUP (nohup)
+    tree = {c.pid for c in psutil.Process(agent_pid).children(recursive=True)}
+    assert len(orphans) == 2 and any(pid not in tree for pid in orphans)
     world.roost("kill", "alpha")
     for pid in orphans:
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
@@ -100,6 +100,7 @@ def test_kill_stops_children_that_escaped_with_setsid_and_nohup(world: Env) -> N
 
 def test_tmux_server_killed_then_wake_recreates_the_home_with_its_keeper(world: Env) -> None:
     a = spawn(world, "alpha")
+    world.last_start(1)  # up and running, transcript written
     world.tmux("kill-server")
     gone = world.ls()["alpha"]
     assert gone["state"] == "stopped" and gone["pid"] is None
@@ -108,8 +109,7 @@ def test_tmux_server_killed_then_wake_recreates_the_home_with_its_keeper(world: 
     assert [(p["session"], p["window_index"], p["window"], p["keeper"]) for p in panes] == [
         ("alpha", "0", "home", "1"), ("alpha", "1", "alpha", "")]
     assert world.ls()["alpha"]["state"] == "running"
-    assert world.last_start(2)["argv"][:2] in (["--resume", a["provider_session_id"]],
-                                               ["--session-id", a["provider_session_id"]])
+    assert world.last_start(2)["argv"] == ["--resume", a["provider_session_id"]]
 
 
 def test_spawn_of_an_existing_agent(world: Env) -> None:
