@@ -116,7 +116,7 @@ class Env:
 
 
 def make_env(tmp_path: Path) -> Env:
-    socket = f"roost-test-{uuid.uuid4().hex[:10]}"
+    socket = f"rt-{uuid.uuid4().hex[:10]}"
     tmux_tmp = tmp_path / "tmux"
     tmux_tmp.mkdir(mode=0o700)
     user_home = tmp_path / "user"
@@ -148,9 +148,12 @@ def kill_tagged_processes(roost_home: str) -> None:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> Iterator[Env]:
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     if shutil.which("tmux") is None:
         pytest.fail("tmux is required for the integration tests (.ci/run installs it)")
+    # A short path: a unix socket path is limited to 107 bytes, and pytest's per-test
+    # directories (long test names, xdist's popen-gwN) can push the tmux socket past it.
+    tmp_path = tmp_path_factory.mktemp("w")
     env = make_env(tmp_path)
     yield env
     subprocess.run(["tmux", "-L", env.socket, "kill-server"], capture_output=True, env=env.env)
