@@ -29,9 +29,13 @@ def cli() -> None:
     """
 
 
-def _app():  # noqa: ANN202 - imported lazily to keep `roost --help` fast
+def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` fast
+    """Check the names given first, so bad input never creates or opens anything."""
     from roost.app import open_app
+    from roost.names import check_name
 
+    for name in names:
+        check_name(name)
     return open_app()
 
 
@@ -59,7 +63,11 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None, da
     """
     from roost import homes
 
-    app = _app()
+    if home is not None:
+        from roost.names import check_name
+
+        check_name(home, "home name")
+    app = _app(name)
     result = homes.spawn(app, name, provider=provider, cwd=cwd, home=home, dangerous=dangerous,
                          prompt=prompt, args=argv)
     a = result.agent
@@ -101,7 +109,7 @@ def attach(name: str) -> None:
     """
     from roost import homes
 
-    app = _app()
+    app = _app(name)
     argv = homes.attach_plan(app, name)
     env = dict(app.tmux.env)  # without $TMUX: attaching from inside another tmux is intended
     app.close()
@@ -120,7 +128,7 @@ def kill(name: str) -> None:
     """
     from roost import homes
 
-    stopped = homes.kill(_app(), name)
+    stopped = homes.kill(_app(name), name)
     click.echo(f"stopped {name} ({len(stopped)} processes); wake: roost wake {name}"
                if stopped else f"{name} was not running")
 
@@ -138,7 +146,7 @@ def wake(name: str, fresh: bool) -> None:
     """
     from roost import homes
 
-    result = homes.wake(_app(), name, fresh=fresh)
+    result = homes.wake(_app(name), name, fresh=fresh)
     if result.started:
         click.echo(f"woke {name} (pid {result.pid}) in home {result.agent.home}")
     else:
@@ -156,7 +164,7 @@ def rm(name: str) -> None:
     """
     from roost import homes
 
-    homes.rm(_app(), name)
+    homes.rm(_app(name), name)
     click.echo(f"removed {name}")
 
 
@@ -173,7 +181,7 @@ def capture(name: str, lines: int) -> None:
     """
     from roost import homes
 
-    click.echo(homes.capture(_app(), name, lines), nl=False)
+    click.echo(homes.capture(_app(name), name, lines), nl=False)
 
 
 @cli.command()

@@ -1,0 +1,133 @@
+"""`roost ls` with 1,000 agents in the store, against the floor of any Python CLI that asks tmux.
+
+Baselines, timed in the same run and interleaved with roost round by round: `python -c pass`
+(the same interpreter) and one bare `tmux -L SOCK list-sessions` on the same private server.
+Target: median `python -m roost ls` <= 3 x (median python -c pass + median tmux list-sessions).
+
+    .venv/bin/python bench/bench_ls.py [--rounds 20] [--agents 1000] [--json]
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from _common import PYTHON, finish, ms, parser, summary, table, timed, world
+
+from roost.config import Paths
+from roost.model import INTENT_RUNNING, INTENT_STOPPED, Agent
+from roost.store import Store
+
+TARGET = 3.0
+PROVIDERS = ["claude"] * 12 + ["codex"] * 4 + ["gemini"] * 2 + ["aider", "command"]
+WORDS = ["fix", "api", "login", "tests", "docs", "refactor", "review", "perf", "ui", "db",
+         "auth", "deploy", "flaky", "cache", "search"]
+
+
+def fake_agents(count: int, work: Path) -> list[Agent]:
+    """Rows like a heavy user's: mixed providers, shared homes, long cwds, most stopped."""
+    rng = random.Random(1000)
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    agents = []
+    for i in range(count):
+        provider = rng.choice(PROVIDERS)
+        name = f"{rng.choice(WORDS)}-{rng.choice(WORDS)}-{i:04d}"
+        created = start + timedelta(minutes=37 * i)
+        launches = rng.randint(0, 6)
+        args: tuple[str, ...] = ("sleep", "1000") if provider == "command" else \
+            rng.choice([(), (), ("--model", "opus"), ("--verbose",)])
+        agents.append(Agent(
+            id=str(uuid.uuid4()), name=name, provider=provider,
+            cwd=str(work / "src" / f"project-{i % 41}" / rng.choice(["", "backend", "web/app"])),
+            home=name if rng.random() < 0.8 else f"team-{i % 9}", args=args,
+            dangerous=rng.random() < 0.2,
+            # Every provider that has a session id has found it: `ls` never scans files here.
+            provider_session_id=str(uuid.uuid4()) if provider in ("claude", "codex", "gemini")
+            else None,
+            created_at=created.isoformat(timespec="milliseconds"),
+            intent=INTENT_RUNNING if rng.random() < 0.3 else INTENT_STOPPED,
+            started_at=(created + timedelta(minutes=5)).isoformat(timespec="milliseconds")
+            if launches else None,
+            launches=launches, last_exit=rng.choice([None, 0, 1, 130, 137]) if launches else None,
+        ))
+    return agents
+
+
+def seed(roost_home: Path, agents: list[Agent]) -> None:
+    store = Store.open(Paths(roost_home).db)
+    store.conn.execute("PRAGMA synchronous = OFF")  # this connection only: a faster setup
+    for agent in agents:
+        store.insert(agent)
+    store.close()
+
+
+def top_imports(env: dict[str, str], cwd: Path, count: int = 8) -> list[tuple[str, float]]:
+    """The top-level imports of `python -X importtime -m roost ls`, slowest first (seconds)."""
+    err = subprocess.run([PYTHON, "-X", "importtime", "-m", "roost", "ls"], env=env, cwd=cwd,
+                         capture_output=True, text=True, timeout=60).stderr
+    found = []
+    for line in err.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit() and parts[2].startswith(" ") \
+                and not parts[2].startswith("  "):
+            found.append((parts[2].strip(), int(parts[1]) / 1e6))
+    return sorted(found, key=lambda f: -f[1])[:count]
+
+
+def main() -> int:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=20)
+    p.add_argument("--agents", type=int, default=1000)
+    opts = p.parse_args()
+
+    with world("ls") as w:
+        # One real agent (a home with its keeper and an agent pane), the rest only stored.
+        seed(w.roost_home, fake_agents(opts.agents - 1, w.tmp / "work"))
+        w.roost("spawn", "live-one", "--provider", "command", "--", "sleep", "1000")
+        rows = len(w.roost("ls").splitlines()) - 1
+        assert rows == opts.agents, f"roost ls listed {rows} agents, expected {opts.agents}"
+
+        commands = {
+            "python -c pass": [PYTHON, "-c", "pass"],
+            "tmux list-sessions": ["tmux", "-L", w.socket, "list-sessions"],
+            "python -m roost ls": w.roost_argv("ls"),
+            "python -m roost ls --json": w.roost_argv("ls", "--json"),
+        }
+        script = Path(PYTHON).parent / "roost"
+        if script.exists():
+            commands["roost ls (console script)"] = [str(script), "ls"]
+        names = list(commands)
+        for name in names * 2:  # warm up: page cache, bytecode
+            timed(commands[name], w.env, w.tmp)
+        samples: dict[str, list[float]] = {n: [] for n in names}
+        for r in range(opts.rounds):  # interleaved; the order rotates each round
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                samples[name].append(timed(commands[name], w.env, w.tmp))
+        imports = top_imports(w.env, w.tmp)
+
+    stats = {n: summary(s) for n, s in samples.items()}
+    floor = stats["python -c pass"]["median"] + stats["tmux list-sessions"]["median"]
+    measured = stats["python -m roost ls"]["median"]
+    ok = measured <= TARGET * floor
+    human = "\n".join([
+        f"roost ls with {opts.agents} agents, {opts.rounds} interleaved rounds (ms)\n",
+        table([("command", "median", "p90", "x floor")] + [
+            (n, ms(s["median"]), ms(s["p90"]), f"{s['median'] / floor:.2f}")
+            for n, s in stats.items()]),
+        f"\nfloor = python -c pass + tmux list-sessions = {ms(floor)} ms; "
+        f"target: python -m roost ls <= {TARGET:g} x floor = {ms(TARGET * floor)} ms",
+        "\nslowest top-level imports of `python -m roost ls` (-X importtime, cumulative ms):",
+        *(f"  {ms(t):>7}  {mod}" for mod, t in imports),
+    ])
+    results = {"agents": opts.agents, "rounds": opts.rounds, "target_ratio": TARGET,
+               "floor_s": floor, "ratio": measured / floor, "stats_s": stats,
+               "samples_s": samples, "top_imports_s": dict(imports)}
+    return finish("bench_ls", results, human, ok, opts.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

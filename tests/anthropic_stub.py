@@ -1,0 +1,354 @@
+"""A small stand-in for the Anthropic Messages API, good enough for the real Claude Code CLI.
+
+Stdlib only: an ``http.server`` in a daemon thread on 127.0.0.1, port 0. Point Claude Code at it
+with ``ANTHROPIC_BASE_URL=<stub.url>`` and any dummy ``ANTHROPIC_API_KEY``.
+
+What it answers:
+
+* ``POST /v1/messages`` (``?beta=true`` too): a deterministic reply, ``stub reply: <last user
+  text>``, streamed as SSE when the request has ``"stream": true``, else one JSON message.
+  A request that forces a tool (``tool_choice`` of type ``tool``) gets a ``tool_use`` block with
+  an empty-ish input, so structured side calls never crash the client.
+* ``POST /v1/messages/count_tokens``: ``{"input_tokens": <rough count>}``.
+* ``GET /v1/models``: one model list page.
+* anything else: logged in ``stub.unknown`` and answered 404 with an API-style error body, as the
+  real API does for paths it does not know.
+
+Every request is recorded (method, path, query, headers, body json) in ``stub.requests`` for
+assertions. ``stub.set_delay(seconds)`` holds each later *main* reply (a request carrying tools,
+i.e. a conversation turn, not a side call such as title generation) that long before its text is
+streamed, so a test can see the "working" state on screen; ``stub.release()`` ends a delay early.
+
+    with running_stub() as stub:
+        env["ANTHROPIC_BASE_URL"] = stub.url
+        ...
+        stub.set_delay(5)
+        ...
+        assert stub.user_texts()[-1] == "hello"
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+REPLY_PREFIX = "stub reply: "
+
+
+@dataclass
+class Request:
+    """One request the stub received."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+    time: float = field(default_factory=time.time)
+    kind: str = ""  # "main", "side", "count_tokens", "models", "unknown"
+    reply: str | None = None  # the text the stub answered with, for /v1/messages
+
+
+def _text_of(content: Any) -> list[str]:
+    """The text blocks of a message's content (a string or a list of blocks)."""
+    if isinstance(content, str):
+        return [content]
+    texts: list[str] = []
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                texts.append(str(block.get("text", "")))
+    return texts
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The last thing the user typed in a Messages request, without Claude Code's
+    ``<system-reminder>`` blocks and other injected wrappers."""
+    for message in reversed(body.get("messages") or []):
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        texts = [t for t in _text_of(message.get("content"))
+                 if t.strip() and not t.lstrip().startswith("<")]
+        if texts:
+            return texts[-1].strip()
+    return ""
+
+
+def is_main_request(body: dict[str, Any]) -> bool:
+    """A conversation turn (carries the agent's tools) rather than a side call (title, topic,
+    quota check, ...)."""
+    return bool(body.get("tools"))
+
+
+def _usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
+    return {"input_tokens": input_tokens, "output_tokens": output_tokens,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+
+
+def _rough_tokens(body: Any) -> int:
+    return max(1, len(json.dumps(body)) // 4)
+
+
+class AnthropicStub:
+    """The running stand-in. Use :func:`running_stub` to get one."""
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self.unknown: list[Request] = []
+        self._lock = threading.Lock()
+        self._delay = 0.0
+        self._release = threading.Event()
+        self._stopping = threading.Event()
+        self.reply_for = self.default_reply
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True,
+                                        name="anthropic-stub")
+
+    # -- public ---------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def set_delay(self, seconds: float) -> None:
+        """Hold every later main reply ``seconds`` before its text (0 turns it off)."""
+        with self._lock:
+            self._delay = float(seconds)
+            self._release.clear()
+
+    def release(self) -> None:
+        """End the current (and any later) delay now; ``set_delay`` arms it again."""
+        self._release.set()
+
+    @staticmethod
+    def default_reply(body: dict[str, Any]) -> str:
+        return REPLY_PREFIX + last_user_text(body)
+
+    def messages(self, kind: str | None = None) -> list[Request]:
+        """The ``/v1/messages`` requests seen so far (``kind``: "main" or "side")."""
+        with self._lock:
+            return [r for r in self.requests
+                    if r.kind in ("main", "side") and (kind is None or r.kind == kind)]
+
+    def user_texts(self) -> list[str]:
+        """The last user text of every main request, in order."""
+        return [last_user_text(r.body) for r in self.messages("main")]
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._release.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    # -- internals --------------------------------------------------------------------------------
+
+    def _record(self, req: Request) -> None:
+        with self._lock:
+            self.requests.append(req)
+            if req.kind == "unknown":
+                self.unknown.append(req)
+
+    def _wait_delay(self) -> None:
+        with self._lock:
+            delay = self._delay
+        if delay > 0:
+            self._release.wait(delay)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            server_version = "anthropic-stub/1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass  # keep test output clean; everything is in stub.requests
+
+            def _read_body(self) -> Any:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                if not raw:
+                    return None
+                try:
+                    return json.loads(raw)
+                except ValueError:
+                    return raw.decode("utf-8", "replace")
+
+            def _send_json(self, status: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("request-id", f"req_stub_{uuid.uuid4().hex[:16]}")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _not_found(self) -> None:
+                self._send_json(404, {"type": "error", "error": {
+                    "type": "not_found_error", "message": f"Not found: {self.path}"}})
+
+            def _handle(self, method: str) -> None:
+                split = urlsplit(self.path)
+                path = split.path.rstrip("/") or "/"
+                body = self._read_body() if method in ("POST", "PUT", "PATCH") else None
+                req = Request(method=method, path=path, query=parse_qs(split.query),
+                              headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+                try:
+                    if method == "POST" and path == "/v1/messages" and isinstance(body, dict):
+                        req.kind = "main" if is_main_request(body) else "side"
+                        stub._record(req)
+                        self._messages(req, body)
+                    elif method == "POST" and path == "/v1/messages/count_tokens":
+                        req.kind = "count_tokens"
+                        stub._record(req)
+                        self._send_json(200, {"input_tokens": _rough_tokens(body)})
+                    elif method == "GET" and path == "/v1/models":
+                        req.kind = "models"
+                        stub._record(req)
+                        self._send_json(200, {"data": [{
+                            "type": "model", "id": "claude-sonnet-4-5",
+                            "display_name": "Claude Sonnet 4.5",
+                            "created_at": "2025-09-29T00:00:00Z"}],
+                            "has_more": False, "first_id": "claude-sonnet-4-5",
+                            "last_id": "claude-sonnet-4-5"})
+                    else:
+                        req.kind = "unknown"
+                        stub._record(req)
+                        self._not_found()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (an interrupted turn): nothing to answer
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._handle("POST")
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._handle("GET")
+
+            def do_HEAD(self) -> None:  # noqa: N802
+                self._handle("HEAD")
+
+            def do_PUT(self) -> None:  # noqa: N802
+                self._handle("PUT")
+
+            def do_DELETE(self) -> None:  # noqa: N802
+                self._handle("DELETE")
+
+            def do_PATCH(self) -> None:  # noqa: N802
+                self._handle("PATCH")
+
+            # -- /v1/messages ----------------------------------------------------------------
+
+            def _messages(self, req: Request, body: dict[str, Any]) -> None:
+                model = str(body.get("model") or "claude-sonnet-4-5")
+                msg_id = f"msg_stub_{uuid.uuid4().hex[:20]}"
+                in_tokens = _rough_tokens(body.get("messages"))
+                choice = body.get("tool_choice") or {}
+                forced_tool = (choice.get("name") if isinstance(choice, dict)
+                               and choice.get("type") == "tool" else None)
+                if forced_tool:
+                    block: dict[str, Any] = {"type": "tool_use",
+                                             "id": f"toolu_stub_{uuid.uuid4().hex[:20]}",
+                                             "name": forced_tool, "input": {}}
+                    text = ""
+                    stop_reason = "tool_use"
+                else:
+                    text = stub.reply_for(body)
+                    block = {"type": "text", "text": text}
+                    stop_reason = "end_turn"
+                req.reply = text
+                out_tokens = max(1, len(text) // 4)
+                if req.kind == "main":
+                    stub._wait_delay()
+                if stub._stopping.is_set():
+                    return
+                if not body.get("stream"):
+                    self._send_json(200, {
+                        "id": msg_id, "type": "message", "role": "assistant", "model": model,
+                        "content": [block], "stop_reason": stop_reason, "stop_sequence": None,
+                        "usage": _usage(in_tokens, out_tokens)})
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.send_header("request-id", f"req_stub_{uuid.uuid4().hex[:16]}")
+                self.end_headers()
+                self.close_connection = True
+                self._event("message_start", {"type": "message_start", "message": {
+                    "id": msg_id, "type": "message", "role": "assistant", "model": model,
+                    "content": [], "stop_reason": None, "stop_sequence": None,
+                    "usage": _usage(in_tokens, 1)}})
+                if block["type"] == "text":
+                    self._event("content_block_start", {
+                        "type": "content_block_start", "index": 0,
+                        "content_block": {"type": "text", "text": ""}})
+                    self._event("ping", {"type": "ping"})
+                    # Two deltas, to exercise the client's accumulation.
+                    half = len(text) // 2
+                    for piece in (text[:half], text[half:]):
+                        if piece:
+                            self._event("content_block_delta", {
+                                "type": "content_block_delta", "index": 0,
+                                "delta": {"type": "text_delta", "text": piece}})
+                else:
+                    self._event("content_block_start", {
+                        "type": "content_block_start", "index": 0,
+                        "content_block": {**block, "input": {}}})
+                    self._event("content_block_delta", {
+                        "type": "content_block_delta", "index": 0,
+                        "delta": {"type": "input_json_delta",
+                                  "partial_json": json.dumps(block["input"])}})
+                self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
+                self._event("message_delta", {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                    "usage": {"output_tokens": out_tokens}})
+                self._event("message_stop", {"type": "message_stop"})
+
+            def _event(self, name: str, data: dict[str, Any]) -> None:
+                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
+        return Handler
+
+
+@contextmanager
+def running_stub() -> Iterator[AnthropicStub]:
+    """Start the stand-in on 127.0.0.1 (a free port) for the duration of the block."""
+    stub = AnthropicStub()
+    stub.start()
+    try:
+        yield stub
+    finally:
+        stub.stop()
+
+
+if __name__ == "__main__":  # a manual run: python tests/anthropic_stub.py
+    with running_stub() as s:
+        print(s.url, flush=True)
+        try:
+            while True:
+                time.sleep(1)
+                for r in s.unknown:
+                    print("unknown:", r.method, r.path, flush=True)
+                s.unknown.clear()
+        except KeyboardInterrupt:
+            pass

@@ -1,0 +1,149 @@
+"""Bad input: one clear line on stderr, a non-zero exit, and nothing stored changed or started."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import Env
+
+pytestmark = pytest.mark.tmux
+
+
+def assert_refused(world: Env, *args: str, code: int | None = None, says: str,
+                   env: dict[str, str] | None = None) -> None:
+    before = snapshot(world)
+    proc = world.roost(*args, check=False, env=env)
+    assert proc.returncode != 0, proc.stdout
+    if code is not None:
+        assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr  # one line, no traceback
+    assert lines[0].startswith("roost: ") and says in lines[0], lines[0]
+    assert snapshot(world) == before
+
+
+def snapshot(world: Env) -> tuple:
+    """What a bad command must not change: the store's rows and tmux's objects."""
+    db = world.home / "roost.db"
+    rows: list = []
+    if db.exists():
+        try:
+            conn = sqlite3.connect(db)
+            rows = conn.execute("SELECT * FROM agents ORDER BY name").fetchall()
+            conn.close()
+        except sqlite3.DatabaseError:
+            rows = [hashlib.sha256(db.read_bytes()).hexdigest()]
+    return rows, sorted((p["session"], p["window"], p["pid"], p["dead"]) for p in world.panes())
+
+
+@pytest.fixture
+def populated(world: Env) -> Env:
+    world.roost("spawn", "keep", "--cwd", str(world.tmp / "work"))
+    return world
+
+
+@pytest.mark.parametrize("name", ["a.b", "a:b", "has space", "$(touch pwned)", "café", "",
+                                  "x" * 65, "-dash", "semi;colon"])
+def test_bad_names_are_refused_before_anything_is_created(populated: Env, name: str) -> None:
+    for command in (["spawn", name, "--cwd", str(populated.tmp / "work")], ["wake", name],
+                    ["kill", name], ["rm", name], ["capture", name]):
+        if name.startswith("-"):
+            command.insert(1, "--")  # the shell way to pass a leading dash; roost still refuses
+        assert_refused(populated, *command, says="invalid agent name")
+    assert not (populated.tmp / "pwned").exists() and not Path("pwned").exists()
+
+
+def test_bad_home_name(populated: Env) -> None:
+    assert_refused(populated, "spawn", "ok", "--home", "te.am", says="invalid home name")
+
+
+def test_missing_cwd(populated: Env) -> None:
+    assert_refused(populated, "spawn", "new", "--cwd", str(populated.tmp / "nope"),
+                   says="does not exist")
+
+
+def test_unknown_provider(populated: Env) -> None:
+    assert_refused(populated, "spawn", "new", "--provider", "cursor", says="cursor")
+
+
+def test_missing_provider_executable(populated: Env) -> None:
+    assert_refused(populated, "spawn", "new", "--provider", "codex",
+                   env={"ROOST_CODEX_BIN": "/nonexistent/codex"}, code=6, says="not found")
+    assert_refused(populated, "spawn", "cmd", "--provider", "command", "--", "no-such-program-x",
+                   code=6, says="not found")
+    assert_refused(populated, "spawn", "cmd", "--provider", "command", code=2, says="after `--`")
+
+
+def test_missing_agent(populated: Env) -> None:
+    for command in ("wake", "kill", "rm", "capture", "attach"):
+        assert_refused(populated, command, "ghost", code=4, says="no agent named 'ghost'")
+
+
+def test_corrupt_database_is_refused_and_untouched(world: Env) -> None:
+    world.home.mkdir(parents=True)
+    db = world.home / "roost.db"
+    db.write_bytes(b"\x00garbage, not sqlite" * 200)
+    digest = hashlib.sha256(db.read_bytes()).hexdigest()
+    for command in (["ls"], ["spawn", "x", "--cwd", str(world.tmp)], ["wake", "x"]):
+        assert_refused(world, *command, code=3, says="unreadable")
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+    assert world.panes() == []
+
+
+def test_newer_schema_is_refused_and_untouched(populated: Env) -> None:
+    db = populated.home / "roost.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
+    digest = hashlib.sha256(db.read_bytes()).hexdigest()
+    assert_refused(populated, "ls", code=3, says="newer than this roost")
+    assert_refused(populated, "kill", "keep", code=3, says="newer than this roost")
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+    assert any(p["window"] == "keep" and p["dead"] == "0" for p in populated.panes())
+
+
+def fake_tmux(tmp: Path, version: str) -> Path:
+    """A tmux stand-in that reports an old version and otherwise behaves like tmux."""
+    bin_dir = tmp / f"oldtmux-{version}"
+    bin_dir.mkdir()
+    script = bin_dir / "tmux"
+    script.write_text(f'#!/bin/sh\n[ "$1" = "-V" ] && {{ echo "tmux {version}"; exit 0; }}\n'
+                      'exec /usr/bin/env -u TMUX tmux-real-missing "$@"\n')
+    script.chmod(0o755)
+    return bin_dir
+
+
+def test_tmux_older_than_3_2_is_refused(world: Env) -> None:
+    old = fake_tmux(world.tmp, "3.1c")
+    path = f"{old}:{world.env['PATH']}"
+    assert_refused(world, "spawn", "x", "--cwd", str(world.tmp), env={"PATH": path}, code=5,
+                   says="needs tmux 3.2 or newer; found 3.1")
+
+
+def test_tmux_missing_is_refused(world: Env) -> None:
+    empty = world.tmp / "emptybin"
+    empty.mkdir()
+    (empty / "python3").symlink_to(Path(__import__("sys").executable))
+    env = {"PATH": str(empty), "ROOST_CLAUDE_BIN": world.env["ROOST_CLAUDE_BIN"]}
+    assert_refused(world, "spawn", "x", "--cwd", str(world.tmp), env=env, code=5,
+                   says="tmux is not installed")
+
+
+def test_usage_errors_are_one_line(world: Env) -> None:
+    proc = world.roost("capture", check=False)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    assert "Missing argument" in proc.stderr and "roost capture --help" in proc.stderr
+    proc = world.roost("frobnicate", check=False)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+
+
+def test_every_command_has_help_with_an_example(world: Env) -> None:
+    from roost.cli import cli
+
+    for name in cli.commands:
+        out = world.roost(name, "--help").stdout
+        assert "Example" in out and f"roost {name}" in out, name
