@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import shutil
+import sqlite3
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost import locks, procs
+from roost import locks, procs, wsdb
 from roost import providers as prov
+from roost import workspace as ws
 from roost.app import App
 from roost.errors import RoostError
-from roost.model import INTENT_RUNNING, INTENT_STOPPED, Agent, AgentView, Pane
+from roost.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent, AgentView, Pane
 from roost.names import check_name
 from roost.reconcile import agent_panes, view, views
 from roost.store import NameTaken, SessionIdTaken, now_iso
@@ -92,19 +94,52 @@ def learn_session_ids(app: App, agents: list[Agent]) -> None:
 
 
 # ---- spawn and wake ----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a new agent goes in the workspace, and whom it is linked to."""
+
+    tab: str | None = None  # default: the tab "main"
+    split: str = "v"
+    detached: bool = False  # parked: running now, hibernated at the next restore
+    parent: str | None = None  # linked parent (a name)
+    orchestrated_by: str | None = None  # orchestration parent (a name)
+
+
 def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = None,
           home: str | None = None, dangerous: bool = False, prompt: str | None = None,
-          args: tuple[str, ...] = ()) -> WakeResult:
+          args: tuple[str, ...] = (), place: Place = Place()) -> WakeResult:
     check_name(name)
     if home is not None:
         check_name(home, "home name")
+    if place.tab is not None:
+        check_name(place.tab, "tab name")
+    if place.split not in ws.DIRECTIONS:
+        raise RoostError("--split must be h or v", code=2)
     impl = prov.get(provider or "claude")
     workdir = _check_cwd(cwd or os.getcwd())
+    parent = app.store.require(place.parent) if place.parent else None
+    orchestrator = app.store.require(place.orchestrated_by) if place.orchestrated_by else None
     agent = Agent(
         id=str(uuid.uuid4()), name=name, provider=impl.name, cwd=workdir, home=home or name,
         args=tuple(args), dangerous=dangerous, provider_session_id=impl.new_session_id(),
-        created_at=now_iso(), intent=INTENT_RUNNING,
+        created_at=now_iso(), intent=INTENT_RUNNING, last_active_at=now_iso(),
+        linked_parent=parent.id if parent else None,
+        orchestration_parent=orchestrator.id if orchestrator else None,
+        orchestration_root=(orchestrator.orchestration_root or orchestrator.id)
+        if orchestrator else None,
     )
+
+    def put_in_workspace(c: sqlite3.Connection) -> None:
+        if place.detached:
+            tab = wsdb.find_tab(c, place.tab or wsdb.DEFAULT_TAB)
+            if place.tab and tab is None:
+                tab = wsdb.create_tab(c, place.tab)
+            c.execute("UPDATE agents SET placement = 'detached', tab_id = ? WHERE id = ?",
+                      (tab.id if tab else None, agent.id))
+        else:
+            wsdb.tile(c, agent.id, wsdb.ensure_tab(c, place.tab or wsdb.DEFAULT_TAB),
+                      direction=place.split)
+
     with locks.hold(app.paths.locks, name):
         existing = app.store.get(name)
         if existing is not None:
@@ -112,11 +147,12 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
         exe = impl.executable(agent, app.settings, app.environ)  # fail before storing anything
         app.tmux.require_version()
         try:
-            app.store.insert(agent)
+            app.store.insert(agent, then=put_in_workspace)
         except NameTaken:  # created by a roost that does not take locks (an import, say)
             raise RoostError(f"agent {name!r} already exists") from None
         argv = impl.start_argv(agent, exe, prompt if impl.prompt_in_argv else None, app.paths.home)
-        result = _launch(app, agent, argv, app.tmux.list_panes())
+        with _failure_recorded(app, agent):
+            result = _launch(app, agent, argv, app.tmux.list_panes())
     if prompt and not impl.prompt_in_argv:
         _type_prompt(app, result, prompt)
     return result
@@ -152,17 +188,18 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
         return WakeResult(agent, started=False, pid=pane.pid)
     learn_session_ids(app, [agent])
     agent = app.store.require(agent.name)
-    impl = prov.get(agent.provider)
-    _check_cwd(agent.cwd)
-    exe = impl.executable(agent, app.settings, app.environ)
-    app.tmux.require_version()
-    if fresh:
-        agent = _fresh_session(app, agent, impl)
-    if fresh or agent.launches == 0:
-        argv = impl.start_argv(agent, exe, None, app.paths.home)
-    else:
-        argv = impl.resume_argv(agent, exe, app.environ, app.paths.home)
-    return _launch(app, agent, argv, panes)
+    with _failure_recorded(app, agent):
+        impl = prov.get(agent.provider)
+        _check_cwd(agent.cwd)
+        exe = impl.executable(agent, app.settings, app.environ)
+        app.tmux.require_version()
+        if fresh:
+            agent = _fresh_session(app, agent, impl)
+        if fresh or agent.launches == 0:
+            argv = impl.start_argv(agent, exe, None, app.paths.home)
+        else:
+            argv = impl.resume_argv(agent, exe, app.environ, app.paths.home)
+        return _launch(app, agent, argv, panes)
 
 
 def _fresh_session(app: App, agent: Agent, impl: prov.Provider) -> Agent:
@@ -174,6 +211,16 @@ def _fresh_session(app: App, agent: Agent, impl: prov.Provider) -> Agent:
     if new_id:
         app.store.set_provider_session_id(agent.id, new_id)
     return app.store.require(agent.name)
+
+
+@contextmanager
+def _failure_recorded(app: App, agent: Agent) -> Iterator[None]:
+    """A start that fails leaves the agent `failed` with the reason; its intent is unchanged."""
+    try:
+        yield
+    except RoostError as exc:
+        app.store.update(agent.id, last_error=str(exc))
+        raise
 
 
 def _launch(app: App, agent: Agent, argv: list[str], panes: list[Pane]) -> WakeResult:
@@ -191,7 +238,7 @@ def _launch(app: App, agent: Agent, argv: list[str], panes: list[Pane]) -> WakeR
                                                      agent.id)
     app.tmux.set_window_option(window_id, "@roost_state", "running")
     app.store.update(agent.id, intent=INTENT_RUNNING, started_at=now_iso(),
-                     launches=agent.launches + 1,
+                     launches=agent.launches + 1, last_error=None, last_active_at=now_iso(),
                      last_exit=old.dead_status if old is not None and old.dead else agent.last_exit)
     _refresh_keeper(app, session_id)
     return WakeResult(app.store.require(agent.name), started=True, pid=pid)
@@ -226,7 +273,7 @@ def _launcher_argv(app: App, agent: Agent, argv: list[str]) -> list[str]:
     run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     spec = {"argv": argv, "cwd": agent.cwd,
             "env": agent_environment(app.environ, agent, app.paths.home, app.tmux.socket)}
-    path = run_dir / f"{agent.id}-{secrets.token_hex(4)}.json"
+    path = run_dir / f"{agent.id}-{os.urandom(4).hex()}.json"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(spec, fh)
@@ -305,25 +352,45 @@ def _wait_dead(app: App, agent_id: str, timeout: float = 3.0) -> int | None:
 
 def rm(app: App, name: str) -> None:
     """Forget the agent: stop it, remove its window (and its home when nobody else lives there),
-    its record and the files roost kept for it."""
+    its record and the files roost kept for it. Links to it become null; its pin goes."""
     check_name(name)
     with locks.hold(app.paths.locks, name):
         agent = app.store.require(name)
-        panes = app.tmux.list_panes()
-        pane = agent_panes(panes).get(agent.id)
-        _stop_processes(agent, pane)
-        if pane is not None:
-            others = [p for p in panes if p.session_id == pane.session_id and p.agent_id
-                      and p.agent_id != agent.id]
-            try:
-                if others:
-                    app.tmux.kill_window(pane.window_id)
-                else:
-                    app.tmux.kill_session(pane.session_id)
-            except TmuxError:
-                pass  # gone meanwhile: that is what we wanted
+        _release(app, agent)
         app.store.delete(agent.id)
+        import shutil  # only rm needs it
+
         shutil.rmtree(app.paths.agent_dir(agent.id), ignore_errors=True)
+
+
+def hibernate(app: App, name: str) -> list[int]:
+    """Stop the process now and release the home; keep everything else. Wake brings it back."""
+    check_name(name)
+    with locks.hold(app.paths.locks, name):
+        agent = app.store.require(name)
+        learn_session_ids(app, [agent])
+        stopped = _release(app, agent)
+        app.store.update(agent.id, intent=INTENT_HIBERNATED)
+        return stopped
+
+
+def _release(app: App, agent: Agent) -> list[int]:
+    """Stop the agent's processes and remove its window, or its home if nobody else lives there."""
+    panes = app.tmux.list_panes()
+    pane = agent_panes(panes).get(agent.id)
+    stopped = _stop_processes(agent, pane)
+    if pane is not None:
+        others = [p for p in panes if p.session_id == pane.session_id and p.agent_id
+                  and p.agent_id != agent.id]
+        try:
+            if others:
+                app.tmux.kill_window(pane.window_id)
+                _refresh_keeper(app, pane.session_id)
+            else:
+                app.tmux.kill_session(pane.session_id)
+        except TmuxError:
+            pass  # gone meanwhile: that is what we wanted
+    return stopped
 
 
 # ---- attach and capture ------------------------------------------------------------------

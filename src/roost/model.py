@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 # What the user wants (intent), stored; whether it runs is read from tmux (reality).
 INTENT_RUNNING = "running"
 INTENT_STOPPED = "stopped"
+INTENT_HIBERNATED = "hibernated"  # no process and no home, on purpose
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,18 @@ class Agent:
     started_at: str | None = None  # last time roost launched it
     launches: int = 0  # how many times roost launched it; 0 means "never started"
     last_exit: int | None = None
+    # the workspace (schema v2)
+    placement: str | None = None  # "tile" | "detached" | "buried" | None (owned by nothing)
+    tab_id: str | None = None  # tile: its tab; detached: its project tab; buried: its old tab
+    buried_sibling: str | None = None
+    buried_side: str | None = None
+    buried_direction: str | None = None
+    buried_ratio: float | None = None
+    linked_parent: str | None = None  # roost ids, never names: they survive every restore
+    orchestration_parent: str | None = None
+    orchestration_root: str | None = None
+    last_active_at: str | None = None
+    last_error: str | None = None  # why the last start failed; cleared by a good start
 
     def replace(self, **changes: object) -> Agent:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]

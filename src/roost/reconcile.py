@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from roost.model import INTENT_RUNNING, Agent, AgentView, Pane
 
-RUNNING = "running"
-STOPPED = "stopped"
+from roost.state import RUNNING, derive
 
 
 def agent_panes(panes: Iterable[Pane]) -> dict[str, Pane]:
@@ -25,7 +24,8 @@ def agent_panes(panes: Iterable[Pane]) -> dict[str, Pane]:
 
 def view(agent: Agent, pane: Pane | None) -> AgentView:
     alive = pane is not None and not pane.dead
-    return AgentView(agent=agent, state=RUNNING if alive else STOPPED, pane=pane)
+    state = derive(alive, pane is not None, agent.intent, agent.placement, agent.last_error)
+    return AgentView(agent=agent, state=state, pane=pane)
 
 
 def views(agents: Sequence[Agent], panes: Sequence[Pane]) -> list[AgentView]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,38 +20,15 @@ from pathlib import Path
 from roost.errors import RoostError
 from roost.model import Agent
 
-# Each entry upgrades the schema by one version; never edit a released entry, append a new one.
-MIGRATIONS: list[str] = [
-    """
-    CREATE TABLE agents (
-        id TEXT PRIMARY KEY,
-        name TEXT NOT NULL UNIQUE,
-        provider TEXT NOT NULL,
-        cwd TEXT NOT NULL,
-        home TEXT NOT NULL,
-        args TEXT NOT NULL DEFAULT '[]',
-        dangerous INTEGER NOT NULL DEFAULT 0,
-        provider_session_id TEXT UNIQUE,
-        created_at TEXT NOT NULL,
-        intent TEXT NOT NULL,
-        started_at TEXT,
-        launches INTEGER NOT NULL DEFAULT 0,
-        last_exit INTEGER
-    );
-    -- Every provider session id an agent ever had (it changes on /clear): one owner each.
-    CREATE TABLE provider_sessions (
-        provider_session_id TEXT PRIMARY KEY,
-        agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
-        seen_at TEXT NOT NULL
-    );
-    """,
-]
-SCHEMA_VERSION = len(MIGRATIONS)
+from roost.schema import SCHEMA_VERSION, apply
 
-_COLUMNS = (
-    "id, name, provider, cwd, home, args, dangerous, provider_session_id, created_at, intent, "
-    "started_at, launches, last_exit"
+_FIELDS = (
+    "id", "name", "provider", "cwd", "home", "args", "dangerous", "provider_session_id",
+    "created_at", "intent", "started_at", "launches", "last_exit", "placement", "tab_id",
+    "buried_sibling", "buried_side", "buried_direction", "buried_ratio", "linked_parent",
+    "orchestration_parent", "orchestration_root", "last_active_at", "last_error",
 )
+_COLUMNS = ", ".join(_FIELDS)
 
 
 def now_iso() -> str:
@@ -67,13 +44,17 @@ class SessionIdTaken(RoostError):
 
 
 def _row_to_agent(row: tuple) -> Agent:
-    (id_, name, provider, cwd, home, args, dangerous, psid, created, intent, started, launches,
-     last_exit) = row
-    return Agent(
-        id=id_, name=name, provider=provider, cwd=cwd, home=home, args=tuple(json.loads(args)),
-        dangerous=bool(dangerous), provider_session_id=psid, created_at=created, intent=intent,
-        started_at=started, launches=launches, last_exit=last_exit,
-    )
+    values = dict(zip(_FIELDS, row))
+    values["args"] = tuple(json.loads(values["args"]))
+    values["dangerous"] = bool(values["dangerous"])
+    return Agent(**values)
+
+
+def _agent_to_row(agent: Agent) -> tuple:
+    values = [getattr(agent, f) for f in _FIELDS]
+    values[_FIELDS.index("args")] = json.dumps(list(agent.args))
+    values[_FIELDS.index("dangerous")] = int(agent.dangerous)
+    return tuple(values)
 
 
 class Store:
@@ -116,12 +97,7 @@ class Store:
     def _migrate(self) -> None:
         with self.write():
             # Re-read inside the write lock: a concurrent roost may have migrated already.
-            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-            for step in MIGRATIONS[version:]:
-                for statement in step.split(";"):
-                    if statement.strip():
-                        self.conn.execute(statement)
-            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            apply(self.conn, self.conn.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
         self.conn.close()
@@ -164,18 +140,17 @@ class Store:
         return [r[0] for r in rows]
 
     # ---- writing -------------------------------------------------------------------------
-    def insert(self, agent: Agent) -> None:
+    def insert(self, agent: Agent,
+               then: Callable[[sqlite3.Connection], None] | None = None) -> None:
+        """Add a record; `then` runs in the same transaction (placing it in the workspace)."""
         try:
             with self.write() as c:
-                c.execute(
-                    f"INSERT INTO agents ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (agent.id, agent.name, agent.provider, agent.cwd, agent.home,
-                     json.dumps(list(agent.args)), int(agent.dangerous), agent.provider_session_id,
-                     agent.created_at, agent.intent, agent.started_at, agent.launches,
-                     agent.last_exit),
-                )
+                c.execute(f"INSERT INTO agents ({_COLUMNS}) VALUES "
+                          f"({', '.join('?' * len(_FIELDS))})", _agent_to_row(agent))
                 if agent.provider_session_id:
                     self._claim_session_id(c, agent.id, agent.provider_session_id)
+                if then is not None:
+                    then(c)
         except sqlite3.IntegrityError as exc:
             if "agents.name" in str(exc):
                 raise NameTaken(f"agent {agent.name!r} already exists") from exc
@@ -183,7 +158,8 @@ class Store:
                 f"provider session {agent.provider_session_id} already belongs to another agent"
             ) from exc
 
-    _MUTABLE = frozenset({"intent", "started_at", "launches", "last_exit", "home", "cwd", "dangerous"})
+    _MUTABLE = frozenset(_FIELDS) - {"id", "name", "args", "provider", "provider_session_id",
+                                     "created_at"}
 
     def update(self, agent_id: str, **fields: object) -> None:
         unknown = set(fields) - self._MUTABLE
@@ -217,7 +193,10 @@ class Store:
             raise sqlite3.IntegrityError("provider_sessions.provider_session_id")
 
     def delete(self, agent_id: str) -> None:
+        from roost import wsdb
+
         with self.write() as c:
+            wsdb.forget(c, agent_id)
             c.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
 
     def integrity(self) -> str:

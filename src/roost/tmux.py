@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 
 from roost.errors import RoostError
@@ -21,7 +23,7 @@ SEP = "\t"
 _PANE_FORMAT = SEP.join([
     "#{session_id}", "#{session_name}", "#{window_id}", "#{window_name}", "#{window_index}",
     "#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}", "#{@roost_id}",
-    "#{@roost_keeper}", "#{@roost_home}",
+    "#{@roost_keeper}", "#{@roost_home}", "#{pid}",
 ])
 _NO_SERVER = ("no server running", "error connecting to", "server exited unexpectedly")
 
@@ -48,7 +50,7 @@ def parse_panes(text: str) -> list[Pane]:
     panes = []
     for line in text.splitlines():
         f = line.split(SEP)
-        if len(f) != 13:
+        if len(f) != 14:
             continue
         status = int(f[8]) if f[8] else (128 + int(f[9]) if f[9] else None)  # shell convention
         panes.append(Pane(
@@ -121,11 +123,24 @@ class Tmux:
     def list_panes(self) -> list[Pane]:
         """Every pane on roost's server in one call; [] when no server runs."""
         try:
-            return parse_panes(self.run("list-panes", "-a", "-F", _PANE_FORMAT))
+            text = self.run("list-panes", "-a", "-F", _PANE_FORMAT)
         except TmuxError as exc:
             if self.is_no_server(exc):
                 return []
             raise
+        panes = parse_panes(text)
+        if any(p.dead and p.dead_status is None for p in panes):
+            # tmux 3.3a now and then misses a SIGCHLD: the pane's pty is closed but its process
+            # is an unreaped zombie, so no exit status and no pane-died hook. Any SIGCHLD makes
+            # the server reap every child; nudge it and look again.
+            server_pid = int(text.split("\n", 1)[0].rsplit(SEP, 1)[1])
+            try:
+                os.kill(server_pid, signal.SIGCHLD)
+                time.sleep(0.02)
+                panes = parse_panes(self.run("list-panes", "-a", "-F", _PANE_FORMAT))
+            except (OSError, TmuxError):
+                pass
+        return panes
 
     def kill_server(self) -> None:
         try:

@@ -1,0 +1,112 @@
+"""The store's schema and its migrations. Import-light on purpose: `roost ls` reads it without
+loading the rest of roost.
+
+Each entry upgrades the schema by one version. Never edit a released entry; append a new one.
+An entry is SQL, or a function that gets the connection inside the migration's transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+V1 = """
+CREATE TABLE agents (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    provider TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    home TEXT NOT NULL,
+    args TEXT NOT NULL DEFAULT '[]',
+    dangerous INTEGER NOT NULL DEFAULT 0,
+    provider_session_id TEXT UNIQUE,
+    created_at TEXT NOT NULL,
+    intent TEXT NOT NULL,
+    started_at TEXT,
+    launches INTEGER NOT NULL DEFAULT 0,
+    last_exit INTEGER
+);
+-- Every provider session id an agent ever had (it changes on /clear): one owner each.
+CREATE TABLE provider_sessions (
+    provider_session_id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    seen_at TEXT NOT NULL
+);
+"""
+
+# The workspace: tabs of tiles, parked (detached) and buried agents, pins, links.
+V2 = """
+CREATE TABLE tabs (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    position INTEGER NOT NULL,
+    layout TEXT,  -- JSON tile tree of agent ids; NULL for an empty tab
+    focus TEXT REFERENCES agents(id) ON DELETE SET NULL
+);
+ALTER TABLE agents ADD COLUMN placement TEXT
+    CHECK (placement IN ('tile', 'detached', 'buried'));  -- NULL: owned by nothing (stale)
+ALTER TABLE agents ADD COLUMN tab_id TEXT REFERENCES tabs(id) ON DELETE SET NULL;
+ALTER TABLE agents ADD COLUMN buried_sibling TEXT REFERENCES agents(id) ON DELETE SET NULL;
+ALTER TABLE agents ADD COLUMN buried_side TEXT;
+ALTER TABLE agents ADD COLUMN buried_direction TEXT;
+ALTER TABLE agents ADD COLUMN buried_ratio REAL;
+ALTER TABLE agents ADD COLUMN linked_parent TEXT REFERENCES agents(id) ON DELETE SET NULL;
+ALTER TABLE agents ADD COLUMN orchestration_parent TEXT REFERENCES agents(id) ON DELETE SET NULL;
+ALTER TABLE agents ADD COLUMN orchestration_root TEXT REFERENCES agents(id) ON DELETE SET NULL;
+ALTER TABLE agents ADD COLUMN last_active_at TEXT;
+ALTER TABLE agents ADD COLUMN last_error TEXT;
+CREATE TABLE pins (
+    agent_id TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL
+);
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def _v2_place_existing_agents(conn: sqlite3.Connection) -> None:
+    """Agents from before workspaces were all on screen: make them tiles of a tab "main"."""
+    import json
+    import uuid
+
+    ids = [r[0] for r in conn.execute("SELECT id FROM agents ORDER BY created_at, name")]
+    conn.execute("UPDATE agents SET last_active_at = COALESCE(started_at, created_at)")
+    if not ids:
+        return
+    tree: dict | None = None
+    for agent_id in ids:  # a row of side-by-side tiles
+        leaf = {"leaf": agent_id}
+        tree = leaf if tree is None else {"split": "v", "ratio": 0.5, "a": tree, "b": leaf}
+    tab_id = str(uuid.uuid4())
+    conn.execute("INSERT INTO tabs (id, name, position, layout, focus) VALUES (?, 'main', 0, ?, ?)",
+                 (tab_id, json.dumps(tree), ids[-1]))
+    conn.execute("UPDATE agents SET placement = 'tile', tab_id = ?", (tab_id,))
+
+
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
+    V1,
+    [V2, _v2_place_existing_agents],  # type: ignore[list-item]
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _statements(script: str) -> list[str]:
+    """Split SQL into statements (executescript would commit the caller's transaction)."""
+    statements, current = [], ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            statements.append(current)
+            current = ""
+    return statements
+
+
+def apply(conn: sqlite3.Connection, from_version: int) -> None:
+    """Run the migrations after `from_version`; the caller holds the write transaction."""
+    for step in MIGRATIONS[from_version:]:
+        for part in step if isinstance(step, list) else [step]:
+            if callable(part):
+                part(conn)
+            else:
+                for statement in _statements(part):
+                    conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -1,0 +1,20 @@
+"""An agent's state from intent (store) and reality (tmux). Import-light: `roost ls` uses it."""
+
+RUNNING = "running"
+STOPPED = "stopped"
+HIBERNATED = "hibernated"
+FAILED = "failed"
+
+
+def derive(alive: bool, has_window: bool, intent: str, placement: str | None,
+           last_error: str | None) -> str:
+    """running: a live pane. failed: its last start failed (until a good start). hibernated: no
+    process on purpose (`roost hibernate`, or a parked/buried agent with no window, as after a
+    restore). stopped: anything else without a live pane (exited, killed, home lost)."""
+    if alive:
+        return RUNNING
+    if last_error:
+        return FAILED
+    if intent == HIBERNATED or (not has_window and placement in ("detached", "buried")):
+        return HIBERNATED
+    return STOPPED

@@ -1,0 +1,267 @@
+"""The workspace, as pure functions over plain data: tile trees, placement, ownership, restore.
+
+A tab's tile tree is a dict tree, stored as JSON:
+    {"leaf": AGENT_ID}
+    {"split": "v" | "h", "ratio": 0.1..0.9, "a": NODE, "b": NODE}
+"v" (vertical divider) puts a left of b; "h" puts a above b. Leaves hold roost ids, never names
+or provider session ids, so nothing is remapped when agents are renamed, restarted or restored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+Node = dict[str, Any]
+TILE, DETACHED, BURIED = "tile", "detached", "buried"
+PLACEMENTS = (TILE, DETACHED, BURIED)
+DIRECTIONS = ("v", "h")
+MIN_RATIO, MAX_RATIO = 0.1, 0.9
+
+
+class LayoutError(ValueError):
+    pass
+
+
+# ---- tile trees --------------------------------------------------------------------------
+def clamp(ratio: float) -> float:
+    return min(MAX_RATIO, max(MIN_RATIO, float(ratio)))
+
+
+def leaf(agent_id: str) -> Node:
+    return {"leaf": agent_id}
+
+
+def split(direction: str, a: Node, b: Node, ratio: float = 0.5) -> Node:
+    if direction not in DIRECTIONS:
+        raise LayoutError(f"split direction must be 'v' or 'h', not {direction!r}")
+    return {"split": direction, "ratio": clamp(ratio), "a": a, "b": b}
+
+
+def leaves(node: Node | None) -> list[str]:
+    """Agent ids in tile order: a before b, depth first."""
+    if node is None:
+        return []
+    if "leaf" in node:
+        return [node["leaf"]]
+    return leaves(node["a"]) + leaves(node["b"])
+
+
+def insert(node: Node | None, new_id: str, beside: str | None = None, direction: str = "v",
+           after: bool = True, ratio: float = 0.5) -> Node:
+    """Split the tile of `beside` (or the last tile) to add `new_id` after or before it."""
+    if new_id in leaves(node):
+        raise LayoutError(f"{new_id} is already a tile here")
+    if node is None:
+        return leaf(new_id)
+    target = beside if beside in leaves(node) else leaves(node)[-1]
+
+    def go(n: Node) -> Node:
+        if "leaf" in n:
+            if n["leaf"] != target:
+                return n
+            pair = (n, leaf(new_id)) if after else (leaf(new_id), n)
+            return split(direction, *pair, ratio=ratio)
+        return {**n, "a": go(n["a"]), "b": go(n["b"])}
+
+    return go(node)
+
+
+@dataclass(frozen=True, slots=True)
+class Removed:
+    """What closing a tile leaves behind, and where it was (for unbury)."""
+
+    tree: Node | None
+    sibling: str | None  # the first leaf of the sibling subtree that took the space
+    side: str | None  # "a" or "b": which side the closed tile was on
+    direction: str | None
+    ratio: float | None
+
+
+def remove(node: Node | None, agent_id: str) -> Removed:
+    """Close a tile: its split collapses into the sibling."""
+    if agent_id not in leaves(node):
+        raise LayoutError(f"{agent_id} is not a tile here")
+    assert node is not None
+    if "leaf" in node:
+        return Removed(None, None, None, None, None)
+    found: dict[str, Any] = {}
+
+    def go(n: Node) -> Node:
+        if "leaf" in n:
+            return n
+        for side, other in (("a", "b"), ("b", "a")):
+            if n[side] == {"leaf": agent_id}:
+                found.update(sibling=leaves(n[other])[0], side=side, direction=n["split"],
+                             ratio=n["ratio"])
+                return n[other]
+        return {**n, "a": go(n["a"]), "b": go(n["b"])}
+
+    tree = go(node)
+    return Removed(tree, found["sibling"], found["side"], found["direction"], found["ratio"])
+
+
+def restore_tile(node: Node | None, agent_id: str, sibling: str | None, side: str | None,
+                 direction: str | None, ratio: float | None) -> Node:
+    """Put a buried tile back next to its old sibling, on its old side (or after the last)."""
+    return insert(node, agent_id, beside=sibling, direction=direction or "v",
+                  after=side != "a", ratio=ratio if ratio is not None else 0.5)
+
+
+def set_ratio(node: Node, agent_id: str, ratio: float) -> Node:
+    """Resize the split that directly holds `agent_id`'s tile (clamped)."""
+    def go(n: Node) -> Node:
+        if "leaf" in n:
+            return n
+        if {"leaf": agent_id} in (n["a"], n["b"]):
+            return {**n, "ratio": clamp(ratio)}
+        return {**n, "a": go(n["a"]), "b": go(n["b"])}
+
+    return go(node)
+
+
+def swap(node: Node, first: str, second: str) -> Node:
+    """Exchange two tiles of one tree (moving tiles in the tab view)."""
+    def go(n: Node) -> Node:
+        if "leaf" in n:
+            return leaf({first: second, second: first}.get(n["leaf"], n["leaf"]))
+        return {**n, "a": go(n["a"]), "b": go(n["b"])}
+
+    return go(node)
+
+
+def validate_tree(node: Any, where: str = "layout") -> None:
+    """Reject anything that is not a well-formed tile tree (used when importing)."""
+    seen: set[str] = set()
+
+    def go(n: Any, path: str) -> None:
+        if not isinstance(n, dict):
+            raise LayoutError(f"{path}: a tile must be an object")
+        if set(n) == {"leaf"}:
+            if not isinstance(n["leaf"], str) or not n["leaf"]:
+                raise LayoutError(f"{path}: a leaf needs an agent id")
+            if n["leaf"] in seen:
+                raise LayoutError(f"{path}: agent {n['leaf']} is tiled twice")
+            seen.add(n["leaf"])
+            return
+        if set(n) != {"split", "ratio", "a", "b"} or n["split"] not in DIRECTIONS:
+            raise LayoutError(f"{path}: a split needs split ('v'|'h'), ratio, a and b")
+        if not isinstance(n["ratio"], (int, float)) or not MIN_RATIO <= n["ratio"] <= MAX_RATIO:
+            raise LayoutError(f"{path}: ratio must be a number in [0.1, 0.9]")
+        go(n["a"], path + ".a")
+        go(n["b"], path + ".b")
+
+    if node is not None:
+        go(node, where)
+
+
+# ---- the whole workspace -----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Tab:
+    id: str
+    name: str
+    layout: Node | None = None
+    focus: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """An agent record as the workspace sees it."""
+
+    id: str
+    placement: str | None  # None: owned by nothing
+    tab_id: str | None = None
+    linked_parent: str | None = None
+    orchestration_parent: str | None = None
+    orchestration_root: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    tabs: tuple[Tab, ...] = ()
+    members: tuple[Member, ...] = ()
+    pins: tuple[str, ...] = ()
+
+    def member(self, agent_id: str) -> Member | None:
+        return next((m for m in self.members if m.id == agent_id), None)
+
+
+def tiled(ws: Workspace) -> list[str]:
+    """Every tile leaf, tab by tab in tab order, each tab in tile order."""
+    return [agent_id for tab in ws.tabs for agent_id in leaves(tab.layout)]
+
+
+def live(ws: Workspace) -> set[str]:
+    """Agents that get processes on restore: the tile leaves, and only those."""
+    known = {m.id for m in ws.members}
+    return {a for a in tiled(ws) if a in known}
+
+
+def owned(ws: Workspace) -> set[str]:
+    """Records the workspace keeps: tile leaves, parked (detached) and buried agents."""
+    return live(ws) | {m.id for m in ws.members if m.placement in (DETACHED, BURIED)}
+
+
+def stale(ws: Workspace) -> set[str]:
+    """Records no tab, park or burial owns: `roost gc` removes them."""
+    return {m.id for m in ws.members} - owned(ws)
+
+
+def children(ws: Workspace, agent_id: str) -> list[str]:
+    return [m.id for m in ws.members
+            if agent_id in (m.linked_parent, m.orchestration_parent) and m.id != agent_id]
+
+
+def descendants(ws: Workspace, agent_id: str) -> list[str]:
+    """The agent's children, theirs, and so on (links of both kinds), cycle-safe, parents first."""
+    order: list[str] = []
+    todo = [agent_id]
+    while todo:
+        current = todo.pop(0)
+        for child in children(ws, current):
+            if child != agent_id and child not in order:
+                order.append(child)
+                todo.append(child)
+    return order
+
+
+def problems(ws: Workspace) -> list[str]:
+    """Invariant violations: each agent has exactly one placement, consistent with the tabs."""
+    found = []
+    where: dict[str, list[str]] = {}
+    for tab in ws.tabs:
+        for agent_id in leaves(tab.layout):
+            where.setdefault(agent_id, []).append(tab.name)
+        if tab.focus is not None and tab.focus not in leaves(tab.layout):
+            found.append(f"tab {tab.name}: focus is not one of its tiles")
+    for agent_id, tabs in where.items():
+        if len(tabs) > 1:
+            found.append(f"{agent_id} is a tile in {len(tabs)} places: {', '.join(tabs)}")
+    for m in ws.members:
+        if m.placement == TILE and m.id not in where:
+            found.append(f"{m.id} is placed as a tile but no tab holds it")
+        if m.id in where and m.placement != TILE:
+            found.append(f"{m.id} is a tile of {where[m.id][0]} but placed as {m.placement}")
+    return found
+
+
+# ---- restore -----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RestorePlan:
+    start: tuple[str, ...]  # live and not running, in tab and tile order
+    running: tuple[str, ...]  # live and already running: nothing to do
+    hibernate: tuple[str, ...]  # owned, not live: no process, no home
+    stray: tuple[str, ...] = field(default=())  # running but not live (parked now): left alone
+
+
+def plan_restore(ws: Workspace, running: Iterable[str]) -> RestorePlan:
+    is_running = set(running)
+    live_set = live(ws)
+    order = [a for a in tiled(ws) if a in live_set]
+    return RestorePlan(
+        start=tuple(a for a in order if a not in is_running),
+        running=tuple(a for a in order if a in is_running),
+        hibernate=tuple(sorted(owned(ws) - live_set - is_running)),
+        stray=tuple(sorted((owned(ws) - live_set) & is_running)),
+    )

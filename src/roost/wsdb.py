@@ -1,0 +1,155 @@
+"""The workspace in SQLite: read it whole, or edit it inside one BEGIN IMMEDIATE transaction.
+
+Every function taking `c` runs inside the caller's `store.write()` transaction, so a tile tree
+and the placements that mirror it always change together. The tree edits themselves are the
+pure functions of workspace.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+
+from roost import workspace as ws
+from roost.errors import RoostError
+from roost.names import check_name
+
+DEFAULT_TAB = "main"
+
+
+def load(conn: sqlite3.Connection) -> ws.Workspace:
+    tabs = tuple(
+        ws.Tab(id=r[0], name=r[1], layout=json.loads(r[2]) if r[2] else None, focus=r[3])
+        for r in conn.execute("SELECT id, name, layout, focus FROM tabs ORDER BY position, name"))
+    members = tuple(ws.Member(*r) for r in conn.execute(
+        "SELECT id, placement, tab_id, linked_parent, orchestration_parent, orchestration_root "
+        "FROM agents ORDER BY created_at, name"))
+    pins = tuple(r[0] for r in conn.execute("SELECT agent_id FROM pins ORDER BY position"))
+    return ws.Workspace(tabs=tabs, members=members, pins=pins)
+
+
+# ---- tabs --------------------------------------------------------------------------------
+def find_tab(c: sqlite3.Connection, name: str) -> ws.Tab | None:
+    row = c.execute("SELECT id, name, layout, focus FROM tabs WHERE name = ?", (name,)).fetchone()
+    return ws.Tab(row[0], row[1], json.loads(row[2]) if row[2] else None, row[3]) if row else None
+
+
+def get_tab(c: sqlite3.Connection, tab_id: str) -> ws.Tab | None:
+    row = c.execute("SELECT name FROM tabs WHERE id = ?", (tab_id,)).fetchone()
+    return find_tab(c, row[0]) if row else None
+
+
+def require_tab(c: sqlite3.Connection, name: str) -> ws.Tab:
+    tab = find_tab(c, name)
+    if tab is None:
+        raise RoostError(f"no tab named {name!r} (see `roost tab ls`)", code=4)
+    return tab
+
+
+def create_tab(c: sqlite3.Connection, name: str) -> ws.Tab:
+    check_name(name, "tab name")
+    if find_tab(c, name) is not None:
+        raise RoostError(f"tab {name!r} already exists")
+    position = c.execute("SELECT COALESCE(MAX(position) + 1, 0) FROM tabs").fetchone()[0]
+    tab = ws.Tab(id=str(uuid.uuid4()), name=name)
+    c.execute("INSERT INTO tabs (id, name, position) VALUES (?, ?, ?)", (tab.id, name, position))
+    return tab
+
+
+def ensure_tab(c: sqlite3.Connection, name: str) -> ws.Tab:
+    return find_tab(c, name) or create_tab(c, name)
+
+
+def save_tab(c: sqlite3.Connection, tab_id: str, layout: ws.Node | None, focus: str | None) -> None:
+    if focus is not None and focus not in ws.leaves(layout):
+        focus = ws.leaves(layout)[-1] if layout else None
+    c.execute("UPDATE tabs SET layout = ?, focus = ? WHERE id = ?",
+              (json.dumps(layout) if layout else None, focus, tab_id))
+
+
+# ---- placement ---------------------------------------------------------------------------
+def tile(c: sqlite3.Connection, agent_id: str, tab: ws.Tab, direction: str = "v",
+         beside: str | None = None, after: bool = True, ratio: float = 0.5) -> None:
+    """Make the agent a tile of `tab`, next to `beside` (default: the tab's focus); focus it."""
+    layout = ws.insert(tab.layout, agent_id, beside=beside or tab.focus, direction=direction,
+                       after=after, ratio=ratio)
+    save_tab(c, tab.id, layout, agent_id)
+    c.execute("UPDATE agents SET placement = 'tile', tab_id = ?, buried_sibling = NULL, "
+              "buried_side = NULL, buried_direction = NULL, buried_ratio = NULL WHERE id = ?",
+              (tab.id, agent_id))
+
+
+def untile(c: sqlite3.Connection, agent_id: str) -> tuple[ws.Tab, ws.Removed] | None:
+    """Close the agent's tile, if it has one. The caller sets its new placement."""
+    row = c.execute("SELECT tab_id FROM agents WHERE id = ? AND placement = 'tile'",
+                    (agent_id,)).fetchone()
+    tab = get_tab(c, row[0]) if row and row[0] else None
+    if tab is None or agent_id not in ws.leaves(tab.layout):
+        return None
+    removed = ws.remove(tab.layout, agent_id)
+    save_tab(c, tab.id, removed.tree, None if tab.focus == agent_id else tab.focus)
+    return tab, removed
+
+
+def park(c: sqlite3.Connection, agent_id: str) -> None:
+    """Tile (or buried) -> detached; the agent remembers its project tab."""
+    untile(c, agent_id)
+    c.execute("UPDATE agents SET placement = 'detached', buried_sibling = NULL, "
+              "buried_side = NULL, buried_direction = NULL, buried_ratio = NULL WHERE id = ?",
+              (agent_id,))
+
+
+def bury(c: sqlite3.Connection, agent_id: str) -> None:
+    """Close the tile, keep where it was (tab, sibling, side) for revival."""
+    closed = untile(c, agent_id)
+    if closed is None:
+        c.execute("UPDATE agents SET placement = 'buried' WHERE id = ?", (agent_id,))
+        return
+    tab, removed = closed
+    c.execute("UPDATE agents SET placement = 'buried', tab_id = ?, buried_sibling = ?, "
+              "buried_side = ?, buried_direction = ?, buried_ratio = ? WHERE id = ?",
+              (tab.id, removed.sibling, removed.side, removed.direction, removed.ratio, agent_id))
+
+
+def unbury(c: sqlite3.Connection, agent_id: str) -> ws.Tab | None:
+    """Back to its old place if its tab still exists (returns that tab), else parked."""
+    row = c.execute("SELECT tab_id, buried_sibling, buried_side, buried_direction, buried_ratio "
+                    "FROM agents WHERE id = ?", (agent_id,)).fetchone()
+    tab = get_tab(c, row[0]) if row and row[0] else None
+    if tab is None:
+        park(c, agent_id)
+        return None
+    layout = ws.restore_tile(tab.layout, agent_id, row[1], row[2], row[3], row[4])
+    save_tab(c, tab.id, layout, agent_id)
+    c.execute("UPDATE agents SET placement = 'tile', buried_sibling = NULL, buried_side = NULL, "
+              "buried_direction = NULL, buried_ratio = NULL WHERE id = ?", (agent_id,))
+    return tab
+
+
+def forget(c: sqlite3.Connection, agent_id: str) -> None:
+    """Before deleting a record: close its tile. Pins cascade and links become NULL (FKs)."""
+    untile(c, agent_id)
+
+
+# ---- pins and settings -------------------------------------------------------------------
+def pin(c: sqlite3.Connection, agent_id: str) -> bool:
+    if c.execute("SELECT 1 FROM pins WHERE agent_id = ?", (agent_id,)).fetchone():
+        return False
+    position = c.execute("SELECT COALESCE(MAX(position) + 1, 0) FROM pins").fetchone()[0]
+    c.execute("INSERT INTO pins (agent_id, position) VALUES (?, ?)", (agent_id, position))
+    return True
+
+
+def unpin(c: sqlite3.Connection, agent_id: str) -> bool:
+    return c.execute("DELETE FROM pins WHERE agent_id = ?", (agent_id,)).rowcount > 0
+
+
+def get_setting(conn: sqlite3.Connection, key: str, default: str | None = None) -> str | None:
+    row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else default
+
+
+def set_setting(c: sqlite3.Connection, key: str, value: str) -> None:
+    c.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
+              "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
