@@ -75,7 +75,7 @@ def _short_tmp() -> str:
 def world(tag: str) -> Iterator[World]:
     tmp = Path(tempfile.mkdtemp(prefix=f"rb-{tag}-", dir=_short_tmp()))
     socket = f"rb-{uuid.uuid4().hex[:10]}"
-    for sub in ("tmux", "user", "work"):
+    for sub in ("tmux", "user", "work", "pyc"):
         (tmp / sub).mkdir(mode=0o700)
     sock_path = tmp / "tmux" / f"tmux-{os.getuid()}" / socket
     assert len(str(sock_path)) < 107, f"tmux socket path too long: {sock_path}"
@@ -87,7 +87,10 @@ def world(tag: str) -> Iterator[World]:
         ROOST_CLAUDE_BIN=str(FAKE_BIN / "claude"), ROOST_CODEX_BIN=str(FAKE_BIN / "codex"),
         ROOST_GEMINI_BIN=str(FAKE_BIN / "gemini"), ROOST_AIDER_BIN=str(FAKE_BIN / "aider"),
         FAKE_AGENT_PYTHON=PYTHON, LANG="C.UTF-8",
+        # Cached bytecode, as in a normal install, kept in the temp dir: the tree stays untouched.
+        PYTHONPYCACHEPREFIX=str(tmp / "pyc"),
     )
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     w = World(tmp=tmp, env=env, socket=socket)
     try:
         yield w

@@ -1,3 +1,3 @@
-from roost.cli import main
+from roost.entry import main
 
 main()

@@ -86,14 +86,12 @@ def ls_cmd(as_json: bool) -> None:
       roost ls
       roost ls --json | jq '.[] | select(.state == "stopped") | .name'
     """
-    from roost import homes, present
+    from roost import homes, lsfast, present
 
     app = _app()
-    found = homes.list_views(app)
-    if as_json:
-        click.echo(json.dumps([present.agent_json(v) for v in found], indent=2))
-    else:
-        click.echo(present.table(found), nl=False)
+    homes.learn_session_ids(app, app.store.agents())
+    rows = lsfast.agent_panes(app.tmux.list_pane_rows())
+    click.echo(present.render(lsfast.collect(app.store.conn, rows), as_json), nl=False)
 
 
 @cli.command()

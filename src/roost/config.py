@@ -6,9 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from roost import locate
 from roost.errors import RoostError
-
-DEFAULT_SOCKET = "roost"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,12 +36,7 @@ class Paths:
 
 
 def roost_home() -> Path:
-    env = os.environ.get("ROOST_HOME")
-    if env:
-        return Path(env).expanduser().resolve()
-    import platformdirs  # only when no ROOST_HOME is set
-
-    return Path(platformdirs.user_data_dir("roost", appauthor=False))
+    return Path(locate.roost_home())
 
 
 def paths() -> Paths:
@@ -55,9 +49,10 @@ def ensure_private_dir(path: Path) -> Path:
 
 
 def socket_name() -> str:
-    name = os.environ.get("ROOST_TMUX_SOCKET", DEFAULT_SOCKET)
-    if not name or "/" in name:
-        raise RoostError(f"ROOST_TMUX_SOCKET must be a plain socket name, not {name!r}", code=2)
+    name = locate.socket_name()
+    if name is None:
+        raise RoostError("ROOST_TMUX_SOCKET must be a plain socket name, not "
+                         f"{os.environ.get('ROOST_TMUX_SOCKET')!r}", code=2)
     return name
 
 

@@ -134,7 +134,8 @@ class Store:
 
     def session_history(self, agent_id: str) -> list[str]:
         rows = self.conn.execute(
-            "SELECT provider_session_id FROM provider_sessions WHERE agent_id = ? ORDER BY seen_at",
+            "SELECT provider_session_id FROM provider_sessions WHERE agent_id = ? "
+            "ORDER BY seen_at, rowid",
             (agent_id,),
         )
         return [r[0] for r in rows]

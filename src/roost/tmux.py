@@ -16,16 +16,13 @@ import time
 from collections.abc import Mapping, Sequence
 
 from roost.errors import RoostError
+from roost.locate import tmux_client_env
 from roost.model import Pane
+from roost.panefmt import FORMAT as _PANE_FORMAT
+from roost.panefmt import NO_SERVER as _NO_SERVER
+from roost.panefmt import SEP, exit_status, rows
 
 MIN_VERSION = (3, 2)
-SEP = "\t"
-_PANE_FORMAT = SEP.join([
-    "#{session_id}", "#{session_name}", "#{window_id}", "#{window_name}", "#{window_index}",
-    "#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}", "#{@roost_id}",
-    "#{@roost_keeper}", "#{@roost_home}", "#{pid}",
-])
-_NO_SERVER = ("no server running", "error connecting to", "server exited unexpectedly")
 
 
 class TmuxError(RoostError):
@@ -46,20 +43,14 @@ def parse_version(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-def parse_panes(text: str) -> list[Pane]:
-    panes = []
-    for line in text.splitlines():
-        f = line.split(SEP)
-        if len(f) != 14:
-            continue
-        status = int(f[8]) if f[8] else (128 + int(f[9]) if f[9] else None)  # shell convention
-        panes.append(Pane(
-            session_id=f[0], session_name=f[1], window_id=f[2], window_name=f[3],
-            window_index=int(f[4] or 0), pane_id=f[5], pid=int(f[6]) if f[6] else None,
-            dead=f[7] == "1", dead_status=status if f[7] == "1" else None, agent_id=f[10],
-            is_keeper=f[11] == "1", is_home=f[12] == "1",
-        ))
-    return panes
+def to_pane(r: dict[str, str]) -> Pane:
+    return Pane(
+        session_id=r["session_id"], session_name=r["session_name"], window_id=r["window_id"],
+        window_name=r["window_name"], window_index=int(r["window_index"] or 0),
+        pane_id=r["pane_id"], pid=int(r["pane_pid"]) if r["pane_pid"] else None,
+        dead=r["pane_dead"] == "1", dead_status=exit_status(r), agent_id=r["roost_id"],
+        is_keeper=r["roost_keeper"] == "1", is_home=r["roost_home"] == "1",
+    )
 
 
 class Tmux:
@@ -68,12 +59,7 @@ class Tmux:
         self.socket = socket
         self.binary = binary
         self.config = config
-        env = dict(os.environ if environ is None else environ)
-        # ROOST_AGENT_*: a server started from inside an agent must not carry its tag, or
-        # stopping that agent's process tree would find and stop the server too.
-        for key in ("TMUX", "TMUX_PANE", "ROOST_AGENT_ID", "ROOST_AGENT_NAME"):
-            env.pop(key, None)
-        self.env = env
+        self.env = tmux_client_env(os.environ if environ is None else environ)
         self.calls = 0  # counted so benchmarks and tests can check the O(1) promises
 
     def argv(self, *args: str) -> list[str]:
@@ -122,25 +108,27 @@ class Tmux:
 
     def list_panes(self) -> list[Pane]:
         """Every pane on roost's server in one call; [] when no server runs."""
+        return [to_pane(r) for r in self.list_pane_rows()]
+
+    def list_pane_rows(self) -> list[dict[str, str]]:
+        """list_panes as plain rows (panefmt.FIELDS), as `roost ls` reads them."""
         try:
-            text = self.run("list-panes", "-a", "-F", _PANE_FORMAT)
+            found = rows(self.run("list-panes", "-a", "-F", _PANE_FORMAT))
         except TmuxError as exc:
             if self.is_no_server(exc):
                 return []
             raise
-        panes = parse_panes(text)
-        if any(p.dead and p.dead_status is None for p in panes):
+        if any(r["pane_dead"] == "1" and exit_status(r) is None for r in found):
             # tmux 3.3a now and then misses a SIGCHLD: the pane's pty is closed but its process
             # is an unreaped zombie, so no exit status and no pane-died hook. Any SIGCHLD makes
             # the server reap every child; nudge it and look again.
-            server_pid = int(text.split("\n", 1)[0].rsplit(SEP, 1)[1])
             try:
-                os.kill(server_pid, signal.SIGCHLD)
+                os.kill(int(found[0]["server_pid"]), signal.SIGCHLD)
                 time.sleep(0.02)
-                panes = parse_panes(self.run("list-panes", "-a", "-F", _PANE_FORMAT))
+                found = rows(self.run("list-panes", "-a", "-F", _PANE_FORMAT))
             except (OSError, TmuxError):
                 pass
-        return panes
+        return found
 
     def kill_server(self) -> None:
         try:

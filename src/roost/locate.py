@@ -1,0 +1,37 @@
+"""Where roost's files and tmux server are. Import-light (os only): `roost ls` starts here."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+
+DEFAULT_SOCKET = "roost"
+
+
+def roost_home() -> str:
+    """$ROOST_HOME, else the platform's user data dir for roost (XDG on Linux)."""
+    env = os.environ.get("ROOST_HOME")
+    if env:
+        return os.path.realpath(os.path.expanduser(env))
+    if sys.platform.startswith("linux"):
+        base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
+        return os.path.join(base, "roost")
+    import platformdirs  # macOS and others: their own conventions
+
+    return str(platformdirs.user_data_dir("roost", appauthor=False))
+
+
+def socket_name() -> str | None:
+    """$ROOST_TMUX_SOCKET or "roost"; None when it is not a plain name."""
+    name = os.environ.get("ROOST_TMUX_SOCKET", DEFAULT_SOCKET)
+    return name if name and "/" not in name else None
+
+
+def tmux_client_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The caller's environment for a tmux client: without $TMUX/$TMUX_PANE (tmux would guess a
+    "current" pane from them, maybe on the user's own server) and without roost's agent tags
+    (a server started from inside an agent must not carry them, or stopping that agent's
+    process tree would stop the server too)."""
+    drop = ("TMUX", "TMUX_PANE", "ROOST_AGENT_ID", "ROOST_AGENT_NAME")
+    return {k: v for k, v in environ.items() if k not in drop}

@@ -1,0 +1,210 @@
+"""Workspace commands: tabs, park/place/bury/unbury, pins, links, trees, reload, gc.
+
+Each edit of the workspace is one `store.write()` transaction over wsdb; processes are started or
+stopped through homes.py afterwards (never inside a transaction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from roost import homes, wsdb
+from roost import workspace as ws
+from roost.app import App
+from roost.errors import RoostError
+from roost.model import Agent
+from roost.names import check_name
+from roost.reconcile import agent_panes
+
+
+# ---- tabs --------------------------------------------------------------------------------
+def tab_new(app: App, name: str) -> None:
+    with app.store.write() as c:
+        wsdb.create_tab(c, name)
+
+
+def tab_rename(app: App, old: str, new: str) -> None:
+    check_name(new, "tab name")
+    with app.store.write() as c:
+        tab = wsdb.require_tab(c, old)
+        if wsdb.find_tab(c, new) is not None:
+            raise RoostError(f"tab {new!r} already exists")
+        c.execute("UPDATE tabs SET name = ? WHERE id = ?", (new, tab.id))
+
+
+def tab_close(app: App, name: str) -> list[str]:
+    """Close a tab: its tiles are parked (they keep running). Returns their names."""
+    with app.store.write() as c:
+        tab = wsdb.require_tab(c, name)
+        parked = ws.leaves(tab.layout)
+        c.execute("UPDATE agents SET placement = 'detached' WHERE placement = 'tile' AND tab_id = ?",
+                  (tab.id,))
+        c.execute("DELETE FROM tabs WHERE id = ?", (tab.id,))  # tab_id references become NULL
+    return [_name(app, a) for a in parked]
+
+
+@dataclass(frozen=True, slots=True)
+class TabRow:
+    name: str
+    tiles: list[str]
+    focus: str | None
+
+
+def tab_list(app: App) -> list[TabRow]:
+    workspace = wsdb.load(app.store.conn)
+    return [TabRow(t.name, [_name(app, a) for a in ws.leaves(t.layout)],
+                   _name(app, t.focus) if t.focus else None) for t in workspace.tabs]
+
+
+# ---- placement ---------------------------------------------------------------------------
+def park(app: App, name: str, tree: bool = False) -> list[str]:
+    """Tile -> parked (detached): it keeps running now and hibernates at the next restore."""
+    targets = _with_tree(app, name, tree)
+    with app.store.write() as c:
+        for agent in targets:
+            if agent.placement != ws.DETACHED:
+                wsdb.park(c, agent.id)
+    return [a.name for a in targets]
+
+
+def place(app: App, name: str, tab: str, split: str = "v") -> homes.WakeResult:
+    """Parked or buried -> a tile of TAB (created if missing), then woken: tiles are live."""
+    check_name(tab, "tab name")
+    if split not in ws.DIRECTIONS:
+        raise RoostError("--split must be h or v", code=2)
+    agent = app.store.require(name)
+    with app.store.write() as c:
+        if agent.placement == ws.TILE:
+            wsdb.untile(c, agent.id)
+        wsdb.tile(c, agent.id, wsdb.ensure_tab(c, tab), direction=split)
+    return homes.wake(app, name)
+
+
+def bury(app: App, name: str) -> list[int]:
+    """Close the agent's tile and keep it for revival; its process stops (a closed tile)."""
+    agent = app.store.require(name)
+    with app.store.write() as c:
+        wsdb.bury(c, agent.id)
+    return homes.hibernate(app, name)
+
+
+def unbury(app: App, name: str) -> str | None:
+    """Back to its old tab and side (woken, since tiles are live), or parked if the tab is gone.
+    Returns the tab's name, or None when it was parked."""
+    agent = app.store.require(name)
+    if agent.placement != ws.BURIED:
+        raise RoostError(f"{name} is not buried (it is {agent.placement or 'owned by nothing'})")
+    with app.store.write() as c:
+        tab = wsdb.unbury(c, agent.id)
+    if tab is not None:
+        homes.wake(app, name)
+    return tab.name if tab else None
+
+
+def pin(app: App, name: str) -> bool:
+    """Pinning never makes an agent live."""
+    agent = app.store.require(name)
+    with app.store.write() as c:
+        return wsdb.pin(c, agent.id)
+
+
+def unpin(app: App, name: str) -> bool:
+    agent = app.store.require(name)
+    with app.store.write() as c:
+        return wsdb.unpin(c, agent.id)
+
+
+def link(app: App, child: str, parent: str | None) -> None:
+    """Set (or with None, clear) the child's linked parent; cycles are refused."""
+    kid = app.store.require(child)
+    if parent is None:
+        app.store.update(kid.id, linked_parent=None)
+        return
+    dad = app.store.require(parent)
+    if dad.id == kid.id or dad.id in ws.descendants(wsdb.load(app.store.conn), kid.id):
+        raise RoostError(f"linking {child} under {parent} would make a cycle", code=2)
+    app.store.update(kid.id, linked_parent=dad.id)
+
+
+def kill_tree(app: App, name: str) -> list[str]:
+    """Kill the agent and all its descendants (children first, so none respawns a parent)."""
+    targets = _with_tree(app, name, True)
+    for agent in reversed(targets):
+        homes.kill(app, agent.name)
+    return [a.name for a in targets]
+
+
+def _with_tree(app: App, name: str, tree: bool) -> list[Agent]:
+    root = app.store.require(name)
+    if not tree:
+        return [root]
+    ids = ws.descendants(wsdb.load(app.store.conn), root.id)
+    return [root, *(a for a in (app.store.get_by_id(i) for i in ids) if a is not None)]
+
+
+def _name(app: App, agent_id: str) -> str:
+    agent = app.store.get_by_id(agent_id)
+    return agent.name if agent else agent_id
+
+
+# ---- reload and gc -----------------------------------------------------------------------
+def reload(app: App, dangerous: bool | None) -> list[str]:
+    """Switch the workspace's mode and restart the live agents that run; parked and buried
+    agents take the mode when they wake. Never starts a hibernated or stopped agent."""
+    with app.store.write() as c:
+        if dangerous is not None:
+            wsdb.set_setting(c, "dangerous", "1" if dangerous else "0")
+            c.execute("UPDATE agents SET dangerous = ?", (int(dangerous),))
+    workspace = wsdb.load(app.store.conn)
+    live_ids = ws.live(workspace)
+    running = {a for a, p in agent_panes(app.tmux.list_panes()).items() if not p.dead}
+    targets = [a for a in ws.tiled(workspace) if a in live_ids and a in running]
+    names = [_name(app, a) for a in targets]
+    for name in names:
+        homes.kill(app, name)
+    from roost.restore import start_all
+
+    start_all(app, names)
+    return names
+
+
+def parse_duration(text: str) -> timedelta:
+    """'90s', '30m', '12h', '7d', '2w' -> timedelta."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    try:
+        value, unit = float(text[:-1]), text[-1]
+        if unit not in units or value < 0:
+            raise ValueError
+    except (ValueError, IndexError):
+        raise RoostError(f"not a duration: {text!r} (use e.g. 30m, 12h, 7d, 2w)", code=2) from None
+    return timedelta(seconds=value * units[unit])
+
+
+def gc_candidates(app: App, older_than: timedelta | None) -> list[tuple[Agent, str]]:
+    """Stale records, and (with a duration) parked or buried agents idle that long; never a
+    pinned or a live one."""
+    workspace = wsdb.load(app.store.conn)
+    stale = ws.stale(workspace)
+    live_ids = ws.live(workspace)
+    pinned = set(workspace.pins)
+    cutoff = datetime.now(timezone.utc) - older_than if older_than is not None else None
+    found = []
+    for agent in app.store.agents():
+        if agent.id in pinned or agent.id in live_ids:
+            continue
+        if agent.id in stale:
+            found.append((agent, "stale: no tab, park or burial owns it"))
+        elif cutoff is not None and agent.placement in (ws.DETACHED, ws.BURIED):
+            last = datetime.fromisoformat(agent.last_active_at or agent.created_at)
+            if last < cutoff:
+                found.append((agent, f"{agent.placement}, idle since {agent.last_active_at}"))
+    return found
+
+
+def gc(app: App, older_than: timedelta | None, dry_run: bool) -> list[tuple[Agent, str]]:
+    found = gc_candidates(app, older_than)
+    if not dry_run:
+        for agent, _why in found:
+            homes.rm(app, agent.name)
+    return found
