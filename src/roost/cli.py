@@ -48,9 +48,18 @@ def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` 
               help="Put the agent's window in the shared home session TEAM.")
 @click.option("--dangerous", is_flag=True, help="Skip the agent's permission prompts.")
 @click.option("--prompt", default=None, help="The first message for the agent.")
+@click.option("--tab", default=None, help="The tab whose tile it becomes [default: main].")
+@click.option("--split", type=click.Choice(["v", "h"]), default="v", show_default=True,
+              help="Split the tab's focused tile: v side by side, h one above the other.")
+@click.option("--detached", is_flag=True,
+              help="Park it instead of tiling it: running now, hibernated at the next restore.")
+@click.option("--parent", default=None, metavar="P", help="Link it under agent P.")
+@click.option("--orchestrated-by", "orchestrated_by", default=None, metavar="P",
+              help="Agent P created it (orchestration parent; the root is inherited).")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def spawn(name: str, provider: str | None, cwd: str | None, home: str | None, dangerous: bool,
-          prompt: str | None, argv: tuple[str, ...]) -> None:
+          prompt: str | None, tab: str | None, split: str, detached: bool, parent: str | None,
+          orchestrated_by: str | None, argv: tuple[str, ...]) -> None:
     """Start agent NAME in its own home (or wake it, if it exists and is stopped).
 
     Everything after `--` is passed to the agent CLI; with --provider command it is the program.
@@ -58,7 +67,8 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None, da
     \b
     Examples:
       roost spawn api-fix --cwd ~/src/api --prompt "make the tests pass"
-      roost spawn reviewer --provider codex --home team
+      roost spawn reviewer --provider codex --home team --tab review --split h
+      roost spawn helper --detached --orchestrated-by api-fix
       roost spawn logs --provider command -- tail -f /var/log/syslog
     """
     from roost import homes
@@ -68,8 +78,10 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None, da
 
         check_name(home, "home name")
     app = _app(name)
+    place = homes.Place(tab=tab, split=split, detached=detached, parent=parent,
+                        orchestrated_by=orchestrated_by)
     result = homes.spawn(app, name, provider=provider, cwd=cwd, home=home, dangerous=dangerous,
-                         prompt=prompt, args=argv)
+                         prompt=prompt, args=argv, place=place)
     a = result.agent
     verb = "spawned" if a.launches == 1 else "woke"
     click.echo(f"{verb} {a.name} ({a.provider}, pid {result.pid}) in home {a.home}; "
@@ -117,16 +129,22 @@ def attach(name: str) -> None:
 
 @cli.command()
 @click.argument("name")
-def kill(name: str) -> None:
+@click.option("--tree", is_flag=True, help="Also kill every descendant (linked or orchestrated).")
+def kill(name: str, tree: bool) -> None:
     """Stop agent NAME's whole process tree; its home and record stay.
 
     \b
-    Example:
+    Examples:
       roost kill api-fix && roost wake api-fix
+      roost kill lead --tree
     """
-    from roost import homes
+    from roost import homes, wsops
 
-    stopped = homes.kill(_app(name), name)
+    app = _app(name)
+    if tree:
+        click.echo(f"killed {', '.join(wsops.kill_tree(app, name))}")
+        return
+    stopped = homes.kill(app, name)
     click.echo(f"stopped {name} ({len(stopped)} processes); wake: roost wake {name}"
                if stopped else f"{name} was not running")
 
@@ -199,6 +217,305 @@ def doctor(as_json: bool) -> None:
     click.echo(json.dumps(report.as_json(), indent=2) if as_json else report.text(), nl=False)
     if not report.ok:
         sys.exit(1)
+
+
+# ---- the workspace -----------------------------------------------------------------------
+@cli.group()
+def tab() -> None:
+    """Tabs: named, ordered groups of tiles (the agents on screen).
+
+    \b
+    Examples:
+      roost tab new review
+      roost tab ls
+    """
+
+
+@tab.command(name="new")
+@click.argument("name")
+def tab_new(name: str) -> None:
+    """Create an empty tab NAME.
+
+    \b
+    Example:
+      roost tab new review
+    """
+    from roost import wsops
+
+    wsops.tab_new(_app(), name)
+    click.echo(f"tab {name} created")
+
+
+@tab.command(name="rename")
+@click.argument("old")
+@click.argument("new")
+def tab_rename(old: str, new: str) -> None:
+    """Rename tab OLD to NEW.
+
+    \b
+    Example:
+      roost tab rename review code-review
+    """
+    from roost import wsops
+
+    wsops.tab_rename(_app(), old, new)
+    click.echo(f"tab {old} is now {new}")
+
+
+@tab.command(name="close")
+@click.argument("name")
+def tab_close(name: str) -> None:
+    """Close tab NAME; its tiles are parked and keep running.
+
+    \b
+    Example:
+      roost tab close review
+    """
+    from roost import wsops
+
+    parked = wsops.tab_close(_app(), name)
+    click.echo(f"tab {name} closed" + (f"; parked {', '.join(parked)}" if parked else ""))
+
+
+@tab.command(name="ls")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def tab_ls(as_json: bool) -> None:
+    """List tabs with their tiles in order.
+
+    \b
+    Example:
+      roost tab ls
+    """
+    from roost import wsops
+
+    rows = wsops.tab_list(_app())
+    if as_json:
+        click.echo(json.dumps([{"name": r.name, "tiles": r.tiles, "focus": r.focus}
+                               for r in rows]))
+        return
+    for r in rows:
+        click.echo(f"{r.name}: {' | '.join(r.tiles) or '(empty)'}")
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--tree", is_flag=True, help="Also park every descendant.")
+def park(name: str, tree: bool) -> None:
+    """Take agent NAME off screen: it keeps running, and hibernates at the next restore.
+
+    \b
+    Example:
+      roost park api-fix
+    """
+    from roost import wsops
+
+    click.echo(f"parked {', '.join(wsops.park(_app(name), name, tree))}")
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--tab", "tab_name", required=True, help="The tab to put it in (made if missing).")
+@click.option("--split", type=click.Choice(["v", "h"]), default="v", show_default=True,
+              help="Split the tab's focused tile: v side by side, h one above the other.")
+def place(name: str, tab_name: str, split: str) -> None:
+    """Put a parked or buried agent NAME on screen as a tile of TAB, waking it.
+
+    \b
+    Example:
+      roost place api-fix --tab main --split h
+    """
+    from roost import wsops
+
+    result = wsops.place(_app(name), name, tab_name, split)
+    click.echo(f"{name} is a tile of {tab_name} (pid {result.pid})")
+
+
+@cli.command()
+@click.argument("name")
+def bury(name: str) -> None:
+    """Close agent NAME's tile and keep it for revival; its process stops.
+
+    \b
+    Example:
+      roost bury old-experiment && roost unbury old-experiment
+    """
+    from roost import wsops
+
+    wsops.bury(_app(name), name)
+    click.echo(f"buried {name}; revive: roost unbury {name}")
+
+
+@cli.command()
+@click.argument("name")
+def unbury(name: str) -> None:
+    """Revive buried agent NAME where it was (or parked, if its tab is gone).
+
+    \b
+    Example:
+      roost unbury old-experiment
+    """
+    from roost import wsops
+
+    tab_name = wsops.unbury(_app(name), name)
+    click.echo(f"{name} is back in tab {tab_name}" if tab_name else
+               f"{name} is parked (its tab is gone); roost place {name} --tab TAB")
+
+
+@cli.command()
+@click.argument("name")
+def pin(name: str) -> None:
+    """Pin agent NAME to the top of lists (it does not wake it).
+
+    \b
+    Example:
+      roost pin api-fix
+    """
+    from roost import wsops
+
+    click.echo(f"pinned {name}" if wsops.pin(_app(name), name) else f"{name} was pinned already")
+
+
+@cli.command()
+@click.argument("name")
+def unpin(name: str) -> None:
+    """Unpin agent NAME.
+
+    \b
+    Example:
+      roost unpin api-fix
+    """
+    from roost import wsops
+
+    click.echo(f"unpinned {name}" if wsops.unpin(_app(name), name) else f"{name} was not pinned")
+
+
+@cli.command()
+@click.argument("child")
+@click.option("--parent", default=None, metavar="P", help="The parent agent.")
+@click.option("--clear", is_flag=True, help="Remove the link instead.")
+def link(child: str, parent: str | None, clear: bool) -> None:
+    """Link agent CHILD under agent P (or --clear the link).
+
+    \b
+    Examples:
+      roost link tests --parent api-fix
+      roost link tests --clear
+    """
+    from roost import wsops
+
+    if not clear and parent is None:
+        raise click.UsageError("give --parent P, or --clear")
+    app = _app(child, *([parent] if parent else []))
+    wsops.link(app, child, None if clear else parent)
+    click.echo(f"{child} unlinked" if clear else f"{child} is linked under {parent}")
+
+
+@cli.command()
+@click.argument("name")
+def hibernate(name: str) -> None:
+    """Stop agent NAME's process now and release its home; keep everything else.
+
+    \b
+    Example:
+      roost hibernate api-fix && roost wake api-fix
+    """
+    from roost import homes
+
+    homes.hibernate(_app(name), name)
+    click.echo(f"{name} hibernates; roost wake {name} brings it back")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--concurrency", type=int, default=None,
+              help="At most this many agents start at once [default: 3, or restore.concurrency].")
+@click.option("--stagger", type=float, default=None,
+              help="Seconds between two starts [default: 0.25, or restore.stagger].")
+def restore(as_json: bool, concurrency: int | None, stagger: float | None) -> None:
+    """Bring the workspace back: start the tiles' agents, hibernate the rest.
+
+    Parked and buried agents get no process and no home; they wake when used.
+
+    \b
+    Example:
+      roost restore --concurrency 2
+    """
+    from roost.restore import restore as run
+
+    report = run(_app(), concurrency, stagger)
+    click.echo(json.dumps(report.as_json()) if as_json else report.text(), nl=as_json)
+    if report.failed:
+        sys.exit(1)
+
+
+@cli.command()
+@click.option("--dangerous/--no-dangerous", default=None,
+              help="Switch the workspace's mode before restarting.")
+def reload(dangerous: bool | None) -> None:
+    """Restart the live agents (tiles that run), in a new mode if asked; never starts others.
+
+    \b
+    Example:
+      roost reload --dangerous
+    """
+    from roost import wsops
+
+    names = wsops.reload(_app(), dangerous)
+    click.echo(f"restarted {', '.join(names)}" if names else "no live agent runs: nothing restarted")
+
+
+@cli.command()
+@click.option("--older-than", "older_than", default=None, metavar="DURATION",
+              help="Also remove parked or buried agents idle this long (30m, 12h, 7d, 2w).")
+@click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
+def gc(older_than: str | None, dry_run: bool) -> None:
+    """Remove stale records (and idle parked or buried agents); never a pinned or live one.
+
+    \b
+    Example:
+      roost gc --older-than 14d --dry-run
+    """
+    from roost import wsops
+
+    age = wsops.parse_duration(older_than) if older_than else None
+    found = wsops.gc(_app(), age, dry_run)
+    verb = "would remove" if dry_run else "removed"
+    for agent, why in found:
+        click.echo(f"{verb} {agent.name}: {why}")
+    if not found:
+        click.echo("nothing to remove")
+
+
+@cli.command(name="export")
+def export_cmd() -> None:
+    """Print the whole workspace as versioned JSON.
+
+    \b
+    Example:
+      roost export > workspace.json
+    """
+    from roost import transfer
+
+    click.echo(json.dumps(transfer.export(_app()), indent=2, sort_keys=True))
+
+
+@cli.command(name="import")
+@click.argument("file", type=click.File("r"))
+def import_cmd(file) -> None:  # noqa: ANN001 - click.File
+    """Add the agents, tabs and pins of an export; bad input changes nothing.
+
+    \b
+    Example:
+      roost import workspace.json
+    """
+    from roost import transfer
+
+    try:
+        data = json.load(file)
+    except ValueError as exc:
+        raise RoostError(f"import refused, nothing changed: not JSON ({exc})", code=2) from None
+    count = transfer.import_(_app(), data)
+    click.echo(f"imported {count} agents; roost restore starts the tiles")
 
 
 def main(argv: list[str] | None = None) -> None:
