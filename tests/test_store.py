@@ -142,3 +142,27 @@ def test_six_writers_and_kill_9_lose_no_committed_row(tmp_path: Path) -> None:
     assert committed <= names
     fk = store.conn.execute("PRAGMA foreign_key_check").fetchall()
     assert fk == []
+
+
+def test_v1_store_migrates_its_agents_into_tiles_of_main(tmp_path: Path) -> None:
+    from roost import schema, wsdb
+    from roost import workspace as ws
+
+    path = tmp_path / "r.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    for statement in schema._statements(schema.V1):
+        conn.execute(statement)
+    for name in ("old1", "old2"):
+        conn.execute("INSERT INTO agents (id, name, provider, cwd, home, created_at, intent) "
+                     "VALUES (?, ?, 'claude', '/w', ?, ?, 'running')",
+                     (f"id-{name}", name, name, f"2026-01-0{name[-1]}"))
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("COMMIT")
+    conn.close()
+    store = Store.open(path)
+    workspace = wsdb.load(store.conn)
+    assert [t.name for t in workspace.tabs] == ["main"]
+    assert ws.leaves(workspace.tabs[0].layout) == ["id-old1", "id-old2"]
+    assert ws.live(workspace) == {"id-old1", "id-old2"} and ws.problems(workspace) == []
+    assert store.require("old1").last_active_at == "2026-01-01"

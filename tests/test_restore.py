@@ -1,0 +1,71 @@
+"""Restore's queue and telemetry, in process: the cap holds, failures stay local, a span is sent."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from conftest import Env
+from roost.restore import run_queue
+
+
+def test_queue_never_exceeds_its_cap_and_staggers_starts() -> None:
+    now, peak, lock = [0], [0], threading.Lock()
+    launched: list[float] = []
+
+    def start(name: str) -> None:
+        with lock:
+            launched.append(time.monotonic())
+            now[0] += 1
+            peak[0] = max(peak[0], now[0])
+        time.sleep(0.05)
+        with lock:
+            now[0] -= 1
+
+    started, failed, measured = run_queue([f"a{i}" for i in range(12)], start, 3, 0.01)
+    assert sorted(started) == sorted(f"a{i}" for i in range(12)) and failed == {}
+    assert peak[0] <= 3 and measured == peak[0]
+    gaps = [b - a for a, b in zip(launched, launched[1:])]
+    assert min(gaps) >= 0.009
+
+
+def test_one_failure_does_not_stop_the_rest() -> None:
+    def start(name: str) -> None:
+        if name == "bad":
+            raise RuntimeError("no such cwd")
+
+    started, failed, _ = run_queue(["a", "bad", "b"], start, 2, 0)
+    assert sorted(started) == ["a", "b"] and failed == {"bad": "no such cwd"}
+
+
+@pytest.mark.tmux
+def test_restore_emits_a_span_with_its_counts(world: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    world.roost("spawn", "t1", "--cwd", str(world.tmp / "work"))
+    world.roost("spawn", "p1", "--cwd", str(world.tmp / "work"), "--detached")
+    world.tmux("kill-server")
+    for key, value in world.env.items():
+        monkeypatch.setenv(key, value)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", None)
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER_SET_ONCE", trace.Once())
+    trace.set_tracer_provider(provider)
+
+    from roost.app import open_app
+    from roost.restore import restore
+
+    report = restore(open_app(), concurrency=2, stagger=0)
+    assert report.started == ["t1"] and report.hibernated == ["p1"]
+    [span] = exporter.get_finished_spans()
+    assert span.name == "roost.restore"
+    attrs = dict(span.attributes or {})
+    assert attrs["roost.live_expected"] == 1 and attrs["roost.started"] == 1
+    assert attrs["roost.hibernated"] == 1 and attrs["roost.failed"] == 0
+    assert attrs["roost.seconds"] > 0
