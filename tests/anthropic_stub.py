@@ -82,6 +82,62 @@ def last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+def last_tool_result(body: dict[str, Any]) -> str | None:
+    """The text of a ``tool_result`` block in the last message, when the last message is the
+    client returning a tool's output (None otherwise)."""
+    messages = body.get("messages") or []
+    if not messages or not isinstance(messages[-1], dict) or messages[-1].get("role") != "user":
+        return None
+    content = messages[-1].get("content")
+    if not isinstance(content, list):
+        return None
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            inner = block.get("content")
+            texts = _text_of(inner) if not isinstance(inner, str) else [inner]
+            return " ".join(texts).strip()
+    return None
+
+
+def sample_of(schema: Any, name: str = "value") -> Any:
+    """A small instance of a JSON schema: what a side call that asks for structured output
+    (``output_config.format`` of type ``json_schema``, e.g. session titles) gets back."""
+    if not isinstance(schema, dict):
+        return f"stub {name}"
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            return sample_of(schema[key][0], name)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties") or {}
+        required = schema.get("required") or list(props)
+        return {key: sample_of(props.get(key), key) for key in required}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return 0
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return f"stub {name}"
+
+
+def structured_format(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a request asks its answer to follow, if any."""
+    for holder in (body.get("output_config"), body):
+        fmt = holder.get("format") if isinstance(holder, dict) else None
+        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            return fmt.get("schema") or {}
+    return None
+
+
 def is_main_request(body: dict[str, Any]) -> bool:
     """A conversation turn (carries the agent's tools) rather than a side call (title, topic,
     quota check, ...)."""
@@ -97,6 +153,17 @@ def _rough_tokens(body: Any) -> int:
     return max(1, len(json.dumps(body)) // 4)
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (the CLI exiting, an interrupted turn) is not an error."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
 class AnthropicStub:
     """The running stand-in. Use :func:`running_stub` to get one."""
 
@@ -107,8 +174,9 @@ class AnthropicStub:
         self._delay = 0.0
         self._release = threading.Event()
         self._stopping = threading.Event()
+        self._script: list[dict[str, Any]] = []
         self.reply_for = self.default_reply
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True,
@@ -134,9 +202,44 @@ class AnthropicStub:
         """End the current (and any later) delay now; ``set_delay`` arms it again."""
         self._release.set()
 
+    def queue_reply(self, text: str) -> None:
+        """Answer the next main request (after any queued before) with ``text``."""
+        with self._lock:
+            self._script.append({"type": "text", "text": text})
+
+    def queue_tool_use(self, name: str, tool_input: dict[str, Any]) -> None:
+        """Answer the next main request (after any queued before) by calling tool ``name``,
+        e.g. ``queue_tool_use("Bash", {"command": "echo hi", "description": "Say hi"})`` to make
+        Claude Code ask for permission. The turn that returns the tool's result gets the default
+        reply, ``stub reply: tool result: <output>``."""
+        with self._lock:
+            self._script.append({"type": "tool_use", "name": name, "input": tool_input})
+
     @staticmethod
     def default_reply(body: dict[str, Any]) -> str:
+        result = last_tool_result(body)
+        if result is not None:
+            return f"{REPLY_PREFIX}tool result: {result[:200]}"
         return REPLY_PREFIX + last_user_text(body)
+
+    def _next_block(self, req: Request, body: dict[str, Any]) -> dict[str, Any]:
+        """The content block to answer ``body`` with."""
+        choice = body.get("tool_choice") or {}
+        if isinstance(choice, dict) and choice.get("type") == "tool" and choice.get("name"):
+            schema = next((t.get("input_schema") for t in body.get("tools") or []
+                           if isinstance(t, dict) and t.get("name") == choice["name"]), None)
+            tool_input = sample_of(schema) if schema else {}
+            return {"type": "tool_use", "name": choice["name"],
+                    "input": tool_input if isinstance(tool_input, dict) else {}}
+        schema = structured_format(body)
+        if schema is not None:
+            return {"type": "text", "text": json.dumps(sample_of(schema))}
+        if req.kind == "main":
+            with self._lock:
+                scripted = self._script.pop(0) if self._script else None
+            if scripted is not None:
+                return dict(scripted)
+        return {"type": "text", "text": self.reply_for(body)}
 
     def messages(self, kind: str | None = None) -> list[Request]:
         """The ``/v1/messages`` requests seen so far (``kind``: "main" or "side")."""
@@ -199,7 +302,8 @@ class AnthropicStub:
                 self.send_header("Content-Length", str(len(data)))
                 self.send_header("request-id", f"req_stub_{uuid.uuid4().hex[:16]}")
                 self.end_headers()
-                self.wfile.write(data)
+                if self.command != "HEAD":
+                    self.wfile.write(data)
 
             def _not_found(self) -> None:
                 self._send_json(404, {"type": "error", "error": {
@@ -229,6 +333,12 @@ class AnthropicStub:
                             "created_at": "2025-09-29T00:00:00Z"}],
                             "has_more": False, "first_id": "claude-sonnet-4-5",
                             "last_id": "claude-sonnet-4-5"})
+                    elif method in ("GET", "HEAD") and path == "/api/hello":
+                        # Claude Code's connectivity check (sent unless nonessential traffic
+                        # is disabled).
+                        req.kind = "hello"
+                        stub._record(req)
+                        self._send_json(200, {"message": "hello"})
                     else:
                         req.kind = "unknown"
                         stub._record(req)
@@ -260,18 +370,13 @@ class AnthropicStub:
                 model = str(body.get("model") or "claude-sonnet-4-5")
                 msg_id = f"msg_stub_{uuid.uuid4().hex[:20]}"
                 in_tokens = _rough_tokens(body.get("messages"))
-                choice = body.get("tool_choice") or {}
-                forced_tool = (choice.get("name") if isinstance(choice, dict)
-                               and choice.get("type") == "tool" else None)
-                if forced_tool:
-                    block: dict[str, Any] = {"type": "tool_use",
-                                             "id": f"toolu_stub_{uuid.uuid4().hex[:20]}",
-                                             "name": forced_tool, "input": {}}
+                block = stub._next_block(req, body)
+                if block["type"] == "tool_use":
+                    block["id"] = f"toolu_stub_{uuid.uuid4().hex[:20]}"
                     text = ""
                     stop_reason = "tool_use"
                 else:
-                    text = stub.reply_for(body)
-                    block = {"type": "text", "text": text}
+                    text = block["text"]
                     stop_reason = "end_turn"
                 req.reply = text
                 out_tokens = max(1, len(text) // 4)
@@ -311,7 +416,8 @@ class AnthropicStub:
                 else:
                     self._event("content_block_start", {
                         "type": "content_block_start", "index": 0,
-                        "content_block": {**block, "input": {}}})
+                        "content_block": {"type": "tool_use", "id": block["id"],
+                                          "name": block["name"], "input": {}}})
                     self._event("content_block_delta", {
                         "type": "content_block_delta", "index": 0,
                         "delta": {"type": "input_json_delta",

@@ -115,6 +115,16 @@ class Env:
         self.tmux("send-keys", "-t", target, "Enter")
 
 
+def core_argv(start: dict) -> list[str]:
+    """A claude start's argv without roost's `--settings FILE` (checked on its own elsewhere)."""
+    argv = list(start["argv"])
+    if "--settings" in argv:
+        i = argv.index("--settings")
+        assert argv[i + 1].endswith("claude-settings.json"), argv
+        del argv[i:i + 2]
+    return argv
+
+
 def make_env(tmp_path: Path) -> Env:
     socket = f"rt-{uuid.uuid4().hex[:10]}"
     tmux_tmp = tmp_path / "tmux"

@@ -318,7 +318,10 @@ def test_sigterm_fires_session_end_and_exits_143(env: dict[str, str], project: P
         stdout=subprocess.DEVNULL, env=env, cwd=project,
     )  # fmt: skip
     try:
-        wait_until((tmp_path / "events.jsonl").exists, what="SessionStart")
+        events = tmp_path / "events.jsonl"
+        # the whole SessionStart line, not just the file: a signal mid-write would mix lines
+        wait_until(lambda: events.exists() and events.read_text().endswith("\n"),
+                   what="SessionStart")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 143
     finally:
@@ -506,8 +509,13 @@ class Tmux:
         return screen
 
     def dead_status(self, pane: str) -> int | None:
-        out = self("display-message", "-p", "-t", pane, "#{pane_dead}:#{pane_dead_status}")
-        dead, _, status = out.strip().partition(":")
+        out = self("display-message", "-p", "-t", pane, "#{pane_dead}:#{pane_dead_status}:#{pid}")
+        dead, status, server = out.strip().split(":")
+        if dead == "1" and not status:
+            # tmux 3.3a sometimes misses a pane's SIGCHLD (see roost.tmux.list_pane_rows):
+            # nudge the server to reap it, and ask again next time
+            os.kill(int(server), signal.SIGCHLD)
+            return None
         return int(status) if dead == "1" else None
 
     def kill(self) -> None:

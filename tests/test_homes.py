@@ -9,7 +9,7 @@ import time
 import psutil
 import pytest
 
-from conftest import Env
+from conftest import Env, core_argv
 
 pytestmark = pytest.mark.tmux
 
@@ -37,7 +37,7 @@ def test_spawn_builds_a_home_with_a_keeper_and_the_agent_in_its_own_window(world
     world.wait_screen("alpha:0", "running (pid")
     # claude was started with the minted session id and the prompt as its first message
     start = world.last_start(1)
-    assert start["argv"] == ["--session-id", a["provider_session_id"], "hello roost"]
+    assert core_argv(start) == ["--session-id", a["provider_session_id"], "hello roost"]
     assert start["cwd"] == str(world.tmp / "work")
     world.wait_screen(agent["pane_id"], "echo: hello roost")
 
@@ -55,7 +55,7 @@ def test_exit_keeps_the_home_and_wake_resumes_the_same_conversation(world: Env) 
     world.roost("wake", "alpha")
     woke = world.ls()["alpha"]
     assert woke["state"] == "running" and woke["provider_session_id"] == a["provider_session_id"]
-    assert world.last_start(2)["argv"] == ["--resume", a["provider_session_id"]]
+    assert core_argv(world.last_start(2)) == ["--resume", a["provider_session_id"]]
     transcript = json.loads(
         next((world.user_home / ".claude/projects").glob(f"*/{a['provider_session_id']}.jsonl"))
         .read_text().splitlines()[0])
@@ -109,7 +109,7 @@ def test_tmux_server_killed_then_wake_recreates_the_home_with_its_keeper(world: 
     assert [(p["session"], p["window_index"], p["window"], p["keeper"]) for p in panes] == [
         ("alpha", "0", "home", "1"), ("alpha", "1", "alpha", "")]
     assert world.ls()["alpha"]["state"] == "running"
-    assert world.last_start(2)["argv"] == ["--resume", a["provider_session_id"]]
+    assert core_argv(world.last_start(2)) == ["--resume", a["provider_session_id"]]
 
 
 def test_spawn_of_an_existing_agent(world: Env) -> None:

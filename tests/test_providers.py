@@ -24,8 +24,15 @@ def agent(provider: str, **kw: object) -> Agent:
 def test_claude_starts_with_minted_id_and_prompt(tmp_path: Path) -> None:
     a = agent("claude", provider_session_id=SID, dangerous=True, args=("--model", "opus"))
     argv = get("claude").start_argv(a, "/bin/claude", "hello there", tmp_path)
-    assert argv == ["/bin/claude", "--session-id", SID, "--dangerously-skip-permissions",
-                    "--model", "opus", "hello there"]
+    settings = tmp_path / "agents" / "rid" / "claude-settings.json"
+    assert argv == ["/bin/claude", "--session-id", SID, "--settings", str(settings),
+                    "--dangerously-skip-permissions", "--model", "opus", "hello there"]
+    written = json.loads(settings.read_text())
+    assert written["cleanupPeriodDays"] >= 3650
+    assert set(written["hooks"]) >= {"SessionStart", "UserPromptSubmit", "Stop", "Notification",
+                                     "SessionEnd"}
+    command = written["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert "hook.sh" in command and str(tmp_path / "agents" / "rid" / "hooks.log") in command
 
 
 def test_claude_resumes_when_transcript_exists(tmp_path: Path) -> None:
@@ -38,7 +45,11 @@ def test_claude_resumes_when_transcript_exists(tmp_path: Path) -> None:
     assert claude.resume_argv(a, "/c", env, tmp_path)[:3] == ["/c", "--session-id", SID]
     path.parent.mkdir(parents=True)
     path.write_text("{}\n")
-    assert claude.resume_argv(a, "/c", env, tmp_path) == ["/c", "--resume", SID]
+    assert claude.resume_argv(a, "/c", env, tmp_path)[:3] == ["/c", "--resume", SID]
+    # a conversation that existed and is gone is never silently replaced by a fresh one
+    path.unlink()
+    with pytest.raises(NotResumable, match="unresumable.*--fresh"):
+        claude.resume_argv(a.replace(conversation_seen=True), "/c", env, tmp_path)
 
 
 def test_claude_project_dir_name() -> None:

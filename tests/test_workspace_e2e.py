@@ -8,7 +8,7 @@ import sqlite3
 import psutil
 import pytest
 
-from conftest import Env
+from conftest import Env, core_argv
 
 pytestmark = pytest.mark.tmux
 
@@ -80,7 +80,7 @@ def test_restore_of_thirty_agents_starts_only_the_four_tiles(world: Env) -> None
     starts = len(world.starts())
     world.roost("wake", "lead")
     start = world.last_start(starts + 1)
-    assert start["argv"] == ["--resume", before["lead"]["provider_session_id"]]
+    assert core_argv(start) == ["--resume", before["lead"]["provider_session_id"]]
     assert world.ls()["lead"]["state"] == "running"
     assert world.ls()["lead"]["placement"] == "detached"  # waking never changes placement
 
@@ -215,6 +215,9 @@ def test_gc_removes_stale_and_idle_but_never_pinned_or_live(world: Env) -> None:
         spawn(world, name, *([] if name == "live" else ["--detached"]))
     world.roost("pin", "pinned")
     spawn(world, "stale", "--detached")
+    world.last_start(5)
+    world.wait_for(lambda: all(a["status"] != "starting" for a in world.ls().values()),
+                   what="hooks read")  # reading hook events counts as activity
     db = sqlite3.connect(world.home / "roost.db")
     db.execute("UPDATE agents SET last_active_at = '2020-01-01T00:00:00+00:00' "
                "WHERE name IN ('idle', 'pinned', 'live')")

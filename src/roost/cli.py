@@ -98,12 +98,9 @@ def ls_cmd(as_json: bool) -> None:
       roost ls
       roost ls --json | jq '.[] | select(.state == "stopped") | .name'
     """
-    from roost import homes, lsfast, present
+    from roost import observe, present
 
-    app = _app()
-    homes.learn_session_ids(app, app.store.agents())
-    rows = lsfast.agent_panes(app.tmux.list_pane_rows())
-    click.echo(present.render(lsfast.collect(app.store.conn, rows), as_json), nl=False)
+    click.echo(present.render(observe.refresh(_app()), as_json), nl=False)
 
 
 @cli.command()

@@ -1,9 +1,12 @@
-"""`roost ls`: one SELECT and one `tmux list-panes -a`, joined. Built to start fast: it imports
-only os, sys, sqlite3 and roost's import-light modules (no Click, no dataclasses, no subprocess),
-because people and scripts run `roost ls` all the time. The full CLI uses the same `collect` and
-`render`; the fast entry hands over to it (returns None) whenever there is more to do than
-reading: a missing, damaged or older database (migrations and errors live there), codex or gemini
-ids still to learn from their files, or a pane whose exit status tmux has not collected yet.
+"""`roost ls`: one SELECT, one `tmux list-panes -a`, at most one chained `capture-pane` call, and
+the hook logs' last lines, joined. Built to start fast: it imports only os, sys, time, sqlite3 and
+roost's import-light modules (no Click, no dataclasses, no subprocess), because people and scripts
+run `roost ls` all the time.
+
+The fast path only reads. It hands over to the full CLI (returns None) whenever there is
+something to write or fix: a missing, damaged or older database, codex or gemini ids to learn,
+unread hook events, a status that changed since it was stored, or a pane whose exit status tmux
+has not collected yet. Both paths use `collect`, `add_status` and `render`.
 """
 
 from __future__ import annotations
@@ -11,13 +14,15 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+import time
 
-from roost import locate, panefmt, present, schema, state
+from roost import hooks, locate, panefmt, present, schema, state, status
 
 _QUERY = """
 SELECT a.id, a.name, a.provider, a.provider_session_id, a.cwd, a.home, a.args, a.dangerous,
        a.created_at, a.started_at, a.last_exit, a.intent, a.placement, t.name,
-       p.agent_id IS NOT NULL, lp.name, op.name, oroot.name, a.last_active_at, a.last_error
+       p.agent_id IS NOT NULL, lp.name, op.name, oroot.name, a.last_active_at, a.last_error,
+       a.status, a.status_source, a.status_since, a.hook_offset, a.restart_policy
 FROM agents a
 LEFT JOIN tabs t ON t.id = a.tab_id
 LEFT JOIN pins p ON p.agent_id = a.id
@@ -29,9 +34,11 @@ ORDER BY a.created_at, a.name
 _COLUMNS = ("id", "name", "provider", "provider_session_id", "cwd", "home", "args", "dangerous",
             "created_at", "started_at", "last_exit", "intent", "placement", "tab", "pinned",
             "linked_parent", "orchestration_parent", "orchestration_root", "last_active_at",
-            "last_error")
+            "last_error", "stored_status", "stored_source", "status_since", "hook_offset",
+            "restart_policy")
 _LEARNABLE = ("SELECT 1 FROM agents WHERE provider_session_id IS NULL AND launches > 0 "
               "AND provider IN ('codex', 'gemini') LIMIT 1")
+MARKER = "\x1eroost-capture"
 
 
 def collect(conn: sqlite3.Connection, panes: dict[str, dict[str, str]]) -> list[dict]:
@@ -41,6 +48,8 @@ def collect(conn: sqlite3.Connection, panes: dict[str, dict[str, str]]) -> list[
         item = dict(zip(_COLUMNS, row))
         pane = panes.get(item["id"])
         alive = pane is not None and pane["pane_dead"] != "1"
+        item["pane"] = pane
+        item["alive"] = alive
         item["state"] = state.derive(alive, pane is not None, item["intent"], item["placement"],
                                      item["last_error"])
         item["pid"] = int(pane["pane_pid"]) if alive and pane else None
@@ -59,10 +68,62 @@ def agent_panes(rows: list[dict[str, str]]) -> dict[str, dict[str, str]]:
     return found
 
 
+def hook_status(item: dict, roost_home: str) -> tuple[str, float] | None:
+    """The status the agent's last hook event gives (claude), and when it fired."""
+    if item["provider"] != "claude":
+        return None
+    last = hooks.last_event(hooks.log_path(roost_home, item["id"]))
+    if last is None:
+        return None
+    found = status.from_hook(last[1], last[2])
+    return (found, last[0]) if found else None
+
+
+def screens_needed(items: list[dict], hook_by_id: dict[str, tuple[str, float] | None]) -> list[str]:
+    needed = []
+    for item in items:
+        if not item["alive"]:
+            continue
+        hook = hook_by_id.get(item["id"])
+        activity = _float(item["pane"].get("window_activity"))
+        if status.needs_screen(item["provider"], item["provider"] == "claude",
+                               hook[1] if hook else None, activity):
+            needed.append(item["pane"]["pane_id"])
+    return needed
+
+
+def add_status(items: list[dict], hook_by_id: dict[str, tuple[str, float] | None],
+               screens: dict[str, str], overrides: dict | None, now: float) -> None:
+    """Set each item's status and source, and whether it differs from the stored one."""
+    for item in items:
+        pane = item["pane"]
+        found, source = status.classify(
+            alive=item["alive"], has_window=pane is not None, base_state=item["state"],
+            roost_stopped=item["intent"] == "stopped",
+            hook=hook_by_id.get(item["id"]),
+            screen=screens.get(pane["pane_id"]) if pane else None,
+            activity=_float(pane.get("window_activity")) if pane else None,
+            started_at=_epoch(item["started_at"]),
+            patterns=status.patterns_for(item["provider"], overrides), now=now)
+        item["status"], item["status_source"] = found, source
+        item["status_changed"] = (found, source) != (item["stored_status"], item["stored_source"])
+
+
+def status_overrides(roost_home: str) -> dict | None:
+    path = os.path.join(roost_home, "config.toml")
+    if not os.path.exists(path):
+        return None
+    import tomllib
+
+    with open(path, "rb") as fh:
+        return tomllib.load(fh).get("status", {}).get("patterns")
+
+
 def fast(as_json: bool) -> int | None:
     """Print `roost ls`; None when the full CLI must take over."""
     name = locate.socket_name()
-    db = os.path.join(locate.roost_home(), "roost.db")
+    home = locate.roost_home()
+    db = os.path.join(home, "roost.db")
     if name is None or not os.path.exists(db):
         return None
     try:
@@ -72,24 +133,52 @@ def fast(as_json: bool) -> int | None:
             return None
         if conn.execute(_LEARNABLE).fetchone():
             return None
-        text = _list_panes(name)
+        text = _tmux(name, ["list-panes", "-a", "-F", panefmt.FORMAT])
         if text is None:
             return None
         rows = panefmt.rows(text)
         if any(r["pane_dead"] == "1" and panefmt.exit_status(r) is None for r in rows):
             return None
         items = collect(conn, agent_panes(rows))
-    except sqlite3.DatabaseError:
+        if any(i["provider"] == "claude" and hooks.size(hooks.log_path(home, i["id"]))
+               != i["hook_offset"] for i in items):
+            return None  # unread hook events: session id changes and events to record
+        hook_by_id = {i["id"]: hook_status(i, home) for i in items if i["alive"]}
+        needed = screens_needed(items, hook_by_id)
+        screens = {}
+        if needed:
+            captured = _tmux(name, panefmt.capture_args(needed, MARKER))
+            if captured is None:
+                return None
+            screens = panefmt.split_captures(captured, MARKER)
+        add_status(items, hook_by_id, screens, status_overrides(home), time.time())
+        if any(i["status_changed"] for i in items):
+            return None  # the full CLI records the change (status_since, the event log)
+    except (sqlite3.DatabaseError, OSError, ValueError):
         return None
     sys.stdout.write(present.render(items, as_json))
     return 0
 
 
-def _list_panes(socket: str) -> str | None:
-    """`tmux list-panes -a` through posix_spawn (the subprocess module costs ~10 ms to import).
+def _float(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
+def _epoch(iso: str | None) -> float | None:
+    if not iso:
+        return None
+    from datetime import datetime
+
+    return datetime.fromisoformat(iso).timestamp()
+
+
+def _tmux(socket: str, args: list[str]) -> str | None:
+    """A tmux client call through posix_spawn (the subprocess module costs ~10 ms to import).
     "" when no server runs; None on anything unexpected (tmux missing, an error)."""
-    argv = ["tmux", "-u", "-L", socket, "-f", "/dev/null", "list-panes", "-a", "-F",
-            panefmt.FORMAT]
+    argv = ["tmux", "-u", "-L", socket, "-f", "/dev/null", *args]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
@@ -105,7 +194,7 @@ def _list_panes(socket: str) -> str | None:
         data = out.read()  # tmux writes little to stderr, so reading stdout first cannot block
     with os.fdopen(err_r, "rb") as err:
         error = err.read().decode(errors="replace")
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) == 0:
+    _, wait_status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(wait_status) == 0:
         return data.decode(errors="replace")
     return "" if any(s in error for s in panefmt.NO_SERVER) else None

@@ -38,6 +38,14 @@ class Agent:
     orchestration_root: str | None = None
     last_active_at: str | None = None
     last_error: str | None = None  # why the last start failed; cleared by a good start
+    # status and supervision (schema v3)
+    status: str | None = None  # the last observed status (status.py), and since when
+    status_source: str | None = None
+    status_since: str | None = None
+    restart_policy: str = "never"  # "never" | "on-failure"
+    conversation_seen: bool = False  # a conversation exists, so a fresh start would lose it
+    transcript_path: str | None = None  # from claude's hooks
+    hook_offset: int = 0  # bytes of the hook log already read
 
     def replace(self, **changes: object) -> Agent:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]

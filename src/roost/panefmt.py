@@ -4,13 +4,14 @@ SEP = "\t"
 FIELDS = (
     "session_id", "session_name", "window_id", "window_name", "window_index", "pane_id",
     "pane_pid", "pane_dead", "pane_dead_status", "pane_dead_signal", "roost_id", "roost_keeper",
-    "roost_home", "server_pid",
+    "roost_home", "server_pid", "window_activity",
 )
 FORMAT = SEP.join([
     "#{session_id}", "#{session_name}", "#{window_id}", "#{window_name}", "#{window_index}",
     "#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}",
-    "#{@roost_id}", "#{@roost_keeper}", "#{@roost_home}", "#{pid}",
+    "#{@roost_id}", "#{@roost_keeper}", "#{@roost_home}", "#{pid}", "#{window_activity}",
 ])
+CAPTURE_LINES = 40  # enough for a dialog; status patterns read the last 15 non-empty lines
 NO_SERVER = ("no server running", "error connecting to", "server exited unexpectedly")
 
 
@@ -26,3 +27,25 @@ def exit_status(row: dict[str, str]) -> int | None:
     if row["pane_dead_status"]:
         return int(row["pane_dead_status"])
     return 128 + int(row["pane_dead_signal"]) if row["pane_dead_signal"] else None
+
+
+def capture_args(pane_ids: list[str], marker: str) -> list[str]:
+    """One tmux command list capturing many panes, each followed by a marker line: status for
+    a hundred agents costs one tmux call, not a hundred."""
+    args: list[str] = []
+    for pane_id in pane_ids:
+        args += ["capture-pane", "-p", "-J", "-t", pane_id, "-S", f"-{CAPTURE_LINES}", ";",
+                 "display-message", "-p", f"{marker} {pane_id}", ";"]
+    return args[:-1]
+
+
+def split_captures(text: str, marker: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    chunk: list[str] = []
+    for line in text.split("\n"):
+        if line.startswith(marker + " "):
+            found[line[len(marker) + 1:].strip()] = "\n".join(chunk)
+            chunk = []
+        else:
+            chunk.append(line)
+    return found

@@ -7,7 +7,8 @@ from __future__ import annotations
 JSON_FIELDS = ("name", "id", "provider", "provider_session_id", "cwd", "home", "state", "pid",
                "dangerous", "created_at", "started_at", "exit_code", "args", "placement", "tab",
                "pinned", "linked_parent", "orchestration_parent", "orchestration_root",
-               "last_active_at", "last_error")
+               "last_active_at", "last_error", "status", "status_source", "status_since",
+               "restart_policy")
 
 
 def agent_json(item: dict) -> dict:
@@ -28,19 +29,19 @@ def place(item: dict) -> str:
     return item["placement"] or "-"
 
 
-def state_text(item: dict) -> str:
-    if item["state"] == "stopped" and item["exit_code"] is not None:
-        return f"stopped ({item['exit_code']})"
-    return item["state"]
+def status_text(item: dict) -> str:
+    if item["status"] in ("exited", "stopped") and item["exit_code"] is not None:
+        return f"{item['status']} ({item['exit_code']})"
+    return item["status"]
 
 
 def table(items: list[dict]) -> str:
     if not items:
         return "no agents yet: roost spawn NAME --cwd DIR\n"
-    rows = [("NAME", "STATE", "PROVIDER", "PLACE", "PID", "HOME", "CWD")]
+    rows = [("NAME", "STATUS", "PROVIDER", "PLACE", "PID", "HOME", "CWD")]
     for it in items:
         name = ("* " if it["pinned"] else "") + it["name"]
-        rows.append((name, state_text(it), it["provider"], place(it), str(it["pid"] or "-"),
+        rows.append((name, status_text(it), it["provider"], place(it), str(it["pid"] or "-"),
                      it["home"], it["cwd"]))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "".join(

@@ -82,9 +82,32 @@ def _v2_place_existing_agents(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE agents SET placement = 'tile', tab_id = ?", (tab_id,))
 
 
+# Status, supervision and the event log.
+V3 = """
+ALTER TABLE agents ADD COLUMN status TEXT;
+ALTER TABLE agents ADD COLUMN status_source TEXT;
+ALTER TABLE agents ADD COLUMN status_since TEXT;
+ALTER TABLE agents ADD COLUMN restart_policy TEXT NOT NULL DEFAULT 'never'
+    CHECK (restart_policy IN ('never', 'on-failure'));
+ALTER TABLE agents ADD COLUMN conversation_seen INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE agents ADD COLUMN transcript_path TEXT;
+ALTER TABLE agents ADD COLUMN hook_offset INTEGER NOT NULL DEFAULT 0;
+-- Append-only. Keyed by roost id (names can be reused after rm), with the name for reading.
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent_id TEXT NOT NULL,
+    agent_name TEXT NOT NULL,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX events_by_agent ON events (agent_id, id);
+"""
+
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     V1,
     [V2, _v2_place_existing_agents],  # type: ignore[list-item]
+    V3,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

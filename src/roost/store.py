@@ -26,7 +26,9 @@ _FIELDS = (
     "id", "name", "provider", "cwd", "home", "args", "dangerous", "provider_session_id",
     "created_at", "intent", "started_at", "launches", "last_exit", "placement", "tab_id",
     "buried_sibling", "buried_side", "buried_direction", "buried_ratio", "linked_parent",
-    "orchestration_parent", "orchestration_root", "last_active_at", "last_error",
+    "orchestration_parent", "orchestration_root", "last_active_at", "last_error", "status",
+    "status_source", "status_since", "restart_policy", "conversation_seen", "transcript_path",
+    "hook_offset",
 )
 _COLUMNS = ", ".join(_FIELDS)
 
@@ -47,6 +49,7 @@ def _row_to_agent(row: tuple) -> Agent:
     values = dict(zip(_FIELDS, row))
     values["args"] = tuple(json.loads(values["args"]))
     values["dangerous"] = bool(values["dangerous"])
+    values["conversation_seen"] = bool(values["conversation_seen"])
     return Agent(**values)
 
 
@@ -54,6 +57,7 @@ def _agent_to_row(agent: Agent) -> tuple:
     values = [getattr(agent, f) for f in _FIELDS]
     values[_FIELDS.index("args")] = json.dumps(list(agent.args))
     values[_FIELDS.index("dangerous")] = int(agent.dangerous)
+    values[_FIELDS.index("conversation_seen")] = int(agent.conversation_seen)
     return tuple(values)
 
 
@@ -199,6 +203,21 @@ class Store:
         with self.write() as c:
             wsdb.forget(c, agent_id)
             c.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
+
+    def log(self, agent: Agent, kind: str, **detail: object) -> None:
+        """Append to the agent's event log (spawned, started, exited, woke, killed, status, sent)."""
+        with self.write() as c:
+            c.execute("INSERT INTO events (agent_id, agent_name, at, kind, detail) "
+                      "VALUES (?, ?, ?, ?, ?)",
+                      (agent.id, agent.name, now_iso(), kind, json.dumps(detail)))
+
+    def events(self, agent_id: str | None = None, limit: int = 1000) -> list[dict]:
+        where, args = ("WHERE agent_id = ?", (agent_id,)) if agent_id else ("", ())
+        rows = self.conn.execute(
+            f"SELECT id, agent_name, at, kind, detail FROM (SELECT * FROM events {where} "
+            f"ORDER BY id DESC LIMIT ?) ORDER BY id", (*args, limit))
+        return [{"id": r[0], "agent": r[1], "at": r[2], "kind": r[3], **json.loads(r[4])}
+                for r in rows]
 
     def integrity(self) -> str:
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0]

@@ -20,7 +20,7 @@ from roost.locate import tmux_client_env
 from roost.model import Pane
 from roost.panefmt import FORMAT as _PANE_FORMAT
 from roost.panefmt import NO_SERVER as _NO_SERVER
-from roost.panefmt import SEP, exit_status, rows
+from roost.panefmt import SEP, capture_args, exit_status, rows, split_captures
 
 MIN_VERSION = (3, 2)
 
@@ -206,6 +206,15 @@ class Tmux:
         while rows and not rows[-1].strip():
             rows.pop()
         return "\n".join(rows[-lines:]) + ("\n" if rows else "")
+
+    def capture_many(self, pane_ids: list[str], marker: str) -> dict[str, str]:
+        """Many panes' last lines in one tmux call (panefmt.capture_args)."""
+        if not pane_ids:
+            return {}
+        try:
+            return split_captures(self.run(*capture_args(pane_ids, marker)), marker)
+        except TmuxError:
+            return {}  # a pane died between the listing and the capture: no screen this time
 
     def paste(self, pane_id: str, text: str, buffer: str) -> None:
         """Bracketed paste of `text` (any length, newlines kept) into a pane; no Enter."""

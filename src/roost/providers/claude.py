@@ -7,8 +7,9 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
+from roost import hooks
 from roost.model import Agent
-from roost.providers import Provider, user_home
+from roost.providers import NotResumable, Provider, user_home
 
 
 def project_dir_name(cwd: str) -> str:
@@ -35,14 +36,28 @@ class Claude(Provider):
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
         assert agent.provider_session_id
-        return [exe, "--session-id", agent.provider_session_id, *self._common(agent),
-                *([prompt] if prompt else [])]
+        return [exe, "--session-id", agent.provider_session_id, *self._settings(agent, paths_home),
+                *self._common(agent), *([prompt] if prompt else [])]
+
+    @staticmethod
+    def _settings(agent: Agent, paths_home: Path) -> list[str]:
+        """roost's hooks for this one process, never in the user's settings files."""
+        return ["--settings", hooks.write_settings(str(paths_home), agent.id)]
 
     def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
                     paths_home: Path) -> list[str]:
         assert agent.provider_session_id
-        if not transcript_path(agent.provider_session_id, agent.cwd, environ).exists():
+        recorded = agent.transcript_path or str(
+            transcript_path(agent.provider_session_id, agent.cwd, environ))
+        if not Path(recorded).exists():
+            if agent.conversation_seen:
+                raise NotResumable(
+                    f"unresumable: {agent.name}'s conversation {agent.provider_session_id} is "
+                    f"gone ({recorded} does not exist; Claude Code deletes transcripts older "
+                    f"than cleanupPeriodDays). `roost wake {agent.name} --fresh` starts a new "
+                    "conversation", code=7)
             # No message was ever sent, so there is no conversation to lose: Claude Code writes
             # the transcript with the first message. Start again under the same id.
             return self.start_argv(agent, exe, None, paths_home)
-        return [exe, "--resume", agent.provider_session_id, *self._common(agent)]
+        return [exe, "--resume", agent.provider_session_id, *self._settings(agent, paths_home),
+                *self._common(agent)]

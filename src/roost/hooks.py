@@ -1,0 +1,103 @@
+"""Claude Code hooks: the settings file roost passes with `--settings`, and the hook log.
+
+roost never edits the user's ~/.claude/settings.json; each claude it starts gets
+`--settings <ROOST_HOME/agents/<id>/claude-settings.json>`, whose hooks run hook.sh, which appends
+`<epoch seconds>\\t<event>\\t<payload json>` to `ROOST_HOME/agents/<id>/hooks.log`.
+Import-light: `roost ls` reads the log's last event on its fast path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
+          "Stop", "SubagentStop", "PreCompact", "SessionEnd")
+KEEP_TRANSCRIPTS_DAYS = 36500  # hibernated agents must stay resumable (Claude's default is 30)
+HOOK_SH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook.sh")
+
+
+def agent_dir(roost_home: str, agent_id: str) -> str:
+    return os.path.join(roost_home, "agents", agent_id)
+
+
+def log_path(roost_home: str, agent_id: str) -> str:
+    return os.path.join(agent_dir(roost_home, agent_id), "hooks.log")
+
+
+def settings(log: str) -> dict:
+    def command(event: str) -> str:
+        # Paths are quoted for the shell Claude Code runs hooks with; no user text is in here.
+        return f"sh {_sh_quote(HOOK_SH)} {_sh_quote(log)} {event}"
+
+    return {
+        "cleanupPeriodDays": KEEP_TRANSCRIPTS_DAYS,
+        "hooks": {event: [{"hooks": [{"type": "command", "command": command(event)}]}]
+                  for event in EVENTS},
+    }
+
+
+def write_settings(roost_home: str, agent_id: str) -> str:
+    folder = agent_dir(roost_home, agent_id)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.join(folder, "claude-settings.json")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(settings(log_path(roost_home, agent_id)), fh, indent=2)
+    os.replace(tmp, path)
+    return path
+
+
+def _sh_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def parse_line(line: str) -> tuple[float, str, dict] | None:
+    parts = line.rstrip("\n").split("\t", 2)
+    if len(parts) != 3:
+        return None
+    try:
+        payload = json.loads(parts[2]) if parts[2].strip() else {}
+        return float(parts[0]), parts[1], payload if isinstance(payload, dict) else {}
+    except ValueError:
+        return None
+
+
+def read_since(path: str, offset: int, limit: int = 4 << 20) -> tuple[list[tuple[float, str, dict]], int]:
+    """Complete lines appended since `offset` (at most `limit` bytes), and the new offset."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size < offset:  # truncated or replaced: read it again from the start
+                offset = 0
+            fh.seek(max(offset, size - limit))
+            data = fh.read(limit)
+    except FileNotFoundError:
+        return [], 0
+    end = data.rfind(b"\n") + 1  # a line still being written is read next time
+    events = [e for e in (parse_line(line) for line in data[:end].decode(errors="replace")
+                          .splitlines()) if e is not None]
+    return events, max(offset, size - limit) + end
+
+
+def size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
+
+
+def last_event(path: str, tail: int = 65536) -> tuple[float, str, dict] | None:
+    """The last complete event of the log, reading only its tail."""
+    try:
+        with open(path, "rb") as fh:
+            length = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, length - tail))
+            data = fh.read()
+    except FileNotFoundError:
+        return None
+    for line in reversed(data.decode(errors="replace").splitlines()):
+        event = parse_line(line)
+        if event is not None:
+            return event
+    return None

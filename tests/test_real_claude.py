@@ -1,0 +1,246 @@
+"""The real Claude Code CLI, offline, in a private tmux: what roost relies on, proven without roost.
+
+Claude Code (pinned in tests/real_claude.py) is installed from npm once into a cache and talks to
+tests/anthropic_stub.py on 127.0.0.1. Its HOME is a temp dir whose ~/.claude.json skips every
+first-run dialog; hooks come from a `--settings` file and log their JSON payloads.
+
+What is checked, because roost's providers, status detection and send depend on it:
+- `--session-id <uuid>` starts a session at an idle prompt; hooks carry session_id and
+  transcript_path; the transcript appears at the first message, under
+  ~/.claude/projects/<cwd with non-alphanumerics as '-'>/<uuid>.jsonl.
+- a pasted prompt plus a separate Enter is submitted; busy shows "esc to interrupt" and a
+  spinner line; the reply lands on screen, in the transcript and in the Stop hook.
+- `/exit` ends it (SessionEnd), `--resume <uuid>` in the same cwd continues the same file.
+- `--resume <unknown>` and reusing a `--session-id` fail with known messages.
+- a tool needing permission shows a dialog, and a Notification hook (permission_prompt) follows.
+- the user's real ~/.claude/settings.json is never written.
+
+Run alone with `pytest -m real_claude -s` to see the screens it keeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from anthropic_stub import REPLY_PREFIX, running_stub
+from real_claude import (
+    BUSY_CUE,
+    EXIT_CUE,
+    PERMISSION_CUE,
+    SPINNER_RE,
+    ClaudeWorld,
+    input_box,
+    install_claude,
+    is_ready,
+    project_key,
+    read_transcript,
+    transcript_texts,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.real_claude, pytest.mark.timeout(180)]
+
+COMMON_HOOK_FIELDS = {"session_id", "transcript_path", "cwd", "hook_event_name"}
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    if shutil.which("tmux") is None or shutil.which("npm") is None:
+        if os.environ.get("CI"):
+            pytest.fail("the real_claude tests need tmux and npm (.ci/run installs them)")
+        pytest.skip("needs tmux and npm")
+    return install_claude()
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+@pytest.fixture
+def cc(tmp_path_factory: pytest.TempPathFactory, claude_bin: Path) -> Iterator[ClaudeWorld]:
+    real_settings = Path(os.path.expanduser("~")) / ".claude" / "settings.json"
+    before = _stat(real_settings)
+    base = tmp_path_factory.mktemp("cc")
+    with running_stub() as stub:
+        world = ClaudeWorld(base, stub, claude_bin)
+        try:
+            yield world
+        finally:
+            world.close()
+            for name, text in world.screens.items():
+                print(f"\n===== screen: {name} =====\n{text.rstrip()}")
+            print("\n===== hooks =====")
+            for payload in world.hooks():
+                print(json.dumps(payload))
+    assert _stat(real_settings) == before, "the real ~/.claude/settings.json was written"
+    assert not (world.home / ".claude" / "settings.json").exists(), \
+        "--settings must not be copied into the user's settings.json"
+
+
+def test_session_start_send_exit_resume(cc: ClaudeWorld) -> None:
+    sid = str(uuid.uuid4())
+    transcript = cc.transcript(sid)
+    assert transcript.parent.name == project_key(cc.work)
+
+    # -- start: idle prompt, SessionStart hook, no transcript yet --------------------------------
+    pane = cc.start("--session-id", sid)
+    cc.wait_ready(pane)
+    cc.keep("idle after start", pane)
+    start = cc.wait_hooks("SessionStart")[0]
+    assert COMMON_HOOK_FIELDS <= start.keys()
+    assert start["hook_event_name"] == "SessionStart"
+    assert start["source"] == "startup"
+    assert start["session_id"] == sid
+    assert start["transcript_path"] == str(transcript)
+    assert start["cwd"] == str(cc.work)
+    assert not transcript.exists(), "2.1.332 writes the transcript at the first message"
+
+    # -- a prompt while the stub holds the reply: busy on screen ---------------------------------
+    cc.stub.set_delay(30)
+    cc.submit(pane, "first prompt")
+    # Busy starts at once (the spinner reads "(running UserPromptSubmit hook · 0s)" while the
+    # hook runs); the request reaches the API after the hooks.
+    cc.wait(pane, lambda s: BUSY_CUE in s and SPINNER_RE.search(s), "the busy state")
+    prompt = cc.wait_hooks("UserPromptSubmit")[0]
+    assert prompt["prompt"] == "first prompt" and prompt["session_id"] == sid
+    wait_for(lambda: cc.stub.messages("main"), 20, "the turn to reach the stub")
+    wait_for(transcript.exists, 10, "the transcript file after the first prompt")
+    busy = cc.wait(pane, lambda s: BUSY_CUE in s and "hook" not in s, "busy, past the hooks")
+    cc.keep("busy (stub holding the reply)", pane)
+    assert SPINNER_RE.search(busy)
+    assert "❯ first prompt" in busy  # the prompt moved into the conversation
+    assert input_box(busy) == ""  # the prompt box stays drawn, empty, while busy
+    assert not is_ready(busy)
+    cc.stub.set_delay(0)
+    cc.stub.release()
+
+    # -- the reply: on screen, back to idle, Stop hook, transcript --------------------------------
+    cc.wait_screen(pane, f"● {REPLY_PREFIX}first prompt")
+    cc.wait_ready(pane)
+    cc.keep("idle after reply", pane)
+    stop = cc.wait_hooks("Stop")[0]
+    assert COMMON_HOOK_FIELDS <= stop.keys()
+    assert stop["session_id"] == sid and stop["transcript_path"] == str(transcript)
+    assert stop.get("last_assistant_message", f"{REPLY_PREFIX}first prompt") == \
+        f"{REPLY_PREFIX}first prompt"
+    # The assistant entry can land in the file a little after the Stop hook and the screen.
+    wait_for(lambda: f"{REPLY_PREFIX}first prompt" in
+             transcript_texts(read_transcript(transcript), "assistant"), 10,
+             "the reply in the transcript")
+    entries = read_transcript(transcript)
+    assert "first prompt" in transcript_texts(entries, "user")
+    assert {e.get("sessionId") for e in entries if "sessionId" in e} == {sid}
+    assert cc.stub.user_texts() == ["first prompt"]
+
+    # -- /exit: the process ends and tells how to resume -------------------------------------------
+    cc.submit(pane, "/exit")
+    gone = cc.wait_dead(pane)
+    cc.keep("after /exit", pane)
+    assert EXIT_CUE in gone and f"--resume {sid}" in gone
+    end = cc.wait_hooks("SessionEnd")[0]
+    assert end["session_id"] == sid and end["reason"] == "prompt_input_exit"
+
+    # -- reusing the id for a new session is refused, an unknown id cannot be resumed -----------
+    # (Run without a tty: on a tty the "already in use" line is sometimes wiped from the pane.)
+    refused = cc.run_plain("--session-id", sid)
+    assert refused.returncode == 1
+    assert f"Error: Session ID {sid} is already in use." in refused.stderr
+    unknown = str(uuid.uuid4())
+    missing = cc.run_plain("--resume", unknown)
+    assert missing.returncode == 1
+    assert f"No conversation found with session ID: {unknown}" in missing.stderr
+    # On a tty: exit status 1; the message may or may not survive on the pane.
+    bad = cc.start("--resume", unknown, hooks=False)
+    cc.wait_dead(bad)
+    assert cc.tmux.dead_status(bad) == 1
+    cc.keep("resume unknown id (tty)", bad)
+
+    # -- resume in the same cwd continues the same transcript file --------------------------------
+    size_before = transcript.stat().st_size
+    pane2 = cc.start("--resume", sid)
+    resumed = cc.wait_ready(pane2)
+    cc.keep("idle after --resume", pane2)
+    assert f"{REPLY_PREFIX}first prompt" in resumed  # the old conversation is shown again
+    start2 = cc.wait_hooks("SessionStart", 2)[1]
+    assert start2["source"] == "resume" and start2["session_id"] == sid
+    assert start2["transcript_path"] == str(transcript)
+    cc.submit(pane2, "second prompt")
+    cc.wait_screen(pane2, f"● {REPLY_PREFIX}second prompt")
+    cc.wait_ready(pane2)
+    stop2 = cc.wait_hooks("Stop", 2)[1]
+    assert stop2["session_id"] == sid
+    assert stop2.get("last_assistant_message", f"{REPLY_PREFIX}second prompt") == \
+        f"{REPLY_PREFIX}second prompt"
+    wait_for(lambda: f"{REPLY_PREFIX}second prompt" in
+             transcript_texts(read_transcript(transcript), "assistant"), 10, "second reply")
+    assert transcript.stat().st_size > size_before
+    texts = transcript_texts(read_transcript(transcript), "user")
+    assert texts.index("first prompt") < texts.index("second prompt")
+    assert sorted(p.name for p in transcript.parent.glob("*.jsonl")) == [f"{sid}.jsonl"]
+    # The resumed request carried the whole conversation to the API.
+    last = cc.stub.messages("main")[-1].body["messages"]
+    sent = json.dumps(last)
+    assert "first prompt" in sent and f"{REPLY_PREFIX}first prompt" in sent
+
+    # -- Ctrl-C twice at the idle prompt exits too -------------------------------------------------
+    cc.tmux.keys(pane2, "C-c")
+    cc.wait_screen(pane2, "Press Ctrl-C again to exit")
+    cc.keep("after one C-c", pane2)
+    cc.tmux.keys(pane2, "C-c")
+    assert f"--resume {sid}" in cc.wait_dead(pane2)
+    assert cc.wait_hooks("SessionEnd", 2)[1]["reason"] == "prompt_input_exit"
+
+    # -- what fired, in order ------------------------------------------------------------------------
+    events = [h["hook_event_name"] for h in cc.hooks()]
+    assert events == ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd",
+                      "SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]
+    assert all(h["session_id"] == sid and COMMON_HOOK_FIELDS <= h.keys() for h in cc.hooks())
+    # Nothing but conversation turns reached the stub (nonessential traffic is off).
+    assert cc.stub.unknown == []
+    assert [r.kind for r in cc.stub.requests] == ["main", "main"]
+
+
+def test_permission_dialog_waits_and_notifies(cc: ClaudeWorld) -> None:
+    sid = str(uuid.uuid4())
+    pane = cc.start("--session-id", sid, "--permission-mode", "default")
+    cc.wait_ready(pane)
+    cc.keep("idle (--permission-mode default)", pane)
+
+    # A file-writing Bash call needs permission in the default mode ("echo hi" alone would not:
+    # read-only commands are allowed without asking).
+    marker = cc.work / "made-by-tool.txt"
+    cc.stub.queue_tool_use("Bash", {"command": f"echo roost > {marker.name}",
+                                    "description": "Write a marker file"})
+    cc.submit(pane, "please write the file")
+    dialog = cc.wait_screen(pane, PERMISSION_CUE)
+    cc.keep("permission dialog", pane)
+    assert "Bash command" in dialog and f"echo roost > {marker.name}" in dialog
+    assert "❯ 1. Yes" in dialog and "Esc to cancel" in dialog
+    assert input_box(dialog) is None and not is_ready(dialog)
+    assert not marker.exists()
+
+    # The hook for it comes ~6 s after the dialog.
+    note = cc.wait_hooks("Notification", timeout=20)[0]
+    assert COMMON_HOOK_FIELDS <= note.keys() and note["session_id"] == sid
+    assert note["notification_type"] == "permission_prompt"
+
+    # Enter takes the preselected "1. Yes": the tool runs, its result goes back, a reply follows.
+    cc.tmux.keys(pane, "Enter")
+    cc.wait_screen(pane, f"{REPLY_PREFIX}tool result:")
+    cc.wait_ready(pane)
+    cc.keep("idle after the tool ran", pane)
+    assert marker.read_text().strip() == "roost"
+    assert cc.wait_hooks("Stop")[0]["session_id"] == sid
+    assert [h["hook_event_name"] for h in cc.hooks()] == [
+        "SessionStart", "UserPromptSubmit", "Notification", "Stop"]
