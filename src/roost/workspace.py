@@ -73,7 +73,7 @@ class Removed:
     """What closing a tile leaves behind, and where it was (for unbury)."""
 
     tree: Node | None
-    sibling: str | None  # the first leaf of the sibling subtree that took the space
+    sibling: str | None  # the tile it touched in the sibling subtree that took its space
     side: str | None  # "a" or "b": which side the closed tile was on
     direction: str | None
     ratio: float | None
@@ -93,7 +93,10 @@ def remove(node: Node | None, agent_id: str) -> Removed:
             return n
         for side, other in (("a", "b"), ("b", "a")):
             if n[side] == {"leaf": agent_id}:
-                found.update(sibling=leaves(n[other])[0], side=side, direction=n["split"],
+                # the neighbour it touched: the sibling subtree's first leaf if it was before
+                # it (side a), its last leaf if it was after it (side b)
+                neighbour = leaves(n[other])[0] if side == "a" else leaves(n[other])[-1]
+                found.update(sibling=neighbour, side=side, direction=n["split"],
                              ratio=n["ratio"])
                 return n[other]
         return {**n, "a": go(n["a"]), "b": go(n["b"])}
@@ -104,9 +107,11 @@ def remove(node: Node | None, agent_id: str) -> Removed:
 
 def restore_tile(node: Node | None, agent_id: str, sibling: str | None, side: str | None,
                  direction: str | None, ratio: float | None) -> Node:
-    """Put a buried tile back next to its old sibling, on its old side (or after the last)."""
-    return insert(node, agent_id, beside=sibling, direction=direction or "v",
-                  after=side != "a", ratio=ratio if ratio is not None else 0.5)
+    """Put a buried tile back next to its old sibling, on its old side; after the last tile
+    when that sibling is gone. (It gets the sibling tile's space, not a whole subtree's.)"""
+    after = side != "a" or sibling not in leaves(node)
+    return insert(node, agent_id, beside=sibling, direction=direction or "v", after=after,
+                  ratio=ratio if ratio is not None else 0.5)
 
 
 def set_ratio(node: Node, agent_id: str, ratio: float) -> Node:
@@ -214,16 +219,24 @@ def children(ws: Workspace, agent_id: str) -> list[str]:
 
 
 def descendants(ws: Workspace, agent_id: str) -> list[str]:
-    """The agent's children, theirs, and so on (links of both kinds), cycle-safe, parents first."""
-    order: list[str] = []
+    """The agent's children, theirs, and so on (links of both kinds), parents before their
+    children (so `kill --tree` can stop children first), cycle-safe."""
+    reachable: list[str] = []
     todo = [agent_id]
     while todo:
-        current = todo.pop(0)
-        for child in children(ws, current):
-            if child != agent_id and child not in order:
-                order.append(child)
+        for child in children(ws, todo.pop(0)):
+            if child != agent_id and child not in reachable:
+                reachable.append(child)
                 todo.append(child)
-    return order
+    parents = {a: {p for p in (m.linked_parent, m.orchestration_parent) if p in reachable}
+               for a in reachable for m in ws.members if m.id == a}
+    ordered: list[str] = []
+    pending = list(reachable)
+    while pending:  # Kahn's algorithm; inside a cycle, the earliest pending one goes first
+        ready = next((a for a in pending if parents[a] <= set(ordered)), pending[0])
+        ordered.append(ready)
+        pending.remove(ready)
+    return ordered
 
 
 def problems(ws: Workspace) -> list[str]:

@@ -1,0 +1,135 @@
+"""`roost send`: deliver text to an agent and confirm it arrived.
+
+Text of any length goes in as one bracketed paste (newlines stay newlines), then Enter after a
+provider-specific pause (CLIs take an Enter that arrives with a paste as a newline). Delivery is
+confirmed by the best signal: claude's UserPromptSubmit hook, else the screen changing, and is
+reported as delivered or not. A stopped or hibernated agent is woken first.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from roost import homes, hooks, observe
+from roost.app import App
+from roost.errors import RoostError
+from roost.reconcile import agent_panes
+
+ENTER_DELAY = {"claude": 0.3, "codex": 0.3, "gemini": 0.3, "aider": 0.3, "command": 0.1}
+READY = ("idle",)
+SETTLED = ("idle", "waiting", "exited", "stopped", "failed")
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    delivered: bool
+    how: str  # what confirmed it, or why not
+    reply: str | None = None
+
+
+def _item(app: App, name: str) -> dict:
+    return next(i for i in observe.refresh(app) if i["name"] == name)
+
+
+def _wait_status(app: App, name: str, wanted: tuple[str, ...], timeout: float) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        item = _item(app, name)
+        if item["status"] in wanted or time.monotonic() > deadline:
+            return item
+        time.sleep(0.2)
+
+
+def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: float = 60.0,
+         confirm_timeout: float = 15.0, reply_timeout: float = 600.0) -> Sent:
+    if not text:
+        raise RoostError("nothing to send: give TEXT or pipe it on stdin", code=2)
+    homes.wake(app, name)  # wake on use
+    item = _wait_status(app, name, READY + ("waiting", "exited", "stopped", "failed"),
+                        ready_timeout)
+    agent = app.store.require(name)
+    if item["status"] != "idle":
+        why = {"waiting": f"{name} is waiting for you (roost attach {name})"}.get(
+            item["status"], f"{name} is {item['status']}, not ready for input")
+        app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
+        return Sent(False, why)
+    pane = agent_panes(app.tmux.list_panes()).get(agent.id)
+    if pane is None or pane.dead:
+        return _not_delivered(app, agent, text, "its pane is dead")
+    log = hooks.log_path(str(app.paths.home), agent.id)
+    log_before = hooks.size(log)
+    screen_before = app.tmux.capture(pane.pane_id, 200)
+    app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}")
+    time.sleep(ENTER_DELAY.get(agent.provider, 0.3))
+    app.tmux.send_enter(pane.pane_id)
+
+    how = _confirm(app, agent.id, agent.provider, pane.pane_id, log, log_before, screen_before,
+                   confirm_timeout)
+    if how is None:
+        return _not_delivered(app, agent, text, "no sign that the agent took it")
+    app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how)
+    reply = None
+    if wait:
+        _wait_status(app, name, SETTLED, reply_timeout)
+        reply = last_reply(app, agent.id, log_before)
+    return Sent(True, how, reply)
+
+
+def _not_delivered(app: App, agent, text: str, why: str) -> Sent:  # noqa: ANN001
+    app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
+    return Sent(False, why)
+
+
+def _confirm(app: App, agent_id: str, provider: str, pane_id: str, log: str, log_before: int,
+             screen_before: str, timeout: float) -> str | None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pane = agent_panes(app.tmux.list_panes()).get(agent_id)
+        if pane is None or pane.dead:
+            return None
+        if provider == "claude":
+            events, _ = hooks.read_since(log, log_before)
+            if any(event == "UserPromptSubmit" for _, event, _ in events):
+                return "hook"
+        elif app.tmux.capture(pane_id, 200) != screen_before:
+            return "screen"
+        time.sleep(0.1)
+    return None
+
+
+def last_reply(app: App, agent_id: str, log_before: int) -> str | None:
+    """claude's answer: the Stop hook's last_assistant_message, else the transcript's last
+    assistant text. None for CLIs that expose no reply."""
+    events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), agent_id), log_before)
+    for _, event, payload in reversed(events):
+        if event == "Stop" and isinstance(payload.get("last_assistant_message"), str):
+            return payload["last_assistant_message"]
+    agent = app.store.get_by_id(agent_id)
+    if agent is not None and agent.transcript_path:
+        return _transcript_reply(agent.transcript_path)
+    return None
+
+
+def _transcript_reply(path: str) -> str | None:
+    import json
+
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if entry.get("type") == "assistant" and isinstance(message, dict):
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            texts = [c.get("text", "") for c in content or [] if isinstance(c, dict)
+                     and c.get("type") == "text"]
+            if texts:
+                return "\n".join(texts)
+    return None
