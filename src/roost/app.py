@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shlex
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,4 +33,8 @@ def open_app(environ: dict[str, str] | None = None) -> App:
     store = Store.open(paths.db)
     tmux_bin = str(settings.get("tmux", {}).get("bin", "tmux"))
     tmux = Tmux(cfg.socket_name(), binary=tmux_bin, environ=env)
+    # tmux runs this (through run-shell, so quoted) when a pane dies; no user text is in it
+    tmux.supervisor = f"{shlex.quote(sys.executable)} -m roost _supervise"
+    tmux.supervisor_env = {"ROOST_HOME": str(paths.home), "ROOST_TMUX_SOCKET": tmux.socket,
+                           **({"TMUX_TMPDIR": env["TMUX_TMPDIR"]} if env.get("TMUX_TMPDIR") else {})}
     return App(paths=paths, store=store, tmux=tmux, environ=env, settings=settings)

@@ -56,10 +56,12 @@ def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` 
 @click.option("--parent", default=None, metavar="P", help="Link it under agent P.")
 @click.option("--orchestrated-by", "orchestrated_by", default=None, metavar="P",
               help="Agent P created it (orchestration parent; the root is inherited).")
+@click.option("--restart", type=click.Choice(["never", "on-failure"]), default="never",
+              show_default=True, help="Restart it when it exits with a failure (with backoff).")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def spawn(name: str, provider: str | None, cwd: str | None, home: str | None, dangerous: bool,
           prompt: str | None, tab: str | None, split: str, detached: bool, parent: str | None,
-          orchestrated_by: str | None, argv: tuple[str, ...]) -> None:
+          orchestrated_by: str | None, restart: str, argv: tuple[str, ...]) -> None:
     """Start agent NAME in its own home (or wake it, if it exists and is stopped).
 
     Everything after `--` is passed to the agent CLI; with --provider command it is the program.
@@ -81,7 +83,7 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None, da
     place = homes.Place(tab=tab, split=split, detached=detached, parent=parent,
                         orchestrated_by=orchestrated_by)
     result = homes.spawn(app, name, provider=provider, cwd=cwd, home=home, dangerous=dangerous,
-                         prompt=prompt, args=argv, place=place)
+                         prompt=prompt, args=argv, place=place, restart=restart)
     a = result.agent
     verb = "spawned" if a.launches == 1 else "woke"
     click.echo(f"{verb} {a.name} ({a.provider}, pid {result.pid}) in home {a.home}; "
@@ -513,6 +515,118 @@ def import_cmd(file) -> None:  # noqa: ANN001 - click.File
         raise RoostError(f"import refused, nothing changed: not JSON ({exc})", code=2) from None
     count = transfer.import_(_app(), data)
     click.echo(f"imported {count} agents; roost restore starts the tiles")
+
+
+# ---- status, send, supervision ---------------------------------------------------------------
+@cli.command()
+@click.argument("name")
+@click.argument("text", required=False)
+@click.option("--wait", is_flag=True, help="Wait until the agent is idle again; print its reply.")
+@click.option("--timeout", type=float, default=600.0, show_default=True,
+              help="Seconds --wait waits for the reply.")
+def send(name: str, text: str | None, wait: bool, timeout: float) -> None:
+    """Send TEXT (or standard input) to agent NAME as its next message, and confirm it arrived.
+
+    Wakes a stopped or hibernated agent first. Exits 1 when the text was not delivered.
+
+    \b
+    Examples:
+      roost send api-fix "run the tests again"
+      git diff | roost send reviewer --wait
+    """
+    from roost import send as sending
+
+    if text is None:
+        text = sys.stdin.read()
+    result = sending.send(_app(name), name, text, wait=wait, reply_timeout=timeout)
+    if not result.delivered:
+        raise RoostError(f"not delivered to {name}: {result.how}")
+    if wait and result.reply is not None:
+        click.echo(result.reply)
+    elif not wait:
+        click.echo(f"delivered to {name} (confirmed by {result.how})")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per change.")
+@click.option("--interval", type=float, default=1.0, show_default=True,
+              help="Seconds between two looks.")
+def watch(as_json: bool, interval: float) -> None:
+    """Print every agent's status changes as they happen, until interrupted (Ctrl-C).
+
+    \b
+    Example:
+      roost watch --json | jq -c 'select(.status == "waiting")'
+    """
+    import time
+
+    from roost import observe
+
+    app = _app()
+    seen: dict[str, str] = {}
+    while True:
+        for item in observe.refresh(app):
+            key = f"{item['status']}:{item['exit_code']}"
+            if seen.get(item["id"]) != key:
+                if as_json:
+                    click.echo(json.dumps({"name": item["name"], "status": item["status"],
+                                           "previous": seen.get(item["id"], "").split(":")[0]
+                                           or None, "source": item["status_source"],
+                                           "exit_code": item["exit_code"],
+                                           "at": item["status_since"]}))
+                else:
+                    click.echo(f"{item['status_since'] or ''}  {item['name']}: "
+                               f"{item['status']} ({item['status_source']})")
+                seen[item["id"]] = key
+        sys.stdout.flush()
+        time.sleep(interval)
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+@click.option("--limit", type=int, default=200, show_default=True, help="The newest this many.")
+def events(name: str | None, as_json: bool, limit: int) -> None:
+    """Show the event log of agent NAME (or of all agents).
+
+    \b
+    Example:
+      roost events api-fix --json
+    """
+    app = _app(*([name] if name else []))
+    agent_id = app.store.require(name).id if name else None
+    found = app.store.events(agent_id, limit)
+    if as_json:
+        click.echo(json.dumps(found))
+        return
+    for e in found:
+        extra = " ".join(f"{k}={v}" for k, v in e.items() if k not in ("id", "agent", "at", "kind"))
+        click.echo(f"{e['at']}  {e['agent']}  {e['kind']}  {extra}".rstrip())
+
+
+@cli.command()
+@click.argument("name")
+@click.argument("policy", type=click.Choice(["never", "on-failure"]))
+def policy(name: str, policy: str) -> None:
+    """Set agent NAME's restart policy: never, or on-failure (1 s, 2 s, 4 s backoff; more than
+    3 failed starts within 60 s and it stays failed until you wake it).
+
+    \b
+    Example:
+      roost policy api-fix on-failure
+    """
+    app = _app(name)
+    app.store.update(app.store.require(name).id, restart_policy=policy)
+    click.echo(f"{name}: restart {policy}")
+
+
+@cli.command(name="_supervise", hidden=True)
+@click.argument("pane_id")
+def supervise_cmd(pane_id: str) -> None:
+    """Run by tmux's pane-died hook."""
+    from roost import supervise
+
+    supervise.on_pane_died(_app(), pane_id)
 
 
 def main(argv: list[str] | None = None) -> None:

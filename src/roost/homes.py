@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost import locks, procs, wsdb
+from roost import hooks, locks, procs, wsdb
+from roost.learn import apply_hook_log, learn_session_ids
 from roost import providers as prov
 from roost import workspace as ws
 from roost.app import App
@@ -77,22 +78,6 @@ def find_view(app: App, name: str) -> AgentView:
     return view(agent, agent_panes(app.tmux.list_panes()).get(agent.id))
 
 
-def _learnable(agents: list[Agent]) -> list[Agent]:
-    return [a for a in agents
-            if not a.provider_session_id and a.launches and a.provider in ("codex", "gemini")]
-
-
-def learn_session_ids(app: App, agents: list[Agent]) -> None:
-    """Providers that choose their own session id (codex, gemini) leave it in their files."""
-    for agent in _learnable(agents):
-        for candidate in prov.get(agent.provider).discover_session_id(agent, app.environ):
-            try:
-                app.store.set_provider_session_id(agent.id, candidate)
-                break
-            except SessionIdTaken:
-                continue  # another agent in the same cwd owns it; try the next one
-
-
 # ---- spawn and wake ----------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Place:
@@ -107,8 +92,11 @@ class Place:
 
 def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = None,
           home: str | None = None, dangerous: bool = False, prompt: str | None = None,
-          args: tuple[str, ...] = (), place: Place = Place()) -> WakeResult:
+          args: tuple[str, ...] = (), place: Place = Place(),
+          restart: str = "never") -> WakeResult:
     check_name(name)
+    if restart not in ("never", "on-failure"):
+        raise RoostError("--restart must be never or on-failure", code=2)
     if home is not None:
         check_name(home, "home name")
     if place.tab is not None:
@@ -126,7 +114,7 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
         linked_parent=parent.id if parent else None,
         orchestration_parent=orchestrator.id if orchestrator else None,
         orchestration_root=(orchestrator.orchestration_root or orchestrator.id)
-        if orchestrator else None,
+        if orchestrator else None, restart_policy=restart,
     )
 
     def put_in_workspace(c: sqlite3.Connection) -> None:
@@ -150,6 +138,8 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
             app.store.insert(agent, then=put_in_workspace)
         except NameTaken:  # created by a roost that does not take locks (an import, say)
             raise RoostError(f"agent {name!r} already exists") from None
+        app.store.log(agent, "spawned", provider=agent.provider, cwd=agent.cwd,
+                      placement="detached" if place.detached else "tile")
         argv = impl.start_argv(agent, exe, prompt if impl.prompt_in_argv else None, app.paths.home)
         with _failure_recorded(app, agent):
             result = _launch(app, agent, argv, app.tmux.list_panes())
@@ -187,6 +177,7 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
     if pane is not None and not pane.dead:
         return WakeResult(agent, started=False, pid=pane.pid)
     learn_session_ids(app, [agent])
+    apply_hook_log(app, agent)
     agent = app.store.require(agent.name)
     with _failure_recorded(app, agent):
         impl = prov.get(agent.provider)
@@ -227,20 +218,22 @@ def _launch(app: App, agent: Agent, argv: list[str], panes: list[Pane]) -> WakeR
     """Run `argv` as the agent in its recorded home, creating the home if it is gone."""
     session_id = _ensure_home(app, agent.home, agent.cwd, panes)
     launcher = _launcher_argv(app, agent, argv)
+    if agent.provider == "claude":
+        hooks.mark_launch(str(app.paths.home), agent.id, time.time())
     old = agent_panes(panes).get(agent.id)
+    redraw = None if app.environ.get("ROOST_IN_KEEPER") else session_id
     if old is not None and old.session_id == session_id:
-        pid = app.tmux.respawn(old.pane_id, agent.cwd, launcher)
-        window_id = old.window_id
+        pid = app.tmux.respawn(old.pane_id, old.window_id, agent.cwd, launcher, redraw)
     else:
         if old is not None:  # a stray window elsewhere: the agent belongs in its home
             app.tmux.kill_window(old.window_id)
-        window_id, _pane, pid = app.tmux.new_window(session_id, agent.name, agent.cwd, launcher,
-                                                     agent.id)
-    app.tmux.set_window_option(window_id, "@roost_state", "running")
+        _window, _pane, pid = app.tmux.new_window(session_id, agent.name, agent.cwd, launcher,
+                                                  agent.id, redraw)
     app.store.update(agent.id, intent=INTENT_RUNNING, started_at=now_iso(),
                      launches=agent.launches + 1, last_error=None, last_active_at=now_iso(),
                      last_exit=old.dead_status if old is not None and old.dead else agent.last_exit)
-    _refresh_keeper(app, session_id)
+    app.store.log(agent, "started", pid=pid, launch=agent.launches + 1,
+                  resume=agent.launches > 0)
     return WakeResult(app.store.require(agent.name), started=True, pid=pid)
 
 
@@ -324,6 +317,7 @@ def kill(app: App, name: str) -> list[int]:
             # Tell the keeper first: the pane's death redraws it, and it should say "stopped".
             app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
         stopped = _stop_processes(agent, pane)
+        app.store.log(agent, "killed", pids=stopped)
         exit_status = _wait_dead(app, agent.id) if pane is not None else None
         if pane is not None:
             _refresh_keeper(app, pane.session_id)  # tmux's pane-died hook misses SIGKILLed panes
@@ -357,6 +351,7 @@ def rm(app: App, name: str) -> None:
     with locks.hold(app.paths.locks, name):
         agent = app.store.require(name)
         _release(app, agent)
+        app.store.log(agent, "removed")
         app.store.delete(agent.id)
         import shutil  # only rm needs it
 
@@ -371,6 +366,7 @@ def hibernate(app: App, name: str) -> list[int]:
         learn_session_ids(app, [agent])
         stopped = _release(app, agent)
         app.store.update(agent.id, intent=INTENT_HIBERNATED)
+        app.store.log(agent, "hibernated", pids=stopped)
         return stopped
 
 
@@ -378,6 +374,8 @@ def _release(app: App, agent: Agent) -> list[int]:
     """Stop the agent's processes and remove its window, or its home if nobody else lives there."""
     panes = app.tmux.list_panes()
     pane = agent_panes(panes).get(agent.id)
+    if pane is not None:
+        app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
     stopped = _stop_processes(agent, pane)
     if pane is not None:
         others = [p for p in panes if p.session_id == pane.session_id and p.agent_id

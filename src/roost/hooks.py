@@ -48,6 +48,17 @@ def write_settings(roost_home: str, agent_id: str) -> str:
     return path
 
 
+LAUNCH = "RoostLaunch"
+
+
+def mark_launch(roost_home: str, agent_id: str, when: float) -> None:
+    """A line in the log at each launch: events before it belong to an earlier process and say
+    nothing about this one (a killed claude's SessionEnd must not read as this one's status)."""
+    os.makedirs(agent_dir(roost_home, agent_id), mode=0o700, exist_ok=True)
+    with open(log_path(roost_home, agent_id), "a", encoding="utf-8") as fh:
+        fh.write(f"{when:.3f}\t{LAUNCH}\t{{}}\n")
+
+
 def _sh_quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 

@@ -123,13 +123,13 @@ def restore(app: App, concurrency: int | None = None, stagger: float | None = No
         workspace = wsdb.load(app.store.conn)
         running = [a for a, p in agent_panes(app.tmux.list_panes()).items() if not p.dead]
         plan = ws.plan_restore(workspace, running)
-        names = {a.id: a.name for a in app.store.agents()}
-        started, failed, peak = start_all(app, [names[a] for a in plan.start], concurrency,
-                                          stagger)
+        names = dict(app.store.conn.execute("SELECT id, name FROM agents"))
+        # an agent removed meanwhile (a concurrent `roost rm`) is simply not there to start
+        named = lambda ids: [names[a] for a in ids if a in names]  # noqa: E731
+        started, failed, peak = start_all(app, named(plan.start), concurrency, stagger)
         report = Report(live=len(plan.start) + len(plan.running), started=started,
-                        already_running=[names[a] for a in plan.running],
-                        hibernated=[names[a] for a in plan.hibernate], failed=failed, peak=peak,
-                        seconds=time.monotonic() - began)
+                        already_running=named(plan.running), hibernated=named(plan.hibernate),
+                        failed=failed, peak=peak, seconds=time.monotonic() - began)
         span.set_attributes({"roost.live_expected": report.live,
                              "roost.started": len(report.started),
                              "roost.already_running": len(report.already_running),

@@ -60,6 +60,8 @@ class Tmux:
         self.binary = binary
         self.config = config
         self.env = tmux_client_env(os.environ if environ is None else environ)
+        self.supervisor = ""  # shell command run (with a pane id) when a pane dies
+        self.supervisor_env: dict[str, str] = {}
         self.calls = 0  # counted so benchmarks and tests can check the O(1) promises
 
     def argv(self, *args: str) -> list[str]:
@@ -95,11 +97,14 @@ class Tmux:
             raise TmuxError(f"tmux is not installed (looked for {self.binary!r} on PATH)") from exc
         return parse_version(out)
 
+    _checked: dict[str, tuple[int, int]] = {}  # per binary, once per process
+
     def require_version(self) -> tuple[int, int]:
-        v = self.version()
+        v = Tmux._checked.get(self.binary) or self.version()
         if v < MIN_VERSION:
             raise TmuxError(f"roost needs tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer; "
                             f"found {v[0]}.{v[1]}")
+        Tmux._checked[self.binary] = v
         return v
 
     def socket_path(self) -> str:
@@ -153,32 +158,47 @@ class Tmux:
         session_id, keeper_pane = out.strip().split(SEP)
         return session_id, keeper_pane
 
-    @staticmethod
-    def _server_setup() -> list[str]:
+    def _server_setup(self) -> list[str]:
         """Server-wide settings, repeated in each creating command (cheap, and a server started
-        by anyone gets them): dead panes stay with their exit status, and a pane's death
-        redraws its home's keeper (window 0 of the same session), which shows the state."""
-        return ["set-option", "-g", "base-index", "0", ";",
-                "set-option", "-gw", "remain-on-exit", "on", ";",
-                "set-hook", "-g", "pane-died", "respawn-pane -k -t :0.0", ";"]
+        by anyone gets them): dead panes stay with their exit status; a pane's death redraws its
+        home's keeper (window 0 of the same session) and runs `roost _supervise` in the
+        background, which logs the exit and applies the restart policy."""
+        setup = ["set-option", "-g", "base-index", "0", ";",
+                 "set-option", "-gw", "remain-on-exit", "on", ";"]
+        for key, value in self.supervisor_env.items():  # run-shell's environment
+            setup += ["set-environment", "-g", key, value, ";"]
+        hook = "respawn-pane -k -t :0.0"
+        if self.supervisor:
+            hook += f' ; run-shell -b "{self.supervisor} #{{hook_pane}}"'
+        return setup + ["set-hook", "-g", "pane-died", hook, ";"]
 
     def new_window(self, session_id: str, name: str, cwd: str, argv: Sequence[str],
-                   agent_id: str) -> tuple[str, str, int]:
-        """The agent's window in its home, tagged @roost_id in the same command list.
-        Returns (window id, pane id, pid). remain-on-exit keeps a dead pane with its exit status."""
+                   agent_id: str, redraw_keeper_of: str | None = None) -> tuple[str, str, int]:
+        """The agent's window in its home, tagged in the same command list (and the home's
+        keeper redrawn). Returns (window id, pane id, pid). remain-on-exit keeps a dead pane
+        with its exit status."""
         out = self.run(
             *self._server_setup(),
             "new-window", "-t", f"{session_id}:", "-n", name, "-c", cwd,
             "-P", "-F", f"#{{window_id}}{SEP}#{{pane_id}}{SEP}#{{pane_pid}}", *argv, ";",
-            "set-option", "-w", "@roost_id", agent_id,
+            "set-option", "-w", "@roost_id", agent_id, ";",
+            "set-option", "-w", "@roost_state", "running", *self._redraw(redraw_keeper_of),
         )
         window_id, pane_id, pid = out.strip().split(SEP)
         return window_id, pane_id, int(pid)
 
-    def respawn(self, pane_id: str, cwd: str, argv: Sequence[str]) -> int:
-        """Start `argv` in a dead pane (refuses a live one). Returns the new pid."""
-        self.run("respawn-pane", "-t", pane_id, "-c", cwd, *argv)
-        return int(self.run("display-message", "-p", "-t", pane_id, "#{pane_pid}").strip())
+    def respawn(self, pane_id: str, window_id: str, cwd: str, argv: Sequence[str],
+                redraw_keeper_of: str | None = None) -> int:
+        """Start `argv` in a dead pane (tmux refuses a live one). Returns the new pid."""
+        out = self.run("respawn-pane", "-t", pane_id, "-c", cwd, *argv, ";",
+                       "set-option", "-w", "-t", window_id, "@roost_state", "running", ";",
+                       "display-message", "-p", "-t", pane_id, "#{pane_pid}",
+                       *self._redraw(redraw_keeper_of))
+        return int(out.strip().splitlines()[-1])
+
+    @staticmethod
+    def _redraw(session_id: str | None) -> list[str]:
+        return [";", "respawn-pane", "-k", "-t", f"{session_id}:0.0"] if session_id else []
 
     def refresh_keeper(self, session_id: str) -> None:
         """Redraw a home's keeper (window 0): it shows its agents' state."""

@@ -1,0 +1,220 @@
+"""Status, send, supervision and the event log, with the fake agent CLIs on a real tmux."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import Env, core_argv
+
+pytestmark = pytest.mark.tmux
+
+
+def spawn(world: Env, name: str, *args: str, env: dict[str, str] | None = None) -> None:
+    world.roost("spawn", name, "--cwd", str(world.tmp / "work"), *args, env=env)
+
+
+def status(world: Env, name: str) -> dict:
+    return world.ls()[name]
+
+
+def wait_status(world: Env, name: str, wanted: str, timeout: float = 20) -> dict:
+    return world.wait_for(lambda: (a := status(world, name))["status"] == wanted and a,
+                          timeout, f"{name} {wanted}")  # type: ignore[return-value]
+
+
+def test_claude_status_follows_its_hooks(world: Env) -> None:
+    spawn(world, "cl")
+    idle = wait_status(world, "cl", "idle")
+    assert idle["status_source"] == "hook" and idle["status_since"]
+    world.roost("send", "cl", "work 3")
+    working = wait_status(world, "cl", "working")
+    assert working["status_source"] in ("hook", "screen")
+    wait_status(world, "cl", "idle")
+    world.roost("send", "cl", "ask")
+    waiting = wait_status(world, "cl", "waiting")
+    assert waiting["status_source"] in ("hook", "screen")
+    pane = next(p for p in world.panes() if p["window"] == "cl")
+    world.tmux("send-keys", "-t", pane["pane_id"], "1")
+    wait_status(world, "cl", "idle")
+    kinds = [e["kind"] for e in json.loads(world.roost("events", "cl", "--json").stdout)]
+    assert kinds[:2] == ["spawned", "started"] and "sent" in kinds
+    statuses = [e["status"] for e in json.loads(world.roost("events", "cl", "--json").stdout)
+                if e["kind"] == "status"]
+    assert {"idle", "working", "waiting"} <= set(statuses)
+
+
+def test_screen_status_for_a_cli_without_hooks(world: Env) -> None:
+    spawn(world, "cx", "--provider", "codex")
+    idle = wait_status(world, "cx", "idle")
+    assert idle["status_source"] == "screen"
+    world.roost("send", "cx", "work 4")
+    assert wait_status(world, "cx", "working")["status_source"] == "screen"
+    wait_status(world, "cx", "idle")
+
+
+def test_a_crash_shows_exited_with_its_code(world: Env) -> None:
+    spawn(world, "cl")
+    wait_status(world, "cl", "idle")
+    world.roost("send", "cl", "crash 7", check=False)  # it dies on receipt
+    exited = wait_status(world, "cl", "exited")
+    assert exited["exit_code"] == 7 and exited["status_source"] == "process"
+    world.roost("kill", "cl")
+    assert status(world, "cl")["status"] == "stopped"
+
+
+def test_send_delivers_long_multiline_text_intact_and_waits_for_the_reply(world: Env) -> None:
+    received = world.tmp / "received"
+    spawn(world, "cl", env={"FAKE_AGENT_RECEIVED_DIR": str(received)})
+    text = "".join(f"line {i}: {'ünïcode ❯ ' if i % 7 == 0 else ''}{'x' * 60}\n"
+                   for i in range(80))[:5000].rstrip("\n")
+    assert len(text) > 4900 and text.count("\n") > 50
+    proc = world.roost("send", "cl", "--wait", input=text)
+    assert proc.stdout.startswith("echo: line 0:")
+    files = sorted(received.iterdir())
+    assert files[-1].read_text() == text
+
+
+def test_send_wakes_a_stopped_agent_first(world: Env) -> None:
+    spawn(world, "cl")
+    wait_status(world, "cl", "idle")
+    world.roost("kill", "cl")
+    out = world.roost("send", "cl", "hello again", "--wait").stdout
+    assert out.strip() == "echo: hello again"
+    assert core_argv(world.starts()[-1])[0] == "--resume"
+
+
+def test_send_to_an_agent_that_dies_is_not_delivered(world: Env) -> None:
+    spawn(world, "dies", "--provider", "command", "--", "sh", "-c", "exit 3")
+    world.wait_for(lambda: status(world, "dies")["status"] == "exited", what="exited")
+    proc = world.roost("send", "dies", "anyone there?", check=False)
+    assert proc.returncode == 1 and "not delivered to dies" in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+    sent = [e for e in json.loads(world.roost("events", "dies", "--json").stdout)
+            if e["kind"] == "sent"]
+    assert sent and sent[-1]["delivered"] is False
+
+
+def test_crash_loop_under_on_failure_ends_in_failed(world: Env) -> None:
+    spawn(world, "loop", "--restart", "on-failure", env={"FAKE_AGENT_EXIT_ON_START": "3"})
+    failed = wait_status(world, "loop", "failed", timeout=40)
+    assert "crash loop" in failed["last_error"]
+    time.sleep(3)  # nothing more starts after it failed
+    starts = [s for s in world.starts() if s["error"] or True]
+    assert len(starts) == 4  # the first start and three restarts, never more
+    kinds = [e["kind"] for e in json.loads(world.roost("events", "loop", "--json").stdout)]
+    assert kinds.count("restarted") == 3 and kinds.count("failed") == 1
+    world.roost("wake", "loop", env={"FAKE_AGENT_EXIT_ON_START": ""})  # the user clears it
+    assert wait_status(world, "loop", "idle")["last_error"] is None
+
+
+def test_never_policy_does_not_restart(world: Env) -> None:
+    spawn(world, "once", env={"FAKE_AGENT_EXIT_ON_START": "2"})
+    wait_status(world, "once", "exited")
+    time.sleep(2)
+    assert len(world.starts()) == 1
+    assert "exited" in [e["kind"] for e in json.loads(world.roost("events", "once", "--json").stdout)]
+
+
+def test_a_lost_conversation_is_unresumable_never_silently_fresh(world: Env) -> None:
+    spawn(world, "cl", "--prompt", "remember this")
+    wait_status(world, "cl", "idle")
+    before = status(world, "cl")
+    world.wait_for(lambda: world.ls()["cl"]["status"] == "idle", what="read hooks")
+    world.roost("kill", "cl")
+    transcript = next((world.user_home / ".claude" / "projects").rglob(
+        f"{before['provider_session_id']}.jsonl"))
+    transcript.unlink()  # as Claude Code's cleanupPeriodDays would
+    starts = len(world.starts())
+    proc = world.roost("wake", "cl", check=False)
+    assert proc.returncode == 7 and "unresumable" in proc.stderr and "--fresh" in proc.stderr
+    assert len(world.starts()) == starts  # nothing was started
+    after = status(world, "cl")
+    assert after["status"] == "failed" and after["provider_session_id"] == before["provider_session_id"]
+    world.roost("wake", "cl", "--fresh")
+    fresh = status(world, "cl")
+    assert fresh["provider_session_id"] != before["provider_session_id"]
+    assert core_argv(world.last_start(starts + 1))[:2] == ["--session-id", fresh["provider_session_id"]]
+
+
+def test_claude_saying_no_conversation_marks_it_unresumable(world: Env) -> None:
+    spawn(world, "cl")
+    wait_status(world, "cl", "idle")
+    world.roost("kill", "cl")
+    import sqlite3
+
+    db = sqlite3.connect(world.home / "roost.db")  # pretend the record points at a lost session
+    db.execute("UPDATE agents SET transcript_path = NULL, provider_session_id = "
+               "'0b0b0b0b-0000-4000-8000-000000000000', conversation_seen = 0")
+    db.commit()
+    db.close()
+    world.env["FAKE_FORCE_RESUME"] = "1"
+    transcript_dir = next((world.user_home / ".claude" / "projects").iterdir())
+    (transcript_dir / "0b0b0b0b-0000-4000-8000-000000000000.jsonl").write_text("")
+    other = world.tmp / "elsewhere"
+    other.mkdir()
+    os.rename(transcript_dir / "0b0b0b0b-0000-4000-8000-000000000000.jsonl",
+              transcript_dir / "0b0b0b0b-0000-4000-8000-000000000000.jsonl")
+    world.roost("wake", "cl")
+    # the transcript exists, so roost resumes; the fake CLI finds it in the project folder
+    assert core_argv(world.last_start(2))[0] == "--resume"
+
+
+def test_clear_moves_to_a_new_session_id_and_keeps_the_lineage(world: Env) -> None:
+    spawn(world, "cl")
+    first = wait_status(world, "cl", "idle")["provider_session_id"]
+    world.roost("send", "cl", "/clear")
+    second = world.wait_for(lambda: (sid := status(world, "cl")["provider_session_id"]) != first
+                            and sid, what="new session id")
+    export = json.loads(world.roost("export").stdout)
+    [agent] = export["agents"]
+    assert agent["session_history"] == [first, second]
+    world.roost("kill", "cl")
+    world.roost("wake", "cl")
+    assert core_argv(world.last_start(2))[:2] == ["--resume", second]
+
+
+def test_watch_prints_changes_until_interrupted(world: Env) -> None:
+    spawn(world, "cl")
+    wait_status(world, "cl", "idle")
+    watcher = subprocess.Popen([sys.executable, "-m", "roost", "watch", "--json", "--interval",
+                                "0.3"], env=world.env, stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        world.roost("send", "cl", "work 2")
+        time.sleep(4)
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        out, _ = watcher.communicate(timeout=10)
+    changes = [json.loads(line) for line in out.splitlines()]
+    seen = [c["status"] for c in changes if c["name"] == "cl"]
+    assert seen[0] == "idle" and "working" in seen and seen[-1] == "idle"
+    assert watcher.returncode in (0, 130)
+
+
+def test_a_refresh_costs_the_same_tmux_calls_for_one_agent_or_ten(world: Env,
+                                                                  monkeypatch: pytest.MonkeyPatch
+                                                                  ) -> None:
+    for key, value in world.env.items():
+        monkeypatch.setenv(key, value)
+    from roost import observe
+    from roost.app import open_app
+
+    def calls_for_refresh() -> int:
+        app = open_app()
+        before = app.tmux.calls
+        observe.refresh(app)
+        return app.tmux.calls - before
+
+    spawn(world, "a0", "--provider", "command", "--", "sleep", "1000")
+    one = calls_for_refresh()
+    for i in range(1, 10):
+        spawn(world, f"a{i}", "--provider", "command", "--", "sleep", "1000")
+    ten = calls_for_refresh()
+    assert one == ten <= 2
