@@ -144,26 +144,26 @@ def test_a_lost_conversation_is_unresumable_never_silently_fresh(world: Env) -> 
 
 
 def test_claude_saying_no_conversation_marks_it_unresumable(world: Env) -> None:
-    spawn(world, "cl")
-    wait_status(world, "cl", "idle")
+    spawn(world, "cl", "--prompt", "hello")
+    sid = wait_status(world, "cl", "idle")["provider_session_id"]
     world.roost("kill", "cl")
+    world.ls()  # read the hook events of the kill (SessionEnd carries the transcript path)
+    # the transcript is still somewhere, but not where claude looks for it in this cwd
+    transcript = next((world.user_home / ".claude" / "projects").rglob(f"{sid}.jsonl"))
+    moved = world.tmp / f"{sid}.jsonl"
+    transcript.rename(moved)
     import sqlite3
 
-    db = sqlite3.connect(world.home / "roost.db")  # pretend the record points at a lost session
-    db.execute("UPDATE agents SET transcript_path = NULL, provider_session_id = "
-               "'0b0b0b0b-0000-4000-8000-000000000000', conversation_seen = 0")
+    db = sqlite3.connect(world.home / "roost.db")
+    db.execute("UPDATE agents SET transcript_path = ?", (str(moved),))
     db.commit()
     db.close()
-    world.env["FAKE_FORCE_RESUME"] = "1"
-    transcript_dir = next((world.user_home / ".claude" / "projects").iterdir())
-    (transcript_dir / "0b0b0b0b-0000-4000-8000-000000000000.jsonl").write_text("")
-    other = world.tmp / "elsewhere"
-    other.mkdir()
-    os.rename(transcript_dir / "0b0b0b0b-0000-4000-8000-000000000000.jsonl",
-              transcript_dir / "0b0b0b0b-0000-4000-8000-000000000000.jsonl")
-    world.roost("wake", "cl")
-    # the transcript exists, so roost resumes; the fake CLI finds it in the project folder
-    assert core_argv(world.last_start(2))[0] == "--resume"
+    world.roost("wake", "cl")  # roost sees a transcript and resumes; claude cannot find it
+    failed = wait_status(world, "cl", "failed")
+    assert failed["last_error"].startswith("unresumable") and "--fresh" in failed["last_error"]
+    assert failed["provider_session_id"] == sid  # never replaced behind the user's back
+    kinds = [e["kind"] for e in json.loads(world.roost("events", "cl", "--json").stdout)]
+    assert "unresumable" in kinds
 
 
 def test_clear_moves_to_a_new_session_id_and_keeps_the_lineage(world: Env) -> None:

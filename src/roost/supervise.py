@@ -45,7 +45,7 @@ def on_pane_died(app: App, pane_id: str, sleep=time.sleep) -> str:  # noqa: ANN0
     code = pane.dead_status
     app.store.log(agent, "exited", exit_code=code)
     app.store.update(agent.id, last_exit=code)
-    screen = app.tmux.capture(pane.pane_id, 30)
+    screen = app.tmux.capture(pane.pane_id, 200)  # the message may sit above many blank rows
     if any(marker in screen for marker in NOT_FOUND):
         app.store.update(agent.id, last_error=(
             f"unresumable: the {agent.provider} conversation {agent.provider_session_id} was not "
