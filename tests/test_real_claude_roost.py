@@ -1,0 +1,76 @@
+"""roost with the real Claude Code CLI, offline: a pinned install from npm talking to a Messages
+API stand-in on 127.0.0.1. Spawn, status from its hooks, send, working and idle again, the
+transcript, kill, wake: the same session and the same transcript file continue."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from anthropic_stub import running_stub
+from conftest import Env
+from real_claude import claude_env, install_claude, prepare_home, read_transcript, transcript_texts
+
+pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
+
+
+def status(world: Env, name: str) -> dict:
+    return world.ls()[name]
+
+
+def wait_status(world: Env, name: str, wanted: str, timeout: float = 60) -> dict:
+    return world.wait_for(lambda: (a := status(world, name))["status"] == wanted and a,
+                          timeout, f"{name} {wanted}")  # type: ignore[return-value]
+
+
+def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
+    claude = install_claude()
+    work = world.tmp / "work"
+    with running_stub() as stub:
+        prepare_home(world.user_home, [work])
+        world.env = claude_env(world.env, world.user_home, stub.url)
+        world.env["ROOST_CLAUDE_BIN"] = str(claude)
+        user_settings = world.user_home / ".claude" / "settings.json"
+
+        world.roost("spawn", "cc", "--cwd", str(work))
+        idle = wait_status(world, "cc", "idle")
+        sid = idle["provider_session_id"]
+        assert idle["status_source"] in ("hook", "screen")
+
+        stub.set_delay(30)  # hold the reply: the agent stays busy until released
+        world.roost("send", "cc", "hello from roost")
+        working = wait_status(world, "cc", "working")
+        assert working["status_source"] in ("hook", "screen")
+        stub.release()
+        assert wait_status(world, "cc", "idle")["status_source"] in ("hook", "screen")
+
+        transcript = world.wait_for(lambda: next(
+            (world.user_home / ".claude" / "projects").rglob(f"{sid}.jsonl"), None),
+            what="transcript")
+        entries = read_transcript(transcript)
+        assert "hello from roost" in " ".join(transcript_texts(entries, "user"))
+        assert "stub reply: hello from roost" in " ".join(transcript_texts(entries, "assistant"))
+        hook_log = world.home / "agents" / idle["id"] / "hooks.log"
+        events = [line.split("\t")[1] for line in hook_log.read_text().splitlines()]
+        assert {"SessionStart", "UserPromptSubmit", "Stop"} <= set(events)
+
+        world.roost("kill", "cc")
+        assert status(world, "cc")["status"] == "stopped"
+        world.roost("wake", "cc")
+        assert status(world, "cc")["provider_session_id"] == sid
+        wait_status(world, "cc", "idle")
+        reply = world.roost("send", "cc", "second message", "--wait").stdout
+        assert "stub reply: second message" in reply
+        entries = read_transcript(transcript)  # the same file goes on
+        users = " ".join(transcript_texts(entries, "user"))
+        assert "hello from roost" in users and "second message" in users
+        assert not user_settings.exists()  # roost never writes the user's settings
+        log = json.loads(world.roost("events", "cc", "--json").stdout)
+        starts = [e for e in log if e["kind"] == "started"]
+        assert [s["resume"] for s in starts] == [False, True] and "killed" in [e["kind"] for e in log]
+        # the woken claude was started with --resume <the same id> (its command line says so)
+        import psutil
+
+        argv = psutil.Process(status(world, "cc")["pid"]).cmdline()
+        assert "--resume" in argv and argv[argv.index("--resume") + 1] == sid
