@@ -13,10 +13,12 @@ from roost.errors import RoostError
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+             invoke_without_command=True)
 @click.version_option(package_name="roost", prog_name="roost")
-def cli() -> None:
-    """roost gives AI coding agents a durable home in tmux.
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """roost gives AI coding agents a durable home in tmux. With no command: the TUI.
 
     Each agent lives in a tmux session of its own on roost's private server and keeps its
     conversation across crashes, kills and reboots.
@@ -27,6 +29,43 @@ def cli() -> None:
       roost ls
       roost attach fix-login
     """
+    if ctx.invoked_subcommand is None:
+        _tui()
+
+
+def _tui() -> None:
+    from roost.tui.app import run
+
+    run()
+
+
+@cli.command()
+def tui() -> None:
+    """Open the full-screen view of every agent (also: `roost` alone).
+
+    \b
+    Example:
+      roost tui
+    """
+    _tui()
+
+
+@cli.command(name="open")
+@click.argument("tab_name", metavar="TAB")
+def open_cmd(tab_name: str) -> None:
+    """Open TAB in plain tmux: one pane per tile, each attached to that agent's home.
+
+    \b
+    Example:
+      roost open main
+    """
+    from roost import tabview
+
+    app = _app(tab_name)
+    argv = tabview.open_tab(app, tab_name)
+    env = dict(app.tmux.env)
+    app.close()
+    os.execvpe(argv[0], argv, env)
 
 
 def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` fast

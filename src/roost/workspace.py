@@ -126,6 +126,30 @@ def set_ratio(node: Node, agent_id: str, ratio: float) -> Node:
     return go(node)
 
 
+def set_direction(node: Node, agent_id: str, direction: str) -> Node:
+    """Turn the split that directly holds `agent_id`'s tile to `direction` ('v' or 'h')."""
+    if direction not in DIRECTIONS:
+        raise LayoutError(f"split direction must be 'v' or 'h', not {direction!r}")
+
+    def go(n: Node) -> Node:
+        if "leaf" in n:
+            return n
+        if {"leaf": agent_id} in (n["a"], n["b"]):
+            return {**n, "split": direction}
+        return {**n, "a": go(n["a"]), "b": go(n["b"])}
+
+    return go(node)
+
+
+def ratio_of(node: Node | None, agent_id: str) -> float | None:
+    """The ratio of the split that directly holds `agent_id`'s tile."""
+    if node is None or "leaf" in node:
+        return None
+    if {"leaf": agent_id} in (node["a"], node["b"]):
+        return float(node["ratio"])
+    return ratio_of(node["a"], agent_id) or ratio_of(node["b"], agent_id)
+
+
 def swap(node: Node, first: str, second: str) -> Node:
     """Exchange two tiles of one tree (moving tiles in the tab view)."""
     def go(n: Node) -> Node:

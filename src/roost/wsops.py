@@ -102,6 +102,50 @@ def unbury(app: App, name: str) -> str | None:
     return tab.name if tab else None
 
 
+LAYOUT_EDITS = ("next", "prev", "split-v", "split-h", "grow", "shrink", "close")
+
+
+def edit_layout(app: App, tab: str, name: str, edit: str) -> None:
+    """The tab view's tile edits, stored: swap with the next/previous tile, turn the tile's
+    split, grow/shrink it (the ratio, clamped), or close it (it is buried, kept for revival)."""
+    if edit not in LAYOUT_EDITS:
+        raise RoostError(f"unknown layout edit {edit!r}", code=2)
+    agent = app.store.require(name)
+    if edit == "close":
+        bury(app, name)
+        return
+    with app.store.write() as c:
+        t = wsdb.require_tab(c, tab)
+        order = ws.leaves(t.layout)
+        if t.layout is None or agent.id not in order:
+            raise RoostError(f"{name} is not a tile of {tab}", code=2)
+        layout = t.layout
+        if edit in ("next", "prev"):
+            i = order.index(agent.id)
+            j = i + 1 if edit == "next" else i - 1
+            if 0 <= j < len(order):
+                layout = ws.swap(layout, agent.id, order[j])
+        elif edit.startswith("split-"):
+            layout = ws.set_direction(layout, agent.id, edit[-1])
+        else:
+            ratio = ws.ratio_of(layout, agent.id)
+            if ratio is not None:
+                is_a = _is_side_a(layout, agent.id)
+                step = 0.1 if (edit == "grow") == is_a else -0.1
+                layout = ws.set_ratio(layout, agent.id, ratio + step)
+        wsdb.save_tab(c, t.id, layout, agent.id)
+
+
+def _is_side_a(node: ws.Node, agent_id: str) -> bool:
+    if "leaf" in node:
+        return False
+    if node["a"] == {"leaf": agent_id}:
+        return True
+    if node["b"] == {"leaf": agent_id}:
+        return False
+    return _is_side_a(node["a"], agent_id) or _is_side_a(node["b"], agent_id)
+
+
 def pin(app: App, name: str) -> bool:
     """Pinning never makes an agent live."""
     agent = app.store.require(name)

@@ -1,0 +1,520 @@
+"""The roost TUI: every agent at a glance, one key to attach, the workspace you can see.
+
+Keyboard-first. The list, the preview and the details refresh about once a second, on worker
+threads (a refresh is two tmux calls whatever the number of agents; the preview captures only the
+selected agent). Every action is the CLI's own code (tui/data.py); errors show as notifications.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Input, Label, Select, Static
+
+from roost.tui import rows as rowlib
+from roost.tui.data import LiveSource, Snapshot
+
+KEYS = [  # key, action, footer label, help text
+    ("enter", "attach", "attach", "Attach (waking it first); detach with C-b d to come back"),
+    ("n", "new", "new", "New agent (name, provider, cwd, tab)"),
+    ("k", "kill", "kill", "Kill: stop its processes, keep its home and record"),
+    ("w", "wake", "wake", "Wake: start it again, resuming its conversation"),
+    ("p", "park", "park", "Park: off screen, keeps running"),
+    ("b", "bury", "bury", "Bury: close its tile, stop it, keep it for revival"),
+    ("u", "unbury", "unbury", "Unbury: back where it was"),
+    ("P", "pin", "pin", "Pin / unpin"),
+    ("s", "send", "send", "Send a prompt"),
+    ("r", "restore", "restore", "Restore: start the tiles' agents, hibernate the rest"),
+    ("t", "tabs", "tab view", "Tab view: the current tab's tiles as live previews"),
+    ("o", "open", "open", "Open the current tab in plain tmux, one pane per tile"),
+    ("B", "toggle_buried", "buried", "Show / hide buried agents"),
+    ("slash", "filter", "filter", "Filter by name, provider, status, cwd or tab"),
+    ("question_mark", "help", "help", "This help, with every key"),
+    ("q", "quit", "quit", "Quit"),
+]
+KEY_NAMES = {"slash": "/", "question_mark": "?"}
+
+
+def badge(status: str) -> Text:
+    return Text(f" {status} ", style=rowlib.BADGE_STYLE.get(status, ""))
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        lines = "\n".join(f"  {KEY_NAMES.get(key, key):>6}  {text}" for key, _a, _l, text in KEYS)
+        yield Static(f"[b]roost keys[/b]\n\n{lines}\n\n  Esc closes this help.", id="help")
+
+
+class FormScreen(ModalScreen[dict | None]):
+    """A small form: one Input per field (a Select for choices); Enter submits, Esc cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, fields: list[tuple[str, str, Any]]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.fields = fields  # (key, label, default str | list of choices)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="form"):
+            yield Label(f"[b]{self.title_text}[/b]  (Enter submits, Esc cancels)")
+            for key, label, default in self.fields:
+                yield Label(label)
+                if isinstance(default, list):
+                    yield Select([(c, c) for c in default], value=default[0], id=f"f-{key}",
+                                 allow_blank=False)
+                else:
+                    yield Input(value=default, id=f"f-{key}")
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        values = {}
+        for key, _label, default in self.fields:
+            widget = self.query_one(f"#f-{key}")
+            values[key] = widget.value  # type: ignore[attr-defined]
+        self.dismiss(values)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class TabScreen(Screen[None]):
+    """The current tab's tiles side by side in the stored layout, as live previews. Tile edits
+    here change the stored layout."""
+
+    BINDINGS = [
+        Binding("escape,t", "app.pop_screen", "Back"),
+        Binding("left,h", "focus_tile(-1)", "Prev tile"),
+        Binding("right,l", "focus_tile(1)", "Next tile"),
+        Binding("bracketright", "edit('next')", "Move right"),
+        Binding("bracketleft", "edit('prev')", "Move left"),
+        Binding("v", "edit('split-v')", "Side by side"),
+        Binding("minus", "edit('split-h')", "Stacked"),
+        Binding("plus,equals_sign", "edit('grow')", "Grow"),
+        Binding("underscore", "edit('shrink')", "Shrink"),
+        Binding("x", "edit('close')", "Close tile"),
+    ]
+
+    def __init__(self, tab: str) -> None:
+        super().__init__()
+        self.tab = tab
+        self.focus_index = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"tab {self.tab}", id="tab-title")
+        yield Vertical(id="tiles")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.rebuild()
+        self.set_interval(1.0, self.refresh_previews)
+
+    @property
+    def tiles(self) -> list[str]:
+        app: RoostApp = self.app  # type: ignore[assignment]
+        return dict(app.snapshot.tab_tiles).get(self.tab, [])
+
+    def rebuild(self) -> None:
+        app: RoostApp = self.app  # type: ignore[assignment]
+        holder = self.query_one("#tiles")
+        holder.remove_children()
+        layout = app.snapshot.layouts.get(self.tab)
+        if layout is not None:
+            holder.mount(self._node(layout))
+        self.refresh_previews()
+
+    def _node(self, node: dict) -> Any:
+        if "leaf" in node:
+            tile = Static("", classes="tile", id=f"tile-{node['leaf']}")
+            tile.border_title = node["leaf"]
+            return tile
+        box = Horizontal() if node["split"] == "v" else Vertical()
+        a, b = self._node(node["a"]), self._node(node["b"])
+        share = round(node["ratio"] * 100)
+        for child, part in ((a, share), (b, 100 - share)):
+            if node["split"] == "v":
+                child.styles.width = f"{part}fr"
+            else:
+                child.styles.height = f"{part}fr"
+        box.compose_add_child(a)
+        box.compose_add_child(b)
+        return box
+
+    @work(thread=True, exclusive=True, group="tab-preview")
+    def refresh_previews(self) -> None:
+        app: RoostApp = self.app  # type: ignore[assignment]
+        texts = {name: app.source.preview(name, 40) for name in self.tiles}
+        app.call_from_thread(self._show, texts)
+
+    def _show(self, texts: dict[str, str]) -> None:
+        for i, name in enumerate(self.tiles):
+            for tile in self.query(f"#tile-{name}"):
+                tile.update(Text(texts.get(name, "")))  # type: ignore[attr-defined]
+                tile.set_class(i == self.focus_index, "focused")
+
+    def action_focus_tile(self, step: int) -> None:
+        if self.tiles:
+            self.focus_index = (self.focus_index + step) % len(self.tiles)
+            self._show({})
+            self.refresh_previews()
+
+    def action_edit(self, edit: str) -> None:
+        if not self.tiles:
+            return
+        name = self.tiles[min(self.focus_index, len(self.tiles) - 1)]
+        app: RoostApp = self.app  # type: ignore[assignment]
+        app.run_action_named("layout", name, tab=self.tab, edit=edit, then=self._after_edit)
+
+    def _after_edit(self) -> None:
+        self.rebuild()
+
+
+class RoostApp(App[None]):
+    TITLE = "roost"
+    CSS = """
+    #banner { background: $warning; color: $text; padding: 0 1; display: none; }
+    #banner.show { display: block; }
+    #counts { padding: 0 1; background: $boost; }
+    #main { height: 1fr; }
+    #agents { width: 55%; }
+    #side { width: 45%; }
+    #preview { height: 2fr; border: round $accent; overflow: hidden; }
+    #details { height: 1fr; border: round $secondary; padding: 0 1; }
+    #filter { display: none; }
+    #filter.show { display: block; }
+    #help { width: 80; height: auto; border: thick $accent; padding: 1 2; background: $panel; }
+    HelpScreen, FormScreen { align: center middle; }
+    #form { width: 70; height: auto; border: thick $accent; padding: 1 2; background: $panel; }
+    .tile { border: round $secondary; overflow: hidden; }
+    .tile.focused { border: round $accent; }
+    #tiles { height: 1fr; }
+    #tab-title { padding: 0 1; background: $boost; }
+    """
+    BINDINGS = [Binding(key, action, label, show=key in
+                        ("n", "k", "w", "p", "s", "r", "t", "slash", "question_mark", "q"))
+                for key, action, label, _text in KEYS if key != "enter"]
+
+    def __init__(self, source: Any = None, attacher: Any = None, refresh_every: float = 1.0,
+                 clock: Any = None) -> None:
+        super().__init__()
+        self.source = source or LiveSource()
+        self.attacher = attacher or self._run_attached
+        self.refresh_every = refresh_every
+        self.snapshot = Snapshot()
+        self.rows: list[rowlib.Row] = []
+        self.filter_text = ""
+        self.buried_open = False
+        self.clock = clock
+        self._offered_restore = False
+
+    # ---- layout -------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Static("", id="banner")
+        yield Static("", id="counts")
+        yield Input(placeholder="filter (Esc clears)", id="filter")
+        with Horizontal(id="main"):
+            table: DataTable = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
+            yield table
+            with Vertical(id="side"):
+                yield Static("", id="preview")
+                yield Static("", id="details")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#agents", DataTable)
+        table.add_columns("name", "provider", "status", "active")
+        self.query_one("#preview").border_title = "screen"
+        self.query_one("#details").border_title = "details"
+        table.focus()
+        self.refresh_data()
+        if self.refresh_every:
+            self.set_interval(self.refresh_every, self.refresh_data)
+            self.set_interval(self.refresh_every, self.refresh_preview)
+
+    # ---- data ---------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="refresh")
+    def refresh_data(self) -> None:
+        try:
+            snap = self.source.snapshot()
+        except Exception as exc:  # noqa: BLE001 - shown, never fatal
+            self.call_from_thread(self.notify, f"refresh failed: {exc}", severity="error")
+            return
+        self.call_from_thread(self.apply_snapshot, snap)
+
+    def apply_snapshot(self, snap: Snapshot) -> None:
+        self.snapshot = snap
+        self.query_one("#counts", Static).update(rowlib.header_text(snap.items))
+        banner = self.query_one("#banner", Static)
+        if not snap.server_running and snap.would_start:
+            banner.update(f"roost's tmux server is not running (after a reboot?): restore would "
+                          f"bring back {len(snap.would_start)} agents "
+                          f"({', '.join(snap.would_start[:6])}{'…' if len(snap.would_start) > 6 else ''}). "
+                          "Press r to restore; nothing starts by itself.")
+            banner.add_class("show")
+        else:
+            banner.remove_class("show")
+        self.render_rows()
+
+    def render_rows(self) -> None:
+        table = self.query_one("#agents", DataTable)
+        selected = self.selected_key()
+        self.rows = rowlib.build(self.snapshot.items, self.snapshot.tab_tiles, self.snapshot.pins,
+                                 self.filter_text, self.buried_open)
+        table.clear()
+        for row in self.rows:
+            if row.item is None:
+                closed = row.label == "Buried" and not self.buried_open
+                table.add_row(Text(f"{'▸' if closed else '▾'} {row.label} ({row.count})",
+                                   style="bold"), "", "", "", key=row.key)
+            else:
+                it = row.item
+                status = it["status"] + (f" {it['exit_code']}" if it["status"] == "exited"
+                                         and it["exit_code"] is not None else "")
+                indent = "   " * (row.depth - 1) + " └ " if row.depth else ""
+                table.add_row(Text(indent + it["name"]), it["provider"],
+                              badge(status), rowlib.ago(it.get("status_since")
+                                                        or it.get("last_active_at")),
+                              key=row.key)
+        keys = [r.key for r in self.rows]
+        if selected in keys:
+            table.move_cursor(row=keys.index(selected))
+        self.show_details()
+
+    def selected_key(self) -> str | None:
+        table = self.query_one("#agents", DataTable)
+        if not self.rows or table.cursor_row is None or table.cursor_row >= len(self.rows):
+            return None
+        return self.rows[table.cursor_row].key
+
+    def selected(self) -> dict | None:
+        key = self.selected_key()
+        return next((r.item for r in self.rows if r.key == key and r.item), None)
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self.show_details()
+        self.refresh_preview()
+
+    def show_details(self) -> None:
+        it = self.selected()
+        details = self.query_one("#details", Static)
+        if it is None:
+            details.update("")
+            return
+        links = ", ".join(f"{k.replace('_', ' ')}: {it[k]}" for k in
+                          ("linked_parent", "orchestration_parent", "orchestration_root") if it[k])
+        place = {"tile": f"tile of tab {it['tab']}", "detached": "parked",
+                 "buried": "buried"}.get(it["placement"] or "", "owned by nothing")
+        lines = [f"[b]{it['name']}[/b]  {it['provider']}  {it['status']} "
+                 f"({it['status_source']})",
+                 f"cwd      {it['cwd']}",
+                 f"session  {it['provider_session_id'] or '-'}",
+                 f"home     {it['home']}    pid {it['pid'] or '-'}",
+                 f"place    {place}{'  · pinned' if it['pinned'] else ''}",
+                 f"links    {links or '-'}",
+                 f"last exit {it['exit_code'] if it['exit_code'] is not None else '-'}"
+                 + (f"   error: {it['last_error']}" if it["last_error"] else "")]
+        details.update("\n".join(lines))
+        self.load_events(it["name"])
+
+    @work(thread=True, exclusive=True, group="events")
+    def load_events(self, name: str) -> None:
+        events = self.source.events(name)
+        text = "\n".join(f"{e['at'][11:19]} {e['kind']}"
+                         + (f" {e.get('status') or e.get('exit_code') or ''}" if e["kind"] in
+                            ("status", "exited") else "") for e in events[-5:])
+        self.call_from_thread(self._append_events, name, text)
+
+    def _append_events(self, name: str, text: str) -> None:
+        it = self.selected()
+        if it is not None and it["name"] == name and text:
+            details = self.query_one("#details", Static)
+            details.update(str(details.renderable) + "\n[dim]" + text.replace("[", "\\[") + "[/dim]")
+
+    @work(thread=True, exclusive=True, group="preview")
+    def refresh_preview(self) -> None:
+        it = self.selected()
+        if it is None:
+            return
+        text = self.source.preview(it["name"], 60)
+        self.call_from_thread(self._show_preview, it["name"], text)
+
+    def _show_preview(self, name: str, text: str) -> None:
+        preview = self.query_one("#preview", Static)
+        preview.border_title = f"{name} — screen"
+        preview.update(Text(text))
+
+    # ---- actions ------------------------------------------------------------------------------
+    def run_action_named(self, action: str, name: str | None, then: Any = None, **kw: Any) -> None:
+        self._act(action, name, then, kw)
+
+    @work(thread=True, group="actions")
+    def _act(self, action: str, name: str | None, then: Any, kw: dict) -> None:
+        try:
+            message = self.source.act(action, name, **kw)
+            self.call_from_thread(self.notify, message)
+        except Exception as exc:  # noqa: BLE001 - errors show in the app, never crash it
+            self.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
+        self.refresh_data()
+        if then is not None:
+            self.call_from_thread(then)
+
+    def _on_agent(self, action: str) -> None:
+        it = self.selected()
+        if it is None:
+            self.notify("select an agent first", severity="warning")
+            return
+        self.run_action_named(action, it["name"])
+
+    def action_kill(self) -> None:
+        self._on_agent("kill")
+
+    def action_wake(self) -> None:
+        self._on_agent("wake")
+
+    def action_park(self) -> None:
+        self._on_agent("park")
+
+    def action_bury(self) -> None:
+        self._on_agent("bury")
+
+    def action_unbury(self) -> None:
+        self._on_agent("unbury")
+
+    def action_pin(self) -> None:
+        self._on_agent("pin")
+
+    def action_restore(self) -> None:
+        self.run_action_named("restore", None)
+
+    def action_toggle_buried(self) -> None:
+        self.buried_open = not self.buried_open
+        self.render_rows()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("show")
+        box.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        self.render_rows()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, _event: Input.Submitted) -> None:
+        self.query_one("#agents").focus()
+
+    def key_escape(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.has_class("show"):
+            box.value = ""
+            box.remove_class("show")
+            self.query_one("#agents").focus()
+
+    def action_new(self) -> None:
+        tab = self.current_tab() or "main"
+        fields = [("name", "name", ""), ("provider", "provider",
+                                         ["claude", "codex", "gemini", "aider"]),
+                  ("cwd", "working directory", "."), ("tab", "tab", tab)]
+
+        def done(values: dict | None) -> None:
+            if values and values.get("name"):
+                name = values.pop("name")
+                self.run_action_named("spawn", name, **values)
+
+        self.push_screen(FormScreen("New agent", fields), done)
+
+    def action_send(self) -> None:
+        it = self.selected()
+        if it is None:
+            self.notify("select an agent first", severity="warning")
+            return
+
+        def done(values: dict | None) -> None:
+            if values and values.get("text"):
+                self.run_action_named("send", it["name"], text=values["text"])
+
+        self.push_screen(FormScreen(f"Send to {it['name']}", [("text", "prompt", "")]), done)
+
+    def current_tab(self) -> str | None:
+        it = self.selected()
+        if it is not None and it["placement"] == "tile":
+            return it["tab"]
+        key = self.selected_key() or ""
+        if key.startswith("group:Tab "):
+            return key[len("group:Tab "):]
+        return self.snapshot.tab_tiles[0][0] if self.snapshot.tab_tiles else None
+
+    def action_tabs(self) -> None:
+        tab = self.current_tab()
+        if tab is None:
+            self.notify("no tab yet: roost spawn NAME makes a tile of tab main", severity="warning")
+            return
+        self.push_screen(TabScreen(tab))
+
+    def action_attach(self) -> None:
+        it = self.selected()
+        if it is None:
+            return
+        self._attach(it["name"])
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value or ""
+        if key == "group:Buried":
+            self.action_toggle_buried()
+        elif not key.startswith("group:"):
+            self.action_attach()
+
+    @work(thread=True, group="attach")
+    def _attach(self, name: str) -> None:
+        try:
+            argv = self.source.attach_argv(name)  # wakes it first
+        except Exception as exc:  # noqa: BLE001
+            self.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
+            return
+        self.call_from_thread(self.attacher, argv)
+
+    def action_open(self) -> None:
+        tab = self.current_tab()
+        if tab is None:
+            return
+        self._open(tab)
+
+    @work(thread=True, group="attach")
+    def _open(self, tab: str) -> None:
+        try:
+            argv = self.source.open_tab_argv(tab)
+        except Exception as exc:  # noqa: BLE001
+            self.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
+            return
+        self.call_from_thread(self.attacher, argv)
+
+    def _run_attached(self, argv: list[str]) -> None:
+        """Hand the terminal to `tmux attach`; the TUI comes back when the user detaches."""
+        import os
+
+        from roost.locate import tmux_client_env
+
+        try:
+            with self.suspend():
+                subprocess.run(argv, env=tmux_client_env(os.environ), check=False)
+        except Exception as exc:  # noqa: BLE001 - e.g. no terminal to hand over
+            self.notify(f"cannot attach here: {exc}", severity="error")
+        self.refresh_data()
+
+
+def run() -> None:
+    RoostApp().run()

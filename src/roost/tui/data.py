@@ -1,0 +1,141 @@
+"""Where the TUI's data comes from and where its actions go: the same code as the CLI.
+
+`LiveSource` opens a fresh roost context per call, so it can run on Textual's worker threads
+(an SQLite connection belongs to the thread that opened it). Tests and snapshots swap in a
+source with canned data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Snapshot:
+    items: list[dict] = field(default_factory=list)
+    tab_tiles: list[tuple[str, list[str]]] = field(default_factory=list)
+    pins: list[str] = field(default_factory=list)
+    server_running: bool = True
+    would_start: list[str] = field(default_factory=list)  # what a restore would bring back
+    layouts: dict[str, dict | None] = field(default_factory=dict)  # tab -> tree of names
+
+
+def _names_tree(node: dict | None, names: dict[str, str]) -> dict | None:
+    if node is None:
+        return None
+    if "leaf" in node:
+        return {"leaf": names.get(node["leaf"], node["leaf"])}
+    return {**node, "a": _names_tree(node["a"], names), "b": _names_tree(node["b"], names)}
+
+
+class LiveSource:
+    def _app(self):  # noqa: ANN202
+        from roost.app import open_app
+
+        return open_app()
+
+    def snapshot(self) -> Snapshot:
+        from roost import observe, wsdb
+        from roost import workspace as ws
+
+        app = self._app()
+        try:
+            items = observe.refresh(app)
+            workspace = wsdb.load(app.store.conn)
+            names = {i["id"]: i["name"] for i in items}
+            running = [i["id"] for i in items if i["alive"]]
+            plan = ws.plan_restore(workspace, running)
+            return Snapshot(
+                items=items,
+                tab_tiles=[(t.name, [names[a] for a in ws.leaves(t.layout) if a in names])
+                           for t in workspace.tabs],
+                pins=[names[p] for p in workspace.pins if p in names],
+                server_running=any(i["pane"] is not None for i in items),
+                would_start=[names[a] for a in plan.start if a in names],
+                layouts={t.name: _names_tree(t.layout, names) for t in workspace.tabs},
+            )
+        finally:
+            app.close()
+
+    def preview(self, name: str, lines: int = 60) -> str:
+        from roost import homes
+
+        app = self._app()
+        try:
+            return homes.capture(app, name, lines)
+        except Exception as exc:  # noqa: BLE001 - a preview never breaks the app
+            return f"(no screen: {exc})"
+        finally:
+            app.close()
+
+    def events(self, name: str, limit: int = 8) -> list[dict]:
+        app = self._app()
+        try:
+            agent = app.store.get(name)
+            return app.store.events(agent.id, limit) if agent else []
+        finally:
+            app.close()
+
+    def act(self, action: str, name: str | None = None, **kw: object) -> str:
+        """Run one action by name; returns a line for the user. Raises RoostError on failure."""
+        from roost import homes, wsops
+        from roost.restore import restore
+        from roost.send import send
+
+        app = self._app()
+        try:
+            if action == "wake":
+                r = homes.wake(app, name)
+                return f"woke {name}" if r.started else f"{name} is already running"
+            if action == "kill":
+                homes.kill(app, name)
+                return f"stopped {name}"
+            if action == "park":
+                wsops.park(app, name)
+                return f"parked {name}"
+            if action == "bury":
+                wsops.bury(app, name)
+                return f"buried {name}"
+            if action == "unbury":
+                tab = wsops.unbury(app, name)
+                return f"{name} is back in tab {tab}" if tab else f"{name} is parked"
+            if action == "pin":
+                agent = app.store.require(name)
+                pinned = any(p == agent.id for p in
+                             (r[0] for r in app.store.conn.execute("SELECT agent_id FROM pins")))
+                (wsops.unpin if pinned else wsops.pin)(app, name)
+                return f"unpinned {name}" if pinned else f"pinned {name}"
+            if action == "send":
+                sent = send(app, name, str(kw["text"]))
+                return f"delivered to {name}" if sent.delivered else f"not delivered: {sent.how}"
+            if action == "restore":
+                return restore(app).text().strip()
+            if action == "spawn":
+                place = homes.Place(tab=str(kw.get("tab") or "") or None)
+                r = homes.spawn(app, name, provider=str(kw.get("provider") or "claude"),
+                                cwd=str(kw.get("cwd") or "") or None, place=place)
+                return f"spawned {name} (pid {r.pid})"
+            if action == "layout":
+                wsops.edit_layout(app, str(kw["tab"]), name, str(kw["edit"]))
+                return f"{kw['edit']} {name}"
+            raise ValueError(f"unknown action {action}")
+        finally:
+            app.close()
+
+    def attach_argv(self, name: str) -> list[str]:
+        from roost import homes
+
+        app = self._app()
+        try:
+            return homes.attach_plan(app, name)
+        finally:
+            app.close()
+
+    def open_tab_argv(self, tab: str) -> list[str]:
+        from roost import tabview
+
+        app = self._app()
+        try:
+            return tabview.open_tab(app, tab)
+        finally:
+            app.close()

@@ -1,0 +1,117 @@
+"""What the agent list shows, in what order: pure, tested without Textual.
+
+Groups: Pinned (in pin order), then each tab (its tiles in tile order), then Parked, then Buried
+(collapsed unless opened). Inside a group, an agent whose parent (linked or orchestration) is in
+the same group is listed under it, indented.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+NEEDS_YOU = ("waiting",)
+BADGE_STYLE = {
+    "working": "bold yellow", "idle": "green", "waiting": "bold white on red",
+    "starting": "cyan", "exited": "red", "failed": "bold red", "stopped": "dim",
+    "hibernated": "dim italic", "unknown": "magenta",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    key: str  # agent id, or "group:<name>"
+    label: str  # group title, or the agent's name
+    depth: int = 0
+    item: dict | None = None  # the agent (an lsfast item); None for a group header
+    count: int = 0  # agents under a group header
+
+
+def ago(iso: str | None, now: datetime | None = None) -> str:
+    if not iso:
+        return "-"
+    seconds = ((now or datetime.now(timezone.utc)) - datetime.fromisoformat(iso)).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{max(0, int(seconds))}s"
+
+
+def counts(items: list[dict]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for item in items:
+        found[item["status"]] = found.get(item["status"], 0) + 1
+    return found
+
+
+def header_text(items: list[dict]) -> str:
+    c = counts(items)
+    need = sum(c.get(s, 0) for s in NEEDS_YOU)
+    parts = [f"{n} {s}" for s, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return (f"{len(items)} agents" + (": " + ", ".join(parts) if parts else "") +
+            (f"  ·  {need} need you" if need else ""))
+
+
+def _nest(members: list[dict]) -> list[tuple[int, dict]]:
+    """Children under their parents (within the group), keeping the given order otherwise."""
+    names = {m["name"] for m in members}
+
+    def parent(m: dict) -> str | None:
+        for key in ("linked_parent", "orchestration_parent"):
+            if m.get(key) in names and m.get(key) != m["name"]:
+                return m[key]
+        return None
+
+    kids: dict[str | None, list[dict]] = {}
+    for m in members:
+        kids.setdefault(parent(m), []).append(m)
+    out: list[tuple[int, dict]] = []
+    seen: set[str] = set()
+
+    def walk(m: dict, depth: int) -> None:
+        if m["name"] in seen:
+            return
+        seen.add(m["name"])
+        out.append((depth, m))
+        for child in kids.get(m["name"], []):
+            walk(child, depth + 1)
+
+    for m in kids.get(None, []):
+        walk(m, 0)
+    for m in members:  # cycles: whatever is left, flat
+        walk(m, 0)
+    return out
+
+
+def matches(item: dict, needle: str) -> bool:
+    needle = needle.lower()
+    return any(needle in str(item.get(k) or "").lower()
+               for k in ("name", "provider", "status", "cwd", "tab"))
+
+
+def build(items: list[dict], tab_tiles: list[tuple[str, list[str]]], pins: list[str],
+          filter_text: str = "", buried_open: bool = False) -> list[Row]:
+    """The list's rows. `tab_tiles` is [(tab name, [agent names in tile order])] in tab order;
+    `pins` are agent names in pin order."""
+    by_name = {i["name"]: i for i in items if not filter_text or matches(i, filter_text)}
+    rows: list[Row] = []
+    placed: set[str] = set()
+
+    def group(title: str, members: list[dict], open_: bool = True) -> None:
+        members = [m for m in members if m["name"] not in placed]
+        if not members:
+            return
+        placed.update(m["name"] for m in members)
+        rows.append(Row(key=f"group:{title}", label=title, count=len(members)))
+        if open_:
+            rows.extend(Row(key=m["id"], label=m["name"], depth=d, item=m)
+                        for d, m in _nest(members))
+
+    group("Pinned", [by_name[n] for n in pins if n in by_name])
+    for tab, tiles in tab_tiles:
+        group(f"Tab {tab}", [by_name[n] for n in tiles if n in by_name])
+    group("Parked", [i for i in by_name.values() if i["placement"] == "detached"])
+    group("Buried", [i for i in by_name.values() if i["placement"] == "buried"],
+          open_=buried_open)
+    group("Other", list(by_name.values()))  # stale records: owned by no tab, park or burial
+    return rows
