@@ -91,16 +91,16 @@ class TabScreen(Screen[None]):
     here change the stored layout."""
 
     BINDINGS = [
-        Binding("escape,t", "app.pop_screen", "Back"),
-        Binding("left,h", "focus_tile(-1)", "Prev tile"),
-        Binding("right,l", "focus_tile(1)", "Next tile"),
-        Binding("bracketright", "edit('next')", "Move right"),
-        Binding("bracketleft", "edit('prev')", "Move left"),
-        Binding("v", "edit('split-v')", "Side by side"),
-        Binding("minus", "edit('split-h')", "Stacked"),
-        Binding("plus,equals_sign", "edit('grow')", "Grow"),
-        Binding("underscore", "edit('shrink')", "Shrink"),
-        Binding("x", "edit('close')", "Close tile"),
+        Binding("escape,t", "app.pop_screen", "back"),
+        Binding("left,h", "focus_tile(-1)", "prev tile", key_display="←"),
+        Binding("right,l", "focus_tile(1)", "next tile", key_display="→"),
+        Binding("bracketright", "edit('next')", "move right", key_display="]"),
+        Binding("bracketleft", "edit('prev')", "move left", key_display="["),
+        Binding("v", "edit('split-v')", "side by side"),
+        Binding("minus", "edit('split-h')", "stacked", key_display="-"),
+        Binding("plus,equals_sign", "edit('grow')", "grow", key_display="+"),
+        Binding("underscore", "edit('shrink')", "shrink", key_display="_"),
+        Binding("x", "edit('close')", "close tile"),
     ]
 
     def __init__(self, tab: str) -> None:
@@ -140,10 +140,8 @@ class TabScreen(Screen[None]):
         a, b = self._node(node["a"]), self._node(node["b"])
         share = round(node["ratio"] * 100)
         for child, part in ((a, share), (b, 100 - share)):
-            if node["split"] == "v":
-                child.styles.width = f"{part}fr"
-            else:
-                child.styles.height = f"{part}fr"
+            child.styles.width = f"{part}fr" if node["split"] == "v" else "1fr"
+            child.styles.height = f"{part}fr" if node["split"] == "h" else "1fr"
         box.compose_add_child(a)
         box.compose_add_child(b)
         return box
@@ -281,7 +279,8 @@ class RoostApp(App[None]):
                 indent = "   " * (row.depth - 1) + " └ " if row.depth else ""
                 table.add_row(Text(indent + it["name"]), it["provider"],
                               badge(status), rowlib.ago(it.get("status_since")
-                                                        or it.get("last_active_at")),
+                                                        or it.get("last_active_at"),
+                                                        self.clock() if self.clock else None),
                               key=row.key)
         keys = [r.key for r in self.rows]
         if selected in keys:
@@ -337,7 +336,7 @@ class RoostApp(App[None]):
         it = self.selected()
         if it is not None and it["name"] == name and text:
             details = self.query_one("#details", Static)
-            details.update(str(details.renderable) + "\n[dim]" + text.replace("[", "\\[") + "[/dim]")
+            details.update(f"{details.content}\n[dim]{text.replace('[', chr(92) + '[')}[/dim]")
 
     @work(thread=True, exclusive=True, group="preview")
     def refresh_preview(self) -> None:
