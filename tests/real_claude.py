@@ -271,10 +271,12 @@ class PrivateTmux:
                         check=False).strip() == "1"
 
     def dead_status(self, pane: str) -> int | None:
-        """The exit status of a dead pane's program (128+N for signal N); None while it runs.
+        """The exit status of a dead pane's program (128+N for signal N), or None.
 
-        tmux can show ``pane_dead`` as 1 (the pty hit EOF) a moment before it has reaped the
-        child and knows ``pane_dead_status``: this waits for the latter."""
+        None also for a program that has exited: tmux 3.3a sets ``pane_dead`` when the pty
+        hits EOF, but learns the status only when it reaps the child, and here it often misses
+        the SIGCHLD (the child stays a zombie until some later SIGCHLD reaches the server), so
+        the status can stay unknown indefinitely. Use :meth:`pane_dead` to tell "exited"."""
         out = self.run("display-message", "-p", "-t", pane,
                        "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}", check=False)
         dead, status, signal = (out.strip().split(":") + ["", "", ""])[:3]
@@ -420,10 +422,10 @@ class ClaudeWorld:
         return self.wait(pane, is_ready, "the idle prompt", timeout)
 
     def wait_dead(self, pane: str, timeout: float = 20) -> str:
-        """Wait until the pane's program has exited (and tmux knows its status); return the
-        pane's last screen."""
-        wait_for(lambda: self.tmux.dead_status(pane) is not None, timeout,
-                 f"pane {pane} to exit", on_timeout=lambda: self.screen(pane))
+        """Wait until the pane's program has exited (its pty closed); return the pane's last
+        screen. (Not its exit status: see :meth:`PrivateTmux.dead_status`.)"""
+        wait_for(lambda: self.tmux.pane_dead(pane), timeout, f"pane {pane} to exit",
+                 on_timeout=lambda: self.screen(pane))
         return self.screen(pane)
 
     def submit(self, pane: str, text: str) -> None:

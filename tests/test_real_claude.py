@@ -160,10 +160,11 @@ def test_session_start_send_exit_resume(cc: ClaudeWorld) -> None:
     missing = cc.run_plain("--resume", unknown)
     assert missing.returncode == 1
     assert f"No conversation found with session ID: {unknown}" in missing.stderr
-    # On a tty: exit status 1; the message may or may not survive on the pane.
+    # On a tty it exits at once too; the message may or may not survive on the pane, and
+    # tmux may not know the exit status (see PrivateTmux.dead_status).
     bad = cc.start("--resume", unknown, hooks=False)
     cc.wait_dead(bad)
-    assert cc.tmux.dead_status(bad) == 1
+    assert cc.tmux.dead_status(bad) in (1, None)
     cc.keep("resume unknown id (tty)", bad)
 
     # -- resume in the same cwd continues the same transcript file --------------------------------
