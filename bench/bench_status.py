@@ -40,7 +40,7 @@ import psutil
 
 from _common import PYTHON, World, finish, ms, parser, summary, table, timed, world
 
-from roost import homes, observe
+from roost import homes, lsfast, observe, panefmt
 from roost import send as sending
 from roost.app import App, open_app
 
@@ -95,17 +95,31 @@ def wait_until(app: App, ok: Callable[[dict], bool], what: str, timeout: float =
         time.sleep(0.25)
 
 
-def counting_captures(app: App) -> list[int]:
-    """Record how many panes each capture_many call asks for (0 when none is made)."""
-    counts: list[int] = []
-    original = app.tmux.capture_many
+class Probe:
+    """Wraps the app's tmux layer: the panes each chained capture asks for, and the wall time
+    spent in tmux client calls (start the client, the server's answer, reap it)."""
 
-    def capture_many(pane_ids: list[str], marker: str) -> dict[str, str]:
-        counts.append(len(pane_ids))
-        return original(pane_ids, marker)
+    def __init__(self, app: App) -> None:
+        self.captured: list[list[str]] = []
+        self.tmux_wall = 0.0
+        run, capture_many = app.tmux.run, app.tmux.capture_many
 
-    app.tmux.capture_many = capture_many  # type: ignore[method-assign]
-    return counts
+        def timed_run(*args: str, input: str | None = None) -> str:
+            t0 = time.perf_counter()
+            try:
+                return run(*args, input=input)
+            finally:
+                self.tmux_wall += time.perf_counter() - t0
+
+        def counted_capture_many(pane_ids: list[str], marker: str) -> dict[str, str]:
+            self.captured.append(list(pane_ids))
+            return capture_many(pane_ids, marker)
+
+        app.tmux.run = timed_run  # type: ignore[method-assign]
+        app.tmux.capture_many = counted_capture_many  # type: ignore[method-assign]
+
+    def reset(self) -> None:
+        self.captured, self.tmux_wall = [], 0.0
 
 
 def children_cpu() -> float:
@@ -113,22 +127,24 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def time_refreshes(app: App, server: psutil.Process, captured: list[int], reps: int,
+def time_refreshes(app: App, server: psutil.Process, probe: Probe, reps: int,
                    expect: dict[str, str]) -> dict[str, object]:
     """`reps` refreshes after one warm-up; every agent's status must be as expected."""
     observe.refresh(app)
-    out: dict[str, list[float]] = {k: [] for k in ("calls", "captured", "wall", "cpu", "children")}
+    out: dict[str, list[float]] = {k: [] for k in ("calls", "captured", "wall", "in_tmux", "cpu",
+                                                   "children")}
     s0 = server.cpu_times()
     for _ in range(reps):
-        del captured[:]
+        probe.reset()
         c0, p0, k0 = app.tmux.calls, time.process_time(), children_cpu()
         t0 = time.perf_counter()
         items = observe.refresh(app)
         wall = time.perf_counter() - t0
         cpu, children = time.process_time() - p0, children_cpu() - k0
         out["calls"].append(app.tmux.calls - c0)
-        out["captured"].append(sum(captured))
+        out["captured"].append(sum(len(c) for c in probe.captured))
         out["wall"].append(wall)
+        out["in_tmux"].append(probe.tmux_wall)
         out["cpu"].append(cpu)
         out["children"].append(children)
         wrong = {i["name"]: i["status"] for i in items if i["status"] != expect[i["name"]]}
@@ -137,7 +153,34 @@ def time_refreshes(app: App, server: psutil.Process, captured: list[int], reps: 
     s1 = server.cpu_times()
     server_cpu = (s1.user + s1.system - s0.user - s0.system) / reps
     return {"samples": out, "server_cpu_per_refresh": server_cpu,
+            "captured_panes": probe.captured[-1] if probe.captured else [],
             "stats": {k: summary(v) for k, v in out.items()}}
+
+
+def time_tmux_alone(app: App, server: psutil.Process, panes: list[str],
+                    reps: int) -> dict[str, dict[str, float]]:
+    """The refresh's two tmux calls on their own, through the same client code (`Tmux.run`), and
+    an O(1) round trip for scale: wall median and the server's CPU per call."""
+    calls = {
+        "list-panes -a (every pane)": ["list-panes", "-a", "-F", panefmt.FORMAT],
+        f"chained capture of {len(panes)} pane(s)": panefmt.capture_args(panes, lsfast.MARKER),
+        "display-message -p (O(1))": ["display-message", "-p", "ok"],
+    }
+    out = {}
+    for label, args in calls.items():
+        if not args:
+            continue
+        app.tmux.run(*args)
+        walls = []
+        s0 = server.cpu_times()
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            app.tmux.run(*args)
+            walls.append(time.perf_counter() - t0)
+        s1 = server.cpu_times()
+        out[label] = {"wall": summary(walls)["median"],
+                      "server_cpu": (s1.user + s1.system - s0.user - s0.system) / reps}
+    return out
 
 
 def ls_is_fast(w: World) -> bool:
@@ -148,10 +191,17 @@ def ls_is_fast(w: World) -> bool:
                           text=True, timeout=60).stdout.strip() == "True"
 
 
-def time_ls(w: World, runs: int) -> list[float]:
-    for _ in range(2):  # warm-up: bytecode, page cache
-        timed(w.roost_argv("ls"), w.env, w.tmp)
-    return [timed(w.roost_argv("ls"), w.env, w.tmp) for _ in range(runs)]
+def time_ls(w: World, runs: int) -> dict[str, list[float]]:
+    """`python -m roost ls` and, interleaved, `python -c pass` (the interpreter alone)."""
+    argvs = {"roost ls": w.roost_argv("ls"), "python -c pass": [PYTHON, "-c", "pass"]}
+    for argv in argvs.values():  # warm-up: bytecode, page cache
+        timed(argv, w.env, w.tmp)
+        timed(argv, w.env, w.tmp)
+    out: dict[str, list[float]] = {k: [] for k in argvs}
+    for _ in range(runs):
+        for label, argv in argvs.items():
+            out[label].append(timed(argv, w.env, w.tmp))
+    return out
 
 
 # ---- working agents --------------------------------------------------------------------------
@@ -191,7 +241,7 @@ class Spinner:
             os.close(fd)
 
 
-def working_phase(app: App, w: World, server: psutil.Process, captured: list[int],
+def working_phase(app: App, w: World, server: psutil.Process, probe: Probe,
                   names: list[str], workers: list[str], reps: int) -> dict[str, object]:
     sends = []
     for name in workers:
@@ -203,11 +253,11 @@ def working_phase(app: App, w: World, server: psutil.Process, captured: list[int
             raise RuntimeError(f"work not delivered to {name}: {result.how}")
     expect = {n: "working" if n in workers else "idle" for n in names}
     wait_until(app, lambda i: i["status"] == expect[i["name"]], "the workers working")
-    still = time_refreshes(app, server, captured, reps, expect)
+    still = time_refreshes(app, server, probe, reps, expect)
     ttys = pane_ttys(w)
     with Spinner([ttys[n][1] for n in workers]):
         time.sleep(2.2)  # window_activity (whole seconds) must pass the hook's second + 1
-        moving = time_refreshes(app, server, captured, reps, expect)
+        moving = time_refreshes(app, server, probe, reps, expect)
     for name in workers:  # Esc interrupts the work: Stop hook, prompt, idle
         w.tmux("send-keys", "-t", ttys[name][0], "Escape")
     wait_until(app, lambda i: i["status"] == "idle", "the workers idle again")
@@ -277,7 +327,7 @@ def main() -> int:
     with world("status") as w, environ(w.env):
         w.roost("ls")  # the store, its schema, the bytecode cache of the CLI
         app = open_app()
-        captured = counting_captures(app)
+        probe = Probe(app)
         have = 0
         server = None
         for n in ns:
@@ -287,17 +337,20 @@ def main() -> int:
             waited = wait_until(app, lambda i: i["status"] == "idle", f"{n} agents idle")
             if server is None:
                 server = psutil.Process(int(w.panes("#{pid}")[0][0]))
-            idle = time_refreshes(app, server, captured, opts.refreshes,
+            idle = time_refreshes(app, server, probe, opts.refreshes,
                                   {name: "idle" for name in names})
+            alone = time_tmux_alone(app, server, idle["captured_panes"],
+                                    max(50, opts.refreshes))
             fast = ls_is_fast(w)
             ls = time_ls(w, opts.ls_runs)
             workers = [x for x in names if x.startswith("claude-")][:opts.working] + \
                 [x for x in names if x.startswith("codex-")][:1]
-            work = working_phase(app, w, server, captured, names, workers, opts.refreshes)
+            work = working_phase(app, w, server, probe, names, workers, opts.refreshes)
             stages.append({"agents": n, "mix": {k: sum(x.startswith(k + "-") for x in names)
                                                 for k in ("claude", "codex", "command")},
                            "spawn_s": spawned, "idle_after_s": waited, "idle": idle,
-                           "ls_fast_path": fast, "ls_s": ls, "ls": summary(ls), **work})
+                           "tmux_alone": alone, "ls_fast_path": fast, "ls_s": ls,
+                           "ls": {k: summary(v) for k, v in ls.items()}, **work})
         claude = [x for x in names if x.startswith("claude-")]
         codex = [x for x in names if x.startswith("codex-")]
         sends = send_latency(app, w, claude[-1], codex[-1], opts.sends) if claude and codex \
@@ -317,25 +370,36 @@ def main() -> int:
         calls = sorted({int(c) for c in r["samples"]["calls"]})
         return (s["agents"], label, "/".join(map(str, calls)),
                 int(st["captured"]["median"]), ms(st["wall"]["median"]), ms(st["wall"]["p90"]),
-                ms(st["cpu"]["median"]), ms(st["children"]["median"]),
-                ms(r["server_cpu_per_refresh"]))
+                ms(st["in_tmux"]["median"]), ms(st["cpu"]["median"]),
+                ms(st["children"]["median"]), ms(r["server_cpu_per_refresh"]))
 
-    rows = [("N", "agents' state", "tmux calls", "captured", "wall med", "p90", "cpu med",
-             "tmux clients cpu", "server cpu")]
+    rows = [("N", "agents' state", "tmux calls", "captured", "wall", "p90", "in tmux calls",
+             "cpu", "clients cpu", "server cpu")]
     for s in stages:
         rows.append(row(s, "idle", "all idle"))
         rows.append(row(s, "still", f"{len(s['workers'])} working, still"))
         rows.append(row(s, "moving", f"{len(s['workers'])} working, moving"))
+    alone = [("N", "tmux call", "wall", "server cpu")]
+    for s in stages:
+        alone += [(s["agents"], k, ms(v["wall"]), ms(v["server_cpu"]))
+                  for k, v in s["tmux_alone"].items()]
     lines = [
-        f"status refresh, in-process, median of {opts.refreshes} each (ms; cpu = this process, "
-        "tmux clients = its children, server cpu = the tmux server per refresh)\n",
+        f"status refresh, in-process, {opts.refreshes} refreshes per row (medians, ms; in tmux "
+        "calls = wall time inside Tmux.run; cpu = this process; clients cpu = its tmux client "
+        "children; server cpu = the tmux server, mean per refresh)\n",
         table(rows),
         "\nmix: " + "; ".join(f"N={s['agents']}: " + ", ".join(f"{v} {k}" for k, v in
                                                                s["mix"].items()) for s in stages),
-        "\n`python -m roost ls` (idle), median of "
-        f"{opts.ls_runs} (ms):",
-        table([("N", "median", "p90", "fast path")] + [
-            (s["agents"], ms(s["ls"]["median"]), ms(s["ls"]["p90"]),
+        f"\nthe same tmux calls alone, through Tmux.run, {max(50, opts.refreshes)} each (ms; wall "
+        "median, "
+        "server cpu mean per call):",
+        table(alone),
+        f"\n`python -m roost ls` with every agent idle, {opts.ls_runs} rounds interleaved with "
+        "`python -c pass` (ms):",
+        table([("N", "roost ls", "p90", "python -c pass", "difference", "fast path")] + [
+            (s["agents"], ms(s["ls"]["roost ls"]["median"]), ms(s["ls"]["roost ls"]["p90"]),
+             ms(s["ls"]["python -c pass"]["median"]),
+             ms(s["ls"]["roost ls"]["median"] - s["ls"]["python -c pass"]["median"]),
              "yes" if s["ls_fast_path"] else "no") for s in stages]),
         "\nsetup: " + "; ".join(f"N={s['agents']}: spawned in {s['spawn_s']:.1f} s, all idle "
                                 f"{s['idle_after_s']:.1f} s later" for s in stages),

@@ -45,8 +45,6 @@ from real_claude import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.real_claude, pytest.mark.timeout(180)]
-
 COMMON_HOOK_FIELDS = {"session_id", "transcript_path", "cwd", "hook_event_name"}
 
 
@@ -88,6 +86,8 @@ def cc(tmp_path_factory: pytest.TempPathFactory, claude_bin: Path) -> Iterator[C
         "--settings must not be copied into the user's settings.json"
 
 
+@pytest.mark.real_claude
+@pytest.mark.timeout(180)
 def test_session_start_send_exit_resume(cc: ClaudeWorld) -> None:
     sid = str(uuid.uuid4())
     transcript = cc.transcript(sid)
@@ -212,6 +212,8 @@ def test_session_start_send_exit_resume(cc: ClaudeWorld) -> None:
     assert [r.kind for r in cc.stub.requests] == ["main", "main"]
 
 
+@pytest.mark.real_claude
+@pytest.mark.timeout(180)
 def test_permission_dialog_waits_and_notifies(cc: ClaudeWorld) -> None:
     sid = str(uuid.uuid4())
     pane = cc.start("--session-id", sid, "--permission-mode", "default")
@@ -245,3 +247,105 @@ def test_permission_dialog_waits_and_notifies(cc: ClaudeWorld) -> None:
     assert cc.wait_hooks("Stop")[0]["session_id"] == sid
     assert [h["hook_event_name"] for h in cc.hooks()] == [
         "SessionStart", "UserPromptSubmit", "Notification", "Stop"]
+
+
+# -- the stub on its own (no Claude Code needed) --------------------------------------------------
+
+def _post(url: str, body: dict, path: str = "/v1/messages?beta=true") -> tuple[int, str, str]:
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
+                                 headers={"content-type": "application/json",
+                                          "x-api-key": "dummy"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.headers.get("content-type", ""), resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers.get("content-type", ""), err.read().decode()
+
+
+def _sse(text: str) -> list[tuple[str, dict]]:
+    events = []
+    for chunk in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in chunk.splitlines())
+        events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
+USER_TURN = {"model": "claude-x", "max_tokens": 100, "tools": [{"name": "Bash"}],
+             "messages": [{"role": "user", "content": [
+                 {"type": "text", "text": "<system-reminder>ignore me</system-reminder>"},
+                 {"type": "text", "text": "hello stub"}]}]}
+
+
+def test_stub_streams_a_deterministic_reply() -> None:
+    with running_stub() as stub:
+        status, ctype, text = _post(stub.url, {**USER_TURN, "stream": True})
+    assert status == 200 and ctype.startswith("text/event-stream")
+    events = _sse(text)
+    names = [name for name, _ in events]
+    assert names[0] == "message_start" and names[-2:] == ["message_delta", "message_stop"]
+    assert {"content_block_start", "content_block_delta", "content_block_stop"} <= set(names)
+    reply = "".join(d["delta"]["text"] for n, d in events if n == "content_block_delta")
+    assert reply == f"{REPLY_PREFIX}hello stub"
+    delta = dict(events)["message_delta"]
+    assert delta["delta"]["stop_reason"] == "end_turn" and delta["usage"]["output_tokens"] > 0
+    assert [r.kind for r in stub.requests] == ["main"]
+    assert stub.requests[0].query == {"beta": ["true"]}
+    assert stub.user_texts() == ["hello stub"]
+
+
+def test_stub_json_reply_count_tokens_structured_and_unknown() -> None:
+    with running_stub() as stub:
+        status, _, text = _post(stub.url, {**USER_TURN, "stream": False})
+        assert status == 200
+        message = json.loads(text)
+        assert message["content"] == [{"type": "text", "text": f"{REPLY_PREFIX}hello stub"}]
+        assert message["stop_reason"] == "end_turn"
+        status, _, text = _post(stub.url, USER_TURN, "/v1/messages/count_tokens?beta=true")
+        assert status == 200 and json.loads(text)["input_tokens"] > 0
+        titled = {"model": "haiku", "max_tokens": 10, "messages": USER_TURN["messages"],
+                  "output_config": {"format": {"type": "json_schema", "schema": {
+                      "type": "object", "properties": {"title": {"type": "string"}},
+                      "required": ["title"]}}}}
+        status, _, text = _post(stub.url, titled)
+        assert json.loads(json.loads(text)["content"][0]["text"]) == {"title": "stub title"}
+        status, _, text = _post(stub.url, {}, "/v1/nothing-here")
+        assert status == 404 and json.loads(text)["error"]["type"] == "not_found_error"
+        assert [r.path for r in stub.unknown] == ["/v1/nothing-here"]
+        assert [r.kind for r in stub.messages()] == ["main", "side"]
+
+
+def test_stub_delay_release_and_scripted_tool_use() -> None:
+    import threading
+    import time
+
+    with running_stub() as stub:
+        stub.set_delay(30)
+        done: list[float] = []
+        started = time.monotonic()
+        worker = threading.Thread(target=lambda: (_post(stub.url, USER_TURN),
+                                                  done.append(time.monotonic())))
+        worker.start()
+        wait_for(lambda: stub.messages(), 5, "the request")
+        time.sleep(0.3)
+        assert not done  # held
+        stub.set_delay(0)
+        stub.release()
+        worker.join(5)
+        assert done and done[0] - started < 5
+
+        stub.queue_tool_use("Bash", {"command": "true"})
+        _, _, text = _post(stub.url, {**USER_TURN, "stream": True})
+        events = _sse(text)
+        start = dict(events)["content_block_start"]["content_block"]
+        assert start["type"] == "tool_use" and start["name"] == "Bash"
+        assert dict(events)["message_delta"]["delta"]["stop_reason"] == "tool_use"
+        follow = {**USER_TURN, "messages": [*USER_TURN["messages"],
+                                            {"role": "assistant", "content": [start]},
+                                            {"role": "user", "content": [
+                                                {"type": "tool_result", "tool_use_id": "x",
+                                                 "content": "ran fine"}]}]}
+        _, _, text = _post(stub.url, {**follow, "stream": False})
+        assert json.loads(text)["content"][0]["text"] == f"{REPLY_PREFIX}tool result: ran fine"

@@ -26,8 +26,8 @@ from roost.app import App
 from roost.errors import RoostError
 from roost.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent, AgentView, Pane
 from roost.names import check_name
-from roost.reconcile import agent_panes, view, views
-from roost.store import NameTaken, SessionIdTaken, now_iso
+from roost.reconcile import agent_panes, view
+from roost.store import NameTaken, now_iso
 from roost.tmux import DuplicateSession, TmuxError
 
 KEEPER = Path(__file__).with_name("keeper.sh")
@@ -67,12 +67,6 @@ class WakeResult:
 
 
 # ---- reading -----------------------------------------------------------------------------
-def list_views(app: App) -> list[AgentView]:
-    agents = app.store.agents()
-    learn_session_ids(app, agents)
-    return views(app.store.agents() if _learnable(agents) else agents, app.tmux.list_panes())
-
-
 def find_view(app: App, name: str) -> AgentView:
     agent = app.store.require(name)
     return view(agent, agent_panes(app.tmux.list_panes()).get(agent.id))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from roost.model import INTENT_RUNNING, Agent, AgentView, Pane
 
-from roost.state import RUNNING, derive
+from roost.state import derive
 
 
 def agent_panes(panes: Iterable[Pane]) -> dict[str, Pane]:

@@ -77,7 +77,7 @@ class FormScreen(ModalScreen[dict | None]):
 
     def on_input_submitted(self, _event: Input.Submitted) -> None:
         values = {}
-        for key, _label, default in self.fields:
+        for key, _label, _default in self.fields:
             widget = self.query_one(f"#f-{key}")
             values[key] = widget.value  # type: ignore[attr-defined]
         self.dismiss(values)
