@@ -15,7 +15,10 @@ every N needs the one chained screen capture and the tmux calls compare like wit
   they move: the bench rewrites each working pane's spinner line through its tty every 0.25 s,
   as a real CLI's spinner does, so tmux's window_activity passes the last hook event and those
   claude agents need their screen too. Esc then ends the work.
-- `python -m roost ls` wall time at each N (idle), and whether it took the fast path.
+- The refresh's two tmux calls alone (`list-panes -a`, the chained capture of the same panes)
+  and an O(1) `display-message -p`, through `Tmux.run`: wall time and the server's CPU per call.
+- `python -m roost ls` wall time at each N (idle), interleaved with `python -c pass`, and
+  whether it took its fast path.
 - Send latency, in the largest world: `python -m roost send NAME TEXT` to an idle fake claude
   (confirmed by its UserPromptSubmit hook) and to a fake codex (confirmed by a screen change),
   and `roost send --wait` to the claude (until its Stop hook's reply), interleaved; plus the same
@@ -277,7 +280,9 @@ def cli_send(w: World, *args: str) -> tuple[float, str]:
 
 
 def send_latency(app: App, w: World, claude: str, codex: str, rounds: int) -> dict[str, object]:
-    idle = lambda i: i["status"] == "idle"  # noqa: E731
+    def idle(item: dict) -> bool:
+        return item["status"] == "idle"
+
     kinds = {
         f"roost send {claude} (claude, hook)": (claude, False, "confirmed by hook"),
         f"roost send {codex} (codex, screen)": (codex, False, "confirmed by screen"),
@@ -362,7 +367,14 @@ def main() -> int:
         return sorted({int(c) for s in stages for c in s[state]["samples"]["calls"]})
 
     flat = {state: calls_of(state) for state in ("idle", "still", "moving")}
-    ok = all(len(v) == 1 and v[0] <= 2 for v in flat.values())
+    problems = []
+    for s in stages:  # the bench's own premise: moving spinners make claude agents need screens
+        claude_workers = sum(x.startswith("claude-") for x in s["workers"])
+        still, moving = (s[k]["stats"]["captured"]["median"] for k in ("still", "moving"))
+        if moving != still + claude_workers:
+            problems.append(f"N={s['agents']}: {moving:g} panes captured while moving, expected "
+                            f"{still:g} + {claude_workers} working claude agents")
+    ok = all(len(v) == 1 and v[0] <= 2 for v in flat.values()) and not problems
 
     def row(s: dict, state: str, label: str) -> tuple:
         r = s[state]
@@ -414,10 +426,12 @@ def main() -> int:
                 f"{n} {ms(v['wall']['median'])} ms, {v['calls']['median']:.0f} tmux calls"
                 for n, v in sends["in_process"].items()),
         ]
+    lines += ["\nproblems:", *(f"  {x}" for x in problems)] if problems else []
     lines.append(f"\ntmux calls per refresh over every N: idle {flat['idle']}, working still "
                  f"{flat['still']}, working moving {flat['moving']} (target: one value each, "
                  f"<= 2); total {total:.0f} s")
     results = {"ns": ns, "refreshes": opts.refreshes, "calls_per_refresh": flat,
+               "problems": problems,
                "stages": stages, "send": sends, "total_s": total}
     return finish("bench_status", results, "\n".join(lines), ok, opts.json)
 

@@ -5,25 +5,34 @@ with ``ANTHROPIC_BASE_URL=<stub.url>`` and any dummy ``ANTHROPIC_API_KEY``.
 
 What it answers:
 
-* ``POST /v1/messages`` (``?beta=true`` too): a deterministic reply, ``stub reply: <last user
-  text>``, streamed as SSE when the request has ``"stream": true``, else one JSON message.
-  A request that forces a tool (``tool_choice`` of type ``tool``) gets a ``tool_use`` block with
-  an empty-ish input, so structured side calls never crash the client.
+* ``POST /v1/messages`` (``?beta=true`` too; Claude Code 2.1.332 always sends it):
+  ``stub reply: <last user text>`` (Claude Code's ``<system-reminder>`` blocks skipped),
+  streamed as SSE when ``"stream": true`` (message_start, content_block_start, ping, two
+  text_delta content_block_deltas, content_block_stop, message_delta with stop_reason end_turn
+  and usage, message_stop), else one JSON message.
+  - a turn that returns a tool's output gets ``stub reply: tool result: <output>``;
+  - a request asking for structured output (``output_config.format`` json_schema: session
+    titles) gets a JSON instance of the schema, e.g. ``{"title": "stub title"}``;
+  - a request forcing a tool (``tool_choice`` type ``tool``) gets a ``tool_use`` of it;
+  - ``queue_reply(text)`` / ``queue_tool_use(name, input)`` script the next main turns.
 * ``POST /v1/messages/count_tokens``: ``{"input_tokens": <rough count>}``.
-* ``GET /v1/models``: one model list page.
+* ``GET /v1/models``: one model list page. ``GET|HEAD /api/hello`` (the CLI's connectivity
+  check, sent only when nonessential traffic is allowed): 200.
 * anything else: logged in ``stub.unknown`` and answered 404 with an API-style error body, as the
   real API does for paths it does not know.
 
-Every request is recorded (method, path, query, headers, body json) in ``stub.requests`` for
-assertions. ``stub.set_delay(seconds)`` holds each later *main* reply (a request carrying tools,
-i.e. a conversation turn, not a side call such as title generation) that long before its text is
-streamed, so a test can see the "working" state on screen; ``stub.release()`` ends a delay early.
+Every request is recorded (method, path, query, headers, body json, kind, reply) in
+``stub.requests``. A *main* request is a conversation turn (it carries the agent's tools); a
+*side* one is anything else on /v1/messages (title generation with the small model, ...).
+``stub.set_delay(seconds)`` holds each later main reply that long before anything is sent, so a
+test can watch the busy state; ``stub.release()`` ends the delay early.
 
     with running_stub() as stub:
         env["ANTHROPIC_BASE_URL"] = stub.url
         ...
-        stub.set_delay(5)
+        stub.set_delay(30)          # the next turn stays busy ...
         ...
+        stub.release()              # ... until the test has seen it
         assert stub.user_texts()[-1] == "hello"
 """
 
@@ -53,7 +62,7 @@ class Request:
     headers: dict[str, str]
     body: Any
     time: float = field(default_factory=time.time)
-    kind: str = ""  # "main", "side", "count_tokens", "models", "unknown"
+    kind: str = ""  # "main", "side", "count_tokens", "models", "hello", "unknown"
     reply: str | None = None  # the text the stub answered with, for /v1/messages
 
 
@@ -282,7 +291,7 @@ class AnthropicStub:
             protocol_version = "HTTP/1.1"
             server_version = "anthropic-stub/1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 pass  # keep test output clean; everything is in stub.requests
 
             def _read_body(self) -> Any:
@@ -346,22 +355,22 @@ class AnthropicStub:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (an interrupted turn): nothing to answer
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self._handle("POST")
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._handle("GET")
 
-            def do_HEAD(self) -> None:  # noqa: N802
+            def do_HEAD(self) -> None:
                 self._handle("HEAD")
 
-            def do_PUT(self) -> None:  # noqa: N802
+            def do_PUT(self) -> None:
                 self._handle("PUT")
 
-            def do_DELETE(self) -> None:  # noqa: N802
+            def do_DELETE(self) -> None:
                 self._handle("DELETE")
 
-            def do_PATCH(self) -> None:  # noqa: N802
+            def do_PATCH(self) -> None:
                 self._handle("PATCH")
 
             # -- /v1/messages ----------------------------------------------------------------

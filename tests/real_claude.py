@@ -14,7 +14,9 @@ runs fine on Node 20 (npm prints an EBADENGINE warning, nothing else).
 Everything else here is what a test needs around the CLI, with no roost in it:
 :func:`prepare_home` (``~/.claude.json`` that skips every first-run dialog),
 :func:`claude_env`, :func:`hook_settings` (hooks that log their payloads),
-:func:`transcript_path`, and :class:`PrivateTmux` (a private tmux server).
+:func:`transcript_path` / :func:`read_transcript`, :class:`PrivateTmux` (a private tmux server),
+the screen cues seen on this version (:data:`BUSY_CUE`, :func:`is_ready`, ...), and
+:class:`ClaudeWorld`, which puts them together for one test.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ def install_dir(version: str = PINNED_VERSION) -> Path:
 def _runs_as(binary: Path, version: str) -> bool:
     try:
         proc = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
-                              timeout=30, env={**os.environ, "DISABLE_AUTOUPDATER": "1"})
+                              timeout=30, env={**os.environ, "DISABLE_AUTOUPDATER": "1"},
+                              check=False)
     except (OSError, subprocess.SubprocessError):
         return False
     return proc.returncode == 0 and proc.stdout.strip().startswith(version)
@@ -100,7 +103,8 @@ def install_claude(version: str = PINNED_VERSION, *, quiet: bool = True) -> Path
             (staging / "package.json").write_text('{"private": true}\n')
             cmd = [npm, "install", "--no-audit", "--no-fund", "--no-save",
                    "--no-package-lock", "--loglevel=error", f"{PACKAGE}@{version}"]
-            proc = subprocess.run(cmd, cwd=staging, capture_output=True, text=True, timeout=900)
+            proc = subprocess.run(cmd, cwd=staging, capture_output=True, text=True, timeout=900,
+                                  check=False)
             if proc.returncode != 0:
                 raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
                                    f"{proc.stdout}\n{proc.stderr}")
@@ -177,9 +181,8 @@ def hook_settings(path: Path, log: Path, events: Iterable[str] = HOOK_EVENTS) ->
 
 
 def read_hooks(log: Path) -> list[dict[str, Any]]:
-    if not log.exists():
-        return []
-    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    """The payloads logged by :func:`hook_settings`' hooks, in order."""
+    return read_transcript(log)  # same shape: JSON lines, the last one maybe half-written
 
 
 def project_key(cwd: Path) -> str:
@@ -237,7 +240,8 @@ class PrivateTmux:
 
     def run(self, *args: str, check: bool = True) -> str:
         proc = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, env=self.env, timeout=30)
+                              capture_output=True, text=True, env=self.env, timeout=30,
+                              check=False)
         if check and proc.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)}: {proc.stderr.strip()}")
         return proc.stdout
@@ -245,7 +249,7 @@ class PrivateTmux:
     def _ensure_server(self, width: int, height: int) -> None:
         """Start the server with a keeper session (so no window's exit can race the
         ``remain-on-exit`` setting, and the server outlives every agent)."""
-        if self.run("has-session", "-t", "=keeper", check=False) or self._started:
+        if self._started:
             return
         self.run("new-session", "-d", "-s", "keeper", "-x", str(width), "-y", str(height),
                  "sleep", "infinity")
@@ -304,7 +308,7 @@ class PrivateTmux:
 
     def kill(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "kill-server"],
-                       capture_output=True, env=self.env, timeout=30)
+                       capture_output=True, env=self.env, timeout=30, check=False)
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
@@ -328,7 +332,7 @@ PERMISSION_CUE = "Do you want to proceed?"  # a tool permission dialog (waiting 
 DIALOG_CUE = "Esc to cancel"           # footer of every selection dialog (permission, trust)
 TRUST_CUE = "Quick safety check: Is this a project you created or one you trust?"
 EXIT_CUE = "Resume this session with:"  # printed on the way out, then `claude ... --resume <id>`
-SPINNER_RE = re.compile(r"^[·✢*✶✻✽] \S[^\n]*…", re.M)  # "✻ Razzle-dazzling…" while busy
+SPINNER_RE = re.compile(r"^[·✢*✶✻✽] \S[^\n]*…", re.MULTILINE)  # "✻ Razzle-dazzling…" while busy
 RULE = "─"
 
 
@@ -395,7 +399,7 @@ class ClaudeWorld:
         reliable way to read a start-up refusal, which on a tty can be wiped from the pane."""
         return subprocess.run([str(self.claude), *args], cwd=cwd or self.work, env=self.env,
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, check=False)
 
     def screen(self, pane: str) -> str:
         return self.tmux.screen(pane)

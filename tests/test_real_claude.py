@@ -28,7 +28,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from anthropic_stub import REPLY_PREFIX, running_stub
 from real_claude import (
     BUSY_CUE,

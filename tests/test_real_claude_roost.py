@@ -48,9 +48,11 @@ def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
         transcript = world.wait_for(lambda: next(
             (world.user_home / ".claude" / "projects").rglob(f"{sid}.jsonl"), None),
             what="transcript")
+        # the transcript may lag the Stop hook by a few milliseconds
+        world.wait_for(lambda: "stub reply: hello from roost" in " ".join(
+            transcript_texts(read_transcript(transcript), "assistant")), what="reply in transcript")
         entries = read_transcript(transcript)
         assert "hello from roost" in " ".join(transcript_texts(entries, "user"))
-        assert "stub reply: hello from roost" in " ".join(transcript_texts(entries, "assistant"))
         hook_log = world.home / "agents" / idle["id"] / "hooks.log"
         events = [line.split("\t")[1] for line in hook_log.read_text().splitlines()]
         assert {"SessionStart", "UserPromptSubmit", "Stop"} <= set(events)
@@ -62,6 +64,8 @@ def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
         wait_status(world, "cc", "idle")
         reply = world.roost("send", "cc", "second message", "--wait").stdout
         assert "stub reply: second message" in reply
+        world.wait_for(lambda: "second message" in " ".join(
+            transcript_texts(read_transcript(transcript), "user")), what="second prompt")
         entries = read_transcript(transcript)  # the same file goes on
         users = " ".join(transcript_texts(entries, "user"))
         assert "hello from roost" in users and "second message" in users

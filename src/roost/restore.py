@@ -40,7 +40,8 @@ class QueueStats:
 
 
 def run_queue(jobs: Sequence[str], start: Callable[[str], None], concurrency: int,
-              stagger: float) -> tuple[list[str], dict[str, str], int]:
+              stagger: float, sleep: Callable[[float], None] = time.sleep
+              ) -> tuple[list[str], dict[str, str], int]:
     """Start each job with at most `concurrency` at once and `stagger` seconds between launches.
     Returns (started, failed name -> reason, peak concurrency)."""
     stats = QueueStats()
@@ -60,7 +61,7 @@ def run_queue(jobs: Sequence[str], start: Callable[[str], None], concurrency: in
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         for i, name in enumerate(jobs):
             if i and stagger:
-                time.sleep(stagger)
+                sleep(stagger)
             pool.submit(one, name)
     return started, failed, stats.peak
 

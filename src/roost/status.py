@@ -14,12 +14,13 @@ QUIET = 3.0  # seconds without screen activity before a pattern-less screen coun
 LAST_LINES = 15
 
 # Checked in this order on the last lines of the screen; the first kind that matches wins.
-# Claude Code cues were read off v2.x; the others follow their CLIs' own wording.
+# Claude Code cues were read off v2.1.332 (its `❯` prompt box stays drawn while it works, so
+# "working" is checked before "idle"); the others follow their CLIs' own wording.
 PATTERNS: dict[str, dict[str, list[str]]] = {
     "claude": {
         "waiting": ["Do you want to proceed?", "Yes, allow once", "Do you want to make this edit",
-                    "Do you want to create", "Do you trust the files", "Esc to cancel",
-                    "Enter to confirm"],
+                    "Do you want to create", "Waiting for permission", "Esc to cancel",
+                    "Yes, I trust this folder", "Enter to confirm"],
         "working": ["esc to interrupt", "ctrl+c to interrupt"],
         "idle": ["❯", "? for shortcuts"],
     },
