@@ -1,0 +1,79 @@
+"""Status classification: pure, table-driven."""
+
+import pytest
+
+from roost import status
+
+CLAUDE = status.patterns_for("claude")
+NOW = 1_000_000.0
+
+
+def classify(**kw: object) -> tuple[str, str]:
+    base = dict(alive=True, has_window=True, base_state="running", roost_stopped=False,
+                hook=None, screen=None, activity=None, started_at=NOW - 100, patterns=CLAUDE,
+                now=NOW)
+    base.update(kw)
+    return status.classify(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("kw", "expected"), [
+    pytest.param(dict(alive=False, base_state="hibernated", has_window=False),
+                 ("hibernated", "store"), id="hibernated"),
+    pytest.param(dict(alive=False, base_state="failed"), ("failed", "store"), id="failed"),
+    pytest.param(dict(alive=False, base_state="stopped"), ("exited", "process"), id="exited"),
+    pytest.param(dict(alive=False, base_state="stopped", roost_stopped=True),
+                 ("stopped", "process"), id="killed-by-roost"),
+    pytest.param(dict(alive=False, base_state="stopped", has_window=False),
+                 ("stopped", "process"), id="home-gone"),
+    pytest.param(dict(hook=("working", NOW - 5)), ("working", "hook"), id="hook-working"),
+    pytest.param(dict(hook=("idle", NOW - 5), screen="❯ ", activity=NOW - 6),
+                 ("idle", "hook"), id="hook-idle-screen-quiet"),
+    pytest.param(dict(hook=("idle", NOW - 50), activity=NOW - 2,
+                      screen="Model picker\nEsc to cancel"), ("waiting", "screen"),
+                 id="dialog-after-hook"),
+    pytest.param(dict(hook=("working", NOW - 50), activity=NOW - 1,
+                      screen="✻ Razzle-dazzling… (esc to interrupt)\n❯ "),
+                 ("working", "hook"), id="spinner-keeps-hook-status"),
+    pytest.param(dict(screen="Do you want to proceed?\n❯ 1. Yes\n  2. No\nEsc to cancel"),
+                 ("waiting", "screen"), id="screen-waiting"),
+    pytest.param(dict(screen="❯ first prompt\n✻ Working… (esc to interrupt)\n────\n❯ \n────"),
+                 ("working", "screen"), id="prompt-box-drawn-while-busy"),
+    pytest.param(dict(screen="● done\n────\n❯ \n────\n  ? for shortcuts"), ("idle", "screen"),
+                 id="screen-idle"),
+    pytest.param(dict(screen="", started_at=NOW - 2), ("starting", "process"), id="starting"),
+    pytest.param(dict(screen="compiling...", activity=NOW - 1, patterns=status.patterns_for(
+        "command")), ("working", "screen"), id="busy-output"),
+    pytest.param(dict(screen="$ ", activity=NOW - 30, patterns=status.patterns_for("command")),
+                 ("idle", "screen"), id="quiet-output"),
+])
+def test_classify(kw: dict, expected: tuple[str, str]) -> None:
+    assert classify(**kw) == expected
+
+
+def test_only_the_last_lines_count() -> None:
+    old_dialog = "Do you want to proceed?\n" + "output\n" * 30 + "❯ "
+    assert status.from_screen(old_dialog, CLAUDE) == "idle"
+
+
+def test_config_overrides_replace_a_kind_for_one_provider() -> None:
+    patterns = status.patterns_for("codex", {"codex": {"waiting": ["Approve this? [y/N]"]},
+                                             "claude": {"idle": ["nope"]}})
+    assert patterns["waiting"] == ["Approve this? [y/N]"]
+    assert patterns["working"] == status.PATTERNS["codex"]["working"]
+    assert status.from_screen("Approve this? [y/N]", patterns) == "waiting"
+    assert status.patterns_for("claude")["idle"] == status.PATTERNS["claude"]["idle"]
+
+
+def test_hooks_map_to_statuses() -> None:
+    assert status.from_hook("UserPromptSubmit", {}) == "working"
+    assert status.from_hook("Stop", {}) == "idle"
+    assert status.from_hook("Notification", {"notification_type": "permission_prompt"}) == "waiting"
+    assert status.from_hook("Notification", {"notification_type": "idle_prompt"}) == "idle"
+    assert status.from_hook("RoostLaunch", {}) is None
+
+
+def test_screens_are_captured_only_when_needed() -> None:
+    assert status.needs_screen("codex", False, None, NOW)  # no hooks: always
+    assert status.needs_screen("claude", True, None, NOW)  # no event yet
+    assert not status.needs_screen("claude", True, NOW - 10, NOW - 20)  # quiet since the hook
+    assert status.needs_screen("claude", True, NOW - 10, NOW - 2)  # output after the hook
