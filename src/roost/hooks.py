@@ -8,7 +8,6 @@ Import-light: `roost ls` reads the log's last event on its fast path.
 
 from __future__ import annotations
 
-import json
 import os
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
@@ -38,6 +37,8 @@ def settings(log: str) -> dict:
 
 
 def write_settings(roost_home: str, agent_id: str) -> str:
+    import json
+
     folder = agent_dir(roost_home, agent_id)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, "claude-settings.json")
@@ -64,6 +65,8 @@ def _sh_quote(text: str) -> str:
 
 
 def parse_line(line: str) -> tuple[float, str, dict] | None:
+    import json  # here, not at the top: `roost ls` reads no hook line when no claude runs
+
     parts = line.rstrip("\n").split("\t", 2)
     if len(parts) != 3:
         return None

@@ -95,16 +95,19 @@ def screens_needed(items: list[dict], hook_by_id: dict[str, tuple[str, float] | 
 def add_status(items: list[dict], hook_by_id: dict[str, tuple[str, float] | None],
                screens: dict[str, str], overrides: dict | None, now: float) -> None:
     """Set each item's status and source, and whether it differs from the stored one."""
+    patterns: dict[str, dict[str, list[str]]] = {}
     for item in items:
         pane = item["pane"]
+        if item["provider"] not in patterns:
+            patterns[item["provider"]] = status.patterns_for(item["provider"], overrides)
         found, source = status.classify(
             alive=item["alive"], has_window=pane is not None, base_state=item["state"],
             roost_stopped=item["intent"] == "stopped",
             hook=hook_by_id.get(item["id"]),
             screen=screens.get(pane["pane_id"]) if pane else None,
             activity=_float(pane.get("window_activity")) if pane else None,
-            started_at=_epoch(item["started_at"]),
-            patterns=status.patterns_for(item["provider"], overrides), now=now)
+            started_at=_epoch(item["started_at"]) if item["alive"] else None,
+            patterns=patterns[item["provider"]], now=now)
         item["status"], item["status_source"] = found, source
         item["status_changed"] = (found, source) != (item["stored_status"], item["stored_source"])
 
@@ -140,9 +143,11 @@ def fast(as_json: bool) -> int | None:
         if any(r["pane_dead"] == "1" and panefmt.exit_status(r) is None for r in rows):
             return None
         items = collect(conn, agent_panes(rows))
-        if any(i["provider"] == "claude" and hooks.size(hooks.log_path(home, i["id"]))
-               != i["hook_offset"] for i in items):
-            return None  # unread hook events: session id changes and events to record
+        # Unread hook events (session id changes to record) can only come from an agent that has
+        # a pane; one without (hibernated, home gone) wrote its last event long ago.
+        if any(i["provider"] == "claude" and i["pane"] is not None and
+               hooks.size(hooks.log_path(home, i["id"])) != i["hook_offset"] for i in items):
+            return None
         hook_by_id = {i["id"]: hook_status(i, home) for i in items if i["alive"]}
         needed = screens_needed(items, hook_by_id)
         screens = {}
