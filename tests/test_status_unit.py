@@ -77,3 +77,21 @@ def test_screens_are_captured_only_when_needed() -> None:
     assert status.needs_screen("claude", True, None, NOW)  # no event yet
     assert not status.needs_screen("claude", True, NOW - 10, NOW - 20)  # quiet since the hook
     assert status.needs_screen("claude", True, NOW - 10, NOW - 2)  # output after the hook
+
+
+def test_conversation_text_above_the_bottom_is_not_a_status() -> None:
+    codex = status.patterns_for("codex")
+    screen = "› Approve the plan [y/N] and Esc to cancel it\n" + "• ok\n" * 12 + "❯ "
+    assert status.from_screen(screen, codex) == "idle"
+    reply = "● It says: press Esc to cancel, or esc to interrupt\n" + "  more\n" * 8 + "❯ \n"
+    assert status.from_screen(reply, CLAUDE) == "idle"
+
+
+def test_capture_batches_keep_each_tmux_command_small() -> None:
+    from roost import panefmt
+
+    ids = [f"%{i}" for i in range(300)]
+    batches = panefmt.capture_batches(ids)
+    assert [len(b) for b in batches] == [120, 120, 60] and sum(batches, []) == ids
+    assert all(len(" ".join(panefmt.capture_args(b, "\x1eroost-capture"))) < 16000
+               for b in batches)

@@ -7,6 +7,7 @@ import asyncio
 import json
 
 import pytest
+from textual.worker import WorkerCancelled, WorkerError
 
 from conftest import Env
 from roost.tui.app import HelpScreen, RoostApp, TabScreen
@@ -19,7 +20,10 @@ async def settle(pilot, app: RoostApp, until=None, timeout: float = 20.0) -> Non
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         await pilot.pause(0.1)
-        await app.workers.wait_for_complete()
+        try:
+            await app.workers.wait_for_complete()
+        except (WorkerCancelled, WorkerError):
+            pass  # an exclusive worker (a refresh) was replaced by a newer one: fine
         await pilot.pause(0.05)
         if until is None or until():
             return

@@ -150,12 +150,12 @@ def fast(as_json: bool) -> int | None:
             return None
         hook_by_id = {i["id"]: hook_status(i, home) for i in items if i["alive"]}
         needed = screens_needed(items, hook_by_id)
-        screens = {}
-        if needed:
-            captured = _tmux(name, panefmt.capture_args(needed, MARKER))
+        screens: dict[str, str] = {}
+        for batch in panefmt.capture_batches(needed):
+            captured = _tmux(name, panefmt.capture_args(batch, MARKER))
             if captured is None:
                 return None
-            screens = panefmt.split_captures(captured, MARKER)
+            screens.update(panefmt.split_captures(captured, MARKER))
         add_status(items, hook_by_id, screens, status_overrides(home), time.time())
         if any(i["status_changed"] for i in items):
             return None  # the full CLI records the change (status_since, the event log)

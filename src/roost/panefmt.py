@@ -29,6 +29,13 @@ def exit_status(row: dict[str, str]) -> int | None:
     return 128 + int(row["pane_dead_signal"]) if row["pane_dead_signal"] else None
 
 
+CAPTURE_BATCH = 120  # panes per call: a tmux command list must stay under ~16 KiB
+
+
+def capture_batches(pane_ids: list[str]) -> list[list[str]]:
+    return [pane_ids[i:i + CAPTURE_BATCH] for i in range(0, len(pane_ids), CAPTURE_BATCH)]
+
+
 def capture_args(pane_ids: list[str], marker: str) -> list[str]:
     """One tmux command list capturing many panes, each followed by a marker line: status for
     a hundred agents costs one tmux call, not a hundred."""

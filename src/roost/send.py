@@ -59,9 +59,11 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
         return _not_delivered(app, agent, text, "its pane is dead")
     log = hooks.log_path(str(app.paths.home), agent.id)
     log_before = hooks.size(log)
-    screen_before = app.tmux.capture(pane.pane_id, 200)
     app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}")
     time.sleep(ENTER_DELAY.get(agent.provider, 0.3))
+    # The baseline is the screen with the pasted text in the input, so what confirms delivery is
+    # the Enter's effect, not the paste's.
+    screen_before = "" if agent.provider == "claude" else app.tmux.capture(pane.pane_id, 200)
     app.tmux.send_enter(pane.pane_id)
 
     how = _confirm(app, agent.id, agent.provider, pane.pane_id, log, log_before, screen_before,

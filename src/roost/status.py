@@ -11,7 +11,10 @@ from __future__ import annotations
 PATTERNS_VERSION = 1
 STARTING_GRACE = 20.0  # seconds after a start with no other signal: "starting"
 QUIET = 3.0  # seconds without screen activity before a pattern-less screen counts as idle
-LAST_LINES = 15
+# How far up each kind is looked for: dialogs are tall, busy footers and prompts sit at the
+# bottom. Looking no higher keeps the conversation above (which may quote any of these words)
+# from reading as a status.
+WINDOW = {"waiting": 8, "working": 6, "idle": 4}
 
 # Checked in this order on the last lines of the screen; the first kind that matches wins.
 # Claude Code cues were read off v2.1.332 (its `❯` prompt box stays drawn while it works, so
@@ -25,10 +28,9 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
         "idle": ["❯", "? for shortcuts"],
     },
     "codex": {
-        "waiting": ["Allow command?", "Approve", "[y/N]", "Do you want to proceed?",
-                    "Esc to cancel"],
-        "working": ["esc to interrupt", "Working"],
-        "idle": ["❯", "›", "send"],
+        "waiting": ["Allow command?", "[y/N]", "Do you want to proceed?", "Esc to cancel"],
+        "working": ["esc to interrupt"],
+        "idle": ["❯", "›"],
     },
     "gemini": {
         "waiting": ["Allow execution", "Waiting for user confirmation", "Do you want to proceed?",
@@ -38,7 +40,7 @@ PATTERNS: dict[str, dict[str, list[str]]] = {
     },
     "aider": {
         "waiting": ["(Y)es/(N)o", "[Yes]:", "Do you want to proceed?", "Esc to cancel"],
-        "working": ["esc to interrupt", "Waiting for", "Tokens:"],
+        "working": ["esc to interrupt", "Waiting for LLM"],
         "idle": ["> "],
     },
     "command": {"waiting": [], "working": [], "idle": []},
@@ -70,13 +72,11 @@ def patterns_for(provider: str, overrides: dict | None = None) -> dict[str, list
 
 def from_screen(text: str, patterns: dict[str, list[str]]) -> str | None:
     """waiting / working / idle from the last non-empty lines, or None when nothing matches."""
-    lines = [line for line in text.splitlines() if line.strip()][-LAST_LINES:]
-    tail = "\n".join(lines)
-    for kind in ("waiting", "working"):
-        if any(p in tail for p in patterns[kind]):
+    lines = [line for line in text.splitlines() if line.strip()]
+    for kind in ("waiting", "working", "idle"):
+        tail = lines[-WINDOW[kind]:]
+        if any(p in line for line in tail for p in patterns[kind]):
             return kind
-    if lines and any(p in line for line in lines[-4:] for p in patterns["idle"]):
-        return "idle"
     return None
 
 

@@ -20,7 +20,7 @@ from roost.locate import tmux_client_env
 from roost.model import Pane
 from roost.panefmt import FORMAT as _PANE_FORMAT
 from roost.panefmt import NO_SERVER as _NO_SERVER
-from roost.panefmt import SEP, capture_args, exit_status, rows, split_captures
+from roost.panefmt import SEP, capture_args, capture_batches, exit_status, rows, split_captures
 
 MIN_VERSION = (3, 2)
 
@@ -229,12 +229,13 @@ class Tmux:
 
     def capture_many(self, pane_ids: list[str], marker: str) -> dict[str, str]:
         """Many panes' last lines in one tmux call (panefmt.capture_args)."""
-        if not pane_ids:
-            return {}
-        try:
-            return split_captures(self.run(*capture_args(pane_ids, marker)), marker)
-        except TmuxError:
-            return {}  # a pane died between the listing and the capture: no screen this time
+        found: dict[str, str] = {}
+        for batch in capture_batches(pane_ids):
+            try:
+                found.update(split_captures(self.run(*capture_args(batch, marker)), marker))
+            except TmuxError:
+                pass  # a pane died between the listing and the capture: no screen this time
+        return found
 
     def paste(self, pane_id: str, text: str, buffer: str) -> None:
         """Bracketed paste of `text` (any length, newlines kept) into a pane; no Enter."""
