@@ -20,15 +20,21 @@ is selected) it is watched for --seconds, the selection moving one agent up or d
 - `LiveSource.snapshot()` wall time as the app's workers run it, `render_rows` and
   `apply_snapshot` on the UI thread as the app calls them, and the event loop's lag (a 20 ms
   sleeper's overshoot);
-- after each key press, the time until the details panel shows the newly selected agent, and
-  until the preview shows its screen (one tmux round trip on a worker thread).
+- after each key press, the time until the details panel and until the preview were given the
+  newly selected agent (the app's show_details / _show_preview wrapped on the instance; the
+  preview is tmux round trips on a worker thread);
+- the RowHighlighted events that reach the app beyond the key presses (each starts a preview);
+- the statuses of every applied snapshot (all N agents must read idle).
 
-Then, outside the window: a burst of --burst key presses as fast as the pilot sends them (calls
-per press), `app.render_rows()` called --renders times in a row, and `LiveSource().snapshot()`
---snapshots times on the main thread with no UI running (split into `open_app`,
-`observe.refresh` and the rest).
+Then, outside the window: a burst of --burst key presses as fast as the pilot sends them
+(previews and tmux calls), `render_rows` timed --renders times in an app of its own showing the
+last snapshot through a fixed source (no tmux, no busy worker), and `LiveSource().snapshot()`
+--snapshots times on the main thread with no UI running (and its parts `open_app` and
+`observe.refresh`). Before an app exits its intervals are stopped and its workers awaited: a
+preview worker started during shutdown fails in `selected()` (NoMatches) and the app re-raises.
 
-Target: tmux calls per second at the largest N <= 1.2 x those at the smallest (exit 1 if not).
+Target: tmux calls per second at the largest N <= 1.2 x those at the smallest, and every
+snapshot all idle (exit 1 if not).
 
     .venv/bin/python bench/bench_tui.py [--agents 10,200] [--seconds 15] [--press-every 1.5]
         [--spawners 4] [--burst 10] [--renders 20] [--snapshots 10] [--json]

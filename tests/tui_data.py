@@ -67,7 +67,7 @@ class StaticSource:
     def snapshot(self) -> Snapshot:
         return self.snap
 
-    def preview(self, name: str, lines: int = 60) -> str:
+    def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
         return SCREENS.get(name, f"({name} has no screen: it hibernates)")
 
     def events(self, name: str, limit: int = 8) -> list[dict]:

@@ -211,7 +211,8 @@ class RoostApp(App[None]):
         self.filter_text = ""
         self.buried_open = False
         self.clock = clock
-        self._offered_restore = False
+        self._cells_shown: list[tuple] = []
+        self._shown: str | None = None  # the agent the details and preview show
 
     # ---- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -264,28 +265,36 @@ class RoostApp(App[None]):
     def render_rows(self) -> None:
         table = self.query_one("#agents", DataTable)
         selected = self.selected_key()
-        self.rows = rowlib.build(self.snapshot.items, self.snapshot.tab_tiles, self.snapshot.pins,
-                                 self.filter_text, self.buried_open)
+        rows = rowlib.build(self.snapshot.items, self.snapshot.tab_tiles, self.snapshot.pins,
+                            self.filter_text, self.buried_open)
+        cells = [self._cells(row) for row in rows]
+        if [r.key for r in rows] == [r.key for r in self.rows] and cells == self._cells_shown:
+            self.rows = rows  # same rows, same text: nothing to redraw (no jump, no flicker)
+            self.show_details()
+            return
+        self.rows, self._cells_shown = rows, cells
+        scroll = table.scroll_y
         table.clear()
-        for row in self.rows:
-            if row.item is None:
-                closed = row.label == "Buried" and not self.buried_open
-                table.add_row(Text(f"{'▸' if closed else '▾'} {row.label} ({row.count})",
-                                   style="bold"), "", "", "", key=row.key)
-            else:
-                it = row.item
-                status = it["status"] + (f" {it['exit_code']}" if it["status"] == "exited"
-                                         and it["exit_code"] is not None else "")
-                indent = "   " * (row.depth - 1) + " └ " if row.depth else ""
-                table.add_row(Text(indent + it["name"]), it["provider"],
-                              badge(status), rowlib.ago(it.get("status_since")
-                                                        or it.get("last_active_at"),
-                                                        self.clock() if self.clock else None),
-                              key=row.key)
-        keys = [r.key for r in self.rows]
+        for row, cell in zip(rows, cells):
+            table.add_row(*cell, key=row.key)
+        keys = [r.key for r in rows]
         if selected in keys:
-            table.move_cursor(row=keys.index(selected))
+            table.move_cursor(row=keys.index(selected), scroll=False)
+        table.scroll_to(y=scroll, animate=False)
         self.show_details()
+
+    def _cells(self, row: rowlib.Row) -> tuple:
+        if row.item is None:
+            closed = row.label == "Buried" and not self.buried_open
+            return (Text(f"{'▸' if closed else '▾'} {row.label} ({row.count})", style="bold"),
+                    "", "", "")
+        it = row.item
+        status = it["status"] + (f" {it['exit_code']}" if it["status"] == "exited"
+                                 and it["exit_code"] is not None else "")
+        indent = "   " * (row.depth - 1) + " └ " if row.depth else ""
+        when = rowlib.ago(it.get("status_since") or it.get("last_active_at"),
+                          self.clock() if self.clock else None)
+        return (Text(indent + it["name"]), it["provider"], badge(status), when)
 
     def selected_key(self) -> str | None:
         table = self.query_one("#agents", DataTable)
@@ -299,12 +308,14 @@ class RoostApp(App[None]):
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
-        self.show_details()
-        self.refresh_preview()
+        if self.selected_key() != self._shown:  # a table rebuild re-highlights the same row
+            self.show_details()
+            self.refresh_preview()
 
     def show_details(self) -> None:
         it = self.selected()
         details = self.query_one("#details", Static)
+        self._shown = self.selected_key()
         if it is None:
             details.update("")
             return
@@ -326,7 +337,10 @@ class RoostApp(App[None]):
 
     @work(thread=True, exclusive=True, group="events")
     def load_events(self, name: str) -> None:
-        events = self.source.events(name)
+        try:
+            events = self.source.events(name)
+        except Exception:  # noqa: BLE001 - e.g. a busy database: no events this time
+            return
         text = "\n".join(f"{e['at'][11:19]} {e['kind']}"
                          + (f" {e.get('status') or e.get('exit_code') or ''}" if e["kind"] in
                             ("status", "exited") else "") for e in events[-5:])
@@ -338,13 +352,20 @@ class RoostApp(App[None]):
             details = self.query_one("#details", Static)
             details.update(f"{details.content}\n[dim]{text.replace('[', chr(92) + '[')}[/dim]")
 
-    @work(thread=True, exclusive=True, group="preview")
     def refresh_preview(self) -> None:
+        """Read the selection here, on the UI thread; capture on a worker."""
         it = self.selected()
-        if it is None:
-            return
-        text = self.source.preview(it["name"], 60)
-        self.call_from_thread(self._show_preview, it["name"], text)
+        if it is not None:
+            pane = it.get("pane") or {}
+            self._load_preview(it["name"], pane.get("pane_id"))
+
+    @work(thread=True, exclusive=True, group="preview")
+    def _load_preview(self, name: str, pane_id: str | None) -> None:
+        try:
+            text = self.source.preview(name, 60, pane_id=pane_id)
+        except Exception as exc:  # noqa: BLE001 - a preview never breaks the app
+            text = f"(no screen: {exc})"
+        self.call_from_thread(self._show_preview, name, text)
 
     def _show_preview(self, name: str, text: str) -> None:
         preview = self.query_one("#preview", Static)

@@ -57,11 +57,14 @@ class LiveSource:
         finally:
             app.close()
 
-    def preview(self, name: str, lines: int = 60) -> str:
+    def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
+        """The agent's last lines: one capture by the pane id the snapshot saw, when known."""
         from roost import homes
 
         app = self._app()
         try:
+            if pane_id:
+                return app.tmux.capture(pane_id, lines)
             return homes.capture(app, name, lines)
         except Exception as exc:  # noqa: BLE001 - a preview never breaks the app
             return f"(no screen: {exc})"
