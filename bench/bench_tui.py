@@ -217,8 +217,9 @@ class MeteredSource(LiveSource):
     def snapshot(self) -> Any:
         return self._metered("snapshot", super().snapshot)
 
-    def preview(self, name: str, lines: int = 60) -> str:
-        return self._metered("preview", lambda: super(MeteredSource, self).preview(name, lines))
+    def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
+        return self._metered("preview", lambda: super(MeteredSource, self).preview(
+            name, lines, pane_id=pane_id))
 
     def events(self, name: str, limit: int = 8) -> list[dict]:
         return self._metered("events", lambda: super(MeteredSource, self).events(name, limit))

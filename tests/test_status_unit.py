@@ -90,8 +90,11 @@ def test_conversation_text_above_the_bottom_is_not_a_status() -> None:
 def test_capture_batches_keep_each_tmux_command_small() -> None:
     from roost import panefmt
 
-    ids = [f"%{i}" for i in range(300)]
-    batches = panefmt.capture_batches(ids)
-    assert [len(b) for b in batches] == [120, 120, 60] and sum(batches, []) == ids
-    assert all(len(" ".join(panefmt.capture_args(b, "\x1eroost-capture"))) < 16000
-               for b in batches)
+    ids = [f"%{i}" for i in range(1000)]
+    batches = panefmt.capture_batches(ids, "\x1e")
+    assert len(panefmt.capture_batches(ids[:250], "\x1e")) == 1  # 250 screens: still one call
+    assert sum(batches, []) == ids and len(batches) >= 3
+    for batch in batches:
+        assert sum(len(a.encode()) + 1 for a in panefmt.capture_args(batch, "\x1e")) < 16000
+    captured = "hello\n\n\x1e%1\nworld\n\x1e%2\n"
+    assert panefmt.split_captures(captured, "\x1e") == {"%1": "hello\n", "%2": "world"}

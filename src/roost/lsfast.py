@@ -38,7 +38,7 @@ _COLUMNS = ("id", "name", "provider", "provider_session_id", "cwd", "home", "arg
             "restart_policy")
 _LEARNABLE = ("SELECT 1 FROM agents WHERE provider_session_id IS NULL AND launches > 0 "
               "AND provider IN ('codex', 'gemini') LIMIT 1")
-MARKER = "\x1eroost-capture"
+MARKER = "\x1e"  # a control character: never the start of a line of screen text
 
 
 def collect(conn: sqlite3.Connection, panes: dict[str, dict[str, str]]) -> list[dict]:
@@ -151,7 +151,7 @@ def fast(as_json: bool) -> int | None:
         hook_by_id = {i["id"]: hook_status(i, home) for i in items if i["alive"]}
         needed = screens_needed(items, hook_by_id)
         screens: dict[str, str] = {}
-        for batch in panefmt.capture_batches(needed):
+        for batch in panefmt.capture_batches(needed, MARKER):
             captured = _tmux(name, panefmt.capture_args(batch, MARKER))
             if captured is None:
                 return None

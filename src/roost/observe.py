@@ -1,9 +1,10 @@
 """The full status refresh: read new hook events, ask tmux once (plus one chained capture for the
 agents whose status needs their screen), classify, and record what changed.
 
-Cost with N agents: one `list-panes -a`, plus one chained capture per 120 agents whose status
-needs their screen (tmux limits a command list to ~16 KiB), so two calls up to 120 such agents;
-a hook log is read from its last offset.
+Cost with N agents: one `list-panes -a`, plus one chained capture of the agents whose status
+needs their screen: two tmux calls, whatever N is, up to ~300 such screens (tmux limits one
+command list to ~16 KiB; beyond that the capture takes a call per ~300). A hook log is read from
+its last offset.
 """
 
 from __future__ import annotations

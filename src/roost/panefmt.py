@@ -29,29 +29,40 @@ def exit_status(row: dict[str, str]) -> int | None:
     return 128 + int(row["pane_dead_signal"]) if row["pane_dead_signal"] else None
 
 
-CAPTURE_BATCH = 120  # panes per call: a tmux command list must stay under ~16 KiB
-
-
-def capture_batches(pane_ids: list[str]) -> list[list[str]]:
-    return [pane_ids[i:i + CAPTURE_BATCH] for i in range(0, len(pane_ids), CAPTURE_BATCH)]
+COMMAND_BUDGET = 15_000  # bytes of argv per tmux call: tmux refuses a command list over ~16 KiB
 
 
 def capture_args(pane_ids: list[str], marker: str) -> list[str]:
-    """One tmux command list capturing many panes, each followed by a marker line: status for
-    a hundred agents costs one tmux call, not a hundred."""
+    """One tmux command list capturing many panes, each followed by a marker line: status for a
+    hundred agents costs one tmux call, not a hundred. Short spellings (~45 bytes a pane) keep
+    ~300 panes within one call."""
     args: list[str] = []
     for pane_id in pane_ids:
-        args += ["capture-pane", "-p", "-J", "-t", pane_id, "-S", f"-{CAPTURE_LINES}", ";",
-                 "display-message", "-p", f"{marker} {pane_id}", ";"]
+        args += ["capturep", f"-pJS-{CAPTURE_LINES}", f"-t{pane_id}", ";",
+                 "display", "-p", f"{marker}{pane_id}", ";"]
     return args[:-1]
+
+
+def capture_batches(pane_ids: list[str], marker: str) -> list[list[str]]:
+    """Pane ids split so that each batch's command fits tmux's limit (usually one batch)."""
+    batches: list[list[str]] = [[]]
+    used = 0
+    for pane_id in pane_ids:
+        cost = sum(len(a.encode()) + 1 for a in capture_args([pane_id], marker)) + 2
+        if batches[-1] and used + cost > COMMAND_BUDGET:
+            batches.append([])
+            used = 0
+        batches[-1].append(pane_id)
+        used += cost
+    return [b for b in batches if b]
 
 
 def split_captures(text: str, marker: str) -> dict[str, str]:
     found: dict[str, str] = {}
     chunk: list[str] = []
     for line in text.split("\n"):
-        if line.startswith(marker + " "):
-            found[line[len(marker) + 1:].strip()] = "\n".join(chunk)
+        if line.startswith(marker):
+            found[line[len(marker):].strip()] = "\n".join(chunk)
             chunk = []
         else:
             chunk.append(line)

@@ -230,7 +230,7 @@ class Tmux:
     def capture_many(self, pane_ids: list[str], marker: str) -> dict[str, str]:
         """Many panes' last lines in one tmux call (panefmt.capture_args)."""
         found: dict[str, str] = {}
-        for batch in capture_batches(pane_ids):
+        for batch in capture_batches(pane_ids, marker):
             try:
                 found.update(split_captures(self.run(*capture_args(batch, marker)), marker))
             except TmuxError:
