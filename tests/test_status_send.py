@@ -30,8 +30,11 @@ def wait_status(world: Env, name: str, wanted: str, timeout: float = 20) -> dict
 
 def test_claude_status_follows_its_hooks(world: Env) -> None:
     spawn(world, "cl")
-    idle = wait_status(world, "cl", "idle")
-    assert idle["status_source"] == "hook" and idle["status_since"]
+    # the screen may show the prompt a moment before the SessionStart hook lands; then the
+    # hook takes over as the source
+    idle = world.wait_for(lambda: (a := status(world, "cl"))["status"] == "idle"
+                          and a["status_source"] == "hook" and a, what="idle from the hook")
+    assert idle["status_since"]
     world.roost("send", "cl", "work 3")
     working = wait_status(world, "cl", "working")
     assert working["status_source"] in ("hook", "screen")
