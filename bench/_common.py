@@ -170,3 +170,17 @@ def finish(name: str, results: dict[str, object], human: str, ok: bool, as_json:
         print(human)
         print(f"\n{name}: {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
+
+
+@contextmanager
+def environ(env: dict[str, str]) -> Iterator[None]:
+    """os.environ as the world's, for in-process roost calls: roost (and the TUI's LiveSource)
+    read ROOST_HOME and the socket name from it."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)

@@ -36,12 +36,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import psutil
 
-from _common import PYTHON, World, finish, ms, parser, summary, table, timed, world
+from _common import PYTHON, World, environ, finish, ms, parser, summary, table, timed, world
 
 from roost import homes, lsfast, observe, panefmt
 from roost import send as sending
@@ -59,19 +58,6 @@ def kind(i: int) -> str:
 
 def agent_name(i: int) -> str:
     return f"{kind(i)}-{i:03d}"
-
-
-@contextmanager
-def environ(env: dict[str, str]) -> Iterator[None]:
-    """os.environ as the world's: roost reads ROOST_HOME and the socket name from it."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def spawn_up_to(app: App, w: World, have: int, want: int) -> float:

@@ -43,7 +43,6 @@ snapshot all idle (exit 1 if not).
 from __future__ import annotations
 
 import asyncio
-import os
 import resource
 import sys
 import threading
@@ -56,7 +55,7 @@ from typing import Any
 
 import psutil
 
-from _common import World, finish, ms, parser, summary, table, world
+from _common import World, environ, finish, ms, parser, summary, table, world
 
 from roost import homes, observe, wsops
 from roost.app import open_app
@@ -76,19 +75,6 @@ def kind(i: int) -> str:
 
 def agent_name(i: int) -> str:
     return f"{kind(i)}-{i:03d}"
-
-
-@contextmanager
-def environ(env: dict[str, str]) -> Iterator[None]:
-    """os.environ as the world's: roost (and LiveSource) read ROOST_HOME and the socket from it."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 # ---- the world -------------------------------------------------------------------------------
