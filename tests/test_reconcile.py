@@ -1,7 +1,7 @@
 """Pure reconcile logic: store intent joined with a tmux listing, no tmux needed."""
 
 from roost.model import INTENT_RUNNING, INTENT_STOPPED, Agent, Pane
-from roost.reconcile import agent_panes, drift, views
+from roost.reconcile import agent_panes, drift, view
 
 
 def agent(name: str, intent: str = INTENT_RUNNING, home: str | None = None) -> Agent:
@@ -24,7 +24,8 @@ def keeper(session: str) -> Pane:
 def test_live_pane_means_running_dead_or_missing_means_stopped() -> None:
     a, b, c = agent("a"), agent("b"), agent("c")
     panes = [keeper("a"), pane("a", "a", a.id), keeper("b"), pane("b", "b", b.id, dead=True)]
-    states = {v.agent.name: (v.state, v.pid) for v in views([a, b, c], panes)}
+    by_id = agent_panes(panes)
+    states = {x.name: (v.state, v.pid) for x in (a, b, c) for v in [view(x, by_id.get(x.id))]}
     assert states == {"a": ("running", 42), "b": ("stopped", None), "c": ("stopped", None)}
 
 

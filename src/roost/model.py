@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # What the user wants (intent), stored; whether it runs is read from tmux (reality).
 INTENT_RUNNING = "running"
@@ -76,7 +76,6 @@ class AgentView:
     agent: Agent
     state: str  # "running" | "stopped"
     pane: Pane | None = None
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def pid(self) -> int | None:

@@ -28,11 +28,6 @@ def view(agent: Agent, pane: Pane | None) -> AgentView:
     return AgentView(agent=agent, state=state, pane=pane)
 
 
-def views(agents: Sequence[Agent], panes: Sequence[Pane]) -> list[AgentView]:
-    by_id = agent_panes(panes)
-    return [view(a, by_id.get(a.id)) for a in agents]
-
-
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One way store and tmux disagree, and what the user can do about it."""

@@ -135,13 +135,6 @@ class Tmux:
                 pass
         return found
 
-    def kill_server(self) -> None:
-        try:
-            self.run("kill-server")
-        except TmuxError as exc:
-            if not self.is_no_server(exc):
-                raise
-
     # ---- homes and windows ----------------------------------------------------------------
     def new_home(self, name: str, cwd: str, keeper_argv: Sequence[str],
                  env: Mapping[str, str]) -> tuple[str, str]:

@@ -23,7 +23,6 @@ class Provider:
     name = ""
     default_bin = ""
     env_var = ""
-    mints_session_id = False  # roost chooses the provider session id up front
     prompt_in_argv = False  # the first prompt can go on the command line
     dangerous_flags: tuple[str, ...] = ()
 

@@ -27,7 +27,6 @@ class Claude(Provider):
     name = "claude"
     default_bin = "claude"
     env_var = "ROOST_CLAUDE_BIN"
-    mints_session_id = True
     prompt_in_argv = True
     dangerous_flags = ("--dangerously-skip-permissions",)
 
