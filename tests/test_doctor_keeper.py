@@ -17,7 +17,20 @@ def test_doctor_is_happy_with_a_healthy_setup(world: Env) -> None:
     report = json.loads(world.roost("doctor", "--json").stdout)
     assert report["ok"], report
     names = [c["name"] for c in report["checks"]]
-    assert names[:5] == ["tmux", "socket", "socket directory", "store", "drift"]
+    assert names == ["tmux", "socket", "socket directory", "store", "drift", "workspace"]
+
+
+def test_doctor_reports_a_workspace_inconsistency(world: Env) -> None:
+    world.roost("spawn", "alpha", "--cwd", str(world.tmp / "work"))
+    import sqlite3
+
+    db = sqlite3.connect(world.home / "roost.db")  # a tile that no tab holds any more
+    db.execute("UPDATE tabs SET layout = NULL, focus = NULL")
+    db.commit()
+    db.close()
+    proc = world.roost("doctor", check=False)
+    assert proc.returncode == 1
+    assert "alpha is placed as a tile but no tab holds it" in proc.stdout
 
 
 def test_doctor_reports_drift_with_advice_and_kills_nothing(world: Env) -> None:

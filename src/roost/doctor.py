@@ -44,7 +44,10 @@ class Report:
 
 def run() -> Report:
     from roost import config as cfg
+    from roost import workspace as ws
+    from roost import wsdb
     from roost.reconcile import drift
+    from roost.status import PATTERNS_VERSION
     from roost.store import SCHEMA_VERSION, Store
     from roost.tmux import MIN_VERSION, Tmux, TmuxError
 
@@ -88,5 +91,15 @@ def run() -> Report:
                f"{len(findings)} disagreement(s)")
     for f in findings:
         report.add(f.subject, False, f.problem, f.advice)
+    broken = ws.problems(wsdb.load(store.conn))
+    names = {a.id: a.name for a in agents}
+    report.add("workspace", not broken, f"{len(broken)} inconsistency(ies) between tabs and "
+               f"placements; status patterns v{PATTERNS_VERSION}",
+               "" if not broken else "roost export > ws.json to keep a copy, then park or place "
+               "the agents named below")
+    for problem in broken:
+        for agent_id, name in names.items():
+            problem = problem.replace(agent_id, name)
+        report.add("workspace", False, problem)
     store.close()
     return report
