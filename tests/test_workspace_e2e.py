@@ -136,6 +136,9 @@ def test_reload_restarts_only_running_tiles_in_the_new_mode(world: Env) -> None:
     assert "--dangerously-skip-permissions" in new["argv"]
     assert world.ls()["h1"]["state"] == "hibernated"
     assert all(a["dangerous"] for a in world.ls().values())  # the rest take it when they wake
+    spawn(world, "later")  # new agents take the workspace's mode, unless told otherwise
+    spawn(world, "careful", "--no-dangerous")
+    assert world.ls()["later"]["dangerous"] and not world.ls()["careful"]["dangerous"]
 
 
 def test_kill_tree_and_park_tree(world: Env) -> None:

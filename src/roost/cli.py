@@ -85,7 +85,8 @@ def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` 
 @click.option("--cwd", type=str, default=None, help="Working directory [default: the current one].")
 @click.option("--home", "home", default=None, metavar="TEAM",
               help="Put the agent's window in the shared home session TEAM.")
-@click.option("--dangerous", is_flag=True, help="Skip the agent's permission prompts.")
+@click.option("--dangerous/--no-dangerous", default=None,
+              help="Skip the agent's permission prompts [default: the workspace's mode].")
 @click.option("--prompt", default=None, help="The first message for the agent.")
 @click.option("--tab", default=None, help="The tab whose tile it becomes [default: main].")
 @click.option("--split", type=click.Choice(["v", "h"]), default="v", show_default=True,
@@ -98,7 +99,8 @@ def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` 
 @click.option("--restart", type=click.Choice(["never", "on-failure"]), default="never",
               show_default=True, help="Restart it when it exits with a failure (with backoff).")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-def spawn(name: str, provider: str | None, cwd: str | None, home: str | None, dangerous: bool,
+def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
+          dangerous: bool | None,
           prompt: str | None, tab: str | None, split: str, detached: bool, parent: str | None,
           orchestrated_by: str | None, restart: str, argv: tuple[str, ...]) -> None:
     """Start agent NAME in its own home (or wake it, if it exists and is stopped).

@@ -85,7 +85,7 @@ class Place:
 
 
 def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = None,
-          home: str | None = None, dangerous: bool = False, prompt: str | None = None,
+          home: str | None = None, dangerous: bool | None = None, prompt: str | None = None,
           args: tuple[str, ...] = (), place: Place = Place(),
           restart: str = "never") -> WakeResult:
     check_name(name)
@@ -98,6 +98,8 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
     if place.split not in ws.DIRECTIONS:
         raise RoostError("--split must be h or v", code=2)
     impl = prov.get(provider or "claude")
+    if dangerous is None:  # the workspace's mode (`roost reload --dangerous` sets it)
+        dangerous = wsdb.get_setting(app.store.conn, "dangerous") == "1"
     workdir = _check_cwd(cwd or os.getcwd())
     parent = app.store.require(place.parent) if place.parent else None
     orchestrator = app.store.require(place.orchestrated_by) if place.orchestrated_by else None
