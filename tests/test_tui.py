@@ -207,7 +207,8 @@ def test_snapshot_tab_view(snap_compare) -> None:  # noqa: ANN001
 
 
 def test_snapshot_help(snap_compare) -> None:  # noqa: ANN001
-    app = RoostApp(source=StaticSource(), attacher=lambda argv: None, refresh_every=0)
+    app = RoostApp(source=StaticSource(), attacher=lambda argv: None, refresh_every=0,
+                   clock=lambda: NOW)
     assert snap_compare(app, terminal_size=SIZE, press=["question_mark"])
 
 
