@@ -19,9 +19,9 @@ from pathlib import Path
 
 from _common import PYTHON, finish, ms, parser, summary, table, timed, world
 
-from roost.config import Paths
-from roost.model import INTENT_RUNNING, INTENT_STOPPED, Agent
-from roost.store import Store
+from roost.system.config import Paths
+from roost.core.model import INTENT_RUNNING, INTENT_STOPPED, Agent
+from roost.store.db import Store
 
 TARGET = 3.0
 PROVIDERS = ["claude"] * 12 + ["codex"] * 4 + ["gemini"] * 2 + ["aider", "command"]

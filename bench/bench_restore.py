@@ -37,12 +37,13 @@ import psutil
 
 from _common import World, finish, ms, parser, summary, table, world
 
-from roost import workspace, wsdb
-from roost.config import Paths
-from roost.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent
+from roost.core import workspace
+from roost.store import workspace as wsdb
+from roost.system.config import Paths
+from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent
 from roost.providers.claude import transcript_path
-from roost.restore import DEFAULT_CONCURRENCY, DEFAULT_STAGGER
-from roost.store import Store
+from roost.ops.restore import DEFAULT_CONCURRENCY, DEFAULT_STAGGER
+from roost.store.db import Store
 
 PLAN_TARGET = 0.050  # seconds, median
 RATIO_TARGET = 1.5

@@ -1,7 +1,7 @@
 """The status refresh with 1, 10 and 100 live agents, and the latency of a delivered send.
 
 One world grows from 1 to 10 to 100 live agents, a mix spawned in-process through
-`homes.spawn`: 80 % fake claude (status from its hooks), 15 % fake codex (status from its
+`lifecycle.spawn`: 80 % fake claude (status from its hooks), 15 % fake codex (status from its
 screen), 5 % `--provider command -- sleep 1000`. Agent 0, the only one at N = 1, is a codex, so
 every N needs the one chained screen capture and the tmux calls compare like with like.
 
@@ -42,9 +42,12 @@ import psutil
 
 from _common import PYTHON, World, environ, finish, ms, parser, summary, table, timed, world
 
-from roost import homes, lsfast, observe, panefmt
-from roost import send as sending
-from roost.app import App, open_app
+from roost.ops import lifecycle
+from roost.cli import fast as lsfast
+from roost.ops import observe
+from roost.tmux import format as panefmt
+from roost.ops import send as sending
+from roost.ops.context import App, open_app
 
 WORK_SECONDS = 30
 TICK = 0.25  # seconds between two spinner redraws while "working" screens move
@@ -67,7 +70,7 @@ def spawn_up_to(app: App, w: World, have: int, want: int) -> float:
         cwd = w.tmp / "work" / f"p{i:03d}"
         cwd.mkdir()
         args = ("sleep", "1000") if kind(i) == "command" else ()
-        homes.spawn(app, agent_name(i), provider=kind(i), cwd=str(cwd), args=args)
+        lifecycle.spawn(app, agent_name(i), provider=kind(i), cwd=str(cwd), args=args)
     return time.perf_counter() - t0
 
 
@@ -174,7 +177,7 @@ def time_tmux_alone(app: App, server: psutil.Process, panes: list[str],
 
 def ls_is_fast(w: World) -> bool:
     """Whether `roost ls` would take its fast path (lsfast.fast answers instead of the CLI)."""
-    code = ("import io, sys\nfrom roost import lsfast\nsys.stdout = io.StringIO()\n"
+    code = ("import io, sys\nfrom roost.cli import fast as lsfast\nsys.stdout = io.StringIO()\n"
             "r = lsfast.fast(False)\nsys.stdout = sys.__stdout__\nprint(r == 0)")
     return subprocess.run([PYTHON, "-c", code], env=w.env, cwd=w.tmp, capture_output=True,
                           text=True, timeout=60).stdout.strip() == "True"

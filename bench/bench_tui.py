@@ -1,6 +1,6 @@
 """The TUI's refresh cost with 10 and 200 live agents: tmux calls and CPU per second.
 
-One world grows from 10 to 200 live agents, spawned in-process through `homes.spawn` (the tiles
+One world grows from 10 to 200 live agents, spawned in-process through `lifecycle.spawn` (the tiles
 one by one, the parked ones from --spawners threads, each with its own `open_app()`): per 10
 agents 1 fake codex (status from its screen), 2 fake claude (status from their hooks) and 7
 `--provider command -- sleep 1000` (no hooks: their screens are captured at every refresh, the
@@ -57,9 +57,11 @@ import psutil
 
 from _common import World, environ, finish, ms, parser, summary, table, world
 
-from roost import homes, observe, wsops
-from roost.app import open_app
-from roost.tmux import Tmux
+from roost.ops import lifecycle
+from roost.ops import observe
+from roost.ops import workspace as wsops
+from roost.ops.context import open_app
+from roost.tmux.client import Tmux
 from roost.tui.app import RoostApp
 from roost.tui.data import LiveSource
 
@@ -83,9 +85,9 @@ def spawn_one(w: World, i: int) -> None:
     try:
         cwd = w.tmp / "work" / f"p{i:03d}"
         cwd.mkdir()
-        place = homes.Place(tab=TABS[i]) if i in TABS else homes.Place(detached=True)
+        place = lifecycle.Place(tab=TABS[i]) if i in TABS else lifecycle.Place(detached=True)
         args = ("sleep", "1000") if kind(i) == "command" else ()
-        homes.spawn(app, agent_name(i), provider=kind(i), cwd=str(cwd), args=args, place=place)
+        lifecycle.spawn(app, agent_name(i), provider=kind(i), cwd=str(cwd), args=args, place=place)
     finally:
         app.close()
 

@@ -142,7 +142,7 @@ def test_usage_errors_are_one_line(world: Env) -> None:
 
 
 def test_every_command_has_help_with_an_example(world: Env) -> None:
-    from roost.cli import cli
+    from roost.cli.main import cli
 
     for name, command in cli.commands.items():
         if command.hidden:

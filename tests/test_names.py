@@ -1,7 +1,7 @@
 import pytest
 
-from roost.errors import RoostError
-from roost.names import check_name, name_problem
+from roost.core.errors import RoostError
+from roost.core.names import check_name, name_problem
 
 
 @pytest.mark.parametrize("name", ["a", "9lives", "fix-login_2", "A" * 64, "x-", "a_b-c"])

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from roost.model import Agent
-from roost.providers import NotResumable, get
+from roost.core.model import Agent
+from roost.providers.base import NotResumable, get
 from roost.providers.claude import project_dir_name, transcript_path
 from roost.providers.codex import read_session_meta
 

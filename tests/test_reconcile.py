@@ -1,7 +1,7 @@
 """Pure reconcile logic: store intent joined with a tmux listing, no tmux needed."""
 
-from roost.model import INTENT_RUNNING, INTENT_STOPPED, Agent, Pane
-from roost.reconcile import agent_panes, drift, view
+from roost.core.model import INTENT_RUNNING, INTENT_STOPPED, Agent, Pane
+from roost.core.reconcile import agent_panes, drift, view
 
 
 def agent(name: str, intent: str = INTENT_RUNNING, home: str | None = None) -> Agent:

@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from conftest import Env
-from roost.restore import run_queue
+from roost.ops.restore import run_queue
 
 
 def test_queue_never_exceeds_its_cap_and_staggers_starts() -> None:
@@ -59,8 +59,8 @@ def test_restore_emits_a_span_with_its_counts(world: Env, monkeypatch: pytest.Mo
     monkeypatch.setattr(trace, "_TRACER_PROVIDER_SET_ONCE", trace.Once())
     trace.set_tracer_provider(provider)
 
-    from roost.app import open_app
-    from roost.restore import restore
+    from roost.ops.context import open_app
+    from roost.ops.restore import restore
 
     report = restore(open_app(), concurrency=2, stagger=0)
     assert report.started == ["t1"] and report.hibernated == ["p1"]

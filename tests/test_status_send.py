@@ -205,8 +205,8 @@ def test_a_refresh_costs_the_same_tmux_calls_for_one_agent_or_ten(world: Env,
                                                                   ) -> None:
     for key, value in world.env.items():
         monkeypatch.setenv(key, value)
-    from roost import observe
-    from roost.app import open_app
+    from roost.ops import observe
+    from roost.ops.context import open_app
 
     def calls_for_refresh() -> int:
         app = open_app()

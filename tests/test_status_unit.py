@@ -2,7 +2,7 @@
 
 import pytest
 
-from roost import status
+from roost.core import status
 
 CLAUDE = status.patterns_for("claude")
 NOW = 1_000_000.0
@@ -88,7 +88,7 @@ def test_conversation_text_above_the_bottom_is_not_a_status() -> None:
 
 
 def test_capture_batches_keep_each_tmux_command_small() -> None:
-    from roost import panefmt
+    from roost.tmux import format as panefmt
 
     ids = [f"%{i}" for i in range(1000)]
     batches = panefmt.capture_batches(ids, "\x1e")

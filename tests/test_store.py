@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from roost.errors import RoostError
-from roost.model import Agent
-from roost.store import SCHEMA_VERSION, NameTaken, SessionIdTaken, Store
+from roost.core.errors import RoostError
+from roost.core.model import Agent
+from roost.store.db import SCHEMA_VERSION, NameTaken, SessionIdTaken, Store
 
 
 def make(name: str, sid: str | None = None) -> Agent:
@@ -94,7 +94,7 @@ def test_a_corrupt_file_is_refused_and_left_untouched(tmp_path: Path) -> None:
 
 
 def test_migration_is_safe_when_two_processes_open_a_new_store_at_once(tmp_path: Path) -> None:
-    code = f"from roost.store import Store; from pathlib import Path; Store.open(Path({str(tmp_path / 'r.db')!r}))"
+    code = f"from roost.store.db import Store; from pathlib import Path; Store.open(Path({str(tmp_path / 'r.db')!r}))"
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(6)]
     assert [p.wait(timeout=60) for p in procs] == [0] * 6
     assert Store.open(tmp_path / "r.db").integrity() == "ok"
@@ -103,8 +103,8 @@ def test_migration_is_safe_when_two_processes_open_a_new_store_at_once(tmp_path:
 WRITER = textwrap.dedent("""
     import sys, uuid
     from pathlib import Path
-    from roost.model import Agent
-    from roost.store import Store
+    from roost.core.model import Agent
+    from roost.store.db import Store
     store = Store.open(Path(sys.argv[1]))
     tag = sys.argv[2]
     i = 0
@@ -145,8 +145,9 @@ def test_six_writers_and_kill_9_lose_no_committed_row(tmp_path: Path) -> None:
 
 
 def test_v1_store_migrates_its_agents_into_tiles_of_main(tmp_path: Path) -> None:
-    from roost import schema, wsdb
-    from roost import workspace as ws
+    from roost.store import schema
+    from roost.store import workspace as wsdb
+    from roost.core import workspace as ws
 
     path = tmp_path / "r.db"
     conn = sqlite3.connect(path, isolation_level=None)

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost import workspace as ws
-from roost.workspace import (
+from roost.core import workspace as ws
+from roost.core.workspace import (
     BURIED,
     DETACHED,
     TILE,

@@ -19,11 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost import workspace as ws
-from roost import wsdb, wsops
-from roost.model import Agent
-from roost.store import Store
-from roost.workspace import BURIED, DETACHED, TILE, leaf, leaves, split
+from roost.core import workspace as ws
+from roost.store import workspace as wsdb
+from roost.ops import workspace as wsops
+from roost.core.model import Agent
+from roost.store.db import Store
+from roost.core.workspace import BURIED, DETACHED, TILE, leaf, leaves, split
 from test_workspace import workspaces
 
 _clock = itertools.count()

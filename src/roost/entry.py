@@ -6,11 +6,11 @@ import sys
 def main() -> None:
     args = sys.argv[1:]
     if args in (["ls"], ["ls", "--json"]):
-        from roost import lsfast
+        from roost.cli import fast as lsfast
 
         code = lsfast.fast(as_json=len(args) == 2)
         if code is not None:
             sys.exit(code)
-    from roost.cli import main as cli_main
+    from roost.cli.main import main as cli_main
 
     cli_main()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from roost.model import Agent
-from roost.providers import Provider
+from roost.core.model import Agent
+from roost.providers.base import Provider
 
 
 def history_file(paths_home: Path, agent: Agent) -> Path:

@@ -7,9 +7,9 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from roost import hooks
-from roost.model import Agent
-from roost.providers import NotResumable, Provider, user_home
+from roost.providers import hooks
+from roost.core.model import Agent
+from roost.providers.base import NotResumable, Provider, user_home
 
 
 def project_dir_name(cwd: str) -> str:

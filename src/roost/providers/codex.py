@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from roost.model import Agent
-from roost.providers import NotResumable, Provider, user_home
+from roost.core.model import Agent
+from roost.providers.base import NotResumable, Provider, user_home
 
 
 def sessions_root(environ: Mapping[str, str]) -> Path:

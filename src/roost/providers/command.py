@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from roost.errors import RoostError
-from roost.model import Agent
-from roost.providers import Provider
+from roost.core.errors import RoostError
+from roost.core.model import Agent
+from roost.providers.base import Provider
 
 
 class Command(Provider):

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from roost.model import Agent
-from roost.providers import NotResumable, Provider, user_home
+from roost.core.model import Agent
+from roost.providers.base import NotResumable, Provider, user_home
 
 
 def chats_dir(cwd: str, environ: Mapping[str, str]) -> Path:

@@ -526,7 +526,7 @@ class RoostApp(App[None]):
         """Hand the terminal to `tmux attach`; the TUI comes back when the user detaches."""
         import os
 
-        from roost.locate import tmux_client_env
+        from roost.system.locate import tmux_client_env
 
         try:
             with self.suspend():

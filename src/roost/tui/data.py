@@ -30,13 +30,14 @@ def _names_tree(node: dict | None, names: dict[str, str]) -> dict | None:
 
 class LiveSource:
     def _app(self):  # noqa: ANN202
-        from roost.app import open_app
+        from roost.ops.context import open_app
 
         return open_app()
 
     def snapshot(self) -> Snapshot:
-        from roost import observe, wsdb
-        from roost import workspace as ws
+        from roost.ops import observe
+        from roost.store import workspace as wsdb
+        from roost.core import workspace as ws
 
         app = self._app()
         try:
@@ -59,13 +60,13 @@ class LiveSource:
 
     def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
         """The agent's last lines: one capture by the pane id the snapshot saw, when known."""
-        from roost import homes
+        from roost.ops import lifecycle
 
         app = self._app()
         try:
             if pane_id:
                 return app.tmux.capture(pane_id, lines)
-            return homes.capture(app, name, lines)
+            return lifecycle.capture(app, name, lines)
         except Exception as exc:  # noqa: BLE001 - a preview never breaks the app
             return f"(no screen: {exc})"
         finally:
@@ -81,17 +82,18 @@ class LiveSource:
 
     def act(self, action: str, name: str | None = None, **kw: object) -> str:
         """Run one action by name; returns a line for the user. Raises RoostError on failure."""
-        from roost import homes, wsops
-        from roost.restore import restore
-        from roost.send import send
+        from roost.ops import lifecycle
+        from roost.ops import workspace as wsops
+        from roost.ops.restore import restore
+        from roost.ops.send import send
 
         app = self._app()
         try:
             if action == "wake":
-                r = homes.wake(app, name)
+                r = lifecycle.wake(app, name)
                 return f"woke {name}" if r.started else f"{name} is already running"
             if action == "kill":
-                homes.kill(app, name)
+                lifecycle.kill(app, name)
                 return f"stopped {name}"
             if action == "park":
                 wsops.park(app, name)
@@ -114,8 +116,8 @@ class LiveSource:
             if action == "restore":
                 return restore(app).text().strip()
             if action == "spawn":
-                place = homes.Place(tab=str(kw.get("tab") or "") or None)
-                r = homes.spawn(app, name, provider=str(kw.get("provider") or "claude"),
+                place = lifecycle.Place(tab=str(kw.get("tab") or "") or None)
+                r = lifecycle.spawn(app, name, provider=str(kw.get("provider") or "claude"),
                                 cwd=str(kw.get("cwd") or "") or None, place=place)
                 return f"spawned {name} (pid {r.pid})"
             if action == "layout":
@@ -126,16 +128,16 @@ class LiveSource:
             app.close()
 
     def attach_argv(self, name: str) -> list[str]:
-        from roost import homes
+        from roost.ops import lifecycle
 
         app = self._app()
         try:
-            return homes.attach_plan(app, name)
+            return lifecycle.attach_plan(app, name)
         finally:
             app.close()
 
     def open_tab_argv(self, tab: str) -> list[str]:
-        from roost import tabview
+        from roost.ops import tabview
 
         app = self._app()
         try:

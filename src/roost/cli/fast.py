@@ -16,7 +16,13 @@ import sqlite3
 import sys
 import time
 
-from roost import hooks, locate, panefmt, present, schema, state, status
+from roost.providers import hooks
+from roost.system import locate
+from roost.tmux import format as panefmt
+from roost.core import present
+from roost.store import schema
+from roost.core import state
+from roost.core import status
 
 _QUERY = """
 SELECT a.id, a.name, a.provider, a.provider_session_id, a.cwd, a.home, a.args, a.dangerous,

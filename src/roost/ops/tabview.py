@@ -5,12 +5,13 @@ on a server of its own (`<socket>-view`), so no client is ever nested inside its
 
 from __future__ import annotations
 
-from roost import homes, wsdb
-from roost import workspace as ws
-from roost.app import App
-from roost.errors import RoostError
-from roost.reconcile import agent_panes
-from roost.tmux import Tmux
+from roost.ops import lifecycle
+from roost.store import workspace as wsdb
+from roost.core import workspace as ws
+from roost.ops.context import App
+from roost.core.errors import RoostError
+from roost.core.reconcile import agent_panes
+from roost.tmux.client import Tmux
 
 
 def view_tmux(app: App) -> Tmux:
@@ -25,7 +26,7 @@ def open_tab(app: App, tab: str, width: int = 200, height: int = 50) -> list[str
     names = {a.id: a.name for a in app.store.agents()}
     sessions: dict[str, str] = {}
     for agent_id in ws.leaves(t.layout):
-        homes.wake(app, names[agent_id])  # wake on use
+        lifecycle.wake(app, names[agent_id])  # wake on use
     panes = agent_panes(app.tmux.list_panes())
     for agent_id in ws.leaves(t.layout):
         pane = panes[agent_id]

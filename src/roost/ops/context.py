@@ -8,9 +8,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from roost import config as cfg
-from roost.store import Store
-from roost.tmux import Tmux
+from roost.system import config as cfg
+from roost.store.db import Store
+from roost.tmux.client import Tmux
 
 
 @dataclass

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from roost import workspace as ws
-from roost.app import App
-from roost.errors import RoostError
-from roost.names import name_problem
-from roost.providers import NAMES as PROVIDERS
-from roost.store import _FIELDS, now_iso
+from roost.core import workspace as ws
+from roost.ops.context import App
+from roost.core.errors import RoostError
+from roost.core.names import name_problem
+from roost.providers.base import NAMES as PROVIDERS
+from roost.store.db import _FIELDS, now_iso
 
 FORMAT = "roost-workspace"
 VERSION = 1

@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from roost.errors import RoostError
-from roost.model import Agent
+from roost.core.errors import RoostError
+from roost.core.model import Agent
 
-from roost.schema import SCHEMA_VERSION, apply
+from roost.store.schema import SCHEMA_VERSION, apply
 
 _FIELDS = (
     "id", "name", "provider", "cwd", "home", "args", "dangerous", "provider_session_id",
@@ -198,7 +198,7 @@ class Store:
             raise sqlite3.IntegrityError("provider_sessions.provider_session_id")
 
     def delete(self, agent_id: str) -> None:
-        from roost import wsdb
+        from roost.store import workspace as wsdb
 
         with self.write() as c:
             wsdb.forget(c, agent_id)

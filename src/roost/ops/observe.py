@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import time
 
-from roost import lsfast
-from roost.app import App
-from roost.learn import apply_hook_log, learn_session_ids
-from roost.store import now_iso
+from roost.cli import fast as lsfast
+from roost.ops.context import App
+from roost.ops.learn import apply_hook_log, learn_session_ids
+from roost.store.db import now_iso
 
 
 def refresh(app: App) -> list[dict]:

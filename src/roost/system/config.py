@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost import locate
-from roost.errors import RoostError
+from roost.system import locate
+from roost.core.errors import RoostError
 
 
 @dataclass(frozen=True, slots=True)

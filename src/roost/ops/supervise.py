@@ -9,10 +9,11 @@ from __future__ import annotations
 import time
 from datetime import datetime, timedelta, timezone
 
-from roost import homes, locks
-from roost.app import App
-from roost.model import INTENT_HIBERNATED, INTENT_STOPPED, Agent
-from roost.reconcile import agent_panes
+from roost.ops import lifecycle
+from roost.system import locks
+from roost.ops.context import App
+from roost.core.model import INTENT_HIBERNATED, INTENT_STOPPED, Agent
+from roost.core.reconcile import agent_panes
 
 MAX_FAILURES = 3
 WINDOW = 60.0
@@ -68,7 +69,7 @@ def on_pane_died(app: App, pane_id: str, sleep=time.sleep) -> str:  # noqa: ANN0
         if agent is None or agent.intent in (INTENT_STOPPED, INTENT_HIBERNATED) or \
                 (current is not None and not current.dead):
             return "left"  # the user acted meanwhile
-    homes.wake(app, agent.name)
+    lifecycle.wake(app, agent.name)
     app.store.log(agent, "restarted", after_failures=failures)
     return "restarted"
 

@@ -2,7 +2,7 @@
 
 import re
 
-from roost.errors import RoostError
+from roost.core.errors import RoostError
 
 MAX_NAME = 64
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")

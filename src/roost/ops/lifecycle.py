@@ -18,19 +18,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost import hooks, locks, procs, wsdb
-from roost.learn import apply_hook_log, learn_session_ids
-from roost import providers as prov
-from roost import workspace as ws
-from roost.app import App
-from roost.errors import RoostError
-from roost.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent, AgentView, Pane
-from roost.names import check_name
-from roost.reconcile import agent_panes, view
-from roost.store import NameTaken, now_iso
-from roost.tmux import DuplicateSession, TmuxError
+from roost.providers import hooks
+from roost.system import locks
+from roost.system import procs
+from roost.store import workspace as wsdb
+from roost.ops.learn import apply_hook_log, learn_session_ids
+from roost.providers import base as prov
+from roost.core import workspace as ws
+from roost.ops.context import App
+from roost.core.errors import RoostError
+from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent, AgentView, Pane
+from roost.core.names import check_name
+from roost.core.reconcile import agent_panes, view
+from roost.store.db import NameTaken, now_iso
+from roost.tmux.client import DuplicateSession, TmuxError
 
-KEEPER = Path(__file__).with_name("keeper.sh")
+KEEPER = Path(__file__).parent.parent / "keeper.sh"  # a path live tmux servers still run
 UTF8 = "C.UTF-8"
 
 

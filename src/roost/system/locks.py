@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from roost.errors import RoostError
+from roost.core.errors import RoostError
 
 
 @contextmanager

@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from roost import wsdb
-from roost import workspace as ws
-from roost.app import App, open_app
-from roost.errors import RoostError
-from roost.reconcile import agent_panes
+from roost.store import workspace as wsdb
+from roost.core import workspace as ws
+from roost.ops.context import App, open_app
+from roost.core.errors import RoostError
+from roost.core.reconcile import agent_panes
 
 DEFAULT_CONCURRENCY = 3
 DEFAULT_STAGGER = 0.25  # seconds between two starts
@@ -78,7 +78,7 @@ def limits(app: App, concurrency: int | None, stagger: float | None) -> tuple[in
 def start_all(app: App, names: Sequence[str], concurrency: int | None = None,
               stagger: float | None = None) -> tuple[list[str], dict[str, str], int]:
     """Wake `names` through the queue; each worker has its own store connection."""
-    from roost import homes
+    from roost.ops import lifecycle
 
     cap, gap = limits(app, concurrency, stagger)
     local = threading.local()
@@ -86,7 +86,7 @@ def start_all(app: App, names: Sequence[str], concurrency: int | None = None,
     def start(name: str) -> None:
         if not hasattr(local, "app"):
             local.app = open_app(app.environ)
-        homes.wake(local.app, name)
+        lifecycle.wake(local.app, name)
 
     return run_queue(names, start, cap, gap)
 
@@ -117,7 +117,7 @@ class Report:
 
 
 def restore(app: App, concurrency: int | None = None, stagger: float | None = None) -> Report:
-    from roost.telemetry import tracer
+    from roost.system.telemetry import tracer
 
     began = time.monotonic()
     with tracer().start_as_current_span("roost.restore") as span:

@@ -13,7 +13,8 @@ import os
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
           "Stop", "SubagentStop", "PreCompact", "SessionEnd")
 KEEP_TRANSCRIPTS_DAYS = 36500  # hibernated agents must stay resumable (Claude's default is 30)
-HOOK_SH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook.sh")
+# roost/hook.sh: the path existing settings files name
+HOOK_SH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hook.sh")
 
 
 def agent_dir(roost_home: str, agent_id: str) -> str:

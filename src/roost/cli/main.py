@@ -1,4 +1,4 @@
-"""The `roost` command: thin Click wrappers over homes.py; every error is one line on stderr."""
+"""The `roost` command: thin Click wrappers over lifecycle.py; every error is one line on stderr."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from roost.errors import RoostError
+from roost.core.errors import RoostError
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
 
@@ -59,7 +59,7 @@ def open_cmd(tab_name: str) -> None:
     Example:
       roost open main
     """
-    from roost import tabview
+    from roost.ops import tabview
 
     app = _app(tab_name)
     argv = tabview.open_tab(app, tab_name)
@@ -70,8 +70,8 @@ def open_cmd(tab_name: str) -> None:
 
 def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` fast
     """Check the names given first, so bad input never creates or opens anything."""
-    from roost.app import open_app
-    from roost.names import check_name
+    from roost.ops.context import open_app
+    from roost.core.names import check_name
 
     for name in names:
         check_name(name)
@@ -114,16 +114,16 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
       roost spawn helper --detached --orchestrated-by api-fix
       roost spawn logs --provider command -- tail -f /var/log/syslog
     """
-    from roost import homes
+    from roost.ops import lifecycle
 
     if home is not None:
-        from roost.names import check_name
+        from roost.core.names import check_name
 
         check_name(home, "home name")
     app = _app(name)
-    place = homes.Place(tab=tab, split=split, detached=detached, parent=parent,
+    place = lifecycle.Place(tab=tab, split=split, detached=detached, parent=parent,
                         orchestrated_by=orchestrated_by)
-    result = homes.spawn(app, name, provider=provider, cwd=cwd, home=home, dangerous=dangerous,
+    result = lifecycle.spawn(app, name, provider=provider, cwd=cwd, home=home, dangerous=dangerous,
                          prompt=prompt, args=argv, place=place, restart=restart)
     a = result.agent
     verb = "spawned" if a.launches == 1 else "woke"
@@ -141,7 +141,8 @@ def ls_cmd(as_json: bool) -> None:
       roost ls
       roost ls --json | jq '.[] | select(.state == "stopped") | .name'
     """
-    from roost import observe, present
+    from roost.ops import observe
+    from roost.core import present
 
     click.echo(present.render(observe.refresh(_app()), as_json), nl=False)
 
@@ -157,10 +158,10 @@ def attach(name: str) -> None:
     Example:
       roost attach api-fix
     """
-    from roost import homes
+    from roost.ops import lifecycle
 
     app = _app(name)
-    argv = homes.attach_plan(app, name)
+    argv = lifecycle.attach_plan(app, name)
     env = dict(app.tmux.env)  # without $TMUX: attaching from inside another tmux is intended
     app.close()
     sys.stdout.flush()
@@ -178,13 +179,14 @@ def kill(name: str, tree: bool) -> None:
       roost kill api-fix && roost wake api-fix
       roost kill lead --tree
     """
-    from roost import homes, wsops
+    from roost.ops import lifecycle
+    from roost.ops import workspace as wsops
 
     app = _app(name)
     if tree:
         click.echo(f"killed {', '.join(wsops.kill_tree(app, name))}")
         return
-    stopped = homes.kill(app, name)
+    stopped = lifecycle.kill(app, name)
     click.echo(f"stopped {name} ({len(stopped)} processes); wake: roost wake {name}"
                if stopped else f"{name} was not running")
 
@@ -200,9 +202,9 @@ def wake(name: str, fresh: bool) -> None:
     Example:
       roost wake api-fix
     """
-    from roost import homes
+    from roost.ops import lifecycle
 
-    result = homes.wake(_app(name), name, fresh=fresh)
+    result = lifecycle.wake(_app(name), name, fresh=fresh)
     if result.started:
         click.echo(f"woke {name} (pid {result.pid}) in home {result.agent.home}")
     else:
@@ -218,9 +220,9 @@ def rm(name: str) -> None:
     Example:
       roost rm api-fix
     """
-    from roost import homes
+    from roost.ops import lifecycle
 
-    homes.rm(_app(name), name)
+    lifecycle.rm(_app(name), name)
     click.echo(f"removed {name}")
 
 
@@ -235,9 +237,9 @@ def capture(name: str, lines: int) -> None:
     Example:
       roost capture api-fix --lines 20
     """
-    from roost import homes
+    from roost.ops import lifecycle
 
-    click.echo(homes.capture(_app(name), name, lines), nl=False)
+    click.echo(lifecycle.capture(_app(name), name, lines), nl=False)
 
 
 @cli.command()
@@ -251,7 +253,7 @@ def doctor(as_json: bool) -> None:
     Example:
       roost doctor
     """
-    from roost import doctor as doc
+    from roost.ops import doctor as doc
 
     report = doc.run()
     click.echo(json.dumps(report.as_json(), indent=2) if as_json else report.text(), nl=False)
@@ -280,7 +282,7 @@ def tab_new(name: str) -> None:
     Example:
       roost tab new review
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     wsops.tab_new(_app(), name)
     click.echo(f"tab {name} created")
@@ -296,7 +298,7 @@ def tab_rename(old: str, new: str) -> None:
     Example:
       roost tab rename review code-review
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     wsops.tab_rename(_app(), old, new)
     click.echo(f"tab {old} is now {new}")
@@ -311,7 +313,7 @@ def tab_close(name: str) -> None:
     Example:
       roost tab close review
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     parked = wsops.tab_close(_app(), name)
     click.echo(f"tab {name} closed" + (f"; parked {', '.join(parked)}" if parked else ""))
@@ -326,7 +328,7 @@ def tab_ls(as_json: bool) -> None:
     Example:
       roost tab ls
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     rows = wsops.tab_list(_app())
     if as_json:
@@ -347,7 +349,7 @@ def park(name: str, tree: bool) -> None:
     Example:
       roost park api-fix
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     click.echo(f"parked {', '.join(wsops.park(_app(name), name, tree))}")
 
@@ -364,7 +366,7 @@ def place(name: str, tab_name: str, split: str) -> None:
     Example:
       roost place api-fix --tab main --split h
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     result = wsops.place(_app(name), name, tab_name, split)
     click.echo(f"{name} is a tile of {tab_name} (pid {result.pid})")
@@ -379,7 +381,7 @@ def bury(name: str) -> None:
     Example:
       roost bury old-experiment && roost unbury old-experiment
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     wsops.bury(_app(name), name)
     click.echo(f"buried {name}; revive: roost unbury {name}")
@@ -394,7 +396,7 @@ def unbury(name: str) -> None:
     Example:
       roost unbury old-experiment
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     tab_name = wsops.unbury(_app(name), name)
     click.echo(f"{name} is back in tab {tab_name}" if tab_name else
@@ -410,7 +412,7 @@ def pin(name: str) -> None:
     Example:
       roost pin api-fix
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     click.echo(f"pinned {name}" if wsops.pin(_app(name), name) else f"{name} was pinned already")
 
@@ -424,7 +426,7 @@ def unpin(name: str) -> None:
     Example:
       roost unpin api-fix
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     click.echo(f"unpinned {name}" if wsops.unpin(_app(name), name) else f"{name} was not pinned")
 
@@ -441,7 +443,7 @@ def link(child: str, parent: str | None, clear: bool) -> None:
       roost link tests --parent api-fix
       roost link tests --clear
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     if not clear and parent is None:
         raise click.UsageError("give --parent P, or --clear")
@@ -459,9 +461,9 @@ def hibernate(name: str) -> None:
     Example:
       roost hibernate api-fix && roost wake api-fix
     """
-    from roost import homes
+    from roost.ops import lifecycle
 
-    homes.hibernate(_app(name), name)
+    lifecycle.hibernate(_app(name), name)
     click.echo(f"{name} hibernates; roost wake {name} brings it back")
 
 
@@ -480,7 +482,7 @@ def restore(as_json: bool, concurrency: int | None, stagger: float | None) -> No
     Example:
       roost restore --concurrency 2
     """
-    from roost.restore import restore as run
+    from roost.ops.restore import restore as run
 
     report = run(_app(), concurrency, stagger)
     click.echo(json.dumps(report.as_json()) if as_json else report.text(), nl=as_json)
@@ -498,7 +500,7 @@ def reload(dangerous: bool | None) -> None:
     Example:
       roost reload --dangerous
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     names = wsops.reload(_app(), dangerous)
     click.echo(f"restarted {', '.join(names)}" if names else "no live agent runs: nothing restarted")
@@ -515,7 +517,7 @@ def gc(older_than: str | None, dry_run: bool) -> None:
     Example:
       roost gc --older-than 14d --dry-run
     """
-    from roost import wsops
+    from roost.ops import workspace as wsops
 
     age = wsops.parse_duration(older_than) if older_than else None
     found = wsops.gc(_app(), age, dry_run)
@@ -534,7 +536,7 @@ def export_cmd() -> None:
     Example:
       roost export > workspace.json
     """
-    from roost import transfer
+    from roost.ops import transfer
 
     click.echo(json.dumps(transfer.export(_app()), indent=2, sort_keys=True))
 
@@ -548,7 +550,7 @@ def import_cmd(file) -> None:  # noqa: ANN001 - click.File
     Example:
       roost import workspace.json
     """
-    from roost import transfer
+    from roost.ops import transfer
 
     try:
         data = json.load(file)
@@ -575,7 +577,7 @@ def send(name: str, text: str | None, wait: bool, timeout: float) -> None:
       roost send api-fix "run the tests again"
       git diff | roost send reviewer --wait
     """
-    from roost import send as sending
+    from roost.ops import send as sending
 
     if text is None:
         text = sys.stdin.read()
@@ -601,7 +603,7 @@ def watch(as_json: bool, interval: float) -> None:
     """
     import time
 
-    from roost import observe
+    from roost.ops import observe
 
     app = _app()
     seen: dict[str, str] = {}
@@ -665,7 +667,7 @@ def policy(name: str, policy: str) -> None:
 @click.argument("pane_id")
 def supervise_cmd(pane_id: str) -> None:
     """Run by tmux's pane-died hook."""
-    from roost import supervise
+    from roost.ops import supervise
 
     supervise.on_pane_died(_app(), pane_id)
 

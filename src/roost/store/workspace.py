@@ -11,9 +11,9 @@ import json
 import sqlite3
 import uuid
 
-from roost import workspace as ws
-from roost.errors import RoostError
-from roost.names import check_name
+from roost.core import workspace as ws
+from roost.core.errors import RoostError
+from roost.core.names import check_name
 
 DEFAULT_TAB = "main"
 

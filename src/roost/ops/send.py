@@ -11,10 +11,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from roost import homes, hooks, observe
-from roost.app import App
-from roost.errors import RoostError
-from roost.reconcile import agent_panes
+from roost.ops import lifecycle
+from roost.providers import hooks
+from roost.ops import observe
+from roost.ops.context import App
+from roost.core.errors import RoostError
+from roost.core.reconcile import agent_panes
 
 ENTER_DELAY = {"claude": 0.3, "codex": 0.3, "gemini": 0.3, "aider": 0.3, "command": 0.1}
 READY = ("idle",)
@@ -45,7 +47,7 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
          confirm_timeout: float = 15.0, reply_timeout: float = 600.0) -> Sent:
     if not text:
         raise RoostError("nothing to send: give TEXT or pipe it on stdin", code=2)
-    homes.wake(app, name)  # wake on use
+    lifecycle.wake(app, name)  # wake on use
     item = _wait_status(app, name, READY + ("waiting", "exited", "stopped", "failed"),
                         ready_timeout)
     agent = app.store.require(name)

@@ -15,12 +15,12 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
-from roost.errors import RoostError
-from roost.locate import tmux_client_env
-from roost.model import Pane
-from roost.panefmt import FORMAT as _PANE_FORMAT
-from roost.panefmt import NO_SERVER as _NO_SERVER
-from roost.panefmt import SEP, capture_args, capture_batches, exit_status, rows, split_captures
+from roost.core.errors import RoostError
+from roost.system.locate import tmux_client_env
+from roost.core.model import Pane
+from roost.tmux.format import FORMAT as _PANE_FORMAT
+from roost.tmux.format import NO_SERVER as _NO_SERVER
+from roost.tmux.format import SEP, capture_args, capture_batches, exit_status, rows, split_captures
 
 MIN_VERSION = (3, 2)
 

@@ -6,7 +6,7 @@ import os
 import stat
 from dataclasses import asdict, dataclass, field
 
-from roost.errors import RoostError
+from roost.core.errors import RoostError
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +43,13 @@ class Report:
 
 
 def run() -> Report:
-    from roost import config as cfg
-    from roost import workspace as ws
-    from roost import wsdb
-    from roost.reconcile import drift
-    from roost.status import PATTERNS_VERSION
-    from roost.store import SCHEMA_VERSION, Store
-    from roost.tmux import MIN_VERSION, Tmux, TmuxError
+    from roost.system import config as cfg
+    from roost.core import workspace as ws
+    from roost.store import workspace as wsdb
+    from roost.core.reconcile import drift
+    from roost.core.status import PATTERNS_VERSION
+    from roost.store.db import SCHEMA_VERSION, Store
+    from roost.tmux.client import MIN_VERSION, Tmux, TmuxError
 
     report = Report()
     paths = cfg.paths()

@@ -4,11 +4,11 @@ conversation exists)."""
 
 from __future__ import annotations
 
-from roost import hooks
-from roost import providers as prov
-from roost.app import App
-from roost.model import Agent
-from roost.store import SessionIdTaken, now_iso
+from roost.providers import hooks
+from roost.providers import base as prov
+from roost.ops.context import App
+from roost.core.model import Agent
+from roost.store.db import SessionIdTaken, now_iso
 
 
 def _learnable(agents: list[Agent]) -> list[Agent]:

@@ -1,7 +1,7 @@
 """Workspace commands: tabs, park/place/bury/unbury, pins, links, trees, reload, gc.
 
 Each edit of the workspace is one `store.write()` transaction over wsdb; processes are started or
-stopped through homes.py afterwards (never inside a transaction).
+stopped through lifecycle.py afterwards (never inside a transaction).
 """
 
 from __future__ import annotations
@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from roost import homes, wsdb
-from roost import workspace as ws
-from roost.app import App
-from roost.errors import RoostError
-from roost.model import Agent
-from roost.names import check_name
-from roost.reconcile import agent_panes
+from roost.ops import lifecycle
+from roost.store import workspace as wsdb
+from roost.core import workspace as ws
+from roost.ops.context import App
+from roost.core.errors import RoostError
+from roost.core.model import Agent
+from roost.core.names import check_name
+from roost.core.reconcile import agent_panes
 
 
 # ---- tabs --------------------------------------------------------------------------------
@@ -68,7 +69,7 @@ def park(app: App, name: str, tree: bool = False) -> list[str]:
     return [a.name for a in targets]
 
 
-def place(app: App, name: str, tab: str, split: str = "v") -> homes.WakeResult:
+def place(app: App, name: str, tab: str, split: str = "v") -> lifecycle.WakeResult:
     """Parked or buried -> a tile of TAB (created if missing), then woken: tiles are live."""
     check_name(tab, "tab name")
     if split not in ws.DIRECTIONS:
@@ -78,7 +79,7 @@ def place(app: App, name: str, tab: str, split: str = "v") -> homes.WakeResult:
         if agent.placement == ws.TILE:
             wsdb.untile(c, agent.id)
         wsdb.tile(c, agent.id, wsdb.ensure_tab(c, tab), direction=split)
-    return homes.wake(app, name)
+    return lifecycle.wake(app, name)
 
 
 def bury(app: App, name: str) -> list[int]:
@@ -86,7 +87,7 @@ def bury(app: App, name: str) -> list[int]:
     agent = app.store.require(name)
     with app.store.write() as c:
         wsdb.bury(c, agent.id)
-    return homes.hibernate(app, name)
+    return lifecycle.hibernate(app, name)
 
 
 def unbury(app: App, name: str) -> str | None:
@@ -98,7 +99,7 @@ def unbury(app: App, name: str) -> str | None:
     with app.store.write() as c:
         tab = wsdb.unbury(c, agent.id)
     if tab is not None:
-        homes.wake(app, name)
+        lifecycle.wake(app, name)
     return tab.name if tab else None
 
 
@@ -175,7 +176,7 @@ def kill_tree(app: App, name: str) -> list[str]:
     """Kill the agent and all its descendants (children first, so none respawns a parent)."""
     targets = _with_tree(app, name, True)
     for agent in reversed(targets):
-        homes.kill(app, agent.name)
+        lifecycle.kill(app, agent.name)
     return [a.name for a in targets]
 
 
@@ -206,8 +207,8 @@ def reload(app: App, dangerous: bool | None) -> list[str]:
     targets = [a for a in ws.tiled(workspace) if a in live_ids and a in running]
     names = [_name(app, a) for a in targets]
     for name in names:
-        homes.kill(app, name)
-    from roost.restore import start_all
+        lifecycle.kill(app, name)
+    from roost.ops.restore import start_all
 
     start_all(app, names)
     return names
@@ -250,5 +251,5 @@ def gc(app: App, older_than: timedelta | None, dry_run: bool) -> list[tuple[Agen
     found = gc_candidates(app, older_than)
     if not dry_run:
         for agent, _why in found:
-            homes.rm(app, agent.name)
+            lifecycle.rm(app, agent.name)
     return found

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from roost.model import INTENT_RUNNING, Agent, AgentView, Pane
+from roost.core.model import INTENT_RUNNING, Agent, AgentView, Pane
 
-from roost.state import derive
+from roost.core.state import derive
 
 
 def agent_panes(panes: Iterable[Pane]) -> dict[str, Pane]:

@@ -1,0 +1,82 @@
+"""Providers: how to start and resume one agent CLI. Pure argv building plus small file reads.
+
+A provider never edits the agent CLI's own settings files; what roost needs (hooks, for claude)
+goes on the command line of the one process it starts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from roost.core.errors import RoostError
+from roost.core.model import Agent
+
+
+class NotResumable(RoostError):
+    """The provider's conversation cannot be resumed (yet, or any more)."""
+
+
+class Provider:
+    name = ""
+    default_bin = ""
+    env_var = ""
+    prompt_in_argv = False  # the first prompt can go on the command line
+    dangerous_flags: tuple[str, ...] = ()
+
+    def wanted_executable(self, agent: Agent, config: Mapping, environ: Mapping[str, str]) -> str:
+        """$ROOST_<NAME>_BIN, then providers.<name>.bin in config.toml, then the usual name."""
+        configured = environ.get(self.env_var) or config.get("providers", {}).get(self.name, {}).get("bin")
+        return str(configured or self.default_bin)
+
+    def executable(self, agent: Agent, config: Mapping, environ: Mapping[str, str]) -> str:
+        """The CLI's absolute path, looked up on the caller's PATH."""
+        wanted = self.wanted_executable(agent, config, environ)
+        found = shutil.which(wanted, path=environ.get("PATH"))
+        if not found:
+            hint = f" (set {self.env_var} or providers.{self.name}.bin in config.toml)" if self.env_var else ""
+            raise RoostError(f"{self.name}: executable {wanted!r} not found{hint}", code=6)
+        return os.path.abspath(found)
+
+    def new_session_id(self) -> str | None:
+        return None
+
+    def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
+        raise NotImplementedError
+
+    def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
+                    paths_home: Path) -> list[str]:
+        raise NotImplementedError
+
+    def discover_session_id(self, agent: Agent, environ: Mapping[str, str]) -> list[str]:
+        """Candidate provider session ids for an agent that could not choose its own, best first."""
+        return []
+
+    def _common(self, agent: Agent) -> list[str]:
+        return [*(self.dangerous_flags if agent.dangerous else ()), *agent.args]
+
+
+def registry() -> dict[str, Provider]:
+    from roost.providers.aider import Aider
+    from roost.providers.claude import Claude
+    from roost.providers.codex import Codex
+    from roost.providers.command import Command
+    from roost.providers.gemini import Gemini
+
+    return {p.name: p for p in (Claude(), Codex(), Gemini(), Aider(), Command())}
+
+
+NAMES = ("claude", "codex", "gemini", "aider", "command")
+
+
+def get(name: str) -> Provider:
+    providers = registry()
+    if name not in providers:
+        raise RoostError(f"unknown provider {name!r}; choose one of {', '.join(NAMES)}", code=2)
+    return providers[name]
+
+
+def user_home(environ: Mapping[str, str]) -> Path:
+    return Path(environ.get("HOME") or os.path.expanduser("~"))
