@@ -55,6 +55,27 @@ class Env:
                                  f"{proc.stdout}\n{proc.stderr}")
         return proc
 
+    def roost_inprocess(self, *args: str, env: dict[str, str] | None = None
+                        ) -> subprocess.CompletedProcess:
+        """Run the CLI in this process: for refusals that never reach tmux (bad names, bad
+        flags), where a fresh interpreter per call would only cost time. Same entry point,
+        same error handling, same exit codes as `python -m roost`."""
+        import contextlib
+        import io
+        from unittest import mock
+
+        from roost.cli.main import main
+
+        out, err = io.StringIO(), io.StringIO()
+        code = 0
+        with mock.patch.dict(os.environ, {**self.env, **(env or {})}, clear=True), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return subprocess.CompletedProcess(["roost", *args], code, out.getvalue(), err.getvalue())
+
     def ls(self) -> dict[str, dict]:
         return {a["name"]: a for a in json.loads(self.roost("ls", "--json").stdout)}
 

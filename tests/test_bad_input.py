@@ -14,9 +14,11 @@ pytestmark = pytest.mark.tmux
 
 
 def assert_refused(world: Env, *args: str, code: int | None = None, says: str,
-                   env: dict[str, str] | None = None) -> None:
+                   env: dict[str, str] | None = None, inprocess: bool = False) -> None:
+    """`inprocess`: for refusals that never reach tmux (checked before anything is opened)."""
     before = snapshot(world)
-    proc = world.roost(*args, check=False, env=env)
+    proc = (world.roost_inprocess(*args, env=env) if inprocess else
+            world.roost(*args, check=False, env=env))
     assert proc.returncode != 0, proc.stdout
     if code is not None:
         assert proc.returncode == code, proc.stderr
@@ -53,12 +55,13 @@ def test_bad_names_are_refused_before_anything_is_created(populated: Env, name: 
                     ["kill", name], ["rm", name], ["capture", name]):
         if name.startswith("-"):
             command.insert(1, "--")  # the shell way to pass a leading dash; roost still refuses
-        assert_refused(populated, *command, says="invalid agent name")
+        assert_refused(populated, *command, says="invalid agent name", inprocess=True)
     assert not (populated.tmp / "pwned").exists() and not Path("pwned").exists()
 
 
 def test_bad_home_name(populated: Env) -> None:
-    assert_refused(populated, "spawn", "ok", "--home", "te.am", says="invalid home name")
+    assert_refused(populated, "spawn", "ok", "--home", "te.am", says="invalid home name",
+                   inprocess=True)
 
 
 def test_missing_cwd(populated: Env) -> None:
@@ -80,7 +83,8 @@ def test_missing_provider_executable(populated: Env) -> None:
 
 def test_missing_agent(populated: Env) -> None:
     for command in ("wake", "kill", "rm", "capture", "attach"):
-        assert_refused(populated, command, "ghost", code=4, says="no agent named 'ghost'")
+        assert_refused(populated, command, "ghost", code=4, says="no agent named 'ghost'",
+                       inprocess=True)
 
 
 def test_corrupt_database_is_refused_and_untouched(world: Env) -> None:
@@ -134,10 +138,10 @@ def test_tmux_missing_is_refused(world: Env) -> None:
 
 
 def test_usage_errors_are_one_line(world: Env) -> None:
-    proc = world.roost("capture", check=False)
+    proc = world.roost("capture", check=False)  # once through a real interpreter
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
     assert "Missing argument" in proc.stderr and "roost capture --help" in proc.stderr
-    proc = world.roost("frobnicate", check=False)
+    proc = world.roost_inprocess("frobnicate")
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
 
 
@@ -147,5 +151,6 @@ def test_every_command_has_help_with_an_example(world: Env) -> None:
     for name, command in cli.commands.items():
         if command.hidden:
             continue
-        out = world.roost(name, "--help").stdout
-        assert "Example" in out and f"roost {name}" in out, name
+        proc = world.roost_inprocess(name, "--help")
+        out = proc.stdout
+        assert proc.returncode == 0 and "Example" in out and f"roost {name}" in out, name
