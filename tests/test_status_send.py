@@ -6,7 +6,7 @@ import json
 import signal
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
 
@@ -26,6 +26,10 @@ def status(world: Env, name: str) -> dict:
 def wait_status(world: Env, name: str, wanted: str, timeout: float = 20) -> dict:
     return world.wait_for(lambda: (a := status(world, name))["status"] == wanted and a,
                           timeout, f"{name} {wanted}")  # type: ignore[return-value]
+
+
+def event_kinds(world: Env, name: str) -> list[str]:
+    return [e["kind"] for e in json.loads(world.roost("events", name, "--json").stdout)]
 
 
 def test_claude_status_follows_its_hooks(world: Env) -> None:
@@ -107,10 +111,10 @@ def test_crash_loop_under_on_failure_ends_in_failed(world: Env) -> None:
     spawn(world, "loop", "--restart", "on-failure", env={"FAKE_AGENT_EXIT_ON_START": "3"})
     failed = wait_status(world, "loop", "failed", timeout=40)
     assert "crash loop" in failed["last_error"]
-    time.sleep(3)  # nothing more starts after it failed
-    starts = [s for s in world.starts() if s["error"] or True]
-    assert len(starts) == 4  # the first start and three restarts, never more
-    kinds = [e["kind"] for e in json.loads(world.roost("events", "loop", "--json").stdout)]
+    # the supervisor logs "failed" instead of sleeping for a restart: nothing starts after it
+    kinds = world.wait_for(lambda: "failed" in (k := event_kinds(world, "loop")) and k,
+                           what="the failed event")
+    assert len(world.starts()) == 4  # the first start and three restarts, never more
     assert kinds.count("restarted") == 3 and kinds.count("failed") == 1
     world.roost("wake", "loop", env={"FAKE_AGENT_EXIT_ON_START": ""})  # the user clears it
     assert wait_status(world, "loop", "idle")["last_error"] is None
@@ -119,9 +123,10 @@ def test_crash_loop_under_on_failure_ends_in_failed(world: Env) -> None:
 def test_never_policy_does_not_restart(world: Env) -> None:
     spawn(world, "once", env={"FAKE_AGENT_EXIT_ON_START": "2"})
     wait_status(world, "once", "exited")
-    time.sleep(2)
+    # the supervisor logs the exit after deciding; under on-failure a restart would follow it
+    world.wait_for(lambda: "exited" in event_kinds(world, "once"), what="the exited event")
     assert len(world.starts()) == 1
-    assert "exited" in [e["kind"] for e in json.loads(world.roost("events", "once", "--json").stdout)]
+    assert "restarted" not in event_kinds(world, "once")
 
 
 def test_a_lost_conversation_is_unresumable_never_silently_fresh(world: Env) -> None:
@@ -187,16 +192,25 @@ def test_watch_prints_changes_until_interrupted(world: Env) -> None:
     wait_status(world, "cl", "idle")
     watcher = subprocess.Popen([sys.executable, "-m", "roost", "watch", "--json", "--interval",
                                 "0.3"], env=world.env, stdout=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(watcher.stdout.readline, "")),
+                              daemon=True)  # type: ignore[union-attr]
+    reader.start()
+
+    def seen() -> list[str]:
+        return [c["status"] for c in map(json.loads, list(lines)) if c["name"] == "cl"]
+
     try:
-        time.sleep(1.5)
+        world.wait_for(lambda: seen() == ["idle"], what="watch's first line")
         world.roost("send", "cl", "work 2")
-        time.sleep(4)
+        world.wait_for(lambda: "working" in (s := seen()) and s[-1] == "idle",
+                       what="working, then idle again")
     finally:
         watcher.send_signal(signal.SIGINT)
-        out, _ = watcher.communicate(timeout=10)
-    changes = [json.loads(line) for line in out.splitlines()]
-    seen = [c["status"] for c in changes if c["name"] == "cl"]
-    assert seen[0] == "idle" and "working" in seen and seen[-1] == "idle"
+        watcher.wait(timeout=10)
+        reader.join(timeout=10)
+    statuses = seen()
+    assert statuses[0] == "idle" and "working" in statuses and statuses[-1] == "idle"
     assert watcher.returncode in (0, 130)
 
 
