@@ -154,3 +154,23 @@ def test_every_command_has_help_with_an_example(world: Env) -> None:
         proc = world.roost_inprocess(name, "--help")
         out = proc.stdout
         assert proc.returncode == 0 and "Example" in out and f"roost {name}" in out, name
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('[restore]\nconcurrency = "lots"\n', 'line 2: restore.concurrency must be a whole number'),
+    ("providers = 3\n", "line 1: providers must be a table"),
+    ("[restore\nconcurrency = 2\n", "Expected ']'"),
+    ('[tmux]\nbin = ["tmux"]\n', "line 2: tmux.bin must be a non-empty string"),
+])
+def test_a_broken_config_is_one_line_naming_file_line_and_key(populated: Env, text: str,
+                                                              says: str) -> None:
+    config = populated.home / "config.toml"
+    config.write_text(text)
+    for command in (["restore"], ["spawn", "other", "--cwd", str(populated.tmp / "work")],
+                    ["wake", "keep"], ["events"]):
+        assert_refused(populated, *command, code=2, says=says)
+        assert_refused(populated, *command, code=2, says=str(config))
+    doctor = populated.roost("doctor", check=False)
+    assert doctor.returncode == 1 and "BAD  config:" in doctor.stdout and says in doctor.stdout
+    config.unlink()
+    assert "ok   config:" in populated.roost("doctor").stdout

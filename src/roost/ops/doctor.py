@@ -75,6 +75,13 @@ def run() -> Report:
                    "" if private else f"chmod 700 {sock_dir} (tmux refuses shared socket dirs)")
 
     try:
+        cfg.load_config(paths)
+        report.add("config", True, f"{paths.config_file}" if paths.config_file.exists() else
+                   f"{paths.config_file} (none: defaults)")
+    except RoostError as exc:
+        report.add("config", False, str(exc), f"edit {paths.config_file} (see README: Config)")
+
+    try:
         store = Store.open(paths.db)
     except RoostError as exc:
         report.add("store", False, str(exc), f"move {paths.db} aside, or restore a backup")

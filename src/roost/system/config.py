@@ -57,13 +57,23 @@ def socket_name() -> str:
 
 
 def load_config(p: Paths) -> dict:
-    """The optional TOML config file; a broken one is an error, never silently ignored."""
+    """The optional TOML config file, checked: a broken or wrongly typed one is one clear error
+    naming the file, the line and the key, never silently ignored and never a traceback."""
     if not p.config_file.exists():
         return {}
     import tomllib
 
+    from roost.core import settings
+
     try:
-        with p.config_file.open("rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise RoostError(f"cannot read config {p.config_file}: {exc}", code=2) from exc
+        text = p.config_file.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise RoostError(f"config {p.config_file}: {exc}; fix or move it aside", code=2) from exc
+    found = settings.problems(data)
+    if found:
+        first = found[0]
+        line = settings.line_of(text, first.key)
+        where = f" line {line}" if line else ""
+        raise RoostError(f"config {p.config_file}{where}: {first.key} {first.message}", code=2)
+    return data

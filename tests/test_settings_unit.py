@@ -1,0 +1,86 @@
+"""config.toml checks: pure, table-driven."""
+
+from __future__ import annotations
+
+import pytest
+
+from roost.core.settings import Problem, line_of, problems
+
+GOOD = {
+    "tmux": {"bin": "/opt/tmux"},
+    "providers": {"codex": {"bin": "codex-dev"}},
+    "status": {"patterns": {"codex": {"waiting": ["Allow command?"], "idle": ["›"]}}},
+    "restore": {"concurrency": 2, "stagger": 0.5},
+}
+
+
+def test_a_good_config_has_no_problem() -> None:
+    assert problems(GOOD) == []
+    assert problems({}) == []
+    assert problems({"restore": {"stagger": 0}}) == []
+
+
+@pytest.mark.parametrize(("data", "key", "says"), [
+    ({"restor": {}}, "restor", "not a setting roost knows"),
+    ({"restore": 3}, "restore", "must be a table"),
+    ({"restore": {"concurrency": "3"}}, "restore.concurrency", 'whole number of at least 1, not "3"'),
+    ({"restore": {"concurrency": 0}}, "restore.concurrency", "at least 1"),
+    ({"restore": {"concurrency": True}}, "restore.concurrency", "not true"),
+    ({"restore": {"stagger": -1}}, "restore.stagger", "0 or more"),
+    ({"restore": {"stagger": "fast"}}, "restore.stagger", "number of seconds"),
+    ({"restore": {"parallel": 2}}, "restore.parallel", "not a setting"),
+    ({"providers": 3}, "providers", "must be a table"),
+    ({"providers": {"cursor": {"bin": "x"}}}, "providers.cursor", "not a provider"),
+    ({"providers": {"codex": "codex"}}, "providers.codex", "must be a table"),
+    ({"providers": {"codex": {"bin": 5}}}, "providers.codex.bin", "non-empty string, not 5"),
+    ({"providers": {"codex": {"bin": ""}}}, "providers.codex.bin", "non-empty string"),
+    ({"tmux": {"bin": ["tmux"]}}, "tmux.bin", "non-empty string, not a list"),
+    ({"tmux": {"socket": "x"}}, "tmux.socket", "not a setting"),
+    ({"status": {"pattern": {}}}, "status.pattern", "not a setting"),
+    ({"status": {"patterns": {"codex": {"waiting": "Allow"}}}}, "status.patterns.codex.waiting",
+     'list of non-empty strings, not "Allow"'),
+    ({"status": {"patterns": {"codex": {"busy": ["x"]}}}}, "status.patterns.codex.busy",
+     "not a status kind"),
+    ({"status": {"patterns": {"codex": {"idle": ["", "x"]}}}}, "status.patterns.codex.idle",
+     "non-empty strings"),
+])
+def test_each_problem_names_its_key(data: dict, key: str, says: str) -> None:
+    found = problems(data)
+    assert len(found) == 1 and found[0].key == key and says in found[0].message, found
+
+
+def test_problems_come_in_file_order() -> None:
+    found = problems({"restore": {"concurrency": "x"}, "tmux": {"bin": 1}})
+    assert [p.key for p in found] == ["restore.concurrency", "tmux.bin"]
+    assert found[0] == Problem("restore.concurrency", found[0].message)
+
+
+TEXT = """\
+# roost settings
+[tmux]
+bin = "tmux"
+
+[restore]
+stagger = 0.5
+concurrency = "x"
+
+[status.patterns.codex]
+waiting = "Allow"
+
+[providers."codex"]
+bin = 5
+"""
+
+
+@pytest.mark.parametrize(("key", "line"), [
+    ("restore.concurrency", 7), ("restore.stagger", 6), ("tmux.bin", 3), ("restore", 5),
+    ("status.patterns.codex.waiting", 10), ("providers.codex.bin", 13),
+    ("restore.parallel", 5),  # not in the file: its table's header
+    ("nowhere.at.all", None),
+])
+def test_line_of_finds_the_key(key: str, line: int | None) -> None:
+    assert line_of(TEXT, key) == line
+
+
+def test_line_of_dotted_keys_at_top_level() -> None:
+    assert line_of('restore.concurrency = "x"\n', "restore.concurrency") == 1
