@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 from pathlib import Path
 
@@ -174,3 +175,37 @@ def test_a_broken_config_is_one_line_naming_file_line_and_key(populated: Env, te
     assert doctor.returncode == 1 and "BAD  config:" in doctor.stdout and says in doctor.stdout
     config.unlink()
     assert "ok   config:" in populated.roost("doctor").stdout
+
+
+def _spec_count(world: Env) -> int:
+    run = world.home / "run"
+    return len(list(run.iterdir())) if run.is_dir() else 0
+
+
+@pytest.mark.parametrize("setup", ["home-777", "run-symlink", "agents-group-writable",
+                                   "locks-foreign-owner"])
+def test_a_roost_home_others_can_write_to_is_refused(populated: Env, setup: str) -> None:
+    home = populated.home
+    if setup == "home-777":
+        home.chmod(0o777)
+        says = "chmod go-w"
+    elif setup == "run-symlink":
+        (home / "run").rmdir()
+        elsewhere = populated.tmp / "elsewhere"
+        elsewhere.mkdir(mode=0o700)
+        (home / "run").symlink_to(elsewhere)
+        says = "is a symlink"
+    elif setup == "agents-group-writable":
+        (home / "agents").chmod(0o770)
+        says = "can be written by others (mode 770)"
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("changing a folder's owner needs root (CI runs as root)")
+        os.chown(home / "locks", 65534, 65534)
+        says = "belongs to uid 65534, not to you"
+    for command in (["spawn", "new", "--cwd", str(populated.tmp / "work")], ["wake", "keep"],
+                    ["kill", "keep"], ["ls"], ["restore"]):
+        assert_refused(populated, *command, code=2, says=says)
+    assert _spec_count(populated) == 0
+    doctor = populated.roost("doctor", check=False)
+    assert doctor.returncode == 1 and "BAD  roost home:" in doctor.stdout and says in doctor.stdout

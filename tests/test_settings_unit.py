@@ -84,3 +84,20 @@ def test_line_of_finds_the_key(key: str, line: int | None) -> None:
 
 def test_line_of_dotted_keys_at_top_level() -> None:
     assert line_of('restore.concurrency = "x"\n', "restore.concurrency") == 1
+
+
+@pytest.mark.parametrize(("uid", "mode", "link", "says"), [
+    (1000, 0o40700, False, None),
+    (1000, 0o40755, False, None),  # others may read, not write
+    (1000, 0o40775, False, "can be written by others (mode 775)"),
+    (1000, 0o40702, False, "can be written by others"),
+    (0, 0o40700, False, "belongs to uid 0, not to you (uid 1000)"),
+    (1000, 0o120777, True, "is a symlink"),
+])
+def test_trust_problem(uid: int, mode: int, link: bool, says: str | None) -> None:
+    from pathlib import Path
+
+    from roost.system.config import trust_problem
+
+    found = trust_problem(Path("/r"), uid, mode, link, 1000)
+    assert found == says if says is None else says in str(found)

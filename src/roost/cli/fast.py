@@ -133,7 +133,7 @@ def fast(as_json: bool) -> int | None:
     name = locate.socket_name()
     home = locate.roost_home()
     db = os.path.join(home, "roost.db")
-    if name is None or not os.path.exists(db):
+    if name is None or not os.path.exists(db) or not locate.private_tree(home):
         return None
     try:
         conn = sqlite3.connect(db, isolation_level=None, timeout=30.0)

@@ -28,7 +28,7 @@ class App:
 def open_app(environ: dict[str, str] | None = None) -> App:
     env = dict(os.environ if environ is None else environ)
     paths = cfg.paths()
-    cfg.ensure_private_dir(paths.home)
+    cfg.ensure_private_tree(paths)
     settings = cfg.load_config(paths)
     store = Store.open(paths.db)
     tmux_bin = str(settings.get("tmux", {}).get("bin", "tmux"))

@@ -75,6 +75,12 @@ def run() -> Report:
                    "" if private else f"chmod 700 {sock_dir} (tmux refuses shared socket dirs)")
 
     try:
+        cfg.ensure_private_tree(paths)
+        report.add("roost home", True, f"{paths.home} (only you can write to it)")
+    except RoostError as exc:
+        report.add("roost home", False, str(exc), "as it says; roost refuses to run until then")
+        return report
+    try:
         cfg.load_config(paths)
         report.add("config", True, f"{paths.config_file}" if paths.config_file.exists() else
                    f"{paths.config_file} (none: defaults)")

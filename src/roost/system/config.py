@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,8 +45,42 @@ def paths() -> Paths:
 
 
 def ensure_private_dir(path: Path) -> Path:
+    """Make `path` (0700) if missing, then refuse it unless only this user can write to it."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    check_private_dir(path)
     return path
+
+
+def ensure_private_tree(p: Paths) -> None:
+    """ROOST_HOME and the folders roost runs code from (launch specs in run/, hook settings in
+    agents/, locks/): someone else who can write there could swap a launch spec between its
+    write and its read, or plant a symlink, and run code as this user. Refused, as ssh refuses
+    a ~/.ssh others can write to."""
+    ensure_private_dir(p.home)
+    for folder in (p.run, p.home / "agents", p.locks):
+        ensure_private_dir(folder)
+
+
+def trust_problem(path: Path, st_uid: int, st_mode: int, is_link: bool, my_uid: int) -> str | None:
+    """Why a roost folder must not be used, with the fix; None when only its owner, this user,
+    can write to it."""
+    if is_link:
+        return f"{path} is a symlink; roost keeps its files in real folders (remove it: rm {path})"
+    if st_uid != my_uid:
+        return (f"{path} belongs to uid {st_uid}, not to you (uid {my_uid}); use a ROOST_HOME "
+                "of your own")
+    if st_mode & 0o022:
+        return (f"{path} can be written by others (mode {st_mode & 0o777:o}); fix: "
+                f"chmod go-w {path}")
+    return None
+
+
+def check_private_dir(path: Path) -> None:
+    info = os.lstat(path)
+    problem = trust_problem(path, info.st_uid, info.st_mode, stat.S_ISLNK(info.st_mode),
+                            os.getuid())
+    if problem:
+        raise RoostError(f"refusing to use {path}: {problem}", code=2)
 
 
 def socket_name() -> str:

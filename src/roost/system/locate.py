@@ -35,3 +35,18 @@ def tmux_client_env(environ: Mapping[str, str]) -> dict[str, str]:
     process tree would stop the server too)."""
     drop = ("TMUX", "TMUX_PANE", "ROOST_AGENT_ID", "ROOST_AGENT_NAME")
     return {k: v for k, v in environ.items() if k not in drop}
+
+
+def private_tree(home: str) -> bool:
+    """Whether ROOST_HOME and its run/, agents/ and locks/ folders are real folders only this
+    user can write to (the full check, with the reason and the fix, is config.ensure_private_tree;
+    this is its cheap yes/no for `roost ls`'s fast path)."""
+    uid = os.getuid()
+    for folder in (home, *(os.path.join(home, sub) for sub in ("run", "agents", "locks"))):
+        try:
+            info = os.lstat(folder)
+        except FileNotFoundError:
+            continue
+        if info.st_uid != uid or info.st_mode & 0o022 or (info.st_mode & 0o170000) == 0o120000:
+            return False
+    return True
