@@ -205,3 +205,31 @@ def test_wake_from_inside_another_tmux_session_lands_in_the_agents_home(world: E
         assert world.ls()["alpha"]["state"] == "running"  # attach woke it
     finally:
         subprocess.run([*user, "kill-server"], env=world.env, capture_output=True)
+
+
+def test_no_launch_spec_outlives_a_start(world: Env) -> None:
+    """Launch specs hold the agent's whole environment (API keys): none may stay on disk."""
+    import os as _os
+    import time as _time
+
+    run = world.home / "run"
+    world.roost("spawn", "one", "--cwd", str(world.tmp / "work"))
+    world.wait_for(lambda: not any(run.iterdir()), what="the launcher to delete its spec")
+    # a spec left by a roost killed between writing it and starting the agent: swept
+    stale, fresh = run / "x-0.json", run / "y-0.json"
+    for path in (stale, fresh):
+        path.write_text('{"env": {"API_KEY": "secret"}}')
+    old = _time.time() - 120
+    _os.utime(stale, (old, old))
+    world.roost("events")
+    assert not stale.exists() and fresh.exists()  # a spec younger than a start is left alone
+    fresh.unlink()
+    # a start that fails after the spec was written removes it at once
+    wrapper = world.tmp / "tmux-fails-new-window"
+    wrapper.write_text('#!/bin/sh\nfor a in "$@"; do [ "$a" = new-window ] && '
+                       '{ echo "tmux: no space" >&2; exit 1; }; done\nexec tmux "$@"\n')
+    wrapper.chmod(0o755)
+    (world.home / "config.toml").write_text(f'[tmux]\nbin = "{wrapper}"\n')
+    proc = world.roost("spawn", "two", "--cwd", str(world.tmp / "work"), check=False)
+    assert proc.returncode == 5 and "no space" in proc.stderr
+    assert list(run.iterdir()) == []

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roost.system import config as cfg
+from roost.system import handover
 from roost.store.db import Store
 from roost.tmux.client import Tmux
 
@@ -29,6 +30,7 @@ def open_app(environ: dict[str, str] | None = None) -> App:
     env = dict(os.environ if environ is None else environ)
     paths = cfg.paths()
     cfg.ensure_private_tree(paths)
+    handover.sweep(paths.run)  # secrets a killed roost left behind
     settings = cfg.load_config(paths)
     store = Store.open(paths.db)
     tmux_bin = str(settings.get("tmux", {}).get("bin", "tmux"))

@@ -7,7 +7,6 @@ No transaction is ever open across a tmux call.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import sys
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roost.providers import hooks
-from roost.system import locks
+from roost.system import handover, locks
 from roost.system import procs
 from roost.store import workspace as wsdb
 from roost.ops.learn import apply_hook_log, learn_session_ids
@@ -216,18 +215,23 @@ def _failure_recorded(app: App, agent: Agent) -> Iterator[None]:
 def _launch(app: App, agent: Agent, argv: list[str], panes: list[Pane]) -> WakeResult:
     """Run `argv` as the agent in its recorded home, creating the home if it is gone."""
     session_id = _ensure_home(app, agent.home, agent.cwd, panes)
-    launcher = _launcher_argv(app, agent, argv)
+    spec = _write_spec(app, agent, argv)
+    launcher = [sys.executable, "-m", "roost.launch", str(spec)]
     if agent.provider == "claude":
         hooks.mark_launch(str(app.paths.home), agent.id, time.time())
     old = agent_panes(panes).get(agent.id)
     redraw = None if app.environ.get("ROOST_IN_KEEPER") else session_id
-    if old is not None and old.session_id == session_id:
-        pid = app.tmux.respawn(old.pane_id, old.window_id, agent.cwd, launcher, redraw)
-    else:
-        if old is not None:  # a stray window elsewhere: the agent belongs in its home
-            app.tmux.kill_window(old.window_id)
-        _window, _pane, pid = app.tmux.new_window(session_id, agent.name, agent.cwd, launcher,
-                                                  agent.id, redraw)
+    try:
+        if old is not None and old.session_id == session_id:
+            pid = app.tmux.respawn(old.pane_id, old.window_id, agent.cwd, launcher, redraw)
+        else:
+            if old is not None:  # a stray window elsewhere: the agent belongs in its home
+                app.tmux.kill_window(old.window_id)
+            _window, _pane, pid = app.tmux.new_window(session_id, agent.name, agent.cwd,
+                                                      launcher, agent.id, redraw)
+    except BaseException:
+        handover.discard(spec)  # no launcher will read it: the secrets go now
+        raise
     app.store.update(agent.id, intent=INTENT_RUNNING, started_at=now_iso(),
                      launches=agent.launches + 1, last_error=None, last_active_at=now_iso(),
                      last_exit=old.dead_status if old is not None and old.dead else agent.last_exit)
@@ -259,17 +263,11 @@ def _ensure_home(app: App, home: str, cwd: str, panes: list[Pane]) -> str:
     raise RoostError(f"could not create or find home {home!r}")
 
 
-def _launcher_argv(app: App, agent: Agent, argv: list[str]) -> list[str]:
+def _write_spec(app: App, agent: Agent, argv: list[str]) -> Path:
     """Hand argv and environment to roost.launch through a private, self-deleting file."""
-    run_dir = app.paths.run
-    run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    spec = {"argv": argv, "cwd": agent.cwd,
-            "env": agent_environment(app.environ, agent, app.paths.home, app.tmux.socket)}
-    path = run_dir / f"{agent.id}-{os.urandom(4).hex()}.json"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(spec, fh)
-    return [sys.executable, "-m", "roost.launch", str(path)]
+    return handover.write(app.paths.run, agent.id, {
+        "argv": argv, "cwd": agent.cwd,
+        "env": agent_environment(app.environ, agent, app.paths.home, app.tmux.socket)})
 
 
 def _refresh_keeper(app: App, session_id: str) -> None:
