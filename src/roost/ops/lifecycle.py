@@ -194,12 +194,7 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
 
 def _fresh_session(app: App, agent: Agent, impl: prov.Provider) -> Agent:
     """`wake --fresh`: a new conversation, asked for by the user; the old ids stay as lineage."""
-    new_id = impl.new_session_id()
-    with app.store.write() as c:
-        c.execute("UPDATE agents SET provider_session_id = NULL, launches = 0 WHERE id = ?",
-                  (agent.id,))
-    if new_id:
-        app.store.set_provider_session_id(agent.id, new_id)
+    app.store.new_conversation(agent.id, impl.new_session_id())
     return app.store.require(agent.name)
 
 

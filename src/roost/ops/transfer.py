@@ -13,11 +13,11 @@ from roost.ops.context import App
 from roost.core.errors import RoostError
 from roost.core.names import name_problem
 from roost.providers.base import NAMES as PROVIDERS
-from roost.store.db import _FIELDS, now_iso
+from roost.store.db import AGENT_FIELDS, now_iso
 
 FORMAT = "roost-workspace"
 VERSION = 1
-_AGENT_FIELDS = list(_FIELDS)  # every stored field, so nothing is lost on a round trip
+_AGENT_FIELDS = list(AGENT_FIELDS)  # every stored field, so nothing is lost on a round trip
 
 
 def export(app: App) -> dict[str, Any]:
