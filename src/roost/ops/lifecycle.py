@@ -121,8 +121,7 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
             tab = wsdb.find_tab(c, place.tab or wsdb.DEFAULT_TAB)
             if place.tab and tab is None:
                 tab = wsdb.create_tab(c, place.tab)
-            c.execute("UPDATE agents SET placement = 'detached', tab_id = ? WHERE id = ?",
-                      (tab.id if tab else None, agent.id))
+            wsdb.park(c, agent.id, project_tab=tab)
         else:
             wsdb.tile(c, agent.id, wsdb.ensure_tab(c, place.tab or wsdb.DEFAULT_TAB),
                       direction=place.split)

@@ -20,7 +20,6 @@ from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.model import Agent
-
 from roost.store import events as event_log
 from roost.store.schema import SCHEMA_VERSION, apply
 
@@ -49,7 +48,7 @@ class SessionIdTaken(RoostError):
 
 
 def _row_to_agent(row: tuple[Any, ...]) -> Agent:
-    values = dict(zip(AGENT_FIELDS, row))
+    values = dict(zip(AGENT_FIELDS, row, strict=True))
     values["args"] = tuple(json.loads(values["args"]))
     values["dangerous"] = bool(values["dangerous"])
     values["conversation_seen"] = bool(values["conversation_seen"])
@@ -138,7 +137,8 @@ class Store:
         return _row_to_agent(row) if row else None
 
     def get_by_id(self, agent_id: str) -> Agent | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM agents WHERE id = ?", (agent_id,)).fetchone()
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM agents WHERE id = ?",
+                                (agent_id,)).fetchone()
         return _row_to_agent(row) if row else None
 
     def names_by_id(self) -> dict[str, str]:
@@ -231,7 +231,7 @@ class Store:
             c.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
 
     def log(self, agent: Agent, kind: str, **detail: object) -> None:
-        """Append to the agent's event log (spawned, started, exited, woke, killed, status, sent)."""
+        """Append to the agent's event log (spawned, started, exited, killed, status, sent...)."""
         with self.write() as c:
             event_log.append(c, agent.id, agent.name, now_iso(), kind, detail)
 
