@@ -1,5 +1,10 @@
 """The SQLite store: what the user wants (intent) for every agent. Reality lives in tmux.
 
+This module opens the database and runs its transactions, and owns the agent records and their
+provider session lineage. Every other SQL statement lives next to it in the store package:
+schema.py (migrations), workspace.py (tabs, placements, pins, settings), events.py (the event
+log), exchange.py (the rows of export and import).
+
 Rules that keep it safe under concurrent roost invocations and kill -9:
 - WAL, a busy timeout, and autocommit mode (`isolation_level=None`) so that every read-modify-write
   is an explicit `BEGIN IMMEDIATE` (deferred transactions deadlock into "database is locked").
