@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import signal
@@ -16,7 +17,14 @@ import pytest
 
 from roost.core.errors import RoostError
 from roost.core.model import Agent
-from roost.store.db import SCHEMA_VERSION, NameTaken, SessionIdTaken, Store
+from roost.store.db import (
+    AGENT_FIELDS,
+    SCHEMA_VERSION,
+    NameTaken,
+    SessionIdTaken,
+    Store,
+    insert_row,
+)
 
 
 def make(name: str, sid: str | None = None) -> Agent:
@@ -70,6 +78,52 @@ def test_a_provider_session_id_belongs_to_one_agent_including_its_history(tmp_pa
     with pytest.raises(sqlite3.IntegrityError):
         store.conn.execute("UPDATE agents SET provider_session_id = 's2' WHERE id = 'id-b'")
     assert store.require("b").provider_session_id is None
+
+
+def test_a_fresh_conversation_keeps_the_old_ids_as_lineage(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "r.db")
+    store.insert(make("a", "s1"))
+    store.update("id-a", launches=3)
+    store.new_conversation("id-a", "s2")
+    a = store.require("a")
+    assert (a.provider_session_id, a.launches) == ("s2", 0)
+    assert store.session_history("id-a") == ["s1", "s2"]
+    store.new_conversation("id-a", None)  # a provider that learns its id later
+    a = store.require("a")
+    assert (a.provider_session_id, a.launches) == (None, 0)
+    assert store.session_history("id-a") == ["s1", "s2"]
+
+
+def test_a_fresh_conversation_cannot_take_another_agents_session(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "r.db")
+    store.insert(make("a", "s1"))
+    store.insert(make("b", "s2"))
+    store.update("id-b", launches=2)
+    with pytest.raises(SessionIdTaken):
+        store.new_conversation("id-b", "s1")
+    b = store.require("b")  # rolled back whole: b keeps its conversation and its count
+    assert (b.provider_session_id, b.launches) == ("s2", 2)
+
+
+def test_names_by_id_lists_every_record(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "r.db")
+    assert store.names_by_id() == {}
+    store.insert(make("a"))
+    store.insert(make("b"))
+    assert store.names_by_id() == {"id-a": "a", "id-b": "b"}
+
+
+def test_the_columns_are_the_fields_of_an_agent_record() -> None:
+    assert AGENT_FIELDS == tuple(f.name for f in dataclasses.fields(Agent))
+
+
+def test_insert_row_stores_field_values_as_a_record_reads_them(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "r.db")
+    a = make("a").replace(args=("--x", "y z"), dangerous=True, conversation_seen=True)
+    with store.write() as c:
+        insert_row(c, {**{f: getattr(a, f) for f in AGENT_FIELDS}, "args": ["--x", "y z"]})
+    assert store.require("a") == a
+    assert store.session_history(a.id) == []  # lineage is the caller's to record
 
 
 def test_a_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
@@ -152,7 +206,7 @@ def test_v1_store_migrates_its_agents_into_tiles_of_main(tmp_path: Path) -> None
     path = tmp_path / "r.db"
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN")
-    for statement in schema._statements(schema.V1):
+    for statement in schema.statements(schema.V1):
         conn.execute(statement)
     for name in ("old1", "old2"):
         conn.execute("INSERT INTO agents (id, name, provider, cwd, home, created_at, intent) "

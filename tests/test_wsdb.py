@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roost.core import workspace as ws
+from roost.core.errors import RoostError
 from roost.store import workspace as wsdb
 from roost.ops import workspace as wsops
 from roost.core.model import Agent
@@ -403,6 +404,74 @@ def test_pins_keep_their_order_and_are_not_duplicated(store: Store) -> None:
     assert wsdb.load(store.conn).pins == ("c", "b")
     w = wsdb.load(store.conn)
     assert ws.live(w) == set()  # pinning never makes an agent live
+
+
+def test_is_pinned_reads_one_pin(store: Store) -> None:
+    add(store, "a", "b")
+    do(store, wsdb.pin, "a")
+    assert wsdb.is_pinned(store.conn, "a") and not wsdb.is_pinned(store.conn, "b")
+    do(store, wsdb.unpin, "a")
+    assert not wsdb.is_pinned(store.conn, "a")
+
+
+# ---- tabs, the spawn-time park, the mode --------------------------------------------------
+def test_rename_tab_keeps_its_tiles_and_refuses_a_taken_or_bad_name(store: Store) -> None:
+    add(store, "a")
+    tile(store, "a", "main")
+    do(store, wsdb.create_tab, "side")
+    before = tab_of(store, "main")
+    do(store, wsdb.rename_tab, "main", "work")
+    assert wsdb.find_tab(store.conn, "main") is None
+    assert tab_of(store, "work") == ws.Tab(before.id, "work", before.layout, before.focus)
+    with pytest.raises(RoostError, match="already exists"):
+        do(store, wsdb.rename_tab, "work", "side")
+    with pytest.raises(RoostError, match="no tab named 'gone'"):
+        do(store, wsdb.rename_tab, "gone", "other")
+    with pytest.raises(RoostError):
+        do(store, wsdb.rename_tab, "work", "bad name")
+    assert [t.name for t in check(store).tabs] == ["work", "side"]
+
+
+def test_close_tab_parks_its_tiles_and_leaves_other_tabs_alone(store: Store) -> None:
+    add(store, "a", "b", "c", "d")
+    tile(store, "a", "main")
+    tile(store, "b", "main")
+    tile(store, "c", "side")
+    do(store, wsdb.park, "d", tab_of(store, "main"))  # a project of main, never a tile of it
+    assert do(store, wsdb.close_tab, "main") == ["a", "b"]
+    w = check(store)
+    assert [t.name for t in w.tabs] == ["side"]
+    for agent_id in ("a", "b", "d"):  # nothing points at the deleted tab
+        assert (row(store, agent_id)["placement"], row(store, agent_id)["tab_id"]) == \
+            (DETACHED, None)
+    assert row(store, "c")["placement"] == TILE and ws.live(w) == {"c"}
+    with pytest.raises(RoostError, match="no tab named 'main'"):
+        do(store, wsdb.close_tab, "main")
+
+
+def test_park_with_a_project_tab_remembers_it(store: Store) -> None:
+    add(store, "new", "old")
+    side = do(store, wsdb.create_tab, "side")
+    do(store, wsdb.park, "new", side)  # `spawn --detached --tab side`
+    assert (row(store, "new")["placement"], row(store, "new")["tab_id"]) == (DETACHED, side.id)
+    tile(store, "old", "main")
+    do(store, wsdb.park, "old")  # a plain park keeps the tab it had
+    assert row(store, "old")["tab_id"] == tab_of(store, "main").id
+    do(store, wsdb.park, "old", side)  # a park with a project tab moves it
+    assert row(store, "old")["tab_id"] == side.id and layout(store, "main") is None
+    check(store)
+
+
+def test_the_dangerous_mode_goes_to_the_setting_and_every_agent(store: Store) -> None:
+    add(store, "a")
+    store.insert(agent("b", dangerous=True))
+    assert wsdb.get_setting(store.conn, "dangerous") is None
+    do(store, wsdb.set_dangerous_mode, True)
+    assert wsdb.get_setting(store.conn, "dangerous") == "1"
+    assert [a.dangerous for a in store.agents()] == [True, True]
+    do(store, wsdb.set_dangerous_mode, False)
+    assert wsdb.get_setting(store.conn, "dangerous") == "0"
+    assert [a.dangerous for a in store.agents()] == [False, False]
 
 
 # ---- random edit sequences ---------------------------------------------------------------

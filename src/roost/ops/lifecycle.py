@@ -120,8 +120,7 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
             tab = wsdb.find_tab(c, place.tab or wsdb.DEFAULT_TAB)
             if place.tab and tab is None:
                 tab = wsdb.create_tab(c, place.tab)
-            c.execute("UPDATE agents SET placement = 'detached', tab_id = ? WHERE id = ?",
-                      (tab.id if tab else None, agent.id))
+            wsdb.park(c, agent.id, project_tab=tab)
         else:
             wsdb.tile(c, agent.id, wsdb.ensure_tab(c, place.tab or wsdb.DEFAULT_TAB),
                       direction=place.split)
@@ -193,12 +192,7 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
 
 def _fresh_session(app: App, agent: Agent, impl: prov.Provider) -> Agent:
     """`wake --fresh`: a new conversation, asked for by the user; the old ids stay as lineage."""
-    new_id = impl.new_session_id()
-    with app.store.write() as c:
-        c.execute("UPDATE agents SET provider_session_id = NULL, launches = 0 WHERE id = ?",
-                  (agent.id,))
-    if new_id:
-        app.store.set_provider_session_id(agent.id, new_id)
+    app.store.new_conversation(agent.id, impl.new_session_id())
     return app.store.require(agent.name)
 
 

@@ -124,7 +124,7 @@ def restore(app: App, concurrency: int | None = None, stagger: float | None = No
         workspace = wsdb.load(app.store.conn)
         running = [a for a, p in agent_panes(app.tmux.list_panes()).items() if not p.dead]
         plan = ws.plan_restore(workspace, running)
-        names = dict(app.store.conn.execute("SELECT id, name FROM agents"))
+        names = app.store.names_by_id()
         # an agent removed meanwhile (a concurrent `roost rm`) is simply not there to start
         named = lambda ids: [names[a] for a in ids if a in names]  # noqa: E731
         started, failed, peak = start_all(app, named(plan.start), concurrency, stagger)

@@ -26,22 +26,14 @@ def tab_new(app: App, name: str) -> None:
 
 
 def tab_rename(app: App, old: str, new: str) -> None:
-    check_name(new, "tab name")
     with app.store.write() as c:
-        tab = wsdb.require_tab(c, old)
-        if wsdb.find_tab(c, new) is not None:
-            raise RoostError(f"tab {new!r} already exists")
-        c.execute("UPDATE tabs SET name = ? WHERE id = ?", (new, tab.id))
+        wsdb.rename_tab(c, old, new)
 
 
 def tab_close(app: App, name: str) -> list[str]:
     """Close a tab: its tiles are parked (they keep running). Returns their names."""
     with app.store.write() as c:
-        tab = wsdb.require_tab(c, name)
-        parked = ws.leaves(tab.layout)
-        c.execute("UPDATE agents SET placement = 'detached' WHERE placement = 'tile' AND tab_id = ?",
-                  (tab.id,))
-        c.execute("DELETE FROM tabs WHERE id = ?", (tab.id,))  # tab_id references become NULL
+        parked = wsdb.close_tab(c, name)
     return [_name(app, a) for a in parked]
 
 
@@ -199,8 +191,7 @@ def reload(app: App, dangerous: bool | None) -> list[str]:
     agents take the mode when they wake. Never starts a hibernated or stopped agent."""
     with app.store.write() as c:
         if dangerous is not None:
-            wsdb.set_setting(c, "dangerous", "1" if dangerous else "0")
-            c.execute("UPDATE agents SET dangerous = ?", (int(dangerous),))
+            wsdb.set_dangerous_mode(c, dangerous)
     workspace = wsdb.load(app.store.conn)
     live_ids = ws.live(workspace)
     running = {a for a, p in agent_panes(app.tmux.list_panes()).items() if not p.dead}

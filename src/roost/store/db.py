@@ -1,5 +1,10 @@
 """The SQLite store: what the user wants (intent) for every agent. Reality lives in tmux.
 
+This module opens the database and runs its transactions, and owns the agent records and their
+provider session lineage. Every other SQL statement lives next to it in the store package:
+schema.py (migrations), workspace.py (tabs, placements, pins, settings), events.py (the event
+log), exchange.py (the rows of export and import).
+
 Rules that keep it safe under concurrent roost invocations and kill -9:
 - WAL, a busy timeout, and autocommit mode (`isolation_level=None`) so that every read-modify-write
   is an explicit `BEGIN IMMEDIATE` (deferred transactions deadlock into "database is locked").
@@ -12,17 +17,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.model import Agent
-
+from roost.store import events as event_log
 from roost.store.schema import SCHEMA_VERSION, apply
 
-_FIELDS = (
+# The agents table's columns, in the order of Agent's fields (a record is Agent(**row)).
+AGENT_FIELDS = (
     "id", "name", "provider", "cwd", "home", "args", "dangerous", "provider_session_id",
     "created_at", "intent", "started_at", "launches", "last_exit", "placement", "tab_id",
     "buried_sibling", "buried_side", "buried_direction", "buried_ratio", "linked_parent",
@@ -30,7 +37,7 @@ _FIELDS = (
     "status_source", "status_since", "restart_policy", "conversation_seen", "transcript_path",
     "hook_offset",
 )
-_COLUMNS = ", ".join(_FIELDS)
+_COLUMNS = ", ".join(AGENT_FIELDS)
 
 
 def now_iso() -> str:
@@ -45,20 +52,28 @@ class SessionIdTaken(RoostError):
     pass
 
 
-def _row_to_agent(row: tuple) -> Agent:
-    values = dict(zip(_FIELDS, row))
+def _row_to_agent(row: tuple[Any, ...]) -> Agent:
+    values = dict(zip(AGENT_FIELDS, row, strict=True))
     values["args"] = tuple(json.loads(values["args"]))
     values["dangerous"] = bool(values["dangerous"])
     values["conversation_seen"] = bool(values["conversation_seen"])
     return Agent(**values)
 
 
-def _agent_to_row(agent: Agent) -> tuple:
-    values = [getattr(agent, f) for f in _FIELDS]
-    values[_FIELDS.index("args")] = json.dumps(list(agent.args))
-    values[_FIELDS.index("dangerous")] = int(agent.dangerous)
-    values[_FIELDS.index("conversation_seen")] = int(agent.conversation_seen)
-    return tuple(values)
+def insert_row(c: sqlite3.Connection, fields: Mapping[str, Any]) -> None:
+    """Insert one agent from its field values (Agent's types, args a sequence of strings),
+    inside the caller's transaction. Its session lineage is the caller's to record."""
+    values = [fields[f] for f in AGENT_FIELDS]
+    values[AGENT_FIELDS.index("args")] = json.dumps(list(fields["args"]))
+    values[AGENT_FIELDS.index("dangerous")] = int(bool(fields["dangerous"]))
+    values[AGENT_FIELDS.index("conversation_seen")] = int(bool(fields["conversation_seen"]))
+    c.execute(f"INSERT INTO agents ({_COLUMNS}) VALUES ({', '.join('?' * len(AGENT_FIELDS))})",
+              values)
+
+
+def add_to_lineage(c: sqlite3.Connection, agent_id: str, session_id: str, seen_at: str) -> None:
+    """Record a provider session id of the agent; rowid keeps the order of equal times."""
+    c.execute("INSERT INTO provider_sessions VALUES (?, ?, ?)", (session_id, agent_id, seen_at))
 
 
 class Store:
@@ -127,8 +142,12 @@ class Store:
         return _row_to_agent(row) if row else None
 
     def get_by_id(self, agent_id: str) -> Agent | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM agents WHERE id = ?", (agent_id,)).fetchone()
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM agents WHERE id = ?",
+                                (agent_id,)).fetchone()
         return _row_to_agent(row) if row else None
+
+    def names_by_id(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT id, name FROM agents").fetchall())
 
     def require(self, name: str) -> Agent:
         agent = self.get(name)
@@ -142,7 +161,7 @@ class Store:
             "ORDER BY seen_at, rowid",
             (agent_id,),
         )
-        return [r[0] for r in rows]
+        return [str(r[0]) for r in rows]
 
     # ---- writing -------------------------------------------------------------------------
     def insert(self, agent: Agent,
@@ -150,8 +169,7 @@ class Store:
         """Add a record; `then` runs in the same transaction (placing it in the workspace)."""
         try:
             with self.write() as c:
-                c.execute(f"INSERT INTO agents ({_COLUMNS}) VALUES "
-                          f"({', '.join('?' * len(_FIELDS))})", _agent_to_row(agent))
+                insert_row(c, {f: getattr(agent, f) for f in AGENT_FIELDS})
                 if agent.provider_session_id:
                     self._claim_session_id(c, agent.id, agent.provider_session_id)
                 if then is not None:
@@ -163,8 +181,8 @@ class Store:
                 f"provider session {agent.provider_session_id} already belongs to another agent"
             ) from exc
 
-    _MUTABLE = frozenset(_FIELDS) - {"id", "name", "args", "provider", "provider_session_id",
-                                     "created_at"}
+    _MUTABLE = frozenset(AGENT_FIELDS) - {"id", "name", "args", "provider",
+                                          "provider_session_id", "created_at"}
 
     def update(self, agent_id: str, **fields: object) -> None:
         unknown = set(fields) - self._MUTABLE
@@ -187,13 +205,26 @@ class Store:
                 f"provider session {session_id} already belongs to another agent"
             ) from exc
 
+    def new_conversation(self, agent_id: str, session_id: str | None) -> None:
+        """`wake --fresh`: forget the current conversation and count launches from zero; the old
+        session ids stay as lineage. `session_id` is the new one when the provider mints it."""
+        try:
+            with self.write() as c:
+                c.execute("UPDATE agents SET provider_session_id = ?, launches = 0 WHERE id = ?",
+                          (session_id, agent_id))
+                if session_id:
+                    self._claim_session_id(c, agent_id, session_id)
+        except sqlite3.IntegrityError as exc:
+            raise SessionIdTaken(
+                f"provider session {session_id} already belongs to another agent"
+            ) from exc
+
     @staticmethod
     def _claim_session_id(c: sqlite3.Connection, agent_id: str, session_id: str) -> None:
         owner = c.execute("SELECT agent_id FROM provider_sessions WHERE provider_session_id = ?",
                           (session_id,)).fetchone()
         if owner is None:
-            c.execute("INSERT INTO provider_sessions VALUES (?, ?, ?)",
-                      (session_id, agent_id, now_iso()))
+            add_to_lineage(c, agent_id, session_id, now_iso())
         elif owner[0] != agent_id:
             raise sqlite3.IntegrityError("provider_sessions.provider_session_id")
 
@@ -205,19 +236,13 @@ class Store:
             c.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
 
     def log(self, agent: Agent, kind: str, **detail: object) -> None:
-        """Append to the agent's event log (spawned, started, exited, woke, killed, status, sent)."""
+        """Append to the agent's event log (spawned, started, exited, killed, status, sent...)."""
         with self.write() as c:
-            c.execute("INSERT INTO events (agent_id, agent_name, at, kind, detail) "
-                      "VALUES (?, ?, ?, ?, ?)",
-                      (agent.id, agent.name, now_iso(), kind, json.dumps(detail)))
+            event_log.append(c, agent.id, agent.name, now_iso(), kind, detail)
 
-    def events(self, agent_id: str | None = None, limit: int = 1000) -> list[dict]:
-        where, args = ("WHERE agent_id = ?", (agent_id,)) if agent_id else ("", ())
-        rows = self.conn.execute(
-            f"SELECT id, agent_name, at, kind, detail FROM (SELECT * FROM events {where} "
-            f"ORDER BY id DESC LIMIT ?) ORDER BY id", (*args, limit))
-        return [{"id": r[0], "agent": r[1], "at": r[2], "kind": r[3], **json.loads(r[4])}
-                for r in rows]
+    def events(self, agent_id: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        """The last `limit` events (of one agent, or of all), oldest first."""
+        return event_log.recent(self.conn, agent_id, limit)
 
     def integrity(self) -> str:
-        return self.conn.execute("PRAGMA integrity_check").fetchone()[0]
+        return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])

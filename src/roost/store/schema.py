@@ -2,7 +2,8 @@
 loading the rest of roost.
 
 Each entry upgrades the schema by one version. Never edit a released entry; append a new one.
-An entry is SQL, or a function that gets the connection inside the migration's transaction.
+An entry is SQL, a function that gets the connection inside the migration's transaction, or a
+list of those run in order.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def _v2_place_existing_agents(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE agents SET last_active_at = COALESCE(started_at, created_at)")
     if not ids:
         return
-    tree: dict | None = None
+    tree: dict[str, object] | None = None
     for agent_id in ids:  # a row of side-by-side tiles
         leaf = {"leaf": agent_id}
         tree = leaf if tree is None else {"split": "v", "ratio": 0.5, "a": tree, "b": leaf}
@@ -104,23 +105,24 @@ CREATE TABLE events (
 CREATE INDEX events_by_agent ON events (agent_id, id);
 """
 
-MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
+Step = str | Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Step | list[Step]] = [
     V1,
-    [V2, _v2_place_existing_agents],  # type: ignore[list-item]
+    [V2, _v2_place_existing_agents],
     V3,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def _statements(script: str) -> list[str]:
+def statements(script: str) -> list[str]:
     """Split SQL into statements (executescript would commit the caller's transaction)."""
-    statements, current = [], ""
+    found, current = [], ""
     for line in script.splitlines(keepends=True):
         current += line
         if sqlite3.complete_statement(current):
-            statements.append(current)
+            found.append(current)
             current = ""
-    return statements
+    return found
 
 
 def apply(conn: sqlite3.Connection, from_version: int) -> None:
@@ -130,6 +132,6 @@ def apply(conn: sqlite3.Connection, from_version: int) -> None:
             if callable(part):
                 part(conn)
             else:
-                for statement in _statements(part):
+                for statement in statements(part):
                     conn.execute(statement)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

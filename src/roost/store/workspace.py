@@ -61,6 +61,23 @@ def ensure_tab(c: sqlite3.Connection, name: str) -> ws.Tab:
     return find_tab(c, name) or create_tab(c, name)
 
 
+def rename_tab(c: sqlite3.Connection, old: str, new: str) -> None:
+    check_name(new, "tab name")
+    tab = require_tab(c, old)
+    if find_tab(c, new) is not None:
+        raise RoostError(f"tab {new!r} already exists")
+    c.execute("UPDATE tabs SET name = ? WHERE id = ?", (new, tab.id))
+
+
+def close_tab(c: sqlite3.Connection, name: str) -> list[str]:
+    """Delete the tab; its tiles are parked (their tab_id becomes NULL). Returns their ids."""
+    tab = require_tab(c, name)
+    c.execute("UPDATE agents SET placement = 'detached' WHERE placement = 'tile' AND tab_id = ?",
+              (tab.id,))
+    c.execute("DELETE FROM tabs WHERE id = ?", (tab.id,))
+    return ws.leaves(tab.layout)
+
+
 def save_tab(c: sqlite3.Connection, tab_id: str, layout: ws.Node | None, focus: str | None) -> None:
     if focus is not None and focus not in ws.leaves(layout):
         focus = ws.leaves(layout)[-1] if layout else None
@@ -92,12 +109,14 @@ def untile(c: sqlite3.Connection, agent_id: str) -> tuple[ws.Tab, ws.Removed] | 
     return tab, removed
 
 
-def park(c: sqlite3.Connection, agent_id: str) -> None:
-    """Tile (or buried) -> detached; the agent remembers its project tab."""
+def park(c: sqlite3.Connection, agent_id: str, project_tab: ws.Tab | None = None) -> None:
+    """Tile (or buried) -> detached; the agent remembers its project tab, or takes
+    `project_tab` as its new one (a spawn with --detached)."""
     untile(c, agent_id)
-    c.execute("UPDATE agents SET placement = 'detached', buried_sibling = NULL, "
-              "buried_side = NULL, buried_direction = NULL, buried_ratio = NULL WHERE id = ?",
-              (agent_id,))
+    c.execute("UPDATE agents SET placement = 'detached', tab_id = COALESCE(?, tab_id), "
+              "buried_sibling = NULL, buried_side = NULL, buried_direction = NULL, "
+              "buried_ratio = NULL WHERE id = ?",
+              (project_tab.id if project_tab else None, agent_id))
 
 
 def bury(c: sqlite3.Connection, agent_id: str) -> None:
@@ -145,6 +164,10 @@ def unpin(c: sqlite3.Connection, agent_id: str) -> bool:
     return c.execute("DELETE FROM pins WHERE agent_id = ?", (agent_id,)).rowcount > 0
 
 
+def is_pinned(conn: sqlite3.Connection, agent_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM pins WHERE agent_id = ?", (agent_id,)).fetchone() is not None
+
+
 def get_setting(conn: sqlite3.Connection, key: str, default: str | None = None) -> str | None:
     row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
     return row[0] if row else default
@@ -153,3 +176,9 @@ def get_setting(conn: sqlite3.Connection, key: str, default: str | None = None) 
 def set_setting(c: sqlite3.Connection, key: str, value: str) -> None:
     c.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
               "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+
+def set_dangerous_mode(c: sqlite3.Connection, dangerous: bool) -> None:
+    """The workspace's mode (`roost reload`): every agent takes it, and so do later spawns."""
+    set_setting(c, "dangerous", "1" if dangerous else "0")
+    c.execute("UPDATE agents SET dangerous = ?", (int(dangerous),))

@@ -86,6 +86,7 @@ class LiveSource:
         from roost.ops import workspace as wsops
         from roost.ops.restore import restore
         from roost.ops.send import send
+        from roost.store import workspace as wsdb
 
         app = self._app()
         try:
@@ -106,8 +107,7 @@ class LiveSource:
                 return f"{name} is back in tab {tab}" if tab else f"{name} is parked"
             if action == "pin":
                 agent = app.store.require(name)
-                pinned = any(p == agent.id for p in
-                             (r[0] for r in app.store.conn.execute("SELECT agent_id FROM pins")))
+                pinned = wsdb.is_pinned(app.store.conn, agent.id)
                 (wsops.unpin if pinned else wsops.pin)(app, name)
                 return f"unpinned {name}" if pinned else f"pinned {name}"
             if action == "send":

@@ -1,0 +1,30 @@
+"""The event log: append-only, one row per thing that happened to an agent (spawned, started,
+exited, woke, killed, status, sent...). Keyed by roost id, since a name can be reused after `rm`.
+
+`append` runs inside the caller's `store.write()` transaction, so an event can be written together
+with the change it records.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+
+def append(c: sqlite3.Connection, agent_id: str, agent_name: str, at: str, kind: str,
+           detail: Mapping[str, object]) -> None:
+    c.execute("INSERT INTO events (agent_id, agent_name, at, kind, detail) VALUES (?, ?, ?, ?, ?)",
+              (agent_id, agent_name, at, kind, json.dumps(detail)))
+
+
+def recent(conn: sqlite3.Connection, agent_id: str | None = None,
+           limit: int = 1000) -> list[dict[str, Any]]:
+    """The last `limit` events (of one agent, or of all), oldest first, details spread in."""
+    where, args = ("WHERE agent_id = ?", (agent_id,)) if agent_id else ("", ())
+    rows = conn.execute(
+        f"SELECT id, agent_name, at, kind, detail FROM (SELECT * FROM events {where} "
+        f"ORDER BY id DESC LIMIT ?) ORDER BY id", (*args, limit))
+    return [{"id": r[0], "agent": r[1], "at": r[2], "kind": r[3], **json.loads(r[4])}
+            for r in rows]

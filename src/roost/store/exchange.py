@@ -1,0 +1,61 @@
+"""The rows of `roost export` and `roost import`: the whole database as plain values, and back.
+
+The format and its validation are core/exchange.py. An import runs inside the caller's
+`store.write()` transaction: it reads what is taken, validates, and writes, all under one lock,
+so bad input (or a concurrent spawn) changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+from roost.core.exchange import Taken
+from roost.store.db import AGENT_FIELDS, Store, add_to_lineage, insert_row
+
+
+def taken(conn: sqlite3.Connection) -> Taken:
+    def column(sql: str) -> frozenset[str]:
+        return frozenset(r[0] for r in conn.execute(sql))
+
+    return Taken(ids=column("SELECT id FROM agents"),
+                 names=column("SELECT name FROM agents"),
+                 tabs=column("SELECT name FROM tabs"),
+                 sessions=column("SELECT provider_session_id FROM provider_sessions"))
+
+
+def export_tables(store: Store) -> dict[str, Any]:
+    """settings, tabs, agents (with their session lineage) and pins, as JSON-ready values."""
+    conn = store.conn
+    agents = []
+    for agent in store.agents():
+        row: dict[str, Any] = {f: getattr(agent, f) for f in AGENT_FIELDS}
+        row["args"] = list(agent.args)
+        row["session_history"] = store.session_history(agent.id)
+        agents.append(row)
+    tabs = [{"id": r[0], "name": r[1], "position": r[2],
+             "layout": json.loads(r[3]) if r[3] else None, "focus": r[4]}
+            for r in conn.execute("SELECT id, name, position, layout, focus FROM tabs "
+                                  "ORDER BY position, name")]
+    pins = [r[0] for r in conn.execute("SELECT agent_id FROM pins ORDER BY position")]
+    settings = dict(conn.execute("SELECT key, value FROM settings ORDER BY key").fetchall())
+    return {"settings": settings, "tabs": tabs, "agents": agents, "pins": pins}
+
+
+def insert_tables(c: sqlite3.Connection, data: Mapping[str, Any], seen_at: str) -> None:
+    """Write a validated export (core.exchange.validate) inside the caller's transaction."""
+    c.execute("PRAGMA defer_foreign_keys = ON")  # links may point forward in the file
+    for t in data["tabs"]:
+        c.execute("INSERT INTO tabs (id, name, position, layout, focus) VALUES (?, ?, ?, ?, ?)",
+                  (t["id"], t["name"], t["position"],
+                   json.dumps(t["layout"]) if t["layout"] else None, t["focus"]))
+    for a in data["agents"]:
+        insert_row(c, a)
+        for sid in a["session_history"]:
+            add_to_lineage(c, a["id"], sid, seen_at)
+    for position, agent_id in enumerate(data["pins"]):
+        c.execute("INSERT INTO pins (agent_id, position) VALUES (?, ?)", (agent_id, position))
+    for key, value in data["settings"].items():
+        c.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, str(value)))
