@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from roost.system import locate
 from roost.core.errors import RoostError
@@ -56,7 +57,7 @@ def socket_name() -> str:
     return name
 
 
-def load_config(p: Paths) -> dict:
+def load_config(p: Paths) -> dict[str, Any]:
     """The optional TOML config file; a broken one is an error, never silently ignored."""
     if not p.config_file.exists():
         return {}

@@ -35,3 +35,12 @@ def tmux_client_env(environ: Mapping[str, str]) -> dict[str, str]:
     process tree would stop the server too)."""
     drop = ("TMUX", "TMUX_PANE", "ROOST_AGENT_ID", "ROOST_AGENT_NAME")
     return {k: v for k, v in environ.items() if k not in drop}
+
+
+def tmux_binary(config: Mapping[str, object]) -> str:
+    """The tmux roost runs: `[tmux] bin` of an already parsed config.toml, else "tmux" on PATH.
+    Every tmux client (the fast `roost ls` included) takes it from here, so all of them talk to
+    the same tmux."""
+    section = config.get("tmux")
+    configured = section.get("bin") if isinstance(section, Mapping) else None
+    return str(configured) if configured else "tmux"
