@@ -21,11 +21,11 @@ def limits(conf: Mapping[str, Any], concurrency: int | None,
     >>> limits({"concurrency": 5}, None, 0.0)
     (5, 0.0)
     """
-    c = concurrency if concurrency is not None else int(conf.get("concurrency", DEFAULT_CONCURRENCY))
-    s = stagger if stagger is not None else float(conf.get("stagger", DEFAULT_STAGGER))
-    if c < 1 or s < 0:
+    cap = int(conf.get("concurrency", DEFAULT_CONCURRENCY)) if concurrency is None else concurrency
+    gap = float(conf.get("stagger", DEFAULT_STAGGER)) if stagger is None else stagger
+    if cap < 1 or gap < 0:
         raise RoostError("--concurrency must be at least 1 and --stagger not negative", code=2)
-    return c, s
+    return cap, gap
 
 
 def named(ids: Sequence[str], names: Mapping[str, str]) -> list[str]:

@@ -1,4 +1,4 @@
-"""The context every operation gets: paths, store, tmux layer, clock, config, and the caller's env."""
+"""The context every operation gets: paths, store, tmux layer, clock, config, caller's env."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ def on_pane_died(app: App, pane_id: str) -> str:
     """What happened, as a word (for tests and the log)."""
     pane = next((p for p in app.tmux.list_panes() if p.pane_id == pane_id), None)
     agent = app.store.get_by_id(pane.agent_id) if pane is not None and pane.agent_id else None
-    state = app.tmux.window_option(pane.window_id, "@roost_state") if pane is not None else ""
+    state = "" if pane is None else app.tmux.window_option(pane.window_id, "@roost_state")
     skipped = sv.triage(pane, agent, state)
     if skipped is not None or pane is None or agent is None:
         return skipped or "ignored"
@@ -42,8 +42,8 @@ def on_pane_died(app: App, pane_id: str) -> str:
         return "unresumable"
     if decision.action == "failed":
         app.store.update(agent.id, last_error=(
-            f"crash loop: {decision.failures} failed starts within {policy.window:.0f} s (last exit "
-            f"{code}); `roost wake {agent.name}` clears it"))
+            f"crash loop: {decision.failures} failed starts within {policy.window:.0f} s "
+            f"(last exit {code}); `roost wake {agent.name}` clears it"))
         app.store.log(agent, "failed", failures=decision.failures)
         return "failed"
     if decision.action == "exited":

@@ -74,7 +74,10 @@ class FakeTmux:
         self.sessions: dict[str, FakeSession] = {}
         self.windows: dict[str, FakeWindow] = {}
         self.panes: dict[str, FakePane] = {}
-        self.on_enter: Callable[[FakePane], None] | None = None  # how the "program" reacts
+        # How the make-believe programs behave: what a pane shows when its program starts
+        # (new_window, respawn), and what Enter does to it.
+        self.on_start: Callable[[FakePane], None] | None = None
+        self.on_enter: Callable[[FakePane], None] | None = None
         self.view: FakeTmux | None = None  # the view server, once asked for
         self._version = version
         self._ids = {"$": 0, "@": 0, "%": 0}
@@ -160,6 +163,7 @@ class FakeTmux:
         window.options.update({"@roost_id": agent_id, "@roost_state": "running"})
         self._redraw(redraw_keeper_of)
         pane = self.panes[window.panes[0]]
+        self._started(pane)
         return window.id, pane.id, pane.pid
 
     def respawn(self, pane_id: str, window_id: str, cwd: str, argv: Sequence[str],
@@ -172,6 +176,7 @@ class FakeTmux:
         pane.dead, pane.dead_status, pane.screen = False, None, ""
         self._window(window_id).options["@roost_state"] = "running"
         self._redraw(redraw_keeper_of)
+        self._started(pane)
         return pane.pid
 
     def refresh_keeper(self, session_id: str) -> None:
@@ -271,6 +276,10 @@ class FakeTmux:
     def _redraw(self, session_id: str | None) -> None:
         if session_id:  # chained into the same tmux call as the operation
             self.history.append(("refresh_keeper", session_id))
+
+    def _started(self, pane: FakePane) -> None:
+        if self.on_start is not None:
+            self.on_start(pane)
 
     def _id(self, kind: str) -> str:
         number = self._ids[kind]
