@@ -1,29 +1,47 @@
-"""The context every operation gets: paths, store, tmux layer, config, and the caller's env."""
+"""The context every operation gets: paths, store, tmux layer, clock, config, caller's env."""
 
 from __future__ import annotations
 
 import os
 import shlex
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from roost.core.clock import Clock
+from roost.store.db import Store
 from roost.system import config as cfg
 from roost.system import handover
-from roost.store.db import Store
+from roost.system.clock import SystemClock
+from roost.system.locate import tmux_binary
 from roost.tmux.client import Tmux
+from roost.tmux.protocol import TmuxClient
 
 
 @dataclass
 class App:
     paths: cfg.Paths
     store: Store
-    tmux: Tmux
+    tmux: TmuxClient
     environ: dict[str, str]
     settings: dict[str, Any] = field(default_factory=dict)
+    clock: Clock = field(default_factory=SystemClock)
 
     def close(self) -> None:
         self.store.close()
+
+
+def make_tmux(paths: cfg.Paths, settings: Mapping[str, Any], environ: Mapping[str, str]) -> Tmux:
+    """The one way roost builds its tmux client: the configured binary, roost's socket, and the
+    pane-died hook that runs `roost _supervise`."""
+    socket = cfg.socket_name()
+    tmpdir = {"TMUX_TMPDIR": environ["TMUX_TMPDIR"]} if environ.get("TMUX_TMPDIR") else {}
+    return Tmux(socket, binary=tmux_binary(settings), environ=environ,
+                # tmux runs this (through run-shell, so quoted) when a pane dies; no user text
+                supervisor=f"{shlex.quote(sys.executable)} -m roost _supervise",
+                supervisor_env={"ROOST_HOME": str(paths.home), "ROOST_TMUX_SOCKET": socket,
+                                **tmpdir})
 
 
 def open_app(environ: dict[str, str] | None = None) -> App:
@@ -33,10 +51,5 @@ def open_app(environ: dict[str, str] | None = None) -> App:
     handover.sweep(paths.run)  # secrets a killed roost left behind
     settings = cfg.load_config(paths)
     store = Store.open(paths.db)
-    tmux_bin = str(settings.get("tmux", {}).get("bin", "tmux"))
-    tmux = Tmux(cfg.socket_name(), binary=tmux_bin, environ=env)
-    # tmux runs this (through run-shell, so quoted) when a pane dies; no user text is in it
-    tmux.supervisor = f"{shlex.quote(sys.executable)} -m roost _supervise"
-    tmux.supervisor_env = {"ROOST_HOME": str(paths.home), "ROOST_TMUX_SOCKET": tmux.socket,
-                           **({"TMUX_TMPDIR": env["TMUX_TMPDIR"]} if env.get("TMUX_TMPDIR") else {})}
-    return App(paths=paths, store=store, tmux=tmux, environ=env, settings=settings)
+    return App(paths=paths, store=store, tmux=make_tmux(paths, settings, env), environ=env,
+               settings=settings)

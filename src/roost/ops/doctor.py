@@ -49,11 +49,17 @@ def run() -> Report:
     from roost.core.reconcile import drift
     from roost.core.status import PATTERNS_VERSION
     from roost.store.db import SCHEMA_VERSION, Store
-    from roost.tmux.client import MIN_VERSION, Tmux, TmuxError
+    from roost.ops.context import make_tmux
+    from roost.tmux.client import MIN_VERSION, TmuxError
 
     report = Report()
     paths = cfg.paths()
-    tmux = Tmux(cfg.socket_name())
+    try:
+        settings = cfg.load_config(paths)
+    except RoostError as exc:  # still check the rest, with the default tmux
+        report.add("config", False, str(exc), f"fix or move aside {paths.config_file}")
+        settings = {}
+    tmux = make_tmux(paths, settings, os.environ)
 
     try:
         version = tmux.version()

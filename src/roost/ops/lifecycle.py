@@ -404,7 +404,7 @@ def attach_plan(app: App, name: str) -> list[str]:
         raise RoostError(f"{name} has no window to attach to")
     app.tmux.select_window(pane.window_id)
     if _inside_roost_server(app):
-        return app.tmux.argv("switch-client", "-t", pane.session_id)
+        return app.tmux.switch_argv(pane.session_id)
     return app.tmux.attach_argv(pane.session_id)
 
 

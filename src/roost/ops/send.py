@@ -8,7 +8,6 @@ reported as delivered or not. A stopped or hibernated agent is woken first.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from roost.ops import lifecycle
@@ -35,12 +34,12 @@ def _item(app: App, name: str) -> dict:
 
 
 def _wait_status(app: App, name: str, wanted: tuple[str, ...], timeout: float) -> dict:
-    deadline = time.monotonic() + timeout
+    deadline = app.clock.monotonic() + timeout
     while True:
         item = _item(app, name)
-        if item["status"] in wanted or time.monotonic() > deadline:
+        if item["status"] in wanted or app.clock.monotonic() > deadline:
             return item
-        time.sleep(0.2)
+        app.clock.sleep(0.2)
 
 
 def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: float = 60.0,
@@ -62,7 +61,7 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
     log = hooks.log_path(str(app.paths.home), agent.id)
     log_before = hooks.size(log)
     app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}")
-    time.sleep(ENTER_DELAY.get(agent.provider, 0.3))
+    app.clock.sleep(ENTER_DELAY.get(agent.provider, 0.3))
     # The baseline is the screen with the pasted text in the input, so what confirms delivery is
     # the Enter's effect, not the paste's.
     screen_before = "" if agent.provider == "claude" else app.tmux.capture(pane.pane_id, 200)
@@ -87,8 +86,8 @@ def _not_delivered(app: App, agent, text: str, why: str) -> Sent:  # noqa: ANN00
 
 def _confirm(app: App, agent_id: str, provider: str, pane_id: str, log: str, log_before: int,
              screen_before: str, timeout: float) -> str | None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    deadline = app.clock.monotonic() + timeout
+    while app.clock.monotonic() < deadline:
         pane = agent_panes(app.tmux.list_panes()).get(agent_id)
         if pane is None or pane.dead:
             return None
@@ -98,7 +97,7 @@ def _confirm(app: App, agent_id: str, provider: str, pane_id: str, log: str, log
                 return "hook"
         elif app.tmux.capture(pane_id, 200) != screen_before:
             return "screen"
-        time.sleep(0.1)
+        app.clock.sleep(0.1)
     return None
 
 

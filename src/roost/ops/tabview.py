@@ -5,17 +5,13 @@ on a server of its own (`<socket>-view`), so no client is ever nested inside its
 
 from __future__ import annotations
 
-from roost.ops import lifecycle
-from roost.store import workspace as wsdb
 from roost.core import workspace as ws
-from roost.ops.context import App
 from roost.core.errors import RoostError
 from roost.core.reconcile import agent_panes
-from roost.tmux.client import Tmux
-
-
-def view_tmux(app: App) -> Tmux:
-    return Tmux(f"{app.tmux.socket}-view", binary=app.tmux.binary, environ=app.environ)
+from roost.ops import lifecycle
+from roost.ops.context import App
+from roost.store import workspace as wsdb
+from roost.tmux import view
 
 
 def open_tab(app: App, tab: str, width: int = 200, height: int = 50) -> list[str]:
@@ -35,29 +31,7 @@ def open_tab(app: App, tab: str, width: int = 200, height: int = 50) -> list[str
 
     def client(agent_id: str) -> list[str]:
         # env -u TMUX: the view pane's own $TMUX points at the view server
-        return ["env", "-u", "TMUX", *app.tmux.argv("attach-session", "-t", sessions[agent_id])]
+        return ["env", "-u", "TMUX", *app.tmux.attach_argv(sessions[agent_id])]
 
-    view = view_tmux(app)
-    name = f"view-{tab}"
-    try:
-        view.run("kill-session", "-t", f"={name}")
-    except RoostError:
-        pass  # no such view yet
-    first = ws.leaves(t.layout)[0]
-    pane = view.run("new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
-                    "-P", "-F", "#{pane_id}", *client(first)).strip()
-    view.run("set-option", "-t", name, "status-left", f"roost tab {tab} ")
-
-    def build(node: ws.Node, pane_id: str) -> None:
-        if "leaf" in node:
-            return
-        first_b = ws.leaves(node["b"])[0]
-        percent = max(10, min(90, round((1 - node["ratio"]) * 100)))
-        flag = "-h" if node["split"] == "v" else "-v"
-        pane_b = view.run("split-window", flag, "-t", pane_id, "-l", f"{percent}%", "-P", "-F",
-                          "#{pane_id}", *client(first_b)).strip()
-        build(node["a"], pane_id)
-        build(node["b"], pane_b)
-
-    build(t.layout, pane)
-    return view.argv("attach-session", "-t", f"={name}")
+    return view.build(app.tmux.view_client(), f"view-{tab}", f"roost tab {tab} ", t.layout,
+                      client, width, height)

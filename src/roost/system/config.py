@@ -6,6 +6,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from roost.system import locate
 from roost.core.errors import RoostError
@@ -91,7 +92,7 @@ def socket_name() -> str:
     return name
 
 
-def load_config(p: Paths) -> dict:
+def load_config(p: Paths) -> dict[str, Any]:
     """The optional TOML config file, checked: a broken or wrongly typed one is one clear error
     naming the file, the line and the key, never silently ignored and never a traceback."""
     if not p.config_file.exists():

@@ -50,3 +50,12 @@ def private_tree(home: str) -> bool:
         if info.st_uid != uid or info.st_mode & 0o022 or (info.st_mode & 0o170000) == 0o120000:
             return False
     return True
+
+
+def tmux_binary(config: Mapping[str, object]) -> str:
+    """The tmux roost runs: `[tmux] bin` of an already parsed config.toml, else "tmux" on PATH.
+    Every tmux client (the fast `roost ls` included) takes it from here, so all of them talk to
+    the same tmux."""
+    section = config.get("tmux")
+    configured = section.get("bin") if isinstance(section, Mapping) else None
+    return str(configured) if configured else "tmux"

@@ -1,4 +1,4 @@
-"""The one narrow layer that talks to tmux.
+"""The one narrow layer that talks to tmux (protocol.TmuxClient, through subprocess).
 
 Every call is an argv list (never a shell string), always on roost's own server (`-L <socket>`),
 and targets objects by tmux's ids ($session, @window, %pane), never by a name prefix. The caller's
@@ -15,24 +15,16 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
-from roost.core.errors import RoostError
-from roost.system.locate import tmux_client_env
 from roost.core.model import Pane
+from roost.system.locate import tmux_client_env
 from roost.tmux.format import FORMAT as _PANE_FORMAT
 from roost.tmux.format import NO_SERVER as _NO_SERVER
 from roost.tmux.format import SEP, capture_args, capture_batches, exit_status, rows, split_captures
+from roost.tmux.protocol import DuplicateSession, TmuxError
+
+__all__ = ["MIN_VERSION", "DuplicateSession", "Tmux", "TmuxError", "parse_version", "to_pane"]
 
 MIN_VERSION = (3, 2)
-
-
-class TmuxError(RoostError):
-    def __init__(self, message: str, stderr: str = "") -> None:
-        super().__init__(message, code=5)
-        self.stderr = stderr
-
-
-class DuplicateSession(TmuxError):
-    pass
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -54,14 +46,19 @@ def to_pane(r: dict[str, str]) -> Pane:
 
 
 class Tmux:
+    """`binary` is the tmux to run (config.toml's `[tmux] bin`, else "tmux" on PATH);
+    `supervisor` a shell command tmux runs with a pane id when a pane dies, with
+    `supervisor_env` set in the server's global environment (run-shell's environment)."""
+
     def __init__(self, socket: str, binary: str = "tmux", config: str = "/dev/null",
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str] | None = None, supervisor: str = "",
+                 supervisor_env: Mapping[str, str] | None = None) -> None:
         self.socket = socket
         self.binary = binary
         self.config = config
         self.env = tmux_client_env(os.environ if environ is None else environ)
-        self.supervisor = ""  # shell command run (with a pane id) when a pane dies
-        self.supervisor_env: dict[str, str] = {}
+        self.supervisor = supervisor
+        self.supervisor_env = dict(supervisor_env or {})
         self.calls = 0  # counted so benchmarks and tests can check the O(1) promises
 
     def argv(self, *args: str) -> list[str]:
@@ -203,6 +200,13 @@ class Tmux:
     def set_window_option(self, window_id: str, key: str, value: str) -> None:
         self.run("set-option", "-w", "-t", window_id, key, value)
 
+    def window_option(self, window_id: str, key: str) -> str:
+        """A window's user option (e.g. @roost_state); "" when unset or the window is gone."""
+        try:
+            return self.run("display-message", "-p", "-t", window_id, f"#{{{key}}}").strip()
+        except TmuxError:
+            return ""
+
     def kill_window(self, window_id: str) -> None:
         self.run("kill-window", "-t", window_id)
 
@@ -238,5 +242,29 @@ class Tmux:
     def send_enter(self, pane_id: str) -> None:
         self.run("send-keys", "-t", pane_id, "Enter")
 
-    def attach_argv(self, session_id: str) -> list[str]:
-        return self.argv("attach-session", "-t", session_id)
+    # ---- clients and views ------------------------------------------------------------------
+    def attach_argv(self, target: str) -> list[str]:
+        return self.argv("attach-session", "-t", target)
+
+    def switch_argv(self, target: str) -> list[str]:
+        return self.argv("switch-client", "-t", target)
+
+    def view_client(self) -> Tmux:
+        return Tmux(f"{self.socket}-view", binary=self.binary, config=self.config,
+                    environ=self.env)
+
+    def open_view(self, name: str, title: str, width: int, height: int,
+                  argv: Sequence[str]) -> str:
+        try:
+            self.run("kill-session", "-t", f"={name}")
+        except TmuxError:
+            pass  # no such view yet
+        pane = self.run("new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
+                        "-P", "-F", "#{pane_id}", *argv).strip()
+        self.run("set-option", "-t", name, "status-left", title)
+        return pane
+
+    def split_pane(self, pane_id: str, side_by_side: bool, percent: int,
+                   argv: Sequence[str]) -> str:
+        return self.run("split-window", "-h" if side_by_side else "-v", "-t", pane_id,
+                        "-l", f"{percent}%", "-P", "-F", "#{pane_id}", *argv).strip()

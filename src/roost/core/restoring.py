@@ -1,0 +1,66 @@
+"""`roost restore`'s decisions beyond the plan (core.workspace.plan_restore): how many agents
+start at once and how far apart, and the report of what happened. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from roost.core.errors import RoostError
+from roost.core.workspace import RestorePlan
+
+DEFAULT_CONCURRENCY = 3
+DEFAULT_STAGGER = 0.25  # seconds between two starts
+
+
+def limits(conf: Mapping[str, Any], concurrency: int | None,
+           stagger: float | None) -> tuple[int, float]:
+    """(concurrency, stagger): the flags, else config.toml's [restore] `conf`, else the defaults.
+
+    >>> limits({"concurrency": 5}, None, 0.0)
+    (5, 0.0)
+    """
+    cap = int(conf.get("concurrency", DEFAULT_CONCURRENCY)) if concurrency is None else concurrency
+    gap = float(conf.get("stagger", DEFAULT_STAGGER)) if stagger is None else stagger
+    if cap < 1 or gap < 0:
+        raise RoostError("--concurrency must be at least 1 and --stagger not negative", code=2)
+    return cap, gap
+
+
+def named(ids: Sequence[str], names: Mapping[str, str]) -> list[str]:
+    """Agent ids as names; an agent removed meanwhile (a concurrent `roost rm`) is left out."""
+    return [names[a] for a in ids if a in names]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    live: int
+    started: list[str]
+    already_running: list[str]
+    hibernated: list[str]
+    failed: dict[str, str]
+    peak: int
+    seconds: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {"live_expected": self.live, "started": len(self.started),
+                "already_running": len(self.already_running),
+                "hibernated": len(self.hibernated), "failed": len(self.failed),
+                "seconds": round(self.seconds, 3), "peak_concurrent_starts": self.peak,
+                "started_agents": self.started, "failed_agents": self.failed}
+
+    def text(self) -> str:
+        lines = [f"restored in {self.seconds:.1f}s: {self.live} live expected, "
+                 f"{len(self.started)} started, {len(self.already_running)} already running, "
+                 f"{len(self.hibernated)} hibernated, {len(self.failed)} failed"]
+        lines += [f"  failed {name}: {why}" for name, why in sorted(self.failed.items())]
+        return "\n".join(lines) + "\n"
+
+
+def report(plan: RestorePlan, names: Mapping[str, str], started: list[str],
+           failed: dict[str, str], peak: int, seconds: float) -> Report:
+    return Report(live=len(plan.start) + len(plan.running), started=started,
+                  already_running=named(plan.running, names),
+                  hibernated=named(plan.hibernate, names), failed=failed, peak=peak,
+                  seconds=seconds)
