@@ -16,7 +16,7 @@ import sqlite3
 import sys
 import time
 
-from roost.providers import hooks
+from roost.providers import hooks, traits
 from roost.system import locate
 from roost.tmux import format as panefmt
 from roost.core import present
@@ -75,14 +75,10 @@ def agent_panes(rows: list[dict[str, str]]) -> dict[str, dict[str, str]]:
 
 
 def hook_status(item: dict, roost_home: str) -> tuple[str, float] | None:
-    """The status the agent's last hook event gives (claude), and when it fired."""
-    if item["provider"] != "claude":
+    """The status the agent's last hook event gives, and when it fired."""
+    if not traits.of(item["provider"]).hooks:
         return None
-    last = hooks.last_event(hooks.log_path(roost_home, item["id"]))
-    if last is None:
-        return None
-    found = status.from_hook(last[1], last[2])
-    return (found, last[0]) if found else None
+    return hooks.last_status(roost_home, item["id"])
 
 
 def screens_needed(items: list[dict], hook_by_id: dict[str, tuple[str, float] | None]) -> list[str]:
@@ -92,8 +88,8 @@ def screens_needed(items: list[dict], hook_by_id: dict[str, tuple[str, float] | 
             continue
         hook = hook_by_id.get(item["id"])
         activity = _float(item["pane"].get("window_activity"))
-        if status.needs_screen(item["provider"], item["provider"] == "claude",
-                               hook[1] if hook else None, activity):
+        if status.needs_screen(traits.of(item["provider"]).hooks, hook[1] if hook else None,
+                               activity):
             needed.append(item["pane"]["pane_id"])
     return needed
 
@@ -105,7 +101,8 @@ def add_status(items: list[dict], hook_by_id: dict[str, tuple[str, float] | None
     for item in items:
         pane = item["pane"]
         if item["provider"] not in patterns:
-            patterns[item["provider"]] = status.patterns_for(item["provider"], overrides)
+            patterns[item["provider"]] = status.patterns_for(
+                traits.of(item["provider"]).patterns, (overrides or {}).get(item["provider"]))
         found, source = status.classify(
             alive=item["alive"], has_window=pane is not None, base_state=item["state"],
             roost_stopped=item["intent"] == "stopped",
@@ -151,7 +148,7 @@ def fast(as_json: bool) -> int | None:
         items = collect(conn, agent_panes(rows))
         # Unread hook events (session id changes to record) can only come from an agent that has
         # a pane; one without (hibernated, home gone) wrote its last event long ago.
-        if any(i["provider"] == "claude" and i["pane"] is not None and
+        if any(traits.of(i["provider"]).hooks and i["pane"] is not None and
                hooks.size(hooks.log_path(home, i["id"])) != i["hook_offset"] for i in items):
             return None
         hook_by_id = {i["id"]: hook_status(i, home) for i in items if i["alive"]}

@@ -2,7 +2,8 @@
 
 Text of any length goes in as one bracketed paste (newlines stay newlines), then Enter after a
 provider-specific pause (CLIs take an Enter that arrives with a paste as a newline). Delivery is
-confirmed by the best signal: claude's UserPromptSubmit hook, else the screen changing, and is
+confirmed by the best signal: the UserPromptSubmit hook of a CLI with hooks, else the screen
+changing, and is
 reported as delivered or not. A stopped or hibernated agent is woken first.
 """
 
@@ -11,14 +12,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from roost.ops import lifecycle
-from roost.providers import hooks
-from roost.ops import observe
-from roost.ops.context import App
 from roost.core.errors import RoostError
-from roost.core.reconcile import agent_panes
+from roost.core.model import Agent
+from roost.core.pane import agent_panes
+from roost.ops import lifecycle, observe
+from roost.ops.context import App
+from roost.providers import hooks, traits
 
-ENTER_DELAY = {"claude": 0.3, "codex": 0.3, "gemini": 0.3, "aider": 0.3, "command": 0.1}
 READY = ("idle",)
 SETTLED = ("idle", "waiting", "exited", "stopped", "failed")
 
@@ -61,14 +61,15 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
         return _not_delivered(app, agent, text, "its pane is dead")
     log = hooks.log_path(str(app.paths.home), agent.id)
     log_before = hooks.size(log)
+    quirks = traits.of(agent.provider)
     app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}")
-    time.sleep(ENTER_DELAY.get(agent.provider, 0.3))
+    time.sleep(quirks.enter_delay)
     # The baseline is the screen with the pasted text in the input, so what confirms delivery is
     # the Enter's effect, not the paste's.
-    screen_before = "" if agent.provider == "claude" else app.tmux.capture(pane.pane_id, 200)
+    screen_before = "" if quirks.hooks else app.tmux.capture(pane.pane_id, 200)
     app.tmux.send_enter(pane.pane_id)
 
-    how = _confirm(app, agent.id, agent.provider, pane.pane_id, log, log_before, screen_before,
+    how = _confirm(app, agent.id, quirks.hooks, pane.pane_id, log, log_before, screen_before,
                    confirm_timeout)
     if how is None:
         return _not_delivered(app, agent, text, "no sign that the agent took it")
@@ -80,19 +81,19 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
     return Sent(True, how, reply)
 
 
-def _not_delivered(app: App, agent, text: str, why: str) -> Sent:  # noqa: ANN001
+def _not_delivered(app: App, agent: Agent, text: str, why: str) -> Sent:
     app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
     return Sent(False, why)
 
 
-def _confirm(app: App, agent_id: str, provider: str, pane_id: str, log: str, log_before: int,
-             screen_before: str, timeout: float) -> str | None:
+def _confirm(app: App, agent_id: str, has_hooks: bool, pane_id: str, log: str,
+             log_before: int, screen_before: str, timeout: float) -> str | None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         pane = agent_panes(app.tmux.list_panes()).get(agent_id)
         if pane is None or pane.dead:
             return None
-        if provider == "claude":
+        if has_hooks:
             events, _ = hooks.read_since(log, log_before)
             if any(event == "UserPromptSubmit" for _, event, _ in events):
                 return "hook"
@@ -103,12 +104,13 @@ def _confirm(app: App, agent_id: str, provider: str, pane_id: str, log: str, log
 
 
 def last_reply(app: App, agent_id: str, log_before: int) -> str | None:
-    """claude's answer: the Stop hook's last_assistant_message, else the transcript's last
-    assistant text. None for CLIs that expose no reply."""
+    """The agent's answer: the Stop hook's last_assistant_message, else the transcript's last
+    assistant text (claude's). None for CLIs that expose no reply."""
     events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), agent_id), log_before)
     for _, event, payload in reversed(events):
-        if event == "Stop" and isinstance(payload.get("last_assistant_message"), str):
-            return payload["last_assistant_message"]
+        message = payload.get("last_assistant_message")
+        if event == "Stop" and isinstance(message, str):
+            return message
     agent = app.store.get_by_id(agent_id)
     if agent is not None and agent.transcript_path:
         return _transcript_reply(agent.transcript_path)

@@ -14,12 +14,10 @@ from roost.system import locks
 from roost.ops.context import App
 from roost.core.model import INTENT_HIBERNATED, INTENT_STOPPED, Agent
 from roost.core.reconcile import agent_panes
+from roost.providers import traits
 
 MAX_FAILURES = 3
 WINDOW = 60.0
-# What each CLI prints when the conversation it was asked to resume does not exist.
-NOT_FOUND = ("No conversation found with session ID", "No saved session found",
-             "No previous session found")
 
 
 def recent_failures(app: App, agent: Agent, now: datetime) -> int:
@@ -47,7 +45,8 @@ def on_pane_died(app: App, pane_id: str, sleep=time.sleep) -> str:  # noqa: ANN0
     app.store.log(agent, "exited", exit_code=code)
     app.store.update(agent.id, last_exit=code)
     screen = app.tmux.capture(pane.pane_id, 200)  # the message may sit above many blank rows
-    if any(marker in screen for marker in NOT_FOUND):
+    # what the CLI prints when the conversation it was asked to resume does not exist
+    if any(marker in screen for marker in traits.of(agent.provider).conversation_gone):
         app.store.update(agent.id, last_error=(
             f"unresumable: the {agent.provider} conversation {agent.provider_session_id} was not "
             f"found; `roost wake {agent.name} --fresh` starts a new one"))
