@@ -3,8 +3,8 @@
 the transcript, whether a conversation exists).
 
 Import-light at the top (the store, the provider classes and the App only inside the functions
-that write): `roost ls`'s fast path asks `awaits_session_id` to know whether there is
-something to learn first.
+that write): `roost ls`'s fast path asks `awaits_session_id` and `unread_hook_events` to know
+whether there is something to learn first.
 """
 
 from __future__ import annotations
@@ -14,13 +14,20 @@ from roost.providers import hooks, traits
 TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from roost.core.model import Agent
+    from roost.core.observation import Record
     from roost.ops.context import App
 
 
-def awaits_session_id(agent: Agent) -> bool:
+def awaits_session_id(agent: Agent | Record) -> bool:
     """Its CLI chooses its own session id, it was started, and roost has not found the id yet."""
     return (traits.of(agent.provider).session_id == traits.DISCOVERED
             and not agent.provider_session_id and agent.launches > 0)
+
+
+def unread_hook_events(roost_home: str, agent: Agent | Record) -> bool:
+    """Its hook log holds events the record has not taken in yet (apply_hook_log would)."""
+    return traits.of(agent.provider).hooks and \
+        hooks.size(hooks.log_path(roost_home, agent.id)) != agent.hook_offset
 
 
 def learn_session_ids(app: App, agents: list[Agent]) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from roost.core.errors import RoostError
 from roost.core.model import Agent
+from roost.core.observation import Observation
 from roost.core.pane import agent_panes
 from roost.ops import lifecycle, observe
 from roost.ops.context import App
@@ -30,16 +31,16 @@ class Sent:
     reply: str | None = None
 
 
-def _item(app: App, name: str) -> dict:
-    return next(i for i in observe.refresh(app) if i["name"] == name)
+def _observed(app: App, name: str) -> Observation:
+    return next(o for o in observe.refresh(app) if o.agent.name == name)
 
 
-def _wait_status(app: App, name: str, wanted: tuple[str, ...], timeout: float) -> dict:
+def _wait_status(app: App, name: str, wanted: tuple[str, ...], timeout: float) -> Observation:
     deadline = time.monotonic() + timeout
     while True:
-        item = _item(app, name)
-        if item["status"] in wanted or time.monotonic() > deadline:
-            return item
+        found = _observed(app, name)
+        if found.status in wanted or time.monotonic() > deadline:
+            return found
         time.sleep(0.2)
 
 
@@ -48,12 +49,12 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
     if not text:
         raise RoostError("nothing to send: give TEXT or pipe it on stdin", code=2)
     lifecycle.wake(app, name)  # wake on use
-    item = _wait_status(app, name, READY + ("waiting", "exited", "stopped", "failed"),
-                        ready_timeout)
+    found = _wait_status(app, name, READY + ("waiting", "exited", "stopped", "failed"),
+                         ready_timeout)
     agent = app.store.require(name)
-    if item["status"] != "idle":
+    if found.status != "idle":
         why = {"waiting": f"{name} is waiting for you (roost attach {name})"}.get(
-            item["status"], f"{name} is {item['status']}, not ready for input")
+            found.status or "", f"{name} is {found.status}, not ready for input")
         app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
         return Sent(False, why)
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)

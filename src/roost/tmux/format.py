@@ -18,6 +18,7 @@ FORMAT = SEP.join([
 ])
 CAPTURE_LINES = 40  # enough for a dialog; status patterns read the last 15 non-empty lines
 NO_SERVER = ("no server running", "error connecting to", "server exited unexpectedly")
+MARKER = "\x1e"  # ends each screen of a chained capture: a control character never starts a line
 
 
 def rows(text: str) -> list[dict[str, str]]:
