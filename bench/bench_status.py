@@ -42,8 +42,8 @@ import psutil
 
 from _common import PYTHON, World, environ, finish, ms, parser, summary, table, timed, world
 
+from roost.core.observation import Observation
 from roost.ops import lifecycle
-from roost.cli import fast as lsfast
 from roost.ops import observe
 from roost.tmux import format as panefmt
 from roost.ops import send as sending
@@ -74,7 +74,7 @@ def spawn_up_to(app: App, w: World, have: int, want: int) -> float:
     return time.perf_counter() - t0
 
 
-def wait_until(app: App, ok: Callable[[dict], bool], what: str, timeout: float = 60.0) -> float:
+def wait_until(app: App, ok: Callable[[Observation], bool], what: str, timeout: float = 60.0) -> float:
     """Refresh every 0.25 s until every agent passes `ok`; seconds waited."""
     t0 = time.monotonic()
     while True:
@@ -82,7 +82,7 @@ def wait_until(app: App, ok: Callable[[dict], bool], what: str, timeout: float =
         if all(ok(i) for i in items):
             return time.monotonic() - t0
         if time.monotonic() - t0 > timeout:
-            bad = {i["name"]: i["status"] for i in items if not ok(i)}
+            bad = {i.agent.name: i.status for i in items if not ok(i)}
             raise RuntimeError(f"timed out waiting for {what}: {bad}")
         time.sleep(0.25)
 
@@ -139,7 +139,7 @@ def time_refreshes(app: App, server: psutil.Process, probe: Probe, reps: int,
         out["in_tmux"].append(probe.tmux_wall)
         out["cpu"].append(cpu)
         out["children"].append(children)
-        wrong = {i["name"]: i["status"] for i in items if i["status"] != expect[i["name"]]}
+        wrong = {i.agent.name: i.status for i in items if i.status != expect[i.agent.name]}
         if wrong or len(items) != len(expect):
             raise RuntimeError(f"unexpected statuses while timing: {wrong} ({len(items)} agents)")
     s1 = server.cpu_times()
@@ -155,7 +155,7 @@ def time_tmux_alone(app: App, server: psutil.Process, panes: list[str],
     an O(1) round trip for scale: wall median and the server's CPU per call."""
     calls = {
         "list-panes -a (every pane)": ["list-panes", "-a", "-F", panefmt.FORMAT],
-        f"chained capture of {len(panes)} pane(s)": panefmt.capture_args(panes, lsfast.MARKER),
+        f"chained capture of {len(panes)} pane(s)": panefmt.capture_args(panes, panefmt.MARKER),
         "display-message -p (O(1))": ["display-message", "-p", "ok"],
     }
     out = {}
@@ -244,7 +244,7 @@ def working_phase(app: App, w: World, server: psutil.Process, probe: Probe,
         if not result.delivered:
             raise RuntimeError(f"work not delivered to {name}: {result.how}")
     expect = {n: "working" if n in workers else "idle" for n in names}
-    wait_until(app, lambda i: i["status"] == expect[i["name"]], "the workers working")
+    wait_until(app, lambda i: i.status == expect[i.agent.name], "the workers working")
     still = time_refreshes(app, server, probe, reps, expect)
     ttys = pane_ttys(w)
     with Spinner([ttys[n][1] for n in workers]):
@@ -252,7 +252,7 @@ def working_phase(app: App, w: World, server: psutil.Process, probe: Probe,
         moving = time_refreshes(app, server, probe, reps, expect)
     for name in workers:  # Esc interrupts the work: Stop hook, prompt, idle
         w.tmux("send-keys", "-t", ttys[name][0], "Escape")
-    wait_until(app, lambda i: i["status"] == "idle", "the workers idle again")
+    wait_until(app, lambda i: i.status == "idle", "the workers idle again")
     return {"workers": workers, "work_sends": sends, "still": still, "moving": moving}
 
 
@@ -269,8 +269,8 @@ def cli_send(w: World, *args: str) -> tuple[float, str]:
 
 
 def send_latency(app: App, w: World, claude: str, codex: str, rounds: int) -> dict[str, object]:
-    def idle(item: dict) -> bool:
-        return item["status"] == "idle"
+    def idle(item: Observation) -> bool:
+        return item.status == "idle"
 
     kinds = {
         f"roost send {claude} (claude, hook)": (claude, False, "confirmed by hook"),
@@ -328,7 +328,7 @@ def main() -> int:
             spawned = spawn_up_to(app, w, have, n)
             have = n
             names = [agent_name(i) for i in range(n)]
-            waited = wait_until(app, lambda i: i["status"] == "idle", f"{n} agents idle")
+            waited = wait_until(app, lambda i: i.status == "idle", f"{n} agents idle")
             if server is None:
                 server = psutil.Process(int(w.panes("#{pid}")[0][0]))
             idle = time_refreshes(app, server, probe, opts.refreshes,

@@ -118,10 +118,10 @@ def wait_idle(n: int, timeout: float = 90.0) -> float:
     try:
         while True:
             items = observe.refresh(app)
-            if len(items) == n and all(i["status"] == "idle" for i in items):
+            if len(items) == n and all(i.status == "idle" for i in items):
                 return time.monotonic() - t0
             if time.monotonic() - t0 > timeout:
-                bad = {i["name"]: i["status"] for i in items if i["status"] != "idle"}
+                bad = {i.agent.name: i.status for i in items if i.status != "idle"}
                 raise RuntimeError(f"timed out waiting for {n} idle agents: {bad}")
             time.sleep(0.5)
     finally:
@@ -305,7 +305,7 @@ class Mover:
             target += self.step
         while self.cursor() != target - self.step:  # over a header
             await self.press()
-        name = rows[target].item["name"]  # type: ignore[index]
+        name = rows[target].item.agent.name  # type: ignore[union-attr]
         t0 = time.perf_counter()
         await self.press()
         shown = self.shown
@@ -380,7 +380,7 @@ async def drive(n: int, seconds: float, press_every: float, burst: int, renders:
             timed_apply = app.apply_snapshot
 
             def apply_and_check(snap: Any) -> None:
-                seen.append(Counter(i["status"] for i in snap.items))
+                seen.append(Counter(i.status for i in snap.items))
                 timed_apply(snap)
 
             app.apply_snapshot = apply_and_check  # type: ignore[method-assign]

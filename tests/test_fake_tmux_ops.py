@@ -14,6 +14,7 @@ from roost.core.clock import ManualClock
 from roost.core.model import INTENT_STOPPED, Agent
 from roost.ops import lifecycle, send, supervise
 from roost.ops.context import App
+from roost.providers import traits
 from roost.store.db import Store
 from roost.system import config as cfg
 from roost.system import procs
@@ -59,9 +60,14 @@ def app(tmp_path: Path, fake: FakeTmux, clock: ManualClock,
     app.close()
 
 
-def spawn(app: App, name: str, restart: str = "never") -> Agent:
-    result = lifecycle.spawn(app, name, provider="command", cwd=str(app.paths.home),
-                             args=("sh",), restart=restart)
+def spawn(app: App, name: str, restart: str = "never", provider: str = "command") -> Agent:
+    if provider == "command":
+        result = lifecycle.spawn(app, name, provider="command", cwd=str(app.paths.home),
+                                 args=("sh",), restart=restart)
+    else:  # a CLI with a conversation: the fake tmux never runs it, any executable will do
+        app.environ[f"ROOST_{provider.upper()}_BIN"] = "/bin/sh"
+        result = lifecycle.spawn(app, name, provider=provider, cwd=str(app.paths.home),
+                                 restart=restart)
     return result.agent
 
 
@@ -147,7 +153,7 @@ def test_send_pastes_then_presses_enter_and_sees_the_screen_move(
         "paste", "capture", "send_enter", "capture"]  # the baseline is taken after the paste
     assert fake.calls_of("paste", "send_enter") == [("paste", pane.id, "hello"),
                                                     ("send_enter", pane.id)]
-    assert clock.slept[0] == send.ENTER_DELAY["command"]  # Enter waits after the paste
+    assert clock.slept[0] == traits.of("command").enter_delay  # Enter waits after the paste
     last = app.store.events(agent.id)[-1]
     assert (last["kind"], last["delivered"], last["confirmed_by"]) == ("sent", True, "screen")
 
@@ -157,7 +163,7 @@ def test_send_is_not_delivered_when_the_screen_never_moves(
     agent = spawn(app, "w1")
     sent = send.send(app, "w1", "hello", confirm_timeout=2.0)
     assert not sent.delivered and sent.how == "no sign that the agent took it"
-    assert 2.0 <= clock.monotonic() <= 2.0 + send.ENTER_DELAY["command"] + 0.2
+    assert 2.0 <= clock.monotonic() <= 2.0 + traits.of("command").enter_delay + 0.2
     last = app.store.events(agent.id)[-1]
     assert (last["kind"], last["delivered"]) == ("sent", False)
 
@@ -203,7 +209,7 @@ def test_a_crash_loop_restarts_with_backoff_then_fails(app: App, fake: FakeTmux,
 
 def test_a_lost_conversation_is_marked_unresumable_not_restarted(app: App,
                                                                  fake: FakeTmux) -> None:
-    agent = spawn(app, "w1", restart="on-failure")
+    agent = spawn(app, "w1", restart="on-failure", provider="claude")
     pane = pane_of(fake, agent)
     fake.set_screen(pane.id, "No conversation found with session ID abc\n\n\n\n")
     fake.exit(pane.id, 1)

@@ -3,8 +3,10 @@
 import pytest
 
 from roost.core import status
+from roost.providers import hooks, traits
 
-CLAUDE = status.patterns_for("claude")
+CLAUDE = status.patterns_for(traits.CLAUDE.patterns)
+COMMAND = status.patterns_for(traits.COMMAND.patterns)
 NOW = 1_000_000.0
 
 
@@ -41,10 +43,10 @@ def classify(**kw: object) -> tuple[str, str]:
     pytest.param(dict(screen="● done\n────\n❯ \n────\n  ? for shortcuts"), ("idle", "screen"),
                  id="screen-idle"),
     pytest.param(dict(screen="", started_at=NOW - 2), ("starting", "process"), id="starting"),
-    pytest.param(dict(screen="compiling...", activity=NOW - 1, patterns=status.patterns_for(
-        "command")), ("working", "screen"), id="busy-output"),
-    pytest.param(dict(screen="$ ", activity=NOW - 30, patterns=status.patterns_for("command")),
-                 ("idle", "screen"), id="quiet-output"),
+    pytest.param(dict(screen="compiling...", activity=NOW - 1, patterns=COMMAND),
+                 ("working", "screen"), id="busy-output"),
+    pytest.param(dict(screen="$ ", activity=NOW - 30, patterns=COMMAND), ("idle", "screen"),
+                 id="quiet-output"),
 ])
 def test_classify(kw: dict, expected: tuple[str, str]) -> None:
     assert classify(**kw) == expected
@@ -56,31 +58,31 @@ def test_only_the_last_lines_count() -> None:
 
 
 def test_config_overrides_replace_a_kind_for_one_provider() -> None:
-    patterns = status.patterns_for("codex", {"codex": {"waiting": ["Approve this? [y/N]"]},
-                                             "claude": {"idle": ["nope"]}})
+    overrides = {"codex": {"waiting": ["Approve this? [y/N]"]}, "claude": {"idle": ["nope"]}}
+    patterns = status.patterns_for(traits.CODEX.patterns, overrides.get("codex"))
     assert patterns["waiting"] == ["Approve this? [y/N]"]
-    assert patterns["working"] == status.PATTERNS["codex"]["working"]
+    assert patterns["working"] == list(traits.CODEX.patterns["working"])
     assert status.from_screen("Approve this? [y/N]", patterns) == "waiting"
-    assert status.patterns_for("claude")["idle"] == status.PATTERNS["claude"]["idle"]
+    assert CLAUDE["idle"] == list(traits.CLAUDE.patterns["idle"])
 
 
 def test_hooks_map_to_statuses() -> None:
-    assert status.from_hook("UserPromptSubmit", {}) == "working"
-    assert status.from_hook("Stop", {}) == "idle"
-    assert status.from_hook("Notification", {"notification_type": "permission_prompt"}) == "waiting"
-    assert status.from_hook("Notification", {"notification_type": "idle_prompt"}) == "idle"
-    assert status.from_hook("RoostLaunch", {}) is None
+    assert hooks.status_of("UserPromptSubmit", {}) == "working"
+    assert hooks.status_of("Stop", {}) == "idle"
+    assert hooks.status_of("Notification", {"notification_type": "permission_prompt"}) == "waiting"
+    assert hooks.status_of("Notification", {"notification_type": "idle_prompt"}) == "idle"
+    assert hooks.status_of("RoostLaunch", {}) is None
 
 
 def test_screens_are_captured_only_when_needed() -> None:
-    assert status.needs_screen("codex", False, None, NOW)  # no hooks: always
-    assert status.needs_screen("claude", True, None, NOW)  # no event yet
-    assert not status.needs_screen("claude", True, NOW - 10, NOW - 20)  # quiet since the hook
-    assert status.needs_screen("claude", True, NOW - 10, NOW - 2)  # output after the hook
+    assert status.needs_screen(False, None, NOW)  # no hooks: always
+    assert status.needs_screen(True, None, NOW)  # no event yet
+    assert not status.needs_screen(True, NOW - 10, NOW - 20)  # quiet since the hook
+    assert status.needs_screen(True, NOW - 10, NOW - 2)  # output after the hook
 
 
 def test_conversation_text_above_the_bottom_is_not_a_status() -> None:
-    codex = status.patterns_for("codex")
+    codex = status.patterns_for(traits.CODEX.patterns)
     screen = "› Approve the plan [y/N] and Esc to cancel it\n" + "• ok\n" * 12 + "❯ "
     assert status.from_screen(screen, codex) == "idle"
     reply = "● It says: press Esc to cancel, or esc to interrupt\n" + "  more\n" * 8 + "❯ \n"

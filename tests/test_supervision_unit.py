@@ -63,7 +63,12 @@ def pane(dead: bool = True, status: int | None = 1) -> Pane:
 ])
 def test_decide(history: list[sv.Exit], policy: sv.Policy, code: int | None, screen: str,
                 expected: sv.Decision) -> None:
-    assert sv.decide(history, policy, code, screen, NOW) == expected
+    assert sv.decide(history, policy, code, screen, NOW, NOT_FOUND) == expected
+
+
+# what claude and codex print when asked to resume a conversation that does not exist (their
+# providers' traits carry them; decide only matches them)
+NOT_FOUND = ("No conversation found with session ID", "No saved session found")
 
 
 def test_a_crash_loop_scripted_exit_by_exit() -> None:

@@ -12,7 +12,7 @@ from textual.worker import WorkerCancelled, WorkerError
 from conftest import Env
 from roost.tui.app import HelpScreen, RoostApp, TabScreen
 from roost.tui.data import LiveSource, Snapshot
-from tui_data import NOW, SNAPSHOT, StaticSource
+from tui_data import NOW, SNAPSHOT, StaticSource, item
 
 
 async def settle(pilot, app: RoostApp, until=None, timeout: float = 20.0) -> None:  # noqa: ANN001
@@ -33,7 +33,7 @@ async def settle(pilot, app: RoostApp, until=None, timeout: float = 20.0) -> Non
 
 def select(app: RoostApp, name: str) -> None:
     table = app.query_one("#agents")
-    index = next(i for i, r in enumerate(app.rows) if r.item and r.item["name"] == name)
+    index = next(i for i, r in enumerate(app.rows) if r.item and r.item.agent.name == name)
     table.move_cursor(row=index)  # type: ignore[attr-defined]
 
 
@@ -159,7 +159,7 @@ def test_tab_view_edits_change_the_stored_layout(live: Env) -> None:
 
 
 def test_errors_show_in_the_app_without_crashing_it() -> None:
-    boom = dict(SNAPSHOT.items[0], name="boom", id="id-boom")
+    boom = item("boom", "working", minutes=1, pinned=True)  # like SNAPSHOT's first agent
     source = StaticSource(Snapshot(items=[boom], tab_tiles=[("main", ["boom"])], pins=[]))
 
     async def run() -> None:

@@ -4,27 +4,29 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from roost.core.observation import Observation, Record
 from roost.tui.data import Snapshot
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
 
 
 def item(name: str, status: str, provider: str = "claude", placement: str = "tile",
-         tab: str | None = "main", minutes: int = 3, **kw: object) -> dict:
-    base = {
-        "id": f"id-{name}", "name": name, "provider": provider, "status": status,
-        "status_source": "hook" if provider == "claude" else "screen",
-        "status_since": (NOW - timedelta(minutes=minutes)).isoformat(),
-        "last_active_at": (NOW - timedelta(minutes=minutes)).isoformat(),
-        "placement": placement, "tab": tab, "pinned": False, "linked_parent": None,
-        "orchestration_parent": None, "orchestration_root": None,
-        "cwd": f"/home/dev/src/{name}", "provider_session_id": f"5f0c…{name}", "home": name,
-        "pid": 4242 if status in ("working", "idle", "waiting", "starting") else None,
-        "exit_code": None, "last_error": None, "alive": status in ("working", "idle", "waiting"),
-        "pane": None,
-    }
-    base.update(kw)
-    return base
+         tab: str | None = "main", minutes: int = 3, pinned: bool = False,
+         linked_parent: str | None = None, orchestration_parent: str | None = None,
+         exit_code: int | None = None) -> Observation:
+    alive = status in ("working", "idle", "waiting")
+    when = (NOW - timedelta(minutes=minutes)).isoformat()
+    record = Record(
+        id=f"id-{name}", name=name, provider=provider, cwd=f"/home/dev/src/{name}", home=name,
+        provider_session_id=f"5f0c…{name}", placement=placement, tab=tab, pinned=pinned,
+        linked_parent=linked_parent, orchestration_parent=orchestration_parent,
+        last_active_at=when, intent="running" if alive else "stopped")
+    return Observation(
+        record, pane=None, alive=alive,
+        state="running" if alive else "hibernated" if status == "hibernated" else "stopped",
+        pid=4242 if status in ("working", "idle", "waiting", "starting") else None,
+        exit_code=exit_code, status=status,
+        status_source="hook" if provider == "claude" else "screen", status_since=when)
 
 
 ITEMS = [

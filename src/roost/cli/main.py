@@ -608,19 +608,19 @@ def watch(as_json: bool, interval: float) -> None:
     app = _app()
     seen: dict[str, str] = {}
     while True:
-        for item in observe.refresh(app):
-            key = f"{item['status']}:{item['exit_code']}"
-            if seen.get(item["id"]) != key:
+        for o in observe.refresh(app):
+            key = f"{o.status}:{o.exit_code}"
+            if seen.get(o.agent.id) != key:
                 if as_json:
-                    click.echo(json.dumps({"name": item["name"], "status": item["status"],
-                                           "previous": seen.get(item["id"], "").split(":")[0]
-                                           or None, "source": item["status_source"],
-                                           "exit_code": item["exit_code"],
-                                           "at": item["status_since"]}))
+                    click.echo(json.dumps({"name": o.agent.name, "status": o.status,
+                                           "previous": seen.get(o.agent.id, "").split(":")[0]
+                                           or None, "source": o.status_source,
+                                           "exit_code": o.exit_code,
+                                           "at": o.status_since}))
                 else:
-                    click.echo(f"{item['status_since'] or ''}  {item['name']}: "
-                               f"{item['status']} ({item['status_source']})")
-                seen[item["id"]] = key
+                    click.echo(f"{o.status_since or ''}  {o.agent.name}: "
+                               f"{o.status} ({o.status_source})")
+                seen[o.agent.id] = key
         sys.stdout.flush()
         time.sleep(interval)
 

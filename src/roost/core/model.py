@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from roost.core.pane import Pane
+
 # What the user wants (intent), stored; whether it runs is read from tmux (reality).
 INTENT_RUNNING = "running"
 INTENT_STOPPED = "stopped"
@@ -52,24 +54,6 @@ class Agent:
 
 
 @dataclass(frozen=True, slots=True)
-class Pane:
-    """One row of roost's single `list-panes -a` call."""
-
-    session_id: str
-    session_name: str
-    window_id: str
-    window_name: str
-    window_index: int
-    pane_id: str
-    pid: int | None
-    dead: bool
-    dead_status: int | None
-    agent_id: str  # @roost_id of the window, "" when untagged
-    is_keeper: bool
-    is_home: bool  # the session carries @roost_home
-
-
-@dataclass(frozen=True, slots=True)
 class AgentView:
     """An agent joined with what tmux says about it: what `ls` shows."""
 
@@ -79,4 +63,4 @@ class AgentView:
 
     @property
     def pid(self) -> int | None:
-        return self.pane.pid if self.pane and not self.pane.dead else None
+        return self.pane.live_pid if self.pane else None

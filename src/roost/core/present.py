@@ -3,6 +3,10 @@ Import-light (json only when asked for): it runs on `roost ls`'s fast path."""
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+if TYPE_CHECKING:
+    from roost.core.observation import Observation
+
 # The JSON contract: fields are only ever added, never renamed.
 JSON_FIELDS = ("name", "id", "provider", "provider_session_id", "cwd", "home", "state", "pid",
                "dangerous", "created_at", "started_at", "exit_code", "args", "placement", "tab",
@@ -11,47 +15,57 @@ JSON_FIELDS = ("name", "id", "provider", "provider_session_id", "cwd", "home", "
                "restart_policy")
 
 
-def agent_json(item: dict) -> dict:
-    out = {k: item[k] for k in JSON_FIELDS if k not in ("args", "dangerous", "pinned")}
+def agent_json(o: Observation) -> dict[str, object]:
+    """One agent for scripts: JSON_FIELDS, in that order."""
     import json
 
-    out["args"] = json.loads(item["args"]) if isinstance(item["args"], str) else list(item["args"])
-    out["dangerous"] = bool(item["dangerous"])
-    out["pinned"] = bool(item["pinned"])
-    return {k: out[k] for k in JSON_FIELDS}
+    a = o.agent
+    return {
+        "name": a.name, "id": a.id, "provider": a.provider,
+        "provider_session_id": a.provider_session_id, "cwd": a.cwd, "home": a.home,
+        "state": o.state, "pid": o.pid, "dangerous": a.dangerous, "created_at": a.created_at,
+        "started_at": a.started_at, "exit_code": o.exit_code, "args": json.loads(a.args_json),
+        "placement": a.placement, "tab": a.tab, "pinned": a.pinned,
+        "linked_parent": a.linked_parent, "orchestration_parent": a.orchestration_parent,
+        "orchestration_root": a.orchestration_root, "last_active_at": a.last_active_at,
+        "last_error": a.last_error, "status": o.status, "status_source": o.status_source,
+        "status_since": o.status_since, "restart_policy": a.restart_policy,
+    }
 
 
-def place(item: dict) -> str:
-    if item["placement"] == "tile":
-        return f"tab {item['tab']}"
-    if item["placement"] == "detached":
+def place(o: Observation) -> str:
+    placement = o.agent.placement
+    if placement == "tile":
+        return f"tab {o.agent.tab}"
+    if placement == "detached":
         return "parked"
-    return item["placement"] or "-"
+    return placement or "-"
 
 
-def status_text(item: dict) -> str:
-    if item["status"] in ("exited", "stopped") and item["exit_code"] is not None:
-        return f"{item['status']} ({item['exit_code']})"
-    return item["status"]
+def status_text(o: Observation) -> str:
+    if o.status in ("exited", "stopped") and o.exit_code is not None:
+        return f"{o.status} ({o.exit_code})"
+    return o.status or "unknown"
 
 
-def table(items: list[dict]) -> str:
-    if not items:
+def table(found: list[Observation]) -> str:
+    if not found:
         return "no agents yet: roost spawn NAME --cwd DIR\n"
     rows = [("NAME", "STATUS", "PROVIDER", "PLACE", "PID", "HOME", "CWD")]
-    for it in items:
-        name = ("* " if it["pinned"] else "") + it["name"]
-        rows.append((name, status_text(it), it["provider"], place(it), str(it["pid"] or "-"),
-                     it["home"], it["cwd"]))
+    for o in found:
+        a = o.agent
+        name = ("* " if a.pinned else "") + a.name
+        rows.append((name, status_text(o), a.provider, place(o), str(o.pid or "-"), a.home,
+                     a.cwd))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "".join(
         "  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths)) + "  " + r[-1] + "\n"
         for r in rows)
 
 
-def render(items: list[dict], as_json: bool) -> str:
+def render(found: list[Observation], as_json: bool) -> str:
     if as_json:
         import json
 
-        return json.dumps([agent_json(i) for i in items]) + "\n"
-    return table(items)
+        return json.dumps([agent_json(o) for o in found]) + "\n"
+    return table(found)

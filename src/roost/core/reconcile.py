@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from roost.core.model import INTENT_RUNNING, Agent, AgentView, Pane
-
+from roost.core.model import INTENT_RUNNING, Agent, AgentView
+from roost.core.pane import Pane, agent_panes
 from roost.core.state import derive
 
-
-def agent_panes(panes: Iterable[Pane]) -> dict[str, Pane]:
-    """Each agent's pane by roost id (a live pane wins over a dead one)."""
-    found: dict[str, Pane] = {}
-    for pane in panes:
-        if not pane.agent_id:
-            continue
-        seen = found.get(pane.agent_id)
-        if seen is None or (seen.dead and not pane.dead):
-            found[pane.agent_id] = pane
-    return found
+__all__ = ["Finding", "agent_panes", "drift", "view"]  # agent_panes: core/pane.py's, re-exported
 
 
 def view(agent: Agent, pane: Pane | None) -> AgentView:

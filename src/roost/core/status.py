@@ -1,6 +1,6 @@
-"""What an agent is doing, from the best signal available: Claude Code's hooks, then the screen
-(versioned patterns per provider, last lines only), then process facts. Pure and import-light:
-`roost ls` classifies on its fast path.
+"""What an agent is doing, from the best signal available: its CLI's hooks (for a CLI that has
+them), then the screen (each provider's patterns, last lines only), then process facts. Pure and
+import-light: `roost ls` classifies on its fast path.
 
 Statuses: starting, working, idle, waiting (needs the user), exited, stopped, hibernated,
 failed, unknown. Sources: hook, screen, process, store.
@@ -8,7 +8,10 @@ failed, unknown. Sources: hook, screen, process, store.
 
 from __future__ import annotations
 
-PATTERNS_VERSION = 1
+TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
 STARTING_GRACE = 20.0  # seconds after a start with no other signal: "starting"
 QUIET = 3.0  # seconds without screen activity before a pattern-less screen counts as idle
 # How far up each kind is looked for: dialogs are tall, busy footers and prompts sit at the
@@ -16,74 +19,31 @@ QUIET = 3.0  # seconds without screen activity before a pattern-less screen coun
 # from reading as a status.
 WINDOW = {"waiting": 8, "working": 6, "idle": 4}
 
-# Checked in this order on the last lines of the screen; the first kind that matches wins.
-# Claude Code cues were read off v2.1.332 (its `❯` prompt box stays drawn while it works, so
-# "working" is checked before "idle"); the others follow their CLIs' own wording.
-PATTERNS: dict[str, dict[str, list[str]]] = {
-    "claude": {
-        "waiting": ["Do you want to proceed?", "Yes, allow once", "Do you want to make this edit",
-                    "Do you want to create", "Waiting for permission", "Esc to cancel",
-                    "Yes, I trust this folder", "Enter to confirm"],
-        "working": ["esc to interrupt", "ctrl+c to interrupt"],
-        "idle": ["❯", "? for shortcuts"],
-    },
-    "codex": {
-        "waiting": ["Allow command?", "[y/N]", "Do you want to proceed?", "Esc to cancel"],
-        "working": ["esc to interrupt"],
-        "idle": ["❯", "›"],
-    },
-    "gemini": {
-        "waiting": ["Allow execution", "Waiting for user confirmation", "Do you want to proceed?",
-                    "Esc to cancel"],
-        "working": ["esc to cancel", "esc to interrupt"],
-        "idle": ["Type your message", "❯", "> "],
-    },
-    "aider": {
-        "waiting": ["(Y)es/(N)o", "[Yes]:", "Do you want to proceed?", "Esc to cancel"],
-        "working": ["esc to interrupt", "Waiting for LLM"],
-        "idle": ["> "],
-    },
-    "command": {"waiting": [], "working": [], "idle": []},
-}
-
-# Hook event -> status (Claude Code). Notification depends on its type.
-HOOK_STATUS = {
-    "SessionStart": "idle",
-    "UserPromptSubmit": "working",
-    "PreToolUse": "working",
-    "PostToolUse": "working",
-    "Stop": "idle",
-    "SubagentStop": "working",
-    "PreCompact": "working",
-    "SessionEnd": "exited",
-}
-NOTIFICATION_STATUS = {"permission_prompt": "waiting", "idle_prompt": "idle",
-                       "elicitation_dialog": "waiting"}
+# Screen kinds, checked in this order on the last lines; the first kind that matches wins. Each
+# provider's patterns for them are its own (providers/traits.py).
+KINDS = ("waiting", "working", "idle")
 
 
-def patterns_for(provider: str, overrides: dict | None = None) -> dict[str, list[str]]:
-    """The provider's patterns; `[status.patterns.<provider>]` in config.toml replaces kinds."""
-    merged = {k: list(v) for k, v in PATTERNS.get(provider, PATTERNS["command"]).items()}
-    for kind, values in ((overrides or {}).get(provider) or {}).items():
-        if kind in ("waiting", "working", "idle") and isinstance(values, list):
-            merged[kind] = [str(v) for v in values]
+def patterns_for(defaults: Mapping[str, Sequence[str]],
+                 override: object = None) -> dict[str, list[str]]:
+    """A provider's patterns (`defaults`), each kind replaced by the user's list for it when its
+    `[status.patterns.<provider>]` table in config.toml (`override`) gives one."""
+    merged = {kind: list(defaults.get(kind, ())) for kind in KINDS}
+    if isinstance(override, dict):
+        for kind, values in override.items():
+            if kind in KINDS and isinstance(values, list):
+                merged[kind] = [str(v) for v in values]
     return merged
 
 
 def from_screen(text: str, patterns: dict[str, list[str]]) -> str | None:
     """waiting / working / idle from the last non-empty lines, or None when nothing matches."""
     lines = [line for line in text.splitlines() if line.strip()]
-    for kind in ("waiting", "working", "idle"):
+    for kind in KINDS:
         tail = lines[-WINDOW[kind]:]
         if any(p in line for line in tail for p in patterns[kind]):
             return kind
     return None
-
-
-def from_hook(event: str, payload: dict) -> str | None:
-    if event == "Notification":
-        return NOTIFICATION_STATUS.get(str(payload.get("notification_type", "")))
-    return HOOK_STATUS.get(event)
 
 
 def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: bool,
@@ -120,10 +80,9 @@ def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: b
     return "unknown", "process"
 
 
-def needs_screen(provider: str, has_hooks: bool, hook_at: float | None,
-                 activity: float | None) -> bool:
-    """Capture a live pane only when its status may need it: no hooks (other providers, or
-    claude before its first event), or screen output after the last hook event."""
+def needs_screen(has_hooks: bool, hook_at: float | None, activity: float | None) -> bool:
+    """Capture a live pane only when its status may need it: a provider without hooks, one with
+    hooks before its first event, or screen output after the last hook event."""
     if not has_hooks or hook_at is None:
         return True
     return activity is not None and activity > hook_at + 1

@@ -19,9 +19,6 @@ from roost.core.model import INTENT_HIBERNATED, INTENT_STOPPED, Agent, Pane
 
 MAX_FAILURES = 3
 WINDOW = 60.0  # seconds
-# What each CLI prints when the conversation it was asked to resume does not exist.
-NOT_FOUND = ("No conversation found with session ID", "No saved session found",
-             "No previous session found")
 
 Triage = Literal["ignored", "killed"]
 Action = Literal["exited", "unresumable", "restart", "failed"]
@@ -65,9 +62,10 @@ def triage(pane: Pane | None, agent: Agent | None, window_state: str) -> Triage 
 
 
 def decide(history: Sequence[Exit], policy: Policy, exit_code: int | None, screen: str,
-           now: datetime, not_found: Sequence[str] = NOT_FOUND) -> Decision:
+           now: datetime, not_found: Sequence[str] = ()) -> Decision:
     """What to do about the exit happening `now` with `exit_code`; `history` holds the agent's
-    earlier exits (any order, any age).
+    earlier exits (any order, any age); `not_found` holds what the agent's CLI prints when the
+    conversation it was asked to resume does not exist (its provider's traits).
 
     >>> from datetime import timezone
     >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -86,7 +84,7 @@ def decide(history: Sequence[Exit], policy: Policy, exit_code: int | None, scree
     return Decision("restart", delay=backoff(failures), failures=failures)
 
 
-def is_unresumable(screen: str, not_found: Sequence[str] = NOT_FOUND) -> bool:
+def is_unresumable(screen: str, not_found: Sequence[str]) -> bool:
     """The CLI said the conversation it was asked to resume does not exist."""
     return any(marker in screen for marker in not_found)
 

@@ -47,7 +47,7 @@ def run() -> Report:
     from roost.core import workspace as ws
     from roost.store import workspace as wsdb
     from roost.core.reconcile import drift
-    from roost.core.status import PATTERNS_VERSION
+    from roost.providers.traits import PATTERNS_VERSION
     from roost.store.db import SCHEMA_VERSION, Store
     from roost.ops.context import make_tmux
     from roost.tmux.client import MIN_VERSION, TmuxError

@@ -1,24 +1,41 @@
-"""What roost learns from the agent CLIs' own files: codex and gemini session ids (they choose
-their own), and claude's hook events (its current session id, transcript, whether a
-conversation exists)."""
+"""What roost learns from the agent CLIs' own files: the session ids of CLIs that choose their own
+(found in their files), and the hook events of CLIs that report by hooks (the current session id,
+the transcript, whether a conversation exists).
+
+Import-light at the top (the store, the provider classes and the App only inside the functions
+that write): `roost ls`'s fast path asks `awaits_session_id` and `unread_hook_events` to know
+whether there is something to learn first.
+"""
 
 from __future__ import annotations
 
-from roost.providers import hooks
-from roost.providers import base as prov
-from roost.ops.context import App
-from roost.core.model import Agent
-from roost.store.db import SessionIdTaken, now_iso
+from roost.providers import hooks, traits
+
+TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+if TYPE_CHECKING:
+    from roost.core.model import Agent
+    from roost.core.observation import Record
+    from roost.ops.context import App
 
 
-def _learnable(agents: list[Agent]) -> list[Agent]:
-    return [a for a in agents
-            if not a.provider_session_id and a.launches and a.provider in ("codex", "gemini")]
+def awaits_session_id(agent: Agent | Record) -> bool:
+    """Its CLI chooses its own session id, it was started, and roost has not found the id yet."""
+    return (traits.of(agent.provider).session_id == traits.DISCOVERED
+            and not agent.provider_session_id and agent.launches > 0)
+
+
+def unread_hook_events(roost_home: str, agent: Agent | Record) -> bool:
+    """Its hook log holds events the record has not taken in yet (apply_hook_log would)."""
+    return traits.of(agent.provider).hooks and \
+        hooks.size(hooks.log_path(roost_home, agent.id)) != agent.hook_offset
 
 
 def learn_session_ids(app: App, agents: list[Agent]) -> None:
-    """Providers that choose their own session id (codex, gemini) leave it in their files."""
-    for agent in _learnable(agents):
+    """CLIs that choose their own session id leave it in their files: find it and record it."""
+    from roost.providers import base as prov
+    from roost.store.db import SessionIdTaken
+
+    for agent in filter(awaits_session_id, agents):
         for candidate in prov.get(agent.provider).discover_session_id(agent, app.environ):
             try:
                 app.store.set_provider_session_id(agent.id, candidate)
@@ -31,8 +48,10 @@ def apply_hook_log(app: App, agent: Agent) -> None:
     """Fold new hook events into the record: the current provider session id (it changes on
     /clear and compaction; the old ones stay as lineage), the transcript path, whether a
     conversation exists."""
-    if agent.provider != "claude":
+    if not traits.of(agent.provider).hooks:
         return
+    from roost.store.db import SessionIdTaken, now_iso
+
     path = hooks.log_path(str(app.paths.home), agent.id)
     events, offset = hooks.read_since(path, agent.hook_offset)
     if offset == agent.hook_offset:
@@ -49,8 +68,9 @@ def apply_hook_log(app: App, agent: Agent) -> None:
                 session_id = sid
             except SessionIdTaken:
                 app.store.log(agent, "session-refused", session_id=sid)
-        if isinstance(payload.get("transcript_path"), str) and sid == session_id:
-            transcript = payload["transcript_path"]
+        path_given = payload.get("transcript_path")
+        if isinstance(path_given, str) and sid == session_id:
+            transcript = path_given
         if event == "UserPromptSubmit":
             seen = True
     app.store.update(agent.id, hook_offset=offset, transcript_path=transcript,

@@ -211,7 +211,7 @@ def _launch(app: App, agent: Agent, argv: list[str], panes: list[Pane]) -> WakeR
     session_id = _ensure_home(app, agent.home, agent.cwd, panes)
     spec = _write_spec(app, agent, argv)
     launcher = [sys.executable, "-m", "roost.launch", str(spec)]
-    if agent.provider == "claude":
+    if prov.get(agent.provider).traits.hooks:  # events before this launch say nothing of it
         hooks.mark_launch(str(app.paths.home), agent.id, time.time())
     old = agent_panes(panes).get(agent.id)
     redraw = None if app.environ.get("ROOST_IN_KEEPER") else session_id
@@ -293,7 +293,8 @@ def _type_prompt(app: App, result: WakeResult, prompt: str, settle: float = 0.5,
             break
         time.sleep(0.1)
     app.tmux.paste(pane.pane_id, prompt, f"roost-{result.agent.id}")
-    time.sleep(0.2)  # CLIs take an Enter that arrives with the paste as a newline
+    # CLIs take an Enter that arrives with the paste as a newline
+    time.sleep(prov.get(result.agent.provider).traits.enter_delay)
     app.tmux.send_enter(pane.pane_id)
 
 

@@ -1,5 +1,10 @@
-"""The full status refresh: read new hook events, ask tmux once (plus one chained capture for the
-agents whose status needs their screen), classify, and record what changed.
+"""The status pipeline's I/O, around core/observation.py's pure steps: read the last hook event of
+the agents that report by hooks, capture the screens that are needed (one chained tmux call),
+classify, and record what changed (with its event).
+
+`refresh` is the full pipeline, used by `roost ls` (when the fast path hands over), `watch`, the
+TUI and `send`. `statuses` is its read-only part, which `roost ls`'s fast path (cli/fast.py) runs
+with its own tmux calls; so this module stays import-light at the top.
 
 Cost with N agents: one `list-panes -a`, plus one chained capture of the agents whose status
 needs their screen: two tmux calls, whatever N is, up to ~300 such screens (tmux limits one
@@ -9,40 +14,80 @@ its last offset.
 
 from __future__ import annotations
 
-import json
 import time
 
-from roost.cli import fast as lsfast
-from roost.ops.context import App
+from roost.core import observation, status
 from roost.ops.learn import apply_hook_log, learn_session_ids
-from roost.store.db import now_iso
+from roost.providers import hooks, traits
+from roost.store import status as listing
+from roost.tmux.format import MARKER
+
+TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from roost.core.observation import Observation
+    from roost.ops.context import App
+
+    # Screens of many panes (by pane id) in one go; a pane that died meanwhile has none.
+    Capture = Callable[[list[str]], Mapping[str, str]]
 
 
-def refresh(app: App) -> list[dict]:
+def statuses(seen: Sequence[Observation], roost_home: str, capture: Capture,
+             overrides: Mapping[str, object] | None, now: float) -> list[Observation]:
+    """Every agent with its status now, read-only: `seen` is observation.join's answer,
+    `overrides` the `[status.patterns]` table of config.toml."""
+    hooked: dict[str, tuple[str, float]] = {}
+    for o in seen:
+        if o.alive and traits.of(o.agent.provider).hooks:
+            hook = hooks.last_status(roost_home, o.agent.id)
+            if hook is not None:
+                hooked[o.agent.id] = hook
+    needed = observation.screens_needed(seen, hooked, lambda p: traits.of(p).hooks)
+    screens = capture(needed)
+    patterns: dict[str, dict[str, list[str]]] = {}
+    found = []
+    for o in seen:
+        provider = o.agent.provider
+        if provider not in patterns:
+            patterns[provider] = status.patterns_for(
+                traits.of(provider).patterns, (overrides or {}).get(provider))
+        screen = screens.get(o.pane.pane_id) if o.pane is not None else None
+        found.append(observation.classify(o, hooked.get(o.agent.id), screen,
+                                          patterns[provider], now))
+    return found
+
+
+def pattern_overrides(settings: Mapping[str, object]) -> Mapping[str, object] | None:
+    """The `[status.patterns]` table of config.toml: `[status.patterns.<provider>]` tables."""
+    table = settings.get("status")
+    found = table.get("patterns") if isinstance(table, dict) else None
+    return found if isinstance(found, dict) else None
+
+
+def refresh(app: App) -> list[Observation]:
+    """Learn what the agents' files say, observe every agent, and record the status changes."""
     agents = app.store.agents()
     learn_session_ids(app, agents)
     for agent in agents:
         apply_hook_log(app, agent)
-    rows = app.tmux.list_pane_rows()
-    items = lsfast.collect(app.store.conn, lsfast.agent_panes(rows))
-    home = str(app.paths.home)
-    hook_by_id = {i["id"]: lsfast.hook_status(i, home) for i in items if i["alive"]}
-    screens = app.tmux.capture_many(lsfast.screens_needed(items, hook_by_id), lsfast.MARKER)
-    overrides = app.settings.get("status", {}).get("patterns")
-    lsfast.add_status(items, hook_by_id, screens, overrides, time.time())
-    changed = [i for i in items if i["status_changed"]]
-    if changed:
-        stamp = now_iso()
-        with app.store.write() as c:
-            for item in changed:
-                c.execute("UPDATE agents SET status = ?, status_source = ?, status_since = ? "
-                          "WHERE id = ?", (item["status"], item["status_source"], stamp, item["id"]))
-                detail = {"status": item["status"], "previous": item["stored_status"],
-                          "source": item["status_source"]}
-                if item["status"] == "exited":
-                    detail["exit_code"] = item["exit_code"]
-                c.execute("INSERT INTO events (agent_id, agent_name, at, kind, detail) "
-                          "VALUES (?, ?, ?, 'status', ?)",
-                          (item["id"], item["name"], stamp, json.dumps(detail)))
-                item["status_since"] = stamp
-    return items
+    panes = app.tmux.list_panes()
+    seen = observation.join(listing.records(app.store.conn), panes)
+    found = statuses(seen, str(app.paths.home), lambda ids: app.tmux.capture_many(ids, MARKER),
+                     pattern_overrides(app.settings), time.time())
+    return record(app, found)
+
+
+def record(app: App, found: list[Observation]) -> list[Observation]:
+    """Store the status changes (and their events) in one transaction; `found` with the changed
+    ones now stored."""
+    from roost.store.db import now_iso
+
+    changed = observation.changes(found)
+    if not changed:
+        return found
+    at = now_iso()
+    with app.store.write() as c:
+        listing.record_changes(c, changed, at)
+    ids = {o.agent.id for o in changed}
+    return [observation.recorded(o, at) if o.agent.id in ids else o for o in found]

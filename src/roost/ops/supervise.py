@@ -14,6 +14,7 @@ from roost.core.model import Agent
 from roost.core.reconcile import agent_panes
 from roost.ops import lifecycle
 from roost.ops.context import App
+from roost.providers import traits
 from roost.system import locks
 
 HISTORY = 50  # events read back for the crash-loop window: far more than it can hold
@@ -33,7 +34,8 @@ def on_pane_died(app: App, pane_id: str) -> str:
     app.store.update(agent.id, last_exit=code)
     screen = app.tmux.capture(pane.pane_id, 200)  # the message may sit above many blank rows
     policy = sv.Policy(agent.restart_policy)
-    decision = sv.decide(history, policy, code, screen, app.clock.now())
+    decision = sv.decide(history, policy, code, screen, app.clock.now(),
+                         traits.of(agent.provider).conversation_gone)
     if decision.action == "unresumable":
         app.store.update(agent.id, last_error=(
             f"unresumable: the {agent.provider} conversation {agent.provider_session_id} was not "

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from roost.core.model import Agent
 from roost.providers.base import Provider
+from roost.providers.traits import AIDER
 
 
 def history_file(paths_home: Path, agent: Agent) -> Path:
@@ -14,7 +15,7 @@ def history_file(paths_home: Path, agent: Agent) -> Path:
 
 
 class Aider(Provider):
-    name = "aider"
+    traits = AIDER
     default_bin = "aider"
     env_var = "ROOST_AIDER_BIN"
     dangerous_flags = ("--yes-always",)

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
 from roost.core.errors import RoostError
 from roost.core.model import Agent
+from roost.providers import traits as known
 
 
 class NotResumable(RoostError):
@@ -20,11 +22,15 @@ class NotResumable(RoostError):
 
 
 class Provider:
-    name = ""
+    traits: known.Traits = known.COMMAND  # hooks, session ids, Enter delay, screen patterns
     default_bin = ""
     env_var = ""
     prompt_in_argv = False  # the first prompt can go on the command line
     dangerous_flags: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.traits.name
 
     def wanted_executable(self, agent: Agent, config: Mapping, environ: Mapping[str, str]) -> str:
         """$ROOST_<NAME>_BIN, then providers.<name>.bin in config.toml, then the usual name."""
@@ -41,7 +47,10 @@ class Provider:
         return os.path.abspath(found)
 
     def new_session_id(self) -> str | None:
-        return None
+        """The id a new conversation gets on its command line, when roost chooses it."""
+        if self.traits.session_id != known.MINTED:
+            return None
+        return str(uuid.uuid4())
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
         raise NotImplementedError
@@ -68,7 +77,7 @@ def registry() -> dict[str, Provider]:
     return {p.name: p for p in (Claude(), Codex(), Gemini(), Aider(), Command())}
 
 
-NAMES = ("claude", "codex", "gemini", "aider", "command")
+NAMES = tuple(known.BY_NAME)
 
 
 def get(name: str) -> Provider:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from roost.providers import hooks
 from roost.core.model import Agent
+from roost.providers import hooks
 from roost.providers.base import NotResumable, Provider, user_home
+from roost.providers.traits import CLAUDE
 
 
 def project_dir_name(cwd: str) -> str:
@@ -24,14 +24,11 @@ def transcript_path(session_id: str, cwd: str, environ: Mapping[str, str]) -> Pa
 
 
 class Claude(Provider):
-    name = "claude"
+    traits = CLAUDE
     default_bin = "claude"
     env_var = "ROOST_CLAUDE_BIN"
     prompt_in_argv = True
     dangerous_flags = ("--dangerously-skip-permissions",)
-
-    def new_session_id(self) -> str:
-        return str(uuid.uuid4())
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
         assert agent.provider_session_id

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from roost.core.model import Agent
 from roost.providers.base import NotResumable, Provider, user_home
+from roost.providers.traits import CODEX
 
 
 def sessions_root(environ: Mapping[str, str]) -> Path:
@@ -44,7 +45,7 @@ def rollouts_since(root: Path, since: datetime) -> list[Path]:
 
 
 class Codex(Provider):
-    name = "codex"
+    traits = CODEX
     default_bin = "codex"
     env_var = "ROOST_CODEX_BIN"
     prompt_in_argv = True

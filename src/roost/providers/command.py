@@ -8,10 +8,11 @@ from pathlib import Path
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.providers.base import Provider
+from roost.providers.traits import COMMAND
 
 
 class Command(Provider):
-    name = "command"
+    traits = COMMAND
 
     def wanted_executable(self, agent: Agent, config: Mapping, environ: Mapping[str, str]) -> str:
         if not agent.args:

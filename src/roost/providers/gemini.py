@@ -10,6 +10,7 @@ from pathlib import Path
 
 from roost.core.model import Agent
 from roost.providers.base import NotResumable, Provider, user_home
+from roost.providers.traits import GEMINI
 
 
 def chats_dir(cwd: str, environ: Mapping[str, str]) -> Path:
@@ -18,7 +19,7 @@ def chats_dir(cwd: str, environ: Mapping[str, str]) -> Path:
 
 
 class Gemini(Provider):
-    name = "gemini"
+    traits = GEMINI
     default_bin = "gemini"
     env_var = "ROOST_GEMINI_BIN"
     prompt_in_argv = True

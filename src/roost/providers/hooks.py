@@ -12,6 +12,19 @@ import os
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
           "Stop", "SubagentStop", "PreCompact", "SessionEnd")
+# Hook event -> status. A Notification's status depends on its type.
+HOOK_STATUS = {
+    "SessionStart": "idle",
+    "UserPromptSubmit": "working",
+    "PreToolUse": "working",
+    "PostToolUse": "working",
+    "Stop": "idle",
+    "SubagentStop": "working",
+    "PreCompact": "working",
+    "SessionEnd": "exited",
+}
+NOTIFICATION_STATUS = {"permission_prompt": "waiting", "idle_prompt": "idle",
+                       "elicitation_dialog": "waiting"}
 KEEP_TRANSCRIPTS_DAYS = 36500  # hibernated agents must stay resumable (Claude's default is 30)
 # roost/hook.sh: the path existing settings files name
 HOOK_SH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hook.sh")
@@ -25,7 +38,7 @@ def log_path(roost_home: str, agent_id: str) -> str:
     return os.path.join(agent_dir(roost_home, agent_id), "hooks.log")
 
 
-def settings(log: str) -> dict:
+def settings(log: str) -> dict[str, object]:
     def command(event: str) -> str:
         # Paths are quoted for the shell Claude Code runs hooks with; no user text is in here.
         return f"sh {_sh_quote(HOOK_SH)} {_sh_quote(log)} {event}"
@@ -65,7 +78,7 @@ def _sh_quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-def parse_line(line: str) -> tuple[float, str, dict] | None:
+def parse_line(line: str) -> tuple[float, str, dict[str, object]] | None:
     import json  # here, not at the top: `roost ls` reads no hook line when no claude runs
 
     parts = line.rstrip("\n").split("\t", 2)
@@ -78,7 +91,8 @@ def parse_line(line: str) -> tuple[float, str, dict] | None:
         return None
 
 
-def read_since(path: str, offset: int, limit: int = 4 << 20) -> tuple[list[tuple[float, str, dict]], int]:
+def read_since(path: str, offset: int,
+               limit: int = 4 << 20) -> tuple[list[tuple[float, str, dict[str, object]]], int]:
     """Complete lines appended since `offset` (at most `limit` bytes), and the new offset."""
     try:
         with open(path, "rb") as fh:
@@ -102,7 +116,7 @@ def size(path: str) -> int:
         return 0
 
 
-def last_event(path: str, tail: int = 65536) -> tuple[float, str, dict] | None:
+def last_event(path: str, tail: int = 65536) -> tuple[float, str, dict[str, object]] | None:
     """The last complete event of the log, reading only its tail."""
     try:
         with open(path, "rb") as fh:
@@ -116,3 +130,19 @@ def last_event(path: str, tail: int = 65536) -> tuple[float, str, dict] | None:
         if event is not None:
             return event
     return None
+
+
+def status_of(event: str, payload: dict[str, object]) -> str | None:
+    """The status a hook event says the agent is in; None for events that say nothing."""
+    if event == "Notification":
+        return NOTIFICATION_STATUS.get(str(payload.get("notification_type", "")))
+    return HOOK_STATUS.get(event)
+
+
+def last_status(roost_home: str, agent_id: str) -> tuple[str, float] | None:
+    """The status the agent's last hook event gives, and when it fired."""
+    last = last_event(log_path(roost_home, agent_id))
+    if last is None:
+        return None
+    found = status_of(last[1], last[2])
+    return (found, last[0]) if found else None

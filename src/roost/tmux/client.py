@@ -19,7 +19,8 @@ from roost.core.model import Pane
 from roost.system.locate import tmux_client_env
 from roost.tmux.format import FORMAT as _PANE_FORMAT
 from roost.tmux.format import NO_SERVER as _NO_SERVER
-from roost.tmux.format import SEP, capture_args, capture_batches, exit_status, rows, split_captures
+from roost.tmux.format import (SEP, capture_args, capture_batches, exit_status, rows,
+                               split_captures, to_pane)
 from roost.tmux.protocol import DuplicateSession, TmuxError
 
 __all__ = ["MIN_VERSION", "DuplicateSession", "Tmux", "TmuxError", "parse_version", "to_pane"]
@@ -33,16 +34,6 @@ def parse_version(text: str) -> tuple[int, int]:
     if not m:
         raise TmuxError(f"cannot read the tmux version from {text.strip()!r}")
     return int(m.group(1)), int(m.group(2))
-
-
-def to_pane(r: dict[str, str]) -> Pane:
-    return Pane(
-        session_id=r["session_id"], session_name=r["session_name"], window_id=r["window_id"],
-        window_name=r["window_name"], window_index=int(r["window_index"] or 0),
-        pane_id=r["pane_id"], pid=int(r["pane_pid"]) if r["pane_pid"] else None,
-        dead=r["pane_dead"] == "1", dead_status=exit_status(r), agent_id=r["roost_id"],
-        is_keeper=r["roost_keeper"] == "1", is_home=r["roost_home"] == "1",
-    )
 
 
 class Tmux:

@@ -1,4 +1,9 @@
-"""The one `list-panes -a` format roost reads, and its parsing into plain fields. Import-light."""
+"""The one `list-panes -a` format roost reads and its parsing into Panes, and the chained capture
+of many screens in one call. Import-light: `roost ls` uses it on its fast path."""
+
+from __future__ import annotations
+
+from roost.core.pane import Pane
 
 SEP = "\t"
 FIELDS = (
@@ -13,6 +18,7 @@ FORMAT = SEP.join([
 ])
 CAPTURE_LINES = 40  # enough for a dialog; status patterns read the last 15 non-empty lines
 NO_SERVER = ("no server running", "error connecting to", "server exited unexpectedly")
+MARKER = "\x1e"  # ends each screen of a chained capture: a control character never starts a line
 
 
 def rows(text: str) -> list[dict[str, str]]:
@@ -27,6 +33,28 @@ def exit_status(row: dict[str, str]) -> int | None:
     if row["pane_dead_status"]:
         return int(row["pane_dead_status"])
     return 128 + int(row["pane_dead_signal"]) if row["pane_dead_signal"] else None
+
+
+def to_pane(row: dict[str, str]) -> Pane:
+    return Pane(
+        session_id=row["session_id"], session_name=row["session_name"],
+        window_id=row["window_id"], window_name=row["window_name"],
+        window_index=int(row["window_index"] or 0), pane_id=row["pane_id"],
+        pid=int(row["pane_pid"]) if row["pane_pid"] else None, dead=row["pane_dead"] == "1",
+        dead_status=exit_status(row), agent_id=row["roost_id"],
+        is_keeper=row["roost_keeper"] == "1", is_home=row["roost_home"] == "1",
+        activity=_seconds(row["window_activity"]))
+
+
+def panes(text: str) -> list[Pane]:
+    return [to_pane(row) for row in rows(text)]
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
 
 
 COMMAND_BUDGET = 15_000  # bytes of argv per tmux call: tmux refuses a command list over ~16 KiB

@@ -18,6 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
+from roost.core.observation import Observation
 from roost.tui import rows as rowlib
 from roost.tui.data import LiveSource, Snapshot
 
@@ -289,12 +290,12 @@ class RoostApp(App[None]):
             return (Text(f"{'▸' if closed else '▾'} {row.label} ({row.count})", style="bold"),
                     "", "", "")
         it = row.item
-        status = it["status"] + (f" {it['exit_code']}" if it["status"] == "exited"
-                                 and it["exit_code"] is not None else "")
+        status = f"{it.status}" + (f" {it.exit_code}" if it.status == "exited"
+                                   and it.exit_code is not None else "")
         indent = "   " * (row.depth - 1) + " └ " if row.depth else ""
-        when = rowlib.ago(it.get("status_since") or it.get("last_active_at"),
+        when = rowlib.ago(it.status_since or it.agent.last_active_at,
                           self.clock() if self.clock else None)
-        return (Text(indent + it["name"]), it["provider"], badge(status), when)
+        return (Text(indent + it.agent.name), it.agent.provider, badge(status), when)
 
     def selected_key(self) -> str | None:
         table = self.query_one("#agents", DataTable)
@@ -302,7 +303,7 @@ class RoostApp(App[None]):
             return None
         return self.rows[table.cursor_row].key
 
-    def selected(self) -> dict | None:
+    def selected(self) -> Observation | None:
         key = self.selected_key()
         return next((r.item for r in self.rows if r.key == key and r.item), None)
 
@@ -319,21 +320,23 @@ class RoostApp(App[None]):
         if it is None:
             details.update("")
             return
-        links = ", ".join(f"{k.replace('_', ' ')}: {it[k]}" for k in
-                          ("linked_parent", "orchestration_parent", "orchestration_root") if it[k])
-        place = {"tile": f"tile of tab {it['tab']}", "detached": "parked",
-                 "buried": "buried"}.get(it["placement"] or "", "owned by nothing")
-        lines = [f"[b]{it['name']}[/b]  {it['provider']}  {it['status']} "
-                 f"({it['status_source']})",
-                 f"cwd      {it['cwd']}",
-                 f"session  {it['provider_session_id'] or '-'}",
-                 f"home     {it['home']}    pid {it['pid'] or '-'}",
-                 f"place    {place}{'  · pinned' if it['pinned'] else ''}",
+        a = it.agent
+        links = ", ".join(f"{k}: {v}" for k, v in (
+            ("linked parent", a.linked_parent), ("orchestration parent", a.orchestration_parent),
+            ("orchestration root", a.orchestration_root)) if v)
+        place = {"tile": f"tile of tab {a.tab}", "detached": "parked",
+                 "buried": "buried"}.get(a.placement or "", "owned by nothing")
+        lines = [f"[b]{a.name}[/b]  {a.provider}  {it.status} "
+                 f"({it.status_source})",
+                 f"cwd      {a.cwd}",
+                 f"session  {a.provider_session_id or '-'}",
+                 f"home     {a.home}    pid {it.pid or '-'}",
+                 f"place    {place}{'  · pinned' if a.pinned else ''}",
                  f"links    {links or '-'}",
-                 f"last exit {it['exit_code'] if it['exit_code'] is not None else '-'}"
-                 + (f"   error: {it['last_error']}" if it["last_error"] else "")]
+                 f"last exit {it.exit_code if it.exit_code is not None else '-'}"
+                 + (f"   error: {a.last_error}" if a.last_error else "")]
         details.update("\n".join(lines))
-        self.load_events(it["name"])
+        self.load_events(a.name)
 
     @work(thread=True, exclusive=True, group="events")
     def load_events(self, name: str) -> None:
@@ -348,7 +351,7 @@ class RoostApp(App[None]):
 
     def _append_events(self, name: str, text: str) -> None:
         it = self.selected()
-        if it is not None and it["name"] == name and text:
+        if it is not None and it.agent.name == name and text:
             details = self.query_one("#details", Static)
             details.update(f"{details.content}\n[dim]{text.replace('[', chr(92) + '[')}[/dim]")
 
@@ -356,8 +359,7 @@ class RoostApp(App[None]):
         """Read the selection here, on the UI thread; capture on a worker."""
         it = self.selected()
         if it is not None:
-            pane = it.get("pane") or {}
-            self._load_preview(it["name"], pane.get("pane_id"))
+            self._load_preview(it.agent.name, it.pane.pane_id if it.pane is not None else None)
 
     @work(thread=True, exclusive=True, group="preview")
     def _load_preview(self, name: str, pane_id: str | None) -> None:
@@ -392,7 +394,7 @@ class RoostApp(App[None]):
         if it is None:
             self.notify("select an agent first", severity="warning")
             return
-        self.run_action_named(action, it["name"])
+        self.run_action_named(action, it.agent.name)
 
     def action_kill(self) -> None:
         self._on_agent("kill")
@@ -464,14 +466,14 @@ class RoostApp(App[None]):
 
         def done(values: dict | None) -> None:
             if values and values.get("text"):
-                self.run_action_named("send", it["name"], text=values["text"])
+                self.run_action_named("send", it.agent.name, text=values["text"])
 
-        self.push_screen(FormScreen(f"Send to {it['name']}", [("text", "prompt", "")]), done)
+        self.push_screen(FormScreen(f"Send to {it.agent.name}", [("text", "prompt", "")]), done)
 
     def current_tab(self) -> str | None:
         it = self.selected()
-        if it is not None and it["placement"] == "tile":
-            return it["tab"]
+        if it is not None and it.agent.placement == "tile":
+            return it.agent.tab
         key = self.selected_key() or ""
         if key.startswith("group:Tab "):
             return key[len("group:Tab "):]
@@ -488,7 +490,7 @@ class RoostApp(App[None]):
         it = self.selected()
         if it is None:
             return
-        self._attach(it["name"])
+        self._attach(it.agent.name)
 
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:

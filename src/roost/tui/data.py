@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from roost.core.observation import Observation
+
 
 @dataclass
 class Snapshot:
-    items: list[dict] = field(default_factory=list)
+    items: list[Observation] = field(default_factory=list)
     tab_tiles: list[tuple[str, list[str]]] = field(default_factory=list)
     pins: list[str] = field(default_factory=list)
     server_running: bool = True
@@ -43,15 +45,15 @@ class LiveSource:
         try:
             items = observe.refresh(app)
             workspace = wsdb.load(app.store.conn)
-            names = {i["id"]: i["name"] for i in items}
-            running = [i["id"] for i in items if i["alive"]]
+            names = {o.agent.id: o.agent.name for o in items}
+            running = [o.agent.id for o in items if o.alive]
             plan = ws.plan_restore(workspace, running)
             return Snapshot(
                 items=items,
                 tab_tiles=[(t.name, [names[a] for a in ws.leaves(t.layout) if a in names])
                            for t in workspace.tabs],
                 pins=[names[p] for p in workspace.pins if p in names],
-                server_running=any(i["pane"] is not None for i in items),
+                server_running=any(o.pane is not None for o in items),
                 would_start=[names[a] for a in plan.start if a in names],
                 layouts={t.name: _names_tree(t.layout, names) for t in workspace.tabs},
             )

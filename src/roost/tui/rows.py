@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from roost.core.observation import Observation
+
 NEEDS_YOU = ("waiting",)
 BADGE_STYLE = {
     "working": "bold yellow", "idle": "green", "waiting": "bold white on red",
@@ -23,7 +25,7 @@ class Row:
     key: str  # agent id, or "group:<name>"
     label: str  # group title, or the agent's name
     depth: int = 0
-    item: dict | None = None  # the agent (an lsfast item); None for a group header
+    item: Observation | None = None  # the agent; None for a group header
     count: int = 0  # agents under a group header
 
 
@@ -37,14 +39,15 @@ def ago(iso: str | None, now: datetime | None = None) -> str:
     return f"{max(0, int(seconds))}s"
 
 
-def counts(items: list[dict]) -> dict[str, int]:
+def counts(items: list[Observation]) -> dict[str, int]:
     found: dict[str, int] = {}
     for item in items:
-        found[item["status"]] = found.get(item["status"], 0) + 1
+        key = item.status or "unknown"
+        found[key] = found.get(key, 0) + 1
     return found
 
 
-def header_text(items: list[dict]) -> str:
+def header_text(items: list[Observation]) -> str:
     c = counts(items)
     need = sum(c.get(s, 0) for s in NEEDS_YOU)
     parts = [f"{n} {s}" for s, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -52,28 +55,28 @@ def header_text(items: list[dict]) -> str:
             (f"  ·  {need} need you" if need else ""))
 
 
-def _nest(members: list[dict]) -> list[tuple[int, dict]]:
+def _nest(members: list[Observation]) -> list[tuple[int, Observation]]:
     """Children under their parents (within the group), keeping the given order otherwise."""
-    names = {m["name"] for m in members}
+    names = {m.agent.name for m in members}
 
-    def parent(m: dict) -> str | None:
-        for key in ("linked_parent", "orchestration_parent"):
-            if m.get(key) in names and m.get(key) != m["name"]:
-                return m[key]
+    def parent(m: Observation) -> str | None:
+        for name in (m.agent.linked_parent, m.agent.orchestration_parent):
+            if name in names and name != m.agent.name:
+                return name
         return None
 
-    kids: dict[str | None, list[dict]] = {}
+    kids: dict[str | None, list[Observation]] = {}
     for m in members:
         kids.setdefault(parent(m), []).append(m)
-    out: list[tuple[int, dict]] = []
+    out: list[tuple[int, Observation]] = []
     seen: set[str] = set()
 
-    def walk(m: dict, depth: int) -> None:
-        if m["name"] in seen:
+    def walk(m: Observation, depth: int) -> None:
+        if m.agent.name in seen:
             return
-        seen.add(m["name"])
+        seen.add(m.agent.name)
         out.append((depth, m))
-        for child in kids.get(m["name"], []):
+        for child in kids.get(m.agent.name, []):
             walk(child, depth + 1)
 
     for m in kids.get(None, []):
@@ -83,35 +86,36 @@ def _nest(members: list[dict]) -> list[tuple[int, dict]]:
     return out
 
 
-def matches(item: dict, needle: str) -> bool:
+def matches(item: Observation, needle: str) -> bool:
     needle = needle.lower()
-    return any(needle in str(item.get(k) or "").lower()
-               for k in ("name", "provider", "status", "cwd", "tab"))
+    a = item.agent
+    return any(needle in (value or "").lower()
+               for value in (a.name, a.provider, item.status, a.cwd, a.tab))
 
 
-def build(items: list[dict], tab_tiles: list[tuple[str, list[str]]], pins: list[str],
+def build(items: list[Observation], tab_tiles: list[tuple[str, list[str]]], pins: list[str],
           filter_text: str = "", buried_open: bool = False) -> list[Row]:
     """The list's rows. `tab_tiles` is [(tab name, [agent names in tile order])] in tab order;
     `pins` are agent names in pin order."""
-    by_name = {i["name"]: i for i in items if not filter_text or matches(i, filter_text)}
+    by_name = {i.agent.name: i for i in items if not filter_text or matches(i, filter_text)}
     rows: list[Row] = []
     placed: set[str] = set()
 
-    def group(title: str, members: list[dict], open_: bool = True) -> None:
-        members = [m for m in members if m["name"] not in placed]
+    def group(title: str, members: list[Observation], open_: bool = True) -> None:
+        members = [m for m in members if m.agent.name not in placed]
         if not members:
             return
-        placed.update(m["name"] for m in members)
+        placed.update(m.agent.name for m in members)
         rows.append(Row(key=f"group:{title}", label=title, count=len(members)))
         if open_:
-            rows.extend(Row(key=m["id"], label=m["name"], depth=d, item=m)
+            rows.extend(Row(key=m.agent.id, label=m.agent.name, depth=d, item=m)
                         for d, m in _nest(members))
 
     group("Pinned", [by_name[n] for n in pins if n in by_name])
     for tab, tiles in tab_tiles:
         group(f"Tab {tab}", [by_name[n] for n in tiles if n in by_name])
-    group("Parked", [i for i in by_name.values() if i["placement"] == "detached"])
-    group("Buried", [i for i in by_name.values() if i["placement"] == "buried"],
+    group("Parked", [i for i in by_name.values() if i.agent.placement == "detached"])
+    group("Buried", [i for i in by_name.values() if i.agent.placement == "buried"],
           open_=buried_open)
     group("Other", list(by_name.values()))  # stale records: owned by no tab, park or burial
     return rows

@@ -1,0 +1,83 @@
+"""What roost must know about each agent CLI, as plain data: whether it reports its status by
+hooks, how its session id becomes known, how long to wait between a paste and its Enter, what
+its screen shows in each state, and what it prints when a conversation to resume is gone.
+
+The Provider classes (providers/base.py and one module per CLI) carry these traits; `roost ls`'s
+fast path reads them here, because importing the classes costs shutil, pathlib and dataclasses.
+No imports, nothing computed at import time.
+"""
+
+from __future__ import annotations
+
+# How a provider's session id becomes known.
+MINTED = "minted"  # roost chooses it and passes it on the CLI's command line
+DISCOVERED = "discovered"  # the CLI chooses it; roost finds it in the CLI's files afterwards
+NO_SESSION_ID = "none"  # the CLI has none (its conversation, if any, is found another way)
+
+# The screen patterns' version (shown by `roost doctor`): bump it with any change to them.
+PATTERNS_VERSION = 1
+
+
+class Traits:
+    """One CLI's quirks. `patterns` maps each screen kind (waiting, working, idle) to the texts
+    that show it on the last lines of the screen."""
+
+    __slots__ = ("name", "hooks", "session_id", "enter_delay", "patterns", "conversation_gone")
+
+    def __init__(self, name: str, *, hooks: bool, session_id: str, enter_delay: float,
+                 patterns: dict[str, tuple[str, ...]],
+                 conversation_gone: tuple[str, ...] = ()) -> None:
+        self.name = name
+        self.hooks = hooks  # reports its status (and session id changes) through roost's hooks
+        self.session_id = session_id  # MINTED, DISCOVERED or NO_SESSION_ID
+        self.enter_delay = enter_delay  # seconds: an Enter that comes with a paste is a newline
+        self.patterns = patterns
+        self.conversation_gone = conversation_gone  # its words when a resume finds nothing
+
+
+# Screen cues: Claude Code's were read off v2.1.332 (its `❯` prompt box stays drawn while it
+# works, which is why "working" is checked before "idle"); the others follow their CLIs' wording.
+CLAUDE = Traits(
+    "claude", hooks=True, session_id=MINTED, enter_delay=0.3,
+    patterns={
+        "waiting": ("Do you want to proceed?", "Yes, allow once", "Do you want to make this edit",
+                    "Do you want to create", "Waiting for permission", "Esc to cancel",
+                    "Yes, I trust this folder", "Enter to confirm"),
+        "working": ("esc to interrupt", "ctrl+c to interrupt"),
+        "idle": ("❯", "? for shortcuts"),
+    },
+    conversation_gone=("No conversation found with session ID",))
+CODEX = Traits(
+    "codex", hooks=False, session_id=DISCOVERED, enter_delay=0.3,
+    patterns={
+        "waiting": ("Allow command?", "[y/N]", "Do you want to proceed?", "Esc to cancel"),
+        "working": ("esc to interrupt",),
+        "idle": ("❯", "›"),
+    },
+    conversation_gone=("No saved session found",))
+GEMINI = Traits(
+    "gemini", hooks=False, session_id=DISCOVERED, enter_delay=0.3,
+    patterns={
+        "waiting": ("Allow execution", "Waiting for user confirmation", "Do you want to proceed?",
+                    "Esc to cancel"),
+        "working": ("esc to cancel", "esc to interrupt"),
+        "idle": ("Type your message", "❯", "> "),
+    },
+    conversation_gone=("No previous session found",))
+AIDER = Traits(
+    "aider", hooks=False, session_id=NO_SESSION_ID, enter_delay=0.3,
+    patterns={
+        "waiting": ("(Y)es/(N)o", "[Yes]:", "Do you want to proceed?", "Esc to cancel"),
+        "working": ("esc to interrupt", "Waiting for LLM"),
+        "idle": ("> ",),
+    })
+COMMAND = Traits("command", hooks=False, session_id=NO_SESSION_ID, enter_delay=0.1,
+                 patterns={"waiting": (), "working": (), "idle": ()})
+
+BY_NAME = {t.name: t for t in (CLAUDE, CODEX, GEMINI, AIDER, COMMAND)}
+
+
+def of(provider: str) -> Traits:
+    """A provider's traits; a name this roost does not know (a record written by a newer one)
+    gets a plain command's: no hooks, no session id, no patterns."""
+    return BY_NAME.get(provider, COMMAND)

@@ -1,0 +1,48 @@
+"""The status pipeline's SQL: the one SELECT every view of the agents starts from, and the writes
+that record status changes. Import-light (json only when a change is written): `roost ls` reads
+the listing on its fast path.
+"""
+
+from __future__ import annotations
+
+from roost.core.observation import Record, status_event
+
+TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Sequence
+
+    from roost.core.observation import Observation
+
+# Columns in Record's order; the tab and the linked agents by name.
+_LISTING = """
+SELECT a.id, a.name, a.provider, a.cwd, a.home, a.args, a.dangerous, a.provider_session_id,
+       a.created_at, a.started_at, a.launches, a.last_exit, a.intent, a.placement, t.name,
+       p.agent_id IS NOT NULL, lp.name, op.name, oroot.name, a.last_active_at, a.last_error,
+       a.status, a.status_source, a.status_since, a.hook_offset, a.restart_policy
+FROM agents a
+LEFT JOIN tabs t ON t.id = a.tab_id
+LEFT JOIN pins p ON p.agent_id = a.id
+LEFT JOIN agents lp ON lp.id = a.linked_parent
+LEFT JOIN agents op ON op.id = a.orchestration_parent
+LEFT JOIN agents oroot ON oroot.id = a.orchestration_root
+ORDER BY a.created_at, a.name
+"""
+
+
+def records(conn: sqlite3.Connection) -> list[Record]:
+    """Every agent, in creation order."""
+    return [Record(*row) for row in conn.execute(_LISTING)]
+
+
+def record_changes(conn: sqlite3.Connection, changed: Sequence[Observation], at: str) -> None:
+    """Store each new status (since `at`) and log it as a `status` event. Run inside a write
+    transaction (Store.write), so a status and its event are recorded together."""
+    import json
+
+    for o in changed:
+        conn.execute("UPDATE agents SET status = ?, status_source = ?, status_since = ? "
+                     "WHERE id = ?", (o.status, o.status_source, at, o.agent.id))
+        conn.execute("INSERT INTO events (agent_id, agent_name, at, kind, detail) "
+                     "VALUES (?, ?, ?, 'status', ?)",
+                     (o.agent.id, o.agent.name, at, json.dumps(status_event(o))))
