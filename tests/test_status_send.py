@@ -234,3 +234,34 @@ def test_a_refresh_costs_the_same_tmux_calls_for_one_agent_or_ten(world: Env,
         spawn(world, f"a{i}", "--provider", "command", "--", "sleep", "1000")
     ten = calls_for_refresh()
     assert one == ten <= 2
+
+
+def test_ls_fast_path_loads_nothing_heavy(world: Env) -> None:
+    """`roost ls` is run all the time: its fast path answers without Click, typing,
+    dataclasses, subprocess, psutil or json (no hook line to read for a command agent)."""
+    spawn(world, "quiet", "--provider", "command", "--", "sh", "-c", "echo ready; sleep 300")
+    world.wait_for(lambda: status(world, "quiet")["status"] == "idle", what="idle")
+    status(world, "quiet")  # the full CLI records the status; the fast path then only reads
+    code = ("import sys, io\nfrom roost.cli import fast\nout = io.StringIO()\nsys.stdout = out\n"
+            "code = fast.fast(False)\nsys.stdout = sys.__stdout__\n"
+            "heavy = ['click', 'typing', 'dataclasses', 'subprocess', 'psutil', 'json', "
+            "'textual', 'platformdirs']\n"
+            "print(code, [m for m in heavy if m in sys.modules])\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=world.env, capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert proc.stdout.strip() == "0 []", proc.stdout + proc.stderr
+
+
+def test_ls_gives_up_on_a_hung_tmux_with_one_line(world: Env) -> None:
+    spawn(world, "a1", "--provider", "command", "--", "sleep", "300")
+    status(world, "a1")
+    hung = world.tmp / "hung-tmux"
+    hung.write_text('#!/bin/sh\nfor a in "$@"; do [ "$a" = list-panes ] && exec sleep 600; done\n'
+                    'exec tmux "$@"\n')
+    hung.chmod(0o755)
+    (world.home / "config.toml").write_text(f'[tmux]\nbin = "{hung}"\n')
+    for args in (["ls"], ["ls", "--json"]):
+        proc = world.roost(*args, check=False, env={"ROOST_TMUX_TIMEOUT": "1"}, timeout=30)
+        assert proc.returncode == 5, proc.stderr
+        assert proc.stderr.startswith("roost: tmux did not answer within 1 s: list-panes")
+        assert len(proc.stderr.splitlines()) == 1

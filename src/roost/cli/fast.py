@@ -16,7 +16,7 @@ import sqlite3
 import sys
 import time
 
-from roost.core import observation, present
+from roost.core import observation, present, settings
 from roost.ops import learn, observe
 from roost.store import schema
 from roost.store import status as listing
@@ -36,6 +36,10 @@ def fast(as_json: bool) -> int | None:
     if name is None or not os.path.exists(db) or not locate.private_tree(home):
         return None
     try:
+        config = _config(home)
+        if settings.problems(config):
+            return None  # the full CLI says what is wrong with it
+        tmux = locate.tmux_binary(config)
         conn = sqlite3.connect(db, isolation_level=None, timeout=30.0)
         conn.execute("PRAGMA busy_timeout = 30000")
         if conn.execute("PRAGMA user_version").fetchone()[0] != schema.SCHEMA_VERSION:
@@ -43,7 +47,7 @@ def fast(as_json: bool) -> int | None:
         records = listing.records(conn)
         if any(learn.awaits_session_id(r) for r in records):
             return None
-        text = _tmux(name, ["list-panes", "-a", "-F", panefmt.FORMAT])
+        text = _tmux(tmux, name, ["list-panes", "-a", "-F", panefmt.FORMAT])
         if text is None:
             return None
         panes = panefmt.panes(text)
@@ -54,10 +58,13 @@ def fast(as_json: bool) -> int | None:
         # a pane; one without (hibernated, home gone) wrote its last event long ago.
         if any(o.pane is not None and learn.unread_hook_events(home, o.agent) for o in seen):
             return None
-        found = observe.statuses(seen, home, lambda ids: _capture(name, ids),
-                                 observe.pattern_overrides(_config(home)), time.time())
+        found = observe.statuses(seen, home, lambda ids: _capture(tmux, name, ids),
+                                 observe.pattern_overrides(config), time.time())
         if observation.changes(found):
             return None  # the full CLI records the change (status_since, the event log)
+    except TmuxSilent as silent:
+        sys.stderr.write(f"roost: {silent}\n")
+        return 5
     except (sqlite3.DatabaseError, OSError, ValueError, _HandOver):
         return None
     sys.stdout.write(present.render(found, as_json))
@@ -74,24 +81,29 @@ def _config(roost_home: str) -> dict[str, object]:
         return tomllib.load(fh)
 
 
-def _capture(socket: str, pane_ids: list[str]) -> dict[str, str]:
+def _capture(tmux: str, socket: str, pane_ids: list[str]) -> dict[str, str]:
     screens: dict[str, str] = {}
     for batch in panefmt.capture_batches(pane_ids, panefmt.MARKER):
-        captured = _tmux(socket, panefmt.capture_args(batch, panefmt.MARKER))
+        captured = _tmux(tmux, socket, panefmt.capture_args(batch, panefmt.MARKER))
         if captured is None:
             raise _HandOver
         screens.update(panefmt.split_captures(captured, panefmt.MARKER))
     return screens
 
 
-def _tmux(socket: str, args: list[str]) -> str | None:
-    """A tmux client call through posix_spawn (the subprocess module costs ~10 ms to import).
-    "" when no server runs; None on anything unexpected (tmux missing, an error)."""
-    argv = ["tmux", "-u", "-L", socket, "-f", "/dev/null", *args]
+class TmuxSilent(Exception):
+    """tmux did not answer in time: a hung server must not hang `roost ls`."""
+
+
+def _tmux(tmux: str, socket: str, args: list[str]) -> str | None:
+    """A tmux client call through posix_spawn (the subprocess module costs ~10 ms to import),
+    bounded by panefmt.TIMEOUT. "" when no server runs; None on anything unexpected (tmux
+    missing, an error)."""
+    argv = [tmux, "-u", "-L", socket, "-f", "/dev/null", *args]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
-        pid = os.posix_spawnp("tmux", argv, locate.tmux_client_env(os.environ), file_actions=[
+        pid = os.posix_spawnp(tmux, argv, locate.tmux_client_env(os.environ), file_actions=[
             (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)])
     except OSError:
         for fd in (out_r, out_w, err_r, err_w):
@@ -99,11 +111,38 @@ def _tmux(socket: str, args: list[str]) -> str | None:
         return None
     os.close(out_w)
     os.close(err_w)
-    with os.fdopen(out_r, "rb") as out:
-        data = out.read()  # tmux writes little to stderr, so reading stdout first cannot block
-    with os.fdopen(err_r, "rb") as err:
-        error = err.read().decode(errors="replace")
+    try:
+        data, error = _read_both(out_r, err_r, time.monotonic() + panefmt.timeout(os.environ))
+    except TmuxSilent:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        raise TmuxSilent(f"tmux did not answer within {panefmt.timeout(os.environ):g} s: "
+                         f"{args[0]} (is its server hung? tmux -L {socket} kill-server ends it; "
+                         "roost restore brings the tiles back)") from None
+    finally:
+        os.close(out_r)
+        os.close(err_r)
     _, wait_status = os.waitpid(pid, 0)
     if os.waitstatus_to_exitcode(wait_status) == 0:
         return data.decode(errors="replace")
-    return "" if any(s in error for s in panefmt.NO_SERVER) else None
+    return "" if any(s in error.decode(errors="replace") for s in panefmt.NO_SERVER) else None
+
+
+def _read_both(out_fd: int, err_fd: int, deadline: float) -> tuple[bytes, bytes]:
+    """Everything tmux writes to stdout and stderr until it closes them, or TmuxSilent."""
+    import select
+
+    chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+    open_fds = [out_fd, err_fd]
+    while open_fds:
+        left = deadline - time.monotonic()
+        ready = select.select(open_fds, [], [], max(0.0, left))[0] if left > 0 else []
+        if not ready:
+            raise TmuxSilent
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if chunk:
+                chunks[fd].append(chunk)
+            else:
+                open_fds.remove(fd)
+    return b"".join(chunks[out_fd]), b"".join(chunks[err_fd])

@@ -20,8 +20,9 @@ traceback deep inside some command.
 
 from __future__ import annotations
 
-import re
-from typing import Any
+TYPE_CHECKING = False  # not typing's: `roost ls` checks the config without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
 STATUS_KINDS = ("waiting", "working", "idle")
@@ -154,9 +155,6 @@ def _shown(value: object) -> str:
     return repr(value).lower() if isinstance(value, bool) else repr(value)
 
 
-_HEADER = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
-
-
 def line_of(text: str, key: str) -> int | None:
     """The 1-based line where dotted `key` is set in the TOML `text` (best effort: the key's own
     line inside its table, else its table's header), or None.
@@ -164,11 +162,14 @@ def line_of(text: str, key: str) -> int | None:
     >>> line_of("[restore]\\nstagger = 1\\nconcurrency = 'x'\\n", "restore.concurrency")
     3
     """
+    import re  # only when there is a problem to report: `roost ls` checks without it
+
+    header_line = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
     parts = key.split(".")
     table_line: int | None = None
     table = ""
     for number, line in enumerate(text.splitlines(), start=1):
-        header = _HEADER.match(line)
+        header = header_line.match(line)
         if header:
             table = ".".join(p.strip().strip("\"'") for p in header.group(1).split("."))
             if table == key:
