@@ -38,11 +38,9 @@ def records(conn: sqlite3.Connection) -> list[Record]:
 def record_changes(conn: sqlite3.Connection, changed: Sequence[Observation], at: str) -> None:
     """Store each new status (since `at`) and log it as a `status` event. Run inside a write
     transaction (Store.write), so a status and its event are recorded together."""
-    import json
+    from roost.store import events  # the full path only: `roost ls`'s fast path never writes
 
     for o in changed:
         conn.execute("UPDATE agents SET status = ?, status_source = ?, status_since = ? "
                      "WHERE id = ?", (o.status, o.status_source, at, o.agent.id))
-        conn.execute("INSERT INTO events (agent_id, agent_name, at, kind, detail) "
-                     "VALUES (?, ?, ?, 'status', ?)",
-                     (o.agent.id, o.agent.name, at, json.dumps(status_event(o))))
+        events.append(conn, o.agent.id, o.agent.name, at, "status", status_event(o))
