@@ -584,6 +584,9 @@ def send(name: str, text: str | None, wait: bool, timeout: float) -> None:
     result = sending.send(_app(name), name, text, wait=wait, reply_timeout=timeout)
     if not result.delivered:
         raise RoostError(f"not delivered to {name}: {result.how}")
+    if result.timed_out:
+        raise RoostError(f"timed out after {timeout:g} s waiting for {name}'s reply (the "
+                         f"message was delivered; roost capture {name} shows where it is)")
     if wait and result.reply is not None:
         click.echo(result.reply)
     elif not wait:

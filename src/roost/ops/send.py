@@ -1,14 +1,17 @@
-"""`roost send`: deliver text to an agent and confirm it arrived.
+"""`roost send`: deliver text to an agent and confirm that this very text arrived.
 
-Text of any length goes in as one bracketed paste (newlines stay newlines), then Enter after a
-provider-specific pause (CLIs take an Enter that arrives with a paste as a newline). Delivery is
-confirmed by the best signal: the UserPromptSubmit hook of a CLI with hooks, else the screen
-changing, and is
-reported as delivered or not. A stopped or hibernated agent is woken first.
+Sends to one agent are serialised (a lock per agent, across processes): paste, Enter and
+confirmation of one message never interleave with another's. Text of any length goes in as one
+bracketed paste through a buffer of its own (newlines stay newlines; the end-of-paste sequence
+cannot escape it), then Enter after the provider's pause (CLIs take an Enter that arrives with
+a paste as a newline). Delivery is confirmed by the best signal: the UserPromptSubmit hook
+carrying this text, for a CLI with hooks; else the screen changing. A stopped or hibernated
+agent is woken first. A reply waited for is this turn's, or a timeout: never an earlier one.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from roost.core.errors import RoostError
@@ -18,6 +21,7 @@ from roost.core.pane import agent_panes
 from roost.ops import lifecycle, observe
 from roost.ops.context import App
 from roost.providers import hooks, traits
+from roost.system import locks
 
 READY = ("idle",)
 SETTLED = ("idle", "waiting", "exited", "stopped", "failed")
@@ -28,18 +32,24 @@ class Sent:
     delivered: bool
     how: str  # what confirmed it, or why not
     reply: str | None = None
+    timed_out: bool = False  # --wait: no reply within the timeout (reply is None then)
 
 
 def _observed(app: App, name: str) -> Observation:
     return next(o for o in observe.refresh(app) if o.agent.name == name)
 
 
-def _wait_status(app: App, name: str, wanted: tuple[str, ...], timeout: float) -> Observation:
+def _wait_status(app: App, name: str, wanted: tuple[str, ...],
+                 timeout: float) -> tuple[Observation, bool]:
+    """The agent's observation once its status is one of `wanted`, and whether it got there
+    before the timeout."""
     deadline = app.clock.monotonic() + timeout
     while True:
         found = _observed(app, name)
-        if found.status in wanted or app.clock.monotonic() > deadline:
-            return found
+        if found.status in wanted:
+            return found, True
+        if app.clock.monotonic() > deadline:
+            return found, False
         app.clock.sleep(0.2)
 
 
@@ -48,8 +58,17 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
     if not text:
         raise RoostError("nothing to send: give TEXT or pipe it on stdin", code=2)
     lifecycle.wake(app, name)  # wake on use
-    found = _wait_status(app, name, READY + ("waiting", "exited", "stopped", "failed"),
-                         ready_timeout)
+    # One message at a time per agent: its paste, Enter and confirmation, and the readiness
+    # check before them. The key cannot be an agent name ('.' is not allowed in names).
+    with locks.hold(app.paths.locks, f"{name}.send", timeout=ready_timeout + 2 * confirm_timeout):
+        return _send_locked(app, name, text, wait, ready_timeout, confirm_timeout,
+                            reply_timeout)
+
+
+def _send_locked(app: App, name: str, text: str, wait: bool, ready_timeout: float,
+                 confirm_timeout: float, reply_timeout: float) -> Sent:
+    found, _ready = _wait_status(app, name, READY + ("waiting", "exited", "stopped", "failed"),
+                                 ready_timeout)
     agent = app.store.require(name)
     if found.status != "idle":
         why = {"waiting": f"{name} is waiting for you (roost attach {name})"}.get(
@@ -62,7 +81,8 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
     log = hooks.log_path(str(app.paths.home), agent.id)
     log_before = hooks.size(log)
     quirks = traits.of(agent.provider)
-    app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}")
+    text = paste_safe(text)
+    app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
     app.clock.sleep(quirks.enter_delay)
     # The baseline is the screen with the pasted text in the input, so what confirms delivery is
     # the Enter's effect, not the paste's.
@@ -70,15 +90,32 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
     app.tmux.send_enter(pane.pane_id)
 
     how = _confirm(app, agent.id, quirks.hooks, pane.pane_id, log, log_before, screen_before,
-                   confirm_timeout)
+                   text, confirm_timeout)
     if how is None:
         return _not_delivered(app, agent, text, "no sign that the agent took it")
     app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how)
-    reply = None
-    if wait:
-        _wait_status(app, name, SETTLED, reply_timeout)
-        reply = last_reply(app, agent.id, log_before)
-    return Sent(True, how, reply)
+    if not wait:
+        return Sent(True, how)
+    _settled, in_time = _wait_status(app, name, SETTLED, reply_timeout)
+    if not in_time:
+        return Sent(True, how, timed_out=True)
+    return Sent(True, how, last_reply(app, agent.id, log_before, text))
+
+
+def paste_safe(text: str) -> str:
+    """The text without the bracketed-paste markers: a message holding ESC [ 201 ~ would end
+    the paste early, and whatever follows would be typed as keys (an Enter among them)."""
+    for marker in ("\x1b[200~", "\x1b[201~"):
+        text = text.replace(marker, "")
+    return text
+
+
+def same_message(prompt: object, text: str) -> bool:
+    """Whether a prompt the CLI reports is this text (CLIs may trim the ends or turn CRs)."""
+    def norm(value: str) -> str:
+        return value.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+    return isinstance(prompt, str) and norm(prompt) == norm(text)
 
 
 def _not_delivered(app: App, agent: Agent, text: str, why: str) -> Sent:
@@ -87,7 +124,7 @@ def _not_delivered(app: App, agent: Agent, text: str, why: str) -> Sent:
 
 
 def _confirm(app: App, agent_id: str, has_hooks: bool, pane_id: str, log: str,
-             log_before: int, screen_before: str, timeout: float) -> str | None:
+             log_before: int, screen_before: str, text: str, timeout: float) -> str | None:
     deadline = app.clock.monotonic() + timeout
     while app.clock.monotonic() < deadline:
         pane = agent_panes(app.tmux.list_panes()).get(agent_id)
@@ -95,7 +132,8 @@ def _confirm(app: App, agent_id: str, has_hooks: bool, pane_id: str, log: str,
             return None
         if has_hooks:
             events, _ = hooks.read_since(log, log_before)
-            if any(event == "UserPromptSubmit" for _, event, _ in events):
+            if any(event == "UserPromptSubmit" and same_message(payload.get("prompt"), text)
+                   for _, event, payload in events):
                 return "hook"
         elif app.tmux.capture(pane_id, 200) != screen_before:
             return "screen"
@@ -103,9 +141,10 @@ def _confirm(app: App, agent_id: str, has_hooks: bool, pane_id: str, log: str,
     return None
 
 
-def last_reply(app: App, agent_id: str, log_before: int) -> str | None:
-    """The agent's answer: the Stop hook's last_assistant_message, else the transcript's last
-    assistant text (claude's). None for CLIs that expose no reply."""
+def last_reply(app: App, agent_id: str, log_before: int, text: str) -> str | None:
+    """The answer to `text`: the Stop hook's last_assistant_message after it was sent, else the
+    assistant's words after `text` in the transcript (claude's). None when neither exists:
+    never an earlier turn's reply."""
     events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), agent_id), log_before)
     for _, event, payload in reversed(events):
         message = payload.get("last_assistant_message")
@@ -113,29 +152,42 @@ def last_reply(app: App, agent_id: str, log_before: int) -> str | None:
             return message
     agent = app.store.get_by_id(agent_id)
     if agent is not None and agent.transcript_path:
-        return _transcript_reply(agent.transcript_path)
+        return transcript_reply(agent.transcript_path, text)
     return None
 
 
-def _transcript_reply(path: str) -> str | None:
+def transcript_reply(path: str, text: str) -> str | None:
+    """The assistant's text after the last user entry that is `text` in a Claude transcript."""
     import json
 
     try:
-        lines = open(path, encoding="utf-8").read().splitlines()
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
     except OSError:
         return None
+    answer: list[str] = []
     for line in reversed(lines):
         try:
             entry = json.loads(line)
         except ValueError:
             continue
         message = entry.get("message") if isinstance(entry, dict) else None
-        if entry.get("type") == "assistant" and isinstance(message, dict):
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            texts = [c.get("text", "") for c in content or [] if isinstance(c, dict)
-                     and c.get("type") == "text"]
-            if texts:
-                return "\n".join(texts)
+        if not isinstance(message, dict):
+            continue
+        words = _text_of(message.get("content"))
+        if entry.get("type") == "assistant" and words:
+            answer.insert(0, words)
+        elif entry.get("type") == "user":
+            if same_message(words, text):
+                return "\n".join(answer) if answer else None
+            answer = []  # a later turn's words; keep looking for ours
     return None
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(c.get("text", "") for c in content
+                         if isinstance(c, dict) and c.get("type") == "text")
+    return ""
