@@ -101,3 +101,4 @@ def test_trust_problem(uid: int, mode: int, link: bool, says: str | None) -> Non
 
     found = trust_problem(Path("/r"), uid, mode, link, 1000)
     assert found == says if says is None else says in str(found)
+

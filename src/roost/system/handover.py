@@ -2,8 +2,9 @@
 included) that `python -m roost.launch FILE` reads and deletes before the agent starts.
 
 A secret must not outlive the start: the file is created owner-only and never through a symlink,
-removed at once when the start fails, and any file older than a start can take (a roost killed
-between writing it and starting the agent) is swept by the next roost command.
+removed at once when the start fails, and swept by the next roost command when it is abandoned:
+its writer (named in the file name) is gone and a launcher had time to read it, or it is older
+than any start can take.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 MAX_AGE = 60.0  # seconds: far longer than a launcher takes to read its file
+ORPHAN_AGE = 15.0  # seconds after which a file whose writer died is abandoned: the launcher
+# tmux started before that death has long read it (a launcher starts in well under a second)
 SUFFIX = ".json"
 
 
 def write(run_dir: Path, agent_id: str, spec: dict[str, Any]) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = run_dir / f"{agent_id}-{os.urandom(6).hex()}{SUFFIX}"
+    path = run_dir / f"{agent_id}-{os.getpid()}-{os.urandom(6).hex()}{SUFFIX}"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -38,8 +41,9 @@ def discard(path: Path) -> None:
         pass
 
 
-def sweep(run_dir: Path, now: float | None = None, max_age: float = MAX_AGE) -> list[Path]:
-    """Remove hand-over files older than `max_age`; returns what was removed."""
+def sweep(run_dir: Path, now: float | None = None, max_age: float = MAX_AGE,
+          orphan_age: float = ORPHAN_AGE) -> list[Path]:
+    """Remove abandoned hand-over files; returns what was removed."""
     now = time.time() if now is None else now
     removed = []
     try:
@@ -47,11 +51,31 @@ def sweep(run_dir: Path, now: float | None = None, max_age: float = MAX_AGE) -> 
     except FileNotFoundError:
         return []
     for entry in entries:
+        if not entry.name.endswith(SUFFIX):
+            continue
         try:
-            if entry.name.endswith(SUFFIX) and now - entry.stat(follow_symlinks=False).st_mtime \
-                    > max_age:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+            if age > max_age or (age > orphan_age and not _alive(writer_of(entry.name))):
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
         except FileNotFoundError:
             continue  # its launcher took it meanwhile
     return removed
+
+
+def writer_of(file_name: str) -> int | None:
+    """The pid of the roost process that wrote a hand-over file (AGENT-PID-RANDOM.json)."""
+    parts = file_name[:-len(SUFFIX)].rsplit("-", 2)
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone's process: not ours to judge
+    return True
