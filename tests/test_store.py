@@ -221,3 +221,85 @@ def test_v1_store_migrates_its_agents_into_tiles_of_main(tmp_path: Path) -> None
     assert ws.leaves(workspace.tabs[0].layout) == ["id-old1", "id-old2"]
     assert ws.live(workspace) == {"id-old1", "id-old2"} and ws.problems(workspace) == []
     assert store.require("old1").last_active_at == "2026-01-01"
+
+
+# ---- issue 9: damaged, empty, full; files; session ids ------------------------------------
+def test_an_empty_file_is_refused_not_made_a_new_store(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    path.touch()
+    with pytest.raises(RoostError, match=r"is empty \(0 bytes\)") as refused:
+        Store.open(path)
+    assert refused.value.code == 3 and path.stat().st_size == 0
+
+
+def test_a_new_store_is_owner_only_and_never_made_through_a_symlink(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        Store.open(tmp_path / "r.db").close()
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r.db").stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["r.db"]  # no temporary file left
+    link = tmp_path / "l.db"
+    link.symlink_to(tmp_path / "elsewhere.db")
+    with pytest.raises(RoostError, match="symlink to nothing"):
+        Store.open(link)
+    assert not (tmp_path / "elsewhere.db").exists()
+
+
+def test_an_older_roosts_world_readable_database_becomes_owner_only(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    Store.open(path).close()
+    path.chmod(0o644)
+    Store.open(path).close()
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_zeroed_index_page_is_found_at_open(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    store = Store.open(path)
+    store.insert(make("a"))
+    store.close()
+    conn = sqlite3.connect(path)
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = "
+                        "'sqlite_autoindex_agents_2'").fetchone()[0]  # UNIQUE (name)
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    with open(path, "r+b") as fh:
+        fh.seek((root - 1) * size)
+        fh.write(b"\0" * size)
+    before = digest(path)
+    with pytest.raises(RoostError, match="is damaged .*move it aside") as refused:
+        Store.open(path)
+    assert refused.value.code == 3 and "\n" not in str(refused.value)
+    assert digest(path) == before
+
+
+def test_a_full_database_is_one_line_and_keeps_nothing_of_the_transaction(
+        tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "r.db")
+    store.insert(make("a"))
+    pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+    store.conn.execute(f"PRAGMA max_page_count = {pages}")  # as a full disk would
+    with pytest.raises(RoostError, match="is full") as refused:
+        with store.write() as c:
+            for n in range(2000):
+                insert_row(c, {f: getattr(make(f"n{n}"), f) for f in AGENT_FIELDS})
+    assert refused.value.code == 3 and "aside" not in str(refused.value)
+    assert [a.name for a in store.agents()] == ["a"]
+    store.insert(make("b"))  # small enough: the store still works
+    assert store.integrity() == "ok"
+
+
+@pytest.mark.parametrize("bad", ["--dangerously-skip-permissions", "-c", "a b", "x\n"])
+def test_a_session_id_that_could_read_as_a_flag_is_never_stored(tmp_path: Path,
+                                                                 bad: str) -> None:
+    store = Store.open(tmp_path / "r.db")
+    store.insert(make("a", "s1"))
+    for attempt in (lambda: store.set_provider_session_id("id-a", bad),
+                    lambda: store.new_conversation("id-a", bad),
+                    lambda: store.insert(make("b", bad))):
+        with pytest.raises(SessionIdTaken):  # callers skip it as they skip a taken one
+            attempt()
+    assert store.require("a").provider_session_id == "s1"
+    assert store.session_history("id-a") == ["s1"] and store.get("b") is None

@@ -554,7 +554,7 @@ def import_cmd(file) -> None:  # noqa: ANN001 - click.File
 
     try:
         data = json.load(file)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise RoostError(f"import refused, nothing changed: not JSON ({exc})", code=2) from None
     count = transfer.import_(_app(), data)
     click.echo(f"imported {count} agents; roost restore starts the tiles")

@@ -1,23 +1,49 @@
 """The workspace exchange format of `roost export` / `roost import`: versioned JSON that carries
 every field of every record, so a round trip loses nothing; and the check of a file before an
 import writes anything. Pure: the store reads and writes the rows (store/exchange.py).
+
+An import is untrusted input, and every value in it ends up somewhere that matters: an agent id
+becomes a folder that `roost rm` deletes, a session id an argument of the agent's command line,
+a cwd or a home an argument of tmux, a setting the mode of every later spawn. So every field is
+checked with the rules the CLI applies to the same value (names, ids, paths, enumerations,
+types), and the refusal names the field: `agents[2].id: '../../victim' is not a roost id`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+import math
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
-from roost.core.model import Agent
+from roost.core.ids import is_roost_id, session_id_problem
+from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent
 from roost.core.names import name_problem
 
 FORMAT = "roost-workspace"
 VERSION = 1
 AGENT_FIELDS = tuple(f.name for f in dataclasses.fields(Agent))
+
+INTENTS = (INTENT_RUNNING, INTENT_STOPPED, INTENT_HIBERNATED)
+RESTART_POLICIES = ("never", "on-failure")
+# What core/status.py records: the statuses and the signal each came from.
+STATUSES = ("starting", "working", "idle", "waiting", "exited", "stopped", "hibernated",
+            "failed", "unknown")
+STATUS_SOURCES = ("hook", "screen", "process", "store")
+SIDES = ("a", "b")
+# The settings table, key by key: the exact values roost writes (store/workspace.py).
+SETTINGS = {"dangerous": ("0", "1")}
+
+MAX_INT = 2 ** 63 - 1  # SQLite's INTEGER
+MAX_PATH = 4096
+MAX_TEXT = 65536
+MAX_ARGS = 1024
+MAX_TILES = 256  # tiles in one tab (more than tmux can show in one window)
+MAX_TREE_DEPTH = MAX_TILES - 1  # splits from a tab's root to its deepest tile
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +53,7 @@ class Taken:
     ids: frozenset[str] = frozenset()
     names: frozenset[str] = frozenset()
     tabs: frozenset[str] = frozenset()  # tab names
+    tab_ids: frozenset[str] = frozenset()
     sessions: frozenset[str] = frozenset()  # provider session ids, lineage included
 
 
@@ -34,24 +61,181 @@ def refused(message: str) -> RoostError:
     return RoostError(f"import refused, nothing changed: {message}", code=2)
 
 
+# ---- one value each: a check returns what is wrong, or None --------------------------------
+Check = Callable[[Any], "str | None"]
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def roost_id(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return f"must be a roost id (a UUID), not {_shown(value)}"
+    return None if is_roost_id(value) else f"{_shown(value)} is not a roost id (a UUID)"
+
+
+def name(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return f"must be a string, not {_shown(value)}"
+    return name_problem(value)
+
+
+def absolute_path(value: Any) -> str | None:
+    """A cwd or a transcript: absolute, one line, no NUL (tmux, a shell or the OS would cut it)."""
+    if not isinstance(value, str):
+        return f"must be a string, not {_shown(value)}"
+    if any(ch in value for ch in "\0\n\r"):
+        return "has a newline or NUL"
+    if not value.startswith("/"):
+        return f"{_shown(value)} is not an absolute path"
+    if len(value) > MAX_PATH:
+        return f"is longer than {MAX_PATH} characters"
+    return None
+
+
+def text(value: Any) -> str | None:
+    """Free text shown to the user (`last_error`): lines and tabs, but no terminal control."""
+    if not isinstance(value, str):
+        return f"must be a string, not {_shown(value)}"
+    if len(value) > MAX_TEXT:
+        return f"is longer than {MAX_TEXT} characters"
+    if any((ord(ch) < 32 and ch not in "\n\t") or 127 <= ord(ch) < 160 for ch in value):
+        return "has a control character"
+    return None
+
+
+def boolean(value: Any) -> str | None:
+    return None if isinstance(value, bool) else f"must be true or false, not {_shown(value)}"
+
+
+def count(value: Any) -> str | None:
+    """A whole number from 0 (bool is not one, whatever Python says)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INT:
+        return f"must be a whole number from 0 to {MAX_INT}, not {_shown(value)}"
+    return None
+
+
+def integer(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not -MAX_INT <= value <= MAX_INT:
+        return f"must be a whole number, not {_shown(value)}"
+    return None
+
+
+def ratio(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or not ws.MIN_RATIO <= value <= ws.MAX_RATIO:
+        return f"must be a number in [{ws.MIN_RATIO}, {ws.MAX_RATIO}], not {_shown(value)}"
+    return None
+
+
+def moment(value: Any) -> str | None:
+    """An ISO 8601 time with its zone, as roost writes them (ages are computed against now)."""
+    if not isinstance(value, str):
+        return f"must be a string (an ISO 8601 time), not {_shown(value)}"
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return f"{_shown(value)} is not an ISO 8601 time"
+    return None if parsed.tzinfo is not None else f"{_shown(value)} has no time zone"
+
+
+def one_of(allowed: tuple[str, ...]) -> Check:
+    def check(value: Any) -> str | None:
+        if isinstance(value, str) and value in allowed:
+            return None
+        return f"must be one of {', '.join(allowed)}, not {_shown(value)}"
+    return check
+
+
+def optional(check: Check) -> Check:
+    def maybe(value: Any) -> str | None:
+        return None if value is None else check(value)
+    return maybe
+
+
+def link(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        return f"must be a string or null, not {_shown(value)}"
+    return None if value is None else roost_id(value)
+
+
+# Every field of an agent record that is checked on its own, in the order of the record.
+FIELD_CHECKS: dict[str, Check] = {
+    "id": roost_id,
+    "name": name,
+    "cwd": absolute_path,
+    "home": name,
+    "dangerous": boolean,
+    "created_at": moment,
+    "intent": one_of(INTENTS),
+    "started_at": optional(moment),
+    "launches": count,
+    "last_exit": optional(integer),
+    "placement": optional(one_of(ws.PLACEMENTS)),
+    "tab_id": link,
+    "buried_sibling": link,
+    "buried_side": optional(one_of(SIDES)),
+    "buried_direction": optional(one_of(ws.DIRECTIONS)),
+    "buried_ratio": optional(ratio),
+    "linked_parent": link,
+    "orchestration_parent": link,
+    "orchestration_root": link,
+    "last_active_at": optional(moment),
+    "last_error": optional(text),
+    "status": optional(one_of(STATUSES)),
+    "status_source": optional(one_of(STATUS_SOURCES)),
+    "status_since": optional(moment),
+    "restart_policy": one_of(RESTART_POLICIES),
+    "conversation_seen": boolean,
+    "transcript_path": optional(absolute_path),
+    "hook_offset": count,
+}
+# The others need more than their own value (_check_agents): the provider is one of the given
+# providers, args a list of arguments, and session ids have the provider's shape.
+CHECKED_TOGETHER = ("provider", "args", "provider_session_id")
+
+
+def _require(where: str, problem: str | None) -> None:
+    if problem:
+        raise refused(f"{where}: {problem}")
+
+
+# ---- the file ------------------------------------------------------------------------------
 def validate(data: Any, taken: Taken, providers: Collection[str]) -> None:
     """Raise a clear error for the first thing wrong with `data` (parsed JSON)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise refused(f"not a roost workspace export (format must be {FORMAT!r})")
     if data.get("version") != VERSION:
-        raise refused(f"unsupported export version {data.get('version')!r} "
+        raise refused(f"unsupported export version {_shown(data.get('version'))} "
                       f"(this roost reads {VERSION})")
     for key, kind in (("tabs", list), ("agents", list), ("pins", list), ("settings", dict)):
         if not isinstance(data.get(key), kind):
             raise refused(f"{key!r} must be a {kind.__name__}")
+    _check_settings(data["settings"])
     ids = _check_agents(data["agents"], taken, providers)
     tiled, tab_ids = _check_tabs(data["tabs"], ids, taken)
     _check_placements(data["agents"], ids, tiled, tab_ids)
-    for pin in data["pins"]:
+    for i, pin in enumerate(data["pins"]):
+        _require(f"pins[{i}]", None if isinstance(pin, str) else
+                 f"must be a roost id, not {_shown(pin)}")
         if pin not in ids:
             raise refused(f"pin {pin!r} is not an agent of this file")
     if len(set(data["pins"])) != len(data["pins"]):
         raise refused("an agent is pinned twice")
+
+
+def _check_settings(settings: dict[str, Any]) -> None:
+    for key, value in settings.items():
+        if key not in SETTINGS:
+            raise refused(f"settings.{key}: is not a setting roost knows "
+                          f"(known: {', '.join(SETTINGS)})")
+        allowed = SETTINGS[key]
+        if not (isinstance(value, str) and value in allowed):
+            raise refused(f"settings.{key}: must be "
+                          f"{' or '.join(f'{chr(34)}{v}{chr(34)}' for v in allowed)}, "
+                          f"not {_shown(value)}")
 
 
 def _check_agents(agents: list[Any], taken: Taken, providers: Collection[str]) -> set[str]:
@@ -61,25 +245,21 @@ def _check_agents(agents: list[Any], taken: Taken, providers: Collection[str]) -
     sessions: set[str] = set()
     for i, a in enumerate(agents):
         where = f"agents[{i}]"
-        if not isinstance(a, dict) or set(a) != set(AGENT_FIELDS) | {"session_history"}:
+        if not isinstance(a, dict):
+            raise refused(f"{where}: must be an object, not {_shown(a)}")
+        if set(a) != set(AGENT_FIELDS) | {"session_history"}:
             raise refused(f"{where} must have exactly the fields {sorted(AGENT_FIELDS)} "
                           "and session_history")
-        if not isinstance(a["id"], str) or not a["id"] or a["id"] in ids | taken.ids:
-            raise refused(f"{where}: id {a['id']!r} is missing or already used")
-        if not isinstance(a["name"], str) or (problem := name_problem(a["name"])):
-            raise refused(f"{where}: bad name: "
-                          f"{problem if isinstance(a['name'], str) else a['name']}")
+        for field, check in FIELD_CHECKS.items():
+            _require(f"{where}.{field}", check(a[field]))
+        if a["id"] in ids | taken.ids:
+            raise refused(f"{where}.id: {a['id']!r} is already used")
         if a["name"] in names | taken.names:
             raise refused(f"{where}: agent name {a['name']!r} already exists")
-        if a["provider"] not in providers:
-            raise refused(f"{where}: unknown provider {a['provider']!r}")
-        if a["placement"] not in (*ws.PLACEMENTS, None):
-            raise refused(f"{where}: placement must be tile, detached, buried or null")
-        if not isinstance(a["args"], list) or not all(isinstance(x, str) for x in a["args"]):
-            raise refused(f"{where}: args must be a list of strings")
-        history = a["session_history"]
-        if not isinstance(history, list) or not all(isinstance(s, str) for s in history):
-            raise refused(f"{where}: session_history must be a list of strings")
+        if not isinstance(a["provider"], str) or a["provider"] not in providers:
+            raise refused(f"{where}: unknown provider {_shown(a['provider'])}")
+        _check_args(where, a["args"])
+        history = _check_sessions(where, a)
         for sid in history + ([a["provider_session_id"]] if a["provider_session_id"] else []):
             if sid in taken.sessions or (sid in sessions and sid not in history):
                 raise refused(f"{where}: provider session {sid} already belongs to another agent")
@@ -89,31 +269,78 @@ def _check_agents(agents: list[Any], taken: Taken, providers: Collection[str]) -
     return ids
 
 
+def _check_args(where: str, args: Any) -> None:
+    if not isinstance(args, list) or not all(isinstance(x, str) for x in args):
+        raise refused(f"{where}: args must be a list of strings")
+    _require(f"{where}.args", f"has more than {MAX_ARGS} arguments" if len(args) > MAX_ARGS
+             else None)
+    for n, arg in enumerate(args):
+        _require(f"{where}.args[{n}]", "has a NUL" if "\0" in arg else None)
+
+
+def _check_sessions(where: str, a: dict[str, Any]) -> list[str]:
+    """The current session id and the lineage: each in its provider's shape. Returns the
+    lineage."""
+    if a["provider_session_id"] is not None:
+        _require(f"{where}.provider_session_id",
+                 session_id_problem(a["provider"], a["provider_session_id"]))
+    history = a["session_history"]
+    if not isinstance(history, list) or not all(isinstance(s, str) for s in history):
+        raise refused(f"{where}: session_history must be a list of strings")
+    for n, sid in enumerate(history):
+        _require(f"{where}.session_history[{n}]", session_id_problem(a["provider"], sid))
+    return history
+
+
 def _check_tabs(tabs: list[Any], ids: set[str], taken: Taken) -> tuple[dict[str, str], set[str]]:
     """Each tab and its tree; returns which tab tiles each agent, and the file's tab ids."""
     tab_ids: set[str] = set()
+    names: set[str] = set()
     tiled: dict[str, str] = {}
     for i, t in enumerate(tabs):
         where = f"tabs[{i}]"
         if not isinstance(t, dict) or set(t) != {"id", "name", "position", "layout", "focus"}:
             raise refused(f"{where} must have id, name, position, layout, focus")
+        _require(f"{where}.id", roost_id(t["id"]))
+        if t["id"] in tab_ids | taken.tab_ids:
+            raise refused(f"{where}.id: {t['id']!r} is already used")
         if not isinstance(t["name"], str) or name_problem(t["name"]) or t["name"] in taken.tabs:
-            raise refused(f"{where}: bad or existing tab name {t['name']!r}")
-        if not isinstance(t["position"], int):
-            raise refused(f"{where}: position must be an integer")
-        try:
-            ws.validate_tree(t["layout"], where + ".layout")
-        except ws.LayoutError as exc:
-            raise refused(str(exc)) from None
+            raise refused(f"{where}: bad or existing tab name {_shown(t['name'])}")
+        if t["name"] in names:
+            raise refused(f"{where}.name: tab name {t['name']!r} is used twice")
+        _require(f"{where}.position", count(t["position"]))
+        _check_tree(t["layout"], f"{where}.layout")
         for agent_id in ws.leaves(t["layout"]):
             if agent_id not in ids or agent_id in tiled:
                 raise refused(f"{where}: tile {agent_id} is not an agent of this file, "
                               "or tiled twice")
             tiled[agent_id] = t["id"]
+        _require(f"{where}.focus", link(t["focus"]))
         if t["focus"] is not None and t["focus"] not in ws.leaves(t["layout"]):
             raise refused(f"{where}: focus must be one of its tiles")
         tab_ids.add(t["id"])
+        names.add(t["name"])
     return tiled, tab_ids
+
+
+def _check_tree(layout: Any, where: str) -> None:
+    """Bounded first (without recursion, so no depth can overflow the stack), then well-formed."""
+    tiles = 0
+    stack = [(layout, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_TREE_DEPTH:
+            raise refused(f"{where}: a tile tree is at most {MAX_TREE_DEPTH} splits deep")
+        if isinstance(node, dict) and "split" in node:
+            stack += [(node.get(side), depth + 1) for side in ("a", "b")]
+        elif node is not None:
+            tiles += 1
+            if tiles > MAX_TILES:
+                raise refused(f"{where}: a tab holds at most {MAX_TILES} tiles")
+    try:
+        ws.validate_tree(layout, where)
+    except ws.LayoutError as exc:
+        raise refused(str(exc)) from None
 
 
 def _check_placements(agents: list[Any], ids: set[str], tiled: dict[str, str],
@@ -127,7 +354,7 @@ def _check_placements(agents: list[Any], ids: set[str], tiled: dict[str, str],
             raise refused(f"{where}: tab_id does not name the tab that tiles it")
         if a["tab_id"] is not None and a["tab_id"] not in tab_ids:
             raise refused(f"{where}: tab_id {a['tab_id']} is not a tab of this file")
-        for link in ("linked_parent", "orchestration_parent", "orchestration_root",
-                     "buried_sibling"):
-            if a[link] is not None and a[link] not in ids:
-                raise refused(f"{where}: {link} {a[link]} is not an agent of this file")
+        for field in ("linked_parent", "orchestration_parent", "orchestration_root",
+                      "buried_sibling"):
+            if a[field] is not None and a[field] not in ids:
+                raise refused(f"{where}: {field} {a[field]} is not an agent of this file")

@@ -6,9 +6,10 @@ The format and its rules are core/exchange.py; the rows are read and written by 
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
-from roost.core.exchange import FORMAT, VERSION, validate
+from roost.core.exchange import FORMAT, VERSION, refused, validate
 from roost.ops.context import App
 from roost.providers.base import NAMES as PROVIDERS
 from roost.store import exchange
@@ -22,7 +23,11 @@ def export(app: App) -> dict[str, Any]:
 def import_(app: App, data: Any) -> int:
     """Add the export's records; returns how many agents. Refused whole on the first problem."""
     seen_at = now_iso()
-    with app.store.write() as c:
-        validate(data, exchange.taken(c), PROVIDERS)
-        exchange.insert_tables(c, data, seen_at)
+    try:
+        with app.store.write() as c:
+            validate(data, exchange.taken(c), PROVIDERS)
+            exchange.insert_tables(c, data, seen_at)
+    except sqlite3.IntegrityError as exc:
+        # validate() checks every constraint the schema has; this is its safety net
+        raise refused(f"the database refused a record ({exc})") from None
     return len(data["agents"])

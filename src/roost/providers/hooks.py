@@ -8,6 +8,7 @@ Import-light: `roost ls` reads the log's last event on its fast path.
 
 from __future__ import annotations
 
+import errno
 import os
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
@@ -51,15 +52,20 @@ def settings(log: str) -> dict[str, object]:
 
 
 def write_settings(roost_home: str, agent_id: str) -> str:
+    """Write the agent's settings file (0600) through a fresh temporary file: a stale or planted
+    `.tmp` (a symlink to some file of the user's) is removed first, never written through."""
     import json
 
-    folder = agent_dir(roost_home, agent_id)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    path = os.path.join(folder, "claude-settings.json")
+    path = os.path.join(_private_folder(roost_home, agent_id), "claude-settings.json")
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(settings(log_path(roost_home, agent_id)), fh, indent=2)
-    os.replace(tmp, path)
+    os.replace(tmp, path)  # replaces a symlink at `path` itself, not its target
     return path
 
 
@@ -68,10 +74,40 @@ LAUNCH = "RoostLaunch"
 
 def mark_launch(roost_home: str, agent_id: str, when: float) -> None:
     """A line in the log at each launch: events before it belong to an earlier process and say
-    nothing about this one (a killed claude's SessionEnd must not read as this one's status)."""
-    os.makedirs(agent_dir(roost_home, agent_id), mode=0o700, exist_ok=True)
-    with open(log_path(roost_home, agent_id), "a", encoding="utf-8") as fh:
-        fh.write(f"{when:.3f}\t{LAUNCH}\t{{}}\n")
+    nothing about this one (a killed claude's SessionEnd must not read as this one's status).
+    The log is 0600 and never appended to through a symlink: one planted there is removed (its
+    target is left alone) and a new log is started."""
+    _private_folder(roost_home, agent_id)
+    path = log_path(roost_home, agent_id)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        os.unlink(path)
+        fd = os.open(path, flags | os.O_EXCL, 0o600)
+    try:
+        if os.fstat(fd).st_mode & 0o077:  # a log an older roost made 0644
+            os.fchmod(fd, 0o600)
+        os.write(fd, f"{when:.3f}\t{LAUNCH}\t{{}}\n".encode())
+    finally:
+        os.close(fd)
+
+
+def _private_folder(roost_home: str, agent_id: str) -> str:
+    """The agent's folder, made 0700 if missing; refused if its id could name another folder
+    or the folder is a symlink (roost writes an agent's files in a real folder of its own)."""
+    from roost.core.errors import RoostError  # here: `roost ls` loads this module, never this
+
+    if not agent_id or agent_id in (".", "..") or any(ch in agent_id for ch in "/\0"):
+        raise RoostError(f"{agent_id!r} is not an agent id roost would write files for")
+    folder = agent_dir(roost_home, agent_id)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    if os.path.islink(folder):
+        raise RoostError(f"{folder} is a symlink; roost keeps an agent's files in a real folder "
+                         f"(remove it: rm {folder})")
+    return folder
 
 
 def _sh_quote(text: str) -> str:

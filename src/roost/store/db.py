@@ -9,14 +9,17 @@ Rules that keep it safe under concurrent roost invocations and kill -9:
 - WAL, a busy timeout, and autocommit mode (`isolation_level=None`) so that every read-modify-write
   is an explicit `BEGIN IMMEDIATE` (deferred transactions deadlock into "database is locked").
 - Never hold a transaction across a tmux call: callers read, release, act, then write.
-- The schema is versioned with `PRAGMA user_version`; a newer or corrupt database is refused before
-  anything is written to it.
+- The schema is versioned with `PRAGMA user_version`; a newer, damaged (a quick check of roost's
+  tables at every open), empty or foreign database is refused before anything is written to it,
+  and only a missing file becomes a new store (store/failure.py words each refusal).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -24,9 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from roost.core.errors import RoostError
+from roost.core.ids import flag_safe_problem
 from roost.core.model import Agent
 from roost.store import events as event_log
-from roost.store.schema import SCHEMA_VERSION, apply
+from roost.store import failure
+from roost.store.schema import SCHEMA_VERSION, apply, damage
 
 # The agents table's columns, in the order of Agent's fields (a record is Agent(**row)).
 AGENT_FIELDS = (
@@ -52,6 +57,12 @@ class SessionIdTaken(RoostError):
     pass
 
 
+class SessionIdRefused(SessionIdTaken):
+    """A provider session id that could read as a flag (`--dangerously-skip-permissions`) or
+    is no id at all: never stored, whoever offers it (a hook payload, a provider's file).
+    Refused like a taken one, so callers that skip a taken candidate skip this one too."""
+
+
 def _row_to_agent(row: tuple[Any, ...]) -> Agent:
     values = dict(zip(AGENT_FIELDS, row, strict=True))
     values["args"] = tuple(json.loads(values["args"]))
@@ -71,6 +82,63 @@ def insert_row(c: sqlite3.Connection, fields: Mapping[str, Any]) -> None:
               values)
 
 
+def _exists(path: Path) -> bool:
+    """Anything at `path`, a dangling symlink included (SQLite would create its target)."""
+    return os.path.lexists(path)
+
+
+def _check_file(path: Path) -> None:
+    """An existing file is used only as a store: never emptied into a new one."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise failure.StoreUnusable(f"{path} is a symlink to nothing; roost will not create its "
+                                    f"database through it (remove it: rm {path})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise failure.StoreUnusable(f"{path} is not a file; roost keeps its database there")
+    if info.st_size == 0:
+        raise failure.damaged(path, "is empty (0 bytes), so it holds no roost store")
+    if not failure.writable(path):  # every command writes (status, events): say so up front
+        raise failure.read_only(path, "this user cannot write to it or to its folder")
+    _owner_only(path, info)
+
+
+def _owner_only(path: Path, info: os.stat_result) -> None:
+    """Files made by an older roost (0644) become 0600; SQLite gives -wal and -shm the
+    database's mode when it creates them."""
+    if info.st_uid != os.getuid() or not info.st_mode & 0o077:
+        return
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            os.chmod(name, 0o600)
+        except OSError:
+            continue  # missing, or a read-only filesystem: opening says what matters
+
+
+def _create(path: Path) -> None:
+    """Build a new store under a temporary name (owner-only, never through a symlink) and link
+    it into place whole: a file at `path` is always a complete store, so an empty one there is
+    damage, never a store being born. Of two roosts creating it at once, one links and the
+    other opens the winner's."""
+    tmp = path.with_name(f".{path.name}.new-{os.urandom(6).hex()}")
+    os.close(os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            apply(conn, 0)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+    finally:
+        for leftover in (tmp, Path(f"{tmp}-journal")):
+            leftover.unlink(missing_ok=True)
+
+
 def add_to_lineage(c: sqlite3.Connection, agent_id: str, session_id: str, seen_at: str) -> None:
     """Record a provider session id of the agent; rowid keeps the order of equal times."""
     c.execute("INSERT INTO provider_sessions VALUES (?, ?, ?)", (session_id, agent_id, seen_at))
@@ -84,33 +152,49 @@ class Store:
     # ---- opening -------------------------------------------------------------------------
     @classmethod
     def open(cls, path: Path) -> Store:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        """The store at `path`; a new one only where no file exists. Refused with one line
+        (exit 3) before anything is written to it: an empty, damaged, foreign or newer file, a
+        read-only or full filesystem."""
         try:
-            conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+            return cls._open(path)
+        except (sqlite3.Error, OSError) as exc:
+            problem = failure.explain(path, exc)
+            if problem is None:
+                raise
+            raise problem from exc
+
+    @classmethod
+    def _open(cls, path: Path) -> Store:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if _exists(path):
+            _check_file(path)
+        else:
+            _create(path)
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+        try:
             conn.execute("PRAGMA busy_timeout = 30000")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            raise RoostError(
-                f"the roost database {path} is unreadable ({exc}); it was left untouched: "
-                "move it aside to start afresh, or restore it from a backup", code=3
-            ) from exc
-        if version > SCHEMA_VERSION:
-            conn.close()
-            raise RoostError(
-                f"the roost database {path} has schema version {version}, newer than this roost "
-                f"understands ({SCHEMA_VERSION}); upgrade roost. The database was left untouched",
-                code=3,
-            )
-        store = cls(conn, path)
-        try:
+            if version > SCHEMA_VERSION:
+                raise RoostError(
+                    f"the roost database {path} has schema version {version}, newer than this "
+                    f"roost understands ({SCHEMA_VERSION}); upgrade roost. The database was "
+                    "left untouched", code=3)
+            problem = damage(conn)
+            if problem:
+                raise failure.damaged(path, f"is damaged ({problem})")
+            if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise failure.StoreUnusable(
+                    f"{path} is not a roost database (it holds tables of something else); it "
+                    "was left untouched: point ROOST_HOME at a folder of roost's own")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
+            store = cls(conn, path)
             if version < SCHEMA_VERSION:
                 store._migrate()
-        except sqlite3.DatabaseError as exc:
+        except BaseException:
             conn.close()
-            raise RoostError(f"the roost database {path} is damaged ({exc})", code=3) from exc
+            raise
         return store
 
     def _migrate(self) -> None:
@@ -123,14 +207,27 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One read-modify-write: BEGIN IMMEDIATE takes the write lock up front."""
-        self.conn.execute("BEGIN IMMEDIATE")
+        """One read-modify-write: BEGIN IMMEDIATE takes the write lock up front. A database that
+        cannot take the write (read-only, full, damaged) is one clear line, and nothing of the
+        transaction stays."""
         try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                if self.conn.in_transaction:  # SQLite may have rolled back already (disk full)
+                    self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+        except sqlite3.IntegrityError:
+            raise  # a constraint: the caller says what it means (NameTaken...)
+        except sqlite3.Error as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")  # a COMMIT that failed
+            problem = failure.explain(self.path, exc)
+            if problem is None:
+                raise
+            raise problem from exc
 
     # ---- reading -------------------------------------------------------------------------
     def agents(self) -> list[Agent]:
@@ -221,6 +318,9 @@ class Store:
 
     @staticmethod
     def _claim_session_id(c: sqlite3.Connection, agent_id: str, session_id: str) -> None:
+        problem = flag_safe_problem(session_id)
+        if problem:
+            raise SessionIdRefused(f"provider session id refused: {problem}")
         owner = c.execute("SELECT agent_id FROM provider_sessions WHERE provider_session_id = ?",
                           (session_id,)).fetchone()
         if owner is None:

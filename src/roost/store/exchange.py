@@ -58,4 +58,4 @@ def insert_tables(c: sqlite3.Connection, data: Mapping[str, Any], seen_at: str) 
     for position, agent_id in enumerate(data["pins"]):
         c.execute("INSERT INTO pins (agent_id, position) VALUES (?, ?)", (agent_id, position))
     for key, value in data["settings"].items():
-        c.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, str(value)))
+        c.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, value))

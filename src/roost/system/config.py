@@ -10,6 +10,7 @@ from typing import Any
 
 from roost.system import locate
 from roost.core.errors import RoostError
+from roost.core.ids import is_roost_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,12 @@ class Paths:
         return self.home / "run"
 
     def agent_dir(self, agent_id: str) -> Path:
+        """The agent's own folder. Only for a roost id: `rm` deletes this folder, so a stored
+        value of any other shape (`../../victim`) must never name a path."""
+        if not is_roost_id(agent_id):
+            raise RoostError(f"{agent_id!r} is not a roost id (a UUID); refusing to use it as "
+                             "a folder (the database holds a record roost did not write)",
+                             code=3)
         return self.home / "agents" / agent_id
 
 

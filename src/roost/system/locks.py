@@ -6,6 +6,7 @@ never leaves a name locked.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import time
@@ -19,7 +20,7 @@ from roost.core.errors import RoostError
 @contextmanager
 def hold(lock_dir: Path, key: str, timeout: float = 120.0) -> Iterator[None]:
     lock_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(lock_dir / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open(lock_dir / f"{key}.lock")
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -33,3 +34,15 @@ def hold(lock_dir: Path, key: str, timeout: float = 120.0) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def _open(path: Path) -> int:
+    """The lock file, created owner-only; never through a symlink (one planted there would make
+    roost create or lock a file elsewhere)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RoostError(f"refusing the lock {path}: it is a symlink (remove it: "
+                             f"rm {path})") from None
+        raise RoostError(f"cannot open the lock {path}: {exc.strerror}") from None
