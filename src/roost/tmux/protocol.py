@@ -23,6 +23,11 @@ class DuplicateSession(TmuxError):
     pass
 
 
+class TmuxTimeout(TmuxError):
+    """tmux did not answer within the limit (tmux.timeout). Never taken for "the pane or
+    window is gone": the calls that shrug off a vanished target let this one through."""
+
+
 class TmuxClient(Protocol):
     socket: str  # the server's -L name
     env: dict[str, str]  # the environment tmux clients run with (attach uses it too)
