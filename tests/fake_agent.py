@@ -17,6 +17,7 @@ Environment knobs (all optional):
   FAKE_AGENT_RECEIVED_DIR=<dir>    write each echoed message verbatim to <dir>/<n>.txt
   FAKE_AGENT_ORPHAN_FILE=<file>    append the pids started by the ``orphan`` command
   FAKE_AGENT_HOOK_TIMEOUT=<secs>   kill a hook (and its process group) after this long; default 10
+  FAKE_AGENT_LOG_ENV=<A,B,...>     also log these variables of the start's environment (when set)
 """
 
 from __future__ import annotations
@@ -1103,6 +1104,7 @@ def log_start(flavor: str, argv: list[str], session_id: str | None, error: str |
     path = os.environ.get("FAKE_AGENT_LOG")
     if not path:
         return
+    extra_logged = set(filter(None, os.environ.get("FAKE_AGENT_LOG_ENV", "").split(",")))
     entry = {
         "flavor": flavor,
         "argv": argv,
@@ -1113,7 +1115,8 @@ def log_start(flavor: str, argv: list[str], session_id: str | None, error: str |
         "error": error,
         "tty": sys.stdin.isatty(),
         "time": now_iso(),
-        "env": {k: v for k, v in os.environ.items() if k.startswith(LOGGED_ENV_PREFIXES)},
+        "env": {k: v for k, v in os.environ.items()
+                if k.startswith(LOGGED_ENV_PREFIXES) or k in extra_logged},
     }
     append_jsonl(Path(path), entry)
 

@@ -91,7 +91,8 @@ def test_spawn_creates_a_home_with_its_keeper_and_a_tagged_window(app: App, fake
     assert result.started and result.pid == agent_pane.pid
     assert agent_pane.pid is not None and agent_pane.pid > PID_BASE  # never a real process
     assert fake.windows[agent_pane.window_id].options["@roost_state"] == "running"
-    assert pane_of(fake, result.agent).argv[1:3] == ["-m", "roost.launch"]
+    # -P: the launcher never imports from the directory it starts in
+    assert pane_of(fake, result.agent).argv[1:4] == ["-P", "-m", "roost.launch"]
     assert result.agent.launches == 1 and kinds(app, result.agent) == ["spawned", "started"]
 
 

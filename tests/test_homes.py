@@ -165,8 +165,11 @@ def test_agent_gets_the_callers_environment_but_the_store_keeps_no_secret(world:
     assert start["env"]["ROOST_AGENT_ID"] == world.ls()["alpha"]["id"]
     assert {start["env"][k] for k in ("LANG", "LC_ALL", "LC_CTYPE")} == {"C.UTF-8"}
     assert "TMUX" in start["env"] and world.socket in start["env"]["TMUX"]  # roost's, not ours
+    # on disk only in the environment kept for restarts and keeper wakes: owner-only
+    saved = world.home / "agents" / start["env"]["ROOST_AGENT_ID"] / "env.json"
+    assert oct(saved.stat().st_mode & 0o777) == oct(0o600)
     for path in (world.home).rglob("*"):
-        if path.is_file():
+        if path.is_file() and path != saved:
             assert secret.encode() not in path.read_bytes(), path
     assert not list((world.home / "run").iterdir())  # the hand-over file is gone
 

@@ -263,5 +263,5 @@ def test_ls_gives_up_on_a_hung_tmux_with_one_line(world: Env) -> None:
     for args in (["ls"], ["ls", "--json"]):
         proc = world.roost(*args, check=False, env={"ROOST_TMUX_TIMEOUT": "1"}, timeout=30)
         assert proc.returncode == 5, proc.stderr
-        assert proc.stderr.startswith("roost: tmux did not answer within 1 s: list-panes")
+        assert proc.stderr.startswith("roost: tmux did not answer within 1 s (list-panes")
         assert len(proc.stderr.splitlines()) == 1

@@ -8,8 +8,12 @@
 # usage: sh keeper.sh HOME ROOST_COMMAND...      e.g. sh keeper.sh team python3 -m roost
 home=$1
 shift
+# Marks its wakes: they start an agent with the environment of its last start (this shell has
+# the tmux server's, which holds no secret).
 ROOST_IN_KEEPER=1
 export ROOST_IN_KEEPER
+# Out of the home's directory (a user's project): nothing it runs is looked up there.
+cd "${ROOST_HOME:-/}" 2>/dev/null || cd /
 TAB="|"  # field separator: agent names never contain it
 # One row per agent window of this session: name, state, last exit status, pid.
 fmt="#{?#{@roost_id},#{window_name}${TAB}#{?pane_dead,#{?#{==:#{@roost_state},stopped},stopped,exited},running}${TAB}#{?pane_dead_signal,signal #{pane_dead_signal},#{pane_dead_status}}${TAB}#{pane_pid},}"

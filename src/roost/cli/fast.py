@@ -22,6 +22,7 @@ from roost.store import schema
 from roost.store import status as listing
 from roost.system import locate
 from roost.tmux import format as panefmt
+from roost.tmux import timeout as tmux_timeout
 
 
 class _HandOver(Exception):
@@ -97,7 +98,7 @@ class TmuxSilent(Exception):
 
 def _tmux(tmux: str, socket: str, args: list[str]) -> str | None:
     """A tmux client call through posix_spawn (the subprocess module costs ~10 ms to import),
-    bounded by panefmt.TIMEOUT. "" when no server runs; None on anything unexpected (tmux
+    bounded by the same time limit as every other tmux call (tmux/timeout.py). "" when no server runs; None on anything unexpected (tmux
     missing, an error)."""
     argv = [tmux, "-u", "-L", socket, "-f", "/dev/null", *args]
     out_r, out_w = os.pipe()
@@ -111,14 +112,14 @@ def _tmux(tmux: str, socket: str, args: list[str]) -> str | None:
         return None
     os.close(out_w)
     os.close(err_w)
+    limit = tmux_timeout.seconds(os.environ)  # ValueError: the full CLI says what is wrong
     try:
-        data, error = _read_both(out_r, err_r, time.monotonic() + panefmt.timeout(os.environ))
+        data, error = _read_both(out_r, err_r, time.monotonic() + limit)
     except TmuxSilent:
         os.kill(pid, 9)
         os.waitpid(pid, 0)
-        raise TmuxSilent(f"tmux did not answer within {panefmt.timeout(os.environ):g} s: "
-                         f"{args[0]} (is its server hung? tmux -L {socket} kill-server ends it; "
-                         "roost restore brings the tiles back)") from None
+        raise TmuxSilent(f"tmux did not answer within {limit:g} s ({args[0]} on server "
+                         f"{socket}); {tmux_timeout.ENV} sets the limit") from None
     finally:
         os.close(out_r)
         os.close(err_r)

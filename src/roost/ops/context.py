@@ -18,6 +18,16 @@ from roost.system.locate import tmux_binary
 from roost.tmux.client import Tmux
 from roost.tmux.protocol import TmuxClient
 
+# How a roost started by tmux says so: the keeper (keeper.sh) exports the first, the pane-died
+# hook's command line (make_tmux) sets the second. Their wakes start an agent with the
+# environment of its last start, not with their own (the tmux server's, which holds no secret).
+IN_KEEPER, IN_SUPERVISOR = "ROOST_IN_KEEPER", "ROOST_IN_SUPERVISOR"
+
+
+def started_by_tmux(environ: Mapping[str, str]) -> bool:
+    """Whether this roost runs in a keeper or in the supervisor, not in a user's shell."""
+    return bool(environ.get(IN_KEEPER) or environ.get(IN_SUPERVISOR))
+
 
 @dataclass
 class App:
@@ -38,8 +48,11 @@ def make_tmux(paths: cfg.Paths, settings: Mapping[str, Any], environ: Mapping[st
     socket = cfg.socket_name()
     tmpdir = {"TMUX_TMPDIR": environ["TMUX_TMPDIR"]} if environ.get("TMUX_TMPDIR") else {}
     return Tmux(socket, binary=tmux_binary(settings), environ=environ,
-                # tmux runs this (through run-shell, so quoted) when a pane dies; no user text
-                supervisor=f"{shlex.quote(sys.executable)} -m roost _supervise",
+                # tmux runs this (through run-shell, so quoted) when a pane dies; no user text.
+                # It marks itself: its wakes start agents with their own saved environment.
+                # -P: never import from the working directory (the home's, a user's project).
+                supervisor=f"{IN_SUPERVISOR}=1 exec {shlex.quote(sys.executable)} -P "
+                           "-m roost _supervise",
                 supervisor_env={"ROOST_HOME": str(paths.home), "ROOST_TMUX_SOCKET": socket,
                                 **tmpdir})
 

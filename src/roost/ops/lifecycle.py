@@ -7,6 +7,7 @@ No transaction is ever open across a tmux call.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sqlite3
 import sys
@@ -24,7 +25,7 @@ from roost.store import workspace as wsdb
 from roost.ops.learn import apply_hook_log, learn_session_ids
 from roost.providers import base as prov
 from roost.core import workspace as ws
-from roost.ops.context import App
+from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
 from roost.core.errors import RoostError
 from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent, AgentView, Pane
 from roost.core.names import check_name
@@ -34,13 +35,14 @@ from roost.tmux.client import DuplicateSession, TmuxError
 
 KEEPER = Path(__file__).parent.parent / "keeper.sh"  # a path live tmux servers still run
 UTF8 = "C.UTF-8"
+NOT_PASSED_ON = ("TMUX", "TMUX_PANE", IN_KEEPER, IN_SUPERVISOR)  # to an agent
 
 
 # ---- pure helpers ------------------------------------------------------------------------
 def agent_environment(caller: dict[str, str], agent: Agent, roost_home: Path,
                       socket: str) -> dict[str, str]:
     """The caller's environment (API keys included) plus roost's tags, in a UTF-8 locale."""
-    env = {k: v for k, v in caller.items() if k not in ("TMUX", "TMUX_PANE")}
+    env = {k: v for k, v in caller.items() if k not in NOT_PASSED_ON}
     env.update(ROOST_AGENT_ID=agent.id, ROOST_AGENT_NAME=agent.name, ROOST_HOME=str(roost_home),
                ROOST_TMUX_SOCKET=socket)
     # Agent TUIs draw with Unicode; a C/POSIX locale garbles them. Fix only what is not UTF-8.
@@ -57,8 +59,9 @@ def _is_utf8(locale_name: str) -> bool:
 
 
 def roost_command() -> list[str]:
-    """How a keeper calls roost back: this interpreter, this package."""
-    return [sys.executable, "-m", "roost"]
+    """How a keeper calls roost back: this interpreter, this package. `-P`: never import from
+    the working directory (a project holding a `roost/` folder must not run as roost)."""
+    return [sys.executable, "-P", "-m", "roost"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,21 +176,36 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
     pane = agent_panes(panes).get(agent.id)
     if pane is not None and not pane.dead:
         return WakeResult(agent, started=False, pid=pane.pid)
+    with _failure_recorded(app, agent):
+        app = _with_start_environment(app, agent)
     learn_session_ids(app, [agent])
     apply_hook_log(app, agent)
     agent = app.store.require(agent.name)
     with _failure_recorded(app, agent):
         impl = prov.get(agent.provider)
-        _check_cwd(agent.cwd)
+        workdir = _check_cwd(agent.cwd)
         exe = impl.executable(agent, app.settings, app.environ)
         app.tmux.require_version()
         if fresh:
             agent = _fresh_session(app, agent, impl)
+        agent = dataclasses.replace(agent, cwd=workdir)  # start where we looked, not elsewhere
         if fresh or agent.launches == 0:
             argv = impl.start_argv(agent, exe, None, app.paths.home)
         else:
             argv = impl.resume_argv(agent, exe, app.environ, app.paths.home)
         return _launch(app, agent, argv, panes)
+
+
+def _with_start_environment(app: App, agent: Agent) -> App:
+    """A keeper's or the supervisor's wake works in the environment of the agent's last start
+    (its API keys, its PATH, its provider settings); a wake typed by the user in the user's."""
+    if not started_by_tmux(app.environ):
+        return app
+    saved = handover.recall_environment(app.paths.agent_dir(agent.id))
+    if saved is None:
+        return app  # never started by this version of roost: the waker's own (minimal) one
+    markers = {k: v for k, v in app.environ.items() if k in (IN_KEEPER, IN_SUPERVISOR)}
+    return dataclasses.replace(app, environ={**saved, **markers})
 
 
 def _fresh_session(app: App, agent: Agent, impl: prov.Provider) -> Agent:
@@ -209,12 +227,15 @@ def _failure_recorded(app: App, agent: Agent) -> Iterator[None]:
 def _launch(app: App, agent: Agent, argv: list[str], panes: list[Pane]) -> WakeResult:
     """Run `argv` as the agent in its recorded home, creating the home if it is gone."""
     session_id = _ensure_home(app, agent.home, agent.cwd, panes)
+    if not started_by_tmux(app.environ):  # what a restart or a keeper wake will start it with
+        handover.remember_environment(app.paths.agent_dir(agent.id), {
+            k: v for k, v in app.environ.items() if k not in NOT_PASSED_ON})
     spec = _write_spec(app, agent, argv)
-    launcher = [sys.executable, "-m", "roost.launch", str(spec)]
+    launcher = [sys.executable, "-P", "-m", "roost.launch", str(spec)]
     if prov.get(agent.provider).traits.hooks:  # events before this launch say nothing of it
         hooks.mark_launch(str(app.paths.home), agent.id, time.time())
     old = agent_panes(panes).get(agent.id)
-    redraw = None if app.environ.get("ROOST_IN_KEEPER") else session_id
+    redraw = None if app.environ.get(IN_KEEPER) else session_id
     try:
         if old is not None and old.session_id == session_id:
             pid = app.tmux.respawn(old.pane_id, old.window_id, agent.cwd, launcher, redraw)
@@ -266,7 +287,7 @@ def _write_spec(app: App, agent: Agent, argv: list[str]) -> Path:
 
 def _refresh_keeper(app: App, session_id: str) -> None:
     # Run from a keeper (Enter pressed there), a redraw would hang up that keeper mid-wake.
-    if not app.environ.get("ROOST_IN_KEEPER"):
+    if not app.environ.get(IN_KEEPER):
         app.tmux.refresh_keeper(session_id)
 
 

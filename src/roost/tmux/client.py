@@ -1,13 +1,23 @@
 """The one narrow layer that talks to tmux (protocol.TmuxClient, through subprocess).
 
 Every call is an argv list (never a shell string), always on roost's own server (`-L <socket>`),
-and targets objects by tmux's ids ($session, @window, %pane), never by a name prefix. The caller's
-$TMUX/$TMUX_PANE are removed from the client's environment: tmux uses them to guess a "current"
-pane, which could belong to the user's own server.
+and targets objects by tmux's ids ($session, @window, %pane), never by a name prefix.
+
+Three rules keep what the user gives from doing more than it says:
+- tmux expands formats (`#(cmd)` runs cmd, `#{...}`) in `-c DIR`, session and window names and
+  run-shell commands: every such string goes through `literal` (`#` as `##`); `-e` values,
+  set-option and set-environment values are taken as they are (checked on tmux 3.3a).
+- A tmux server keeps the environment of the client that started it, gives it to every pane and
+  run-shell, and shows it in `show-environment -g`. Every call therefore runs with
+  `server_environment` (what tmux and roost need, no API key); an agent gets its own environment
+  through its launch spec, never through tmux.
+- Every call has one limit (tmux.timeout, ROOST_TMUX_TIMEOUT), after which the client and
+  anything it started are killed and the command fails with one line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -15,17 +25,53 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
+from roost.core.errors import RoostError
 from roost.core.model import Pane
 from roost.system.locate import tmux_client_env
+from roost.tmux import timeout as tmux_timeout
 from roost.tmux.format import FORMAT as _PANE_FORMAT
 from roost.tmux.format import NO_SERVER as _NO_SERVER
 from roost.tmux.format import (SEP, capture_args, capture_batches, exit_status, rows,
                                split_captures, to_pane)
-from roost.tmux.protocol import DuplicateSession, TmuxError
+from roost.tmux.protocol import DuplicateSession, TmuxError, TmuxTimeout
 
-__all__ = ["MIN_VERSION", "DuplicateSession", "Tmux", "TmuxError", "parse_version", "to_pane"]
+__all__ = ["MIN_VERSION", "DuplicateSession", "Tmux", "TmuxError", "TmuxTimeout", "literal",
+           "parse_version", "server_environment", "to_pane"]
 
 MIN_VERSION = (3, 2)
+
+# What a tmux server started by roost may hold (docs/DECISIONS.md, "The tmux server's
+# environment"): what tmux, the keeper's shell and `python -m roost` need, never a secret.
+SERVER_VARIABLES = frozenset((
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+    "TMUX_TMPDIR", "PYTHONPATH", "ROOST_HOME", "ROOST_TMUX_SOCKET", tmux_timeout.ENV,
+))
+
+
+def server_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The part of `environ` a tmux client may carry into a server it starts.
+
+    >>> server_environment({"PATH": "/bin", "LC_ALL": "C.UTF-8", "ANTHROPIC_API_KEY": "sk"})
+    {'PATH': '/bin', 'LC_ALL': 'C.UTF-8'}
+    """
+    return {k: v for k, v in environ.items() if k in SERVER_VARIABLES or k.startswith("LC_")}
+
+
+def literal(text: str) -> str:
+    """`text` for an argument tmux expands as a format, so that it reaches tmux as written.
+
+    >>> literal("/w/#(touch x)/#{pane_id}")
+    '/w/##(touch x)/##{pane_id}'
+    """
+    return text.replace("#", "##")
+
+
+def _command_string(text: str) -> str:
+    """`text` inside a double-quoted string of a tmux command (a hook's run-shell): tmux's parser
+    reads backslashes, double quotes and `$` there, and run-shell expands formats."""
+    for char in ("\\", '"', "$"):
+        text = text.replace(char, "\\" + char)
+    return literal(text)
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -47,7 +93,12 @@ class Tmux:
         self.socket = socket
         self.binary = binary
         self.config = config
-        self.env = tmux_client_env(os.environ if environ is None else environ)
+        self.env = tmux_client_env(os.environ if environ is None else environ)  # attach's
+        self.server_env = server_environment(self.env)  # every call's: it may start the server
+        try:
+            self.timeout = tmux_timeout.seconds(self.env)
+        except ValueError as exc:
+            raise RoostError(str(exc), code=2) from None
         self.supervisor = supervisor
         self.supervisor_env = dict(supervisor_env or {})
         self.calls = 0  # counted so benchmarks and tests can check the O(1) promises
@@ -57,19 +108,36 @@ class Tmux:
 
     def run(self, *args: str, input: str | None = None) -> str:
         self.calls += 1
-        try:
-            proc = subprocess.run(self.argv(*args), input=input, capture_output=True, text=True,
-                                  env=self.env, timeout=30)
-        except FileNotFoundError as exc:
-            raise TmuxError(f"tmux is not installed (looked for {self.binary!r} on PATH)") from exc
-        except subprocess.TimeoutExpired as exc:
-            raise TmuxError(f"tmux did not answer within 30 s: {' '.join(args[:1])}") from exc
-        if proc.returncode != 0:
-            err = proc.stderr.strip()
+        code, out, err = self._call(self.argv(*args), args[0], input)
+        if code != 0:
+            err = err.strip()
             if err.startswith("duplicate session"):
                 raise DuplicateSession(err, err)
-            raise TmuxError(f"tmux {args[0]} failed: {err or 'exit ' + str(proc.returncode)}", err)
-        return proc.stdout
+            raise TmuxError(f"tmux {args[0]} failed: {err or 'exit ' + str(code)}", err)
+        return out
+
+    def _call(self, argv: list[str], what: str, input: str | None = None) -> tuple[int, str, str]:
+        """Run one tmux client within the time limit: (exit code, stdout, stderr). The client
+        gets a process group of its own, so a stuck one is killed with everything it started."""
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None
+                                    else subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, env=self.server_env,
+                                    process_group=0)
+        except FileNotFoundError as exc:
+            raise TmuxError(f"tmux is not installed (looked for {self.binary!r} on PATH)") from exc
+        except OSError as exc:
+            raise TmuxError(f"cannot run tmux {self.binary!r}: {exc.strerror}") from exc
+        try:
+            out, err = proc.communicate(input, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):  # a child that left the group
+                proc.communicate(timeout=1)  # may hold the pipes: never wait for it for long
+            raise TmuxTimeout(f"tmux did not answer within {self.timeout:g} s ({what} on "
+                              f"server {self.socket}); {tmux_timeout.ENV} sets the limit") from None
+        return proc.returncode, out, err
 
     @staticmethod
     def is_no_server(err: TmuxError) -> bool:
@@ -78,12 +146,7 @@ class Tmux:
     # ---- server -------------------------------------------------------------------------
     def version(self) -> tuple[int, int]:
         self.calls += 1
-        try:
-            out = subprocess.run([self.binary, "-V"], capture_output=True, text=True,
-                                 env=self.env, timeout=10).stdout
-        except FileNotFoundError as exc:
-            raise TmuxError(f"tmux is not installed (looked for {self.binary!r} on PATH)") from exc
-        return parse_version(out)
+        return parse_version(self._call([self.binary, "-V"], "-V")[1])
 
     _checked: dict[str, tuple[int, int]] = {}  # per binary, once per process
 
@@ -119,6 +182,8 @@ class Tmux:
                 os.kill(int(found[0]["server_pid"]), signal.SIGCHLD)
                 time.sleep(0.02)
                 found = rows(self.run("list-panes", "-a", "-F", _PANE_FORMAT))
+            except TmuxTimeout:
+                raise
             except (OSError, TmuxError):
                 pass
         return found
@@ -128,11 +193,12 @@ class Tmux:
                  env: Mapping[str, str]) -> tuple[str, str]:
         """A detached session `name` whose window 0 ("home") runs the keeper; tagged in the same
         command list, so nobody sees it untagged. Returns (session id, keeper pane id)."""
-        env_args = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]
+        env_args = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]  # -e: never expanded
         out = self.run(
             *self._server_setup(),
-            "new-session", "-d", "-s", name, "-n", "home", "-x", "200", "-y", "50", "-c", cwd,
-            *env_args, "-P", "-F", f"#{{session_id}}{SEP}#{{pane_id}}", *keeper_argv, ";",
+            "new-session", "-d", "-s", literal(name), "-n", "home", "-x", "200", "-y", "50",
+            "-c", literal(cwd), *env_args, "-P", "-F", f"#{{session_id}}{SEP}#{{pane_id}}",
+            *keeper_argv, ";",
             "set-option", "@roost_home", "1", ";",
             "set-option", "-w", "@roost_keeper", "1",
         )
@@ -150,7 +216,7 @@ class Tmux:
             setup += ["set-environment", "-g", key, value, ";"]
         hook = "respawn-pane -k -t :0.0"
         if self.supervisor:
-            hook += f' ; run-shell -b "{self.supervisor} #{{hook_pane}}"'
+            hook += f' ; run-shell -b "{_command_string(self.supervisor)} #{{hook_pane}}"'
         return setup + ["set-hook", "-g", "pane-died", hook, ";"]
 
     def new_window(self, session_id: str, name: str, cwd: str, argv: Sequence[str],
@@ -160,7 +226,7 @@ class Tmux:
         with its exit status."""
         out = self.run(
             *self._server_setup(),
-            "new-window", "-t", f"{session_id}:", "-n", name, "-c", cwd,
+            "new-window", "-t", f"{session_id}:", "-n", literal(name), "-c", literal(cwd),
             "-P", "-F", f"#{{window_id}}{SEP}#{{pane_id}}{SEP}#{{pane_pid}}", *argv, ";",
             "set-option", "-w", "@roost_id", agent_id, ";",
             "set-option", "-w", "@roost_state", "running", *self._redraw(redraw_keeper_of),
@@ -171,7 +237,7 @@ class Tmux:
     def respawn(self, pane_id: str, window_id: str, cwd: str, argv: Sequence[str],
                 redraw_keeper_of: str | None = None) -> int:
         """Start `argv` in a dead pane (tmux refuses a live one). Returns the new pid."""
-        out = self.run("respawn-pane", "-t", pane_id, "-c", cwd, *argv, ";",
+        out = self.run("respawn-pane", "-t", pane_id, "-c", literal(cwd), *argv, ";",
                        "set-option", "-w", "-t", window_id, "@roost_state", "running", ";",
                        "display-message", "-p", "-t", pane_id, "#{pane_pid}",
                        *self._redraw(redraw_keeper_of))
@@ -185,6 +251,8 @@ class Tmux:
         """Redraw a home's keeper (window 0): it shows its agents' state."""
         try:
             self.run("respawn-pane", "-k", "-t", f"{session_id}:0.0")
+        except TmuxTimeout:
+            raise
         except TmuxError:
             pass  # a keeper that is gone is reported by doctor; nothing to redraw
 
@@ -195,6 +263,8 @@ class Tmux:
         """A window's user option (e.g. @roost_state); "" when unset or the window is gone."""
         try:
             return self.run("display-message", "-p", "-t", window_id, f"#{{{key}}}").strip()
+        except TmuxTimeout:
+            raise
         except TmuxError:
             return ""
 
@@ -221,6 +291,8 @@ class Tmux:
         for batch in capture_batches(pane_ids, marker):
             try:
                 found.update(split_captures(self.run(*capture_args(batch, marker)), marker))
+            except TmuxTimeout:
+                raise
             except TmuxError:
                 pass  # a pane died between the listing and the capture: no screen this time
         return found
@@ -248,11 +320,14 @@ class Tmux:
                   argv: Sequence[str]) -> str:
         try:
             self.run("kill-session", "-t", f"={name}")
+        except TmuxTimeout:
+            raise
         except TmuxError:
             pass  # no such view yet
-        pane = self.run("new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
-                        "-P", "-F", "#{pane_id}", *argv).strip()
-        self.run("set-option", "-t", name, "status-left", title)
+        pane = self.run("new-session", "-d", "-s", literal(name), "-x", str(width), "-y",
+                        str(height), "-P", "-F", "#{pane_id}", *argv).strip()
+        # status-left is a format, strftime included, expanded at every redraw
+        self.run("set-option", "-t", pane, "status-left", literal(title).replace("%", "%%"))
         return pane
 
     def split_pane(self, pane_id: str, side_by_side: bool, percent: int,

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from roost.core.pane import Pane
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
 SEP = "\t"
 FIELDS = (
@@ -100,14 +97,3 @@ def split_captures(text: str, marker: str) -> dict[str, str]:
             chunk.append(line)
     return found
 
-
-TIMEOUT = 30.0  # seconds any one tmux call may take before roost gives up on the server
-
-
-def timeout(environ: Mapping[str, str]) -> float:
-    """TIMEOUT, or ROOST_TMUX_TIMEOUT (seconds) when set to a positive number."""
-    try:
-        value = float(environ.get("ROOST_TMUX_TIMEOUT", ""))
-    except ValueError:
-        return TIMEOUT
-    return value if value > 0 else TIMEOUT

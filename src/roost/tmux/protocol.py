@@ -23,9 +23,15 @@ class DuplicateSession(TmuxError):
     pass
 
 
+class TmuxTimeout(TmuxError):
+    """tmux did not answer within the limit (tmux.timeout). Never taken for "the pane or
+    window is gone": the calls that shrug off a vanished target let this one through."""
+
+
 class TmuxClient(Protocol):
     socket: str  # the server's -L name
-    env: dict[str, str]  # the environment tmux clients run with (attach uses it too)
+    env: dict[str, str]  # the caller's environment, for the client a user attaches with; the
+    # calls themselves run with a minimal one (client.server_environment): no secret in tmux
     calls: int  # tmux calls made, so benchmarks and tests can check the O(1) promises
 
     # ---- server ---------------------------------------------------------------------------

@@ -1,0 +1,297 @@
+"""Issue 9, the tmux side of trust, on a real tmux: user strings reach tmux literally (items 1),
+the tmux server holds no caller's secrets while restarts and keeper wakes get the agent's own
+environment (11), and every tmux call gives up with one clear line (12)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import Env
+
+pytestmark = pytest.mark.tmux
+
+LOGGED = {"FAKE_AGENT_LOG_ENV": "MYKEY,FOO,OTHER"}  # fake_agent logs these variables at start
+
+
+def marker_dir(world: Env, marker: Path) -> Path:
+    """A directory whose name would run `touch MARKER` if tmux expanded it as a format (the
+    slashes of the marker's path make it a few nested directories, as an unpacked archive can)."""
+    path = world.tmp / f"w#(touch {marker})"
+    path.mkdir(parents=True)
+    return path
+
+
+def assert_never_appears(marker: Path, settle: float = 0.5) -> None:
+    time.sleep(settle)  # tmux runs #() jobs in the background
+    assert not marker.exists(), f"tmux ran a command hidden in a path: {marker} exists"
+
+
+def keeper_pid(world: Env, session: str) -> int:
+    return int(next(p for p in world.panes() if p["session"] == session and p["keeper"] == "1")
+               ["pid"])
+
+
+def crash(world: Env, name: str) -> None:
+    pane = next(p for p in world.panes() if p["window"] == name and p["roost_id"])
+    world.wait_screen(pane["pane_id"], "❯")
+    world.type(pane["pane_id"], "crash 3")
+
+
+def restarted(world: Env, count: int) -> dict:
+    """The `count`th start, once the supervisor made it. tmux 3.3a now and then misses a dying
+    pane's SIGCHLD; any roost command that lists panes nudges it, as a user's `roost ls` would."""
+    world.wait_for(lambda: world.ls() and len(world.starts()) >= count, timeout=20,
+                   what=f"{count} agent starts")
+    return world.starts()[count - 1]
+
+
+def start_env(start: dict) -> dict[str, str]:
+    return {k: v for k, v in start["env"].items() if k in ("MYKEY", "FOO", "OTHER")}
+
+
+# ---- item 1: user strings reach tmux literally ----------------------------------------------
+def test_a_directory_named_like_a_tmux_format_is_used_literally(world: Env) -> None:
+    marker = world.tmp / "PWNED"
+    odd = marker_dir(world, marker)
+    other = world.tmp / "x#{pane_id}%H"
+    other.mkdir()
+    for name, cwd in (("alpha", odd), ("beta", other)):
+        world.roost("spawn", name, "--cwd", str(cwd))
+    starts = world.last_start(2) and world.starts()
+    assert {s["cwd"] for s in starts} == {str(odd), str(other)}
+    listed = world.ls()
+    assert (listed["alpha"]["cwd"], listed["beta"]["cwd"]) == (str(odd), str(other))
+    # the home sessions start in the directory itself (new windows opened there go there)
+    paths = world.tmux("list-sessions", "-F", "#{session_name}\t#{session_path}").splitlines()
+    assert sorted(paths) == [f"alpha\t{odd}", f"beta\t{other}"]
+    for name in ("alpha", "beta"):
+        world.roost("kill", name)
+        world.roost("wake", name)
+    woken = world.last_start(4) and world.starts()[2:]
+    assert sorted(s["cwd"] for s in woken) == sorted([str(odd), str(other)])
+    assert world.ls()["alpha"]["cwd"] == str(odd)
+    assert_never_appears(marker)
+
+
+def test_an_imported_cwd_or_home_with_a_tmux_format_runs_nothing(world: Env) -> None:
+    marker = world.tmp / "PWNED"
+    odd = marker_dir(world, marker)
+    world.roost("spawn", "alpha", "--cwd", str(world.tmp / "work"))
+    exported = json.loads(world.roost("export").stdout)
+    world.roost("rm", "alpha")
+    for agent in exported["agents"]:
+        agent["cwd"] = str(odd)
+        agent["home"] = f"h#(touch {marker})"
+    doc = world.tmp / "ws.json"
+    doc.write_text(json.dumps(exported))
+    fresh = {"ROOST_HOME": str(world.tmp / "other-home")}
+    if world.roost("import", str(doc), env=fresh, check=False).returncode == 0:
+        world.roost("wake", "alpha", env=fresh, check=False)  # a home name may be refused here
+    assert_never_appears(marker)
+    # the cwd alone (a valid home): woken in exactly that directory
+    for agent in exported["agents"]:
+        agent["home"] = "alpha"
+    doc.write_text(json.dumps(exported))
+    third = {"ROOST_HOME": str(world.tmp / "third-home")}
+    world.roost("import", str(doc), env=third)
+    world.roost("wake", "alpha", env=third)
+    assert world.last_start(2)["cwd"] == str(odd)
+    assert_never_appears(marker)
+
+
+def test_wake_starts_in_the_checked_directory_not_the_raw_stored_one(world: Env) -> None:
+    """A stored cwd that only resolves through realpath (here: through a missing folder and
+    `..`) is checked as that real path, and the agent is started in it."""
+    world.roost("spawn", "alpha", "--cwd", str(world.tmp / "work"))
+    exported = json.loads(world.roost("export").stdout)
+    world.roost("rm", "alpha")
+    exported["agents"][0]["cwd"] = str(world.tmp / "gone" / ".." / "work")
+    doc = world.tmp / "ws.json"
+    doc.write_text(json.dumps(exported))
+    fresh = {"ROOST_HOME": str(world.tmp / "other-home")}
+    if world.roost("import", str(doc), env=fresh, check=False).returncode != 0:
+        pytest.skip("import now refuses a cwd that is not canonical")
+    world.roost("wake", "alpha", env=fresh)
+    assert world.last_start(2)["cwd"] == str(world.tmp / "work")
+
+
+def test_every_string_the_client_gives_tmux_arrives_as_written(world: Env) -> None:
+    """tmux 3.3a expands formats in session and window names, `-c`, run-shell and status-left;
+    the client escapes each, and what it does not escape (-e values) tmux takes as it is."""
+    import shlex
+
+    from roost.tmux.client import Tmux
+
+    marker = world.tmp / "PWNED"
+    odd = f"#(touch {marker})#{{pane_id}}%H"
+    cwd = marker_dir(world, marker)
+    hooks = world.tmp / f"q'\"$HOME\\{odd}"  # the supervisor's own path, quoted for sh
+    hooks.mkdir(parents=True)
+    supervisor = hooks / "supervise"
+    supervisor.write_text(f"#!/bin/sh\necho \"$1\" >> {shlex.quote(str(world.tmp / 'died'))}\n")
+    supervisor.chmod(0o755)
+    tmux = Tmux(world.socket, environ=world.env, supervisor=shlex.quote(str(supervisor)))
+    session, _keeper = tmux.new_home(f"h{odd}", str(cwd), ["sleep", "60"], {"V": odd})
+    window, pane, _pid = tmux.new_window(session, f"w{odd}", str(cwd), ["sh", "-c", "exit 3"],
+                                         "id-1")
+    world.wait_for(lambda: (world.tmp / "died").exists(), what="the pane-died hook")
+    assert (world.tmp / "died").read_text() == f"{pane}\n"
+    tmux.respawn(pane, window, str(cwd), ["sleep", "60"])
+    listed = world.tmux("list-panes", "-a", "-F",
+                        "#{session_name}|#{session_path}|#{window_name}|#{pane_start_path}")
+    assert listed.splitlines() == [f"h{odd}|{cwd}|home|{cwd}", f"h{odd}|{cwd}|w{odd}|{cwd}"]
+    assert world.tmux("show-environment", "-t", session, "V") == f"V={odd}\n"
+    view = tmux.view_client()
+    try:
+        view.open_view("v", f"title {odd}", 80, 24, ["sleep", "60"])
+        shown = view.run("display-message", "-p", "-t", "=v:", "#{T:status-left}")
+        assert shown == f"title {odd}\n"
+    finally:
+        view.run("kill-server")
+    assert_never_appears(marker)
+
+
+def test_a_project_holding_a_roost_package_never_runs_as_roost(world: Env) -> None:
+    """`python -m roost...` started by tmux in a project's directory would import that project's
+    `roost/` first: the launcher, the supervisor and the keeper's wakes must not."""
+    marker = world.tmp / "PWNED"
+    project = world.tmp / "project"
+    (project / "roost").mkdir(parents=True)
+    (project / "roost" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    world.roost("spawn", "alpha", "--cwd", str(project), "--restart", "on-failure")
+    crash(world, "alpha")
+    restarted(world, 2)  # by the supervisor
+    world.roost("kill", "alpha")
+    world.wait_screen("alpha:0", "stopped (last exit")
+    world.tmux("send-keys", "-t", "alpha:0", "Enter")  # the keeper wakes it
+    assert world.last_start(3)["cwd"] == str(project)
+    assert not marker.exists()
+
+
+# ---- item 11: the server's environment -----------------------------------------------------
+def test_the_tmux_server_and_keepers_hold_no_callers_secrets(world: Env) -> None:
+    world.roost("spawn", "first", "--cwd", str(world.tmp / "work"),
+                env={**LOGGED, "MYKEY": "secret", "FOO": "a"})
+    assert start_env(world.last_start(1)) == {"MYKEY": "secret", "FOO": "a"}
+    server = world.tmux("show-environment", "-g")
+    names = {line.split("=")[0] for line in server.splitlines()}
+    assert not names & {"MYKEY", "FOO", "FAKE_AGENT_LOG"} and "secret" not in server
+    keeper = psutil.Process(keeper_pid(world, "first")).environ()
+    assert not set(keeper) & {"MYKEY", "FOO"} and "secret" not in keeper.values()
+    assert keeper["ROOST_HOME"] == str(world.home)  # what the keeper needs is there
+    # the start's environment is kept owner-only for restarts, never in the database
+    agent_id = world.ls()["first"]["id"]
+    saved = world.home / "agents" / agent_id / "env.json"
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert json.loads(saved.read_text())["MYKEY"] == "secret"
+    for path in [world.home / "roost.db", *world.home.glob("roost.db-*")]:
+        assert b"secret" not in path.read_bytes()
+
+
+def test_a_supervised_restart_gets_the_agents_own_environment(world: Env) -> None:
+    world.roost("spawn", "first", "--cwd", str(world.tmp / "work"),
+                env={**LOGGED, "MYKEY": "secret", "FOO": "a"})  # this caller starts the server
+    world.roost("spawn", "crashy", "--cwd", str(world.tmp / "work"), "--restart", "on-failure",
+                env={**LOGGED, "MYKEY": "mine", "FOO": "b"})
+    world.roost("spawn", "plain", "--cwd", str(world.tmp / "work"), "--restart", "on-failure",
+                env={**LOGGED, "OTHER": "b"})
+    assert start_env(world.last_start(3)) == {"OTHER": "b"}
+    crash(world, "crashy")
+    again = restarted(world, 4)
+    assert again["argv"][0] == "--resume" and again["env"]["ROOST_AGENT_NAME"] == "crashy"
+    assert start_env(again) == {"MYKEY": "mine", "FOO": "b"}
+    crash(world, "plain")
+    assert start_env(restarted(world, 5)) == {"OTHER": "b"}  # no MYKEY from anyone else
+
+
+def test_a_keeper_wake_gets_the_agents_own_environment(world: Env) -> None:
+    world.roost("spawn", "first", "--cwd", str(world.tmp / "work"),
+                env={**LOGGED, "MYKEY": "secret", "FOO": "a"})
+    world.roost("spawn", "second", "--cwd", str(world.tmp / "work"), "--home", "first",
+                env={**LOGGED, "OTHER": "b"})
+    world.last_start(2)
+    world.roost("kill", "first")
+    world.roost("kill", "second")
+    world.wait_for(lambda: world.screen("first:0").count("stopped (last exit") == 2,
+                   what="the keeper to show both stopped")
+    world.tmux("send-keys", "-t", "first:0", "Enter")
+    world.last_start(4)
+    woken = {s["env"]["ROOST_AGENT_NAME"]: start_env(s) for s in world.starts()[2:]}
+    assert woken == {"first": {"MYKEY": "secret", "FOO": "a"}, "second": {"OTHER": "b"}}
+    assert all("ROOST_IN_KEEPER" not in s["env"] for s in world.starts())
+
+
+# ---- item 12: tmux that does not answer ----------------------------------------------------
+def hanging_tmux(world: Env, tag: str) -> Path:
+    """A tmux stand-in that never answers (through a child, as a stuck client would)."""
+    script = world.tmp / "tmux-hangs"
+    script.write_text(f"#!/bin/sh\nsleep {tag}\n")
+    script.chmod(0o755)
+    (world.home / "config.toml").write_text(f'[tmux]\nbin = "{script}"\n')
+    return script
+
+
+def sleepers(tag: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if proc.info["cmdline"] == ["sleep", tag]:
+            found.append(proc)
+    return found
+
+
+@pytest.mark.parametrize("args", [("spawn", "beta", "--cwd", "."), ("capture", "alpha"),
+                                  ("kill", "alpha")])
+def test_a_tmux_that_does_not_answer_fails_the_command_within_the_timeout(
+        world: Env, args: tuple[str, ...]) -> None:
+    world.roost("spawn", "alpha", "--cwd", str(world.tmp / "work"))
+    tag = f"{os.getpid() % 1000 + 600}.{len(args)}"
+    hanging_tmux(world, tag)
+    began = time.monotonic()
+    proc = world.roost(*args, check=False, env={"ROOST_TMUX_TIMEOUT": "1"}, timeout=20)
+    took = time.monotonic() - began
+    assert proc.returncode == 5, proc.stderr
+    assert proc.stderr.startswith("roost: tmux did not answer within 1 s")
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert took < 8
+    assert sleepers(tag) == []  # the stuck client and its children are gone
+
+
+def test_the_client_gives_up_on_every_path_with_one_clear_error(tmp_path: Path) -> None:
+    from roost.core.errors import RoostError
+    from roost.tmux.client import Tmux, TmuxTimeout
+
+    script = tmp_path / "tmux-hangs"
+    script.write_text("#!/bin/sh\nexec sleep 60\n")
+    script.chmod(0o755)
+    tmux = Tmux("nobody", binary=str(script),
+                environ={"PATH": os.environ["PATH"], "ROOST_TMUX_TIMEOUT": "0.2"})
+    calls = {"version": tmux.version, "list_panes": tmux.list_panes,
+             "capture_many": lambda: tmux.capture_many(["%1", "%2"], "\x1e"),
+             "window_option": lambda: tmux.window_option("@1", "@roost_state"),
+             "refresh_keeper": lambda: tmux.refresh_keeper("$1"),
+             "open_view": lambda: tmux.open_view("v", "t", 80, 24, ["true"])}
+    for name, call in calls.items():
+        began = time.monotonic()
+        with pytest.raises(TmuxTimeout, match=r"^tmux did not answer within 0.2 s"):
+            call()
+        assert time.monotonic() - began < 2, name
+    with pytest.raises(RoostError, match="ROOST_TMUX_TIMEOUT must be a number of seconds"):
+        Tmux("nobody", environ={"ROOST_TMUX_TIMEOUT": "soon"})
+
+
+def test_what_reaches_tmux_literally_and_what_the_server_may_hold() -> None:
+    from roost.tmux.client import _command_string, literal, server_environment
+
+    assert literal("/p/#(touch x)#{pane_id}##") == "/p/##(touch x)##{pane_id}####"
+    assert _command_string('a "b" $HOME \\ #(c)') == 'a \\"b\\" \\$HOME \\\\ ##(c)'
+    caller = {"PATH": "/bin", "HOME": "/h", "LC_ALL": "C.UTF-8", "ROOST_HOME": "/r",
+              "ANTHROPIC_API_KEY": "sk", "AWS_SECRET_ACCESS_KEY": "x", "ROOST_CLAUDE_BIN": "/c"}
+    assert server_environment(caller) == {"PATH": "/bin", "HOME": "/h", "LC_ALL": "C.UTF-8",
+                                          "ROOST_HOME": "/r"}
