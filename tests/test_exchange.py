@@ -16,7 +16,7 @@ from roost.core.model import Agent
 from roost.core.workspace import leaf, split
 from roost.ops import transfer
 from roost.ops.context import App
-from roost.providers.base import NAMES as PROVIDERS
+from roost.providers.traits import SESSION_IDS as PROVIDERS
 from roost.store import db, exchange
 from roost.store import workspace as wsdb
 from roost.store.db import Store

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
 
 import psutil
 import pytest
@@ -197,9 +198,11 @@ def test_export_import_round_trip_exactly_and_bad_input_changes_nothing(world: E
     refused({"format": "other"}, "not a roost workspace")
     refused({**data, "version": 99}, "unsupported export version")
     refused(data, "already used")  # importing the same agents twice
-    renamed = json.loads(exported)
+    fresh_ids = exported
+    for a in data["agents"]:  # new roost ids everywhere they appear (tiles, links, pins)
+        fresh_ids = fresh_ids.replace(a["id"], str(uuid.uuid4()))
+    renamed = json.loads(fresh_ids)
     for a in renamed["agents"]:
-        a["id"] = "new-" + a["id"]
         a["name"] = "n" + a["name"]
     refused(renamed, "already belongs to another agent")  # its conversations are taken
     for a in renamed["agents"]:

@@ -104,8 +104,10 @@ def _tmux(tmux: str, socket: str, args: list[str]) -> str | None:
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
-        pid = os.posix_spawnp(tmux, argv, locate.tmux_client_env(os.environ), file_actions=[
-            (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)])
+        pid = os.posix_spawnp(tmux, argv, locate.tmux_client_env(os.environ), setpgroup=0,
+                              file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                                            (os.POSIX_SPAWN_DUP2, out_w, 1),
+                                            (os.POSIX_SPAWN_DUP2, err_w, 2)])
     except OSError:
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)
@@ -116,7 +118,7 @@ def _tmux(tmux: str, socket: str, args: list[str]) -> str | None:
     try:
         data, error = _read_both(out_r, err_r, time.monotonic() + limit)
     except TmuxSilent:
-        os.kill(pid, 9)
+        os.killpg(pid, 9)  # the client and anything it started (its own process group)
         os.waitpid(pid, 0)
         raise TmuxSilent(f"tmux did not answer within {limit:g} s ({args[0]} on server "
                          f"{socket}); {tmux_timeout.ENV} sets the limit") from None

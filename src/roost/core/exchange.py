@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -203,8 +203,9 @@ def _require(where: str, problem: str | None) -> None:
 
 
 # ---- the file ------------------------------------------------------------------------------
-def validate(data: Any, taken: Taken, providers: Collection[str]) -> None:
-    """Raise a clear error for the first thing wrong with `data` (parsed JSON)."""
+def validate(data: Any, taken: Taken, providers: Mapping[str, str]) -> None:
+    """Raise a clear error for the first thing wrong with `data` (parsed JSON). `providers`
+    maps each provider's name to how its session ids become known (its traits)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise refused(f"not a roost workspace export (format must be {FORMAT!r})")
     if data.get("version") != VERSION:
@@ -238,7 +239,7 @@ def _check_settings(settings: dict[str, Any]) -> None:
                           f"not {_shown(value)}")
 
 
-def _check_agents(agents: list[Any], taken: Taken, providers: Collection[str]) -> set[str]:
+def _check_agents(agents: list[Any], taken: Taken, providers: Mapping[str, str]) -> set[str]:
     """Each record on its own, and against the database; returns the file's agent ids."""
     ids: set[str] = set()
     names: set[str] = set()
@@ -259,7 +260,7 @@ def _check_agents(agents: list[Any], taken: Taken, providers: Collection[str]) -
         if not isinstance(a["provider"], str) or a["provider"] not in providers:
             raise refused(f"{where}: unknown provider {_shown(a['provider'])}")
         _check_args(where, a["args"])
-        history = _check_sessions(where, a)
+        history = _check_sessions(where, a, providers[a["provider"]])
         for sid in history + ([a["provider_session_id"]] if a["provider_session_id"] else []):
             if sid in taken.sessions or (sid in sessions and sid not in history):
                 raise refused(f"{where}: provider session {sid} already belongs to another agent")
@@ -278,17 +279,18 @@ def _check_args(where: str, args: Any) -> None:
         _require(f"{where}.args[{n}]", "has a NUL" if "\0" in arg else None)
 
 
-def _check_sessions(where: str, a: dict[str, Any]) -> list[str]:
-    """The current session id and the lineage: each in its provider's shape. Returns the
-    lineage."""
+def _check_sessions(where: str, a: dict[str, Any], learned: str) -> list[str]:
+    """The current session id and the lineage: each in its provider's shape (`learned`: how its
+    ids become known). Returns the lineage."""
     if a["provider_session_id"] is not None:
         _require(f"{where}.provider_session_id",
-                 session_id_problem(a["provider"], a["provider_session_id"]))
+                 session_id_problem(a["provider"], a["provider_session_id"], learned))
     history = a["session_history"]
     if not isinstance(history, list) or not all(isinstance(s, str) for s in history):
         raise refused(f"{where}: session_history must be a list of strings")
     for n, sid in enumerate(history):
-        _require(f"{where}.session_history[{n}]", session_id_problem(a["provider"], sid))
+        _require(f"{where}.session_history[{n}]",
+                 session_id_problem(a["provider"], sid, learned))
     return history
 
 

@@ -13,8 +13,8 @@ _HEX_ANY_CASE = _HEX | frozenset("ABCDEF")
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 _DASHES = (8, 13, 18, 23)
 MAX_SESSION_ID = 128
-# Providers that never have a session id (aider keeps a chat history file, command nothing).
-WITHOUT_SESSIONS = ("aider", "command")
+# How a provider's session id becomes known (its traits say which, providers/traits.py).
+MINTED, DISCOVERED, NO_SESSION_ID = "minted", "discovered", "none"
 
 
 def _uuid_shaped(text: str, digits: frozenset[str]) -> bool:
@@ -51,21 +51,25 @@ def flag_safe_problem(session_id: str) -> str | None:
     return None
 
 
-def session_id_problem(provider: str, session_id: object) -> str | None:
-    """Why `session_id` cannot be a session id of `provider`, or None when it can.
+def session_id_problem(provider: str, session_id: object, learned: str) -> str | None:
+    """Why `session_id` cannot be a session id of `provider`, whose ids are `learned` as its
+    traits say (MINTED by roost: a UUID; DISCOVERED in its files: a flag-safe word; or it has
+    none), or None when it can.
 
-    >>> session_id_problem("claude", "0F8FAD5B-D9CB-469F-A165-70867728950E") is None
+    >>> session_id_problem("claude", "0F8FAD5B-D9CB-469F-A165-70867728950E", MINTED) is None
     True
-    >>> session_id_problem("claude", "s1")
+    >>> session_id_problem("claude", "s1", MINTED)
     "'s1' is not a claude session id (a UUID)"
+    >>> session_id_problem("aider", "s1", NO_SESSION_ID)
+    'aider has no session ids'
     """
     if not isinstance(session_id, str):
         return f"a session id must be a string, not {type(session_id).__name__}"
-    if provider in WITHOUT_SESSIONS:
+    if learned == NO_SESSION_ID:
         return f"{provider} has no session ids"
     problem = flag_safe_problem(session_id)
     if problem:
         return problem
-    if provider == "claude" and not _uuid_shaped(session_id, _HEX_ANY_CASE):
-        return f"{session_id!r} is not a claude session id (a UUID)"
+    if learned == MINTED and not _uuid_shaped(session_id, _HEX_ANY_CASE):
+        return f"{session_id!r} is not a {provider} session id (a UUID)"
     return None

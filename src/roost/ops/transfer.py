@@ -11,7 +11,7 @@ from typing import Any
 
 from roost.core.exchange import FORMAT, VERSION, refused, validate
 from roost.ops.context import App
-from roost.providers.base import NAMES as PROVIDERS
+from roost.providers import traits
 from roost.store import exchange
 from roost.store.db import now_iso
 
@@ -25,7 +25,7 @@ def import_(app: App, data: Any) -> int:
     seen_at = now_iso()
     try:
         with app.store.write() as c:
-            validate(data, exchange.taken(c), PROVIDERS)
+            validate(data, exchange.taken(c), traits.SESSION_IDS)
             exchange.insert_tables(c, data, seen_at)
     except sqlite3.IntegrityError as exc:
         # validate() checks every constraint the schema has; this is its safety net

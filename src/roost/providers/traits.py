@@ -4,15 +4,15 @@ its screen shows in each state, and what it prints when a conversation to resume
 
 The Provider classes (providers/base.py and one module per CLI) carry these traits; `roost ls`'s
 fast path reads them here, because importing the classes costs shutil, pathlib and dataclasses.
-No imports, nothing computed at import time.
+Import-light (core.ids only), nothing computed at import time.
 """
 
 from __future__ import annotations
 
-# How a provider's session id becomes known.
-MINTED = "minted"  # roost chooses it and passes it on the CLI's command line
-DISCOVERED = "discovered"  # the CLI chooses it; roost finds it in the CLI's files afterwards
-NO_SESSION_ID = "none"  # the CLI has none (its conversation, if any, is found another way)
+# How a provider's session id becomes known: MINTED (roost chooses it and passes it on the CLI's
+# command line), DISCOVERED (the CLI chooses it; roost finds it in the CLI's files afterwards) or
+# NO_SESSION_ID (the CLI has none; its conversation, if any, is found another way).
+from roost.core.ids import DISCOVERED, MINTED, NO_SESSION_ID
 
 # The screen patterns' version (shown by `roost doctor`): bump it with any change to them.
 PATTERNS_VERSION = 1
@@ -81,3 +81,6 @@ def of(provider: str) -> Traits:
     """A provider's traits; a name this roost does not know (a record written by a newer one)
     gets a plain command's: no hooks, no session id, no patterns."""
     return BY_NAME.get(provider, COMMAND)
+
+# How each provider's session ids become known, by name (the import's checks need it).
+SESSION_IDS = {name: t.session_id for name, t in BY_NAME.items()}
