@@ -116,8 +116,8 @@ def kill_tagged_processes(roost_home: str) -> None:
 def timed(argv: Sequence[str], env: dict[str, str], cwd: Path | None = None) -> float:
     """Wall seconds of one run, output read through pipes as a script would; fails loudly."""
     start = time.perf_counter()
-    proc = subprocess.run(list(argv), env=env, cwd=cwd, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=60)
+    proc = subprocess.run(list(argv), env=env, cwd=cwd, capture_output=True,
+                          timeout=60)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): "
@@ -144,7 +144,8 @@ def table(rows: Sequence[Sequence[object]]) -> str:
     """A plain text table; the first row is the header."""
     cells = [[str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
-    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    lines = ["  ".join(c.rjust(w) if i else c.ljust(w)
+                       for i, (c, w) in enumerate(zip(r, widths, strict=True)))
              for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)

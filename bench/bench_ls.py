@@ -14,14 +14,14 @@ import statistics
 import subprocess
 import sys
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from _common import PYTHON, finish, ms, parser, summary, table, timed, world
-
-from roost.system.config import Paths
 from roost.core.model import INTENT_RUNNING, INTENT_STOPPED, Agent
 from roost.store.db import Store
+from roost.system.config import Paths
+
+from _common import PYTHON, finish, ms, parser, summary, table, timed, world
 
 TARGET = 3.0
 PROVIDERS = ["claude"] * 12 + ["codex"] * 4 + ["gemini"] * 2 + ["aider", "command"]
@@ -32,7 +32,7 @@ WORDS = ["fix", "api", "login", "tests", "docs", "refactor", "review", "perf", "
 def fake_agents(count: int, work: Path) -> list[Agent]:
     """Rows like a heavy user's: mixed providers, shared homes, long cwds, most stopped."""
     rng = random.Random(1000)
-    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
     agents = []
     for i in range(count):
         provider = rng.choice(PROVIDERS)

@@ -30,20 +30,20 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psutil
 
-from _common import World, finish, ms, parser, summary, table, world
-
 from roost.core import workspace
-from roost.store import workspace as wsdb
-from roost.system.config import Paths
 from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent
-from roost.providers.claude import transcript_path
 from roost.ops.restore import DEFAULT_CONCURRENCY, DEFAULT_STAGGER
+from roost.providers.claude import transcript_path
+from roost.store import workspace as wsdb
 from roost.store.db import Store
+from roost.system.config import Paths
+
+from _common import World, finish, ms, parser, summary, table, world
 
 PLAN_TARGET = 0.050  # seconds, median
 RATIO_TARGET = 1.5
@@ -62,7 +62,7 @@ def seed(w: World, total: int, live: int) -> list[Agent]:
     agents in tab and tile order. The live agents have an (empty) transcript, so roost resumes
     them (`claude --resume SID`), as after a reboot."""
     rng = random.Random(1000)
-    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
     work = w.tmp / "work" / "src"
     cwds = []
     for i in range(41):

@@ -40,14 +40,13 @@ from collections.abc import Callable
 
 import psutil
 
-from _common import PYTHON, World, environ, finish, ms, parser, summary, table, timed, world
-
 from roost.core.observation import Observation
-from roost.ops import lifecycle
-from roost.ops import observe
-from roost.tmux import format as panefmt
+from roost.ops import lifecycle, observe
 from roost.ops import send as sending
 from roost.ops.context import App, open_app
+from roost.tmux import format as panefmt
+
+from _common import PYTHON, World, environ, finish, ms, parser, summary, table, timed, world
 
 WORK_SECONDS = 30
 TICK = 0.25  # seconds between two spinner redraws while "working" screens move
@@ -74,7 +73,8 @@ def spawn_up_to(app: App, w: World, have: int, want: int) -> float:
     return time.perf_counter() - t0
 
 
-def wait_until(app: App, ok: Callable[[Observation], bool], what: str, timeout: float = 60.0) -> float:
+def wait_until(app: App, ok: Callable[[Observation], bool], what: str,
+               timeout: float = 60.0) -> float:
     """Refresh every 0.25 s until every agent passes `ok`; seconds waited."""
     t0 = time.monotonic()
     while True:
@@ -332,7 +332,7 @@ def main() -> int:
             if server is None:
                 server = psutil.Process(int(w.panes("#{pid}")[0][0]))
             idle = time_refreshes(app, server, probe, opts.refreshes,
-                                  {name: "idle" for name in names})
+                                  dict.fromkeys(names, "idle"))
             alone = time_tmux_alone(app, server, idle["captured_panes"],
                                     max(50, opts.refreshes))
             fast = ls_is_fast(w)

@@ -55,18 +55,17 @@ from typing import Any
 
 import psutil
 
-from _common import World, environ, finish, ms, parser, summary, table, world
-
-from roost.ops import lifecycle
-from roost.ops import observe
+from roost.ops import lifecycle, observe
 from roost.ops import workspace as wsops
 from roost.ops.context import open_app
 from roost.tmux.client import Tmux
 from roost.tui.app import RoostApp
 from roost.tui.data import LiveSource
 
+from _common import World, environ, finish, ms, parser, summary, table, world
+
 TARGET = 1.2  # tmux calls per second at the largest N / at the smallest
-TABS = {**{i: "main" for i in range(4)}, **{i: "review" for i in range(4, 8)}}
+TABS = {**dict.fromkeys(range(4), "main"), **dict.fromkeys(range(4, 8), "review")}
 PINNED = (2, 9)
 
 
@@ -99,7 +98,8 @@ def spawn_up_to(w: World, have: int, want: int, spawners: int) -> float:
     for i in range(have, want):
         if i in TABS:
             spawn_one(w, i)
-    rest = sorted((i for i in range(have, want) if i not in TABS), key=lambda i: kind(i) != "command")
+    rest = sorted((i for i in range(have, want) if i not in TABS),
+                  key=lambda i: kind(i) != "command")
     with ThreadPoolExecutor(max_workers=spawners) as pool:
         list(pool.map(lambda i: spawn_one(w, i), rest))  # list(): raise the first failure
     app = open_app()
@@ -457,7 +457,8 @@ async def drive(n: int, seconds: float, press_every: float, burst: int, renders:
         "statuses_seen": dict(sum(window_seen, Counter())),
         "all_idle": bool(window_seen) and all(c == Counter(idle=n) for c in window_seen),
         "calls_per_snapshot": ops["snapshot"] / max(1, len(window_times["snapshot"])),
-        "calls_per_preview": ops["preview"] / max(1, len(window_times["preview"])), "tmux_calls": ncalls, "tmux_calls_per_s": ncalls / wall,
+        "calls_per_preview": ops["preview"] / max(1, len(window_times["preview"])),
+        "tmux_calls": ncalls, "tmux_calls_per_s": ncalls / wall,
         "calls_by_op_per_s": {k: v / wall for k, v in sorted(ops.items())},
         "calls_by_command": dict(sorted(commands.items())),
         "panes_per_chained_capture": summary(captured) if captured else None,

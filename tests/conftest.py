@@ -45,7 +45,8 @@ class Env:
         return Path(self.env["FAKE_AGENT_LOG"])
 
     def roost(self, *args: str, check: bool = True, input: str | None = None,
-              env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+              env: dict[str, str] | None = None,
+              timeout: float = 60) -> subprocess.CompletedProcess:
         """Run the real CLI (`python -m roost`) as a user would."""
         proc = subprocess.run([sys.executable, "-m", "roost", *args], capture_output=True,
                               text=True, env={**self.env, **(env or {})}, input=input,
@@ -97,7 +98,8 @@ class Env:
                               capture_output=True, text=True, env=self.env, timeout=30)
         if proc.returncode != 0:
             return []
-        return [dict(zip(keys, line.split("\t"))) for line in proc.stdout.splitlines()]
+        return [dict(zip(keys, line.split("\t"), strict=False))
+                for line in proc.stdout.splitlines()]
 
     def screen(self, target: str) -> str:
         return self.tmux("capture-pane", "-p", "-J", "-t", target)

@@ -283,7 +283,7 @@ class PrivateTmux:
         the status can stay unknown indefinitely. Use :meth:`pane_dead` to tell "exited"."""
         out = self.run("display-message", "-p", "-t", pane,
                        "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}", check=False)
-        dead, status, signal = (out.strip().split(":") + ["", "", ""])[:3]
+        dead, status, signal = ([*out.strip().split(":"), "", "", ""])[:3]
         if dead != "1":
             return None
         if status:

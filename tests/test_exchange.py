@@ -86,7 +86,8 @@ REFUSALS = [
                  id="extra-field"),
     pytest.param(edit(lambda d: d["agents"][1].update(id=A)), f"agents[1].id: {A!r} is already "
                  "used", id="duplicate-id"),
-    pytest.param(edit(lambda d: d["agents"][0].update(name="a b")), "agents[0].name: 'a b' has a character",
+    pytest.param(edit(lambda d: d["agents"][0].update(name="a b")),
+                 "agents[0].name: 'a b' has a character",
                  id="bad-name"),
     pytest.param(edit(lambda d: d["agents"][1].update(name="a")), "agent name 'a' already exists",
                  id="duplicate-name"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -34,7 +34,7 @@ def fake() -> FakeTmux:
 def clock() -> ManualClock:
     # The store stamps events with the real time and the crash-loop window is read against the
     # clock, so the manual clock starts at the real time (and then only moves when told).
-    return ManualClock(datetime.now(timezone.utc))
+    return ManualClock(datetime.now(UTC))
 
 
 @pytest.fixture
@@ -240,7 +240,7 @@ def test_a_user_acting_during_the_backoff_wins(app: App, fake: FakeTmux, user: s
     actions: dict[str, Callable[[App, str], object]] = {
         "wake": lifecycle.wake, "kill": lifecycle.kill, "rm": lifecycle.rm}
     act = actions[user]
-    app.clock = ActingClock(datetime.now(timezone.utc), lambda: act(app, "w1"))
+    app.clock = ActingClock(datetime.now(UTC), lambda: act(app, "w1"))
     assert supervise.on_pane_died(app, pane.id) == "left"
     assert len(fake.calls_of("respawn")) == (1 if user == "wake" else 0)  # never a second start
 

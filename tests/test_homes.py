@@ -189,7 +189,8 @@ def test_wake_from_inside_another_tmux_session_lands_in_the_agents_home(world: E
         inside = {**world.env, "TMUX": user_tmux, "TMUX_PANE": "%0"}
         world.roost("wake", "alpha", env=inside)
         panes = world.panes()
-        assert [(p["session"], p["window"]) for p in panes] == [("alpha", "home"), ("alpha", "alpha")]
+        assert [(p["session"], p["window"]) for p in panes] == [("alpha", "home"),
+                                                                ("alpha", "alpha")]
         mine = subprocess.run([*user, "list-windows", "-a", "-F", "#{session_name}:#{window_name}"],
                               env=world.env, capture_output=True, text=True).stdout.split()
         assert len(mine) == 1 and mine[0].startswith("mine:")

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_bad_input import assert_refused
 
 from conftest import Env
-from test_bad_input import assert_refused
 
 pytestmark = pytest.mark.tmux
 

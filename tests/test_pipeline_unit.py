@@ -193,7 +193,7 @@ def test_listing_reads_names_of_tabs_and_links_and_records_changes(tmp_path: Pat
                                  NOW)
     with store.write() as c:
         listing.record_changes(c, [found], "2026-01-02T00:00:00+00:00")
-    again = [r for r in listing.records(store.conn) if r.name == "k"][0]
+    again = next(r for r in listing.records(store.conn) if r.name == "k")
     assert (again.status, again.status_source, again.status_since) == \
         ("stopped", "process", "2026-01-02T00:00:00+00:00")
     [event] = store.events("id-k")

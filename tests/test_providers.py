@@ -1,7 +1,7 @@
 """Provider argv building and session-id discovery: pure, no tmux."""
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ SID = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
 
 def agent(provider: str, **kw: object) -> Agent:
     base = dict(id="rid", name="a", provider=provider, cwd="/src/app", home="a",
-                provider_session_id=None, launches=1, started_at=datetime.now(timezone.utc).isoformat())
+                provider_session_id=None, launches=1, started_at=datetime.now(UTC).isoformat())
     base.update(kw)
     return Agent(**base)  # type: ignore[arg-type]
 
@@ -48,7 +48,7 @@ def test_claude_resumes_when_transcript_exists(tmp_path: Path) -> None:
     assert claude.resume_argv(a, "/c", env, tmp_path)[:3] == ["/c", "--resume", SID]
     # a conversation that existed and is gone is never silently replaced by a fresh one
     path.unlink()
-    with pytest.raises(NotResumable, match="unresumable.*--fresh"):
+    with pytest.raises(NotResumable, match=r"unresumable.*--fresh"):
         claude.resume_argv(a.replace(conversation_seen=True), "/c", env, tmp_path)
 
 
@@ -77,13 +77,14 @@ def write_rollout(root: Path, when: datetime, sid: str, cwd: str, nested: bool =
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"rollout-{when:%Y-%m-%dT%H-%M-%S}-{sid}.jsonl"
     meta = {"id": sid, "timestamp": when.isoformat().replace("+00:00", "Z"), "cwd": cwd}
-    line = {"timestamp": meta["timestamp"], "type": "session_meta", "payload": meta} if nested else meta
+    line = ({"timestamp": meta["timestamp"], "type": "session_meta", "payload": meta}
+            if nested else meta)
     path.write_text(json.dumps(line) + "\n")
     return path
 
 
 def test_codex_discovers_its_session_by_cwd_and_start_time(tmp_path: Path) -> None:
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     env = {"CODEX_HOME": str(tmp_path)}
     write_rollout(tmp_path, started - timedelta(minutes=5), "old", "/src/app")  # before start
     write_rollout(tmp_path, started + timedelta(seconds=1), "other-cwd", "/elsewhere")
@@ -105,7 +106,7 @@ def test_gemini_start_resume_and_discovery(tmp_path: Path) -> None:
     import hashlib
 
     gemini = get("gemini")
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     a = agent("gemini", dangerous=True, started_at=started.isoformat())
     assert gemini.start_argv(a, "/g", "hi", tmp_path) == ["/g", "--yolo", "-i", "hi"]
     with pytest.raises(NotResumable):
@@ -135,8 +136,9 @@ def test_command_reruns_argv_as_is(tmp_path: Path) -> None:
     cmd = get("command")
     a = agent("command", args=("tail", "-f", "x; rm -rf /"))
     assert cmd.wanted_executable(a, {}, {}) == "tail"
-    assert cmd.start_argv(a, "/usr/bin/tail", None, tmp_path) == ["/usr/bin/tail", "-f", "x; rm -rf /"]
-    assert cmd.resume_argv(a, "/usr/bin/tail", {}, tmp_path) == ["/usr/bin/tail", "-f", "x; rm -rf /"]
+    argv = ["/usr/bin/tail", "-f", "x; rm -rf /"]
+    assert cmd.start_argv(a, "/usr/bin/tail", None, tmp_path) == argv
+    assert cmd.resume_argv(a, "/usr/bin/tail", {}, tmp_path) == argv
 
 
 def test_executable_lookup_order(tmp_path: Path) -> None:

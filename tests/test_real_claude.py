@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from anthropic_stub import REPLY_PREFIX, running_stub
 from real_claude import (
     BUSY_CUE,
@@ -97,7 +98,7 @@ def test_session_start_send_exit_resume(cc: ClaudeWorld) -> None:
     cc.wait_ready(pane)
     cc.keep("idle after start", pane)
     start = cc.wait_hooks("SessionStart")[0]
-    assert COMMON_HOOK_FIELDS <= start.keys()
+    assert start.keys() >= COMMON_HOOK_FIELDS
     assert start["hook_event_name"] == "SessionStart"
     assert start["source"] == "startup"
     assert start["session_id"] == sid
@@ -129,7 +130,7 @@ def test_session_start_send_exit_resume(cc: ClaudeWorld) -> None:
     cc.wait_ready(pane)
     cc.keep("idle after reply", pane)
     stop = cc.wait_hooks("Stop")[0]
-    assert COMMON_HOOK_FIELDS <= stop.keys()
+    assert stop.keys() >= COMMON_HOOK_FIELDS
     assert stop["session_id"] == sid and stop["transcript_path"] == str(transcript)
     assert stop.get("last_assistant_message", f"{REPLY_PREFIX}first prompt") == \
         f"{REPLY_PREFIX}first prompt"
@@ -201,11 +202,11 @@ def test_session_start_send_exit_resume(cc: ClaudeWorld) -> None:
     assert f"--resume {sid}" in cc.wait_dead(pane2)
     assert cc.wait_hooks("SessionEnd", 2)[1]["reason"] == "prompt_input_exit"
 
-    # -- what fired, in order ------------------------------------------------------------------------
+    # -- what fired, in order ----------------------------------------------------------------
     events = [h["hook_event_name"] for h in cc.hooks()]
     assert events == ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd",
                       "SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]
-    assert all(h["session_id"] == sid and COMMON_HOOK_FIELDS <= h.keys() for h in cc.hooks())
+    assert all(h["session_id"] == sid and h.keys() >= COMMON_HOOK_FIELDS for h in cc.hooks())
     # Nothing but conversation turns reached the stub (nonessential traffic is off).
     assert cc.stub.unknown == []
     assert [r.kind for r in cc.stub.requests] == ["main", "main"]
@@ -234,7 +235,7 @@ def test_permission_dialog_waits_and_notifies(cc: ClaudeWorld) -> None:
 
     # The hook for it comes ~6 s after the dialog.
     note = cc.wait_hooks("Notification", timeout=20)[0]
-    assert COMMON_HOOK_FIELDS <= note.keys() and note["session_id"] == sid
+    assert note.keys() >= COMMON_HOOK_FIELDS and note["session_id"] == sid
     assert note["notification_type"] == "permission_prompt"
 
     # Enter takes the preselected "1. Yes": the tool runs, its result goes back, a reply follows.

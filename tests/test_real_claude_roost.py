@@ -72,7 +72,8 @@ def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
         assert not user_settings.exists()  # roost never writes the user's settings
         log = json.loads(world.roost("events", "cc", "--json").stdout)
         starts = [e for e in log if e["kind"] == "started"]
-        assert [s["resume"] for s in starts] == [False, True] and "killed" in [e["kind"] for e in log]
+        assert [s["resume"] for s in starts] == [False, True]
+        assert "killed" in [e["kind"] for e in log]
         # the woken claude was started with --resume <the same id> (its command line says so)
         import psutil
 

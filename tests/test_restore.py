@@ -11,8 +11,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from conftest import Env
 from roost.ops.restore import run_queue
+
+from conftest import Env
 
 
 def test_queue_never_exceeds_its_cap_and_staggers_starts() -> None:

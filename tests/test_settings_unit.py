@@ -23,7 +23,8 @@ def test_a_good_config_has_no_problem() -> None:
 @pytest.mark.parametrize(("data", "key", "says"), [
     ({"restor": {}}, "restor", "not a setting roost knows"),
     ({"restore": 3}, "restore", "must be a table"),
-    ({"restore": {"concurrency": "3"}}, "restore.concurrency", 'whole number of at least 1, not "3"'),
+    ({"restore": {"concurrency": "3"}}, "restore.concurrency",
+     'whole number of at least 1, not "3"'),
     ({"restore": {"concurrency": 0}}, "restore.concurrency", "at least 1"),
     ({"restore": {"concurrency": True}}, "restore.concurrency", "not true"),
     ({"restore": {"stagger": -1}}, "restore.stagger", "0 or more"),

@@ -143,11 +143,13 @@ def test_a_lost_conversation_is_unresumable_never_silently_fresh(world: Env) -> 
     assert proc.returncode == 7 and "unresumable" in proc.stderr and "--fresh" in proc.stderr
     assert len(world.starts()) == starts  # nothing was started
     after = status(world, "cl")
-    assert after["status"] == "failed" and after["provider_session_id"] == before["provider_session_id"]
+    assert after["status"] == "failed"
+    assert after["provider_session_id"] == before["provider_session_id"]
     world.roost("wake", "cl", "--fresh")
     fresh = status(world, "cl")
     assert fresh["provider_session_id"] != before["provider_session_id"]
-    assert core_argv(world.last_start(starts + 1))[:2] == ["--session-id", fresh["provider_session_id"]]
+    assert core_argv(world.last_start(starts + 1))[:2] == ["--session-id",
+                                                          fresh["provider_session_id"]]
 
 
 def test_claude_saying_no_conversation_marks_it_unresumable(world: Env) -> None:

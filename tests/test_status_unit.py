@@ -1,5 +1,8 @@
 """Status classification: pure, table-driven."""
 
+import functools
+import operator
+
 import pytest
 
 from roost.core import status
@@ -95,7 +98,7 @@ def test_capture_batches_keep_each_tmux_command_small() -> None:
     ids = [f"%{i}" for i in range(1000)]
     batches = panefmt.capture_batches(ids, "\x1e")
     assert len(panefmt.capture_batches(ids[:250], "\x1e")) == 1  # 250 screens: still one call
-    assert sum(batches, []) == ids and len(batches) >= 3
+    assert functools.reduce(operator.iadd, batches, []) == ids and len(batches) >= 3
     for batch in batches:
         assert sum(len(a.encode()) + 1 for a in panefmt.capture_args(batch, "\x1e")) < 16000
     captured = "hello\n\n\x1e%1\nworld\n\x1e%2\n"

@@ -114,7 +114,7 @@ def test_names_by_id_lists_every_record(tmp_path: Path) -> None:
 
 
 def test_the_columns_are_the_fields_of_an_agent_record() -> None:
-    assert AGENT_FIELDS == tuple(f.name for f in dataclasses.fields(Agent))
+    assert tuple(f.name for f in dataclasses.fields(Agent)) == AGENT_FIELDS
 
 
 def test_insert_row_stores_field_values_as_a_record_reads_them(tmp_path: Path) -> None:
@@ -148,7 +148,8 @@ def test_a_corrupt_file_is_refused_and_left_untouched(tmp_path: Path) -> None:
 
 
 def test_migration_is_safe_when_two_processes_open_a_new_store_at_once(tmp_path: Path) -> None:
-    code = f"from roost.store.db import Store; from pathlib import Path; Store.open(Path({str(tmp_path / 'r.db')!r}))"
+    code = ("from roost.store.db import Store; from pathlib import Path; "
+            f"Store.open(Path({str(tmp_path / 'r.db')!r}))")
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(6)]
     assert [p.wait(timeout=60) for p in procs] == [0] * 6
     assert Store.open(tmp_path / "r.db").integrity() == "ok"
@@ -199,9 +200,9 @@ def test_six_writers_and_kill_9_lose_no_committed_row(tmp_path: Path) -> None:
 
 
 def test_v1_store_migrates_its_agents_into_tiles_of_main(tmp_path: Path) -> None:
+    from roost.core import workspace as ws
     from roost.store import schema
     from roost.store import workspace as wsdb
-    from roost.core import workspace as ws
 
     path = tmp_path / "r.db"
     conn = sqlite3.connect(path, isolation_level=None)
@@ -269,7 +270,7 @@ def test_a_zeroed_index_page_is_found_at_open(tmp_path: Path) -> None:
         fh.seek((root - 1) * size)
         fh.write(b"\0" * size)
     before = digest(path)
-    with pytest.raises(RoostError, match="is damaged .*move it aside") as refused:
+    with pytest.raises(RoostError, match=r"is damaged .*move it aside") as refused:
         Store.open(path)
     assert refused.value.code == 3 and "\n" not in str(refused.value)
     assert digest(path) == before
@@ -281,10 +282,9 @@ def test_a_full_database_is_one_line_and_keeps_nothing_of_the_transaction(
     store.insert(make("a"))
     pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
     store.conn.execute(f"PRAGMA max_page_count = {pages}")  # as a full disk would
-    with pytest.raises(RoostError, match="is full") as refused:
-        with store.write() as c:
-            for n in range(2000):
-                insert_row(c, {f: getattr(make(f"n{n}"), f) for f in AGENT_FIELDS})
+    with pytest.raises(RoostError, match="is full") as refused, store.write() as c:
+        for n in range(2000):
+            insert_row(c, {f: getattr(make(f"n{n}"), f) for f in AGENT_FIELDS})
     assert refused.value.code == 3 and "aside" not in str(refused.value)
     assert [a.name for a in store.agents()] == ["a"]
     store.insert(make("b"))  # small enough: the store still works

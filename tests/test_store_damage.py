@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from test_bad_input import assert_refused
 
 from conftest import Env
-from test_bad_input import assert_refused
 
 pytestmark = pytest.mark.tmux
 

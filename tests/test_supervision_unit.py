@@ -3,7 +3,7 @@ No tmux, no store, no sleeping; "now" is fixed."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -15,7 +15,7 @@ from roost.core.errors import RoostError
 from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent, Pane
 from roost.tmux import view
 
-NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 ON_FAILURE = sv.Policy("on-failure")
 NEVER = sv.Policy("never")
 

@@ -9,13 +9,14 @@ import json
 import pytest
 from textual.worker import WorkerCancelled, WorkerError
 
-from conftest import Env
 from roost.tui.app import HelpScreen, RoostApp, TabScreen
 from roost.tui.data import LiveSource, Snapshot
-from tui_data import NOW, SNAPSHOT, StaticSource, item
+
+from conftest import Env
+from tui_data import NOW, StaticSource, item
 
 
-async def settle(pilot, app: RoostApp, until=None, timeout: float = 20.0) -> None:  # noqa: ANN001
+async def settle(pilot, app: RoostApp, until=None, timeout: float = 20.0) -> None:
     """Let workers finish and the screen catch up (optionally until a condition holds)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
@@ -179,8 +180,8 @@ def test_errors_show_in_the_app_without_crashing_it() -> None:
 SIZE = (130, 36)
 
 
-def test_snapshot_main_screen(snap_compare) -> None:  # noqa: ANN001
-    async def before(pilot) -> None:  # noqa: ANN001
+def test_snapshot_main_screen(snap_compare) -> None:
+    async def before(pilot) -> None:
         await pilot.pause(0.5)
         await pilot.app.workers.wait_for_complete()
         await pilot.press("down")
@@ -192,8 +193,8 @@ def test_snapshot_main_screen(snap_compare) -> None:  # noqa: ANN001
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
 
-def test_snapshot_tab_view(snap_compare) -> None:  # noqa: ANN001
-    async def before(pilot) -> None:  # noqa: ANN001
+def test_snapshot_tab_view(snap_compare) -> None:
+    async def before(pilot) -> None:
         await pilot.pause(0.5)
         await pilot.app.workers.wait_for_complete()
         await pilot.press("down", "t")
@@ -206,7 +207,7 @@ def test_snapshot_tab_view(snap_compare) -> None:  # noqa: ANN001
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
 
-def test_snapshot_help(snap_compare) -> None:  # noqa: ANN001
+def test_snapshot_help(snap_compare) -> None:
     app = RoostApp(source=StaticSource(), attacher=lambda argv: None, refresh_every=0,
                    clock=lambda: NOW)
     assert snap_compare(app, terminal_size=SIZE, press=["question_mark"])

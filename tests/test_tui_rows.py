@@ -1,8 +1,9 @@
 """The agent list's grouping and order, and the header: pure."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from roost.tui import rows
+
 from tui_data import ITEMS, NOW, item
 
 
@@ -51,7 +52,7 @@ def test_ago() -> None:
     assert rows.ago("2026-11-29T11:57:00+00:00", NOW) == "3m"
     assert rows.ago("2026-11-28T10:00:00+00:00", NOW) == "1d"
     assert rows.ago(None) == "-"
-    assert rows.ago(datetime.now(timezone.utc).isoformat()).endswith("s")
+    assert rows.ago(datetime.now(UTC).isoformat()).endswith("s")
 
 
 def test_a_cycle_of_links_still_lists_everyone_once() -> None:

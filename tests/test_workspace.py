@@ -554,7 +554,7 @@ def test_ownership_partitions_the_members(w: Workspace) -> None:
 @given(workspaces(), st.data())
 def test_plan_restore_properties(w: Workspace, data: st.DataObject) -> None:
     ids = [x.id for x in w.members]
-    running = set(data.draw(st.lists(st.sampled_from(ids + ["ghost"])))) if ids else set()
+    running = set(data.draw(st.lists(st.sampled_from([*ids, "ghost"])))) if ids else set()
     plan = plan_restore(w, running)
     order = [a for a in ws.tiled(w) if a in live(w)]
     assert set(plan.start) <= live(w)

@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_workspace import workspaces
 
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
-from roost.store import workspace as wsdb
-from roost.ops import workspace as wsops
 from roost.core.model import Agent
-from roost.store.db import Store
 from roost.core.workspace import BURIED, DETACHED, TILE, leaf, leaves, split
-from test_workspace import workspaces
+from roost.ops import workspace as wsops
+from roost.store import workspace as wsdb
+from roost.store.db import Store
 
 _clock = itertools.count()
 
@@ -63,7 +63,7 @@ def row(store: Store, agent_id: str) -> dict[str, Any]:
         (agent_id,))
     found = cur.fetchone()
     assert found is not None, f"{agent_id} has no record"
-    return dict(zip([d[0] for d in cur.description], found))
+    return dict(zip([d[0] for d in cur.description], found, strict=True))
 
 
 def tab_of(store: Store, name: str) -> ws.Tab:

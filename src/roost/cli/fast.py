@@ -98,8 +98,8 @@ class TmuxSilent(Exception):
 
 def _tmux(tmux: str, socket: str, args: list[str]) -> str | None:
     """A tmux client call through posix_spawn (the subprocess module costs ~10 ms to import),
-    bounded by the same time limit as every other tmux call (tmux/timeout.py). "" when no server runs; None on anything unexpected (tmux
-    missing, an error)."""
+    bounded by the same time limit as every other tmux call (tmux/timeout.py). "" when no
+    server runs; None on anything unexpected (tmux missing, an error)."""
     argv = [tmux, "-u", "-L", socket, "-f", "/dev/null", *args]
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()

@@ -70,8 +70,8 @@ def open_cmd(tab_name: str) -> None:
 
 def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` fast
     """Check the names given first, so bad input never creates or opens anything."""
-    from roost.ops.context import open_app
     from roost.core.names import check_name
+    from roost.ops.context import open_app
 
     for name in names:
         check_name(name)
@@ -141,8 +141,8 @@ def ls_cmd(as_json: bool) -> None:
       roost ls
       roost ls --json | jq '.[] | select(.state == "stopped") | .name'
     """
-    from roost.ops import observe
     from roost.core import present
+    from roost.ops import observe
 
     click.echo(present.render(observe.refresh(_app()), as_json), nl=False)
 
@@ -503,7 +503,8 @@ def reload(dangerous: bool | None) -> None:
     from roost.ops import workspace as wsops
 
     names = wsops.reload(_app(), dangerous)
-    click.echo(f"restarted {', '.join(names)}" if names else "no live agent runs: nothing restarted")
+    click.echo(f"restarted {', '.join(names)}" if names else
+               "no live agent runs: nothing restarted")
 
 
 @cli.command()

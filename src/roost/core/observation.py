@@ -28,11 +28,34 @@ class Record:
     """An agent as the store keeps it, with the names of its tab and of the agents it is linked
     to: the columns of store/status.py's listing, in its order."""
 
-    __slots__ = ("id", "name", "provider", "cwd", "home", "args_json", "dangerous",
-                 "provider_session_id", "created_at", "started_at", "launches", "last_exit",
-                 "intent", "placement", "tab", "pinned", "linked_parent", "orchestration_parent",
-                 "orchestration_root", "last_active_at", "last_error", "status", "status_source",
-                 "status_since", "hook_offset", "restart_policy")
+    __slots__ = (
+        "args_json",
+        "created_at",
+        "cwd",
+        "dangerous",
+        "home",
+        "hook_offset",
+        "id",
+        "intent",
+        "last_active_at",
+        "last_error",
+        "last_exit",
+        "launches",
+        "linked_parent",
+        "name",
+        "orchestration_parent",
+        "orchestration_root",
+        "pinned",
+        "placement",
+        "provider",
+        "provider_session_id",
+        "restart_policy",
+        "started_at",
+        "status",
+        "status_since",
+        "status_source",
+        "tab",
+    )
 
     def __init__(self, id: str, name: str, provider: str, cwd: str, home: str,
                  args_json: str = "[]", dangerous: bool | int = False,
@@ -81,8 +104,17 @@ class Observation:
     runs, its pid and last exit code, and its status. Until `classify` has run, the status is the
     stored one."""
 
-    __slots__ = ("agent", "pane", "alive", "state", "pid", "exit_code", "status",
-                 "status_source", "status_since")
+    __slots__ = (
+        "agent",
+        "alive",
+        "exit_code",
+        "pane",
+        "pid",
+        "state",
+        "status",
+        "status_since",
+        "status_source",
+    )
 
     def __init__(self, agent: Record, pane: Pane | None, alive: bool, state: str,
                  pid: int | None, exit_code: int | None, status: str | None,

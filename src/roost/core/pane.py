@@ -13,9 +13,21 @@ class Pane:
     """One row of the listing (tmux/format.py parses it). A dead pane is kept by tmux
     (remain-on-exit) with its exit status; `pid` is the process it ran."""
 
-    __slots__ = ("session_id", "session_name", "window_id", "window_name", "window_index",
-                 "pane_id", "pid", "dead", "dead_status", "agent_id", "is_keeper", "is_home",
-                 "activity")
+    __slots__ = (
+        "activity",
+        "agent_id",
+        "dead",
+        "dead_status",
+        "is_home",
+        "is_keeper",
+        "pane_id",
+        "pid",
+        "session_id",
+        "session_name",
+        "window_id",
+        "window_index",
+        "window_name",
+    )
 
     def __init__(self, session_id: str, session_name: str, window_id: str, window_name: str,
                  window_index: int, pane_id: str, pid: int | None, dead: bool,

@@ -59,7 +59,8 @@ def table(found: list[Observation]) -> str:
                      a.cwd))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths)) + "  " + r[-1] + "\n"
+        "  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths, strict=True))
+        + "  " + r[-1] + "\n"
         for r in rows)
 
 

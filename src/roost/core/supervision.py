@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from roost.core.model import INTENT_HIBERNATED, INTENT_STOPPED, Agent, Pane
+from roost.core.model import INTENT_HIBERNATED, INTENT_STOPPED, Agent
+from roost.core.pane import Pane
 
 MAX_FAILURES = 3
 WINDOW = 60.0  # seconds

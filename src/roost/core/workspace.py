@@ -98,7 +98,8 @@ def remove(node: Node | None, agent_id: str) -> Removed:
                 neighbour = leaves(n[other])[0] if side == "a" else leaves(n[other])[-1]
                 found.update(sibling=neighbour, side=side, direction=n["split"],
                              ratio=n["ratio"])
-                return n[other]
+                kept: Node = n[other]
+                return kept
         return {**n, "a": go(n["a"]), "b": go(n["b"])}
 
     tree = go(node)
@@ -154,7 +155,8 @@ def swap(node: Node, first: str, second: str) -> Node:
     """Exchange two tiles of one tree (moving tiles in the tab view)."""
     def go(n: Node) -> Node:
         if "leaf" in n:
-            return leaf({first: second, second: first}.get(n["leaf"], n["leaf"]))
+            here: str = n["leaf"]
+            return leaf({first: second, second: first}.get(here, here))
         return {**n, "a": go(n["a"]), "b": go(n["b"])}
 
     return go(node)

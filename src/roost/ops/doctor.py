@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from roost.core.errors import RoostError
 
@@ -38,18 +39,19 @@ class Report:
                      f"{sum(not c.ok for c in self.checks)} problem(s) found")
         return "\n".join(lines) + "\n"
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "checks": [asdict(c) for c in self.checks]}
 
 
 def run() -> Report:
-    from roost.system import config as cfg
     from roost.core import workspace as ws
-    from roost.store import workspace as wsdb
     from roost.core.reconcile import drift
-    from roost.providers.traits import PATTERNS_VERSION
-    from roost.store.db import SCHEMA_VERSION, Store
     from roost.ops.context import make_tmux
+    from roost.providers.traits import PATTERNS_VERSION
+    from roost.store import workspace as wsdb
+    from roost.store.db import Store
+    from roost.store.schema import SCHEMA_VERSION
+    from roost.system import config as cfg
     from roost.tmux.client import MIN_VERSION, TmuxError
 
     report = Report()
@@ -67,7 +69,8 @@ def run() -> Report:
         report.add("tmux", good, f"version {version[0]}.{version[1]}",
                    "" if good else f"install tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer")
     except TmuxError as exc:
-        report.add("tmux", False, str(exc), "install tmux (apt-get install tmux / brew install tmux)")
+        report.add("tmux", False, str(exc),
+                   "install tmux (apt-get install tmux / brew install tmux)")
         return report
 
     socket = tmux.socket_path()

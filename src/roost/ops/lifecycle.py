@@ -18,19 +18,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost.providers import hooks
-from roost.system import handover, locks
-from roost.system import procs
-from roost.store import workspace as wsdb
+from roost.core import workspace as ws
+from roost.core.errors import RoostError
+from roost.core.model import (
+    INTENT_HIBERNATED,
+    INTENT_RUNNING,
+    INTENT_STOPPED,
+    Agent,
+    AgentView,
+)
+from roost.core.names import check_name
+from roost.core.pane import Pane
+from roost.core.reconcile import agent_panes, view
+from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
 from roost.ops.learn import apply_hook_log, learn_session_ids
 from roost.providers import base as prov
-from roost.core import workspace as ws
-from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
-from roost.core.errors import RoostError
-from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent, AgentView, Pane
-from roost.core.names import check_name
-from roost.core.reconcile import agent_panes, view
+from roost.providers import hooks
+from roost.store import workspace as wsdb
 from roost.store.db import NameTaken, now_iso
+from roost.system import handover, locks, procs
 from roost.tmux.client import DuplicateSession, TmuxError
 
 KEEPER = Path(__file__).parent.parent / "keeper.sh"  # a path live tmux servers still run

@@ -7,16 +7,16 @@ stopped through lifecycle.py afterwards (never inside a transaction).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from roost.ops import lifecycle
-from roost.store import workspace as wsdb
 from roost.core import workspace as ws
-from roost.ops.context import App
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.names import check_name
 from roost.core.reconcile import agent_panes
+from roost.ops import lifecycle
+from roost.ops.context import App
+from roost.store import workspace as wsdb
 
 
 # ---- tabs --------------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def gc_candidates(app: App, older_than: timedelta | None) -> list[tuple[Agent, s
     stale = ws.stale(workspace)
     live_ids = ws.live(workspace)
     pinned = set(workspace.pins)
-    cutoff = datetime.now(timezone.utc) - older_than if older_than is not None else None
+    cutoff = datetime.now(UTC) - older_than if older_than is not None else None
     found = []
     for agent in app.store.agents():
         if agent.id in pinned or agent.id in live_ids:

@@ -11,6 +11,7 @@ import shutil
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.model import Agent
@@ -32,17 +33,21 @@ class Provider:
     def name(self) -> str:
         return self.traits.name
 
-    def wanted_executable(self, agent: Agent, config: Mapping, environ: Mapping[str, str]) -> str:
+    def wanted_executable(self, agent: Agent, config: Mapping[str, Any],
+                          environ: Mapping[str, str]) -> str:
         """$ROOST_<NAME>_BIN, then providers.<name>.bin in config.toml, then the usual name."""
-        configured = environ.get(self.env_var) or config.get("providers", {}).get(self.name, {}).get("bin")
+        configured = (environ.get(self.env_var)
+                      or config.get("providers", {}).get(self.name, {}).get("bin"))
         return str(configured or self.default_bin)
 
-    def executable(self, agent: Agent, config: Mapping, environ: Mapping[str, str]) -> str:
+    def executable(self, agent: Agent, config: Mapping[str, Any],
+                   environ: Mapping[str, str]) -> str:
         """The CLI's absolute path, looked up on the caller's PATH."""
         wanted = self.wanted_executable(agent, config, environ)
         found = shutil.which(wanted, path=environ.get("PATH"))
         if not found:
-            hint = f" (set {self.env_var} or providers.{self.name}.bin in config.toml)" if self.env_var else ""
+            hint = (f" (set {self.env_var} or providers.{self.name}.bin in config.toml)"
+                    if self.env_var else "")
             raise RoostError(f"{self.name}: executable {wanted!r} not found{hint}", code=6)
         return os.path.abspath(found)
 

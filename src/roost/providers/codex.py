@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from roost.core.model import Agent
 from roost.providers.base import NotResumable, Provider, user_home
@@ -17,7 +18,7 @@ def sessions_root(environ: Mapping[str, str]) -> Path:
     return (Path(codex_home) if codex_home else user_home(environ) / ".codex") / "sessions"
 
 
-def read_session_meta(path: Path) -> dict | None:
+def read_session_meta(path: Path) -> dict[str, Any] | None:
     """The first line of a rollout file: {"type": "session_meta", "payload": {"id", "cwd", ...}}
     (older Codex versions wrote the fields at the top level)."""
     try:
@@ -35,7 +36,7 @@ def rollouts_since(root: Path, since: datetime) -> list[Path]:
     """Rollout files in the day folders from `since` (a day earlier, for time zones) until now."""
     found: list[Path] = []
     day = (since - timedelta(days=1)).date()
-    today = datetime.now(timezone.utc).date() + timedelta(days=1)
+    today = datetime.now(UTC).date() + timedelta(days=1)
     while day <= today:
         folder = root / f"{day:%Y}" / f"{day:%m}" / f"{day:%d}"
         if folder.is_dir():
@@ -77,7 +78,7 @@ class Codex(Provider):
             except ValueError:
                 continue
             if stamp.tzinfo is None:
-                stamp = stamp.replace(tzinfo=timezone.utc)
+                stamp = stamp.replace(tzinfo=UTC)
             if stamp >= started - timedelta(seconds=2):
                 candidates.append((stamp, str(meta["id"])))
         return [sid for _, sid in sorted(candidates)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.model import Agent
@@ -14,7 +15,8 @@ from roost.providers.traits import COMMAND
 class Command(Provider):
     traits = COMMAND
 
-    def wanted_executable(self, agent: Agent, config: Mapping, environ: Mapping[str, str]) -> str:
+    def wanted_executable(self, agent: Agent, config: Mapping[str, Any],
+                          environ: Mapping[str, str]) -> str:
         if not agent.args:
             raise RoostError("provider 'command' needs the program after `--`, "
                              "e.g. roost spawn logs --provider command -- tail -f app.log", code=2)

@@ -12,7 +12,9 @@ from __future__ import annotations
 # How a provider's session id becomes known: MINTED (roost chooses it and passes it on the CLI's
 # command line), DISCOVERED (the CLI chooses it; roost finds it in the CLI's files afterwards) or
 # NO_SESSION_ID (the CLI has none; its conversation, if any, is found another way).
-from roost.core.ids import DISCOVERED, MINTED, NO_SESSION_ID
+from roost.core.ids import DISCOVERED as DISCOVERED
+from roost.core.ids import MINTED as MINTED
+from roost.core.ids import NO_SESSION_ID as NO_SESSION_ID
 
 # The screen patterns' version (shown by `roost doctor`): bump it with any change to them.
 PATTERNS_VERSION = 1
@@ -22,7 +24,7 @@ class Traits:
     """One CLI's quirks. `patterns` maps each screen kind (waiting, working, idle) to the texts
     that show it on the last lines of the screen."""
 
-    __slots__ = ("name", "hooks", "session_id", "enter_delay", "patterns", "conversation_gone")
+    __slots__ = ("conversation_gone", "enter_delay", "hooks", "name", "patterns", "session_id")
 
     def __init__(self, name: str, *, hooks: bool, session_id: str, enter_delay: float,
                  patterns: dict[str, tuple[str, ...]],

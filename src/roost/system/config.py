@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roost.system import locate
 from roost.core.errors import RoostError
 from roost.core.ids import is_roost_id
+from roost.system import locate
 
 
 @dataclass(frozen=True, slots=True)

@@ -87,6 +87,6 @@ def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Proce
 def _alive(proc: psutil.Process) -> bool:
     """Running and not a zombie (dead, unreaped: a container's init may never reap it)."""
     try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False

@@ -24,15 +24,23 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from roost.core.errors import RoostError
-from roost.core.model import Pane
+from roost.core.pane import Pane
 from roost.system.locate import tmux_client_env
 from roost.tmux import timeout as tmux_timeout
 from roost.tmux.format import FORMAT as _PANE_FORMAT
 from roost.tmux.format import NO_SERVER as _NO_SERVER
-from roost.tmux.format import (SEP, capture_args, capture_batches, exit_status, rows,
-                               split_captures, to_pane)
+from roost.tmux.format import (
+    SEP,
+    capture_args,
+    capture_batches,
+    exit_status,
+    rows,
+    split_captures,
+    to_pane,
+)
 from roost.tmux.protocol import DuplicateSession, TmuxError, TmuxTimeout
 
 __all__ = ["MIN_VERSION", "DuplicateSession", "Tmux", "TmuxError", "TmuxTimeout", "literal",
@@ -148,7 +156,7 @@ class Tmux:
         self.calls += 1
         return parse_version(self._call([self.binary, "-V"], "-V")[1])
 
-    _checked: dict[str, tuple[int, int]] = {}  # per binary, once per process
+    _checked: ClassVar[dict[str, tuple[int, int]]] = {}  # per binary, once per process
 
     def require_version(self) -> tuple[int, int]:
         v = Tmux._checked.get(self.binary) or self.version()
@@ -217,7 +225,7 @@ class Tmux:
         hook = "respawn-pane -k -t :0.0"
         if self.supervisor:
             hook += f' ; run-shell -b "{_command_string(self.supervisor)} #{{hook_pane}}"'
-        return setup + ["set-hook", "-g", "pane-died", hook, ";"]
+        return [*setup, "set-hook", "-g", "pane-died", hook, ";"]
 
     def new_window(self, session_id: str, name: str, cwd: str, argv: Sequence[str],
                    agent_id: str, redraw_keeper_of: str | None = None) -> tuple[str, str, int]:

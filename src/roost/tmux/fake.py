@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from roost.core.model import Pane
+from roost.core.pane import Pane
 from roost.system.locate import tmux_client_env
 from roost.tmux.client import MIN_VERSION, to_pane
 from roost.tmux.format import CAPTURE_LINES, FIELDS

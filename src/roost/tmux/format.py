@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from roost.core.pane import Pane
 
-
 SEP = "\t"
 FIELDS = (
     "session_id", "session_name", "window_id", "window_name", "window_index", "pane_id",
@@ -23,7 +22,7 @@ MARKER = "\x1e"  # ends each screen of a chained capture: a control character ne
 
 
 def rows(text: str) -> list[dict[str, str]]:
-    return [dict(zip(FIELDS, line.split(SEP))) for line in text.splitlines()
+    return [dict(zip(FIELDS, line.split(SEP), strict=True)) for line in text.splitlines()
             if line.count(SEP) == len(FIELDS) - 1]
 
 

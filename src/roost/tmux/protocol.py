@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from roost.core.errors import RoostError
-from roost.core.model import Pane
+from roost.core.pane import Pane
 
 
 class TmuxError(RoostError):

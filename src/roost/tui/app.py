@@ -256,7 +256,8 @@ class RoostApp(App[None]):
         if not snap.server_running and snap.would_start:
             banner.update(f"roost's tmux server is not running (after a reboot?): restore would "
                           f"bring back {len(snap.would_start)} agents "
-                          f"({', '.join(snap.would_start[:6])}{'…' if len(snap.would_start) > 6 else ''}). "
+                          f"({', '.join(snap.would_start[:6])}"
+                          f"{'…' if len(snap.would_start) > 6 else ''}). "
                           "Press r to restore; nothing starts by itself.")
             banner.add_class("show")
         else:
@@ -276,7 +277,7 @@ class RoostApp(App[None]):
         self.rows, self._cells_shown = rows, cells
         scroll = table.scroll_y
         table.clear()
-        for row, cell in zip(rows, cells):
+        for row, cell in zip(rows, cells, strict=False):
             table.add_row(*cell, key=row.key)
         keys = [r.key for r in rows]
         if selected in keys:

@@ -37,9 +37,9 @@ class LiveSource:
         return open_app()
 
     def snapshot(self) -> Snapshot:
+        from roost.core import workspace as ws
         from roost.ops import observe
         from roost.store import workspace as wsdb
-        from roost.core import workspace as ws
 
         app = self._app()
         try:

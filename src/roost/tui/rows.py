@@ -8,7 +8,7 @@ the same group is listed under it, indented.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from roost.core.observation import Observation
 
@@ -32,7 +32,7 @@ class Row:
 def ago(iso: str | None, now: datetime | None = None) -> str:
     if not iso:
         return "-"
-    seconds = ((now or datetime.now(timezone.utc)) - datetime.fromisoformat(iso)).total_seconds()
+    seconds = ((now or datetime.now(UTC)) - datetime.fromisoformat(iso)).total_seconds()
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"
