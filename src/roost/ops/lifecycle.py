@@ -340,13 +340,28 @@ def rm(app: App, name: str) -> None:
     its record and the files roost kept for it. Links to it become null; its pin goes."""
     check_name(name)
     with locks.hold(app.paths.locks, name):
-        agent = app.store.require(name)
-        _release(app, agent)
-        app.store.log(agent, "removed")
-        app.store.delete(agent.id)
-        import shutil  # only rm needs it
+        _forget(app, app.store.require(name))
 
-        shutil.rmtree(app.paths.agent_dir(agent.id), ignore_errors=True)
+
+def rm_if_idle(app: App, agent: Agent) -> bool:
+    """`roost gc`'s removal: only if the record is still there and the agent does not run,
+    checked under its lock (it may have been woken since gc listed it). True if removed."""
+    with locks.hold(app.paths.locks, agent.name):
+        current = app.store.get_by_id(agent.id)
+        pane = agent_panes(app.tmux.list_panes()).get(agent.id)
+        if current is None or (pane is not None and not pane.dead):
+            return False
+        _forget(app, current)
+        return True
+
+
+def _forget(app: App, agent: Agent) -> None:
+    _release(app, agent)
+    app.store.log(agent, "removed")
+    app.store.delete(agent.id)
+    import shutil  # only rm needs it
+
+    shutil.rmtree(app.paths.agent_dir(agent.id), ignore_errors=True)
 
 
 def hibernate(app: App, name: str) -> list[int]:
