@@ -139,7 +139,7 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
                       placement="detached" if place.detached else "tile")
         argv = impl.start_argv(agent, exe, prompt if impl.prompt_in_argv else None, app.paths.home)
         with _failure_recorded(app, agent):
-            result = _launch(app, agent, argv, app.tmux.list_panes())
+            result = _launch(app, agent, argv)
     if prompt and not impl.prompt_in_argv:
         _type_prompt(app, result, prompt)
     return result
@@ -187,7 +187,7 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
             argv = impl.start_argv(agent, exe, None, app.paths.home)
         else:
             argv = impl.resume_argv(agent, exe, app.environ, app.paths.home)
-        return _launch(app, agent, argv, panes)
+        return _launch(app, agent, argv)
 
 
 def _fresh_session(app: App, agent: Agent, impl: prov.Provider) -> Agent:
@@ -206,26 +206,30 @@ def _failure_recorded(app: App, agent: Agent) -> Iterator[None]:
         raise
 
 
-def _launch(app: App, agent: Agent, argv: list[str], panes: list[Pane]) -> WakeResult:
-    """Run `argv` as the agent in its recorded home, creating the home if it is gone."""
-    session_id = _ensure_home(app, agent.home, agent.cwd, panes)
-    spec = _write_spec(app, agent, argv)
-    launcher = [sys.executable, "-m", "roost.launch", str(spec)]
-    if agent.provider == "claude":
-        hooks.mark_launch(str(app.paths.home), agent.id, time.time())
-    old = agent_panes(panes).get(agent.id)
-    redraw = None if app.environ.get("ROOST_IN_KEEPER") else session_id
-    try:
-        if old is not None and old.session_id == session_id:
-            pid = app.tmux.respawn(old.pane_id, old.window_id, agent.cwd, launcher, redraw)
-        else:
-            if old is not None:  # a stray window elsewhere: the agent belongs in its home
-                app.tmux.kill_window(old.window_id)
-            _window, _pane, pid = app.tmux.new_window(session_id, agent.name, agent.cwd,
-                                                      launcher, agent.id, redraw)
-    except BaseException:
-        handover.discard(spec)  # no launcher will read it: the secrets go now
-        raise
+def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
+    """Run `argv` as the agent in its recorded home, creating the home if it is gone. The home's
+    lock is held from finding (or creating) the home until the agent's window is in it, so an
+    `rm` or `hibernate` of its last other agent cannot destroy it in between (_release)."""
+    with locks.hold(app.paths.locks, locks.home_key(agent.home)):
+        panes = app.tmux.list_panes()
+        session_id = _ensure_home(app, agent.home, agent.cwd, panes)
+        spec = _write_spec(app, agent, argv)
+        launcher = [sys.executable, "-m", "roost.launch", str(spec)]
+        if agent.provider == "claude":
+            hooks.mark_launch(str(app.paths.home), agent.id, time.time())
+        old = agent_panes(panes).get(agent.id)
+        redraw = None if app.environ.get("ROOST_IN_KEEPER") else session_id
+        try:
+            if old is not None and old.session_id == session_id:
+                pid = app.tmux.respawn(old.pane_id, old.window_id, agent.cwd, launcher, redraw)
+            else:
+                if old is not None:  # a stray window elsewhere: the agent belongs in its home
+                    app.tmux.kill_window(old.window_id)
+                _window, _pane, pid = app.tmux.new_window(session_id, agent.name, agent.cwd,
+                                                          launcher, agent.id, redraw)
+        except BaseException:
+            handover.discard(spec)  # no launcher will read it: the secrets go now
+            raise
     app.store.update(agent.id, intent=INTENT_RUNNING, started_at=now_iso(),
                      launches=agent.launches + 1, last_error=None, last_active_at=now_iso(),
                      last_exit=old.dead_status if old is not None and old.dead else agent.last_exit)
@@ -377,24 +381,34 @@ def hibernate(app: App, name: str) -> list[int]:
 
 
 def _release(app: App, agent: Agent) -> list[int]:
-    """Stop the agent's processes and remove its window, or its home if nobody else lives there."""
-    panes = app.tmux.list_panes()
-    pane = agent_panes(panes).get(agent.id)
+    """Stop the agent's processes and remove its window; then its home too, if nothing but the
+    keeper is left in it (no other agent, no window the user opened). Decided under the home's
+    lock, which a spawn into that home holds until its window is in (_launch)."""
+    pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     if pane is not None:
         app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
     stopped = _stop_processes(agent, pane)
     if pane is not None:
-        others = [p for p in panes if p.session_id == pane.session_id and p.agent_id
-                  and p.agent_id != agent.id]
-        try:
-            if others:
-                app.tmux.kill_window(pane.window_id)
-                _refresh_keeper(app, pane.session_id)
-            else:
-                app.tmux.kill_session(pane.session_id)
-        except TmuxError:
-            pass  # gone meanwhile: that is what we wanted
+        with locks.hold(app.paths.locks, locks.home_key(pane.session_name)):
+            _close_window(app, pane)
     return stopped
+
+
+def _close_window(app: App, pane: Pane) -> None:
+    try:
+        app.tmux.kill_window(pane.window_id)
+    except TmuxError:
+        pass  # gone meanwhile: that is what we wanted
+    left = [p for p in app.tmux.list_panes() if p.session_id == pane.session_id]
+    if not left:
+        return
+    try:
+        if left[0].is_home and all(p.is_keeper for p in left):
+            app.tmux.kill_session(pane.session_id)
+        else:
+            _refresh_keeper(app, pane.session_id)
+    except TmuxError:
+        pass
 
 
 # ---- attach and capture ------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Per-agent file locks: one wake/spawn/kill of a name at a time, across processes.
+"""File locks across processes: one wake/spawn/kill of a name at a time, and one creation or
+destruction of a home at a time.
 
 fcntl.flock is released by the kernel when its holder dies, even by SIGKILL, so a crashed roost
 never leaves a name locked.
@@ -16,10 +17,16 @@ from pathlib import Path
 from roost.core.errors import RoostError
 
 
+def home_key(home: str) -> str:
+    """The lock key of a home. A name never holds a '.', so no agent's key is ever the same
+    (an agent named "home-x" and the home "x" must not share a lock: one operation takes both)."""
+    return f"home.{home}"
+
+
 @contextmanager
 def hold(lock_dir: Path, key: str, timeout: float = 120.0) -> Iterator[None]:
     lock_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(lock_dir / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(lock_dir / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         deadline = time.monotonic() + timeout
         while True:
