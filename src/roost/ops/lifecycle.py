@@ -183,11 +183,23 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
         app.tmux.require_version()
         if fresh:
             agent = _fresh_session(app, agent, impl)
-        if fresh or agent.launches == 0:
-            argv = impl.start_argv(agent, exe, None, app.paths.home)
-        else:
-            argv = impl.resume_argv(agent, exe, app.environ, app.paths.home)
-        return _launch(app, agent, argv)
+        return _launch(app, agent, _start_or_resume(app, agent, impl, exe, fresh))
+
+
+def _start_or_resume(app: App, agent: Agent, impl: prov.Provider, exe: str,
+                     fresh: bool) -> list[str]:
+    """A new conversation only when asked (--fresh) or when there is none: the provider decides
+    from its own files (claude: the recorded session's transcript exists -> --resume, else a
+    start under that id), never roost's launch counter alone, which a spawn cut off between its
+    window and its record leaves at 0 although the conversation exists."""
+    if fresh:
+        return impl.start_argv(agent, exe, None, app.paths.home)
+    try:
+        return impl.resume_argv(agent, exe, app.environ, app.paths.home)
+    except prov.NotResumable:
+        if agent.launches == 0 and not agent.conversation_seen:
+            return impl.start_argv(agent, exe, None, app.paths.home)  # nothing to lose yet
+        raise
 
 
 def _fresh_session(app: App, agent: Agent, impl: prov.Provider) -> Agent:

@@ -160,9 +160,9 @@ def link(app: App, child: str, parent: str | None) -> None:
         app.store.update(kid.id, linked_parent=None)
         return
     dad = app.store.require(parent)
-    if dad.id == kid.id or dad.id in ws.descendants(wsdb.load(app.store.conn), kid.id):
-        raise RoostError(f"linking {child} under {parent} would make a cycle", code=2)
-    app.store.update(kid.id, linked_parent=dad.id)
+    with app.store.write() as c:
+        if not wsdb.link(c, kid.id, dad.id):
+            raise RoostError(f"linking {child} under {parent} would make a cycle", code=2)
 
 
 def kill_tree(app: App, name: str) -> list[str]:
