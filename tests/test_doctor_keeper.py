@@ -17,7 +17,8 @@ def test_doctor_is_happy_with_a_healthy_setup(world: Env) -> None:
     report = json.loads(world.roost("doctor", "--json").stdout)
     assert report["ok"], report
     names = [c["name"] for c in report["checks"]]
-    assert names == ["tmux", "socket", "socket directory", "store", "drift", "workspace"]
+    assert names == ["tmux", "socket", "socket directory", "roost home", "config", "store",
+                     "drift", "orphans", "workspace"]
 
 
 def test_doctor_reports_a_workspace_inconsistency(world: Env) -> None:

@@ -10,6 +10,7 @@ import pytest
 from roost.core import gc
 from roost.core import workspace as ws
 from roost.core.model import Agent
+from roost.core.orphans import Tagged, whose
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 OLD = (NOW - timedelta(days=30)).isoformat()
@@ -60,3 +61,32 @@ def test_gc_keeps_pinned_live_and_recent_agents_and_says_why_it_removes() -> Non
     # without a duration, only stale records; a running stale record stays too
     assert [a.id for a, _ in gc.candidates(agents, w, set(), {}, None)] == ["stale"]
     assert gc.candidates(agents, w, {"stale"}, {}, None) == []
+
+
+SOCKET = "/tmp/tmux-1000/roost"
+
+
+def tagged(socket: str = SOCKET, server: int | None = 100, alive: bool = True,
+           agent_id: str = "a", roost_socket: str = "roost") -> Tagged:
+    return Tagged(pid=7, agent_id=agent_id, socket_path=socket, server_pid=server,
+                  server_alive=alive, roost_socket=roost_socket)
+
+
+@pytest.mark.parametrize(("proc", "server", "live", "expected"), [
+    pytest.param(tagged(), 100, {"a"}, "pane", id="its-agent-runs-here"),
+    pytest.param(tagged(), 100, set(), "orphan", id="its-pane-died"),
+    pytest.param(tagged(server=99, alive=False), 100, {"a"}, "orphan",
+                 id="twin-from-a-server-that-died"),
+    pytest.param(tagged(), None, set(), "orphan", id="no-server-runs"),
+    pytest.param(tagged("/tmp/tmux-1000/other", 55, True, roost_socket="other"), 100, set(),
+                 "elsewhere", id="runs-under-another-live-server"),
+    pytest.param(tagged("/tmp/tmux-1000/other", 55, False, roost_socket="other"), 100, set(),
+                 "orphan", id="another-server-that-died"),
+    pytest.param(tagged("/tmp/tmux-1000/default", 55, True), 100, set(), "orphan",
+                 id="a-child-it-ran-in-the-users-tmux"),
+    pytest.param(tagged("", None, False), 100, {"a"}, "pane", id="no-tmux-agent-live"),
+    pytest.param(tagged("", None, False), 100, set(), "orphan", id="no-tmux-agent-gone"),
+])
+def test_whose_a_tagged_process_is(proc: Tagged, server: int | None, live: set[str],
+                                   expected: str) -> None:
+    assert whose(proc, SOCKET, server, live) == expected

@@ -50,7 +50,7 @@ def run() -> Report:
     from roost.core.status import PATTERNS_VERSION
     from roost.store.db import SCHEMA_VERSION, Store
     from roost.ops.context import make_tmux
-    from roost.tmux.client import MIN_VERSION, TmuxError
+    from roost.tmux.client import MIN_VERSION, TmuxError, to_pane
 
     report = Report()
     paths = cfg.paths()
@@ -71,7 +71,8 @@ def run() -> Report:
         return report
 
     socket = tmux.socket_path()
-    panes = tmux.list_panes()
+    rows = tmux.list_pane_rows()
+    panes = [to_pane(r) for r in rows]
     report.add("socket", True, f"{socket} ({'server running' if panes else 'no server running'})")
     sock_dir = os.path.dirname(socket)
     if os.path.isdir(sock_dir):
@@ -110,6 +111,8 @@ def run() -> Report:
                f"{len(findings)} disagreement(s)")
     for f in findings:
         report.add(f.subject, False, f.problem, f.advice)
+    _orphans(report, str(paths.home), os.path.realpath(socket), rows,
+             {a.id: a.name for a in agents})
     broken = ws.problems(wsdb.load(store.conn))
     names = {a.id: a.name for a in agents}
     report.add("workspace", not broken, f"{len(broken)} inconsistency(ies) between tabs and "
@@ -122,3 +125,26 @@ def run() -> Report:
         report.add("workspace", False, problem)
     store.close()
     return report
+
+
+def _orphans(report: Report, roost_home: str, socket: str, rows: list[dict[str, str]],
+             names: dict[str, str]) -> None:
+    """Agent processes of this roost home that outlived their pane (core.orphans): nohup or
+    setsid children, agents deaf to the hangup of a tmux server that died."""
+    from roost.core import orphans
+    from roost.system import procs
+
+    server = int(rows[0]["server_pid"]) if rows and rows[0]["server_pid"].isdigit() else None
+    live = {r["roost_id"] for r in rows if r["roost_id"] and r["pane_dead"] != "1"}
+    by_agent: dict[str, list[int]] = {}
+    for _proc, facts in procs.tagged(roost_home):
+        if orphans.whose(facts, socket, server, live) == "orphan":
+            by_agent.setdefault(facts.agent_id, []).append(facts.pid)
+    report.add("orphans", not by_agent,
+               f"{sum(map(len, by_agent.values()))} agent process(es) outlived their tmux pane")
+    for agent_id, pids in sorted(by_agent.items()):
+        name = names.get(agent_id)
+        advice = (f"roost kill {name} (or `roost wake {name}`, which stops them first)" if name
+                  else f"kill {' '.join(map(str, sorted(pids)))} (agent {agent_id} is gone)")
+        report.add(name or agent_id, False,
+                   f"{orphans.describe(sorted(pids))} outlived its tmux pane", advice)

@@ -23,6 +23,7 @@ from roost.system import procs
 from roost.store import workspace as wsdb
 from roost.ops.learn import apply_hook_log, learn_session_ids
 from roost.providers import base as prov
+from roost.core import orphans
 from roost.core import workspace as ws
 from roost.ops.context import App
 from roost.core.errors import RoostError
@@ -30,7 +31,7 @@ from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, 
 from roost.core.names import check_name
 from roost.core.reconcile import agent_panes, view
 from roost.store.db import NameTaken, now_iso
-from roost.tmux.client import DuplicateSession, TmuxError
+from roost.tmux.client import DuplicateSession, TmuxError, to_pane
 
 KEEPER = Path(__file__).parent.parent / "keeper.sh"  # a path live tmux servers still run
 UTF8 = "C.UTF-8"
@@ -169,10 +170,11 @@ def wake(app: App, name: str, fresh: bool = False) -> WakeResult:
 
 
 def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
-    panes = app.tmux.list_panes()
-    pane = agent_panes(panes).get(agent.id)
+    rows = app.tmux.list_pane_rows()
+    pane = agent_panes([to_pane(r) for r in rows]).get(agent.id)
     if pane is not None and not pane.dead:
         return WakeResult(agent, started=False, pid=pane.pid)
+    _stop_leftovers(app, agent, rows)
     learn_session_ids(app, [agent])
     apply_hook_log(app, agent)
     agent = app.store.require(agent.name)
@@ -200,6 +202,35 @@ def _start_or_resume(app: App, agent: Agent, impl: prov.Provider, exe: str,
         if agent.launches == 0 and not agent.conversation_seen:
             return impl.start_argv(agent, exe, None, app.paths.home)  # nothing to lose yet
         raise
+
+
+def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
+    """Before the agent starts: stop its processes that outlived their pane (core.orphans), so
+    two never run one conversation. Its process under another live tmux server of this roost
+    home (a second socket) is no leftover: refuse rather than start a twin."""
+    found = procs.tagged(str(app.paths.home), agent.id)
+    if not found:
+        return
+    socket = os.path.realpath(app.tmux.socket_path())
+    server = int(rows[0]["server_pid"]) if rows and rows[0]["server_pid"].isdigit() else None
+    live = {r["roost_id"] for r in rows if r["roost_id"] and r["pane_dead"] != "1"}
+    leftovers = []
+    for proc, facts in found:
+        verdict = orphans.whose(facts, socket, server, live)
+        if verdict == "elsewhere":
+            other = os.path.basename(facts.socket_path)
+            raise RoostError(f"{agent.name} already runs under another tmux server of this "
+                             f"roost home (socket {other}, pid {facts.pid}); stop it there "
+                             f"first: ROOST_TMUX_SOCKET={other} roost kill {agent.name}")
+        if verdict == "orphan":
+            leftovers.append(proc)
+    if not leftovers:
+        return
+    survivors = procs.kill_tree(leftovers)
+    app.store.log(agent, "orphans-stopped", pids=sorted(p.pid for p in leftovers))
+    if survivors:
+        raise RoostError(f"{agent.name}: leftover processes {survivors} survived SIGKILL; "
+                         "not starting it beside them")
 
 
 def _fresh_session(app: App, agent: Agent, impl: prov.Provider) -> Agent:
@@ -323,7 +354,7 @@ def kill(app: App, name: str) -> list[int]:
         if pane is not None:
             # Tell the keeper first: the pane's death redraws it, and it should say "stopped".
             app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
-        stopped = _stop_processes(agent, pane)
+        stopped = _stop_processes(app, agent, pane)
         app.store.log(agent, "killed", pids=stopped)
         exit_status = _wait_dead(app, agent.id) if pane is not None else None
         if pane is not None:
@@ -334,8 +365,9 @@ def kill(app: App, name: str) -> list[int]:
         return stopped
 
 
-def _stop_processes(agent: Agent, pane: Pane | None) -> list[int]:
-    tree = procs.snapshot(pane.pid if pane is not None and not pane.dead else None, agent.id)
+def _stop_processes(app: App, agent: Agent, pane: Pane | None) -> list[int]:
+    tree = procs.snapshot(pane.pid if pane is not None and not pane.dead else None, agent.id,
+                          str(app.paths.home))
     survivors = procs.kill_tree(tree)
     if survivors:
         raise RoostError(f"{agent.name}: processes {survivors} survived SIGKILL")
@@ -399,7 +431,7 @@ def _release(app: App, agent: Agent) -> list[int]:
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     if pane is not None:
         app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
-    stopped = _stop_processes(agent, pane)
+    stopped = _stop_processes(app, agent, pane)
     if pane is not None:
         with locks.hold(app.paths.locks, locks.home_key(pane.session_name)):
             _close_window(app, pane)
