@@ -18,6 +18,9 @@ Environment knobs (all optional):
   FAKE_AGENT_ORPHAN_FILE=<file>    append the pids started by the ``orphan`` command
   FAKE_AGENT_HOOK_TIMEOUT=<secs>   kill a hook (and its process group) after this long; default 10
   FAKE_AGENT_LOG_ENV=<A,B,...>     also log these variables of the start's environment (when set)
+  FAKE_AGENT_IGNORE_HUP=1          ignore SIGHUP and outlive the terminal (as a daemonised
+                                   child or a CLI deaf to hangups would): a tmux server's death
+                                   leaves it running
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from typing import Any, ClassVar
 FLAVORS = ("claude", "codex", "gemini", "aider")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 HOOK_TIMEOUT = float(os.environ.get("FAKE_AGENT_HOOK_TIMEOUT") or 10.0)  # Claude Code's is 60 s
+IGNORE_HUP = bool(os.environ.get("FAKE_AGENT_IGNORE_HUP"))
 ESC_WAIT = 0.05  # how long a lone ESC waits for the rest of an escape sequence
 LOGGED_ENV_PREFIXES = ("ROOST_", "FAKE_", "LANG", "LC_", "TMUX", "MY_")
 
@@ -845,6 +849,8 @@ class Agent:
     def run(self) -> int:
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(sig, self.on_signal)
+        if IGNORE_HUP:
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
         self.screen.start()
         try:
             return self.main_loop()
@@ -931,6 +937,9 @@ class Agent:
             self.screen.line()
             self.end("other", 0)
         elif key.kind == "eof":
+            if IGNORE_HUP:  # the terminal is gone: live on without one, as an orphan does
+                while True:
+                    time.sleep(3600)
             if self.input.strip():
                 self.submit()
             self.screen.line()

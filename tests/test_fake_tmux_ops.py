@@ -43,7 +43,7 @@ def app(tmp_path: Path, fake: FakeTmux, clock: ManualClock,
     paths = cfg.Paths(tmp_path / "home")
     cfg.ensure_private_dir(paths.home)
     # An agent's "process tree" is its fake pane; stopping it ends the pane as SIGTERM would.
-    def snapshot(pid: int | None, agent_id: str) -> list[FakePane]:
+    def snapshot(pid: int | None, agent_id: str, roost_home: str) -> list[FakePane]:
         return [p for p in fake.panes.values() if p.pid == pid and not p.dead]
 
     def kill_tree(tree: list[FakePane]) -> list[int]:

@@ -20,7 +20,7 @@ def test_queue_never_exceeds_its_cap_and_staggers_starts() -> None:
     now, peak, lock = [0], [0], threading.Lock()
     launched: list[float] = []
 
-    def start(name: str) -> None:
+    def start(name: str) -> bool:
         with lock:
             launched.append(time.monotonic())
             now[0] += 1
@@ -28,22 +28,25 @@ def test_queue_never_exceeds_its_cap_and_staggers_starts() -> None:
         time.sleep(0.05)
         with lock:
             now[0] -= 1
+        return True
 
     pauses: list[float] = []
-    started, failed, measured = run_queue([f"a{i}" for i in range(12)], start, 3, 0.01,
-                                          sleep=lambda s: (pauses.append(s), time.sleep(s)))
-    assert sorted(started) == sorted(f"a{i}" for i in range(12)) and failed == {}
-    assert 2 <= peak[0] <= 3 and measured == peak[0]  # the cap holds, and is used
+    done = run_queue([f"a{i}" for i in range(12)], start, 3, 0.01,
+                     sleep=lambda s: (pauses.append(s), time.sleep(s)))
+    assert sorted(done.started) == sorted(f"a{i}" for i in range(12)) and done.failed == {}
+    assert 2 <= peak[0] <= 3 and done.peak == peak[0]  # the cap holds, and is used
     assert pauses == [0.01] * 11  # a pause between every two starts
 
 
 def test_one_failure_does_not_stop_the_rest() -> None:
-    def start(name: str) -> None:
+    def start(name: str) -> bool:
         if name == "bad":
             raise RuntimeError("no such cwd")
+        return name != "up"
 
-    started, failed, _ = run_queue(["a", "bad", "b"], start, 2, 0)
-    assert sorted(started) == ["a", "b"] and failed == {"bad": "no such cwd"}
+    done = run_queue(["a", "bad", "up", "b"], start, 2, 0)
+    assert sorted(done.started) == ["a", "b"] and done.failed == {"bad": "no such cwd"}
+    assert done.already_running == ["up"]  # found running: never counted as started
 
 
 @pytest.mark.tmux

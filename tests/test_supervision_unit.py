@@ -107,7 +107,9 @@ def test_backoff_doubles(failures: int, delay: float) -> None:
     pytest.param(None, agent(), "", "ignored", id="pane-gone"),
     pytest.param(pane(dead=False), agent(), "", "ignored", id="pane-alive-again"),
     pytest.param(pane(), None, "", "ignored", id="agent-unknown"),
-    pytest.param(pane(), agent(), "stopped", "killed", id="roost-stopped-it"),
+    pytest.param(pane(), agent(INTENT_STOPPED), "stopped", "killed", id="roost-stopped-it"),
+    pytest.param(pane(), agent(INTENT_HIBERNATED), "stopped", "killed", id="roost-hibernated-it"),
+    pytest.param(pane(), agent(), "stopped", None, id="stale-tag-of-a-kill-cut-off"),
     pytest.param(pane(), agent(), "running", None, id="an-exit-to-handle"),
     pytest.param(pane(), agent(), "", None, id="window-gone-meanwhile"),
 ])

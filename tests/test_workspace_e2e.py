@@ -224,6 +224,9 @@ def test_gc_removes_stale_and_idle_but_never_pinned_or_live(world: Env) -> None:
     world.last_start(5)
     world.wait_for(lambda: all(a["status"] != "starting" for a in world.ls().values()),
                    what="hooks read")  # reading hook events counts as activity
+    for name in ("idle", "stale"):  # a running agent is never removed (tests/test_gc.py)
+        world.roost("hibernate", name)
+    world.ls()  # reads the hook events of the hibernations (activity) before the clock is set
     db = sqlite3.connect(world.home / "roost.db")
     db.execute("UPDATE agents SET last_active_at = '2020-01-01T00:00:00+00:00' "
                "WHERE name IN ('idle', 'pinned', 'live')")
@@ -234,7 +237,7 @@ def test_gc_removes_stale_and_idle_but_never_pinned_or_live(world: Env) -> None:
     assert "would remove idle" in dry and "would remove stale" in dry
     assert "pinned" not in dry and "live" not in dry and "fresh" not in dry
     assert set(world.ls()) == {"live", "idle", "pinned", "fresh", "stale"}
-    world.roost("gc", "--older-than", "7d")
+    world.roost("gc", "--older-than", "7d", "--yes")
     assert set(world.ls()) == {"live", "pinned", "fresh"}
     bad = world.roost("gc", "--older-than", "soon", check=False)
     assert bad.returncode == 2 and "not a duration" in bad.stderr

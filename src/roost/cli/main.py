@@ -511,22 +511,41 @@ def reload(dangerous: bool | None) -> None:
 @click.option("--older-than", "older_than", default=None, metavar="DURATION",
               help="Also remove parked or buried agents idle this long (30m, 12h, 7d, 2w).")
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
-def gc(older_than: str | None, dry_run: bool) -> None:
-    """Remove stale records (and idle parked or buried agents); never a pinned or live one.
+@click.option("--yes", "-y", is_flag=True,
+              help="Remove without asking (needed when stdin is not a terminal).")
+def gc(older_than: str | None, dry_run: bool, yes: bool) -> None:
+    """Remove stale records (and idle parked or buried agents); never a pinned, live or running
+    one. Lists what it would remove and asks first (or takes --yes).
 
     \b
     Example:
       roost gc --older-than 14d --dry-run
+      roost gc --older-than 14d --yes
     """
     from roost.ops import workspace as wsops
 
     age = wsops.parse_duration(older_than) if older_than else None
-    found = wsops.gc(_app(), age, dry_run)
-    verb = "would remove" if dry_run else "removed"
-    for agent, why in found:
-        click.echo(f"{verb} {agent.name}: {why}")
+    app = _app()
+    found = wsops.gc_candidates(app, age)
     if not found:
         click.echo("nothing to remove")
+        return
+    if dry_run or not yes:
+        for agent, why in found:
+            click.echo(f"would remove {agent.name}: {why}")
+        if dry_run:
+            return
+        if not sys.stdin.isatty():
+            raise RoostError(f"nothing removed: stdin is not a terminal to ask; pass --yes to "
+                             f"remove the {len(found)} agent(s) above", code=2)
+        if not click.confirm(f"remove {len(found)} agent(s)?", default=False):
+            click.echo("nothing removed")
+            return
+    removed, kept = wsops.gc_remove(app, found)
+    for agent, why in removed:
+        click.echo(f"removed {agent.name}: {why}")
+    for agent in kept:
+        click.echo(f"kept {agent.name}: it started running meanwhile")
 
 
 @cli.command(name="export")

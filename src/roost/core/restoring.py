@@ -59,8 +59,11 @@ class Report:
 
 
 def report(plan: RestorePlan, names: Mapping[str, str], started: list[str],
-           failed: dict[str, str], peak: int, seconds: float) -> Report:
+           failed: dict[str, str], peak: int, seconds: float,
+           found_running: Sequence[str] = ()) -> Report:
+    """`found_running`: agents the plan meant to start that were running by the time their start
+    came (another roost started them meanwhile); they count as already running, not started."""
     return Report(live=len(plan.start) + len(plan.running), started=started,
-                  already_running=named(plan.running, names),
+                  already_running=[*named(plan.running, names), *found_running],
                   hibernated=named(plan.hibernate, names), failed=failed, peak=peak,
                   seconds=seconds)

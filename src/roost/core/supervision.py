@@ -54,10 +54,14 @@ class Decision:
 def triage(pane: Pane | None, agent: Agent | None, window_state: str) -> Triage | None:
     """Whether a pane death is an agent's exit to handle: "ignored" for a pane that is gone,
     alive again, or belongs to no known agent; "killed" when roost stopped it (kill, hibernate
-    and rm mark the window `stopped` first and log it themselves); None: handle it."""
+    and rm mark the window `stopped` first and log it themselves); None: handle it.
+
+    The window's tag alone is not trusted: a `roost kill` cut off after tagging leaves it on a
+    running agent. Only the store's intent (written when the kill completes; the caller reads
+    it under the agent's lock) says roost stopped it."""
     if pane is None or not pane.dead or agent is None:
         return "ignored"
-    if window_state == "stopped":
+    if window_state == "stopped" and agent.intent in (INTENT_STOPPED, INTENT_HIBERNATED):
         return "killed"
     return None
 

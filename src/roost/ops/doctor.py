@@ -52,15 +52,15 @@ def run() -> Report:
     from roost.store.db import Store
     from roost.store.schema import SCHEMA_VERSION
     from roost.system import config as cfg
-    from roost.tmux.client import MIN_VERSION, TmuxError
+    from roost.tmux.client import MIN_VERSION, TmuxError, to_pane
 
     report = Report()
     paths = cfg.paths()
+    config_error: RoostError | None = None
     try:
         settings = cfg.load_config(paths)
     except RoostError as exc:  # still check the rest, with the default tmux
-        report.add("config", False, str(exc), f"fix or move aside {paths.config_file}")
-        settings = {}
+        config_error, settings = exc, {}
     tmux = make_tmux(paths, settings, os.environ)
 
     try:
@@ -74,7 +74,8 @@ def run() -> Report:
         return report
 
     socket = tmux.socket_path()
-    panes = tmux.list_panes()
+    rows = tmux.list_pane_rows()
+    panes = [to_pane(r) for r in rows]
     report.add("socket", True, f"{socket} ({'server running' if panes else 'no server running'})")
     sock_dir = os.path.dirname(socket)
     if os.path.isdir(sock_dir):
@@ -89,12 +90,12 @@ def run() -> Report:
     except RoostError as exc:
         report.add("roost home", False, str(exc), "as it says; roost refuses to run until then")
         return report
-    try:
-        cfg.load_config(paths)
+    if config_error is None:
         report.add("config", True, f"{paths.config_file}" if paths.config_file.exists() else
                    f"{paths.config_file} (none: defaults)")
-    except RoostError as exc:
-        report.add("config", False, str(exc), f"edit {paths.config_file} (see README: Config)")
+    else:
+        report.add("config", False, str(config_error),
+                   f"edit {paths.config_file} (see README: Config)")
 
     try:
         store = Store.open(paths.db)
@@ -113,6 +114,8 @@ def run() -> Report:
                f"{len(findings)} disagreement(s)")
     for f in findings:
         report.add(f.subject, False, f.problem, f.advice)
+    _orphans(report, str(paths.home), os.path.realpath(socket), rows,
+             {a.id: a.name for a in agents})
     broken = ws.problems(wsdb.load(store.conn))
     names = {a.id: a.name for a in agents}
     report.add("workspace", not broken, f"{len(broken)} inconsistency(ies) between tabs and "
@@ -125,3 +128,26 @@ def run() -> Report:
         report.add("workspace", False, problem)
     store.close()
     return report
+
+
+def _orphans(report: Report, roost_home: str, socket: str, rows: list[dict[str, str]],
+             names: dict[str, str]) -> None:
+    """Agent processes of this roost home that outlived their pane (core.orphans): nohup or
+    setsid children, agents deaf to the hangup of a tmux server that died."""
+    from roost.core import orphans
+    from roost.system import procs
+
+    server = int(rows[0]["server_pid"]) if rows and rows[0]["server_pid"].isdigit() else None
+    live = {r["roost_id"] for r in rows if r["roost_id"] and r["pane_dead"] != "1"}
+    by_agent: dict[str, list[int]] = {}
+    for _proc, facts in procs.tagged(roost_home):
+        if orphans.whose(facts, socket, server, live) == "orphan":
+            by_agent.setdefault(facts.agent_id, []).append(facts.pid)
+    report.add("orphans", not by_agent,
+               f"{sum(map(len, by_agent.values()))} agent process(es) outlived their tmux pane")
+    for agent_id, pids in sorted(by_agent.items()):
+        name = names.get(agent_id)
+        advice = (f"roost kill {name} (or `roost wake {name}`, which stops them first)" if name
+                  else f"kill {' '.join(map(str, sorted(pids)))} (agent {agent_id} is gone)")
+        report.add(name or agent_id, False,
+                   f"{orphans.describe(sorted(pids))} outlived its tmux pane", advice)

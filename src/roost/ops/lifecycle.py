@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from roost.core import orphans
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
 from roost.core.model import (
@@ -37,7 +38,7 @@ from roost.providers import hooks
 from roost.store import workspace as wsdb
 from roost.store.db import NameTaken, now_iso
 from roost.system import handover, locks, procs
-from roost.tmux.client import DuplicateSession, TmuxError
+from roost.tmux.client import DuplicateSession, TmuxError, to_pane
 
 KEEPER = Path(__file__).parent.parent / "keeper.sh"  # a path live tmux servers still run
 UTF8 = "C.UTF-8"
@@ -148,7 +149,7 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
                       placement="detached" if place.detached else "tile")
         argv = impl.start_argv(agent, exe, prompt if impl.prompt_in_argv else None, app.paths.home)
         with _failure_recorded(app, agent):
-            result = _launch(app, agent, argv, app.tmux.list_panes())
+            result = _launch(app, agent, argv)
     if prompt and not impl.prompt_in_argv:
         _type_prompt(app, result, prompt)
     return result
@@ -178,12 +179,13 @@ def wake(app: App, name: str, fresh: bool = False) -> WakeResult:
 
 
 def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
-    panes = app.tmux.list_panes()
-    pane = agent_panes(panes).get(agent.id)
+    rows = app.tmux.list_pane_rows()
+    pane = agent_panes([to_pane(r) for r in rows]).get(agent.id)
     if pane is not None and not pane.dead:
         return WakeResult(agent, started=False, pid=pane.pid)
     with _failure_recorded(app, agent):
         app = _with_start_environment(app, agent)
+    _stop_leftovers(app, agent, rows)
     learn_session_ids(app, [agent])
     apply_hook_log(app, agent)
     agent = app.store.require(agent.name)
@@ -195,11 +197,53 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
         if fresh:
             agent = _fresh_session(app, agent, impl)
         agent = dataclasses.replace(agent, cwd=workdir)  # start where we looked, not elsewhere
-        if fresh or agent.launches == 0:
-            argv = impl.start_argv(agent, exe, None, app.paths.home)
-        else:
-            argv = impl.resume_argv(agent, exe, app.environ, app.paths.home)
-        return _launch(app, agent, argv, panes)
+        return _launch(app, agent, _start_or_resume(app, agent, impl, exe, fresh))
+
+
+
+def _start_or_resume(app: App, agent: Agent, impl: prov.Provider, exe: str,
+                     fresh: bool) -> list[str]:
+    """A new conversation only when asked (--fresh) or when there is none: the provider decides
+    from its own files (claude: the recorded session's transcript exists -> --resume, else a
+    start under that id), never roost's launch counter alone, which a spawn cut off between its
+    window and its record leaves at 0 although the conversation exists."""
+    if fresh:
+        return impl.start_argv(agent, exe, None, app.paths.home)
+    try:
+        return impl.resume_argv(agent, exe, app.environ, app.paths.home)
+    except prov.NotResumable:
+        if agent.launches == 0 and not agent.conversation_seen:
+            return impl.start_argv(agent, exe, None, app.paths.home)  # nothing to lose yet
+        raise
+
+
+def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
+    """Before the agent starts: stop its processes that outlived their pane (core.orphans), so
+    two never run one conversation. Its process under another live tmux server of this roost
+    home (a second socket) is no leftover: refuse rather than start a twin."""
+    found = procs.tagged(str(app.paths.home), agent.id)
+    if not found:
+        return
+    socket = os.path.realpath(app.tmux.socket_path())
+    server = int(rows[0]["server_pid"]) if rows and rows[0]["server_pid"].isdigit() else None
+    live = {r["roost_id"] for r in rows if r["roost_id"] and r["pane_dead"] != "1"}
+    leftovers = []
+    for proc, facts in found:
+        verdict = orphans.whose(facts, socket, server, live)
+        if verdict == "elsewhere":
+            other = os.path.basename(facts.socket_path)
+            raise RoostError(f"{agent.name} already runs under another tmux server of this "
+                             f"roost home (socket {other}, pid {facts.pid}); stop it there "
+                             f"first: ROOST_TMUX_SOCKET={other} roost kill {agent.name}")
+        if verdict == "orphan":
+            leftovers.append(proc)
+    if not leftovers:
+        return
+    survivors = procs.kill_tree(leftovers)
+    app.store.log(agent, "orphans-stopped", pids=sorted(p.pid for p in leftovers))
+    if survivors:
+        raise RoostError(f"{agent.name}: leftover processes {survivors} survived SIGKILL; "
+                         "not starting it beside them")
 
 
 def _with_start_environment(app: App, agent: Agent) -> App:
@@ -230,29 +274,33 @@ def _failure_recorded(app: App, agent: Agent) -> Iterator[None]:
         raise
 
 
-def _launch(app: App, agent: Agent, argv: list[str], panes: list[Pane]) -> WakeResult:
-    """Run `argv` as the agent in its recorded home, creating the home if it is gone."""
-    session_id = _ensure_home(app, agent.home, agent.cwd, panes)
-    if not started_by_tmux(app.environ):  # what a restart or a keeper wake will start it with
-        handover.remember_environment(app.paths.agent_dir(agent.id), {
-            k: v for k, v in app.environ.items() if k not in NOT_PASSED_ON})
-    spec = _write_spec(app, agent, argv)
-    launcher = [sys.executable, "-P", "-m", "roost.launch", str(spec)]
-    if prov.get(agent.provider).traits.hooks:  # events before this launch say nothing of it
-        hooks.mark_launch(str(app.paths.home), agent.id, time.time())
-    old = agent_panes(panes).get(agent.id)
-    redraw = None if app.environ.get(IN_KEEPER) else session_id
-    try:
-        if old is not None and old.session_id == session_id:
-            pid = app.tmux.respawn(old.pane_id, old.window_id, agent.cwd, launcher, redraw)
-        else:
-            if old is not None:  # a stray window elsewhere: the agent belongs in its home
-                app.tmux.kill_window(old.window_id)
-            _window, _pane, pid = app.tmux.new_window(session_id, agent.name, agent.cwd,
-                                                      launcher, agent.id, redraw)
-    except BaseException:
-        handover.discard(spec)  # no launcher will read it: the secrets go now
-        raise
+def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
+    """Run `argv` as the agent in its recorded home, creating the home if it is gone. The home's
+    lock is held from finding (or creating) the home until the agent's window is in it, so an
+    `rm` or `hibernate` of its last other agent cannot destroy it in between (_release)."""
+    with locks.hold(app.paths.locks, locks.home_key(agent.home)):
+        panes = app.tmux.list_panes()
+        session_id = _ensure_home(app, agent.home, agent.cwd, panes)
+        if not started_by_tmux(app.environ):  # what a restart or a keeper wake will start it with
+            handover.remember_environment(app.paths.agent_dir(agent.id), {
+                k: v for k, v in app.environ.items() if k not in NOT_PASSED_ON})
+        spec = _write_spec(app, agent, argv)
+        launcher = [sys.executable, "-P", "-m", "roost.launch", str(spec)]
+        if prov.get(agent.provider).traits.hooks:  # events before this launch say nothing of it
+            hooks.mark_launch(str(app.paths.home), agent.id, time.time())
+        old = agent_panes(panes).get(agent.id)
+        redraw = None if app.environ.get(IN_KEEPER) else session_id
+        try:
+            if old is not None and old.session_id == session_id:
+                pid = app.tmux.respawn(old.pane_id, old.window_id, agent.cwd, launcher, redraw)
+            else:
+                if old is not None:  # a stray window elsewhere: the agent belongs in its home
+                    app.tmux.kill_window(old.window_id)
+                _window, _pane, pid = app.tmux.new_window(session_id, agent.name, agent.cwd,
+                                                          launcher, agent.id, redraw)
+        except BaseException:
+            handover.discard(spec)  # no launcher will read it: the secrets go now
+            raise
     app.store.update(agent.id, intent=INTENT_RUNNING, started_at=now_iso(),
                      launches=agent.launches + 1, last_error=None, last_active_at=now_iso(),
                      last_exit=old.dead_status if old is not None and old.dead else agent.last_exit)
@@ -335,7 +383,7 @@ def kill(app: App, name: str) -> list[int]:
         if pane is not None:
             # Tell the keeper first: the pane's death redraws it, and it should say "stopped".
             app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
-        stopped = _stop_processes(agent, pane)
+        stopped = _stop_processes(app, agent, pane)
         app.store.log(agent, "killed", pids=stopped)
         exit_status = _wait_dead(app, agent.id) if pane is not None else None
         if pane is not None:
@@ -346,8 +394,9 @@ def kill(app: App, name: str) -> list[int]:
         return stopped
 
 
-def _stop_processes(agent: Agent, pane: Pane | None) -> list[int]:
-    tree = procs.snapshot(pane.pid if pane is not None and not pane.dead else None, agent.id)
+def _stop_processes(app: App, agent: Agent, pane: Pane | None) -> list[int]:
+    tree = procs.snapshot(pane.pid if pane is not None and not pane.dead else None, agent.id,
+                          str(app.paths.home))
     survivors = procs.kill_tree(tree)
     if survivors:
         raise RoostError(f"{agent.name}: processes {survivors} survived SIGKILL")
@@ -368,13 +417,28 @@ def rm(app: App, name: str) -> None:
     its record and the files roost kept for it. Links to it become null; its pin goes."""
     check_name(name)
     with locks.hold(app.paths.locks, name):
-        agent = app.store.require(name)
-        _release(app, agent)
-        app.store.log(agent, "removed")
-        app.store.delete(agent.id)
-        import shutil  # only rm needs it
+        _forget(app, app.store.require(name))
 
-        shutil.rmtree(app.paths.agent_dir(agent.id), ignore_errors=True)
+
+def rm_if_idle(app: App, agent: Agent) -> bool:
+    """`roost gc`'s removal: only if the record is still there and the agent does not run,
+    checked under its lock (it may have been woken since gc listed it). True if removed."""
+    with locks.hold(app.paths.locks, agent.name):
+        current = app.store.get_by_id(agent.id)
+        pane = agent_panes(app.tmux.list_panes()).get(agent.id)
+        if current is None or (pane is not None and not pane.dead):
+            return False
+        _forget(app, current)
+        return True
+
+
+def _forget(app: App, agent: Agent) -> None:
+    _release(app, agent)
+    app.store.log(agent, "removed")
+    app.store.delete(agent.id)
+    import shutil  # only rm needs it
+
+    shutil.rmtree(app.paths.agent_dir(agent.id), ignore_errors=True)
 
 
 def hibernate(app: App, name: str) -> list[int]:
@@ -390,24 +454,34 @@ def hibernate(app: App, name: str) -> list[int]:
 
 
 def _release(app: App, agent: Agent) -> list[int]:
-    """Stop the agent's processes and remove its window, or its home if nobody else lives there."""
-    panes = app.tmux.list_panes()
-    pane = agent_panes(panes).get(agent.id)
+    """Stop the agent's processes and remove its window; then its home too, if nothing but the
+    keeper is left in it (no other agent, no window the user opened). Decided under the home's
+    lock, which a spawn into that home holds until its window is in (_launch)."""
+    pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     if pane is not None:
         app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
-    stopped = _stop_processes(agent, pane)
+    stopped = _stop_processes(app, agent, pane)
     if pane is not None:
-        others = [p for p in panes if p.session_id == pane.session_id and p.agent_id
-                  and p.agent_id != agent.id]
-        try:
-            if others:
-                app.tmux.kill_window(pane.window_id)
-                _refresh_keeper(app, pane.session_id)
-            else:
-                app.tmux.kill_session(pane.session_id)
-        except TmuxError:
-            pass  # gone meanwhile: that is what we wanted
+        with locks.hold(app.paths.locks, locks.home_key(pane.session_name)):
+            _close_window(app, pane)
     return stopped
+
+
+def _close_window(app: App, pane: Pane) -> None:
+    try:
+        app.tmux.kill_window(pane.window_id)
+    except TmuxError:
+        pass  # gone meanwhile: that is what we wanted
+    left = [p for p in app.tmux.list_panes() if p.session_id == pane.session_id]
+    if not left:
+        return
+    try:
+        if left[0].is_home and all(p.is_keeper for p in left):
+            app.tmux.kill_session(pane.session_id)
+        else:
+            _refresh_keeper(app, pane.session_id)
+    except TmuxError:
+        pass
 
 
 # ---- attach and capture ------------------------------------------------------------------

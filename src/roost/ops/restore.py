@@ -20,7 +20,7 @@ from roost.core.restoring import DEFAULT_CONCURRENCY, DEFAULT_STAGGER, Report
 from roost.ops.context import App, open_app
 from roost.store import workspace as wsdb
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_STAGGER", "Report", "restore", "run_queue",
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_STAGGER", "Outcome", "Report", "restore", "run_queue",
            "start_all"]
 
 
@@ -40,20 +40,30 @@ class QueueStats:
             self._now -= 1
 
 
-def run_queue(jobs: Sequence[str], start: Callable[[str], None], concurrency: int,
-              stagger: float, sleep: Callable[[float], None] = time.sleep
-              ) -> tuple[list[str], dict[str, str], int]:
-    """Start each job with at most `concurrency` at once and `stagger` seconds between launches.
-    Returns (started, failed name -> reason, peak concurrency)."""
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a queue of starts did. A start that found its agent running (another roost started
+    it meanwhile: a concurrent restore, a wake) is counted there, never as started."""
+
+    started: list[str]
+    already_running: list[str]
+    failed: dict[str, str]  # name -> reason
+    peak: int  # the most starts that ran at once
+
+
+def run_queue(jobs: Sequence[str], start: Callable[[str], bool], concurrency: int,
+              stagger: float, sleep: Callable[[float], None] = time.sleep) -> Outcome:
+    """Start each job with at most `concurrency` at once and `stagger` seconds between launches;
+    `start` says whether it started the job (False: it found it already running)."""
     stats = QueueStats()
     started: list[str] = []
+    already: list[str] = []
     failed: dict[str, str] = {}
 
     def one(name: str) -> None:
         stats.enter()
         try:
-            start(name)
-            started.append(name)
+            (started if start(name) else already).append(name)
         except Exception as exc:  # noqa: BLE001 - one failure must not stop the rest
             failed[name] = str(exc) or exc.__class__.__name__
         finally:
@@ -64,21 +74,21 @@ def run_queue(jobs: Sequence[str], start: Callable[[str], None], concurrency: in
             if i and stagger:
                 sleep(stagger)
             pool.submit(one, name)
-    return started, failed, stats.peak
+    return Outcome(started, already, failed, stats.peak)
 
 
 def start_all(app: App, names: Sequence[str], concurrency: int | None = None,
-              stagger: float | None = None) -> tuple[list[str], dict[str, str], int]:
+              stagger: float | None = None) -> Outcome:
     """Wake `names` through the queue; each worker has its own store connection."""
     from roost.ops import lifecycle
 
     cap, gap = restoring.limits(app.settings.get("restore", {}), concurrency, stagger)
     local = threading.local()
 
-    def start(name: str) -> None:
+    def start(name: str) -> bool:
         if not hasattr(local, "app"):
             local.app = open_app(app.environ)
-        lifecycle.wake(local.app, name)
+        return lifecycle.wake(local.app, name).started
 
     return run_queue(names, start, cap, gap, app.clock.sleep)
 
@@ -92,15 +102,15 @@ def restore(app: App, concurrency: int | None = None, stagger: float | None = No
         running = [a for a, p in agent_panes(app.tmux.list_panes()).items() if not p.dead]
         plan = ws.plan_restore(workspace, running)
         names = app.store.names_by_id()
-        started, failed, peak = start_all(app, restoring.named(plan.start, names), concurrency,
-                                          stagger)
-        report = restoring.report(plan, names, started, failed, peak,
-                                  app.clock.monotonic() - began)
+        done = start_all(app, restoring.named(plan.start, names), concurrency, stagger)
+        report = restoring.report(plan, names, done.started, done.failed, done.peak,
+                                  app.clock.monotonic() - began,
+                                  found_running=done.already_running)
         span.set_attributes({"roost.live_expected": report.live,
                              "roost.started": len(report.started),
                              "roost.already_running": len(report.already_running),
                              "roost.hibernated": len(report.hibernated),
                              "roost.failed": len(report.failed),
-                             "roost.peak_concurrent_starts": peak,
+                             "roost.peak_concurrent_starts": report.peak,
                              "roost.seconds": report.seconds})
     return report

@@ -24,10 +24,20 @@ def on_pane_died(app: App, pane_id: str) -> str:
     """What happened, as a word (for tests and the log)."""
     pane = next((p for p in app.tmux.list_panes() if p.pane_id == pane_id), None)
     agent = app.store.get_by_id(pane.agent_id) if pane is not None and pane.agent_id else None
-    state = "" if pane is None else app.tmux.window_option(pane.window_id, "@roost_state")
-    skipped = sv.triage(pane, agent, state)
-    if skipped is not None or pane is None or agent is None:
-        return skipped or "ignored"
+    if pane is None or agent is None:
+        return "ignored"
+    # A kill, hibernate or rm of this agent may be under way: wait for it, then look again, so
+    # its outcome (the store's intent) decides, not the window tag it set first.
+    with locks.hold(app.paths.locks, agent.name):
+        pane = next((p for p in app.tmux.list_panes() if p.pane_id == pane_id), None)
+        agent = app.store.get_by_id(agent.id)
+        state = "" if pane is None else app.tmux.window_option(pane.window_id, "@roost_state")
+        skipped = sv.triage(pane, agent, state)
+        if skipped is not None or pane is None or agent is None:
+            return skipped or "ignored"
+        if state == "stopped":  # a stale tag (a kill cut off): the keeper should say "exited"
+            app.tmux.set_window_option(pane.window_id, "@roost_state", "running")
+            app.tmux.refresh_keeper(pane.session_id)
     code = pane.dead_status
     history = exits(app, agent)
     app.store.log(agent, "exited", exit_code=code)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from roost.core import gc
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
 from roost.core.model import Agent
@@ -159,9 +160,9 @@ def link(app: App, child: str, parent: str | None) -> None:
         app.store.update(kid.id, linked_parent=None)
         return
     dad = app.store.require(parent)
-    if dad.id == kid.id or dad.id in ws.descendants(wsdb.load(app.store.conn), kid.id):
-        raise RoostError(f"linking {child} under {parent} would make a cycle", code=2)
-    app.store.update(kid.id, linked_parent=dad.id)
+    with app.store.write() as c:
+        if not wsdb.link(c, kid.id, dad.id):
+            raise RoostError(f"linking {child} under {parent} would make a cycle", code=2)
 
 
 def kill_tree(app: App, name: str) -> list[str]:
@@ -218,29 +219,38 @@ def parse_duration(text: str) -> timedelta:
 
 
 def gc_candidates(app: App, older_than: timedelta | None) -> list[tuple[Agent, str]]:
-    """Stale records, and (with a duration) parked or buried agents idle that long; never a
-    pinned or a live one."""
-    workspace = wsdb.load(app.store.conn)
-    stale = ws.stale(workspace)
-    live_ids = ws.live(workspace)
-    pinned = set(workspace.pins)
-    cutoff = datetime.now(UTC) - older_than if older_than is not None else None
-    found = []
-    for agent in app.store.agents():
-        if agent.id in pinned or agent.id in live_ids:
+    """What `roost gc` would remove (core.gc): stale records and, with a duration, parked or
+    buried agents idle that long; never a pinned, live or running one."""
+    running, screens = _screens(app.tmux.list_pane_rows())
+    cutoff = app.clock.now() - older_than if older_than is not None else None
+    return gc.candidates(app.store.agents(), wsdb.load(app.store.conn), running, screens, cutoff)
+
+
+def _screens(rows: list[dict[str, str]]) -> tuple[set[str], dict[str, datetime]]:
+    """From one pane listing: the agents that run, and when each agent's window last changed."""
+    running: set[str] = set()
+    changed: dict[str, datetime] = {}
+    for row in rows:
+        agent_id = row["roost_id"]
+        if not agent_id:
             continue
-        if agent.id in stale:
-            found.append((agent, "stale: no tab, park or burial owns it"))
-        elif cutoff is not None and agent.placement in (ws.DETACHED, ws.BURIED):
-            last = datetime.fromisoformat(agent.last_active_at or agent.created_at)
-            if last < cutoff:
-                found.append((agent, f"{agent.placement}, idle since {agent.last_active_at}"))
-    return found
+        if row["pane_dead"] != "1":
+            running.add(agent_id)
+        if row["window_activity"].isdigit():
+            at = datetime.fromtimestamp(int(row["window_activity"]), UTC)
+            changed[agent_id] = max(at, changed.get(agent_id, at))
+    return running, changed
 
 
-def gc(app: App, older_than: timedelta | None, dry_run: bool) -> list[tuple[Agent, str]]:
-    found = gc_candidates(app, older_than)
-    if not dry_run:
-        for agent, _why in found:
-            lifecycle.rm(app, agent.name)
-    return found
+def gc_remove(app: App, found: list[tuple[Agent, str]]
+              ) -> tuple[list[tuple[Agent, str]], list[Agent]]:
+    """Remove the candidates, except any that started running since they were listed (checked
+    under each agent's lock). Returns (removed with why, kept because they run now); one that
+    another roost removed meanwhile is in neither."""
+    removed, kept = [], []
+    for agent, why in found:
+        if lifecycle.rm_if_idle(app, agent):
+            removed.append((agent, why))
+        elif app.store.get_by_id(agent.id) is not None:
+            kept.append(agent)
+    return removed, kept

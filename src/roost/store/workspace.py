@@ -151,6 +151,17 @@ def forget(c: sqlite3.Connection, agent_id: str) -> None:
     untile(c, agent_id)
 
 
+# ---- links -------------------------------------------------------------------------------
+def link(c: sqlite3.Connection, child_id: str, parent_id: str) -> bool:
+    """Link the child under the parent unless that would make a cycle (returns False, writes
+    nothing). The check reads the links inside the caller's transaction, so two concurrent
+    links (a under b, b under a) cannot both pass it."""
+    if parent_id == child_id or parent_id in ws.descendants(load(c), child_id):
+        return False
+    c.execute("UPDATE agents SET linked_parent = ? WHERE id = ?", (parent_id, child_id))
+    return True
+
+
 # ---- pins and settings -------------------------------------------------------------------
 def pin(c: sqlite3.Connection, agent_id: str) -> bool:
     if c.execute("SELECT 1 FROM pins WHERE agent_id = ?", (agent_id,)).fetchone():

@@ -1,4 +1,5 @@
-"""Per-agent file locks: one wake/spawn/kill of a name at a time, across processes.
+"""File locks across processes: one wake/spawn/kill of a name at a time, and one creation or
+destruction of a home at a time.
 
 fcntl.flock is released by the kernel when its holder dies, even by SIGKILL, so a crashed roost
 never leaves a name locked.
@@ -15,6 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from roost.core.errors import RoostError
+
+
+def home_key(home: str) -> str:
+    """The lock key of a home. A name never holds a '.', so no agent's key is ever the same
+    (an agent named "home-x" and the home "x" must not share a lock: one operation takes both)."""
+    return f"home.{home}"
 
 
 @contextmanager

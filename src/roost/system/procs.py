@@ -1,9 +1,11 @@
-"""Stopping an agent's whole process tree, including children that escaped it.
+"""Finding and stopping an agent's processes, including those that escaped its tree.
 
-tmux's kill-window only hangs up the pane; children started with nohup or setsid are reparented to
-init and live on. So roost tags every agent's environment with ROOST_AGENT_ID, snapshots the tree
-(descendants of the pane's pid, plus every process of this user carrying the tag), then sends
-TERM, waits, sends KILL to what is left, and verifies.
+tmux's kill-window only hangs up the pane; children started with nohup or setsid are reparented
+to init and live on, and an agent deaf to SIGHUP outlives even its tmux server. So roost tags
+every agent's environment with ROOST_AGENT_ID and ROOST_HOME (two roost homes may hold the same
+agent id after an export and import: each finds only its own), snapshots the tree (descendants
+of the pane's pid, plus every process of this user carrying both tags), then sends TERM, waits,
+sends KILL to what is left, and verifies. Whose a tagged process is: core.orphans.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import time
 
 import psutil
 
+from roost.core.orphans import Tagged, parse_tmux
+
 TAG = "ROOST_AGENT_ID"
+HOME_TAG = "ROOST_HOME"
 
 
 def _own_lineage() -> set[int]:
@@ -27,21 +32,40 @@ def _own_lineage() -> set[int]:
     return pids
 
 
-def tagged(agent_id: str) -> list[psutil.Process]:
+def tagged(roost_home: str, agent_id: str | None = None
+           ) -> list[tuple[psutil.Process, Tagged]]:
+    """This user's live processes tagged with this roost home (and this agent, if given), with
+    the facts core.orphans decides on; never this roost process or its ancestors."""
     uid = os.getuid()
+    mine = _own_lineage()
     found = []
     for proc in psutil.process_iter(["uids"]):
         try:
-            if proc.info["uids"] is None or proc.info["uids"].real != uid:
+            if proc.info["uids"] is None or proc.info["uids"].real != uid or proc.pid in mine:
                 continue
-            if proc.environ().get(TAG) == agent_id:
-                found.append(proc)
+            env = proc.environ()
+            if env.get(HOME_TAG) != roost_home or not env.get(TAG) or \
+                    (agent_id is not None and env[TAG] != agent_id):
+                continue
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                continue
         except (psutil.Error, OSError):
             continue
+        socket, server = parse_tmux(env.get("TMUX", ""))
+        found.append((proc, Tagged(proc.pid, env[TAG], os.path.realpath(socket) if socket else "",
+                                   server, server is not None and _is_tmux(server),
+                                   env.get("ROOST_TMUX_SOCKET", ""))))
     return found
 
 
-def snapshot(root_pid: int | None, agent_id: str) -> list[psutil.Process]:
+def _is_tmux(pid: int) -> bool:
+    try:
+        return "tmux" in psutil.Process(pid).name()
+    except psutil.Error:
+        return False
+
+
+def snapshot(root_pid: int | None, agent_id: str, roost_home: str) -> list[psutil.Process]:
     procs: dict[int, psutil.Process] = {}
     if root_pid:
         try:
@@ -51,7 +75,7 @@ def snapshot(root_pid: int | None, agent_id: str) -> list[psutil.Process]:
                 procs[child.pid] = child
         except psutil.Error:
             pass
-    for proc in tagged(agent_id):
+    for proc, _facts in tagged(roost_home, agent_id):
         procs.setdefault(proc.pid, proc)
     for pid in _own_lineage():
         procs.pop(pid, None)
