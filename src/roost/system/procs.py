@@ -39,9 +39,10 @@ def tagged(roost_home: str, agent_id: str | None = None
     uid = os.getuid()
     mine = _own_lineage()
     found = []
-    for proc in psutil.process_iter(["uids"]):
+    needle = f"{HOME_TAG}={roost_home}" if agent_id is None else f"{TAG}={agent_id}"
+    for proc in _carrying(needle):
         try:
-            if proc.info["uids"] is None or proc.info["uids"].real != uid or proc.pid in mine:
+            if proc.uids().real != uid or proc.pid in mine:
                 continue
             env = proc.environ()
             if env.get(HOME_TAG) != roost_home or not env.get(TAG) or \
@@ -55,6 +56,30 @@ def tagged(roost_home: str, agent_id: str | None = None
         found.append((proc, Tagged(proc.pid, env[TAG], os.path.realpath(socket) if socket else "",
                                    server, server is not None and _is_tmux(server),
                                    env.get("ROOST_TMUX_SOCKET", ""))))
+    return found
+
+
+def _carrying(variable: str) -> list[psutil.Process]:
+    """The processes whose environment may hold `variable` (NAME=value). On Linux a raw look at
+    /proc/<pid>/environ skips the others without parsing their environments: restore asks this
+    once per agent, so it must stay cheap with hundreds of processes."""
+    if not os.path.isdir("/proc/self"):
+        return list(psutil.process_iter())
+    needle = b"\0" + variable.encode() + b"\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                data = b"\0" + fh.read() + b"\0"
+        except OSError:
+            continue  # gone, or another user's
+        if needle in data:
+            try:
+                found.append(psutil.Process(int(entry)))
+            except psutil.Error:
+                continue
     return found
 
 
