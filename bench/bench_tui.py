@@ -60,7 +60,8 @@ from roost.ops import workspace as wsops
 from roost.ops.context import open_app
 from roost.tmux.client import Tmux
 from roost.tui.app import RoostApp
-from roost.tui.data import LiveSource
+from roost.tui.demo import StaticSource
+from roost.tui.live import LiveSource
 
 from _common import World, environ, finish, ms, parser, summary, table, world
 
@@ -486,16 +487,10 @@ async def drive(n: int, seconds: float, press_every: float, burst: int, renders:
     }
 
 
-class FixedSource:
+class FixedSource(StaticSource):
     """One snapshot, a fixed screen, no events: the UI's own cost, with no worker thread busy."""
 
-    def __init__(self, snap: Any) -> None:
-        self.snap = snap
-
-    def snapshot(self) -> Any:
-        return self.snap
-
-    def preview(self, name: str, lines: int = 60) -> str:
+    def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
         return "fixed screen\n"
 
     def events(self, name: str, limit: int = 8) -> list[dict]:

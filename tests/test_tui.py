@@ -1,19 +1,25 @@
 """The TUI, headless: keys drive real actions on a real tmux test server; snapshots of the main
-screens come from canned data (tests/tui_data.py) so they do not depend on pids or clocks."""
+screens come from canned data (roost/tui/demo.py) so they do not depend on pids or clocks."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import pytest
+from textual.widgets import Input, Select
 from textual.worker import WorkerCancelled, WorkerError
 
-from roost.tui.app import HelpScreen, RoostApp, TabScreen
-from roost.tui.data import LiveSource, Snapshot
+from roost.core import present
+from roost.providers import traits
+from roost.tui import actions
+from roost.tui.app import FormScreen, HelpScreen, RoostApp, TabScreen
+from roost.tui.demo import NOW, StaticSource, item
+from roost.tui.live import LiveSource
+from roost.tui.source import Snapshot
 
 from conftest import Env
-from tui_data import NOW, StaticSource, item
 
 
 async def settle(pilot, app: RoostApp, until=None, timeout: float = 20.0) -> None:
@@ -21,10 +27,9 @@ async def settle(pilot, app: RoostApp, until=None, timeout: float = 20.0) -> Non
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         await pilot.pause(0.1)
-        try:
+        # an exclusive worker (a refresh) replaced by a newer one: fine
+        with contextlib.suppress(WorkerCancelled, WorkerError):
             await app.workers.wait_for_complete()
-        except (WorkerCancelled, WorkerError):
-            pass  # an exclusive worker (a refresh) was replaced by a newer one: fine
         await pilot.pause(0.05)
         if until is None or until():
             return
@@ -161,7 +166,8 @@ def test_tab_view_edits_change_the_stored_layout(live: Env) -> None:
 
 def test_errors_show_in_the_app_without_crashing_it() -> None:
     boom = item("boom", "working", minutes=1, pinned=True)  # like SNAPSHOT's first agent
-    source = StaticSource(Snapshot(items=[boom], tab_tiles=[("main", ["boom"])], pins=[]))
+    source = StaticSource(Snapshot(items=[boom], tab_tiles=[("main", ["boom"])], pins=[]),
+                          failures={"kill": "kill failed: boom"})
 
     async def run() -> None:
         app = RoostApp(source=source, attacher=lambda argv: None, refresh_every=0)
@@ -170,9 +176,65 @@ def test_errors_show_in_the_app_without_crashing_it() -> None:
             select(app, "boom")
             await pilot.press("k")
             await settle(pilot, app)
-            assert ("kill", "boom", {}) in source.actions
+            assert ("kill", "boom") in source.calls
             assert any("kill failed: boom" in str(n.message) for n in app._notifications)
             assert app.is_running
+
+    asyncio.run(run())
+
+
+def test_every_key_of_the_table_has_its_action_in_the_app() -> None:
+    for action in actions.ACTIONS:
+        name = "operate" if action.binding.startswith("operate(") else action.name
+        assert callable(getattr(RoostApp, f"action_{name}", None)), action.name
+
+
+def test_keys_run_the_sources_operations_and_show_the_clis_words() -> None:
+    source = StaticSource()
+
+    async def run() -> None:
+        app = RoostApp(source=source, attacher=lambda argv: None, refresh_every=0,
+                       clock=lambda: NOW)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            await pilot.press("k")  # the cursor is on a group header: no agent selected
+            await settle(pilot, app)
+            assert source.calls == []
+            select(app, "frontend")
+            await pilot.press("w", "P")
+            await settle(pilot, app, lambda: len(source.calls) == 2)
+            await pilot.press("r")
+            await settle(pilot, app, lambda: len(source.calls) == 3)
+            assert source.calls == [("wake", "frontend"), ("toggle_pin", "frontend"),
+                                    ("restore",)]
+            shown = [str(n.message) for n in app._notifications]
+            assert "select an agent first" in shown
+            assert present.woke("frontend", True, 4242, "frontend") in shown
+            assert "pinned frontend" in shown
+            assert any(m.startswith("restored in 0.0s: 4 live expected") for m in shown)
+
+    asyncio.run(run())
+
+
+def test_the_new_agent_form_offers_every_provider_and_passes_arguments() -> None:
+    source = StaticSource()
+
+    async def run() -> None:
+        app = RoostApp(source=source, attacher=lambda argv: None, refresh_every=0)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            await pilot.press("n")
+            await settle(pilot, app)
+            form = app.screen
+            assert isinstance(form, FormScreen)
+            assert {key: default for key, _label, default in form.fields}["provider"] == \
+                list(traits.BY_NAME)
+            form.query_one("#f-provider", Select).value = "command"
+            form.query_one("#f-args", Input).value = "tail -f 'app log'"
+            await pilot.press(*"logs", "enter")
+            await settle(pilot, app, lambda: source.calls)
+            assert source.calls == [("spawn", "logs", "command", ".", "main",
+                                     ("tail", "-f", "app log"))]
 
     asyncio.run(run())
 

@@ -2,9 +2,8 @@
 
 from datetime import UTC, datetime
 
-from roost.tui import rows
-
-from tui_data import ITEMS, NOW, item
+from roost.tui import actions, rows
+from roost.tui.demo import ITEMS, NOW, StaticSource, item
 
 
 def labels(found: list[rows.Row]) -> list[str]:
@@ -60,3 +59,26 @@ def test_a_cycle_of_links_still_lists_everyone_once() -> None:
     b = item("b", "idle", linked_parent="a")
     found = rows.build([a, b], [("main", ["a", "b"])], [])
     assert sorted(r.label for r in found if r.item) == ["a", "b"]
+
+
+def test_details_say_the_place_as_roost_ls_does() -> None:
+    by_name = {i.agent.name: i for i in ITEMS}
+    assert "place    tab main  · pinned" in rows.details(by_name["api-fix"])
+    assert "place    parked\n" in rows.details(by_name["migrations"])
+    assert "last exit 1" in rows.details(by_name["migrations"])
+
+
+def test_the_key_table_binds_each_key_once_and_each_operation_reaches_the_source() -> None:
+    assert len({a.key for a in actions.ACTIONS}) == len(actions.ACTIONS)
+    source = StaticSource()
+    for action in actions.ACTIONS:
+        if action.agent_op is not None:
+            said = action.agent_op(source, "frontend")
+            assert source.calls[-1][1:] == ("frontend",) and said, action.name
+            assert action.binding == f"operate('{action.name}')"
+        elif action.workspace_op is not None:
+            assert action.workspace_op(source) and source.calls[-1] == ("restore",)
+        else:
+            assert action.binding == action.name  # the app's own action_<name>
+    assert [c[0] for c in source.calls] == ["kill", "wake", "park", "bury", "unbury",
+                                            "toggle_pin", "restore"]

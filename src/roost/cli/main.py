@@ -1,16 +1,22 @@
-"""The `roost` command: thin Click wrappers over lifecycle.py; every error is one line on stderr."""
+"""The `roost` command: thin Click wrappers over the operations (ops/); what they print is
+core/present.py's; every error is one line on stderr."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+from typing import IO, TYPE_CHECKING
 
 import click
 
+from roost.core import present
 from roost.core.errors import RoostError
+from roost.ops.policy import RESTART_POLICIES, set_restart_policy
+from roost.providers import traits
 
-PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
+if TYPE_CHECKING:
+    from roost.ops.context import App
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
@@ -68,8 +74,9 @@ def open_cmd(tab_name: str) -> None:
     os.execvpe(argv[0], argv, env)
 
 
-def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` fast
-    """Check the names given first, so bad input never creates or opens anything."""
+def _app(*names: str) -> App:
+    """Check the names given first, so bad input never creates or opens anything. (The store
+    and tmux are imported here, not at the top, to keep `roost --help` fast.)"""
     from roost.core.names import check_name
     from roost.ops.context import open_app
 
@@ -80,7 +87,7 @@ def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
 @click.argument("name")
-@click.option("--provider", type=click.Choice(PROVIDERS), default=None,
+@click.option("--provider", type=click.Choice(tuple(traits.BY_NAME)), default=None,
               help="Which agent CLI to run [default: claude].")
 @click.option("--cwd", type=str, default=None, help="Working directory [default: the current one].")
 @click.option("--home", "home", default=None, metavar="TEAM",
@@ -96,7 +103,7 @@ def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` 
 @click.option("--parent", default=None, metavar="P", help="Link it under agent P.")
 @click.option("--orchestrated-by", "orchestrated_by", default=None, metavar="P",
               help="Agent P created it (orchestration parent; the root is inherited).")
-@click.option("--restart", type=click.Choice(["never", "on-failure"]), default="never",
+@click.option("--restart", type=click.Choice(RESTART_POLICIES), default="never",
               show_default=True, help="Restart it when it exits with a failure (with backoff).")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
@@ -122,13 +129,12 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
         check_name(home, "home name")
     app = _app(name)
     place = lifecycle.Place(tab=tab, split=split, detached=detached, parent=parent,
-                        orchestrated_by=orchestrated_by)
-    result = lifecycle.spawn(app, name, provider=provider, cwd=cwd, home=home, dangerous=dangerous,
-                         prompt=prompt, args=argv, place=place, restart=restart)
+                            orchestrated_by=orchestrated_by)
+    result = lifecycle.spawn(app, name, provider=provider, cwd=cwd, home=home,
+                             dangerous=dangerous, prompt=prompt, args=argv, place=place,
+                             restart=restart)
     a = result.agent
-    verb = "spawned" if a.launches == 1 else "woke"
-    click.echo(f"{verb} {a.name} ({a.provider}, pid {result.pid}) in home {a.home}; "
-               f"attach: roost attach {a.name}")
+    click.echo(present.spawned(a.name, a.provider, result.pid, a.home, a.launches == 1))
 
 
 @cli.command(name="ls")
@@ -141,7 +147,6 @@ def ls_cmd(as_json: bool) -> None:
       roost ls
       roost ls --json | jq '.[] | select(.state == "stopped") | .name'
     """
-    from roost.core import present
     from roost.ops import observe
 
     click.echo(present.render(observe.refresh(_app()), as_json), nl=False)
@@ -184,11 +189,9 @@ def kill(name: str, tree: bool) -> None:
 
     app = _app(name)
     if tree:
-        click.echo(f"killed {', '.join(wsops.kill_tree(app, name))}")
+        click.echo(present.killed_tree(wsops.kill_tree(app, name)))
         return
-    stopped = lifecycle.kill(app, name)
-    click.echo(f"stopped {name} ({len(stopped)} processes); wake: roost wake {name}"
-               if stopped else f"{name} was not running")
+    click.echo(present.stopped(name, len(lifecycle.kill(app, name))))
 
 
 @cli.command()
@@ -205,10 +208,7 @@ def wake(name: str, fresh: bool) -> None:
     from roost.ops import lifecycle
 
     result = lifecycle.wake(_app(name), name, fresh=fresh)
-    if result.started:
-        click.echo(f"woke {name} (pid {result.pid}) in home {result.agent.home}")
-    else:
-        click.echo(f"{name} is already running (pid {result.pid})")
+    click.echo(present.woke(name, result.started, result.pid, result.agent.home))
 
 
 @cli.command()
@@ -223,7 +223,7 @@ def rm(name: str) -> None:
     from roost.ops import lifecycle
 
     lifecycle.rm(_app(name), name)
-    click.echo(f"removed {name}")
+    click.echo(present.removed(name))
 
 
 @cli.command()
@@ -285,7 +285,7 @@ def tab_new(name: str) -> None:
     from roost.ops import workspace as wsops
 
     wsops.tab_new(_app(), name)
-    click.echo(f"tab {name} created")
+    click.echo(present.tab_created(name))
 
 
 @tab.command(name="rename")
@@ -301,7 +301,7 @@ def tab_rename(old: str, new: str) -> None:
     from roost.ops import workspace as wsops
 
     wsops.tab_rename(_app(), old, new)
-    click.echo(f"tab {old} is now {new}")
+    click.echo(present.tab_renamed(old, new))
 
 
 @tab.command(name="close")
@@ -315,8 +315,7 @@ def tab_close(name: str) -> None:
     """
     from roost.ops import workspace as wsops
 
-    parked = wsops.tab_close(_app(), name)
-    click.echo(f"tab {name} closed" + (f"; parked {', '.join(parked)}" if parked else ""))
+    click.echo(present.tab_closed(name, wsops.tab_close(_app(), name)))
 
 
 @tab.command(name="ls")
@@ -331,12 +330,7 @@ def tab_ls(as_json: bool) -> None:
     from roost.ops import workspace as wsops
 
     rows = wsops.tab_list(_app())
-    if as_json:
-        click.echo(json.dumps([{"name": r.name, "tiles": r.tiles, "focus": r.focus}
-                               for r in rows]))
-        return
-    for r in rows:
-        click.echo(f"{r.name}: {' | '.join(r.tiles) or '(empty)'}")
+    click.echo(present.tabs([(r.name, r.tiles, r.focus) for r in rows], as_json), nl=False)
 
 
 @cli.command()
@@ -351,7 +345,7 @@ def park(name: str, tree: bool) -> None:
     """
     from roost.ops import workspace as wsops
 
-    click.echo(f"parked {', '.join(wsops.park(_app(name), name, tree))}")
+    click.echo(present.parked(wsops.park(_app(name), name, tree)))
 
 
 @cli.command()
@@ -369,7 +363,7 @@ def place(name: str, tab_name: str, split: str) -> None:
     from roost.ops import workspace as wsops
 
     result = wsops.place(_app(name), name, tab_name, split)
-    click.echo(f"{name} is a tile of {tab_name} (pid {result.pid})")
+    click.echo(present.placed(name, tab_name, result.pid))
 
 
 @cli.command()
@@ -384,7 +378,7 @@ def bury(name: str) -> None:
     from roost.ops import workspace as wsops
 
     wsops.bury(_app(name), name)
-    click.echo(f"buried {name}; revive: roost unbury {name}")
+    click.echo(present.buried(name))
 
 
 @cli.command()
@@ -398,9 +392,7 @@ def unbury(name: str) -> None:
     """
     from roost.ops import workspace as wsops
 
-    tab_name = wsops.unbury(_app(name), name)
-    click.echo(f"{name} is back in tab {tab_name}" if tab_name else
-               f"{name} is parked (its tab is gone); roost place {name} --tab TAB")
+    click.echo(present.unburied(name, wsops.unbury(_app(name), name)))
 
 
 @cli.command()
@@ -414,7 +406,7 @@ def pin(name: str) -> None:
     """
     from roost.ops import workspace as wsops
 
-    click.echo(f"pinned {name}" if wsops.pin(_app(name), name) else f"{name} was pinned already")
+    click.echo(present.pinned(name, wsops.pin(_app(name), name)))
 
 
 @cli.command()
@@ -428,7 +420,7 @@ def unpin(name: str) -> None:
     """
     from roost.ops import workspace as wsops
 
-    click.echo(f"unpinned {name}" if wsops.unpin(_app(name), name) else f"{name} was not pinned")
+    click.echo(present.unpinned(name, wsops.unpin(_app(name), name)))
 
 
 @cli.command()
@@ -449,7 +441,7 @@ def link(child: str, parent: str | None, clear: bool) -> None:
         raise click.UsageError("give --parent P, or --clear")
     app = _app(child, *([parent] if parent else []))
     wsops.link(app, child, None if clear else parent)
-    click.echo(f"{child} unlinked" if clear else f"{child} is linked under {parent}")
+    click.echo(present.linked(child, None if clear else parent))
 
 
 @cli.command()
@@ -464,7 +456,7 @@ def hibernate(name: str) -> None:
     from roost.ops import lifecycle
 
     lifecycle.hibernate(_app(name), name)
-    click.echo(f"{name} hibernates; roost wake {name} brings it back")
+    click.echo(present.hibernates(name))
 
 
 @cli.command()
@@ -502,9 +494,7 @@ def reload(dangerous: bool | None) -> None:
     """
     from roost.ops import workspace as wsops
 
-    names = wsops.reload(_app(), dangerous)
-    click.echo(f"restarted {', '.join(names)}" if names else
-               "no live agent runs: nothing restarted")
+    click.echo(present.reloaded(wsops.reload(_app(), dangerous)))
 
 
 @cli.command()
@@ -563,7 +553,7 @@ def export_cmd() -> None:
 
 @cli.command(name="import")
 @click.argument("file", type=click.File("r"))
-def import_cmd(file) -> None:  # noqa: ANN001 - click.File
+def import_cmd(file: IO[str]) -> None:
     """Add the agents, tabs and pins of an export; bad input changes nothing.
 
     \b
@@ -576,8 +566,7 @@ def import_cmd(file) -> None:  # noqa: ANN001 - click.File
         data = json.load(file)
     except (ValueError, RecursionError) as exc:
         raise RoostError(f"import refused, nothing changed: not JSON ({exc})", code=2) from None
-    count = transfer.import_(_app(), data)
-    click.echo(f"imported {count} agents; roost restore starts the tiles")
+    click.echo(present.imported(transfer.import_(_app(), data)))
 
 
 # ---- status, send, supervision ---------------------------------------------------------------
@@ -603,14 +592,14 @@ def send(name: str, text: str | None, wait: bool, timeout: float) -> None:
         text = sys.stdin.read()
     result = sending.send(_app(name), name, text, wait=wait, reply_timeout=timeout)
     if not result.delivered:
-        raise RoostError(f"not delivered to {name}: {result.how}")
+        raise RoostError(present.not_delivered(name, result.how))
     if result.timed_out:
         raise RoostError(f"timed out after {timeout:g} s waiting for {name}'s reply (the "
                          f"message was delivered; roost capture {name} shows where it is)")
     if wait and result.reply is not None:
         click.echo(result.reply)
     elif not wait:
-        click.echo(f"delivered to {name} (confirmed by {result.how})")
+        click.echo(present.delivered(name, result.how))
 
 
 @cli.command()
@@ -629,21 +618,11 @@ def watch(as_json: bool, interval: float) -> None:
     from roost.ops import observe
 
     app = _app()
-    seen: dict[str, str] = {}
+    seen: dict[str, present.Look] = {}
     while True:
-        for o in observe.refresh(app):
-            key = f"{o.status}:{o.exit_code}"
-            if seen.get(o.agent.id) != key:
-                if as_json:
-                    click.echo(json.dumps({"name": o.agent.name, "status": o.status,
-                                           "previous": seen.get(o.agent.id, "").split(":")[0]
-                                           or None, "source": o.status_source,
-                                           "exit_code": o.exit_code,
-                                           "at": o.status_since}))
-                else:
-                    click.echo(f"{o.status_since or ''}  {o.agent.name}: "
-                               f"{o.status} ({o.status_source})")
-                seen[o.agent.id] = key
+        changed, seen = present.watch_changes(seen, observe.refresh(app))
+        for o, previous in changed:
+            click.echo(present.watch_line(o, previous, as_json))
         sys.stdout.flush()
         time.sleep(interval)
 
@@ -666,13 +645,12 @@ def events(name: str | None, as_json: bool, limit: int) -> None:
         click.echo(json.dumps(found))
         return
     for e in found:
-        extra = " ".join(f"{k}={v}" for k, v in e.items() if k not in ("id", "agent", "at", "kind"))
-        click.echo(f"{e['at']}  {e['agent']}  {e['kind']}  {extra}".rstrip())
+        click.echo(present.event_line(e))
 
 
 @cli.command()
 @click.argument("name")
-@click.argument("policy", type=click.Choice(["never", "on-failure"]))
+@click.argument("policy", type=click.Choice(RESTART_POLICIES))
 def policy(name: str, policy: str) -> None:
     """Set agent NAME's restart policy: never, or on-failure (1 s, 2 s, 4 s backoff; more than
     3 failed starts within 60 s and it stays failed until you wake it).
@@ -681,9 +659,8 @@ def policy(name: str, policy: str) -> None:
     Example:
       roost policy api-fix on-failure
     """
-    app = _app(name)
-    app.store.update(app.store.require(name).id, restart_policy=policy)
-    click.echo(f"{name}: restart {policy}")
+    set_restart_policy(_app(name), name, policy)
+    click.echo(present.restart_policy_set(name, policy))
 
 
 @cli.command(name="_supervise", hidden=True)
@@ -704,8 +681,10 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("roost: aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        hint = f" (see roost {exc.ctx.command.name} --help)" if getattr(exc, "ctx", None) and \
-            exc.ctx.command and exc.ctx.command.name != "cli" else " (see roost --help)"
+        ctx: click.Context | None = getattr(exc, "ctx", None)  # usage errors carry theirs
+        command = ctx.command.name if ctx is not None else None
+        hint = f" (see roost {command} --help)" if command and command != "cli" else \
+            " (see roost --help)"
         click.echo(f"roost: {exc.format_message()}{hint}", err=True)
         sys.exit(exc.exit_code)
     except RoostError as exc:

@@ -1,11 +1,18 @@
-"""How agents look in `roost ls`: a table for people, a stable JSON shape for scripts.
-Import-light (json only when asked for): it runs on `roost ls`'s fast path."""
+"""What users read, in one place: how agents look in `roost ls` (a table for people, a stable
+JSON shape for scripts), their status and place, what each operation reports, `roost watch`'s
+changes and the event log's lines. The CLI prints these and the TUI shows the same words.
+
+Pure and import-light (json only when asked for): it runs on `roost ls`'s fast path."""
 
 from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
     from roost.core.observation import Observation
+
+    Look = tuple[str | None, int | None]  # an agent's status and exit code, as `watch` saw them
 
 # The JSON contract: fields are only ever added, never renamed.
 JSON_FIELDS = ("name", "id", "provider", "provider_session_id", "cwd", "home", "state", "pid",
@@ -70,3 +77,181 @@ def render(found: list[Observation], as_json: bool) -> str:
 
         return json.dumps([agent_json(o) for o in found]) + "\n"
     return table(found)
+
+
+# ---- what the operations report: the CLI prints these, the TUI notifies with them ------------
+def spawned(name: str, provider: str, pid: int | None, home: str, first_start: bool) -> str:
+    """`roost spawn`'s line; a spawn of a stopped agent wakes it.
+
+    >>> spawned("api", "claude", 42, "api", first_start=True)
+    'spawned api (claude, pid 42) in home api; attach: roost attach api'
+    """
+    verb = "spawned" if first_start else "woke"
+    return f"{verb} {name} ({provider}, pid {pid}) in home {home}; attach: roost attach {name}"
+
+
+def woke(name: str, started: bool, pid: int | None, home: str) -> str:
+    if started:
+        return f"woke {name} (pid {pid}) in home {home}"
+    return f"{name} is already running (pid {pid})"
+
+
+def stopped(name: str, processes: int) -> str:
+    if processes:
+        return f"stopped {name} ({processes} processes); wake: roost wake {name}"
+    return f"{name} was not running"
+
+
+def killed_tree(names: Sequence[str]) -> str:
+    return f"killed {', '.join(names)}"
+
+
+def removed(name: str) -> str:
+    return f"removed {name}"
+
+
+def hibernates(name: str) -> str:
+    return f"{name} hibernates; roost wake {name} brings it back"
+
+
+def parked(names: Sequence[str]) -> str:
+    return f"parked {', '.join(names)}"
+
+
+def placed(name: str, tab: str, pid: int | None) -> str:
+    return f"{name} is a tile of {tab} (pid {pid})"
+
+
+def buried(name: str) -> str:
+    return f"buried {name}; revive: roost unbury {name}"
+
+
+def unburied(name: str, tab: str | None) -> str:
+    """Where `roost unbury` put it: back in its tab, or parked when that tab is gone."""
+    if tab:
+        return f"{name} is back in tab {tab}"
+    return f"{name} is parked (its tab is gone); roost place {name} --tab TAB"
+
+
+def pinned(name: str, changed: bool) -> str:
+    return f"pinned {name}" if changed else f"{name} was pinned already"
+
+
+def unpinned(name: str, changed: bool) -> str:
+    return f"unpinned {name}" if changed else f"{name} was not pinned"
+
+
+def linked(child: str, parent: str | None) -> str:
+    return f"{child} is linked under {parent}" if parent else f"{child} unlinked"
+
+
+def layout_edited(name: str, tab: str, edit: str) -> str:
+    """The tab view's tile edits (ops.workspace.LAYOUT_EDITS), said the way its keys name them."""
+    said = {"next": "moved right", "prev": "moved left", "split-v": "side by side",
+            "split-h": "stacked", "grow": "grown", "shrink": "shrunk"}
+    if edit == "close":
+        return buried(name)
+    return f"{name} in tab {tab}: {said.get(edit, edit)}"
+
+
+def delivered(name: str, how: str) -> str:
+    return f"delivered to {name} (confirmed by {how})"
+
+
+def not_delivered(name: str, why: str) -> str:
+    """Why a send failed (an error: `roost send` exits 1 with it)."""
+    return f"not delivered to {name}: {why}"
+
+
+def restart_policy_set(name: str, policy: str) -> str:
+    return f"{name}: restart {policy}"
+
+
+def reloaded(names: Sequence[str]) -> str:
+    return f"restarted {', '.join(names)}" if names else "no live agent runs: nothing restarted"
+
+
+def collected(found: Sequence[tuple[str, str]], dry_run: bool) -> str:
+    """`roost gc`'s lines: each agent (name, why) removed, or that would be."""
+    verb = "would remove" if dry_run else "removed"
+    if not found:
+        return "nothing to remove\n"
+    return "".join(f"{verb} {name}: {why}\n" for name, why in found)
+
+
+def imported(count: int) -> str:
+    return f"imported {count} agents; roost restore starts the tiles"
+
+
+# ---- tabs --------------------------------------------------------------------------------------
+def tab_created(name: str) -> str:
+    return f"tab {name} created"
+
+
+def tab_renamed(old: str, new: str) -> str:
+    return f"tab {old} is now {new}"
+
+
+def tab_closed(name: str, parked_names: Sequence[str]) -> str:
+    return f"tab {name} closed" + (f"; parked {', '.join(parked_names)}" if parked_names else "")
+
+
+def tabs(found: Sequence[tuple[str, list[str], str | None]], as_json: bool) -> str:
+    """`roost tab ls`: each tab (name, tile names in order, focused tile's name)."""
+    if as_json:
+        import json
+
+        return json.dumps([{"name": name, "tiles": tiles, "focus": focus}
+                           for name, tiles, focus in found]) + "\n"
+    return "".join(f"{name}: {' | '.join(tiles) or '(empty)'}\n" for name, tiles, _f in found)
+
+
+# ---- the event log -----------------------------------------------------------------------------
+def event_line(event: Mapping[str, object]) -> str:
+    """One event for `roost events`: when, whose, what, then its details as key=value.
+
+    >>> event_line({"id": 1, "agent": "api", "at": "T", "kind": "exited", "exit_code": 1})
+    'T  api  exited  exit_code=1'
+    """
+    extra = " ".join(f"{k}={v}" for k, v in event.items() if k not in ("id", "agent", "at", "kind"))
+    return f"{event['at']}  {event['agent']}  {event['kind']}  {extra}".rstrip()
+
+
+def event_brief(event: Mapping[str, object]) -> str:
+    """One event in the TUI's details: the time of day, what, and a status or an exit code.
+
+    >>> event_brief({"at": "2026-11-29T11:59:00+00:00", "kind": "status", "status": "idle"})
+    '11:59:00 status idle'
+    """
+    line = f"{str(event['at'])[11:19]} {event['kind']}"
+    if event["kind"] in ("status", "exited"):
+        line += f" {event.get('status') or event.get('exit_code') or ''}"
+    return line
+
+
+# ---- roost watch -------------------------------------------------------------------------------
+def watch_changes(seen: Mapping[str, Look], found: Iterable[Observation]
+                  ) -> tuple[list[tuple[Observation, str | None]], dict[str, Look]]:
+    """What `roost watch` prints next: the agents whose status or exit code is not the one `seen`
+    (agent id -> (status, exit code) at the last look), each with its previous status (None the
+    first time), and what is seen now."""
+    changed: list[tuple[Observation, str | None]] = []
+    now: dict[str, Look] = {}
+    for o in found:
+        look = (o.status, o.exit_code)
+        before = seen.get(o.agent.id)
+        if before != look:
+            changed.append((o, before[0] if before else None))
+        now[o.agent.id] = look
+    return changed, now
+
+
+def watch_line(o: Observation, previous: str | None, as_json: bool) -> str:
+    """One change for `roost watch`: a JSON object for scripts, else a line for people."""
+    if as_json:
+        import json
+
+        return json.dumps({"name": o.agent.name, "status": o.status, "previous": previous,
+                           "source": o.status_source, "exit_code": o.exit_code,
+                           "at": o.status_since})
+    return f"{o.status_since or ''}  {o.agent.name}: {o.status} ({o.status_source})"

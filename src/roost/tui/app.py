@@ -2,85 +2,81 @@
 
 Keyboard-first. The list, the preview and the details refresh about once a second, on worker
 threads (a refresh is two tmux calls whatever the number of agents; the preview captures only the
-selected agent). Every action is the CLI's own code (tui/data.py); errors show as notifications.
+selected agent). The keys are tui/actions.py's table; each operation is the CLI's own code
+(tui/live.py) and shows the CLI's words (core/present.py); errors show as notifications.
 """
 
 from __future__ import annotations
 
+import shlex
 import subprocess
-from typing import Any
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from functools import partial
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
+from roost.core import present
 from roost.core.observation import Observation
+from roost.core.workspace import Node
+from roost.providers import traits
+from roost.tui import actions
 from roost.tui import rows as rowlib
-from roost.tui.data import LiveSource, Snapshot
+from roost.tui.source import Snapshot, Source
 
-KEYS = [  # key, action, footer label, help text
-    ("enter", "attach", "attach", "Attach (waking it first); detach with C-b d to come back"),
-    ("n", "new", "new", "New agent (name, provider, cwd, tab)"),
-    ("k", "kill", "kill", "Kill: stop its processes, keep its home and record"),
-    ("w", "wake", "wake", "Wake: start it again, resuming its conversation"),
-    ("p", "park", "park", "Park: off screen, keeps running"),
-    ("b", "bury", "bury", "Bury: close its tile, stop it, keep it for revival"),
-    ("u", "unbury", "unbury", "Unbury: back where it was"),
-    ("P", "pin", "pin", "Pin / unpin"),
-    ("s", "send", "send", "Send a prompt"),
-    ("r", "restore", "restore", "Restore: start the tiles' agents, hibernate the rest"),
-    ("t", "tabs", "tab view", "Tab view: the current tab's tiles as live previews"),
-    ("o", "open", "open", "Open the current tab in plain tmux, one pane per tile"),
-    ("B", "toggle_buried", "buried", "Show / hide buried agents"),
-    ("slash", "filter", "filter", "Filter by name, provider, status, cwd or tab"),
-    ("question_mark", "help", "help", "This help, with every key"),
-    ("q", "quit", "quit", "Quit"),
-]
-KEY_NAMES = {"slash": "/", "question_mark": "?"}
+Field = tuple[str, str, str | Sequence[str]]  # key, label, default text or the choices
+Cells = tuple[Text, str, Text | str, str]
 
 
-def badge(status: str) -> Text:
-    return Text(f" {status} ", style=rowlib.BADGE_STYLE.get(status, ""))
+def badge(text: str, status: str | None) -> Text:
+    return Text(f" {text} ", style=rowlib.BADGE_STYLE.get(status or "unknown", ""))
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
-        lines = "\n".join(f"  {KEY_NAMES.get(key, key):>6}  {text}" for key, _a, _l, text in KEYS)
+        lines = "\n".join(actions.help_lines())
         yield Static(f"[b]roost keys[/b]\n\n{lines}\n\n  Esc closes this help.", id="help")
 
 
-class FormScreen(ModalScreen[dict | None]):
+class FormScreen(ModalScreen[dict[str, str] | None]):
     """A small form: one Input per field (a Select for choices); Enter submits, Esc cancels."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, fields: list[tuple[str, str, Any]]) -> None:
+    def __init__(self, title: str, fields: list[Field]) -> None:
         super().__init__()
         self.title_text = title
-        self.fields = fields  # (key, label, default str | list of choices)
+        self.fields = fields
 
     def compose(self) -> ComposeResult:
         with Vertical(id="form"):
             yield Label(f"[b]{self.title_text}[/b]  (Enter submits, Esc cancels)")
             for key, label, default in self.fields:
                 yield Label(label)
-                if isinstance(default, list):
+                if isinstance(default, str):
+                    yield Input(value=default, id=f"f-{key}")
+                else:
                     yield Select([(c, c) for c in default], value=default[0], id=f"f-{key}",
                                  allow_blank=False)
-                else:
-                    yield Input(value=default, id=f"f-{key}")
 
     def on_input_submitted(self, _event: Input.Submitted) -> None:
         values = {}
-        for key, _label, _default in self.fields:
-            widget = self.query_one(f"#f-{key}")
-            values[key] = widget.value  # type: ignore[attr-defined]
+        for key, _label, default in self.fields:
+            if isinstance(default, str):
+                values[key] = self.query_one(f"#f-{key}", Input).value
+            else:
+                values[key] = str(self.query_one(f"#f-{key}", Select).value)
         self.dismiss(values)
 
     def action_cancel(self) -> None:
@@ -91,7 +87,7 @@ class TabScreen(Screen[None]):
     """The current tab's tiles side by side in the stored layout, as live previews. Tile edits
     here change the stored layout."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,t", "app.pop_screen", "back"),
         Binding("left,h", "focus_tile(-1)", "prev tile", key_display="←"),
         Binding("right,l", "focus_tile(1)", "next tile", key_display="→"),
@@ -119,12 +115,17 @@ class TabScreen(Screen[None]):
         self.set_interval(1.0, self.refresh_previews)
 
     @property
+    def roost(self) -> RoostApp:
+        app = self.app
+        assert isinstance(app, RoostApp)
+        return app
+
+    @property
     def tiles(self) -> list[str]:
-        app: RoostApp = self.app  # type: ignore[assignment]
-        return dict(app.snapshot.tab_tiles).get(self.tab, [])
+        return dict(self.roost.snapshot.tab_tiles).get(self.tab, [])
 
     def rebuild(self) -> None:
-        app: RoostApp = self.app  # type: ignore[assignment]
+        app = self.roost
         holder = self.query_one("#tiles")
         holder.remove_children()
         layout = app.snapshot.layouts.get(self.tab)
@@ -132,12 +133,12 @@ class TabScreen(Screen[None]):
             holder.mount(self._node(layout))
         self.refresh_previews()
 
-    def _node(self, node: dict) -> Any:
+    def _node(self, node: Node) -> Widget:
         if "leaf" in node:
             tile = Static("", classes="tile", id=f"tile-{node['leaf']}")
             tile.border_title = node["leaf"]
             return tile
-        box = Horizontal() if node["split"] == "v" else Vertical()
+        box: Widget = Horizontal() if node["split"] == "v" else Vertical()
         a, b = self._node(node["a"]), self._node(node["b"])
         share = round(node["ratio"] * 100)
         for child, part in ((a, share), (b, 100 - share)):
@@ -149,14 +150,14 @@ class TabScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="tab-preview")
     def refresh_previews(self) -> None:
-        app: RoostApp = self.app  # type: ignore[assignment]
+        app = self.roost
         texts = {name: app.source.preview(name, 40) for name in self.tiles}
         app.call_from_thread(self._show, texts)
 
     def _show(self, texts: dict[str, str]) -> None:
         for i, name in enumerate(self.tiles):
-            for tile in self.query(f"#tile-{name}"):
-                tile.update(Text(texts.get(name, "")))  # type: ignore[attr-defined]
+            for tile in self.query(f"#tile-{name}").results(Static):
+                tile.update(Text(texts.get(name, "")))
                 tile.set_class(i == self.focus_index, "focused")
 
     def action_focus_tile(self, step: int) -> None:
@@ -169,11 +170,8 @@ class TabScreen(Screen[None]):
         if not self.tiles:
             return
         name = self.tiles[min(self.focus_index, len(self.tiles) - 1)]
-        app: RoostApp = self.app  # type: ignore[assignment]
-        app.run_action_named("layout", name, tab=self.tab, edit=edit, then=self._after_edit)
-
-    def _after_edit(self) -> None:
-        self.rebuild()
+        app = self.roost
+        app.operate(partial(app.source.edit_layout, self.tab, name, edit), then=self.rebuild)
 
 
 class RoostApp(App[None]):
@@ -197,14 +195,21 @@ class RoostApp(App[None]):
     #tiles { height: 1fr; }
     #tab-title { padding: 0 1; background: $boost; }
     """
-    BINDINGS = [Binding(key, action, label, show=key in
-                        ("n", "k", "w", "p", "s", "r", "t", "slash", "question_mark", "q"))
-                for key, action, label, _text in KEYS if key != "enter"]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(a.key, a.binding, a.label, show=a.footer)
+        for a in actions.ACTIONS if a.key != "enter"]  # enter: the table's RowSelected
 
-    def __init__(self, source: Any = None, attacher: Any = None, refresh_every: float = 1.0,
-                 clock: Any = None) -> None:
+    def __init__(self, source: Source | None = None,
+                 attacher: Callable[[list[str]], None] | None = None,
+                 refresh_every: float = 1.0, clock: Callable[[], datetime] | None = None) -> None:
+        """`attacher` runs a tmux command line in the terminal (default: suspend the app and
+        run it); `clock` gives "now" for the ages shown (default: the system's)."""
         super().__init__()
-        self.source = source or LiveSource()
+        if source is None:
+            from roost.tui.live import LiveSource  # the operations: loaded once the app runs
+
+            source = LiveSource()
+        self.source: Source = source
         self.attacher = attacher or self._run_attached
         self.refresh_every = refresh_every
         self.snapshot = Snapshot()
@@ -212,7 +217,7 @@ class RoostApp(App[None]):
         self.filter_text = ""
         self.buried_open = False
         self.clock = clock
-        self._cells_shown: list[tuple] = []
+        self._cells_shown: list[Cells] = []
         self._shown: str | None = None  # the agent the details and preview show
 
     # ---- layout -------------------------------------------------------------------------------
@@ -221,7 +226,8 @@ class RoostApp(App[None]):
         yield Static("", id="counts")
         yield Input(placeholder="filter (Esc clears)", id="filter")
         with Horizontal(id="main"):
-            table: DataTable = DataTable(id="agents", cursor_type="row", zebra_stripes=True)
+            table: DataTable[Text | str] = DataTable(id="agents", cursor_type="row",
+                                                     zebra_stripes=True)
             yield table
             with Vertical(id="side"):
                 yield Static("", id="preview")
@@ -254,10 +260,9 @@ class RoostApp(App[None]):
         self.query_one("#counts", Static).update(rowlib.header_text(snap.items))
         banner = self.query_one("#banner", Static)
         if not snap.server_running and snap.would_start:
+            names = ", ".join(snap.would_start[:6]) + ("…" if len(snap.would_start) > 6 else "")
             banner.update(f"roost's tmux server is not running (after a reboot?): restore would "
-                          f"bring back {len(snap.would_start)} agents "
-                          f"({', '.join(snap.would_start[:6])}"
-                          f"{'…' if len(snap.would_start) > 6 else ''}). "
+                          f"bring back {len(snap.would_start)} agents ({names}). "
                           "Press r to restore; nothing starts by itself.")
             banner.add_class("show")
         else:
@@ -277,7 +282,7 @@ class RoostApp(App[None]):
         self.rows, self._cells_shown = rows, cells
         scroll = table.scroll_y
         table.clear()
-        for row, cell in zip(rows, cells, strict=False):
+        for row, cell in zip(rows, cells, strict=True):
             table.add_row(*cell, key=row.key)
         keys = [r.key for r in rows]
         if selected in keys:
@@ -285,21 +290,20 @@ class RoostApp(App[None]):
         table.scroll_to(y=scroll, animate=False)
         self.show_details()
 
-    def _cells(self, row: rowlib.Row) -> tuple:
+    def _cells(self, row: rowlib.Row) -> Cells:
         if row.item is None:
             closed = row.label == "Buried" and not self.buried_open
             return (Text(f"{'▸' if closed else '▾'} {row.label} ({row.count})", style="bold"),
                     "", "", "")
         it = row.item
-        status = f"{it.status}" + (f" {it.exit_code}" if it.status == "exited"
-                                   and it.exit_code is not None else "")
         indent = "   " * (row.depth - 1) + " └ " if row.depth else ""
         when = rowlib.ago(it.status_since or it.agent.last_active_at,
                           self.clock() if self.clock else None)
-        return (Text(indent + it.agent.name), it.agent.provider, badge(status), when)
+        return (Text(indent + it.agent.name), it.agent.provider,
+                badge(present.status_text(it), it.status), when)
 
     def selected_key(self) -> str | None:
-        table = self.query_one("#agents", DataTable)
+        table: DataTable[Text | str] = self.query_one("#agents", DataTable)
         if not self.rows or table.cursor_row is None or table.cursor_row >= len(self.rows):
             return None
         return self.rows[table.cursor_row].key
@@ -321,23 +325,8 @@ class RoostApp(App[None]):
         if it is None:
             details.update("")
             return
-        a = it.agent
-        links = ", ".join(f"{k}: {v}" for k, v in (
-            ("linked parent", a.linked_parent), ("orchestration parent", a.orchestration_parent),
-            ("orchestration root", a.orchestration_root)) if v)
-        place = {"tile": f"tile of tab {a.tab}", "detached": "parked",
-                 "buried": "buried"}.get(a.placement or "", "owned by nothing")
-        lines = [f"[b]{a.name}[/b]  {a.provider}  {it.status} "
-                 f"({it.status_source})",
-                 f"cwd      {a.cwd}",
-                 f"session  {a.provider_session_id or '-'}",
-                 f"home     {a.home}    pid {it.pid or '-'}",
-                 f"place    {place}{'  · pinned' if a.pinned else ''}",
-                 f"links    {links or '-'}",
-                 f"last exit {it.exit_code if it.exit_code is not None else '-'}"
-                 + (f"   error: {a.last_error}" if a.last_error else "")]
-        details.update("\n".join(lines))
-        self.load_events(a.name)
+        details.update(rowlib.details(it))
+        self.load_events(it.agent.name)
 
     @work(thread=True, exclusive=True, group="events")
     def load_events(self, name: str) -> None:
@@ -345,9 +334,7 @@ class RoostApp(App[None]):
             events = self.source.events(name)
         except Exception:  # noqa: BLE001 - e.g. a busy database: no events this time
             return
-        text = "\n".join(f"{e['at'][11:19]} {e['kind']}"
-                         + (f" {e.get('status') or e.get('exit_code') or ''}" if e["kind"] in
-                            ("status", "exited") else "") for e in events[-5:])
+        text = "\n".join(present.event_brief(e) for e in events[-5:])
         self.call_from_thread(self._append_events, name, text)
 
     def _append_events(self, name: str, text: str) -> None:
@@ -376,47 +363,31 @@ class RoostApp(App[None]):
         preview.update(Text(text))
 
     # ---- actions ------------------------------------------------------------------------------
-    def run_action_named(self, action: str, name: str | None, then: Any = None, **kw: Any) -> None:
-        self._act(action, name, then, kw)
+    def action_operate(self, name: str) -> None:
+        """Run the table's operation `name` (tui/actions.py) on the selected agent, or on the
+        whole workspace."""
+        action = actions.BY_NAME[name]
+        if action.workspace_op is not None:
+            self.operate(partial(action.workspace_op, self.source))
+        elif action.agent_op is not None and (it := self.selected_or_warn()) is not None:
+            self.operate(partial(action.agent_op, self.source, it.agent.name))
 
     @work(thread=True, group="actions")
-    def _act(self, action: str, name: str | None, then: Any, kw: dict) -> None:
+    def operate(self, call: Callable[[], str], then: Callable[[], None] | None = None) -> None:
+        """Run one of the source's operations on a worker; notify its line, or its error."""
         try:
-            message = self.source.act(action, name, **kw)
-            self.call_from_thread(self.notify, message)
+            self.call_from_thread(self.notify, call())
         except Exception as exc:  # noqa: BLE001 - errors show in the app, never crash it
             self.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
         self.refresh_data()
         if then is not None:
             self.call_from_thread(then)
 
-    def _on_agent(self, action: str) -> None:
+    def selected_or_warn(self) -> Observation | None:
         it = self.selected()
         if it is None:
             self.notify("select an agent first", severity="warning")
-            return
-        self.run_action_named(action, it.agent.name)
-
-    def action_kill(self) -> None:
-        self._on_agent("kill")
-
-    def action_wake(self) -> None:
-        self._on_agent("wake")
-
-    def action_park(self) -> None:
-        self._on_agent("park")
-
-    def action_bury(self) -> None:
-        self._on_agent("bury")
-
-    def action_unbury(self) -> None:
-        self._on_agent("unbury")
-
-    def action_pin(self) -> None:
-        self._on_agent("pin")
-
-    def action_restore(self) -> None:
-        self.run_action_named("restore", None)
+        return it
 
     def action_toggle_buried(self) -> None:
         self.buried_open = not self.buried_open
@@ -448,26 +419,32 @@ class RoostApp(App[None]):
 
     def action_new(self) -> None:
         tab = self.current_tab() or "main"
-        fields = [("name", "name", ""), ("provider", "provider",
-                                         ["claude", "codex", "gemini", "aider"]),
-                  ("cwd", "working directory", "."), ("tab", "tab", tab)]
+        fields: list[Field] = [
+            ("name", "name", ""), ("provider", "provider", list(traits.BY_NAME)),
+            ("cwd", "working directory", "."), ("tab", "tab", tab),
+            ("args", "arguments for the agent CLI (for command: the program and its own)", "")]
 
-        def done(values: dict | None) -> None:
-            if values and values.get("name"):
-                name = values.pop("name")
-                self.run_action_named("spawn", name, **values)
+        def done(values: dict[str, str] | None) -> None:
+            if not values or not values["name"]:
+                return
+
+            def spawn() -> str:  # on the worker: a bad quote in the arguments is shown there
+                return self.source.spawn(values["name"], values["provider"],
+                                         values["cwd"] or None, values["tab"] or None,
+                                         tuple(shlex.split(values["args"])))
+
+            self.operate(spawn)
 
         self.push_screen(FormScreen("New agent", fields), done)
 
     def action_send(self) -> None:
-        it = self.selected()
+        it = self.selected_or_warn()
         if it is None:
-            self.notify("select an agent first", severity="warning")
             return
 
-        def done(values: dict | None) -> None:
-            if values and values.get("text"):
-                self.run_action_named("send", it.agent.name, text=values["text"])
+        def done(values: dict[str, str] | None) -> None:
+            if values and values["text"]:
+                self.operate(partial(self.source.send, it.agent.name, values["text"]))
 
         self.push_screen(FormScreen(f"Send to {it.agent.name}", [("text", "prompt", "")]), done)
 
@@ -491,7 +468,7 @@ class RoostApp(App[None]):
         it = self.selected()
         if it is None:
             return
-        self._attach(it.agent.name)
+        self._attach_to(it.agent.name)
 
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:
@@ -502,7 +479,7 @@ class RoostApp(App[None]):
             self.action_attach()
 
     @work(thread=True, group="attach")
-    def _attach(self, name: str) -> None:
+    def _attach_to(self, name: str) -> None:
         try:
             argv = self.source.attach_argv(name)  # wakes it first
         except Exception as exc:  # noqa: BLE001

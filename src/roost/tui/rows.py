@@ -1,4 +1,5 @@
-"""What the agent list shows, in what order: pure, tested without Textual.
+"""What the agent list shows, in what order, and the selected agent's details: pure, tested
+without Textual.
 
 Groups: Pinned (in pin order), then each tab (its tiles in tile order), then Parked, then Buried
 (collapsed unless opened). Inside a group, an agent whose parent (linked or orchestration) is in
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from roost.core import present
 from roost.core.observation import Observation
 
 NEEDS_YOU = ("waiting",)
@@ -119,3 +121,21 @@ def build(items: list[Observation], tab_tiles: list[tuple[str, list[str]]], pins
           open_=buried_open)
     group("Other", list(by_name.values()))  # stale records: owned by no tab, park or burial
     return rows
+
+
+def details(item: Observation) -> str:
+    """The details panel (Rich markup): who, where, what runs, links, the last exit."""
+    a = item.agent
+    links = ", ".join(f"{k}: {v}" for k, v in (
+        ("linked parent", a.linked_parent), ("orchestration parent", a.orchestration_parent),
+        ("orchestration root", a.orchestration_root)) if v)
+    lines = [f"[b]{a.name}[/b]  {a.provider}  {item.status or 'unknown'} "
+             f"({item.status_source})",
+             f"cwd      {a.cwd}",
+             f"session  {a.provider_session_id or '-'}",
+             f"home     {a.home}    pid {item.pid or '-'}",
+             f"place    {present.place(item)}{'  · pinned' if a.pinned else ''}",
+             f"links    {links or '-'}",
+             f"last exit {item.exit_code if item.exit_code is not None else '-'}"
+             + (f"   error: {a.last_error}" if a.last_error else "")]
+    return "\n".join(lines)

@@ -1,0 +1,66 @@
+"""The TUI's keys, in one table: the bindings, the footer and the help screen come from it.
+
+An action is either an operation of the source (run on a worker thread; its line, the CLI's
+words, becomes a notification), on the selected agent or on the whole workspace, or one of the
+app's own (a form, a screen, a toggle), which RoostApp implements as `action_<name>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from roost.tui.source import Source
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    key: str  # Textual's name of the key
+    name: str
+    label: str  # in the footer
+    help: str  # in the help screen
+    footer: bool = False  # shown in the footer (the help screen shows every key)
+    agent_op: Callable[[Source, str], str] | None = None  # on the selected agent (by name)
+    workspace_op: Callable[[Source], str] | None = None
+
+    @property
+    def binding(self) -> str:
+        """The binding's Textual action: an operation, or the app's own `action_<name>`."""
+        if self.agent_op is not None or self.workspace_op is not None:
+            return f"operate('{self.name}')"
+        return self.name
+
+
+ACTIONS = (
+    Action("enter", "attach", "attach",
+           "Attach (waking it first); detach with C-b d to come back"),
+    Action("n", "new", "new", "New agent (name, provider, cwd, tab, arguments)", footer=True),
+    Action("k", "kill", "kill", "Kill: stop its processes, keep its home and record",
+           footer=True, agent_op=lambda source, name: source.kill(name)),
+    Action("w", "wake", "wake", "Wake: start it again, resuming its conversation", footer=True,
+           agent_op=lambda source, name: source.wake(name)),
+    Action("p", "park", "park", "Park: off screen, keeps running", footer=True,
+           agent_op=lambda source, name: source.park(name)),
+    Action("b", "bury", "bury", "Bury: close its tile, stop it, keep it for revival",
+           agent_op=lambda source, name: source.bury(name)),
+    Action("u", "unbury", "unbury", "Unbury: back where it was",
+           agent_op=lambda source, name: source.unbury(name)),
+    Action("P", "pin", "pin", "Pin / unpin", agent_op=lambda source, name: source.toggle_pin(name)),
+    Action("s", "send", "send", "Send a prompt", footer=True),
+    Action("r", "restore", "restore", "Restore: start the tiles' agents, hibernate the rest",
+           footer=True, workspace_op=lambda source: source.restore()),
+    Action("t", "tabs", "tab view", "Tab view: the current tab's tiles as live previews",
+           footer=True),
+    Action("o", "open", "open", "Open the current tab in plain tmux, one pane per tile"),
+    Action("B", "toggle_buried", "buried", "Show / hide buried agents"),
+    Action("slash", "filter", "filter", "Filter by name, provider, status, cwd or tab",
+           footer=True),
+    Action("question_mark", "help", "help", "This help, with every key", footer=True),
+    Action("q", "quit", "quit", "Quit", footer=True),
+)
+BY_NAME = {a.name: a for a in ACTIONS}
+KEY_NAMES = {"slash": "/", "question_mark": "?"}  # how the help screen writes them
+
+
+def help_lines() -> list[str]:
+    return [f"  {KEY_NAMES.get(a.key, a.key):>6}  {a.help}" for a in ACTIONS]

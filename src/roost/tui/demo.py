@@ -1,0 +1,171 @@
+"""A TUI source with canned data: deterministic, no tmux, no store. For demos and the README's
+screenshot (`python -m roost.tui.demo`), the snapshot tests, and tests of the app's behaviour.
+
+The agents' ages are relative to NOW: give the app `clock=lambda: NOW`, so what it shows does
+not depend on today's date.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+
+from roost.core import present, restoring
+from roost.core.errors import RoostError
+from roost.core.observation import Observation, Record
+from roost.tui.source import Event, Snapshot
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+PID = 4242  # every running demo agent's
+
+
+def item(name: str, status: str, provider: str = "claude", placement: str = "tile",
+         tab: str | None = "main", minutes: int = 3, pinned: bool = False,
+         linked_parent: str | None = None, orchestration_parent: str | None = None,
+         exit_code: int | None = None) -> Observation:
+    """A demo agent with `status`, last active `minutes` before NOW."""
+    alive = status in ("working", "idle", "waiting")
+    when = (NOW - timedelta(minutes=minutes)).isoformat()
+    record = Record(
+        id=f"id-{name}", name=name, provider=provider, cwd=f"/home/dev/src/{name}", home=name,
+        provider_session_id=f"5f0c…{name}", placement=placement, tab=tab, pinned=pinned,
+        linked_parent=linked_parent, orchestration_parent=orchestration_parent,
+        last_active_at=when, intent="running" if alive else "stopped")
+    return Observation(
+        record, pane=None, alive=alive,
+        state="running" if alive else "hibernated" if status == "hibernated" else "stopped",
+        pid=PID if status in ("working", "idle", "waiting", "starting") else None,
+        exit_code=exit_code, status=status,
+        status_source="hook" if provider == "claude" else "screen", status_since=when)
+
+
+ITEMS = [
+    item("api-fix", "working", minutes=1, pinned=True),
+    item("api-tests", "waiting", orchestration_parent="api-fix", minutes=0),
+    item("frontend", "idle", provider="codex", tab="ui", minutes=12),
+    item("docs", "idle", provider="gemini", tab="ui", minutes=40),
+    item("migrations", "exited", placement="detached", tab=None, exit_code=1, minutes=90),
+    item("spike-rust", "hibernated", placement="detached", tab=None, minutes=60 * 30),
+    item("old-bisect", "hibernated", placement="buried", tab=None, minutes=60 * 24 * 9),
+]
+
+SNAPSHOT = Snapshot(
+    items=ITEMS,
+    tab_tiles=[("main", ["api-fix", "api-tests"]), ("ui", ["frontend", "docs"])],
+    pins=["api-fix"],
+    server_running=True,
+    layouts={"main": {"split": "v", "ratio": 0.5, "a": {"leaf": "api-fix"},
+                      "b": {"leaf": "api-tests"}},
+             "ui": {"split": "h", "ratio": 0.6, "a": {"leaf": "frontend"},
+                    "b": {"leaf": "docs"}}},
+)
+
+SCREENS = {
+    "api-fix": "● Reading src/api/login.py\n● Running the tests\n\n✻ Working… (esc to interrupt)",
+    "api-tests": "Bash(pytest -x tests/test_login.py)\n\nDo you want to proceed?\n❯ 1. Yes\n"
+                 "  2. No\n\nEsc to cancel",
+    "frontend": "› add a loading spinner to the login form\n\n• Done.\n\n❯ ",
+    "docs": "✦ Updated README.md\n\n> ",
+}
+
+EVENTS: list[Event] = [
+    {"at": "2026-11-29T11:58:00+00:00", "kind": "started"},
+    {"at": "2026-11-29T11:59:00+00:00", "kind": "status", "status": "working"},
+]
+
+
+class StaticSource:
+    """Serves one snapshot, canned screens and events; records each operation asked of it in
+    `calls` (its name and arguments) and answers with the CLI's words. `failures` maps an
+    operation's name to the error it raises instead."""
+
+    def __init__(self, snapshot: Snapshot = SNAPSHOT,
+                 failures: Mapping[str, str] | None = None) -> None:
+        self.snap = snapshot
+        self.failures = dict(failures or {})
+        self.calls: list[tuple[object, ...]] = []
+
+    def snapshot(self) -> Snapshot:
+        return self.snap
+
+    def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
+        return SCREENS.get(name, f"({name} has no screen: it hibernates)")
+
+    def events(self, name: str, limit: int = 8) -> list[Event]:
+        return EVENTS[-limit:]
+
+    def _called(self, operation: str, *args: object) -> None:
+        self.calls.append((operation, *args))
+        if operation in self.failures:
+            raise RoostError(self.failures[operation])
+
+    def _home(self, name: str) -> str:
+        return next((o.agent.home for o in self.snap.items if o.agent.name == name), name)
+
+    # ---- operations ------------------------------------------------------------------------------
+    def spawn(self, name: str, provider: str, cwd: str | None, tab: str | None,
+              args: tuple[str, ...] = ()) -> str:
+        self._called("spawn", name, provider, cwd, tab, args)
+        return present.spawned(name, provider, PID, name, first_start=True)
+
+    def wake(self, name: str) -> str:
+        self._called("wake", name)
+        return present.woke(name, True, PID, self._home(name))
+
+    def kill(self, name: str) -> str:
+        self._called("kill", name)
+        return present.stopped(name, 1)
+
+    def park(self, name: str) -> str:
+        self._called("park", name)
+        return present.parked([name])
+
+    def bury(self, name: str) -> str:
+        self._called("bury", name)
+        return present.buried(name)
+
+    def unbury(self, name: str) -> str:
+        self._called("unbury", name)
+        return present.unburied(name, "main")
+
+    def toggle_pin(self, name: str) -> str:
+        self._called("toggle_pin", name)
+        if name in self.snap.pins:
+            return present.unpinned(name, True)
+        return present.pinned(name, True)
+
+    def send(self, name: str, text: str) -> str:
+        self._called("send", name, text)
+        return present.delivered(name, "hook")
+
+    def restore(self) -> str:
+        self._called("restore")
+        tiled = [name for _tab, names in self.snap.tab_tiles for name in names]
+        rest = [o.agent.name for o in self.snap.items if o.agent.name not in tiled]
+        return restoring.Report(live=len(tiled), started=[], already_running=tiled,
+                                hibernated=rest, failed={}, peak=0, seconds=0.0
+                                ).text().rstrip("\n")
+
+    def edit_layout(self, tab: str, name: str, edit: str) -> str:
+        self._called("edit_layout", tab, name, edit)
+        return present.layout_edited(name, tab, edit)
+
+    # ---- handing the terminal to tmux ---------------------------------------------------------
+    def attach_argv(self, name: str) -> list[str]:
+        return ["tmux", "attach", "-t", name]
+
+    def open_tab_argv(self, tab: str) -> list[str]:
+        return ["tmux", "attach", "-t", f"view-{tab}"]
+
+
+def main() -> None:
+    """The TUI on the demo data, at NOW (attaching only says what it would run)."""
+    from roost.tui.app import RoostApp
+
+    app = RoostApp(source=StaticSource(), refresh_every=0, clock=lambda: NOW,
+                   attacher=lambda argv: app.notify(f"would run: {' '.join(argv)}"))
+    app.run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""The TUI's source on the real roost: the CLI's operations, and the CLI's words for what they
+did (core/present.py).
+
+Every call opens a fresh roost context, so it can run on Textual's worker threads (an SQLite
+connection belongs to the thread that opened it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from roost.core import present
+from roost.core import workspace as ws
+from roost.core.errors import RoostError
+from roost.ops import lifecycle, observe, tabview
+from roost.ops import send as sending
+from roost.ops import workspace as wsops
+from roost.ops.context import App, open_app
+from roost.ops.restore import restore as restore_workspace
+from roost.store import workspace as wsdb
+from roost.tui.source import Event, Snapshot
+
+
+def _names_tree(node: ws.Node | None, names: dict[str, str]) -> ws.Node | None:
+    if node is None:
+        return None
+    if "leaf" in node:
+        return {"leaf": names.get(node["leaf"], node["leaf"])}
+    return {**node, "a": _names_tree(node["a"], names), "b": _names_tree(node["b"], names)}
+
+
+class LiveSource:
+    @contextmanager
+    def _app(self) -> Iterator[App]:
+        app = open_app()
+        try:
+            yield app
+        finally:
+            app.close()
+
+    def snapshot(self) -> Snapshot:
+        with self._app() as app:
+            items = observe.refresh(app)
+            workspace = wsdb.load(app.store.conn)
+        names = {o.agent.id: o.agent.name for o in items}
+        plan = ws.plan_restore(workspace, [o.agent.id for o in items if o.alive])
+        return Snapshot(
+            items=items,
+            tab_tiles=[(t.name, [names[a] for a in ws.leaves(t.layout) if a in names])
+                       for t in workspace.tabs],
+            pins=[names[p] for p in workspace.pins if p in names],
+            server_running=any(o.pane is not None for o in items),
+            would_start=[names[a] for a in plan.start if a in names],
+            layouts={t.name: _names_tree(t.layout, names) for t in workspace.tabs},
+        )
+
+    def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
+        """One capture by the pane id the snapshot saw, when known."""
+        try:
+            with self._app() as app:
+                if pane_id:
+                    return app.tmux.capture(pane_id, lines)
+                return lifecycle.capture(app, name, lines)
+        except Exception as exc:  # noqa: BLE001 - a preview never breaks the app
+            return f"(no screen: {exc})"
+
+    def events(self, name: str, limit: int = 8) -> list[Event]:
+        with self._app() as app:
+            agent = app.store.get(name)
+            return app.store.events(agent.id, limit) if agent else []
+
+    # ---- operations ------------------------------------------------------------------------------
+    def spawn(self, name: str, provider: str, cwd: str | None, tab: str | None,
+              args: tuple[str, ...] = ()) -> str:
+        with self._app() as app:
+            result = lifecycle.spawn(app, name, provider=provider, cwd=cwd, args=args,
+                                     place=lifecycle.Place(tab=tab))
+        a = result.agent
+        return present.spawned(a.name, a.provider, result.pid, a.home, a.launches == 1)
+
+    def wake(self, name: str) -> str:
+        with self._app() as app:
+            result = lifecycle.wake(app, name)
+        return present.woke(name, result.started, result.pid, result.agent.home)
+
+    def kill(self, name: str) -> str:
+        with self._app() as app:
+            return present.stopped(name, len(lifecycle.kill(app, name)))
+
+    def park(self, name: str) -> str:
+        with self._app() as app:
+            return present.parked(wsops.park(app, name))
+
+    def bury(self, name: str) -> str:
+        with self._app() as app:
+            wsops.bury(app, name)
+        return present.buried(name)
+
+    def unbury(self, name: str) -> str:
+        with self._app() as app:
+            return present.unburied(name, wsops.unbury(app, name))
+
+    def toggle_pin(self, name: str) -> str:
+        with self._app() as app:
+            if wsdb.is_pinned(app.store.conn, app.store.require(name).id):
+                return present.unpinned(name, wsops.unpin(app, name))
+            return present.pinned(name, wsops.pin(app, name))
+
+    def send(self, name: str, text: str) -> str:
+        with self._app() as app:
+            sent = sending.send(app, name, text)
+        if not sent.delivered:
+            raise RoostError(present.not_delivered(name, sent.how))
+        return present.delivered(name, sent.how)
+
+    def restore(self) -> str:
+        with self._app() as app:
+            report = restore_workspace(app)
+        if report.failed:  # `roost restore` exits 1: an error here too
+            raise RoostError(report.text().rstrip("\n"))
+        return report.text().rstrip("\n")
+
+    def edit_layout(self, tab: str, name: str, edit: str) -> str:
+        with self._app() as app:
+            wsops.edit_layout(app, tab, name, edit)
+        return present.layout_edited(name, tab, edit)
+
+    # ---- handing the terminal to tmux ---------------------------------------------------------
+    def attach_argv(self, name: str) -> list[str]:
+        with self._app() as app:
+            return lifecycle.attach_plan(app, name)
+
+    def open_tab_argv(self, tab: str) -> list[str]:
+        with self._app() as app:
+            return tabview.open_tab(app, tab)

@@ -1,0 +1,68 @@
+"""What the TUI needs from the world, as a protocol: a snapshot of every agent and the workspace,
+an agent's screen and events, and the operations its keys run. `LiveSource` (tui/live.py) is
+roost's own; `StaticSource` (tui/demo.py) serves canned data for demos, snapshots and tests.
+
+Each operation returns the line the TUI shows, in the CLI's words (core/present.py), and raises
+RoostError (or any error: the app shows it) when it fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from roost.core.observation import Observation
+from roost.core.workspace import Node
+
+Event = dict[str, Any]  # one entry of the event log (store/events.py): at, kind, details
+
+
+@dataclass
+class Snapshot:
+    items: list[Observation] = field(default_factory=list)
+    tab_tiles: list[tuple[str, list[str]]] = field(default_factory=list)  # agent names, in order
+    pins: list[str] = field(default_factory=list)
+    server_running: bool = True
+    would_start: list[str] = field(default_factory=list)  # what a restore would bring back
+    layouts: dict[str, Node | None] = field(default_factory=dict)  # tab -> tree of names
+
+
+class Source(Protocol):
+    def snapshot(self) -> Snapshot: ...
+
+    def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
+        """The agent's last lines (by the pane id the snapshot saw, when known)."""
+        ...
+
+    def events(self, name: str, limit: int = 8) -> list[Event]: ...
+
+    # ---- operations: each returns the CLI's line for it ----------------------------------------
+    def spawn(self, name: str, provider: str, cwd: str | None, tab: str | None,
+              args: tuple[str, ...] = ()) -> str: ...
+
+    def wake(self, name: str) -> str: ...
+
+    def kill(self, name: str) -> str: ...
+
+    def park(self, name: str) -> str: ...
+
+    def bury(self, name: str) -> str: ...
+
+    def unbury(self, name: str) -> str: ...
+
+    def toggle_pin(self, name: str) -> str: ...
+
+    def send(self, name: str, text: str) -> str: ...
+
+    def restore(self) -> str: ...
+
+    def edit_layout(self, tab: str, name: str, edit: str) -> str:
+        """One of the tab view's tile edits (ops.workspace.LAYOUT_EDITS) on agent `name`."""
+        ...
+
+    # ---- handing the terminal to tmux: the command line to run ---------------------------------
+    def attach_argv(self, name: str) -> list[str]:
+        """The command that attaches to the agent (waking it first)."""
+        ...
+
+    def open_tab_argv(self, tab: str) -> list[str]: ...
