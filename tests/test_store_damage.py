@@ -57,7 +57,8 @@ def test_a_zeroed_index_page_is_refused_before_spawn_writes(populated: Env) -> N
     assert "move it aside" in line  # here it really is damaged
     assert digest(db) == before
     assert sorted(p["window"] for p in populated.panes()) == windows
-    for command in (["wake", "keep"], ["kill", "keep"], ["export"], ["events"]):
+    for command in (["wake", "keep"], ["kill", "keep"], ["export"], ["events"], ["ls"],
+                    ["ls", "--json"]):
         assert_refused(populated, *command, code=3, says="damaged")
     assert digest(db) == before
 

@@ -45,6 +45,8 @@ def fast(as_json: bool) -> int | None:
         conn.execute("PRAGMA busy_timeout = 30000")
         if conn.execute("PRAGMA user_version").fetchone()[0] != schema.SCHEMA_VERSION:
             return None
+        if schema.damage(conn):
+            return None  # the full CLI refuses a damaged database, with what to do
         records = listing.records(conn)
         if any(learn.awaits_session_id(r) for r in records):
             return None

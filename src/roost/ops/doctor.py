@@ -100,7 +100,9 @@ def run() -> Report:
     try:
         store = Store.open(paths.db)
     except RoostError as exc:
-        report.add("store", False, str(exc), f"move {paths.db} aside, or restore a backup")
+        advice = (f"move {paths.db} aside, or restore a backup" if getattr(exc, "damaged", False)
+                  else "as it says; the database itself is not damaged")
+        report.add("store", False, str(exc), advice)
         return report
     result = store.integrity()
     report.add("store", result == "ok",
