@@ -152,7 +152,9 @@ def ls_cmd(as_json: bool) -> None:
 def attach(name: str) -> None:
     """Attach to agent NAME in its home, waking it first if it is stopped.
 
-    Detach again with the tmux prefix then d (C-b d).
+    Leave it again with C-q (detach), the same inside your own tmux or not; your own tmux
+    session stays attached. roost's server uses the prefix C-a (C-a d detaches too; C-a C-a
+    sends C-a to the agent). Your own settings for it: $ROOST_HOME/tmux.conf.
 
     \b
     Example:

@@ -31,7 +31,7 @@ from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, 
 from roost.core.names import check_name
 from roost.core.reconcile import agent_panes, view
 from roost.store.db import NameTaken, now_iso
-from roost.tmux.client import DuplicateSession, TmuxError
+from roost.tmux.client import HISTORY_LIMIT, DuplicateSession, TmuxError
 
 KEEPER = Path(__file__).parent.parent / "keeper.sh"  # a path live tmux servers still run
 UTF8 = "C.UTF-8"
@@ -405,7 +405,7 @@ def _release(app: App, agent: Agent) -> list[int]:
 
 
 # ---- attach and capture ------------------------------------------------------------------
-MAX_CAPTURE = 10_000
+MAX_CAPTURE = HISTORY_LIMIT  # what a pane keeps
 
 
 def capture(app: App, name: str, lines: int) -> str:
