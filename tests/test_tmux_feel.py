@@ -121,7 +121,7 @@ def test_a_view_that_does_not_fit_is_removed_and_new_agents_keep_their_size(
         with mock.patch.dict(os.environ, world.env, clear=True):
             app = open_app()
             try:  # five tiles in 4x2 fit no layout: tmux says "no space for new pane"
-                with pytest.raises(RoostError, match="do not fit in 4x2"):
+                with pytest.raises(RoostError, match="do not fit in 4x2 .no space for new pane"):
                     tabview.open_tab(app, "main", width=4, height=2)
             finally:
                 app.close()

@@ -11,10 +11,27 @@ import click
 from roost.core.errors import RoostError
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
+SPLITS = ("auto", "right", "below", "v", "h")  # v and h: the old letters, read as before
+SPLIT_HELP = ("Where the new tile goes: right of or below the tab's focused tile (while every "
+              "tile keeps a usable size), or auto: where the layout stays balanced. "
+              "(v and h, the old letters, still mean right and below.)")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-             invoke_without_command=True)
+class _Group(click.Group):
+    """Click's group, save that a word people reach for that is no command says what to use
+    (Click's "did you mean" would offer `restore` for `restart`: another action entirely)."""
+
+    NOT_COMMANDS = {"restart": "To restart an agent: roost kill NAME && roost wake NAME; "
+                               "every live agent: roost reload."}
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):  # noqa: ANN201 - Click's
+        if args and args[0] in self.NOT_COMMANDS:
+            ctx.fail(f"No such command {args[0]!r}. {self.NOT_COMMANDS[args[0]]}")
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=_Group, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="roost", prog_name="roost")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
@@ -89,8 +106,8 @@ def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` 
               help="Skip the agent's permission prompts [default: the workspace's mode].")
 @click.option("--prompt", default=None, help="The first message for the agent.")
 @click.option("--tab", default=None, help="The tab whose tile it becomes [default: main].")
-@click.option("--split", type=click.Choice(["v", "h"]), default="v", show_default=True,
-              help="Split the tab's focused tile: v side by side, h one above the other.")
+@click.option("--split", type=click.Choice(SPLITS), default="auto", show_default=True,
+              help=SPLIT_HELP)
 @click.option("--detached", is_flag=True,
               help="Park it instead of tiling it: running now, hibernated at the next restore.")
 @click.option("--parent", default=None, metavar="P", help="Link it under agent P.")
@@ -110,7 +127,7 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
     \b
     Examples:
       roost spawn api-fix --cwd ~/src/api --prompt "make the tests pass"
-      roost spawn reviewer --provider codex --home team --tab review --split h
+      roost spawn reviewer --provider codex --home team --tab review --split below
       roost spawn helper --detached --orchestrated-by api-fix
       roost spawn logs --provider command -- tail -f /var/log/syslog
     """
@@ -163,7 +180,10 @@ def attach(name: str) -> None:
     from roost.ops import lifecycle
 
     app = _app(name)
-    argv = lifecycle.attach_plan(app, name)
+    notes: list[str] = []
+    argv = lifecycle.attach_plan(app, name, notes)
+    for note in notes:
+        click.echo(note, err=True)
     env = dict(app.tmux.env)  # without $TMUX: attaching from inside another tmux is intended
     app.close()
     sys.stdout.flush()
@@ -181,6 +201,7 @@ def kill(name: str, tree: bool) -> None:
       roost kill api-fix && roost wake api-fix
       roost kill lead --tree
     """
+    from roost.core import present
     from roost.ops import lifecycle
     from roost.ops import workspace as wsops
 
@@ -189,8 +210,14 @@ def kill(name: str, tree: bool) -> None:
         click.echo(f"killed {', '.join(wsops.kill_tree(app, name))}")
         return
     stopped = lifecycle.kill(app, name)
-    click.echo(f"stopped {name} ({len(stopped)} processes); wake: roost wake {name}"
+    click.echo(f"stopped {name} ({present.counted(len(stopped), 'process')}); "
+               f"wake: roost wake {name}"
                if stopped else f"{name} was not running")
+
+
+# `stop` and `start`: the words people reach for (in tmux, `kill` destroys; roost's keeps the
+# home and the record). Same commands under a second name.
+cli.add_command(kill, name="stop")
 
 
 @cli.command()
@@ -211,6 +238,9 @@ def wake(name: str, fresh: bool) -> None:
         click.echo(f"woke {name} (pid {result.pid}) in home {result.agent.home}")
     else:
         click.echo(f"{name} is already running (pid {result.pid})")
+
+
+cli.add_command(wake, name="start")
 
 
 @cli.command()
@@ -321,6 +351,22 @@ def tab_close(name: str) -> None:
     click.echo(f"tab {name} closed" + (f"; parked {', '.join(parked)}" if parked else ""))
 
 
+@tab.command(name="balance")
+@click.argument("name")
+def tab_balance(name: str) -> None:
+    """Lay tab NAME out as an even grid, its tiles in order (as tmux's tiled layout).
+
+    \b
+    Example:
+      roost tab balance main
+    """
+    from roost.ops import workspace as wsops
+
+    tiles = wsops.tab_balance(_app(), name)
+    click.echo(f"tab {name} balanced: {len(tiles)} tile{'' if len(tiles) == 1 else 's'} "
+               "in an even grid")
+
+
 @tab.command(name="ls")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def tab_ls(as_json: bool) -> None:
@@ -359,19 +405,20 @@ def park(name: str, tree: bool) -> None:
 @cli.command()
 @click.argument("name")
 @click.option("--tab", "tab_name", required=True, help="The tab to put it in (made if missing).")
-@click.option("--split", type=click.Choice(["v", "h"]), default="v", show_default=True,
-              help="Split the tab's focused tile: v side by side, h one above the other.")
+@click.option("--split", type=click.Choice(SPLITS), default="auto", show_default=True,
+              help=SPLIT_HELP)
 def place(name: str, tab_name: str, split: str) -> None:
     """Put a parked or buried agent NAME on screen as a tile of TAB, waking it.
 
     \b
     Example:
-      roost place api-fix --tab main --split h
+      roost place api-fix --tab main --split right
     """
     from roost.ops import workspace as wsops
 
-    result = wsops.place(_app(name), name, tab_name, split)
-    click.echo(f"{name} is a tile of {tab_name} (pid {result.pid})")
+    placed = wsops.place(_app(name), name, tab_name, split)
+    click.echo(f"moved {name} from {placed.was} to {tab_name} (pid {placed.result.pid})"
+               if placed.moved else f"{name} is a tile of {tab_name} (pid {placed.result.pid})")
 
 
 @cli.command()

@@ -43,7 +43,8 @@ def place(o: Observation) -> str:
 
 
 def status_text(o: Observation) -> str:
-    if o.status in ("exited", "stopped") and o.exit_code is not None:
+    """A user's kill reads `stopped`; an agent that ended by itself, `exited (CODE)`."""
+    if o.status == "exited" and o.exit_code is not None:
         return f"{o.status} ({o.exit_code})"
     return o.status or "unknown"
 
@@ -69,3 +70,18 @@ def render(found: list[Observation], as_json: bool) -> str:
 
         return json.dumps([agent_json(o) for o in found]) + "\n"
     return table(found)
+
+
+# ---- the user's words (issue 11: words, states and intent) -------------------------------
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 process', '2 processes', '0 tiles'."""
+    return f"{n} {noun if n == 1 else plural or noun + ('es' if noun.endswith('s') else 's')}"
+
+
+def placement_words(placement: str | None, tab: str | None) -> str:
+    """Where an agent is, as people say it: 'a tile of main', 'parked', 'buried'."""
+    if placement == "tile":
+        return f"a tile of {tab}" if tab else "a tile"
+    if placement == "detached":
+        return "parked"
+    return placement or "owned by nothing"

@@ -387,10 +387,8 @@ class Tmux:
             pass  # no such view yet
         pane = self.run("new-session", "-d", "-s", literal(name), "-x", str(width), "-y",
                         str(height), "-P", "-F", "#{pane_id}", *argv).strip()
-        # status-left is a format, strftime included, expanded at every redraw. Leaving the view
-        # ends it: its tile clients must not stay attached to homes at their tile sizes.
-        self.run("set-option", "-t", pane, "status-left", literal(title).replace("%", "%%"), ";",
-                 "set-option", "-t", pane, "destroy-unattached", "on")
+        # status-left is a format, strftime included, expanded at every redraw
+        self.run("set-option", "-t", pane, "status-left", literal(title).replace("%", "%%"))
         return pane
 
     def split_pane(self, pane_id: str, side_by_side: bool, percent: int,
