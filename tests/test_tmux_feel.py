@@ -150,3 +150,8 @@ def test_a_new_agent_is_not_shrunk_by_a_narrow_client_elsewhere(world: Env) -> N
                           "#{window_width}x#{window_height}").strip() == "200x50"
     finally:
         on(world, term, "kill-server")
+
+
+def test_attach_help_says_how_to_leave(world: Env) -> None:
+    out = world.roost_inprocess("attach", "--help").stdout
+    assert "C-q" in out and "prefix C-a" in out and "tmux.conf" in out

@@ -240,7 +240,8 @@ class Tmux:
         agent must not be half made because of it."""
         self.calls += 1
         code, out, err = self._call(self.argv(*args), args[0])
-        if code != 0 and not (out.strip() and self.user_config):
+        users_file = bool(self.user_config) and os.path.exists(str(self.user_config))
+        if code != 0 and not (out.strip() and users_file):
             err = err.strip()
             if err.startswith("duplicate session"):
                 raise DuplicateSession(err, err)
