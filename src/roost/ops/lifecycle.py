@@ -100,7 +100,7 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
         check_name(home, "home name")
     if place.tab is not None:
         check_name(place.tab, "tab name")
-    direction = _direction(place.split)
+    direction = split_direction(place.split)
     impl = prov.get(provider or "claude")
     if dangerous is None:  # the workspace's mode (`roost reload --dangerous` sets it)
         dangerous = wsdb.get_setting(app.store.conn, "dangerous") == "1"
@@ -147,7 +147,8 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
     return result
 
 
-def _direction(split: str | None) -> str | None:
+def split_direction(split: str | None) -> str | None:
+    """A --split word as the stored letter (None: where the layout stays balanced)."""
     try:
         return ws.direction_of(split)
     except ws.LayoutError as exc:

@@ -81,7 +81,7 @@ def place(app: App, name: str, tab: str, split: str | None = None) -> Placed:
     A tile already is moved. `split`: right or below the tab's focused tile, else where the
     layout stays balanced."""
     check_name(tab, "tab name")
-    direction = lifecycle._direction(split)
+    direction = lifecycle.split_direction(split)
     agent = app.store.require(name)
     was = where(app, agent)
     with app.store.write() as c:
