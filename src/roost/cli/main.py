@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, ClassVar
 
 import click
 
@@ -17,10 +17,29 @@ from roost.providers import traits
 
 if TYPE_CHECKING:
     from roost.ops.context import App
+SPLITS = ("auto", "right", "below", "v", "h")  # v and h: the old letters, read as before
+SPLIT_HELP = ("Where the new tile goes: right of or below the tab's focused tile (while every "
+              "tile keeps a usable size), or auto: where the layout stays balanced. "
+              "(v and h, the old letters, still mean right and below.)")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-             invoke_without_command=True)
+class _Group(click.Group):
+    """Click's group, save that a word people reach for that is no command says what to use
+    (Click's "did you mean" would offer `restore` for `restart`: another action entirely)."""
+
+    NOT_COMMANDS: ClassVar[dict[str, str]] = {
+        "restart": "To restart an agent: roost kill NAME && roost wake NAME; "
+                   "every live agent: roost reload."}
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] in self.NOT_COMMANDS:
+            ctx.fail(f"No such command {args[0]!r}. {self.NOT_COMMANDS[args[0]]}")
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=_Group, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="roost", prog_name="roost")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
@@ -96,8 +115,8 @@ def _app(*names: str) -> App:
               help="Skip the agent's permission prompts [default: the workspace's mode].")
 @click.option("--prompt", default=None, help="The first message for the agent.")
 @click.option("--tab", default=None, help="The tab whose tile it becomes [default: main].")
-@click.option("--split", type=click.Choice(["v", "h"]), default="v", show_default=True,
-              help="Split the tab's focused tile: v side by side, h one above the other.")
+@click.option("--split", type=click.Choice(SPLITS), default="auto", show_default=True,
+              help=SPLIT_HELP)
 @click.option("--detached", is_flag=True,
               help="Park it instead of tiling it: running now, hibernated at the next restore.")
 @click.option("--parent", default=None, metavar="P", help="Link it under agent P.")
@@ -117,7 +136,7 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
     \b
     Examples:
       roost spawn api-fix --cwd ~/src/api --prompt "make the tests pass"
-      roost spawn reviewer --provider codex --home team --tab review --split h
+      roost spawn reviewer --provider codex --home team --tab review --split below
       roost spawn helper --detached --orchestrated-by api-fix
       roost spawn logs --provider command -- tail -f /var/log/syslog
     """
@@ -157,7 +176,9 @@ def ls_cmd(as_json: bool) -> None:
 def attach(name: str) -> None:
     """Attach to agent NAME in its home, waking it first if it is stopped.
 
-    Detach again with the tmux prefix then d (C-b d).
+    Leave it again with C-q (detach), the same inside your own tmux or not; your own tmux
+    session stays attached. roost's server uses the prefix C-a (C-a d detaches too; C-a C-a
+    sends C-a to the agent). Your own settings for it: $ROOST_HOME/tmux.conf.
 
     \b
     Example:
@@ -166,7 +187,10 @@ def attach(name: str) -> None:
     from roost.ops import lifecycle
 
     app = _app(name)
-    argv = lifecycle.attach_plan(app, name)
+    notes: list[str] = []
+    argv = lifecycle.attach_plan(app, name, notes)
+    for note in notes:
+        click.echo(note, err=True)
     env = dict(app.tmux.env)  # without $TMUX: attaching from inside another tmux is intended
     app.close()
     sys.stdout.flush()
@@ -184,6 +208,7 @@ def kill(name: str, tree: bool) -> None:
       roost kill api-fix && roost wake api-fix
       roost kill lead --tree
     """
+    from roost.core import present
     from roost.ops import lifecycle
     from roost.ops import workspace as wsops
 
@@ -192,6 +217,11 @@ def kill(name: str, tree: bool) -> None:
         click.echo(present.killed_tree(wsops.kill_tree(app, name)))
         return
     click.echo(present.stopped(name, len(lifecycle.kill(app, name))))
+
+
+# `stop` and `start`: the words people reach for (in tmux, `kill` destroys; roost's keeps the
+# home and the record). Same commands under a second name.
+cli.add_command(kill, name="stop")
 
 
 @cli.command()
@@ -209,6 +239,9 @@ def wake(name: str, fresh: bool) -> None:
 
     result = lifecycle.wake(_app(name), name, fresh=fresh)
     click.echo(present.woke(name, result.started, result.pid, result.agent.home))
+
+
+cli.add_command(wake, name="start")
 
 
 @cli.command()
@@ -318,6 +351,22 @@ def tab_close(name: str) -> None:
     click.echo(present.tab_closed(name, wsops.tab_close(_app(), name)))
 
 
+@tab.command(name="balance")
+@click.argument("name")
+def tab_balance(name: str) -> None:
+    """Lay tab NAME out as an even grid, its tiles in order (as tmux's tiled layout).
+
+    \b
+    Example:
+      roost tab balance main
+    """
+    from roost.ops import workspace as wsops
+
+    tiles = wsops.tab_balance(_app(), name)
+    click.echo(f"tab {name} balanced: {len(tiles)} tile{'' if len(tiles) == 1 else 's'} "
+               "in an even grid")
+
+
 @tab.command(name="ls")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def tab_ls(as_json: bool) -> None:
@@ -351,19 +400,20 @@ def park(name: str, tree: bool) -> None:
 @cli.command()
 @click.argument("name")
 @click.option("--tab", "tab_name", required=True, help="The tab to put it in (made if missing).")
-@click.option("--split", type=click.Choice(["v", "h"]), default="v", show_default=True,
-              help="Split the tab's focused tile: v side by side, h one above the other.")
+@click.option("--split", type=click.Choice(SPLITS), default="auto", show_default=True,
+              help=SPLIT_HELP)
 def place(name: str, tab_name: str, split: str) -> None:
     """Put a parked or buried agent NAME on screen as a tile of TAB, waking it.
 
     \b
     Example:
-      roost place api-fix --tab main --split h
+      roost place api-fix --tab main --split right
     """
     from roost.ops import workspace as wsops
 
-    result = wsops.place(_app(name), name, tab_name, split)
-    click.echo(present.placed(name, tab_name, result.pid))
+    placed = wsops.place(_app(name), name, tab_name, split)
+    click.echo(present.placed(name, tab_name, placed.result.pid, placed.was if placed.moved
+                              else None))
 
 
 @cli.command()

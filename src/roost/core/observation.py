@@ -147,7 +147,8 @@ def sighted(agent: Record, pane: Pane | None) -> Observation:
         agent, pane, alive,
         state.derive(alive, pane is not None, agent.intent, agent.placement, agent.last_error),
         pane.live_pid if pane is not None else None,
-        died if died is not None else agent.last_exit,
+        # a running agent has no exit code (the recorded one is a past run's)
+        None if alive else died if died is not None else agent.last_exit,
         agent.status, agent.status_source, agent.status_since)
 
 

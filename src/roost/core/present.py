@@ -50,7 +50,8 @@ def place(o: Observation) -> str:
 
 
 def status_text(o: Observation) -> str:
-    if o.status in ("exited", "stopped") and o.exit_code is not None:
+    """A user's kill reads `stopped`; an agent that ended by itself, `exited (CODE)`."""
+    if o.status == "exited" and o.exit_code is not None:
         return f"{o.status} ({o.exit_code})"
     return o.status or "unknown"
 
@@ -98,7 +99,7 @@ def woke(name: str, started: bool, pid: int | None, home: str) -> str:
 
 def stopped(name: str, processes: int) -> str:
     if processes:
-        return f"stopped {name} ({processes} processes); wake: roost wake {name}"
+        return f"stopped {name} ({counted(processes, 'process')}); wake: roost wake {name}"
     return f"{name} was not running"
 
 
@@ -118,7 +119,10 @@ def parked(names: Sequence[str]) -> str:
     return f"parked {', '.join(names)}"
 
 
-def placed(name: str, tab: str, pid: int | None) -> str:
+def placed(name: str, tab: str, pid: int | None, moved_from: str | None = None) -> str:
+    """`roost place`'s line; an agent that already was a tile was moved (from where)."""
+    if moved_from is not None:
+        return f"moved {name} from {moved_from} to {tab} (pid {pid})"
     return f"{name} is a tile of {tab} (pid {pid})"
 
 
@@ -255,3 +259,18 @@ def watch_line(o: Observation, previous: str | None, as_json: bool) -> str:
                            "source": o.status_source, "exit_code": o.exit_code,
                            "at": o.status_since})
     return f"{o.status_since or ''}  {o.agent.name}: {o.status} ({o.status_source})"
+
+
+# ---- the user's words (issue 11: words, states and intent) -------------------------------
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 process', '2 processes', '0 tiles'."""
+    return f"{n} {noun if n == 1 else plural or noun + ('es' if noun.endswith('s') else 's')}"
+
+
+def placement_words(placement: str | None, tab: str | None) -> str:
+    """Where an agent is, as people say it: 'a tile of main', 'parked', 'buried'."""
+    if placement == "tile":
+        return f"a tile of {tab}" if tab else "a tile"
+    if placement == "detached":
+        return "parked"
+    return placement or "owned by nothing"

@@ -4,7 +4,7 @@ start at once and how far apart, and the report of what happened. Pure."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from roost.core.errors import RoostError
@@ -42,18 +42,24 @@ class Report:
     failed: dict[str, str]
     peak: int
     seconds: float
+    left_stopped: list[str] = field(default_factory=list)  # tiles the user stopped
 
     def as_json(self) -> dict[str, Any]:
         return {"live_expected": self.live, "started": len(self.started),
                 "already_running": len(self.already_running),
                 "hibernated": len(self.hibernated), "failed": len(self.failed),
                 "seconds": round(self.seconds, 3), "peak_concurrent_starts": self.peak,
-                "started_agents": self.started, "failed_agents": self.failed}
+                "started_agents": self.started, "failed_agents": self.failed,
+                "left_stopped": len(self.left_stopped),
+                "left_stopped_agents": self.left_stopped}
 
     def text(self) -> str:
         lines = [f"restored in {self.seconds:.1f}s: {self.live} live expected, "
                  f"{len(self.started)} started, {len(self.already_running)} already running, "
                  f"{len(self.hibernated)} hibernated, {len(self.failed)} failed"]
+        if self.left_stopped:
+            lines.append(f"  left stopped, as you stopped them: {', '.join(self.left_stopped)}"
+                         " (roost wake NAME starts one)")
         lines += [f"  failed {name}: {why}" for name, why in sorted(self.failed.items())]
         return "\n".join(lines) + "\n"
 
@@ -66,4 +72,4 @@ def report(plan: RestorePlan, names: Mapping[str, str], started: list[str],
     return Report(live=len(plan.start) + len(plan.running), started=started,
                   already_running=[*named(plan.running, names), *found_running],
                   hibernated=named(plan.hibernate, names), failed=failed, peak=peak,
-                  seconds=seconds)
+                  seconds=seconds, left_stopped=named(plan.kept_stopped, names))

@@ -5,10 +5,16 @@ A tab's tile tree is a dict tree, stored as JSON:
     {"split": "v" | "h", "ratio": 0.1..0.9, "a": NODE, "b": NODE}
 "v" (vertical divider) puts a left of b; "h" puts a above b. Leaves hold roost ids, never names
 or provider session ids, so nothing is remapped when agents are renamed, restarted or restored.
+(People say `right` and `below`; the stored letters stay, so old layouts read as they did.)
+
+Layouts scale: a new tile splits the largest tile along its longer side (`add`), a split asked
+for is kept only while every tile keeps MIN_TILE in a NOMINAL terminal, and `balance` lays a
+tab out as an even grid, like tmux's `tiled` layout.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +24,13 @@ TILE, DETACHED, BURIED = "tile", "detached", "buried"
 PLACEMENTS = (TILE, DETACHED, BURIED)
 DIRECTIONS = ("v", "h")
 MIN_RATIO, MAX_RATIO = 0.1, 0.9
+# How people name a split: the new tile to the right of the focused one, or below it. "v" and
+# "h" are the stored letters, still read as before (v: side by side, h: one over the other).
+SPLIT_WORDS = {"right": "v", "below": "h", "v": "v", "h": "h"}
+AUTO = "auto"  # where the layout stays balanced
+NOMINAL = (200.0, 49.0)  # the terminal a layout is sized for: `roost open`'s 200x50 less status
+MIN_TILE = (30.0, 8.0)  # columns and rows a tile keeps, so an agent CLI can still draw
+WIDE = 2.5  # columns per row from which a tile splits side by side (a cell is ~2x as tall)
 
 
 class LayoutError(ValueError):
@@ -66,6 +79,95 @@ def insert(node: Node | None, new_id: str, beside: str | None = None, direction:
         return {**n, "a": go(n["a"]), "b": go(n["b"])}
 
     return go(node)
+
+
+def direction_of(split_word: str | None) -> str | None:
+    """'right' -> 'v', 'below' -> 'h' (the old letters as they were), None or 'auto' -> None."""
+    if split_word is None or split_word == AUTO:
+        return None
+    if split_word not in SPLIT_WORDS:
+        raise LayoutError(f"--split must be right, below or auto, not {split_word!r}")
+    return SPLIT_WORDS[split_word]
+
+
+def sizes(node: Node | None, width: float = NOMINAL[0],
+          height: float = NOMINAL[1]) -> dict[str, tuple[float, float]]:
+    """Each tile's columns and rows when the tree fills width x height (a divider takes one).
+
+    >>> sizes(split("v", leaf("a"), leaf("b")), 201, 50)
+    {'a': (100.0, 50), 'b': (100.0, 50)}
+    """
+    if node is None:
+        return {}
+    if "leaf" in node:
+        return {node["leaf"]: (width, height)}
+    if node["split"] == "v":
+        first = (width - 1) * node["ratio"]
+        return {**sizes(node["a"], first, height), **sizes(node["b"], width - 1 - first, height)}
+    first = (height - 1) * node["ratio"]
+    return {**sizes(node["a"], width, first), **sizes(node["b"], width, height - 1 - first)}
+
+
+def fits(node: Node | None, width: float = NOMINAL[0], height: float = NOMINAL[1]) -> bool:
+    """Whether every tile keeps MIN_TILE."""
+    return all(w >= MIN_TILE[0] and h >= MIN_TILE[1]
+               for w, h in sizes(node, width, height).values())
+
+
+def _chain(direction: str, nodes: list[Node]) -> Node:
+    """Nodes one after another in `direction`, each the same share (halving keeps ratios
+    within 1/3..1/2, never clamped)."""
+    if len(nodes) == 1:
+        return nodes[0]
+    half = len(nodes) // 2
+    return split(direction, _chain(direction, nodes[:half]), _chain(direction, nodes[half:]),
+                 half / len(nodes))
+
+
+def grid(agent_ids: list[str]) -> Node | None:
+    """The tiles in order as an even grid, row by row (tmux's `tiled`): ceil(sqrt(n)) columns.
+
+    >>> leaves(grid(["a", "b", "c"])), sizes(grid(["a", "b", "c"]), 201, 51)["c"]
+    (['a', 'b', 'c'], (201, 25.0))
+    """
+    if not agent_ids:
+        return None
+    columns = math.ceil(math.sqrt(len(agent_ids)))
+    rows = [_chain("v", [leaf(a) for a in agent_ids[i:i + columns]])
+            for i in range(0, len(agent_ids), columns)]
+    return _chain("h", rows)
+
+
+def balance(node: Node | None) -> Node | None:
+    """The same tiles, in the same order, as an even grid (`roost tab balance`)."""
+    return grid(leaves(node))
+
+
+def add(node: Node | None, new_id: str, beside: str | None = None,
+        direction: str | None = None) -> Node:
+    """Add a tile so the layout stays usable: with a direction, split `beside` (or the last
+    tile) that way, as asked; without one, or when that would leave a tile under MIN_TILE,
+    split the largest tile along its longer side, the new tile after it. When no single split
+    keeps MIN_TILE, the tab becomes an even grid."""
+    if new_id in leaves(node):
+        raise LayoutError(f"{new_id} is already a tile here")
+    if node is None:
+        return leaf(new_id)
+    if direction is not None:
+        asked = insert(node, new_id, beside=beside, direction=direction)
+        if fits(asked):
+            return asked
+    candidates = []
+    for index, (agent_id, (w, h)) in enumerate(sizes(node).items()):
+        longer, other = ("v", "h") if w >= WIDE * h else ("h", "v")
+        candidates += [(-round(w * h, 1), -index, rank, agent_id, d)
+                       for rank, d in enumerate((longer, other))]
+    # largest first; among equals the later tile (reading order); its longer side first
+    for *_order, agent_id, d in sorted(candidates):
+        tried = insert(node, new_id, beside=agent_id, direction=d)
+        if fits(tried):
+            return tried
+    return grid([*leaves(node), new_id]) or leaf(new_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,14 +394,19 @@ class RestorePlan:
     running: tuple[str, ...]  # live and already running: nothing to do
     hibernate: tuple[str, ...]  # owned, not live: no process, no home
     stray: tuple[str, ...] = field(default=())  # running but not live (parked now): left alone
+    kept_stopped: tuple[str, ...] = field(default=())  # live, but stopped by the user: left so
 
 
-def plan_restore(ws: Workspace, running: Iterable[str]) -> RestorePlan:
+def plan_restore(ws: Workspace, running: Iterable[str],
+                 stopped: Iterable[str] = ()) -> RestorePlan:
+    """`stopped`: agents the user stopped; they stay stopped until the user wakes them."""
     is_running = set(running)
+    kept = set(stopped)
     live_set = live(ws)
     order = [a for a in tiled(ws) if a in live_set]
     return RestorePlan(
-        start=tuple(a for a in order if a not in is_running),
+        start=tuple(a for a in order if a not in is_running and a not in kept),
+        kept_stopped=tuple(a for a in order if a not in is_running and a in kept),
         running=tuple(a for a in order if a in is_running),
         hibernate=tuple(sorted(owned(ws) - live_set - is_running)),
         stray=tuple(sorted((owned(ws) - live_set) & is_running)),

@@ -15,7 +15,7 @@ from roost.system import config as cfg
 from roost.system import handover
 from roost.system.clock import SystemClock
 from roost.system.locate import tmux_binary
-from roost.tmux.client import Tmux
+from roost.tmux.client import USER_CONFIG, Tmux
 from roost.tmux.protocol import TmuxClient
 
 # How a roost started by tmux says so: the keeper (keeper.sh) exports the first, the pane-died
@@ -48,6 +48,7 @@ def make_tmux(paths: cfg.Paths, settings: Mapping[str, Any], environ: Mapping[st
     socket = cfg.socket_name()
     tmpdir = {"TMUX_TMPDIR": environ["TMUX_TMPDIR"]} if environ.get("TMUX_TMPDIR") else {}
     return Tmux(socket, binary=tmux_binary(settings), environ=environ,
+                user_config=str(paths.home / USER_CONFIG),
                 # tmux runs this (through run-shell, so quoted) when a pane dies; no user text.
                 # It marks itself: its wakes start agents with their own saved environment.
                 # -P: never import from the working directory (the home's, a user's project).

@@ -38,7 +38,7 @@ from roost.providers import hooks
 from roost.store import workspace as wsdb
 from roost.store.db import NameTaken, now_iso
 from roost.system import handover, locks, procs
-from roost.tmux.client import DuplicateSession, TmuxError, to_pane
+from roost.tmux.client import HISTORY_LIMIT, DuplicateSession, TmuxError, to_pane
 
 KEEPER = Path(__file__).parent.parent / "keeper.sh"  # a path live tmux servers still run
 UTF8 = "C.UTF-8"
@@ -90,7 +90,7 @@ class Place:
     """Where a new agent goes in the workspace, and whom it is linked to."""
 
     tab: str | None = None  # default: the tab "main"
-    split: str = "v"
+    split: str | None = None  # right, below (or the old v, h); None: where it stays balanced
     detached: bool = False  # parked: running now, hibernated at the next restore
     parent: str | None = None  # linked parent (a name)
     orchestrated_by: str | None = None  # orchestration parent (a name)
@@ -107,8 +107,7 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
         check_name(home, "home name")
     if place.tab is not None:
         check_name(place.tab, "tab name")
-    if place.split not in ws.DIRECTIONS:
-        raise RoostError("--split must be h or v", code=2)
+    direction = split_direction(place.split)
     impl = prov.get(provider or "claude")
     if dangerous is None:  # the workspace's mode (`roost reload --dangerous` sets it)
         dangerous = wsdb.get_setting(app.store.conn, "dangerous") == "1"
@@ -132,8 +131,8 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
                 tab = wsdb.create_tab(c, place.tab)
             wsdb.park(c, agent.id, project_tab=tab)
         else:
-            wsdb.tile(c, agent.id, wsdb.ensure_tab(c, place.tab or wsdb.DEFAULT_TAB),
-                      direction=place.split)
+            wsdb.add_tile(c, agent.id, wsdb.ensure_tab(c, place.tab or wsdb.DEFAULT_TAB),
+                          direction=direction)
 
     with locks.hold(app.paths.locks, name):
         existing = app.store.get(name)
@@ -153,6 +152,14 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
     if prompt and not impl.prompt_in_argv:
         _type_prompt(app, result, prompt)
     return result
+
+
+def split_direction(split: str | None) -> str | None:
+    """A --split word as the stored letter (None: where the layout stays balanced)."""
+    try:
+        return ws.direction_of(split)
+    except ws.LayoutError as exc:
+        raise RoostError(str(exc), code=2) from None
 
 
 def _spawn_existing(app: App, agent: Agent, provider: str | None, cwd: str | None,
@@ -485,7 +492,7 @@ def _close_window(app: App, pane: Pane) -> None:
 
 
 # ---- attach and capture ------------------------------------------------------------------
-MAX_CAPTURE = 10_000
+MAX_CAPTURE = HISTORY_LIMIT  # what a pane keeps
 
 
 def capture(app: App, name: str, lines: int) -> str:
@@ -498,8 +505,18 @@ def capture(app: App, name: str, lines: int) -> str:
     return app.tmux.capture(current.pane.pane_id, lines)
 
 
-def attach_plan(app: App, name: str) -> list[str]:
-    """Wake the agent if needed, select its window, and return the argv that attaches to it."""
+def attach_plan(app: App, name: str, notes: list[str] | None = None) -> list[str]:
+    """Wake the agent if needed, select its window, and return the argv that attaches to it.
+    A buried agent woken this way is a tile again (back in its old tab), or parked when that
+    tab is gone: never buried and running at once. `notes` gets a line saying so."""
+    agent = app.store.require(name)
+    if agent.placement == ws.BURIED:
+        with app.store.write() as c:
+            tab = wsdb.unbury(c, agent.id)
+        if notes is not None:
+            notes.append(f"{name} was buried; it is a tile of {tab.name} again" if tab else
+                         f"{name} was buried and its tab is gone; it is parked now "
+                         f"(roost place {name} --tab TAB puts it on screen)")
     result = wake(app, name)
     pane = agent_panes(app.tmux.list_panes()).get(result.agent.id)
     if pane is None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from roost.core import restoring
 from roost.core import workspace as ws
+from roost.core.model import INTENT_STOPPED
 from roost.core.reconcile import agent_panes
 from roost.core.restoring import DEFAULT_CONCURRENCY, DEFAULT_STAGGER, Report
 from roost.ops.context import App, open_app
@@ -100,7 +101,8 @@ def restore(app: App, concurrency: int | None = None, stagger: float | None = No
     with tracer().start_as_current_span("roost.restore") as span:
         workspace = wsdb.load(app.store.conn)
         running = [a for a, p in agent_panes(app.tmux.list_panes()).items() if not p.dead]
-        plan = ws.plan_restore(workspace, running)
+        stopped = [a.id for a in app.store.agents() if a.intent == INTENT_STOPPED]
+        plan = ws.plan_restore(workspace, running, stopped)
         names = app.store.names_by_id()
         done = start_all(app, restoring.named(plan.start, names), concurrency, stagger)
         report = restoring.report(plan, names, done.started, done.failed, done.peak,

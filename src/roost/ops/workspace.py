@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from roost.core import gc
+from roost.core import gc, present
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
 from roost.core.model import Agent
@@ -38,6 +38,13 @@ def tab_close(app: App, name: str) -> list[str]:
     return [_name(app, a) for a in parked]
 
 
+def tab_balance(app: App, name: str) -> list[str]:
+    """Lay the tab out as an even grid (its tiles keep their order). Returns their names."""
+    with app.store.write() as c:
+        tiles = wsdb.balance_tab(c, name)
+    return [_name(app, a) for a in tiles]
+
+
 @dataclass(frozen=True, slots=True)
 class TabRow:
     name: str
@@ -62,17 +69,26 @@ def park(app: App, name: str, tree: bool = False) -> list[str]:
     return [a.name for a in targets]
 
 
-def place(app: App, name: str, tab: str, split: str = "v") -> lifecycle.WakeResult:
-    """Parked or buried -> a tile of TAB (created if missing), then woken: tiles are live."""
+@dataclass(frozen=True, slots=True)
+class Placed:
+    result: lifecycle.WakeResult
+    was: str  # where it was before, in the user's words ("a tile of main", "parked", ...)
+    moved: bool  # it was a tile already: it moved
+
+
+def place(app: App, name: str, tab: str, split: str | None = None) -> Placed:
+    """Parked or buried -> a tile of TAB (created if missing), then woken: tiles are live.
+    A tile already is moved. `split`: right or below the tab's focused tile, else where the
+    layout stays balanced."""
     check_name(tab, "tab name")
-    if split not in ws.DIRECTIONS:
-        raise RoostError("--split must be h or v", code=2)
+    direction = lifecycle.split_direction(split)
     agent = app.store.require(name)
+    was = where(app, agent)
     with app.store.write() as c:
         if agent.placement == ws.TILE:
             wsdb.untile(c, agent.id)
-        wsdb.tile(c, agent.id, wsdb.ensure_tab(c, tab), direction=split)
-    return lifecycle.wake(app, name)
+        wsdb.add_tile(c, agent.id, wsdb.ensure_tab(c, tab), direction=direction)
+    return Placed(lifecycle.wake(app, name), was, agent.placement == ws.TILE)
 
 
 def bury(app: App, name: str) -> list[int]:
@@ -88,7 +104,7 @@ def unbury(app: App, name: str) -> str | None:
     Returns the tab's name, or None when it was parked."""
     agent = app.store.require(name)
     if agent.placement != ws.BURIED:
-        raise RoostError(f"{name} is not buried (it is {agent.placement or 'owned by nothing'})")
+        raise RoostError(f"{name} is not buried: it is {where(app, agent)}")
     with app.store.write() as c:
         tab = wsdb.unbury(c, agent.id)
     if tab is not None:
@@ -179,6 +195,12 @@ def _with_tree(app: App, name: str, tree: bool) -> list[Agent]:
         return [root]
     ids = ws.descendants(wsdb.load(app.store.conn), root.id)
     return [root, *(a for a in (app.store.get_by_id(i) for i in ids) if a is not None)]
+
+
+def where(app: App, agent: Agent) -> str:
+    """The agent's place in the user's words: 'a tile of main', 'parked', 'buried'."""
+    tab = wsdb.get_tab(app.store.conn, agent.tab_id) if agent.tab_id else None
+    return present.placement_words(agent.placement, tab.name if tab else None)
 
 
 def _name(app: App, agent_id: str) -> str:

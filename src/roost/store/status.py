@@ -26,12 +26,12 @@ LEFT JOIN pins p ON p.agent_id = a.id
 LEFT JOIN agents lp ON lp.id = a.linked_parent
 LEFT JOIN agents op ON op.id = a.orchestration_parent
 LEFT JOIN agents oroot ON oroot.id = a.orchestration_root
-ORDER BY a.created_at, a.name
+ORDER BY p.position IS NULL, p.position, a.created_at, a.name
 """
 
 
 def records(conn: sqlite3.Connection) -> list[Record]:
-    """Every agent, in creation order."""
+    """Every agent: the pinned ones first in pin order, then the rest in creation order."""
     return [Record(*row) for row in conn.execute(_LISTING)]
 
 

@@ -78,6 +78,13 @@ def close_tab(c: sqlite3.Connection, name: str) -> list[str]:
     return ws.leaves(tab.layout)
 
 
+def balance_tab(c: sqlite3.Connection, name: str) -> list[str]:
+    """Lay the tab out as an even grid, its tiles in order. Returns them."""
+    tab = require_tab(c, name)
+    save_tab(c, tab.id, ws.balance(tab.layout), tab.focus)
+    return ws.leaves(tab.layout)
+
+
 def save_tab(c: sqlite3.Connection, tab_id: str, layout: ws.Node | None, focus: str | None) -> None:
     if focus is not None and focus not in ws.leaves(layout):
         focus = ws.leaves(layout)[-1] if layout else None
@@ -86,11 +93,23 @@ def save_tab(c: sqlite3.Connection, tab_id: str, layout: ws.Node | None, focus: 
 
 
 # ---- placement ---------------------------------------------------------------------------
+def add_tile(c: sqlite3.Connection, agent_id: str, tab: ws.Tab,
+             direction: str | None = None) -> None:
+    """Make the agent a tile of `tab` where the layout stays usable (ws.add: beside the tab's
+    focus when a direction is asked for and fits, else where it stays balanced); focus it."""
+    _make_tile(c, agent_id, tab, ws.add(tab.layout, agent_id, beside=tab.focus,
+                                        direction=direction))
+
+
 def tile(c: sqlite3.Connection, agent_id: str, tab: ws.Tab, direction: str = "v",
          beside: str | None = None, after: bool = True, ratio: float = 0.5) -> None:
-    """Make the agent a tile of `tab`, next to `beside` (default: the tab's focus); focus it."""
-    layout = ws.insert(tab.layout, agent_id, beside=beside or tab.focus, direction=direction,
-                       after=after, ratio=ratio)
+    """Make the agent a tile of `tab` exactly here: split `beside` (default: the tab's focus)
+    `direction`-wise, the new tile after it (or before), with `ratio`; focus it."""
+    _make_tile(c, agent_id, tab, ws.insert(tab.layout, agent_id, beside=beside or tab.focus,
+                                           direction=direction, after=after, ratio=ratio))
+
+
+def _make_tile(c: sqlite3.Connection, agent_id: str, tab: ws.Tab, layout: ws.Node) -> None:
     save_tab(c, tab.id, layout, agent_id)
     c.execute("UPDATE agents SET placement = 'tile', tab_id = ?, buried_sibling = NULL, "
               "buried_side = NULL, buried_direction = NULL, buried_ratio = NULL WHERE id = ?",

@@ -46,7 +46,34 @@ from roost.tmux.protocol import DuplicateSession, TmuxError, TmuxTimeout
 __all__ = ["MIN_VERSION", "DuplicateSession", "Tmux", "TmuxError", "TmuxTimeout", "literal",
            "parse_version", "server_environment", "to_pane"]
 
-MIN_VERSION = (3, 2)
+MIN_VERSION = (3, 2)  # extended-keys, attach -f, source-file -q: all there since 3.2
+HISTORY_LIMIT = 10_000  # lines a pane keeps: `roost capture --lines` accepts as many
+HOME_SIZE = ("200", "50")  # a window nobody looks at: wide enough for an agent CLI to draw
+PREFIX = "C-a"  # roost's prefix: not the C-b of the user's own tmux around it
+DETACH_KEY = "C-q"  # detaches roost's client, prefix or not, nested or not (as claude-squad)
+USER_CONFIG = "tmux.conf"  # in $ROOST_HOME: the user's own settings, sourced after roost's
+
+# Roost's server, fitted to agent CLIs (README, "roost's tmux server"). Options, not formats
+# from a user: set-option values are taken as they are.
+SERVER_OPTIONS: tuple[tuple[str, ...], ...] = (
+    ("-s", "escape-time", "10"),  # Esc reaches the agent at once (tmux's default: 500 ms)
+    ("-s", "focus-events", "on"),  # Claude Code asks for focus events
+    ("-s", "extended-keys", "on"),  # Shift+Enter and friends reach CLIs that ask for them
+    ("-g", "history-limit", str(HISTORY_LIMIT)),
+    ("-g", "default-size", "x".join(HOME_SIZE)),
+    ("-g", "prefix", PREFIX),
+    # the agent on screen, its full name (up to MAX_NAME) and state; the window list short
+    ("-g", "status-left", "[roost] #{window_name}#{?@roost_state, (#{@roost_state}),}  "),
+    ("-g", "status-left-length", "100"),
+    ("-gw", "window-status-format", "#I:#{=/16/~:window_name}"),
+    ("-gw", "window-status-current-format", "#I:#{=/16/~:window_name}*"),
+    ("-g", "status-right", f"{DETACH_KEY} detach | prefix {PREFIX} "),
+    ("-g", "status-right-length", "40"),
+)
+KEYS: tuple[tuple[str, ...], ...] = (
+    ("-n", DETACH_KEY, "detach-client"),  # root table: one key, whatever tmux is around it
+    (PREFIX, "send-prefix"),  # C-a C-a: the agent gets C-a (start of line)
+)
 
 # What a tmux server started by roost may hold (docs/DECISIONS.md, "The tmux server's
 # environment"): what tmux, the keeper's shell and `python -m roost` need, never a secret.
@@ -97,8 +124,10 @@ class Tmux:
 
     def __init__(self, socket: str, binary: str = "tmux", config: str = "/dev/null",
                  environ: Mapping[str, str] | None = None, supervisor: str = "",
-                 supervisor_env: Mapping[str, str] | None = None) -> None:
+                 supervisor_env: Mapping[str, str] | None = None,
+                 user_config: str | None = None) -> None:
         self.socket = socket
+        self.user_config = user_config  # sourced after roost's settings (USER_CONFIG)
         self.binary = binary
         self.config = config
         self.env = tmux_client_env(os.environ if environ is None else environ)  # attach's
@@ -202,24 +231,56 @@ class Tmux:
         """A detached session `name` whose window 0 ("home") runs the keeper; tagged in the same
         command list, so nobody sees it untagged. Returns (session id, keeper pane id)."""
         env_args = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]  # -e: never expanded
-        out = self.run(
+        out = self._create(
             *self._server_setup(),
-            "new-session", "-d", "-s", literal(name), "-n", "home", "-x", "200", "-y", "50",
-            "-c", literal(cwd), *env_args, "-P", "-F", f"#{{session_id}}{SEP}#{{pane_id}}",
-            *keeper_argv, ";",
-            "set-option", "@roost_home", "1", ";",
-            "set-option", "-w", "@roost_keeper", "1",
+            "new-session", "-d", "-s", literal(name), "-n", "home", "-x", HOME_SIZE[0],
+            "-y", HOME_SIZE[1], "-c", literal(cwd), *env_args, "-P", "-F",
+            f"#{{session_id}}{SEP}#{{pane_id}}", *keeper_argv, ";",
+            *self._own_size(), "set-option", "@roost_home", "1", ";",
+            "set-option", "-w", "@roost_keeper", "1", *self._user_setup(),
         )
         session_id, keeper_pane = out.strip().split(SEP)
         return session_id, keeper_pane
 
+    def _create(self, *args: str) -> str:
+        """Run a creating command list; its output (-P) counts even when only the user's own
+        tmux.conf, sourced last, failed: what the user's file says is theirs to fix, and the
+        agent must not be half made because of it."""
+        self.calls += 1
+        code, out, err = self._call(self.argv(*args), args[0])
+        users_file = bool(self.user_config) and os.path.exists(str(self.user_config))
+        if code != 0 and not (out.strip() and users_file):
+            err = err.strip()
+            if err.startswith("duplicate session"):
+                raise DuplicateSession(err, err)
+            raise TmuxError(f"tmux {args[0]} failed: {err or 'exit ' + str(code)}", err)
+        return out
+
+    @staticmethod
+    def _own_size() -> list[str]:
+        """The new window at HOME_SIZE, not at the size of some client elsewhere on the server
+        (tmux 3.3 gives a new window the size of the "best" client, say a 10-column tile of
+        `roost open`); unsetting window-size again lets it follow whoever attaches to it."""
+        return ["resize-window", "-x", HOME_SIZE[0], "-y", HOME_SIZE[1], ";",
+                "set-option", "-uw", "window-size", ";"]
+
+    def _user_setup(self) -> list[str]:
+        """The user's own settings for roost's server, after roost's (a path, never text of
+        the file put into a command; -q: no file, nothing to do)."""
+        return [";", "source-file", "-q", self.user_config] if self.user_config else []
+
     def _server_setup(self) -> list[str]:
         """Server-wide settings, repeated in each creating command (cheap, and a server started
-        by anyone gets them): dead panes stay with their exit status; a pane's death redraws its
-        home's keeper (window 0 of the same session) and runs `roost _supervise` in the
-        background, which logs the exit and applies the restart policy."""
+        by anyone gets them): roost's options and keys (SERVER_OPTIONS, KEYS); dead panes stay
+        with their exit status; a pane's death redraws its home's keeper (window 0 of the same
+        session) and runs `roost _supervise` in the background, which logs the exit and applies
+        the restart policy."""
         setup = ["set-option", "-g", "base-index", "0", ";",
                  "set-option", "-gw", "remain-on-exit", "on", ";"]
+        for option in SERVER_OPTIONS:
+            setup += ["set-option", *option, ";"]
+        for binding in KEYS:
+            setup += ["bind-key", *binding, ";"]
         for key, value in self.supervisor_env.items():  # run-shell's environment
             setup += ["set-environment", "-g", key, value, ";"]
         hook = "respawn-pane -k -t :0.0"
@@ -232,12 +293,13 @@ class Tmux:
         """The agent's window in its home, tagged in the same command list (and the home's
         keeper redrawn). Returns (window id, pane id, pid). remain-on-exit keeps a dead pane
         with its exit status."""
-        out = self.run(
+        out = self._create(
             *self._server_setup(),
             "new-window", "-t", f"{session_id}:", "-n", literal(name), "-c", literal(cwd),
             "-P", "-F", f"#{{window_id}}{SEP}#{{pane_id}}{SEP}#{{pane_pid}}", *argv, ";",
-            "set-option", "-w", "@roost_id", agent_id, ";",
+            *self._own_size(), "set-option", "-w", "@roost_id", agent_id, ";",
             "set-option", "-w", "@roost_state", "running", *self._redraw(redraw_keeper_of),
+            *self._user_setup(),
         )
         window_id, pane_id, pid = out.strip().split(SEP)
         return window_id, pane_id, int(pid)

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from roost.core import workspace as ws
-from roost.tmux.protocol import TmuxClient
+from roost.core.errors import RoostError
+from roost.tmux.protocol import TmuxClient, TmuxError, TmuxTimeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +48,24 @@ def layout(tree: ws.Node) -> tuple[str, list[Split]]:
 
 def build(view: TmuxClient, name: str, title: str, tree: ws.Node,
           pane_argv: Callable[[str], Sequence[str]], width: int, height: int) -> list[str]:
-    """(Re)build session `name` on the view server as the tree; returns the argv attaching to it."""
+    """(Re)build session `name` on the view server as the tree; returns the argv attaching to it.
+    A view that cannot be built is removed whole: its panes are clients attached to agents'
+    homes, and a half-built view's narrow clients would hold those homes at their size."""
     first, splits = layout(tree)
     panes = {first: view.open_view(name, title, width, height, pane_argv(first))}
-    for split in splits:
-        panes[split.tile] = view.split_pane(panes[split.target], split.side_by_side,
-                                            split.percent, pane_argv(split.tile))
+    try:
+        for split in splits:
+            panes[split.tile] = view.split_pane(panes[split.target], split.side_by_side,
+                                                split.percent, pane_argv(split.tile))
+    except TmuxError as exc:
+        try:
+            view.kill_session(f"={name}")
+        except TmuxTimeout:
+            raise
+        except TmuxError:
+            pass  # gone already
+        if isinstance(exc, TmuxTimeout):
+            raise
+        raise RoostError(f"{len(splits) + 1} tiles do not fit in {width}x{height} "
+                         f"({exc.stderr or exc}); the view was removed") from None
     return view.attach_argv(f"={name}")
