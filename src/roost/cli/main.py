@@ -666,6 +666,26 @@ def policy(name: str, policy: str) -> None:
     click.echo(f"{name}: restart {policy}")
 
 
+@cli.command(name="mcp")
+@click.option("--allow-write", is_flag=True,
+              help="Outside an agent started by roost: allow creating, messaging and stopping "
+                   "agents (read-only otherwise).")
+def mcp_cmd(allow_write: bool) -> None:
+    """Serve roost's orchestration tools over MCP on stdio.
+
+    Run by the agents roost starts (their caller identity is ROOST_AGENT_ID); an agent acts on
+    itself and the agents it created. See docs/ORCHESTRATION.md.
+
+    \b
+    Examples:
+      roost mcp                 # read-only, for your own MCP client
+      roost mcp --allow-write
+    """
+    from roost.mcp import server
+
+    server.serve(dict(os.environ), allow_write)
+
+
 @cli.command(name="_supervise", hidden=True)
 @click.argument("pane_id")
 def supervise_cmd(pane_id: str) -> None:
