@@ -98,11 +98,14 @@ def _app(*names: str):  # noqa: ANN202 - imported lazily to keep `roost --help` 
               help="Agent P created it (orchestration parent; the root is inherited).")
 @click.option("--restart", type=click.Choice(["never", "on-failure"]), default="never",
               show_default=True, help="Restart it when it exits with a failure (with backoff).")
+@click.option("--no-mcp", "no_mcp", is_flag=True,
+              help="Do not give it roost's MCP tools (roost mcp).")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
           dangerous: bool | None,
           prompt: str | None, tab: str | None, split: str, detached: bool, parent: str | None,
-          orchestrated_by: str | None, restart: str, argv: tuple[str, ...]) -> None:
+          orchestrated_by: str | None, restart: str, no_mcp: bool,
+          argv: tuple[str, ...]) -> None:
     """Start agent NAME in its own home (or wake it, if it exists and is stopped).
 
     Everything after `--` is passed to the agent CLI; with --provider command it is the program.
@@ -124,7 +127,8 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
     place = lifecycle.Place(tab=tab, split=split, detached=detached, parent=parent,
                         orchestrated_by=orchestrated_by)
     result = lifecycle.spawn(app, name, provider=provider, cwd=cwd, home=home, dangerous=dangerous,
-                         prompt=prompt, args=argv, place=place, restart=restart)
+                         prompt=prompt, args=argv, place=place, restart=restart,
+                         mcp=not no_mcp)
     a = result.agent
     verb = "spawned" if a.launches == 1 else "woke"
     click.echo(f"{verb} {a.name} ({a.provider}, pid {result.pid}) in home {a.home}; "

@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost.providers import hooks
+from roost.core import settings as config_schema
+from roost.providers import hooks, mcpwire
 from roost.system import handover, locks
 from roost.system import procs
 from roost.store import workspace as wsdb
@@ -92,7 +93,7 @@ class Place:
 def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = None,
           home: str | None = None, dangerous: bool | None = None, prompt: str | None = None,
           args: tuple[str, ...] = (), place: Place = Place(),
-          restart: str = "never") -> WakeResult:
+          restart: str = "never", mcp: bool = True) -> WakeResult:
     check_name(name)
     if restart not in ("never", "on-failure"):
         raise RoostError("--restart must be never or on-failure", code=2)
@@ -139,7 +140,11 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
         except NameTaken:  # created by a roost that does not take locks (an import, say)
             raise RoostError(f"agent {name!r} already exists") from None
         app.store.log(agent, "spawned", provider=agent.provider, cwd=agent.cwd,
-                      placement="detached" if place.detached else "tile")
+                      placement="detached" if place.detached else "tile",
+                      **({"orchestrated_by": orchestrator.name} if orchestrator else {}))
+        if not mcp:
+            mcpwire.opt_out(str(app.paths.home), agent.id)
+        _prepare_mcp(app, agent)
         argv = impl.start_argv(agent, exe, prompt if impl.prompt_in_argv else None, app.paths.home)
         with _failure_recorded(app, agent):
             result = _launch(app, agent, argv, app.tmux.list_panes())
@@ -189,11 +194,22 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
         if fresh:
             agent = _fresh_session(app, agent, impl)
         agent = dataclasses.replace(agent, cwd=workdir)  # start where we looked, not elsewhere
+        _prepare_mcp(app, agent)
         if fresh or agent.launches == 0:
             argv = impl.start_argv(agent, exe, None, app.paths.home)
         else:
             argv = impl.resume_argv(agent, exe, app.environ, app.paths.home)
         return _launch(app, agent, argv, panes)
+
+
+def _prepare_mcp(app: App, agent: Agent) -> None:
+    """Give this launch `roost mcp` (the file its provider wires), unless config.toml's
+    `[mcp] enabled = false` or `roost spawn --no-mcp` says not to."""
+    home = str(app.paths.home)
+    if config_schema.mcp_enabled(app.settings) and not mcpwire.opted_out(home, agent.id):
+        mcpwire.write(home, agent.id)
+    else:
+        mcpwire.remove(home, agent.id)
 
 
 def _with_start_environment(app: App, agent: Agent) -> App:
