@@ -694,9 +694,19 @@ def mcp_cmd(allow_write: bool) -> None:
 @click.argument("pane_id")
 def supervise_cmd(pane_id: str) -> None:
     """Run by tmux's pane-died hook."""
-    from roost.ops import supervise
+    from roost.ops import notify, supervise
 
-    supervise.on_pane_died(_app(), pane_id)
+    app = _app()
+    supervise.on_pane_died(app, pane_id)
+    notify.deliver(app)  # an exited child's parent hears of it
+
+
+@cli.command(name="_notify", hidden=True)
+def notify_cmd() -> None:
+    """Run by claude's hooks (hook.sh): queue and deliver children's results to parents."""
+    from roost.ops import notify
+
+    notify.deliver(_app())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -144,6 +144,9 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
                       **({"orchestrated_by": orchestrator.name} if orchestrator else {}))
         if not mcp:
             mcpwire.opt_out(str(app.paths.home), agent.id)
+        if orchestrator is not None:  # both ends of the link tell roost when a turn ends
+            mcpwire.mark_in_tree(str(app.paths.home), agent.id)
+            mcpwire.mark_in_tree(str(app.paths.home), orchestrator.id)
         _prepare_mcp(app, agent)
         argv = impl.start_argv(agent, exe, prompt if impl.prompt_in_argv else None, app.paths.home)
         with _failure_recorded(app, agent):

@@ -94,6 +94,8 @@ def create(app: App, caller: scope.Caller, provider: str, prompt: str | None = N
     log = hooks.log_path(str(app.paths.home), result.agent.id)
     child = result.agent
     delivered = _first_prompt_seen(app, child, log, prompt) if prompt else None
+    if delivered is not False and prompt:
+        _asked(app, child)
     if parent is not None:
         app.store.log(parent, "child-created", child=child.name, provider=child.provider)
     return {"name": child.name, "provider": child.provider, "cwd": child.cwd,
@@ -149,6 +151,8 @@ def send_to(app: App, caller: scope.Caller, name: str, text: str,
                 queue.forget_request(c, who, idempotency_key)
         raise
     receipt = {"name": child.name, "delivered": sent.delivered, "how": sent.how}
+    if sent.delivered:
+        _asked(app, child)
     if idempotency_key:
         with app.store.write() as c:
             queue.finish_request(c, who, idempotency_key, receipt)
@@ -156,6 +160,19 @@ def send_to(app: App, caller: scope.Caller, name: str, text: str,
     if parent is not None:
         app.store.log(parent, "child-sent", child=child.name, delivered=sent.delivered)
     return {**receipt, "duplicate": False}
+
+
+def _asked(app: App, child: Agent) -> None:
+    """The parent gave the child a turn: it is working now, whatever a refresh saw before, so
+    the end of this turn is a change (working -> idle) that notifies the parent."""
+    from roost.store import events
+
+    at = now_iso()
+    with app.store.write() as c:
+        c.execute("UPDATE agents SET status = 'working', status_source = 'parent', "
+                  "status_since = ? WHERE id = ?", (at, child.id))
+        events.append(c, child.id, child.name, at, "status",
+                      {"status": "working", "source": "parent"})
 
 
 # ---- wait, read, list --------------------------------------------------------------------
@@ -180,6 +197,11 @@ def wait(app: App, caller: scope.Caller, names: Sequence[str] | None = None,
         if done or app.clock.monotonic() >= deadline:
             break
         app.clock.sleep(0.3)
+    if caller.agent_id is not None:
+        from roost.ops import notify
+
+        notify.seen_by_parent(app, caller.agent_id,
+                              [a.id for a in targets if states[a.id] in SETTLED])
     return {"timed_out": not done,
             "children": [{"name": a.name, "status": states[a.id],
                           "last_reply": _bounded(last_reply(app, a))} for a in targets]}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
           "Stop", "SubagentStop", "PreCompact", "SessionEnd")
@@ -24,6 +25,7 @@ HOOK_STATUS = {
     "PreCompact": "working",
     "SessionEnd": "exited",
 }
+NOTIFY_ON = ("Stop", "Notification", "SessionEnd")  # a child done, a parent free again
 NOTIFICATION_STATUS = {"permission_prompt": "waiting", "idle_prompt": "idle",
                        "elicitation_dialog": "waiting"}
 KEEP_TRANSCRIPTS_DAYS = 36500  # hibernated agents must stay resumable (Claude's default is 30)
@@ -42,7 +44,9 @@ def log_path(roost_home: str, agent_id: str) -> str:
 def settings(log: str, allow_mcp: bool = False) -> dict[str, object]:
     def command(event: str) -> str:
         # Paths are quoted for the shell Claude Code runs hooks with; no user text is in here.
-        return f"sh {_sh_quote(HOOK_SH)} {_sh_quote(log)} {event}"
+        # With roost mcp, the events that end a turn also start `roost _notify` (ops/notify.py).
+        notify = f" {_sh_quote(sys.executable)}" if allow_mcp and event in NOTIFY_ON else ""
+        return f"sh {_sh_quote(HOOK_SH)} {_sh_quote(log)} {event}{notify}"
 
     found: dict[str, object] = {
         "cleanupPeriodDays": KEEP_TRANSCRIPTS_DAYS,

@@ -18,6 +18,7 @@ from roost.providers import hooks
 SERVER = "roost"  # tools reach the model as mcp__roost__<tool>
 CONFIG = "mcp.json"
 OPT_OUT = "no-mcp"
+IN_TREE = "in-tree"  # hook.sh starts `roost _notify` only for agents in an orchestration tree
 
 
 def config_path(roost_home: str, agent_id: str) -> str:
@@ -35,8 +36,17 @@ def opted_out(roost_home: str, agent_id: str) -> bool:
 
 
 def opt_out(roost_home: str, agent_id: str) -> None:
+    _mark(roost_home, agent_id, OPT_OUT)
+
+
+def mark_in_tree(roost_home: str, agent_id: str) -> None:
+    """The agent has an orchestration parent or children: its turn ends concern a parent."""
+    _mark(roost_home, agent_id, IN_TREE)
+
+
+def _mark(roost_home: str, agent_id: str, marker: str) -> None:
     folder = hooks._private_folder(roost_home, agent_id)
-    fd = os.open(os.path.join(folder, OPT_OUT), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    fd = os.open(os.path.join(folder, marker), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     os.close(fd)
 
 
