@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -114,7 +114,7 @@ def app(tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> Iter
               environ={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
               settings={"status": {"patterns": {"command": {"idle": [PROMPT],
                                                             "working": ["busy"]}}}},
-              clock=ManualClock(datetime.now(timezone.utc)))
+              clock=ManualClock(datetime.now(UTC)))
     yield app
     app.close()
 

@@ -123,7 +123,8 @@ def deliver_to(app: App, parent_id: str) -> bool:
             queue.mark_delivered(c, ids, now_iso())
             events.append(c, parent.id, parent.name, now_iso(), "notified",
                           {"children": [n.child_name for n in notices[:count]],
-                           "notices": [n.status for n in notices[:count]], "confirmed_by": sent.how})
+                           "notices": [n.status for n in notices[:count]],
+                           "confirmed_by": sent.how})
         return True
 
 

@@ -9,6 +9,7 @@ folder); a provider wires the file when it exists (`configured`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -61,10 +62,8 @@ def write(roost_home: str, agent_id: str) -> str:
     folder = hooks._private_folder(roost_home, agent_id)
     path = os.path.join(folder, CONFIG)
     tmp = path + ".tmp"
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)
-    except FileNotFoundError:
-        pass
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump({"mcpServers": {SERVER: server_entry(roost_home, agent_id)}}, fh, indent=2)
@@ -73,7 +72,5 @@ def write(roost_home: str, agent_id: str) -> str:
 
 
 def remove(roost_home: str, agent_id: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(config_path(roost_home, agent_id))
-    except FileNotFoundError:
-        pass
