@@ -87,3 +87,19 @@ def test_settings_know_the_orchestration_and_mcp_tables():
     assert [p.key for p in settings.problems(
         {"orchestration": {"max_children": True, "fork": 1}, "mcp": {"enabled": "yes"}})] == [
         "orchestration.max_children", "orchestration.fork", "mcp.enabled"]
+
+
+def test_ls_tree_puts_children_under_their_parents():
+    from roost.core import present
+    from roost.core.observation import Observation, Record
+
+    def seen(name: str, parent: str | None) -> Observation:
+        return Observation(Record(name, name, "claude", "/w", name, orchestration_parent=parent),
+                           None, False, "stopped", None, None, "idle", None, None)
+
+    found = [seen("lead", None), seen("other", None), seen("kid", "lead"),
+             seen("grandkid", "kid"), seen("orphan", "gone")]
+    assert [(o.agent.name, d) for o, d in present.tree_order(found)] == [
+        ("lead", 0), ("kid", 1), ("grandkid", 2), ("other", 0), ("orphan", 0)]
+    lines = present.table(found, tree=True).splitlines()
+    assert lines[2].startswith("  └ kid ") and lines[3].startswith("    └ grandkid ")

@@ -137,18 +137,21 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
 
 @cli.command(name="ls")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array for scripts.")
-def ls_cmd(as_json: bool) -> None:
+@click.option("--tree", is_flag=True,
+              help="Show each agent's orchestration children under it.")
+def ls_cmd(as_json: bool, tree: bool) -> None:
     """List every agent and whether it runs.
 
     \b
     Examples:
       roost ls
+      roost ls --tree
       roost ls --json | jq '.[] | select(.state == "stopped") | .name'
     """
-    from roost.ops import observe
     from roost.core import present
+    from roost.ops import observe
 
-    click.echo(present.render(observe.refresh(_app()), as_json), nl=False)
+    click.echo(present.render(observe.refresh(_app()), as_json, tree), nl=False)
 
 
 @cli.command()
