@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,12 +15,12 @@ pytestmark = pytest.mark.tmux
 
 def wired(start: dict) -> tuple[dict | None, dict]:
     argv = start["argv"]
-    settings = json.loads(open(argv[argv.index("--settings") + 1]).read())
+    settings = json.loads(Path(argv[argv.index("--settings") + 1]).read_text())
     if "--mcp-config" not in argv:
         return None, settings
     i = argv.index("--mcp-config")
     assert argv[i + 2] == "--settings"  # a flag ends --mcp-config's list of files
-    return json.loads(open(argv[i + 1]).read()), settings
+    return json.loads(Path(argv[i + 1]).read_text()), settings
 
 
 def test_claude_gets_roost_mcp_by_default_and_on_wake(world):
