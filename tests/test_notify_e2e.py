@@ -61,11 +61,15 @@ def test_a_finished_child_tells_its_idle_parent(world):
 def test_a_hibernated_parent_is_woken_to_hear_of_its_child(world):
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
-    create_kid(world, lead_id, "work 3")
+    create_kid(world, lead_id, "work 6")
     world.roost("hibernate", "lead")
-    assert world.ls()["lead"]["state"] != "running"
-    world.wait_for(lambda: stopped_at(world, "kid"), timeout=20, what="the kid's Stop")
+    assert stopped_at(world, "kid") is None  # the kid still works while its parent sleeps
+    world.wait_for(lambda: stopped_at(world, "kid"), timeout=30, what="the kid's Stop")
     told = world.wait_for(lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
                           timeout=40, what="the hibernated parent woken and told")
     assert told == ["[roost] kid finished its turn: done working"]
     assert world.ls()["lead"]["state"] == "running"
+    lead_events = json.loads(world.roost("events", "lead", "--json").stdout)
+    kinds = [e["kind"] for e in lead_events]
+    assert kinds.index("hibernated") < kinds.index("notified")
+    assert [e["resume"] for e in lead_events if e["kind"] == "started"] == [False, True]
