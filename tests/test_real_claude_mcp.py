@@ -6,15 +6,27 @@ roost's notice; then the parent waits for the child through wait_for_agents."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
-from anthropic_stub import running_stub
+from anthropic_stub import last_user_text, running_stub
 from conftest import Env
 from real_claude import claude_env, install_claude, prepare_home
 
 pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
+
+
+def tool_results(stub) -> list[str]:
+    """The text of every tool_result block Claude Code sent back (it follows a tool_use)."""
+    found = []
+    for request in stub.messages("main"):
+        for message in request.body.get("messages") or []:
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    inner = block.get("content")
+                    found.append(json.dumps(inner) if not isinstance(inner, str) else inner)
+    return found
 
 
 def test_real_claude_creates_a_child_and_hears_its_result(world: Env) -> None:
@@ -35,23 +47,25 @@ def test_real_claude_creates_a_child_and_hears_its_result(world: Env) -> None:
         assert kid["orchestration_parent"] == "lead"  # type: ignore[index]
         assert kid["orchestration_root"] == "lead"  # type: ignore[index]
         assert kid["placement"] == "detached"  # type: ignore[index]
-        world.wait_for(lambda: [r for r in stub.messages("main") if r.reply and
-                                "tool result" in r.reply], 180, "the tool's result")
-        started = time.monotonic()  # from the tool's result (the kid is running by then)
+        created = world.wait_for(lambda: [t for t in tool_results(stub) if "prompt_delivered"
+                                          in t], 180, "create_agent's result")
+        assert "kid" in created[0] and "lead" in created[0]  # type: ignore[index]
         notice = "[roost] kid finished its turn: stub reply: hello kid"
         world.wait_for(lambda: notice in stub.user_texts(), 90, "the parent told")
-        print(f"\nreal claude: kid done -> lead told within {time.monotonic() - started:.1f} s")
+        told_at = next(r.time for r in stub.messages("main") if last_user_text(r.body) == notice)
+        kid_log = world.home / "agents" / world.ls()["kid"]["id"] / "hooks.log"
+        kid_done = max(float(line.split("\t")[0]) for line in kid_log.read_text().splitlines()
+                       if "\tStop\t" in line)  # whole seconds (hook.sh's date +%s)
+        print(f"\nreal claude: kid's Stop -> lead's request with the notice: "
+              f"{told_at - kid_done:.1f} s (±1 s)")
         world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle again")
 
         stub.queue_tool_use("mcp__roost__wait_for_agents",
                             {"names": ["kid"], "timeout_seconds": 30})
         world.roost("send", "lead", "wait for the kid")
-        world.wait_for(lambda: any(r.reply and "echo" not in r.reply and "hello kid" in r.reply
-                                   and "tool result" in r.reply for r in stub.messages("main")),
-                       60, "wait_for_agents' result")
-        result = next(r.reply for r in reversed(stub.messages("main"))
-                      if r.reply and "tool result" in r.reply)
-        assert '"status"' in result and "idle" in result, result
+        waited = world.wait_for(lambda: [t for t in tool_results(stub) if "last_reply" in t],
+                                120, "wait_for_agents' result")
+        assert "stub reply: hello kid" in waited[0] and "idle" in waited[0]  # type: ignore[index]
         kinds = [e["kind"] for e in json.loads(world.roost("events", "--json").stdout)]
         assert "child-created" in kinds and "notified" in kinds
 
