@@ -139,8 +139,13 @@ class Env:
 
 
 def core_argv(start: dict) -> list[str]:
-    """A claude start's argv without roost's `--settings FILE` (checked on its own elsewhere)."""
+    """A claude start's argv without roost's `--settings FILE` and `--mcp-config FILE` (checked
+    on their own elsewhere)."""
     argv = list(start["argv"])
+    if "--mcp-config" in argv:
+        i = argv.index("--mcp-config")
+        assert argv[i + 1].endswith("mcp.json"), argv
+        del argv[i:i + 2]
     if "--settings" in argv:
         i = argv.index("--settings")
         assert argv[i + 1].endswith("claude-settings.json"), argv

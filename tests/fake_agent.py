@@ -106,6 +106,7 @@ OPTIONS: dict[str, dict[str, tuple[str, bool]]] = {
         "-c": ("continue_", False),
         "--fork-session": ("fork", False),
         "--settings": ("settings", True),
+        "--mcp-config": ("mcp_config", True),
         "--dangerously-skip-permissions": ("skip_permissions", False),
         "--permission-mode": ("permission_mode", True),
         "--model": ("model", True),
@@ -160,6 +161,7 @@ class Options:
     continue_: bool = False
     fork: bool = False
     settings: str | None = None
+    mcp_config: str | None = None
     skip_permissions: bool = False
     permission_mode: str | None = None
     model: str | None = None

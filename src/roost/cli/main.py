@@ -124,11 +124,14 @@ def _app(*names: str) -> App:
               help="Agent P created it (orchestration parent; the root is inherited).")
 @click.option("--restart", type=click.Choice(RESTART_POLICIES), default="never",
               show_default=True, help="Restart it when it exits with a failure (with backoff).")
+@click.option("--no-mcp", "no_mcp", is_flag=True,
+              help="Do not give it roost's MCP tools (roost mcp).")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
           dangerous: bool | None,
           prompt: str | None, tab: str | None, split: str, detached: bool, parent: str | None,
-          orchestrated_by: str | None, restart: str, argv: tuple[str, ...]) -> None:
+          orchestrated_by: str | None, restart: str, no_mcp: bool,
+          argv: tuple[str, ...]) -> None:
     """Start agent NAME in its own home (or wake it, if it exists and is stopped).
 
     Everything after `--` is passed to the agent CLI; with --provider command it is the program.
@@ -151,24 +154,27 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
                             orchestrated_by=orchestrated_by)
     result = lifecycle.spawn(app, name, provider=provider, cwd=cwd, home=home,
                              dangerous=dangerous, prompt=prompt, args=argv, place=place,
-                             restart=restart)
+                             restart=restart, mcp=not no_mcp)
     a = result.agent
     click.echo(present.spawned(a.name, a.provider, result.pid, a.home, a.launches == 1))
 
 
 @cli.command(name="ls")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array for scripts.")
-def ls_cmd(as_json: bool) -> None:
+@click.option("--tree", is_flag=True,
+              help="Show each agent's orchestration children under it.")
+def ls_cmd(as_json: bool, tree: bool) -> None:
     """List every agent and whether it runs.
 
     \b
     Examples:
       roost ls
+      roost ls --tree
       roost ls --json | jq '.[] | select(.state == "stopped") | .name'
     """
     from roost.ops import observe
 
-    click.echo(present.render(observe.refresh(_app()), as_json), nl=False)
+    click.echo(present.render(observe.refresh(_app()), as_json, tree), nl=False)
 
 
 @cli.command()
@@ -713,13 +719,43 @@ def policy(name: str, policy: str) -> None:
     click.echo(present.restart_policy_set(name, policy))
 
 
+@cli.command(name="mcp")
+@click.option("--allow-write", is_flag=True,
+              help="Outside an agent started by roost: allow creating, messaging and stopping "
+                   "agents (read-only otherwise).")
+def mcp_cmd(allow_write: bool) -> None:
+    """Serve roost's orchestration tools over MCP on stdio.
+
+    Run by the agents roost starts (their caller identity is ROOST_AGENT_ID); an agent acts on
+    itself and the agents it created. See docs/ORCHESTRATION.md.
+
+    \b
+    Examples:
+      roost mcp                 # read-only, for your own MCP client
+      roost mcp --allow-write
+    """
+    from roost.mcp import server
+
+    server.serve(dict(os.environ), allow_write)
+
+
 @cli.command(name="_supervise", hidden=True)
 @click.argument("pane_id")
 def supervise_cmd(pane_id: str) -> None:
     """Run by tmux's pane-died hook."""
-    from roost.ops import supervise
+    from roost.ops import notify, supervise
 
-    supervise.on_pane_died(_app(), pane_id)
+    app = _app()
+    supervise.on_pane_died(app, pane_id)
+    notify.deliver(app)  # an exited child's parent hears of it
+
+
+@cli.command(name="_notify", hidden=True)
+def notify_cmd() -> None:
+    """Run by claude's hooks (hook.sh): queue and deliver children's results to parents."""
+    from roost.ops import notify
+
+    notify.deliver(_app())
 
 
 def main(argv: list[str] | None = None) -> None:

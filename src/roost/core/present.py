@@ -56,13 +56,39 @@ def status_text(o: Observation) -> str:
     return o.status or "unknown"
 
 
-def table(found: list[Observation]) -> str:
+def tree_order(found: list[Observation]) -> list[tuple[Observation, int]]:
+    """Agents with their depth, each orchestration child right under its parent (creation
+    order among siblings); an agent whose parent is gone is a root."""
+    names = {o.agent.name for o in found}
+    children: dict[str | None, list[Observation]] = {}
+    for o in found:
+        parent = o.agent.orchestration_parent
+        children.setdefault(parent if parent in names else None, []).append(o)
+    ordered: list[tuple[Observation, int]] = []
+    seen: set[str] = set()
+
+    def walk(o: Observation, depth: int) -> None:
+        if o.agent.name in seen:
+            return
+        seen.add(o.agent.name)
+        ordered.append((o, depth))
+        for child in children.get(o.agent.name, []):
+            walk(child, depth + 1)
+
+    for root in children.get(None, []):
+        walk(root, 0)
+    for o in found:  # a cycle has no root: still listed
+        walk(o, 0)
+    return ordered
+
+
+def table(found: list[Observation], tree: bool = False) -> str:
     if not found:
         return "no agents yet: roost spawn NAME --cwd DIR\n"
     rows = [("NAME", "STATUS", "PROVIDER", "PLACE", "PID", "HOME", "CWD")]
-    for o in found:
+    for o, depth in tree_order(found) if tree else [(o, 0) for o in found]:
         a = o.agent
-        name = ("* " if a.pinned else "") + a.name
+        name = "  " * depth + ("└ " if depth else "") + ("* " if a.pinned else "") + a.name
         rows.append((name, status_text(o), a.provider, place(o), str(o.pid or "-"), a.home,
                      a.cwd))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
@@ -72,12 +98,13 @@ def table(found: list[Observation]) -> str:
         for r in rows)
 
 
-def render(found: list[Observation], as_json: bool) -> str:
+def render(found: list[Observation], as_json: bool, tree: bool = False) -> str:
     if as_json:
         import json
 
-        return json.dumps([agent_json(o) for o in found]) + "\n"
-    return table(found)
+        ordered = [o for o, _ in tree_order(found)] if tree else found
+        return json.dumps([agent_json(o) for o in ordered]) + "\n"
+    return table(found, tree)
 
 
 # ---- what the operations report: the CLI prints these, the TUI notifies with them ------------

@@ -16,6 +16,14 @@ traceback deep inside some command.
     [restore]
     concurrency = 3
     stagger = 0.25
+
+    [orchestration]          # agents that create agents (roost mcp)
+    max_children = 8         # live children per agent
+    max_tree = 32            # live agents per orchestration tree
+    notify_sleeping = "wake" # a result for a hibernated/stopped parent: "wake" it, or "hold"
+
+    [mcp]
+    enabled = true           # give `roost mcp` to the agents roost starts
 """
 
 from __future__ import annotations
@@ -26,7 +34,8 @@ if TYPE_CHECKING:
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
 STATUS_KINDS = ("waiting", "working", "idle")
-SECTIONS = ("tmux", "providers", "status", "restore")
+SECTIONS = ("tmux", "providers", "status", "restore", "orchestration", "mcp")
+NOTIFY_SLEEPING = ("wake", "hold")
 
 
 class Problem:
@@ -142,7 +151,58 @@ def _strings_only(table: dict[str, Any], prefix: str, known: tuple[str, ...]) ->
     return found
 
 
-_CHECKS = {"tmux": _tmux, "providers": _providers, "status": _status, "restore": _restore}
+def _orchestration(table: dict[str, Any]) -> list[Problem]:
+    """
+    >>> _orchestration({"max_tree": 0, "notify_sleeping": "poke"})
+    [Problem('orchestration.max_tree', 'must be a whole number of at least 1, not 0'), \
+Problem('orchestration.notify_sleeping', 'must be "wake" or "hold", not "poke"')]
+    """
+    found: list[Problem] = []
+    for name, value in table.items():
+        key = f"orchestration.{name}"
+        if name in ("max_children", "max_tree"):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                found.append(Problem(key, "must be a whole number of at least 1, "
+                                          f"not {_shown(value)}"))
+        elif name == "notify_sleeping":
+            if value not in NOTIFY_SLEEPING:
+                found.append(Problem(key, f'must be "wake" or "hold", not {_shown(value)}'))
+        else:
+            found.append(Problem(key, "is not a setting roost knows (known: "
+                                      "orchestration.max_children, orchestration.max_tree, "
+                                      "orchestration.notify_sleeping)"))
+    return found
+
+
+def _mcp(table: dict[str, Any]) -> list[Problem]:
+    found: list[Problem] = []
+    for name, value in table.items():
+        if name != "enabled":
+            found.append(Problem(f"mcp.{name}", "is not a setting roost knows (known: "
+                                                "mcp.enabled)"))
+        elif not isinstance(value, bool):
+            found.append(Problem("mcp.enabled", f"must be true or false, not {_shown(value)}"))
+    return found
+
+
+def orchestration(data: dict[str, Any]) -> tuple[int, int, str]:
+    """max_children, max_tree and notify_sleeping from a checked config (defaults filled in).
+
+    >>> orchestration({"orchestration": {"max_tree": 5}})
+    (8, 5, 'wake')
+    """
+    table = data.get("orchestration") or {}
+    return (int(table.get("max_children", 8)), int(table.get("max_tree", 32)),
+            str(table.get("notify_sleeping", "wake")))
+
+
+def mcp_enabled(data: dict[str, Any]) -> bool:
+    """Whether agents get `roost mcp` (config.toml `[mcp] enabled`, default true)."""
+    return bool((data.get("mcp") or {}).get("enabled", True))
+
+
+_CHECKS = {"tmux": _tmux, "providers": _providers, "status": _status, "restore": _restore,
+           "orchestration": _orchestration, "mcp": _mcp}
 
 
 def _shown(value: object) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roost.core import orphans
+from roost.core import settings as config_schema
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
 from roost.core.model import (
@@ -34,7 +35,7 @@ from roost.core.reconcile import agent_panes, view
 from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
 from roost.ops.learn import apply_hook_log, learn_session_ids
 from roost.providers import base as prov
-from roost.providers import hooks
+from roost.providers import hooks, mcpwire
 from roost.store import workspace as wsdb
 from roost.store.db import NameTaken, now_iso
 from roost.system import handover, locks, procs
@@ -99,7 +100,7 @@ class Place:
 def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = None,
           home: str | None = None, dangerous: bool | None = None, prompt: str | None = None,
           args: tuple[str, ...] = (), place: Place = Place(),
-          restart: str = "never") -> WakeResult:
+          restart: str = "never", mcp: bool = True) -> WakeResult:
     check_name(name)
     if restart not in ("never", "on-failure"):
         raise RoostError("--restart must be never or on-failure", code=2)
@@ -145,7 +146,14 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
         except NameTaken:  # created by a roost that does not take locks (an import, say)
             raise RoostError(f"agent {name!r} already exists") from None
         app.store.log(agent, "spawned", provider=agent.provider, cwd=agent.cwd,
-                      placement="detached" if place.detached else "tile")
+                      placement="detached" if place.detached else "tile",
+                      **({"orchestrated_by": orchestrator.name} if orchestrator else {}))
+        if not mcp:
+            mcpwire.opt_out(str(app.paths.home), agent.id)
+        if orchestrator is not None:  # both ends of the link tell roost when a turn ends
+            mcpwire.mark_in_tree(str(app.paths.home), agent.id)
+            mcpwire.mark_in_tree(str(app.paths.home), orchestrator.id)
+        _prepare_mcp(app, agent)
         argv = impl.start_argv(agent, exe, prompt if impl.prompt_in_argv else None, app.paths.home)
         with _failure_recorded(app, agent):
             result = _launch(app, agent, argv)
@@ -204,6 +212,7 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
         if fresh:
             agent = _fresh_session(app, agent, impl)
         agent = dataclasses.replace(agent, cwd=workdir)  # start where we looked, not elsewhere
+        _prepare_mcp(app, agent)
         return _launch(app, agent, _start_or_resume(app, agent, impl, exe, fresh))
 
 
@@ -251,6 +260,16 @@ def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
     if survivors:
         raise RoostError(f"{agent.name}: leftover processes {survivors} survived SIGKILL; "
                          "not starting it beside them")
+
+
+def _prepare_mcp(app: App, agent: Agent) -> None:
+    """Give this launch `roost mcp` (the file its provider wires), unless config.toml's
+    `[mcp] enabled = false` or `roost spawn --no-mcp` says not to."""
+    home = str(app.paths.home)
+    if config_schema.mcp_enabled(app.settings) and not mcpwire.opted_out(home, agent.id):
+        mcpwire.write(home, agent.id)
+    else:
+        mcpwire.remove(home, agent.id)
 
 
 def _with_start_environment(app: App, agent: Agent) -> App:

@@ -79,15 +79,19 @@ def refresh(app: App) -> list[Observation]:
 
 
 def record(app: App, found: list[Observation]) -> list[Observation]:
-    """Store the status changes (and their events) in one transaction; `found` with the changed
-    ones now stored."""
+    """Store the status changes (and their events) in one transaction, with the notices their
+    orchestration parents are to get (ops/notify.py); `found` with the changed ones now
+    stored."""
+    from roost.ops import notify
     from roost.store.db import now_iso
 
     changed = observation.changes(found)
     if not changed:
         return found
+    detail = notify.details(app, changed)  # parents to tell: files read before the lock
     at = now_iso()
     with app.store.write() as c:
+        notify.enqueue(c, changed, detail, at)
         listing.record_changes(c, changed, at)
     ids = {o.agent.id for o in changed}
     return [observation.recorded(o, at) if o.agent.id in ids else o for o in found]

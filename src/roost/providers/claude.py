@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from roost.core.model import Agent
-from roost.providers import hooks
+from roost.providers import hooks, mcpwire
 from roost.providers.base import NotResumable, Provider, user_home
 from roost.providers.traits import CLAUDE
 
@@ -37,8 +37,11 @@ class Claude(Provider):
 
     @staticmethod
     def _settings(agent: Agent, paths_home: Path) -> list[str]:
-        """roost's hooks for this one process, never in the user's settings files."""
-        return ["--settings", hooks.write_settings(str(paths_home), agent.id)]
+        """roost's hooks (and `roost mcp`, unless switched off) for this one process, never in
+        the user's settings files. `--mcp-config` takes several files: the next flag ends it."""
+        mcp = mcpwire.configured(str(paths_home), agent.id)
+        return [*(["--mcp-config", mcp] if mcp else []),
+                "--settings", hooks.write_settings(str(paths_home), agent.id, bool(mcp))]
 
     def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
                     paths_home: Path) -> list[str]:

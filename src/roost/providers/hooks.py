@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
           "Stop", "SubagentStop", "PreCompact", "SessionEnd")
@@ -24,6 +25,7 @@ HOOK_STATUS = {
     "PreCompact": "working",
     "SessionEnd": "exited",
 }
+NOTIFY_ON = ("Stop", "Notification", "SessionEnd")  # a child done, a parent free again
 NOTIFICATION_STATUS = {"permission_prompt": "waiting", "idle_prompt": "idle",
                        "elicitation_dialog": "waiting"}
 KEEP_TRANSCRIPTS_DAYS = 36500  # hibernated agents must stay resumable (Claude's default is 30)
@@ -39,19 +41,24 @@ def log_path(roost_home: str, agent_id: str) -> str:
     return os.path.join(agent_dir(roost_home, agent_id), "hooks.log")
 
 
-def settings(log: str) -> dict[str, object]:
+def settings(log: str, allow_mcp: bool = False) -> dict[str, object]:
     def command(event: str) -> str:
         # Paths are quoted for the shell Claude Code runs hooks with; no user text is in here.
-        return f"sh {_sh_quote(HOOK_SH)} {_sh_quote(log)} {event}"
+        # With roost mcp, the events that end a turn also start `roost _notify` (ops/notify.py).
+        notify = f" {_sh_quote(sys.executable)}" if allow_mcp and event in NOTIFY_ON else ""
+        return f"sh {_sh_quote(HOOK_SH)} {_sh_quote(log)} {event}{notify}"
 
-    return {
+    found: dict[str, object] = {
         "cleanupPeriodDays": KEEP_TRANSCRIPTS_DAYS,
         "hooks": {event: [{"hooks": [{"type": "command", "command": command(event)}]}]
                   for event in EVENTS},
     }
+    if allow_mcp:  # roost's own tools run without a permission prompt (scoped by roost mcp)
+        found["permissions"] = {"allow": ["mcp__roost"]}
+    return found
 
 
-def write_settings(roost_home: str, agent_id: str) -> str:
+def write_settings(roost_home: str, agent_id: str, allow_mcp: bool = False) -> str:
     """Write the agent's settings file (0600) through a fresh temporary file: a stale or planted
     `.tmp` (a symlink to some file of the user's) is removed first, never written through."""
     import json
@@ -64,7 +71,7 @@ def write_settings(roost_home: str, agent_id: str) -> str:
         pass
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(settings(log_path(roost_home, agent_id)), fh, indent=2)
+        json.dump(settings(log_path(roost_home, agent_id), allow_mcp), fh, indent=2)
     os.replace(tmp, path)  # replaces a symlink at `path` itself, not its target
     return path
 

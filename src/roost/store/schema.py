@@ -105,11 +105,37 @@ CREATE TABLE events (
 CREATE INDEX events_by_agent ON events (agent_id, id);
 """
 
+# Orchestration: retry-safe requests from `roost mcp` and the parents' notification queue.
+V4 = """
+-- A client-chosen idempotency key per caller: a retried send returns the first answer.
+CREATE TABLE requests (
+    caller TEXT NOT NULL,  -- roost id of the calling agent, '' for a person's client
+    key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    at TEXT NOT NULL,
+    result TEXT,  -- JSON; NULL while the first attempt is still under way
+    PRIMARY KEY (caller, key)
+);
+-- What a parent is to be told about its children, delivered in id order, once.
+CREATE TABLE notifications (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    parent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    child_id TEXT NOT NULL,
+    child_name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    delivered_at TEXT
+);
+CREATE INDEX notifications_pending ON notifications (parent_id, delivered_at, id);
+"""
+
 Step = str | Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Step | list[Step]] = [
     V1,
     [V2, _v2_place_existing_agents],
     V3,
+    V4,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,321 @@
+"""What `roost mcp` does for an agent that drives agents: create, send to, wait for, read, list,
+stop, park and remove its children. Every call is scoped by core/scope.py: a caller acts only on
+itself and its subtree. Results are plain dicts (JSON for the MCP client), text bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from roost.core import scope
+from roost.core import settings as schema
+from roost.core.errors import RoostError
+from roost.core.model import INTENT_RUNNING, Agent
+from roost.core.names import name_problem
+from roost.ops import lifecycle, observe, send
+from roost.ops.context import App
+from roost.providers import hooks, traits
+from roost.store import orchestration as queue
+from roost.store.db import now_iso
+
+MAX_REPLY = 4000  # characters of a reply or conversation handed back to the model
+MAX_WAIT = 3600.0
+SETTLED = ("idle", "waiting", "exited", "stopped", "failed")
+
+
+# ---- who is calling ----------------------------------------------------------------------
+def caller_from(app: App, allow_write: bool) -> scope.Caller:
+    """The calling agent from its environment (ROOST_AGENT_ID, set by roost at launch), checked
+    against this roost home; no id: a person's own client."""
+    agent_id = app.environ.get("ROOST_AGENT_ID")
+    if not agent_id:
+        return scope.Caller(None, allow_write)
+    home = app.environ.get("ROOST_HOME")
+    if home and os.path.realpath(home) != os.path.realpath(app.paths.home):
+        raise RoostError(f"ROOST_AGENT_ID belongs to roost home {home}, not {app.paths.home}")
+    if app.store.get_by_id(agent_id) is None:
+        raise RoostError(f"ROOST_AGENT_ID {agent_id} is no agent of roost home {app.paths.home}")
+    return scope.Caller(agent_id, allow_write)
+
+
+def members(agents: Sequence[Agent]) -> list[scope.Member]:
+    return [scope.Member(a.id, a.name, a.orchestration_parent, a.intent == INTENT_RUNNING)
+            for a in agents]
+
+
+def limits(settings: Mapping[str, Any]) -> scope.Limits:
+    max_children, max_tree, _ = schema.orchestration(dict(settings))
+    return scope.Limits(max_children, max_tree)
+
+
+def _target(app: App, caller: scope.Caller, name: str, write: bool,
+            self_allowed: bool = False) -> Agent:
+    agent = app.store.get(name)
+    agents = app.store.agents()
+    if agent is None:
+        raise RoostError(f"no agent named {name!r} in your subtree")
+    scope.check_target(caller, members([agent])[0], members(agents), write, self_allowed)
+    return agent
+
+
+def _bounded(text: str | None, limit: int = MAX_REPLY) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return f"[…{len(text) - limit} earlier characters cut]\n" + text[-limit:]
+
+
+def _caller_agent(app: App, caller: scope.Caller) -> Agent | None:
+    return app.store.get_by_id(caller.agent_id) if caller.agent_id else None
+
+
+# ---- create ------------------------------------------------------------------------------
+def create(app: App, caller: scope.Caller, provider: str, prompt: str | None = None,
+           cwd: str | None = None, name: str | None = None,
+           tab: str | None = None) -> dict[str, Any]:
+    scope.check_create(caller, members(app.store.agents()), limits(app.settings))
+    parent = _caller_agent(app, caller)
+    if provider not in traits.BY_NAME:
+        raise RoostError(f"unknown provider {provider!r}; choose one of "
+                         f"{', '.join(traits.BY_NAME)}")
+    if name is None:
+        name = _new_name(app, parent.name if parent else provider)
+    elif problem := name_problem(name):
+        raise RoostError(f"invalid name: {problem}")
+    if app.store.get(name) is not None:
+        raise RoostError(f"an agent named {name!r} already exists; choose another name")
+    place = lifecycle.Place(tab=tab, detached=tab is None,
+                            orchestrated_by=parent.name if parent else None)
+    result = lifecycle.spawn(app, name, provider=provider,
+                             cwd=cwd or (parent.cwd if parent else None), prompt=prompt,
+                             place=place)
+    log = hooks.log_path(str(app.paths.home), result.agent.id)
+    child = result.agent
+    delivered = _first_prompt_seen(app, child, log, prompt) if prompt else None
+    if delivered is not False and prompt:
+        _asked(app, child)
+    if parent is not None:
+        app.store.log(parent, "child-created", child=child.name, provider=child.provider)
+    return {"name": child.name, "provider": child.provider, "cwd": child.cwd,
+            "placement": "tab " + tab if tab else "parked",
+            "parent": parent.name if parent else None,
+            "prompt_delivered": delivered}
+
+
+def _new_name(app: App, base: str) -> str:
+    stem = base[:50]
+    for _ in range(100):
+        name = f"{stem}-{uuid.uuid4().hex[:6]}"
+        if app.store.get(name) is None:
+            return name
+    raise RoostError("could not find a free name")
+
+
+def _first_prompt_seen(app: App, child: Agent, log: str, prompt: str,
+                       timeout: float = 15.0) -> bool | None:
+    """Whether the child took its first prompt (its UserPromptSubmit hook); None when its CLI
+    reports no hooks (the prompt was typed; its screen is the only witness)."""
+    if not traits.of(child.provider).hooks:
+        return None
+    deadline = app.clock.monotonic() + timeout
+    while app.clock.monotonic() < deadline:
+        events, _ = hooks.read_since(log, 0)
+        if any(e == "UserPromptSubmit" for _, e, _p in events):
+            return True
+        app.clock.sleep(0.1)
+    return False
+
+
+# ---- send --------------------------------------------------------------------------------
+def send_to(app: App, caller: scope.Caller, name: str, text: str,
+            idempotency_key: str | None = None) -> dict[str, Any]:
+    """Deliver `text` to a child; the receipt says whether it arrived and how we know. With an
+    idempotency key, a retry returns the first attempt's receipt instead of sending again."""
+    child = _target(app, caller, name, write=True)
+    who = caller.agent_id or ""
+    if idempotency_key:
+        with app.store.write() as c:
+            earlier = queue.claim_request(c, who, idempotency_key, "send", now_iso())
+        if earlier == queue.IN_PROGRESS:
+            return {"delivered": False, "how": "an earlier attempt with this idempotency key "
+                    "is still under way; wait and retry with the same key", "duplicate": True}
+        if isinstance(earlier, dict):
+            return {**earlier, "duplicate": True}
+    try:
+        sent = send.send(app, child.name, text)
+    except BaseException:
+        if idempotency_key:
+            with app.store.write() as c:
+                queue.forget_request(c, who, idempotency_key)
+        raise
+    receipt = {"name": child.name, "delivered": sent.delivered, "how": sent.how}
+    if sent.delivered:
+        _asked(app, child)
+    if idempotency_key:
+        with app.store.write() as c:
+            queue.finish_request(c, who, idempotency_key, receipt)
+    parent = _caller_agent(app, caller)
+    if parent is not None:
+        app.store.log(parent, "child-sent", child=child.name, delivered=sent.delivered)
+    return {**receipt, "duplicate": False}
+
+
+def _asked(app: App, child: Agent) -> None:
+    """The parent gave the child a turn: it is working now, whatever a refresh saw before, so
+    the end of this turn is a change (working -> idle) that notifies the parent."""
+    from roost.store import events
+
+    at = now_iso()
+    with app.store.write() as c:
+        c.execute("UPDATE agents SET status = 'working', status_source = 'parent', "
+                  "status_since = ? WHERE id = ?", (at, child.id))
+        events.append(c, child.id, child.name, at, "status",
+                      {"status": "working", "source": "parent"})
+
+
+# ---- wait, read, list --------------------------------------------------------------------
+def wait(app: App, caller: scope.Caller, names: Sequence[str] | None = None,
+         timeout: float = 300.0) -> dict[str, Any]:
+    """Wait until each named child (default: every direct child) is idle, waiting, exited,
+    stopped or failed, or the timeout passes. Each child's status and last reply."""
+    timeout = max(0.0, min(timeout, MAX_WAIT))
+    if names:
+        targets = [_target(app, caller, n, write=False, self_allowed=False) for n in names]
+    else:
+        targets = [a for a in app.store.agents() if caller.agent_id is not None
+                   and a.orchestration_parent == caller.agent_id]
+        if not targets:
+            return {"timed_out": False, "children": []}
+    deadline = app.clock.monotonic() + timeout
+    while True:
+        found = {o.agent.id: o for o in observe.refresh(app)}
+        states = {a.id: (found[a.id].status if a.id in found else "removed") for a in targets}
+        done = all(s in SETTLED or s == "removed" or not found[i].alive
+                   for i, s in states.items())
+        if done or app.clock.monotonic() >= deadline:
+            break
+        app.clock.sleep(0.3)
+    if caller.agent_id is not None:
+        from roost.ops import notify
+
+        notify.seen_by_parent(app, caller.agent_id,
+                              [a.id for a in targets if states[a.id] in SETTLED])
+    return {"timed_out": not done,
+            "children": [{"name": a.name, "status": states[a.id],
+                          "last_reply": _bounded(last_reply(app, a))} for a in targets]}
+
+
+def last_reply(app: App, agent: Agent) -> str | None:
+    """The agent's last answer: its last Stop hook's message, else its transcript's last
+    assistant words; never wakes it."""
+    events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), agent.id), 0)
+    for _, event, payload in reversed(events):
+        message = payload.get("last_assistant_message")
+        if event == "Stop" and isinstance(message, str):
+            return message
+    messages = transcript_messages(agent.transcript_path) if agent.transcript_path else []
+    assistant = [m["text"] for m in messages if m["role"] == "assistant"]
+    return assistant[-1] if assistant else None
+
+
+def read(app: App, caller: scope.Caller, name: str, messages: int = 10,
+         max_chars: int = MAX_REPLY) -> dict[str, Any]:
+    """The child's last `messages` messages from its transcript, else the tail of its screen.
+    A hibernated child is not woken: without a transcript it has nothing to show."""
+    child = _target(app, caller, name, write=False, self_allowed=True)
+    messages = max(1, min(messages, 100))
+    max_chars = max(200, min(max_chars, 20_000))
+    found = transcript_messages(child.transcript_path) if child.transcript_path else []
+    if found:
+        picked = found[-messages:]
+        return {"name": child.name, "source": "transcript",
+                "messages": _fit(picked, max_chars)}
+    view = lifecycle.find_view(app, child.name)
+    if view.pane is not None and not view.pane.dead:
+        screen = app.tmux.capture(view.pane.pane_id, 200).rstrip()
+        return {"name": child.name, "source": "screen", "screen": _bounded(screen, max_chars)}
+    return {"name": child.name, "source": "none",
+            "note": f"{child.name} is not running and roost has no transcript of it"}
+
+
+def _fit(messages: list[dict[str, str]], max_chars: int) -> list[dict[str, str]]:
+    """The newest messages that fit in `max_chars`; the oldest one kept may be cut."""
+    kept: list[dict[str, str]] = []
+    left = max_chars
+    for m in reversed(messages):
+        if left <= 0:
+            break
+        text = m["text"]
+        if len(text) > left:
+            text = "[…] " + text[-left:]
+        kept.insert(0, {"role": m["role"], "text": text})
+        left -= len(text)
+    return kept
+
+
+def transcript_messages(path: str) -> list[dict[str, str]]:
+    """User and assistant text messages of a Claude-style JSONL transcript, in order."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    found: list[dict[str, str]] = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict) or entry.get("type") not in ("user", "assistant"):
+            continue
+        words = send._text_of(message.get("content"))
+        if words:
+            found.append({"role": entry["type"], "text": words})
+    return found
+
+
+def tree(app: App, caller: scope.Caller) -> list[dict[str, Any]]:
+    """The caller's subtree (everything, for a person's client) with statuses, parents first."""
+    found = {o.agent.id: o for o in observe.refresh(app)}
+    agents = app.store.agents()
+    seen = scope.visible(caller, members(agents))
+    names = {a.id: a.name for a in agents}
+    by_id = {a.id: a for a in agents}
+    rows = []
+    for m in seen:
+        agent = by_id[m.id]
+        o = found.get(m.id)
+        rows.append({"name": agent.name, "provider": agent.provider,
+                     "parent": names.get(agent.orchestration_parent or ""),
+                     "status": o.status if o else None, "state": o.state if o else None,
+                     "you": m.id == caller.agent_id})
+    return rows
+
+
+# ---- stop, park, remove ------------------------------------------------------------------
+def stop(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
+    child = _target(app, caller, name, write=True)
+    pids = lifecycle.kill(app, child.name)
+    return {"name": child.name, "stopped": True, "pids": pids}
+
+
+def park(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
+    from roost.ops import workspace
+
+    child = _target(app, caller, name, write=True)
+    workspace.park(app, child.name)
+    return {"name": child.name, "parked": True}
+
+
+def remove(app: App, caller: scope.Caller, name: str, confirm: bool) -> dict[str, Any]:
+    child = _target(app, caller, name, write=True)
+    if not confirm:
+        raise RoostError(f"removing {child.name} forgets it for good (its record and files); "
+                         "call again with confirm=true if that is what you want")
+    lifecycle.rm(app, child.name)
+    return {"name": child.name, "removed": True}

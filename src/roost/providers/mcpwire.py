@@ -1,0 +1,76 @@
+"""How an agent gets `roost mcp`: an MCP config file roost writes in the agent's own folder
+(ROOST_HOME/agents/<id>/mcp.json), passed on the command line of that one process. It adds the
+server "roost" to the user's own servers; roost never writes the user's files.
+
+Whether an agent gets it is decided at each launch by ops/lifecycle.py (config.toml `[mcp]
+enabled`, and `roost spawn --no-mcp`, remembered by the marker file `no-mcp` in the agent's
+folder); a provider wires the file when it exists (`configured`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+
+from roost.providers import hooks
+
+SERVER = "roost"  # tools reach the model as mcp__roost__<tool>
+CONFIG = "mcp.json"
+OPT_OUT = "no-mcp"
+IN_TREE = "in-tree"  # hook.sh starts `roost _notify` only for agents in an orchestration tree
+
+
+def config_path(roost_home: str, agent_id: str) -> str:
+    return os.path.join(hooks.agent_dir(roost_home, agent_id), CONFIG)
+
+
+def configured(roost_home: str, agent_id: str) -> str | None:
+    """The agent's MCP config file when this launch gives it roost's server, else None."""
+    path = config_path(roost_home, agent_id)
+    return path if os.path.isfile(path) else None
+
+
+def opted_out(roost_home: str, agent_id: str) -> bool:
+    return os.path.exists(os.path.join(hooks.agent_dir(roost_home, agent_id), OPT_OUT))
+
+
+def opt_out(roost_home: str, agent_id: str) -> None:
+    _mark(roost_home, agent_id, OPT_OUT)
+
+
+def mark_in_tree(roost_home: str, agent_id: str) -> None:
+    """The agent has an orchestration parent or children: its turn ends concern a parent."""
+    _mark(roost_home, agent_id, IN_TREE)
+
+
+def _mark(roost_home: str, agent_id: str, marker: str) -> None:
+    folder = hooks._private_folder(roost_home, agent_id)
+    fd = os.open(os.path.join(folder, marker), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    os.close(fd)
+
+
+def server_entry(roost_home: str, agent_id: str) -> dict[str, object]:
+    """The stdio server: this interpreter's roost, told who is calling."""
+    return {"type": "stdio", "command": sys.executable, "args": ["-P", "-m", "roost", "mcp"],
+            "env": {"ROOST_AGENT_ID": agent_id, "ROOST_HOME": roost_home}}
+
+
+def write(roost_home: str, agent_id: str) -> str:
+    """Write (0600, never through a planted symlink) the agent's MCP config file."""
+    folder = hooks._private_folder(roost_home, agent_id)
+    path = os.path.join(folder, CONFIG)
+    tmp = path + ".tmp"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump({"mcpServers": {SERVER: server_entry(roost_home, agent_id)}}, fh, indent=2)
+    os.replace(tmp, path)
+    return path
+
+
+def remove(roost_home: str, agent_id: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(config_path(roost_home, agent_id))

@@ -1,0 +1,149 @@
+"""`roost mcp` spoken to over stdio with the SDK's own client, as a parent agent would: create,
+send, wait, read, list, stop, remove; refusals outside the subtree. Real tmux, fake agent CLIs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+pytestmark = pytest.mark.tmux
+
+
+def result_of(reply: Any) -> Any:
+    """A tool's answer: its structured content (a dict or a wrapped list), or its error text."""
+    if reply.is_error:
+        return {"error": " ".join(c.text for c in reply.content)}
+    data = reply.structured_content
+    if isinstance(data, dict) and set(data) == {"result"}:
+        return data["result"]
+    return data if data is not None else json.loads(reply.content[0].text)
+
+
+def run_client(world, agent_id: str | None, script, *flags: str) -> Any:
+    env = {**world.env}
+    if agent_id:
+        env["ROOST_AGENT_ID"] = agent_id
+    params = StdioServerParameters(command=sys.executable, args=["-m", "roost", "mcp", *flags],
+                                   env=env, cwd=str(world.tmp))
+
+    async def main() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+
+            async def call(tool: str, **args: Any) -> Any:
+                return result_of(await session.call_tool(tool, args))
+
+            return await script(session, call)
+
+    return anyio.run(main)
+
+
+def test_a_parent_drives_a_child_through_mcp(world):
+    world.roost("spawn", "lead", "--detached")
+    world.roost("spawn", "stranger", "--detached")
+    lead_id = world.ls()["lead"]["id"]
+
+    async def script(session, call):
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(tools) == {"create_agent", "send_message", "wait_for_agents",
+                              "read_conversation", "list_agents", "stop_agent", "park_agent",
+                              "remove_agent"}
+        made = await call("create_agent", provider="claude", prompt="hello child", name="kid")
+        assert made["name"] == "kid" and made["parent"] == "lead"
+        assert made["placement"] == "parked" and made["prompt_delivered"] is True
+        waited = await call("wait_for_agents", timeout_seconds=20)
+        assert waited["timed_out"] is False
+        assert waited["children"] == [{"name": "kid", "status": "idle",
+                                       "last_reply": "echo: hello child"}]
+        receipt = await call("send_message", name="kid", text="second task",
+                             idempotency_key="k-1")
+        assert receipt["delivered"] is True and receipt["how"] == "hook"
+        again = await call("send_message", name="kid", text="second task",
+                           idempotency_key="k-1")
+        assert again["delivered"] is True and again["duplicate"] is True
+        waited = await call("wait_for_agents", names=["kid"], timeout_seconds=20)
+        assert waited["children"][0]["last_reply"] == "echo: second task"
+        conversation = await call("read_conversation", name="kid", messages=3)
+        assert conversation["source"] == "transcript"
+        assert [m["text"] for m in conversation["messages"]] == [
+            "echo: hello child", "second task", "echo: second task"]
+        listed = await call("list_agents")
+        assert {(r["name"], r["parent"]) for r in listed} == {("lead", None), ("kid", "lead")}
+        refused = await call("send_message", name="stranger", text="hi")
+        assert "not in your subtree" in refused["error"]
+        refused = await call("stop_agent", name="stranger")
+        assert "not in your subtree" in refused["error"]
+        refused = await call("remove_agent", name="kid")
+        assert "confirm=true" in refused["error"]
+        stopped = await call("stop_agent", name="kid")
+        assert stopped["stopped"] is True
+        return await call("remove_agent", name="kid", confirm=True)
+
+    assert run_client(world, lead_id, script) == {"name": "kid", "removed": True}
+    agents = world.ls()
+    assert "kid" not in agents and agents["stranger"]["state"] == "running"
+    kinds = [e["kind"] for e in json.loads(world.roost("events", "lead", "--json").stdout)]
+    assert "child-created" in kinds and "child-sent" in kinds
+    # the duplicate was not typed twice: the child saw "second task" once
+    starts = world.starts()
+    assert starts  # (the transcript assertion above already shows a single second turn)
+
+
+def test_the_child_records_its_parent_and_root(world):
+    world.roost("spawn", "lead", "--detached")
+    lead_id = world.ls()["lead"]["id"]
+
+    async def script(session, call):
+        return await call("create_agent", provider="codex", name="kid2")
+
+    assert run_client(world, lead_id, script)["parent"] == "lead"
+    kid = world.ls()["kid2"]
+    assert kid["orchestration_parent"] == "lead" and kid["orchestration_root"] == "lead"
+    assert kid["placement"] == "detached"
+
+
+def test_outside_roost_the_server_is_read_only_unless_allowed(world):
+    world.roost("spawn", "solo", "--detached")
+
+    async def read_only(session, call):
+        listed = await call("list_agents")
+        refused = await call("create_agent", provider="claude", name="x")
+        stop = await call("stop_agent", name="solo")
+        return listed, refused, stop
+
+    listed, refused, stop = run_client(world, None, read_only)
+    assert [r["name"] for r in listed] == ["solo"]
+    assert "read-only" in refused["error"] and "read-only" in stop["error"]
+
+    async def writer(session, call):
+        return await call("create_agent", provider="claude", name="made")
+
+    assert run_client(world, None, writer, "--allow-write")["parent"] is None
+
+
+def test_limits_refuse_a_child_too_many(world):
+    world.roost("spawn", "lead", "--detached")
+    (world.home / "config.toml").write_text("[orchestration]\nmax_children = 1\n")
+    lead_id = world.ls()["lead"]["id"]
+
+    async def script(session, call):
+        first = await call("create_agent", provider="codex", name="one")
+        second = await call("create_agent", provider="codex", name="two")
+        return first, second
+
+    first, second = run_client(world, lead_id, script)
+    assert first["name"] == "one"
+    assert "orchestration.max_children = 1" in second["error"]
+    assert "two" not in world.ls()
+
+
+def test_an_unknown_caller_is_refused_at_start(world):
+    world.roost("spawn", "solo", "--detached")
+    proc = world.roost("mcp", check=False, env={"ROOST_AGENT_ID": "no-such-id"}, input="")
+    assert proc.returncode != 0 and "no agent of roost home" in proc.stderr

@@ -1,0 +1,55 @@
+"""roost gives `roost mcp` to the claude agents it starts: `--mcp-config <a file of its own>`
+and `permissions.allow: ["mcp__roost"]` in its per-process settings; off per agent
+(`--no-mcp`) or in config.toml (`[mcp] enabled = false`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.tmux
+
+
+def wired(start: dict) -> tuple[dict | None, dict]:
+    argv = start["argv"]
+    settings = json.loads(Path(argv[argv.index("--settings") + 1]).read_text())
+    if "--mcp-config" not in argv:
+        return None, settings
+    i = argv.index("--mcp-config")
+    assert argv[i + 2] == "--settings"  # a flag ends --mcp-config's list of files
+    return json.loads(Path(argv[i + 1]).read_text()), settings
+
+
+def test_claude_gets_roost_mcp_by_default_and_on_wake(world):
+    world.roost("spawn", "lead", "--detached", "--prompt", "hi")
+    agent = world.ls()["lead"]
+    config, settings = wired(world.last_start(1))
+    assert config == {"mcpServers": {"roost": {
+        "type": "stdio", "command": sys.executable, "args": ["-P", "-m", "roost", "mcp"],
+        "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)}}}}
+    assert settings["permissions"] == {"allow": ["mcp__roost"]}
+    assert "hooks" in settings
+    world.roost("kill", "lead")
+    world.roost("wake", "lead")
+    config, _ = wired(world.last_start(2))
+    assert config is not None and world.last_start(2)["argv"][0] == "--resume"
+    assert not (world.user_home / ".claude.json").exists()  # the user's files: untouched
+
+
+def test_no_mcp_per_agent_survives_a_wake(world):
+    world.roost("spawn", "quiet", "--detached", "--no-mcp")
+    config, settings = wired(world.last_start(1))
+    assert config is None and "permissions" not in settings
+    world.roost("kill", "quiet")
+    world.roost("wake", "quiet")
+    assert wired(world.last_start(2))[0] is None
+
+
+def test_config_switches_it_off_for_everyone(world):
+    world.roost("spawn", "first", "--detached")
+    (world.home / "config.toml").write_text("[mcp]\nenabled = false\n")
+    world.roost("spawn", "second", "--detached")
+    assert wired(world.last_start(2))[0] is None
