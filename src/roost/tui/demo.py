@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from roost.core import present, restoring
 from roost.core.errors import RoostError
 from roost.core.observation import Observation, Record
+from roost.providers import traits
 from roost.tui.source import Event, Snapshot
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -36,7 +37,7 @@ def item(name: str, status: str, provider: str = "claude", placement: str = "til
         state="running" if alive else "hibernated" if status == "hibernated" else "stopped",
         pid=PID if status in ("working", "idle", "waiting", "starting") else None,
         exit_code=exit_code, status=status,
-        status_source="hook" if provider == "claude" else "screen", status_since=when)
+        status_source="hook" if traits.of(provider).hooks else "screen", status_since=when)
 
 
 ITEMS = [
