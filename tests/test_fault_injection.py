@@ -139,7 +139,9 @@ def test_kill_9_at_random_points_loses_nothing(world: Env) -> None:
     # and the workspace still works: one restore, one process per live agent
     world.roost("restore")
     world.roost("wake", "keep")
-    assert world.roost("send", "keep", "still there?").returncode == 0
+    # (no send here: a send killed between its paste and its Enter leaves its text in the
+    # agent's input as a draft, which the next send must not submit blindly: issue 14)
+    assert world.ls()["keep"]["state"] == "running"
     check(world, must_stay)
     live = [p for p in world.panes() if p["roost_id"] and p["dead"] == "0"]
     assert len({p["roost_id"] for p in live}) == len(live)  # no agent runs twice
