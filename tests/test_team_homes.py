@@ -44,6 +44,7 @@ def test_a_home_with_nothing_but_its_keeper_left_goes(world: Env) -> None:
     assert world.panes() == []
 
 
+@pytest.mark.timeout(600)  # 20 rounds of three roost commands; slow on a loaded machine
 def test_removing_the_last_agent_while_another_moves_in_never_kills_the_newcomer(
         world: Env) -> None:
     for round_ in range(20):

@@ -116,10 +116,9 @@ def run() -> Report:
                f"{len(findings)} disagreement(s)")
     for f in findings:
         report.add(f.subject, False, f.problem, f.advice)
-    _orphans(report, str(paths.home), os.path.realpath(socket), rows,
-             {a.id: a.name for a in agents})
-    broken = ws.problems(wsdb.load(store.conn))
     names = {a.id: a.name for a in agents}
+    _orphans(report, str(paths.home), os.path.realpath(socket), rows, names)
+    broken = ws.problems(wsdb.load(store.conn))
     report.add("workspace", not broken, f"{len(broken)} inconsistency(ies) between tabs and "
                f"placements; status patterns v{PATTERNS_VERSION}",
                "" if not broken else "roost export > ws.json to keep a copy, then park or place "
