@@ -1,6 +1,7 @@
 """The real Codex CLI for tests: a pinned install from npm, and the pieces to run it offline.
 
-Run as a script to install (idempotently) and print the path of the ``codex`` executable:
+Run as a script to install (idempotently), build the daemon's CODEX_HOME template
+(:func:`daemon_template`) and print the path of the ``codex`` executable:
 
     python tests/real_codex.py            # -> /.../codex/0.169.0/node_modules/.bin/codex
 
@@ -42,8 +43,7 @@ TESTS = Path(__file__).resolve().parent
 DUMMY_API_KEY = "sk-roost-test-codex-0000000000000000"
 
 # -- screen cues, read off 0.169.0 in a 120x40 pane -----------------------------------------------
-PROMPT_CUE = "› "               # the composer line: "› Ask Codex to do anything" when empty
-IDLE_CUE = "? for shortcuts"    # the footer under an idle composer
+IDLE_CUE = "? for shortcuts"    # the footer under the composer ("› Ask Codex to do anything")
 BUSY_CUE = "esc to interrupt"   # "• Working (3s • esc to interrupt)" while a turn runs
 RECONNECTING_CUE = "Reconnecting to server"  # its shared app-server went away
 
@@ -309,6 +309,8 @@ def rollout_of(codex_home: Path, session_id: str) -> Path | None:
     return next((p for p in rollouts(codex_home) if p.stem.endswith(session_id)), None)
 
 
-if __name__ == "__main__":
-    print(install_codex())
+if __name__ == "__main__":  # .ci/run: install, and build the daemon's CODEX_HOME template once
+    executable = install_codex()
+    daemon_template(executable)
+    print(executable)
     sys.exit(0)
