@@ -185,6 +185,7 @@ def test_spawn_status_send_rollout_kill_and_wake_resume_the_same_conversation(
     argv = psutil.Process(woke["pid"]).cmdline()
     assert argv[-3:] == ["resume", sid, "--no-daemon"], argv
     cx.reply("cx", "second prompt")
+    assert not (cx.codex_home / "packages").exists()  # `codex resume --no-daemon`: none either
     assert cx.rollout("cx") == rollout and rollouts(cx.codex_home) == [rollout]
     assert rollout_texts(rollout, "user")[-1] == "second prompt"
     assert "first prompt" in rollout_texts(rollout, "user")
