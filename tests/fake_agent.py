@@ -21,6 +21,14 @@ Environment knobs (all optional):
   FAKE_AGENT_IGNORE_HUP=1          ignore SIGHUP and outlive the terminal (as a daemonised
                                    child or a CLI deaf to hangups would): a tmux server's death
                                    leaves it running
+  FAKE_AGENT_DAEMON_LINGER=<secs>  (codex) how long the shared app-server outlives its last TUI; 30
+
+Codex (as 0.169.0 does, see tests/test_real_codex.py): the TUI starts a shared background
+``codex app-server --managed-daemon`` for its CODEX_HOME (its own session and process group, a
+child of the TUI, with the TUI's environment) unless ``--no-daemon``; a TUI that uses it and sees
+it go shows "Reconnecting to server…" and takes no prompt. The rollout file is written at the
+first message and held open while the process runs. ``fail auth|usage|server|rate`` shows the
+real CLI's error line for a failed turn.
 """
 
 from __future__ import annotations
@@ -119,6 +127,7 @@ OPTIONS: dict[str, dict[str, tuple[str, bool]]] = {
         "--config": ("config", True),
         "-m": ("model", True),
         "--model": ("model", True),
+        "--no-daemon": ("no_daemon", False),
     },
     "gemini": {
         "-r": ("resume", True),
@@ -169,6 +178,7 @@ class Options:
     prompt_interactive: str | None = None
     chat_history_file: str | None = None
     restore_chat_history: bool = False
+    no_daemon: bool = False  # codex: run without the shared app-server
 
     @property
     def prompt(self) -> str | None:
@@ -378,7 +388,12 @@ class ClaudeStore(Store):
 
 
 class CodexStore(Store):
-    """${CODEX_HOME:-~/.codex}/sessions/YYYY/MM/DD/rollout-<local time>-<uuid>.jsonl"""
+    """${CODEX_HOME:-~/.codex}/sessions/YYYY/MM/DD/rollout-<local time>-<uuid>.jsonl, written at
+    the first message (not at start) and held open from then on, as codex 0.169.0 does."""
+
+    def __init__(self, opts: Options, cwd: str) -> None:
+        super().__init__(opts, cwd)
+        self.held: dict[Path, Any] = {}  # rollout path -> its open file, for the process's life
 
     @property
     def sessions(self) -> Path:
@@ -424,16 +439,28 @@ class CodexStore(Store):
 
     def begin(self, session: Session) -> None:
         if session.source == "resume":
-            return
-        ts = session.start_time
-        meta = {"id": session.id, "timestamp": ts, "cwd": self.cwd, "originator": "codex_cli_rs",
-                "cli_version": "0.50.0"}  # fmt: skip
-        append_jsonl(session.path, {"timestamp": ts, "type": "session_meta", "payload": meta})
+            self.hold(session.path)  # `codex resume` opens its rollout at start
+
+    def hold(self, path: Path) -> Any:
+        if path not in self.held:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.held[path] = path.open("a", encoding="utf-8")
+        return self.held[path]
+
+    def append(self, path: Path, obj: dict[str, Any]) -> None:
+        out = self.hold(path)
+        out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        out.flush()
 
     def record(self, session: Session, role: str, text: str) -> None:
+        if not session.path.exists():  # the first message of a new conversation
+            ts = session.start_time
+            meta = {"id": session.id, "timestamp": ts, "cwd": self.cwd, "originator": "codex-tui",
+                    "cli_version": "0.169.0"}  # fmt: skip
+            self.append(session.path, {"timestamp": ts, "type": "session_meta", "payload": meta})
         kind = "input_text" if role == "user" else "output_text"
         payload = {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
-        append_jsonl(session.path, {"timestamp": now_iso(), "type": "response_item", "payload": payload})
+        self.append(session.path, {"timestamp": now_iso(), "type": "response_item", "payload": payload})
 
 
 class GeminiStore(Store):
@@ -664,6 +691,90 @@ def run_quietly(argv: list[str], stdin: bytes, cwd: str, env: dict[str, str]) ->
         pass
 
 
+# --------------------------------------------------------------------------- codex's app-server
+
+
+def codex_home() -> Path:
+    return Path(os.environ.get("CODEX_HOME") or Path(os.environ.get("HOME") or Path.home()) / ".codex")
+
+
+def process_alive(pid: int) -> bool:
+    """Running, and not a zombie (a dead child of ours is reaped here)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+class AppServer:
+    """Codex's shared ``app-server --managed-daemon``: one per CODEX_HOME. The first TUI that
+    needs it starts it as its own child in a new session (so its own process group) with the
+    TUI's environment; later TUIs on that CODEX_HOME use the running one. It outlives the TUI
+    that started it (the real one lives on; this one leaves once no TUI used it for
+    FAKE_AGENT_DAEMON_LINGER seconds, so tests leak nothing)."""
+
+    def __init__(self, home: Path) -> None:
+        self.dir = home / "fake-app-server"
+        self.pidfile = self.dir / "pid"
+        self.clients = self.dir / "clients"
+
+    def running(self) -> int | None:
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(self.pidfile.read_text())
+            if process_alive(pid):
+                return pid
+        return None
+
+    def ensure(self) -> int:
+        """The running server's pid, started first if none runs; this TUI is its client."""
+        import fcntl
+
+        self.clients.mkdir(parents=True, exist_ok=True)
+        (self.clients / str(os.getpid())).touch()
+        with open(self.dir / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            pid = self.running()
+            if pid is None:
+                proc = subprocess.Popen(
+                    [sys.executable, os.path.abspath(__file__), "--flavor", "codex", "app-server",
+                     "--listen", "unix://", "--managed-daemon"],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    start_new_session=True)
+                pid = proc.pid
+                self.pidfile.write_text(str(pid))
+        return pid
+
+    def serve(self) -> int:
+        """The server's own loop: stay while some TUI uses it, then linger a while."""
+        linger = float(os.environ.get("FAKE_AGENT_DAEMON_LINGER") or 30)
+        last_used = time.monotonic()
+        while time.monotonic() - last_used < linger:
+            time.sleep(0.2)
+            for client in self.clients.glob("*"):
+                if client.name.isdigit() and process_alive(int(client.name)):
+                    last_used = time.monotonic()
+                else:
+                    client.unlink(missing_ok=True)
+        with contextlib.suppress(OSError, ValueError):
+            if int(self.pidfile.read_text()) == os.getpid():
+                self.pidfile.unlink()
+        return 0
+
+
+CODEX_ERRORS = {  # what codex 0.169.0 shows for a failed turn (tests/test_real_codex.py)
+    "auth": "unexpected status 401 Unauthorized: Incorrect API key provided, url: "
+            "http://127.0.0.1/v1/responses",
+    "usage": "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), or "
+             "try again at 8:49 PM.",
+    "server": "We’re currently experiencing high demand, which may cause temporary errors.",
+    "rate": "exceeded retry limit, last status: 429 Too Many Requests",
+}
+
+
 # --------------------------------------------------------------------------- terminal
 
 
@@ -839,7 +950,11 @@ class Agent:
         self.input = ""
         self.ctrl_c_armed = False
         self.ending = False
-        self.prompt_mark = "> " if opts.flavor == "aider" else "❯ "
+        self.prompt_mark = {"aider": "> ", "codex": "› "}.get(opts.flavor, "❯ ")
+        self.codex = opts.flavor == "codex"
+        self.server: int | None = None  # codex: the pid of the shared app-server it uses
+        self.lost_server_at: float | None = None
+        self.failed: str | None = None  # codex: this turn's error line
 
     # ---- lifecycle
 
@@ -879,7 +994,22 @@ class Agent:
             if self.opts.flavor == "gemini" and self.opts.prompt_interactive is None:
                 return 0  # gemini's positional prompt is one-shot
         while True:
-            self.handle_key(self.next_key())
+            if self.server is None:
+                self.handle_key(self.next_key())
+                continue
+            key = self.next_key(0.3)
+            self.watch_server()
+            self.handle_key(key)
+
+    def watch_server(self) -> None:
+        """Codex on a shared app-server: once it is gone, say so (for good: the real one never
+        reconnects to a new one)."""
+        if self.server is None or self.lost_server_at is not None or process_alive(self.server):
+            return
+        self.lost_server_at = time.monotonic()
+        self.screen.line()
+        self.screen.line("◦ Reconnecting to server… (0s)")
+        self.show_prompt()
 
     def aider_banner(self) -> None:
         for f in self.opts.positionals:
@@ -895,6 +1025,9 @@ class Agent:
     def end(self, reason: str, code: int) -> None:
         self.ending = True
         self.hooks.fire("SessionEnd", self.session, reason=reason)
+        if self.codex and self.session.path.exists():
+            self.screen.line("To continue this session, run:")
+            self.screen.line(f"  codex resume {self.session.id}")
         raise Exit(code)
 
     def on_signal(self, signum: int, _frame: Any) -> None:
@@ -968,23 +1101,43 @@ class Agent:
     # ---- one turn
 
     def submit(self) -> None:
+        if self.lost_server_at is not None:  # codex without its server: the text stays typed
+            waited = int(time.monotonic() - self.lost_server_at)
+            self.screen.line()
+            self.screen.line(f"• Reconnecting to server… ({waited}s)")
+            self.show_prompt()
+            return
         text, self.input = self.input, ""
         self.screen.line()
         prompt = text.strip()
-        # Disk first, then hooks: a hook may read the transcript it is pointed at.
-        self.store.record(self.session, "user", text)
+        # Disk first, then hooks: a hook may read the transcript it is pointed at. (Codex
+        # records no slash command: /quit alone never writes a rollout.)
+        if not (self.codex and prompt.startswith("/")):
+            self.store.record(self.session, "user", text)
         self.hooks.fire("UserPromptSubmit", self.session, prompt=text)
+        self.failed = None
         reply = self.respond(prompt, text)
+        if self.failed is not None:
+            self.screen.line(f"■ {self.failed}")  # codex: the turn failed, nothing recorded
+            self.show_prompt()
+            return
         self.store.record(self.session, "assistant", reply)
-        self.screen.line(f"● {reply}")
+        if self.codex:
+            self.screen.line(f"• {reply}")
+            self.screen.line("  Worked for <1s")
+        else:
+            self.screen.line(f"● {reply}")
         self.hooks.fire("Stop", self.session, last_assistant_message=reply, stop_hook_active=False)
         self.hooks.notify_turn(self.session, text, reply)
         self.show_prompt()
 
     def respond(self, prompt: str, text: str) -> str:
         words = prompt.split()
-        if prompt == "/exit":
+        if prompt == "/exit" or (self.codex and prompt == "/quit"):
             self.end("exit", 0)
+        if self.codex and len(words) == 2 and words[0] == "fail" and words[1] in CODEX_ERRORS:
+            self.failed = CODEX_ERRORS[words[1]]
+            return ""
         if len(words) == 2 and words[0] == "crash" and words[1].lstrip("-").isdigit():
             self.screen.restore()
             os._exit(int(words[1]) & 0xFF)  # no SessionEnd: a crash says goodbye to no one
@@ -1000,7 +1153,8 @@ class Agent:
 
     def work(self, seconds: float) -> str:
         """Busy: the spinner line stays on screen; Esc/Ctrl-C interrupts; other keys queue."""
-        self.screen.write("✻ Working… (esc to interrupt)")
+        self.screen.write("• Working (0s • esc to interrupt)" if self.codex
+                          else "✻ Working… (esc to interrupt)")
         deadline = time.monotonic() + seconds
         result = "done working"
         while (left := deadline - time.monotonic()) > 0:
@@ -1136,6 +1290,8 @@ def main(argv: list[str]) -> int:
     flavor, rest = "claude", argv
     try:
         flavor, rest = split_flavor(argv)
+        if flavor == "codex" and rest[:1] == ["app-server"] and "--managed-daemon" in rest:
+            return AppServer(codex_home()).serve()
         opts = parse_args(flavor, rest)
         hooks = Hooks.from_options(opts) if flavor in ("claude", "codex") else Hooks({})
         cwd = os.getcwd()
@@ -1149,7 +1305,10 @@ def main(argv: list[str]) -> int:
     if code := os.environ.get("FAKE_AGENT_EXIT_ON_START"):
         return int(code)
     store.begin(session)
-    return Agent(opts, store, session, hooks, Screen(sys.stdin.isatty())).run()
+    agent = Agent(opts, store, session, hooks, Screen(sys.stdin.isatty()))
+    if flavor == "codex" and not opts.no_daemon:
+        agent.server = AppServer(codex_home()).ensure()
+    return agent.run()
 
 
 if __name__ == "__main__":

@@ -419,7 +419,7 @@ def test_codex_rollout_resume_and_notify(env: dict[str, str], project: Path, tmp
     sid = meta["payload"]["id"]
     assert meta["type"] == "session_meta" and rollout.name.endswith(f"-{sid}.jsonl")
     assert re.fullmatch(r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-.*", rollout.name)
-    assert meta["payload"]["cwd"] == str(project) and meta["payload"]["originator"] == "codex_cli_rs"
+    assert meta["payload"]["cwd"] == str(project) and meta["payload"]["originator"] == "codex-tui"
     assert json.loads(notify_log.read_text())["last-assistant-message"] == "echo: hi"
 
     assert run("codex", "resume", sid, "again", env=env, cwd=project).returncode == 0
@@ -435,7 +435,9 @@ def test_codex_rollout_resume_and_notify(env: dict[str, str], project: Path, tmp
 
 def test_codex_home_is_honoured(env: dict[str, str], project: Path, tmp_path: Path) -> None:
     env["CODEX_HOME"] = str(tmp_path / "ch")
-    run("codex", env=env, cwd=project)
+    run("codex", "--no-daemon", env=env, cwd=project)
+    assert not (tmp_path / "ch" / "sessions").exists()  # no rollout before the first message
+    run("codex", "--no-daemon", "hi", env=env, cwd=project)
     assert list((tmp_path / "ch" / "sessions").glob("*/*/*/rollout-*.jsonl"))
 
 
@@ -584,8 +586,8 @@ def test_tmux_busy_and_permission_cues(tmux: Tmux, project: Path, tmp_path: Path
 
 @pytest.mark.tmux
 def test_tmux_ctrl_c_twice_exits_zero(tmux: Tmux, project: Path) -> None:
-    pane = tmux.start(project, str(BIN / "codex"))
-    tmux.wait_screen(pane, r"^❯ ?$")
+    pane = tmux.start(project, str(BIN / "codex"), "--no-daemon")
+    tmux.wait_screen(pane, r"^› ?$")
     tmux("send-keys", "-t", pane, "C-c")
     tmux.wait_screen(pane, r"Press Ctrl-C again to exit")
     assert tmux.dead_status(pane) is None
@@ -614,3 +616,69 @@ def test_tmux_input_before_ready(tmux: Tmux, project: Path, drop: str, expected:
     tmux("send-keys", "-t", pane, "-l", "late")
     screen = tmux.wait_screen(pane, re.escape(expected))
     assert ("echo: early" in screen) == (not drop)
+
+
+# --------------------------------------------------------------------------- codex 0.169.0's ways
+
+
+def codex_server_pid(env: dict[str, str]) -> int | None:
+    pidfile = Path(env["HOME"], ".codex", "fake-app-server", "pid")
+    return int(pidfile.read_text()) if pidfile.exists() else None
+
+
+@pytest.mark.tmux
+def test_codex_shares_one_background_server_unless_no_daemon(
+        tmux: Tmux, project: Path, env: dict[str, str]) -> None:
+    import psutil
+
+    tmux.env["FAKE_AGENT_DAEMON_LINGER"] = "2"
+    lone = tmux.start(project, str(BIN / "codex"), "--no-daemon")
+    tmux.wait_screen(lone, r"^› ?$")
+    assert codex_server_pid(env) is None  # --no-daemon: no shared server
+    first = tmux.start(project, str(BIN / "codex"))
+    tmux.wait_screen(first, r"^› ?$")
+    server = wait_until(lambda: codex_server_pid(env), what="the app-server")
+    second = tmux.start(project, str(BIN / "codex"))
+    tmux.wait_screen(second, r"^› ?$")
+    assert codex_server_pid(env) == server  # the second TUI uses the running one
+    proc = psutil.Process(server)
+    tui = psutil.Process(int(tmux("display-message", "-p", "-t", first, "#{pane_pid}")))
+    # a child of the TUI that started it (so in its tree), in a session of its own
+    assert proc.ppid() in {tui.pid, *(c.pid for c in tui.children(recursive=True))}
+    assert os.getsid(server) == server != os.getsid(tui.pid)
+    assert "--managed-daemon" in proc.cmdline()
+    proc.kill()  # what a kill of the first TUI's whole tree did to everyone
+    for pane in (first, second):
+        tmux.wait_screen(pane, r"Reconnecting to server…")
+        tmux("send-keys", "-t", pane, "-l", "still there?")
+        tmux("send-keys", "-t", pane, "Enter")
+        screen = tmux.wait_screen(pane, r"• Reconnecting to server… \(\d+s\)\n› still there\?")
+        assert "echo: still there?" not in screen  # the prompt stays typed, unanswered
+    tmux("send-keys", "-t", lone, "-l", "still there?")
+    tmux("send-keys", "-t", lone, "Enter")
+    tmux.wait_screen(lone, r"^• echo: still there\?\n  Worked for")  # its own server: fine
+
+
+@pytest.mark.tmux
+def test_codex_writes_its_rollout_at_the_first_message_and_holds_it_open(
+        tmux: Tmux, project: Path, env: dict[str, str]) -> None:
+    import psutil
+
+    pane = tmux.start(project, str(BIN / "codex"), "--no-daemon")
+    tmux.wait_screen(pane, r"^› ?$")
+    sessions = Path(env["HOME"], ".codex", "sessions")
+    assert not sessions.exists()
+    tmux("send-keys", "-t", pane, "-l", "hello")
+    tmux("send-keys", "-t", pane, "Enter")
+    tmux.wait_screen(pane, r"^• echo: hello\n  Worked for <1s\n› ?$")
+    (rollout,) = sessions.glob("*/*/*/rollout-*.jsonl")
+    tui = psutil.Process(int(tmux("display-message", "-p", "-t", pane, "#{pane_pid}")))
+    held = {f.path for p in (tui, *tui.children(recursive=True)) for f in p.open_files()}
+    assert str(rollout) in held
+    tmux("send-keys", "-t", pane, "-l", "fail auth")
+    tmux("send-keys", "-t", pane, "Enter")
+    tmux.wait_screen(pane, r"^■ unexpected status 401 Unauthorized: .*\n› ?$")
+    tmux("send-keys", "-t", pane, "-l", "/quit")
+    tmux("send-keys", "-t", pane, "Enter")
+    sid = read_jsonl(rollout)[0]["payload"]["id"]
+    tmux.wait_screen(pane, rf"To continue this session, run:\n  codex resume {sid}")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from roost.core import observation, present
+from roost.core import status as screen_kinds
 from roost.core.model import Agent
 from roost.core.observation import Observation, Record
 from roost.core.pane import Pane
@@ -237,7 +238,8 @@ def test_every_provider_carries_its_traits() -> None:
     for name, provider in providers.items():
         quirks = provider.traits
         assert quirks is traits.of(name) and quirks.name == name == provider.name
-        assert set(quirks.patterns) == {"waiting", "working", "idle"}
+        assert {"waiting", "working", "idle"} <= set(quirks.patterns) <= {*screen_kinds.KINDS,
+                                                                          screen_kinds.TURN}
         assert quirks.enter_delay > 0
         assert quirks.session_id in (traits.MINTED, traits.DISCOVERED, traits.NO_SESSION_ID)
         minted = provider.new_session_id()

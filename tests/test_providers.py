@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from roost.core.model import Agent
-from roost.providers.base import NotResumable, get
+from roost.providers.base import NotResumable, Sighting, get
 from roost.providers.claude import project_dir_name, transcript_path
 from roost.providers.codex import read_session_meta
 
@@ -64,12 +64,17 @@ def test_claude_config_dir_env_wins(tmp_path: Path) -> None:
 def test_codex_start_and_resume(tmp_path: Path) -> None:
     codex = get("codex")
     a = agent("codex", dangerous=True)
+    # --no-daemon: no shared app-server that `roost kill` could take down with the agent
     assert codex.start_argv(a, "/codex", "do it", tmp_path) == [
-        "/codex", "--dangerously-bypass-approvals-and-sandbox", "do it"]
+        "/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "do it"]
     with pytest.raises(NotResumable, match="not known yet"):
         codex.resume_argv(a, "/codex", {}, tmp_path)
     known = a.replace(provider_session_id=SID)
-    assert codex.resume_argv(known, "/codex", {}, tmp_path)[:3] == ["/codex", "resume", SID]
+    assert codex.resume_argv(known, "/codex", {}, tmp_path) == [
+        "/codex", "resume", SID, "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
+    said = a.replace(args=("--no-daemon", "-m", "o3"), dangerous=False)  # never twice
+    assert codex.start_argv(said, "/codex", None, tmp_path) == ["/codex", "--no-daemon", "-m",
+                                                                 "o3"]
 
 
 def write_rollout(root: Path, when: datetime, sid: str, cwd: str, nested: bool = True) -> Path:
@@ -83,15 +88,38 @@ def write_rollout(root: Path, when: datetime, sid: str, cwd: str, nested: bool =
     return path
 
 
-def test_codex_discovers_its_session_by_cwd_and_start_time(tmp_path: Path) -> None:
+def test_codex_learns_its_session_from_the_rollout_its_own_process_holds_open(
+        tmp_path: Path) -> None:
     started = datetime.now(UTC)
     env = {"CODEX_HOME": str(tmp_path)}
-    write_rollout(tmp_path, started - timedelta(minutes=5), "old", "/src/app")  # before start
-    write_rollout(tmp_path, started + timedelta(seconds=1), "other-cwd", "/elsewhere")
-    write_rollout(tmp_path, started + timedelta(seconds=3), "second", "/src/app", nested=False)
-    write_rollout(tmp_path, started + timedelta(seconds=1), "first", "/src/app")
+    codex = get("codex")
     a = agent("codex", started_at=started.isoformat())
-    assert get("codex").discover_session_id(a, env) == ["first", "second"]
+    # other agents' rollouts in the same cwd, newer and older, are never a candidate
+    theirs = write_rollout(tmp_path, started + timedelta(seconds=5), "theirs", "/src/app")
+    write_rollout(tmp_path, started + timedelta(seconds=1), "older", "/src/app")
+    assert codex.discover_session_id(a, env, Sighting()) == []
+    mine = write_rollout(tmp_path, started + timedelta(seconds=3), "mine", "/src/app")
+    files = ("/src/app/.git/index", str(tmp_path / "state_5.sqlite"), str(mine))
+    assert codex.discover_session_id(a, env, Sighting(open_files=files)) == ["mine"]
+    # after /new it holds the old and the new rollout open: the newest is the conversation now
+    new = write_rollout(tmp_path, started + timedelta(seconds=9), "after-new", "/src/app",
+                        nested=False)
+    assert codex.discover_session_id(a, env, Sighting(open_files=(str(mine), str(new)))) == [
+        "after-new"]
+    assert str(theirs) not in files
+
+
+def test_codex_learns_an_exited_agents_session_from_what_it_printed(tmp_path: Path) -> None:
+    codex = get("codex")
+    a = agent("codex")
+    screen = (f"Token usage: total=6,665 input=6,660 output=5\nTo continue this session, run:\n"
+              f"  codex resume {SID.upper()}\n")
+    assert codex.discover_session_id(a, {}, Sighting(screen=screen)) == [SID]
+    assert codex.discover_session_id(a, {}, Sighting(screen="codex resume not-an-id")) == []
+    # a running process's open rollout is the better witness
+    rollout = write_rollout(tmp_path, datetime.now(UTC), "open", "/src/app")
+    seen = Sighting(open_files=(str(rollout),), screen=screen)
+    assert codex.discover_session_id(a, {}, seen) == ["open"]
 
 
 def test_codex_meta_reader_rejects_garbage(tmp_path: Path) -> None:
@@ -117,7 +145,7 @@ def test_gemini_start_resume_and_discovery(tmp_path: Path) -> None:
         {"sessionId": "g1", "startTime": (started + timedelta(seconds=1)).isoformat()}))
     (chats / "session-0.json").write_text(json.dumps(
         {"sessionId": "g0", "startTime": (started - timedelta(hours=1)).isoformat()}))
-    assert gemini.discover_session_id(a, {"HOME": str(tmp_path)}) == ["g1"]
+    assert gemini.discover_session_id(a, {"HOME": str(tmp_path)}, Sighting()) == ["g1"]
     assert gemini.resume_argv(a.replace(provider_session_id="g1"), "/g", {}, tmp_path) == [
         "/g", "-r", "g1", "--yolo"]
 

@@ -13,13 +13,14 @@ def test_codex_session_id_is_learned_from_its_rollout_and_resumed(world: Env) ->
     world.roost("spawn", "cx", "--provider", "codex", "--dangerous", "--prompt", "hi codex",
                 "--cwd", str(world.tmp / "work"))
     start = world.last_start(1)
-    assert start["argv"] == ["--dangerously-bypass-approvals-and-sandbox", "hi codex"]
+    assert start["argv"] == ["--no-daemon", "--dangerously-bypass-approvals-and-sandbox",
+                             "hi codex"]
     sid = start["session_id"]
     assert world.wait_for(lambda: world.ls()["cx"]["provider_session_id"] == sid,
                           what="codex id learned")
     world.roost("kill", "cx")
     world.roost("wake", "cx")
-    assert world.last_start(2)["argv"] == ["resume", sid,
+    assert world.last_start(2)["argv"] == ["resume", sid, "--no-daemon",
                                            "--dangerously-bypass-approvals-and-sandbox"]
     assert world.last_start(2)["session_id"] == sid
 
@@ -32,7 +33,7 @@ def test_codex_wake_before_its_id_is_known_says_so(world: Env) -> None:
     assert proc.returncode == 7 and "session id is not known yet" in proc.stderr
     assert "--fresh" in proc.stderr
     world.roost("wake", "cx", "--fresh")  # the user's explicit choice: a new conversation
-    assert world.last_start(2)["argv"] == []
+    assert world.last_start(2)["argv"] == ["--no-daemon"]
 
 
 def test_gemini_learns_its_id_and_resumes(world: Env) -> None:

@@ -86,7 +86,8 @@ def test_screens_are_captured_only_when_needed() -> None:
 
 def test_conversation_text_above_the_bottom_is_not_a_status() -> None:
     codex = status.patterns_for(traits.CODEX.patterns)
-    screen = "› Approve the plan [y/N] and Esc to cancel it\n" + "• ok\n" * 12 + "❯ "
+    screen = ("› Approve the plan: Press enter to confirm or esc to cancel it, esc to interrupt\n"
+              + "• ok\n" * 12 + "› Ask Codex to do anything\n  ? for shortcuts")
     assert status.from_screen(screen, codex) == "idle"
     reply = "● It says: press Esc to cancel, or esc to interrupt\n" + "  more\n" * 8 + "❯ \n"
     assert status.from_screen(reply, CLAUDE) == "idle"

@@ -2,7 +2,9 @@
 them), then the screen (each provider's patterns, last lines only), then process facts. Pure and
 import-light: `roost ls` classifies on its fast path.
 
-Statuses: starting, working, idle, waiting (needs the user), exited, stopped, hibernated,
+Statuses: starting, working, idle, waiting (needs the user), error (the CLI shows it is broken
+or its last turn failed: it lost its server, an authentication failure, an API error, a usage
+limit; `reading` gives the line that shows it as the reason), exited, stopped, hibernated,
 failed, unknown. Sources: hook, screen, process, store.
 """
 
@@ -14,36 +16,67 @@ if TYPE_CHECKING:
 
 STARTING_GRACE = 20.0  # seconds after a start with no other signal: "starting"
 QUIET = 3.0  # seconds without screen activity before a pattern-less screen counts as idle
+REASON_LIMIT = 200  # characters of an error's reason: one line, whatever the CLI printed
 # How far up each kind is looked for: dialogs are tall, busy footers and prompts sit at the
 # bottom. Looking no higher keeps the conversation above (which may quote any of these words)
 # from reading as a status.
-WINDOW = {"waiting": 8, "working": 6, "idle": 4}
+WINDOW = {"waiting": 8, "error": 8, "working": 6, "idle": 4}
 
 # Screen kinds, checked in this order on the last lines; the first kind that matches wins. Each
-# provider's patterns for them are its own (providers/traits.py).
-KINDS = ("waiting", "working", "idle")
+# provider's patterns for them are its own (providers/traits.py). An error outranks the busy and
+# idle cues a broken CLI still draws (its prompt, a retry spinner).
+KINDS = ("waiting", "error", "working", "idle")
+# Not a status: a provider's texts that show a turn went on (its busy footer, the line under a
+# finished turn). An error line above the last of them is over (the CLI's scrollback keeps it);
+# one below it is current.
+TURN = "turn"
 
 
 def patterns_for(defaults: Mapping[str, Sequence[str]],
                  override: object = None) -> dict[str, list[str]]:
     """A provider's patterns (`defaults`), each kind replaced by the user's list for it when its
     `[status.patterns.<provider>]` table in config.toml (`override`) gives one."""
-    merged = {kind: list(defaults.get(kind, ())) for kind in KINDS}
+    merged = {kind: list(defaults.get(kind, ())) for kind in (*KINDS, TURN)}
     if isinstance(override, dict):
         for kind, values in override.items():
-            if kind in KINDS and isinstance(values, list):
+            if kind in merged and isinstance(values, list):
                 merged[kind] = [str(v) for v in values]
     return merged
 
 
-def from_screen(text: str, patterns: dict[str, list[str]]) -> str | None:
-    """waiting / working / idle from the last non-empty lines, or None when nothing matches."""
+def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str | None] | None:
+    """(kind, reason) from the last non-empty lines, or None when nothing matches. An error
+    counts below the last line that shows a turn went on; its reason is the line that shows it,
+    in the CLI's own words (`one_line`).
+
+    >>> screen = "■ unexpected status 401 Unauthorized|› Ask Codex|  ? for shortcuts"
+    >>> reading(screen.replace("|", chr(10)), {"error": ["unexpected status"], "idle": ["›"]})
+    ('error', 'unexpected status 401 Unauthorized')
+    """
     lines = [line for line in text.splitlines() if line.strip()]
     for kind in KINDS:
         tail = lines[-WINDOW[kind]:]
-        if any(p in line for line in tail for p in patterns[kind]):
-            return kind
+        if kind == "error":
+            turns = [i for i, line in enumerate(tail)
+                     if any(p in line for p in patterns.get(TURN, ()))]
+            tail = tail[turns[-1] + 1:] if turns else tail
+        for line in tail:
+            if any(p in line for p in patterns.get(kind, ())):
+                return kind, one_line(line) if kind == "error" else None
     return None
+
+
+def from_screen(text: str, patterns: Mapping[str, Sequence[str]]) -> str | None:
+    """waiting / error / working / idle from the last non-empty lines, or None."""
+    found = reading(text, patterns)
+    return found[0] if found else None
+
+
+def one_line(text: str) -> str:
+    """A CLI's words as a reason: one line, without the marks drawn around them, at most
+    REASON_LIMIT characters."""
+    words = " ".join(text.split()).strip("●⎿❯›>│┃╭╮╰╯─└✗✘⚠■◦•▌ ")
+    return words if len(words) <= REASON_LIMIT else words[:REASON_LIMIT - 1] + "…"
 
 
 def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: bool,
@@ -65,7 +98,7 @@ def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: b
         if not stale:
             return hook[0], "hook"
         seen = from_screen(screen or "", patterns)
-        if seen == "waiting" or (seen and hook[0] == "idle" and seen == "working"):
+        if seen in ("waiting", "error") or (seen and hook[0] == "idle" and seen == "working"):
             return seen, "screen"
         return hook[0], "hook"
     if screen is not None:

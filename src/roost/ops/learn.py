@@ -13,9 +13,16 @@ from roost.providers import hooks, traits
 
 TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from roost.core.model import Agent
     from roost.core.observation import Record
+    from roost.core.pane import Pane
     from roost.ops.context import App
+    from roost.providers.base import Sighting
+
+
+SCREEN_LINES = 50  # of a dead pane: what a CLI printed on its way out
 
 
 def awaits_session_id(agent: Agent | Record) -> bool:
@@ -30,18 +37,47 @@ def unread_hook_events(roost_home: str, agent: Agent | Record) -> bool:
         hooks.size(hooks.log_path(roost_home, agent.id)) != agent.hook_offset
 
 
-def learn_session_ids(app: App, agents: list[Agent]) -> None:
-    """CLIs that choose their own session id leave it in their files: find it and record it."""
+def learn_session_ids(app: App, agents: list[Agent],
+                      panes: Sequence[Pane] | None = None) -> None:
+    """CLIs that choose their own session id: find it from what the agent's own process shows
+    (the files its tree holds open while it runs, its pane's last screen once it exited) and
+    record it. `panes` is tmux's listing when the caller has one (else it is asked for, only
+    when some agent awaits its id)."""
+    waiting = [a for a in agents if awaits_session_id(a)]
+    if not waiting:
+        return
+    from roost.core.pane import agent_panes
     from roost.providers import base as prov
     from roost.store.db import SessionIdTaken
 
-    for agent in filter(awaits_session_id, agents):
-        for candidate in prov.get(agent.provider).discover_session_id(agent, app.environ):
+    by_id = agent_panes(app.tmux.list_panes() if panes is None else panes)
+    for agent in waiting:
+        seen = sighting(app, by_id.get(agent.id))
+        for candidate in prov.get(agent.provider).discover_session_id(agent, app.environ, seen):
             try:
                 app.store.set_provider_session_id(agent.id, candidate)
                 break
             except SessionIdTaken:
-                continue  # another agent in the same cwd owns it; try the next one
+                continue  # another agent owns it; try the next one
+
+
+def sighting(app: App, pane: Pane | None) -> Sighting:
+    """What an agent's pane shows of its process: the open files of the process tree that runs
+    in it, or the screen it left when it exited."""
+    from roost.providers.base import Sighting
+    from roost.system import procs
+    from roost.tmux.protocol import TmuxError, TmuxTimeout
+
+    if pane is None:
+        return Sighting()
+    if pane.live_pid is not None:
+        return Sighting(open_files=procs.open_files(pane.live_pid))
+    try:
+        return Sighting(screen=app.tmux.capture(pane.pane_id, SCREEN_LINES))
+    except TmuxTimeout:
+        raise
+    except TmuxError:
+        return Sighting()  # the dead pane went meanwhile
 
 
 def apply_hook_log(app: App, agent: Agent) -> None:

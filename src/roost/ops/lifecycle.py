@@ -195,13 +195,14 @@ def wake(app: App, name: str, fresh: bool = False) -> WakeResult:
 
 def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
     rows = app.tmux.list_pane_rows()
-    pane = agent_panes([to_pane(r) for r in rows]).get(agent.id)
+    panes = [to_pane(r) for r in rows]
+    pane = agent_panes(panes).get(agent.id)
     if pane is not None and not pane.dead:
         return WakeResult(agent, started=False, pid=pane.pid)
     with _failure_recorded(app, agent):
         app = _with_start_environment(app, agent)
     _stop_leftovers(app, agent, rows)
-    learn_session_ids(app, [agent])
+    learn_session_ids(app, [agent], panes)
     apply_hook_log(app, agent)
     agent = app.store.require(agent.name)
     with _failure_recorded(app, agent):
@@ -405,7 +406,10 @@ def kill(app: App, name: str) -> list[int]:
     check_name(name)
     with locks.hold(app.paths.locks, name):
         agent = app.store.require(name)
-        pane = agent_panes(app.tmux.list_panes()).get(agent.id)
+        panes = app.tmux.list_panes()
+        pane = agent_panes(panes).get(agent.id)
+        # Before its process stops: a CLI's session id may be known only from what it has open.
+        learn_session_ids(app, [agent], panes)
         if pane is not None:
             # Tell the keeper first: the pane's death redraws it, and it should say "stopped".
             app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
@@ -414,7 +418,6 @@ def kill(app: App, name: str) -> list[int]:
         exit_status = _wait_dead(app, agent.id) if pane is not None else None
         if pane is not None:
             _refresh_keeper(app, pane.session_id)  # tmux's pane-died hook misses SIGKILLed panes
-        learn_session_ids(app, [agent])
         app.store.update(agent.id, intent=INTENT_STOPPED,
                          last_exit=exit_status if exit_status is not None else agent.last_exit)
         return stopped

@@ -68,10 +68,10 @@ def pattern_overrides(settings: Mapping[str, object]) -> Mapping[str, object] | 
 def refresh(app: App) -> list[Observation]:
     """Learn what the agents' files say, observe every agent, and record the status changes."""
     agents = app.store.agents()
-    learn_session_ids(app, agents)
+    panes = app.tmux.list_panes()
+    learn_session_ids(app, agents, panes)
     for agent in agents:
         apply_hook_log(app, agent)
-    panes = app.tmux.list_panes()
     seen = observation.join(listing.records(app.store.conn), panes)
     found = statuses(seen, str(app.paths.home), lambda ids: app.tmux.capture_many(ids, MARKER),
                      pattern_overrides(app.settings), time.time())

@@ -24,7 +24,7 @@ from roost.providers import hooks, traits
 from roost.system import locks
 
 READY = ("idle",)
-SETTLED = ("idle", "waiting", "exited", "stopped", "failed")
+SETTLED = ("idle", "waiting", "error", "exited", "stopped", "failed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +67,12 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
 
 def _send_locked(app: App, name: str, text: str, wait: bool, ready_timeout: float,
                  confirm_timeout: float, reply_timeout: float) -> Sent:
-    found, _ready = _wait_status(app, name, (*READY, "waiting", "exited", "stopped", "failed"),
-                                 ready_timeout)
+    found, _ready = _wait_status(
+        app, name, (*READY, "waiting", "error", "exited", "stopped", "failed"), ready_timeout)
     agent = app.store.require(name)
     if found.status != "idle":
-        why = {"waiting": f"{name} is waiting for you (roost attach {name})"}.get(
+        why = {"waiting": f"{name} is waiting for you (roost attach {name})",
+               "error": f"{name} shows an error (roost capture {name}; roost attach {name})"}.get(
             found.status or "", f"{name} is {found.status}, not ready for input")
         app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
         return Sent(False, why)

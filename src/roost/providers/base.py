@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,18 @@ from roost.providers import traits as known
 
 class NotResumable(RoostError):
     """The provider's conversation cannot be resumed (yet, or any more)."""
+
+
+class Sighting:
+    """What roost saw of an agent's own process when it looks for the session id its CLI chose:
+    the files its process tree has open (while it runs), and the last screen of its pane (kept
+    after it exited). Evidence of this one process, never of the cwd it shares with others."""
+
+    __slots__ = ("open_files", "screen")
+
+    def __init__(self, open_files: Sequence[str] = (), screen: str = "") -> None:
+        self.open_files = tuple(open_files)
+        self.screen = screen
 
 
 class Provider:
@@ -64,8 +76,10 @@ class Provider:
                     paths_home: Path) -> list[str]:
         raise NotImplementedError
 
-    def discover_session_id(self, agent: Agent, environ: Mapping[str, str]) -> list[str]:
-        """Candidate provider session ids for an agent that could not choose its own, best first."""
+    def discover_session_id(self, agent: Agent, environ: Mapping[str, str],
+                            seen: Sighting) -> list[str]:
+        """Candidate provider session ids for an agent that could not choose its own, best
+        first; `seen` is what roost saw of the agent's own process."""
         return []
 
     def _common(self, agent: Agent) -> list[str]:

@@ -1,16 +1,41 @@
-"""Codex CLI: the session id cannot be chosen; roost reads it from Codex's rollout file."""
+"""Codex CLI (verified against 0.169.0): the session id cannot be chosen; roost learns it from the
+agent's own process, never from the cwd it may share with other codex agents.
+
+What roost relies on:
+- A rollout file, `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<id>.jsonl`, is written
+  at a conversation's first message (line 1: `{"type": "session_meta", "payload": {"id", "cwd",
+  "timestamp", ...}}`), and the codex process keeps it open for as long as it runs (`codex resume
+  <id>` opens it again at start). So the rollout that the agent's process tree has open is its
+  conversation's, whatever other codex agents run in the same cwd, started in any order. After
+  `/new` it holds the old and the new one open: the newest is the current one.
+- On a clean exit codex prints `To continue this session, run:` and `codex resume <id>`, which
+  stays on the agent's dead pane: the id of an agent that ended before roost looked at it.
+- By default the TUI starts a shared `codex app-server --managed-daemon` (its own process group,
+  one per CODEX_HOME, it outlives the TUI; every codex TUI on that CODEX_HOME talks to it, and
+  shows "Reconnecting to server…" forever once it is gone). It inherits the agent's environment,
+  so killing the agent's tagged processes would kill every other codex's server. roost starts
+  codex with `--no-daemon` (accepted by `codex resume` too): the agent then runs its server in
+  its own process and has no shared helper to take down, nor a ~400 MB copy of codex to make in
+  `$CODEX_HOME/packages`.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from roost.core.model import Agent
-from roost.providers.base import NotResumable, Provider, user_home
+from roost.providers.base import NotResumable, Provider, Sighting, user_home
 from roost.providers.traits import CODEX
+
+NO_DAEMON = "--no-daemon"
+ROLLOUT = re.compile(r"rollout-.+\.jsonl")
+# What codex prints on a clean exit (the last one on the screen is this launch's).
+RESUME_HINT = re.compile(r"codex resume ([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                         r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b")
 
 
 def sessions_root(environ: Mapping[str, str]) -> Path:
@@ -32,17 +57,23 @@ def read_session_meta(path: Path) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) and meta.get("id") else None
 
 
-def rollouts_since(root: Path, since: datetime) -> list[Path]:
-    """Rollout files in the day folders from `since` (a day earlier, for time zones) until now."""
-    found: list[Path] = []
-    day = (since - timedelta(days=1)).date()
-    today = datetime.now(UTC).date() + timedelta(days=1)
-    while day <= today:
-        folder = root / f"{day:%Y}" / f"{day:%m}" / f"{day:%d}"
-        if folder.is_dir():
-            found.extend(folder.glob("rollout-*.jsonl"))
-        day += timedelta(days=1)
-    return found
+def open_rollout_ids(open_files: tuple[str, ...]) -> list[str]:
+    """The session ids of the rollout files among a process tree's open files, newest first."""
+    found: dict[str, str] = {}
+    for name in open_files:
+        path = Path(name)
+        if not ROLLOUT.fullmatch(path.name):
+            continue
+        meta = read_session_meta(path)
+        if meta is not None:
+            found[str(meta["id"])] = str(meta.get("timestamp") or path.name)
+    return sorted(found, key=lambda sid: found[sid], reverse=True)
+
+
+def resume_hint(screen: str) -> str | None:
+    """The id in the last `codex resume <id>` that codex printed on its way out."""
+    ids = RESUME_HINT.findall(screen)
+    return ids[-1].lower() if ids else None
 
 
 class Codex(Provider):
@@ -53,32 +84,29 @@ class Codex(Provider):
     dangerous_flags = ("--dangerously-bypass-approvals-and-sandbox",)
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
-        return [exe, *self._common(agent), *([prompt] if prompt else [])]
+        return [exe, *self._own_server(agent), *self._common(agent), *([prompt] if prompt else [])]
 
     def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
                     paths_home: Path) -> list[str]:
         if not agent.provider_session_id:
             raise NotResumable(
-                f"{agent.name}: codex's session id is not known yet (no rollout file for "
-                f"{agent.cwd} since {agent.started_at}); `roost wake {agent.name} --fresh` "
-                "starts a new conversation", code=7)
-        return [exe, "resume", agent.provider_session_id, *self._common(agent)]
+                f"{agent.name}: codex's session id is not known yet (roost saw no rollout file "
+                f"open by its process: no message was sent before it stopped); "
+                f"`roost wake {agent.name} --fresh` starts a new conversation", code=7)
+        return [exe, "resume", agent.provider_session_id, *self._own_server(agent),
+                *self._common(agent)]
 
-    def discover_session_id(self, agent: Agent, environ: Mapping[str, str]) -> list[str]:
-        if not agent.started_at:
-            return []
-        started = datetime.fromisoformat(agent.started_at)
-        candidates = []
-        for path in rollouts_since(sessions_root(environ), started):
-            meta = read_session_meta(path)
-            if not meta or meta.get("cwd") != agent.cwd:
-                continue
-            try:
-                stamp = datetime.fromisoformat(str(meta.get("timestamp")).replace("Z", "+00:00"))
-            except ValueError:
-                continue
-            if stamp.tzinfo is None:
-                stamp = stamp.replace(tzinfo=UTC)
-            if stamp >= started - timedelta(seconds=2):
-                candidates.append((stamp, str(meta["id"])))
-        return [sid for _, sid in sorted(candidates)]
+    def discover_session_id(self, agent: Agent, environ: Mapping[str, str],
+                            seen: Sighting) -> list[str]:
+        """The rollout its running process holds open; else the id codex printed when it
+        exited, on its dead pane. Nothing else: a guess could be another agent's."""
+        found = open_rollout_ids(seen.open_files)
+        if found:
+            return found[:1]
+        hint = resume_hint(seen.screen)
+        return [hint] if hint else []
+
+    @staticmethod
+    def _own_server(agent: Agent) -> list[str]:
+        """`--no-daemon`, unless the user's arguments already say it."""
+        return [] if NO_DAEMON in agent.args else [NO_DAEMON]

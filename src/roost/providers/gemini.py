@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from roost.core.model import Agent
-from roost.providers.base import NotResumable, Provider, user_home
+from roost.providers.base import NotResumable, Provider, Sighting, user_home
 from roost.providers.traits import GEMINI
 
 
@@ -37,7 +37,8 @@ class Gemini(Provider):
                 code=7)
         return [exe, "-r", agent.provider_session_id, *self._common(agent)]
 
-    def discover_session_id(self, agent: Agent, environ: Mapping[str, str]) -> list[str]:
+    def discover_session_id(self, agent: Agent, environ: Mapping[str, str],
+                            seen: Sighting) -> list[str]:
         if not agent.started_at:
             return []
         started = datetime.fromisoformat(agent.started_at) - timedelta(seconds=2)

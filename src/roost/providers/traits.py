@@ -17,7 +17,7 @@ from roost.core.ids import MINTED as MINTED
 from roost.core.ids import NO_SESSION_ID as NO_SESSION_ID
 
 # The screen patterns' version (shown by `roost doctor`): bump it with any change to them.
-PATTERNS_VERSION = 1
+PATTERNS_VERSION = 2
 
 
 class Traits:
@@ -49,12 +49,33 @@ CLAUDE = Traits(
         "idle": ("❯", "? for shortcuts"),
     },
     conversation_gone=("No conversation found with session ID",))
+# Codex CLI's were read off 0.169.0 in tmux (tests/test_real_codex.py checks them on the real
+# TUI). Its composer line "› Ask Codex to do anything" and the footer "? for shortcuts" stay drawn
+# while it works, with "• Working (3s • esc to interrupt)" above them. A dialog ends in "Press
+# enter to confirm or esc to cancel". A failed turn leaves one "■ <its words>" line right above
+# the composer, which scrolls up but stays on the screen after the next turn: so an error counts
+# only below the last line that shows a turn went on ("turn": the busy footer, and "Worked for
+# 2s" under each finished turn). Its words: "■ unexpected status 401 Unauthorized: ..." (any
+# HTTP error; a 400's raw JSON body, '■ {"error": ...}'), "■ exceeded retry limit, last status:
+# 429 ...", "■ We're currently experiencing high demand ..." (5xx), "■ You've hit your usage
+# limit. ...", "Please log out and sign in again"; "◦ Reconnecting to server… (23s)" when the
+# shared app-server it used went away (never resolves); "Reconnecting... waiting for network
+# (5s • esc to interrupt)" over "└ Connection failed: error sending request" when the API is
+# unreachable. "■ Conversation interrupted" (Esc) is not an error.
 CODEX = Traits(
     "codex", hooks=False, session_id=DISCOVERED, enter_delay=0.3,
     patterns={
-        "waiting": ("Allow command?", "[y/N]", "Do you want to proceed?", "Esc to cancel"),
-        "working": ("esc to interrupt",),
-        "idle": ("❯", "›"),
+        "waiting": ("Would you like to run the following command?",
+                    "Would you like to make the following edits?",
+                    "Would you like to grant these permissions?",
+                    "Press enter to confirm or esc to cancel"),
+        "error": ("Reconnecting to server", "Connection failed", "unexpected status ",
+                  '{"error"', "exceeded retry limit", "experiencing high demand",
+                  "hit your usage limit", "reached your usage limit", "Usage limit reached",
+                  "out of credits", "sign in again", "stream disconnected before completion"),
+        "working": ("esc to interrupt", "Waiting for startup"),
+        "turn": ("esc to interrupt", "Worked for "),
+        "idle": ("? for shortcuts", "› "),
     },
     conversation_gone=("No saved session found",))
 GEMINI = Traits(

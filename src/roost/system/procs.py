@@ -107,6 +107,23 @@ def snapshot(root_pid: int | None, agent_id: str, roost_home: str) -> list[psuti
     return list(procs.values())
 
 
+def open_files(root_pid: int) -> list[str]:
+    """The regular files that a process and its descendants have open, by absolute path: what
+    tells which of a CLI's session files is this agent's (the CLI holds its own open)."""
+    try:
+        root = psutil.Process(root_pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+    found: list[str] = []
+    for proc in tree:
+        try:
+            found.extend(f.path for f in proc.open_files())
+        except psutil.Error:
+            continue  # gone meanwhile, or not ours to look at
+    return found
+
+
 def kill_tree(procs: list[psutil.Process], grace: float = 3.0) -> list[int]:
     """TERM, wait `grace` seconds, KILL the rest, wait again. Returns the pids still alive."""
     _signal_all(procs, "terminate")

@@ -17,7 +17,9 @@ FORMAT = SEP.join([
     "#{@roost_id}", "#{@roost_keeper}", "#{@roost_home}", "#{pid}", "#{window_activity}",
 ])
 CAPTURE_LINES = 40  # enough for a dialog; status patterns read the last 15 non-empty lines
-NO_SERVER = ("no server running", "error connecting to", "server exited unexpectedly")
+# "no current target": a server whose last session is going away answers list-panes -a so
+NO_SERVER = ("no server running", "error connecting to", "server exited unexpectedly",
+             "no current target")
 MARKER = "\x1e"  # ends each screen of a chained capture: a control character never starts a line
 
 

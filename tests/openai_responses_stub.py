@@ -1,0 +1,393 @@
+"""A small stand-in for the OpenAI Responses API, good enough for the real Codex CLI.
+
+Stdlib only: an ``http.server`` in a daemon thread on 127.0.0.1, port 0. Codex reaches it through
+a custom model provider in ``$CODEX_HOME/config.toml`` (tests/real_codex.py writes it):
+``base_url = "<stub.url>/v1"``, ``wire_api = "responses"``, ``env_key``,
+``supports_websockets = false``.
+
+What it answers:
+
+* ``POST /v1/responses`` with ``"stream": true``: an SSE stream of ``response.created``,
+  ``response.output_item.added`` (an assistant message), ``response.output_text.delta`` (the text
+  in two pieces), ``response.output_item.done`` and ``response.completed`` (with usage). Codex
+  sends two per first turn: the turn itself (``kind`` "main", answered
+  ``stub reply: <last user text>``) and a thread title (``kind`` "title": no tools, its answer
+  follows a JSON schema with a ``title``; answered ``{"title": "Stub title"}``).
+* ``GET /v1/models``: an empty model list. Anything else: recorded in ``stub.unknown``, 404.
+
+Every request is recorded (method, path, headers, body, kind, reply) in ``stub.requests``.
+``stub.set_delay(seconds)`` holds each later main reply that long before its first event, so a
+test can watch the busy state; ``stub.release()`` ends the delay early. ``stub.fail_next(status,
+message)`` answers the next main request with an HTTP error (an API error on codex's screen).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+REPLY_PREFIX = "stub reply: "
+TITLE = "Stub title"
+
+
+@dataclass
+class Request:
+    """One request the stub received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    time: float = field(default_factory=time.time)
+    kind: str = ""  # "main", "title", "models", "unknown"
+    reply: str | None = None  # the text the stub answered with, for /v1/responses
+
+
+def input_texts(body: Any, role: str = "user") -> list[str]:
+    """The texts of the ``role`` messages in a request's ``input``, in order."""
+    texts: list[str] = []
+    items = body.get("input") if isinstance(body, dict) else None
+    if isinstance(items, str):
+        return [items] if role == "user" else []
+    for item in items or []:
+        if not isinstance(item, dict) or item.get("role") != role:
+            continue
+        content = item.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        for part in content or []:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+    return texts
+
+
+def typed_user_texts(body: Any) -> list[str]:
+    """The user's own messages in a request: codex also sends its environment and instructions
+    as user messages (``<environment_context>``, ``# AGENTS.md`` ...), which are left out."""
+    return [t for t in input_texts(body) if not t.lstrip().startswith(("<", "#"))]
+
+
+def last_tool_output(body: Any) -> str | None:
+    """The output of the last tool call in a request's ``input``, when the request carries one
+    after the last user message (codex sends it back after running the tool)."""
+    items = body.get("input") if isinstance(body, dict) else None
+    for item in reversed(items if isinstance(items, list) else []):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call_output":
+            output = item.get("output")
+            if isinstance(output, dict):
+                output = output.get("content") or json.dumps(output)
+            return str(output)
+        if item.get("role") == "user":
+            return None
+    return None
+
+
+def is_title_request(body: Any) -> bool:
+    """Codex's side request that names the thread: no tools, and its answer must follow a JSON
+    schema with a ``title``."""
+    if not isinstance(body, dict) or body.get("tools"):
+        return False
+    fmt = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
+    schema = fmt.get("schema") if isinstance(fmt, dict) else None
+    return isinstance(schema, dict) and "title" in (schema.get("properties") or {})
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (the CLI exiting, an interrupted turn) is not an error."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+class ResponsesStub:
+    """The running stand-in. Use :func:`running_stub` to get one."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.requests: list[Request] = []
+        self.unknown: list[Request] = []
+        self._lock = threading.Lock()
+        self._delay = 0.0
+        self._release = threading.Event()
+        self._stopping = threading.Event()
+        self._failures: list[tuple[int, dict[str, Any]]] = []
+        self._tool_calls: list[tuple[str, dict[str, Any]]] = []
+        self._server = _QuietServer(("127.0.0.1", port), self._handler_class())
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True,
+                                        name="responses-stub")
+
+    # -- public ---------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def set_delay(self, seconds: float) -> None:
+        """Hold every later main reply ``seconds`` before its first event (0 turns it off)."""
+        with self._lock:
+            self._delay = float(seconds)
+            self._release.clear()
+
+    def release(self) -> None:
+        """End the current (and any later) delay now; ``set_delay`` arms it again."""
+        self._release.set()
+
+    def fail_next(self, status: int, message: str, error_type: str = "invalid_request_error",
+                  **fields: Any) -> None:
+        """Answer the next main request with HTTP ``status`` and an API error body
+        ``{"error": {"message", "type", ...fields}}`` (``error_type`` "usage_limit_reached"
+        with a 429 is a usage limit)."""
+        with self._lock:
+            self._failures.append((status, {"message": message, "type": error_type,
+                                            "code": None, "param": None, **fields}))
+
+    def queue_tool_call(self, name: str, arguments: dict[str, Any]) -> None:
+        """Answer the next main request by calling codex's tool ``name`` (a ``function_call``
+        item), e.g. ``queue_tool_call("exec_command", {"cmd": "touch x", "sandbox_permissions":
+        "require_escalated", "justification": "why"})`` to make codex ask for approval. The
+        request that carries the tool's output gets the default reply."""
+        with self._lock:
+            self._tool_calls.append((name, arguments))
+
+    def _tool_call(self) -> tuple[str, dict[str, Any]] | None:
+        with self._lock:
+            return self._tool_calls.pop(0) if self._tool_calls else None
+
+    def responses(self, kind: str | None = None) -> list[Request]:
+        """The ``/v1/responses`` requests so far (``kind``: "main" or "title")."""
+        with self._lock:
+            return [r for r in self.requests
+                    if r.kind in ("main", "title") and (kind is None or r.kind == kind)]
+
+    def user_texts(self) -> list[str]:
+        """The last typed user text of every main request, in order."""
+        return [(typed_user_texts(r.body) or [""])[-1] for r in self.responses("main")]
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._release.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    # -- internals --------------------------------------------------------------------------------
+
+    def _record(self, req: Request) -> None:
+        with self._lock:
+            self.requests.append(req)
+            if req.kind == "unknown":
+                self.unknown.append(req)
+
+    def _wait_delay(self) -> None:
+        with self._lock:
+            delay = self._delay
+        if delay > 0:
+            self._release.wait(delay)
+
+    def _failure(self) -> tuple[int, dict[str, Any]] | None:
+        with self._lock:
+            return self._failures.pop(0) if self._failures else None
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            server_version = "responses-stub/1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # keep test output clean; everything is in stub.requests
+
+            def _read_body(self) -> Any:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                if not raw:
+                    return None
+                if (self.headers.get("Content-Encoding") or "").lower() == "zstd":
+                    return raw  # not expected without the websocket transport; kept raw
+                try:
+                    return json.loads(raw)
+                except ValueError:
+                    return raw.decode("utf-8", "replace")
+
+            def _send_json(self, status: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+
+            def _handle(self, method: str) -> None:
+                path = urlsplit(self.path).path.rstrip("/") or "/"
+                body = self._read_body() if method == "POST" else None
+                req = Request(method=method, path=path,
+                              headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+                try:
+                    if method == "POST" and path == "/v1/responses" and isinstance(body, dict):
+                        req.kind = "title" if is_title_request(body) else "main"
+                        stub._record(req)
+                        self._responses(req, body)
+                    elif method == "GET" and path == "/v1/models":
+                        req.kind = "models"
+                        stub._record(req)
+                        self._send_json(200, {"object": "list", "data": [], "models": []})
+                    else:
+                        req.kind = "unknown"
+                        stub._record(req)
+                        self._send_json(404, {"error": {
+                            "message": f"Not found: {self.path}", "type": "invalid_request_error",
+                            "code": "not_found"}})
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (an interrupted turn): nothing to answer
+
+            def do_POST(self) -> None:
+                self._handle("POST")
+
+            def do_GET(self) -> None:
+                self._handle("GET")
+
+            # -- /v1/responses ---------------------------------------------------------------
+
+            def _responses(self, req: Request, body: dict[str, Any]) -> None:
+                if req.kind == "main":
+                    failure = stub._failure()
+                    if failure is not None:
+                        req.reply = None
+                        self._send_json(failure[0], {"error": failure[1]})
+                        return
+                    call = stub._tool_call()
+                    if call is not None:
+                        self._function_call(req, body, *call)
+                        return
+                    output = last_tool_output(body)
+                    texts = typed_user_texts(body)
+                    text = REPLY_PREFIX + (f"tool output: {output[:200]}" if output is not None
+                                           else texts[-1] if texts else "")
+                else:
+                    text = json.dumps({"title": TITLE})
+                req.reply = text
+                item_id = f"msg_stub_{uuid.uuid4().hex[:20]}"
+                self._stream(body, [{"type": "message", "id": item_id, "role": "assistant",
+                                     "status": "completed", "content": [
+                                         {"type": "output_text", "text": text,
+                                          "annotations": []}]}],
+                             wait=req.kind == "main")
+
+            def _stream(self, body: dict[str, Any], items: list[dict[str, Any]],
+                        wait: bool = True) -> None:
+                """The SSE answer: each output item added, its text in two deltas (a message),
+                done; then the response completed with its usage."""
+                if wait:
+                    stub._wait_delay()
+                if stub._stopping.is_set():
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                response = {"id": f"resp_stub_{uuid.uuid4().hex[:20]}", "object": "response",
+                            "created_at": int(time.time()), "status": "in_progress",
+                            "model": str(body.get("model") or "stub-model"), "output": []}
+                self._event("response.created", {"type": "response.created",
+                                                 "response": response})
+                out_chars = 0
+                for index, item in enumerate(items):
+                    if item["type"] == "message":
+                        self._event("response.output_item.added", {
+                            "type": "response.output_item.added", "output_index": index,
+                            "item": {**item, "status": "in_progress", "content": []}})
+                        text = item["content"][0]["text"]
+                        out_chars += len(text)
+                        half = len(text) // 2
+                        for piece in (text[:half], text[half:]):
+                            if piece:
+                                self._event("response.output_text.delta", {
+                                    "type": "response.output_text.delta", "item_id": item["id"],
+                                    "output_index": index, "content_index": 0,
+                                    "delta": piece})
+                    else:
+                        self._event("response.output_item.added", {
+                            "type": "response.output_item.added", "output_index": index,
+                            "item": item})
+                        out_chars += len(json.dumps(item))
+                    self._event("response.output_item.done", {
+                        "type": "response.output_item.done", "output_index": index,
+                        "item": item})
+                in_tokens = max(1, len(json.dumps(body.get("input"))) // 4)
+                out_tokens = max(1, out_chars // 4)
+                self._event("response.completed", {"type": "response.completed", "response": {
+                    **response, "status": "completed", "output": items,
+                    "usage": {"input_tokens": in_tokens,
+                              "input_tokens_details": {"cached_tokens": 0},
+                              "output_tokens": out_tokens,
+                              "output_tokens_details": {"reasoning_tokens": 0},
+                              "total_tokens": in_tokens + out_tokens}}})
+
+            def _function_call(self, req: Request, body: dict[str, Any], name: str,
+                               arguments: dict[str, Any]) -> None:
+                req.reply = f"call {name}"
+                call_id = f"call_stub_{uuid.uuid4().hex[:20]}"
+                item = {"type": "function_call", "id": f"fc_stub_{uuid.uuid4().hex[:20]}",
+                        "status": "completed", "call_id": call_id, "name": name,
+                        "arguments": json.dumps(arguments)}
+                self._stream(body, [item], wait=False)
+
+            def _event(self, name: str, data: dict[str, Any]) -> None:
+                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+
+        return Handler
+
+
+@contextmanager
+def running_stub(port: int = 0) -> Iterator[ResponsesStub]:
+    """Start the stand-in on 127.0.0.1 (a free port, unless given) for the duration of the
+    block."""
+    stub = ResponsesStub(port)
+    stub.start()
+    try:
+        yield stub
+    finally:
+        stub.stop()
+
+
+if __name__ == "__main__":  # a manual run: python tests/openai_responses_stub.py [PORT]
+    import sys
+
+    with running_stub(int(sys.argv[1]) if len(sys.argv) > 1 else 0) as s:
+        print(s.url, flush=True)
+        try:
+            while True:
+                time.sleep(1)
+                with s._lock:
+                    fresh, s.requests = s.requests, []
+                for r in fresh:
+                    print(r.method, r.path, r.kind, json.dumps(r.body), flush=True)
+        except KeyboardInterrupt:
+            pass
