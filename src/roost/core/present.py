@@ -12,7 +12,8 @@ JSON_FIELDS = ("name", "id", "provider", "provider_session_id", "cwd", "home", "
                "dangerous", "created_at", "started_at", "exit_code", "args", "placement", "tab",
                "pinned", "linked_parent", "orchestration_parent", "orchestration_root",
                "last_active_at", "last_error", "status", "status_source", "status_since",
-               "restart_policy")
+               "restart_policy", "status_reason")
+TABLE_REASON = 48  # characters of an error's reason in the table (the JSON has all of it)
 
 
 def agent_json(o: Observation) -> dict[str, object]:
@@ -30,6 +31,7 @@ def agent_json(o: Observation) -> dict[str, object]:
         "orchestration_root": a.orchestration_root, "last_active_at": a.last_active_at,
         "last_error": a.last_error, "status": o.status, "status_source": o.status_source,
         "status_since": o.status_since, "restart_policy": a.restart_policy,
+        "status_reason": o.status_reason,
     }
 
 
@@ -45,6 +47,11 @@ def place(o: Observation) -> str:
 def status_text(o: Observation) -> str:
     if o.status in ("exited", "stopped") and o.exit_code is not None:
         return f"{o.status} ({o.exit_code})"
+    if o.status_reason:
+        reason = o.status_reason
+        if len(reason) > TABLE_REASON:
+            reason = reason[:TABLE_REASON - 1] + "…"
+        return f"{o.status}: {reason}"
     return o.status or "unknown"
 
 

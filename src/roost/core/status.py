@@ -2,8 +2,10 @@
 them), then the screen (each provider's patterns, last lines only), then process facts. Pure and
 import-light: `roost ls` classifies on its fast path.
 
-Statuses: starting, working, idle, waiting (needs the user), exited, stopped, hibernated,
-failed, unknown. Sources: hook, screen, process, store.
+Statuses: starting, working, idle, waiting (the CLI asks the user something), error (the CLI
+is broken or its last turn failed: lost its server, an authentication failure, an API error, a
+usage limit; it comes with a reason, the CLI's own words on one line), exited, stopped,
+hibernated, failed, unknown. Sources: hook, screen, process, store.
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ if TYPE_CHECKING:
 
 STARTING_GRACE = 20.0  # seconds after a start with no other signal: "starting"
 QUIET = 3.0  # seconds without screen activity before a pattern-less screen counts as idle
-# How far up each kind is looked for: dialogs are tall, busy footers and prompts sit at the
-# bottom. Looking no higher keeps the conversation above (which may quote any of these words)
-# from reading as a status.
-WINDOW = {"waiting": 8, "working": 6, "idle": 4}
+# How far up each kind is looked for: dialogs and error boxes are tall, busy footers and prompts
+# sit at the bottom. Looking no higher keeps the conversation above (which may quote any of
+# these words) from reading as a status.
+WINDOW = {"waiting": 8, "error": 8, "working": 6, "idle": 4}
+REASON_LIMIT = 200  # characters of a reason: one line, whatever the CLI printed
 
 # Screen kinds, checked in this order on the last lines; the first kind that matches wins. Each
-# provider's patterns for them are its own (providers/traits.py).
-KINDS = ("waiting", "working", "idle")
+# provider's patterns for them are its own (providers/traits.py). A dialog is what the user must
+# answer first; an error outranks the busy and idle cues a broken CLI may still draw (its prompt,
+# a stuck spinner), so a provider's error patterns must match only while the failure is current.
+KINDS = ("waiting", "error", "working", "idle")
 
 
 def patterns_for(defaults: Mapping[str, Sequence[str]],
@@ -36,48 +41,67 @@ def patterns_for(defaults: Mapping[str, Sequence[str]],
     return merged
 
 
-def from_screen(text: str, patterns: dict[str, list[str]]) -> str | None:
-    """waiting / working / idle from the last non-empty lines, or None when nothing matches."""
+def reading(text: str, patterns: dict[str, list[str]]) -> tuple[str, str | None] | None:
+    """(kind, reason) from the last non-empty lines, or None when nothing matches. The reason is
+    given for an error: the line that shows it, as one_line makes it."""
     lines = [line for line in text.splitlines() if line.strip()]
     for kind in KINDS:
-        tail = lines[-WINDOW[kind]:]
-        if any(p in line for line in tail for p in patterns[kind]):
-            return kind
+        wanted = patterns.get(kind, ())
+        for line in lines[-WINDOW[kind]:] if wanted else ():
+            if any(p in line for p in wanted):
+                return kind, one_line(line) if kind == "error" else None
     return None
 
 
+def from_screen(text: str, patterns: dict[str, list[str]]) -> str | None:
+    """waiting / error / working / idle from the last non-empty lines, or None."""
+    found = reading(text, patterns)
+    return found[0] if found else None
+
+
+def one_line(text: str) -> str:
+    """A CLI's words as a reason: one line, without the bullets and box edges drawn around
+    them, at most REASON_LIMIT characters."""
+    words = " ".join(text.split()).strip("●⎿❯›>│┃╭╮╰╯─✗✘⚠■▌ ")
+    return words if len(words) <= REASON_LIMIT else words[:REASON_LIMIT - 1] + "…"
+
+
 def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: bool,
-             hook: tuple[str, float] | None, screen: str | None, activity: float | None,
-             started_at: float | None, patterns: dict[str, list[str]],
-             now: float) -> tuple[str, str]:
-    """(status, source). `base_state` is state.derive's answer (running/stopped/hibernated/
-    failed); `hook` is the status the last hook event gave and when it fired; `screen` is the
-    pane's text when it was captured; `activity` is tmux's last output time of the window."""
+             hook: tuple[str, float, str | None] | None, screen: str | None,
+             activity: float | None, started_at: float | None,
+             patterns: dict[str, list[str]], now: float) -> tuple[str, str, str | None]:
+    """(status, source, reason); the reason (the CLI's words) comes with an error only.
+    `base_state` is state.derive's answer (running/stopped/hibernated/failed); `hook` is the
+    status the last hook event gave, when it fired, and its reason; `screen` is the pane's text
+    when it was captured; `activity` is tmux's last output time of the window."""
     if not alive:
         if base_state in ("hibernated", "failed"):
-            return base_state, "store"
+            return base_state, "store", None
         if has_window and not roost_stopped:
-            return "exited", "process"
-        return "stopped", "process"
-    # Hooks first, unless the screen moved after the last hook (a dialog hooks do not report).
+            return "exited", "process", None
+        return "stopped", "process", None
+    # Hooks first, unless the screen moved after the last hook (a dialog or an error that hooks
+    # do not report).
     if hook is not None and (started_at is None or hook[1] >= started_at - 1):
         stale = screen is not None and activity is not None and activity > hook[1] + 1
-        if not stale:
-            return hook[0], "hook"
-        seen = from_screen(screen or "", patterns)
-        if seen == "waiting" or (seen and hook[0] == "idle" and seen == "working"):
-            return seen, "screen"
-        return hook[0], "hook"
+        seen = reading(screen or "", patterns) if stale else None
+        if seen is not None and hook[0] != "error" and (
+                seen[0] in ("waiting", "error") or (hook[0] == "idle" and seen[0] == "working")):
+            return seen[0], "screen", seen[1]
+        return hook[0], "hook", hook[2] if hook[0] == "error" else None
     if screen is not None:
-        seen = from_screen(screen, patterns)
+        seen = reading(screen, patterns)
         if seen is not None:
-            return seen, "screen"
+            return seen[0], "screen", seen[1]
     if started_at is not None and now - started_at < STARTING_GRACE and hook is None and \
             (screen is None or not screen.strip()):
-        return "starting", "process"
-    if activity is not None and screen is not None:
-        return ("working" if now - activity < QUIET else "idle"), "screen"
-    return "unknown", "process"
+        return "starting", "process", None
+    if screen is not None:
+        # No pattern matched (or the provider has none, like any command): the screen moving
+        # is work, a still one (a silent program, a shell prompt) is idle.
+        busy = activity is not None and now - activity < QUIET
+        return ("working" if busy else "idle"), "screen", None
+    return "unknown", "process", None
 
 
 def needs_screen(has_hooks: bool, hook_at: float | None, activity: float | None) -> bool:
