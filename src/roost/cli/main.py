@@ -587,6 +587,8 @@ def send(name: str, text: str | None, wait: bool, timeout: float) -> None:
     if result.timed_out:
         raise RoostError(f"timed out after {timeout:g} s waiting for {name}'s reply (the "
                          f"message was delivered; roost capture {name} shows where it is)")
+    if result.failure is not None:
+        raise RoostError(f"{name}'s turn failed: {result.failure} (the message was delivered)")
     if wait and result.reply is not None:
         click.echo(result.reply)
     elif not wait:

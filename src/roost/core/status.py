@@ -21,6 +21,7 @@ QUIET = 3.0  # seconds without screen activity before a pattern-less screen coun
 # these words) from reading as a status.
 WINDOW = {"waiting": 8, "error": 8, "working": 6, "idle": 4}
 REASON_LIMIT = 200  # characters of a reason: one line, whatever the CLI printed
+DECORATION = "●•✦※⎿❯›>│┃╭╮╰╯─✗✘✕⚠■▌ "  # bullets, prompts and box edges around a CLI's words
 
 # Screen kinds, checked in this order on the last lines; the first kind that matches wins. Each
 # provider's patterns for them are its own (providers/traits.py). A dialog is what the user must
@@ -62,7 +63,7 @@ def from_screen(text: str, patterns: dict[str, list[str]]) -> str | None:
 def one_line(text: str) -> str:
     """A CLI's words as a reason: one line, without the bullets and box edges drawn around
     them, at most REASON_LIMIT characters."""
-    words = " ".join(text.split()).strip("●⎿❯›>│┃╭╮╰╯─✗✘⚠■▌ ")
+    words = " ".join(text.split()).strip(DECORATION)
     return words if len(words) <= REASON_LIMIT else words[:REASON_LIMIT - 1] + "…"
 
 
