@@ -33,6 +33,7 @@ SETTLED = ("idle", "waiting", "error", "exited", "stopped", "failed")
 # What a slash command may fire: its effect, where no UserPromptSubmit comes (/clear ends the
 # session and starts a new one, /compact compacts, /exit ends it).
 COMMAND_EFFECTS = ("SessionStart", "SessionEnd", "PreCompact")
+HOOKS_AFTER_SCREEN = 1.0  # seconds a command's hooks may take after its effect shows
 SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
 
 
@@ -160,6 +161,7 @@ def _confirm(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: st
     `screen_before` is the baseline when the screen may confirm it (a CLI without hooks, or a
     slash command)."""
     deadline = app.clock.monotonic() + timeout
+    screen_moved = False
     while app.clock.monotonic() < deadline:
         if has_hooks:
             events, _ = hooks.read_since(log, log_before)
@@ -169,10 +171,16 @@ def _confirm(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: st
         pane = agent_panes(app.tmux.list_panes()).get(agent.id)
         if pane is None or pane.dead:
             return "exit" if command and pane is not None else None
-        if screen_before is not None and app.tmux.capture(pane_id, 200) != screen_before:
-            return "screen"
+        if screen_moved or (screen_before is not None
+                            and app.tmux.capture(pane_id, 200) != screen_before):
+            if not has_hooks:
+                return "screen"
+            # A CLI draws a command's effect before its hooks report it: a moment more for
+            # the hooks, which tell more (the new session of /clear).
+            screen_moved = True
+            deadline = min(deadline, app.clock.monotonic() + HOOKS_AFTER_SCREEN)
         app.clock.sleep(0.1)
-    return None
+    return "screen" if screen_moved else None
 
 
 def _confirmed_by_hooks(events: list[tuple[float, str, dict[str, object]]], text: str,
