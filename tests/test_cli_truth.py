@@ -122,10 +122,12 @@ def test_a_silent_command_is_idle_after_its_grace_and_working_while_it_prints(wo
     db.execute("UPDATE agents SET started_at = ?", (long_ago,))
     db.commit()
     db.close()
-    found = world.ls()
-    assert (found["quiet"]["status"], found["quiet"]["status_source"]) == ("idle", "screen")
-    assert found["ticker"]["status"] == "working"
-    assert "quiet" in world.roost("ls").stdout  # the fast path agrees
+    # still for QUIET seconds since its window opened: idle; the ticker's screen moves: working
+    quiet = wait_status(world, "quiet", "idle", timeout=10)
+    assert quiet["status_source"] == "screen"
+    assert status(world, "ticker")["status"] == "working"
+    row = next(r for r in world.roost("ls").stdout.splitlines() if r.startswith("quiet "))
+    assert row.split()[1] == "idle"  # the table (the fast path) agrees
 
 
 def test_doctor_shows_each_clis_version(world: Env) -> None:

@@ -211,8 +211,9 @@ def test_a_slash_command_is_confirmed_by_its_effect() -> None:
     clear = events(("SessionEnd", {"session_id": "s1", "reason": "clear"}),
                    ("SessionStart", {"session_id": "s2", "source": "clear"}))
     assert send._confirmed_by_hooks(clear, "/clear", True, "s1") == "new session id"
-    assert send._confirmed_by_hooks(clear[:1], "/clear", True, "s1") == "hook"
-    assert send._confirmed_by_hooks(events(("PreCompact", {})), "/compact", True, "s1") == "hook"
+    assert send._confirmed_by_hooks(clear[:1], "/clear", True, "s1") == "effect"
+    assert send._confirmed_by_hooks(events(("PreCompact", {})), "/compact", True, "s1") == \
+        "effect"
     # a message is confirmed by its own prompt only, never by a session change
     assert send._confirmed_by_hooks(clear, "hello", False, "s1") is None
     assert send._confirmed_by_hooks(events(("UserPromptSubmit", {"prompt": "hello "})), "hello",

@@ -33,7 +33,7 @@ SETTLED = ("idle", "waiting", "error", "exited", "stopped", "failed")
 # What a slash command may fire: its effect, where no UserPromptSubmit comes (/clear ends the
 # session and starts a new one, /compact compacts, /exit ends it).
 COMMAND_EFFECTS = ("SessionStart", "SessionEnd", "PreCompact")
-HOOKS_AFTER_SCREEN = 1.0  # seconds a command's hooks may take after its effect shows
+SETTLE = 1.0  # seconds a command's new session may take after its first sign
 SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
 
 
@@ -161,41 +161,45 @@ def _confirm(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: st
     `screen_before` is the baseline when the screen may confirm it (a CLI without hooks, or a
     slash command)."""
     deadline = app.clock.monotonic() + timeout
-    screen_moved = False
+    found: str | None = None  # a confirmation that a moment more may tell better
     while app.clock.monotonic() < deadline:
         if has_hooks:
             events, _ = hooks.read_since(log, log_before)
             how = _confirmed_by_hooks(events, text, command, agent.provider_session_id)
-            if how is not None:
+            if how in ("hook", "new session id"):
                 return how
+            if how == "effect":
+                found = "hook"
         pane = agent_panes(app.tmux.list_panes()).get(agent.id)
         if pane is None or pane.dead:
-            return "exit" if command and pane is not None else None
-        if screen_moved or (screen_before is not None
-                            and app.tmux.capture(pane_id, 200) != screen_before):
+            return "exit" if command and pane is not None else found
+        if found is None and screen_before is not None and \
+                app.tmux.capture(pane_id, 200) != screen_before:
             if not has_hooks:
                 return "screen"
-            # A CLI draws a command's effect before its hooks report it: a moment more for
-            # the hooks, which tell more (the new session of /clear).
-            screen_moved = True
-            deadline = min(deadline, app.clock.monotonic() + HOOKS_AFTER_SCREEN)
+            found = "screen"
+        if found is not None and deadline > app.clock.monotonic() + SETTLE:
+            # A CLI draws a command's effect before its hooks report it, and ends a session
+            # before it starts the next: a moment more for the new session id of /clear.
+            deadline = app.clock.monotonic() + SETTLE
         app.clock.sleep(0.1)
-    return "screen" if screen_moved else None
+    return found
 
 
 def _confirmed_by_hooks(events: list[tuple[float, str, dict[str, object]]], text: str,
                         command: bool, session_id: str | None) -> str | None:
-    """The hook evidence that `text` was taken: its UserPromptSubmit; for a slash command, also
-    the events it fires (a SessionStart with a new session id after /clear)."""
+    """The hook evidence that `text` was taken: "hook" (its UserPromptSubmit); for a slash
+    command, "new session id" (the SessionStart after /clear) or "effect" (another event it
+    fires: the SessionEnd before that start, a compaction); None when there is none yet."""
+    if any(event == "UserPromptSubmit" and same_message(payload.get("prompt"), text)
+           for _, event, payload in events):
+        return "hook"
     effects = [(event, payload) for _, event, payload in events
                if command and event in COMMAND_EFFECTS]
     if any(event == "SessionStart" and payload.get("session_id") != session_id
            for event, payload in effects):
         return "new session id"
-    if effects or any(event == "UserPromptSubmit" and same_message(payload.get("prompt"), text)
-                      for _, event, payload in events):
-        return "hook"
-    return None
+    return "effect" if effects else None
 
 
 def last_reply(app: App, agent_id: str, log_before: int, text: str) -> str | None:
