@@ -22,8 +22,8 @@ Environment knobs (all optional):
                                    a recap (a SubagentStop outside any turn); default 180
   FAKE_AGENT_VERSION=<text>        what ``--version`` prints instead of the flavor's own line
 
-Claude flavor, like Claude Code 2.1.332: a slash command (``/clear``, ``/exit``, ...) fires no
-UserPromptSubmit and no Stop, only its effect's hooks; ``fail auth|500|429`` ends the turn with
+Claude flavor, like Claude Code 2.1.332: a slash command (``/clear``, ``/compact``, ``/exit``)
+fires no UserPromptSubmit and no Stop, only its effect's hooks; ``fail auth|500|429`` ends the turn with
 the CLI's error words, a StopFailure hook and the failed-turn hint in the empty prompt box.
 """
 
@@ -1021,11 +1021,16 @@ class Agent:
         self.show_prompt()
 
     def slash_command(self, command: str) -> None:
-        """Claude Code's commands: their effect only (/clear: a new session; /exit: the end)."""
+        """Claude Code's commands: their effect only (/clear: a new session; /exit: the end;
+        /compact: a PreCompact, and with this little to compact, nothing more)."""
         if command == "/exit":
             self.end("exit", 0)
         elif command == "/clear":
             self.clear()
+        elif command.split()[0] == "/compact":
+            self.hooks.fire("PreCompact", self.session, trigger="manual",
+                            custom_instructions=command[len("/compact"):].strip())
+            self.screen.line("  ⎿  Not enough messages to compact.")
         else:
             self.screen.line(f"  ⎿  fake-claude has no command {command.split()[0]}")
 

@@ -1,6 +1,7 @@
 """Issue 10 with the fake CLIs on a real tmux: a failed turn is `error` with the CLI's words and
 `send` refuses it; a recap written while the user was away is not work; `/clear` is delivered
-once; a silent command is idle after its start grace; `doctor` shows the CLIs' versions."""
+once and `/compact` leaves claude idle; a silent command is idle after its start grace;
+`doctor` shows the CLIs' versions."""
 
 from __future__ import annotations
 
@@ -109,6 +110,10 @@ def test_clear_is_delivered_once_and_confirmed_by_the_new_session(world: Env) ->
     assert events.count("SessionEnd") == 1 and "UserPromptSubmit" not in events  # one /clear
     assert world.roost("send", "cl", "after the clear").returncode == 0
     assert world.ls()["cl"]["provider_session_id"] == second
+    # /compact with nothing to compact: its PreCompact confirms it, and it leaves claude idle
+    assert world.roost("send", "cl", "/compact").stdout == "delivered to cl (confirmed by hook)\n"
+    assert hook_events(world, first["id"])[-1] == "PreCompact"
+    assert status(world, "cl")["status"] == "idle"
 
 
 def test_a_silent_command_is_idle_after_its_grace_and_working_while_it_prints(world: Env) -> None:

@@ -145,6 +145,19 @@ def test_a_recap_outside_a_turn_is_not_work() -> None:
     assert fold(("Stop", {}), (hooks.LAUNCH, {})) is None
 
 
+def test_a_compact_typed_at_the_prompt_leaves_the_status_to_the_screen() -> None:
+    # `/compact` with too little to compact: PreCompact, then nothing (2.1.332, measured)
+    assert fold(("Stop", {}), ("PreCompact", {"trigger": "manual"})) == ("idle", NOW, None)
+    # compacting inside a turn is work; a compaction's new session ends it
+    assert fold(("UserPromptSubmit", {}), ("PreCompact", {"trigger": "auto"}))[0] == "working"
+    assert fold(("Stop", {}), ("PreCompact", {}), ("SessionStart", {"source": "compact"})) == \
+        ("idle", NOW + 2, None)
+    # the screen moving after the hook shows the compaction at work
+    busy = "✻ Compacting conversation… (esc to interrupt)\n" + "─" * 20 + "\n❯ \n" + "─" * 20
+    assert classify(hook=("idle", NOW - 10, None), screen=busy, activity=NOW - 1)[:2] == \
+        ("working", "screen")
+
+
 def test_a_failed_turn_is_an_error_in_the_clis_words_until_the_next_prompt() -> None:
     failure = ("StopFailure", {"error": "server_error", "last_assistant_message":
                                "API Error: 500 Internal server error. This is a server-side "

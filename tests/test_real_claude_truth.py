@@ -105,6 +105,16 @@ def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(
         reply = world.roost("send", "cc", "after the clear", "--wait").stdout
         assert reply.strip() == "stub reply: after the clear"
         assert status(world, "cc")["provider_session_id"] == second
+        # /compact: PreCompact, the summary's SubagentStop (outside any turn), SessionStart
+        # (source compact, the same id); idle after it
+        sent = world.roost("send", "cc", "/compact")
+        assert sent.stdout == "delivered to cc (confirmed by hook)\n"
+        world.wait_screen(pane_of(world, "cc"), "Compacted", timeout=60)
+        world.wait_for(lambda: hook_events(world, agent["id"])[-1][0] == "SessionStart",
+                       what="the compaction's SessionStart")
+        assert [e for e, _ in hook_events(world, agent["id"])[-3:]] == \
+            ["PreCompact", "SubagentStop", "SessionStart"]
+        assert status(world, "cc")["status"] == "idle"
 
 
 @pytest.mark.timeout(420)

@@ -15,8 +15,8 @@ from roost.core.status import one_line
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
           "Stop", "StopFailure", "SubagentStop", "PreCompact", "SessionEnd")
-# Hook event -> status. A Notification's status depends on its type; a SubagentStop counts only
-# inside a turn (see `fold`).
+# Hook event -> status. A Notification's status depends on its type; a SubagentStop or a
+# PreCompact counts only inside a turn (see `fold`).
 HOOK_STATUS = {
     "SessionStart": "idle",
     "UserPromptSubmit": "working",
@@ -30,11 +30,14 @@ HOOK_STATUS = {
 }
 NOTIFICATION_STATUS = {"permission_prompt": "waiting", "idle_prompt": "idle",
                        "elicitation_dialog": "waiting"}
-# A turn runs from the prompt (or a tool call seen without it) to its Stop or StopFailure. A
-# SubagentStop outside a turn is a side job of an idle claude, such as the recap it writes when
-# the user comes back after a few minutes: it says nothing about the agent's status.
-TURN_BEGINS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact")
+# A turn runs from the prompt (or a tool call seen without it) to its Stop or StopFailure.
+# Outside a turn, a SubagentStop is a side job of an idle claude (the "※ recap" it writes a few
+# minutes after the user left) and a PreCompact is a `/compact` typed at the prompt, which may
+# end with no event at all ("Not enough messages to compact"): neither says anything, and the
+# screen shows a compaction at work.
+TURN_BEGINS = ("UserPromptSubmit", "PreToolUse", "PostToolUse")
 TURN_ENDS = ("Stop", "StopFailure", "SessionStart", "SessionEnd")
+OUTSIDE_A_TURN_SAYS_NOTHING = ("SubagentStop", "PreCompact")
 KEEP_TRANSCRIPTS_DAYS = 36500  # hibernated agents must stay resumable (Claude's default is 30)
 # roost/hook.sh: the path existing settings files name
 HOOK_SH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hook.sh")
@@ -204,8 +207,8 @@ def failure_reason(payload: dict[str, object]) -> str | None:
 def fold(events: list[tuple[float, str, dict[str, object]]]
          ) -> tuple[str, float, str | None] | None:
     """The status the events give, oldest first: that of the last event that says one, when it
-    fired, and an error's reason. A launch line starts afresh; a SubagentStop outside a turn
-    (the recap an idle claude writes) says nothing."""
+    fired, and an error's reason. A launch line starts afresh; a SubagentStop or PreCompact
+    outside a turn says nothing."""
     found: tuple[str, float, str | None] | None = None
     in_turn: bool | None = None  # unknown until the events show a turn begin or end
     for at, event, payload in events:
@@ -216,7 +219,7 @@ def fold(events: list[tuple[float, str, dict[str, object]]]
             in_turn = True
         elif event in TURN_ENDS:
             in_turn = False
-        if event == "SubagentStop" and in_turn is False:
+        if event in OUTSIDE_A_TURN_SAYS_NOTHING and in_turn is False:
             continue
         status = status_of(event, payload)
         if status is not None:
