@@ -140,3 +140,60 @@ def test_a_recap_written_while_away_leaves_claude_idle(world: Env) -> None:
         assert status(world, "rc")["status"] == "idle"
         sent = world.roost("send", "rc", "back again", timeout=30)  # at once, not refused
         assert sent.stdout == "delivered to rc (confirmed by hook)\n"
+
+
+def test_two_claudes_in_one_cwd_keep_their_own_conversations(world: Env) -> None:
+    """The closing note's rows for Claude Code, measured: two agents in one cwd messaged in
+    reverse order, each with its own session id and transcript; `waiting` on a permission
+    dialog, refused by send; killing one leaves the other working; waking it resumes its own
+    transcript file."""
+    import psutil
+
+    with running_stub() as stub:
+        real_world(world, stub.url)
+        work = str(world.tmp / "work")
+        world.roost("spawn", "ca", "--cwd", work, "--", "--permission-mode", "default")
+        world.roost("spawn", "cb", "--cwd", work)
+        a, b = wait_status(world, "ca", "idle"), wait_status(world, "cb", "idle")
+        assert a["provider_session_id"] != b["provider_session_id"]
+        for name in ("cb", "ca"):
+            assert world.roost("send", name, f"I am {name}", "--wait").stdout.strip() == \
+                f"stub reply: I am {name}"
+        projects = world.user_home / ".claude" / "projects"
+        transcripts = {n: next(projects.rglob(f"{s['provider_session_id']}.jsonl"))
+                       for n, s in (("ca", a), ("cb", b))}
+        assert transcripts["ca"].parent == transcripts["cb"].parent  # one cwd
+        assert "I am ca" in transcripts["ca"].read_text()
+        assert "I am ca" not in transcripts["cb"].read_text()
+
+        # waiting: a tool call that needs permission (ca runs in the default mode)
+        stub.queue_tool_use("Bash", {"command": "echo roost > marker.txt",
+                                     "description": "Write a marker file"})
+        world.roost("send", "ca", "please write the file")
+        waiting = wait_status(world, "ca", "waiting")
+        refused = world.roost("send", "ca", "hello?", check=False, timeout=90)
+        assert refused.returncode == 1 and "ca is waiting for you" in refused.stderr
+        world.tmux("send-keys", "-t", pane_of(world, "ca"), "Enter")  # 1. Yes
+        wait_status(world, "ca", "idle")
+        assert waiting["status_source"] in ("hook", "screen")
+
+        # working while the other is killed: the kill leaves it alone
+        stub.set_delay(30)
+        world.roost("send", "cb", "a long one")
+        wait_status(world, "cb", "working")
+        cb_pid = status(world, "cb")["pid"]
+        world.roost("kill", "ca")
+        assert status(world, "ca")["status"] == "stopped"
+        assert psutil.pid_exists(cb_pid) and status(world, "cb")["status"] == "working"
+        stub.release()
+        wait_status(world, "cb", "idle")
+
+        world.roost("wake", "ca")
+        woken = wait_status(world, "ca", "idle")
+        assert woken["provider_session_id"] == a["provider_session_id"]
+        stub.set_delay(0)
+        reply = world.roost("send", "ca", "who was I?", "--wait").stdout
+        assert reply.strip() == "stub reply: who was I?"
+        text = transcripts["ca"].read_text()  # the same file goes on
+        assert "I am ca" in text and "who was I?" in text
+        assert "who was I?" not in transcripts["cb"].read_text()
