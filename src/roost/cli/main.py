@@ -245,9 +245,10 @@ def capture(name: str, lines: int) -> None:
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print findings as JSON.")
 def doctor(as_json: bool) -> None:
-    """Check tmux, the socket, the store, and drift between store and tmux.
+    """Check tmux, the socket, the store, drift between store and tmux, and the agent CLIs.
 
-    Exits 1 when it finds a problem; each finding says what to do about it.
+    Exits 1 when it finds a problem; each finding says what to do about it. Each agent CLI's
+    installed version is shown next to the one roost was verified with (WARN when they differ).
 
     \b
     Example:
@@ -621,10 +622,12 @@ def watch(as_json: bool, interval: float) -> None:
                                            "previous": seen.get(o.agent.id, "").split(":")[0]
                                            or None, "source": o.status_source,
                                            "exit_code": o.exit_code,
-                                           "at": o.status_since}))
+                                           "at": o.status_since,
+                                           "reason": o.status_reason}))
                 else:
+                    why = f": {o.status_reason}" if o.status_reason else ""
                     click.echo(f"{o.status_since or ''}  {o.agent.name}: "
-                               f"{o.status} ({o.status_source})")
+                               f"{o.status} ({o.status_source}){why}")
                 seen[o.agent.id] = key
         sys.stdout.flush()
         time.sleep(interval)
