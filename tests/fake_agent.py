@@ -23,8 +23,9 @@ Environment knobs (all optional):
   FAKE_AGENT_VERSION=<text>        what ``--version`` prints instead of the flavor's own line
 
 Claude flavor, like Claude Code 2.1.332: a slash command (``/clear``, ``/compact``, ``/exit``)
-fires no UserPromptSubmit and no Stop, only its effect's hooks; ``fail auth|500|429`` ends the turn with
-the CLI's error words, a StopFailure hook and the failed-turn hint in the empty prompt box.
+fires no UserPromptSubmit and no Stop, only its effect's hooks; ``fail auth|500|429`` ends the
+turn with the CLI's error words, a StopFailure hook and the failed-turn hint in the empty prompt
+box.
 """
 
 from __future__ import annotations
@@ -686,7 +687,8 @@ def run_quietly(argv: list[str], stdin: bytes, cwd: str, env: dict[str, str]) ->
 
 @dataclass(frozen=True)
 class Key:
-    kind: str  # text | paste | enter | backspace | esc | ctrl_c | ctrl_d | eof | focus_in | focus_out
+    # text | paste | enter | backspace | esc | ctrl_c | ctrl_d | eof | focus_in | focus_out
+    kind: str
     text: str = ""
 
 
@@ -1054,11 +1056,12 @@ class Agent:
         text = "recap: you asked for echoes; next, send another message"
         self.screen.write(f"\r\x1b[2K※ {text}\n")
         agent_id = uuid.uuid4().hex[:17]
+        subagents = self.session.path.with_suffix("") / "subagents"
         self.hooks.fire(
             "SubagentStop", self.session, agent_id=agent_id, agent_type="",
-            agent_transcript_path=str(self.session.path.with_suffix("") / "subagents" / f"agent-{agent_id}.jsonl"),
+            agent_transcript_path=str(subagents / f"agent-{agent_id}.jsonl"),
             stop_hook_active=False, last_assistant_message=text,
-        )  # fmt: skip
+        )
         self.show_prompt()
 
     def respond(self, prompt: str, text: str) -> str:

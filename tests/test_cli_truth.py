@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -121,7 +121,7 @@ def test_a_silent_command_is_idle_after_its_grace_and_working_while_it_prints(wo
     spawn(world, "ticker", "--provider", "command", "--", "sh", "-c",
           "while :; do date +%s%N; sleep 0.2; done")
     assert status(world, "quiet")["status"] == "starting"
-    long_ago = (datetime.now(timezone.utc) - timedelta(minutes=2)).isoformat(
+    long_ago = (datetime.now(UTC) - timedelta(minutes=2)).isoformat(
         timespec="milliseconds")
     db = sqlite3.connect(world.home / "roost.db")  # the start grace, over without waiting
     db.execute("UPDATE agents SET started_at = ?", (long_ago,))
@@ -146,7 +146,7 @@ def test_doctor_shows_each_clis_version(world: Env) -> None:
 
     untested = world.roost("doctor", env={"FAKE_AGENT_VERSION": "codex-cli 0.170.0"})
     assert untested.returncode == 0  # a warning, not a problem
-    line = next(l for l in untested.stdout.splitlines() if l.startswith("WARN codex:"))
+    line = next(ln for ln in untested.stdout.splitlines() if ln.startswith("WARN codex:"))
     assert "0.170.0" in line and "verified with 0.169.0" in line
 
     gone = {"ROOST_GEMINI_BIN": str(world.tmp / "no-gemini")}

@@ -22,16 +22,17 @@ TESTS = Path(__file__).resolve().parent
 
 # Claude Code 2.1.332's screens after a failed turn (the stand-in answering 500, then 401), as
 # `capture-pane` shows them in a 120-column pane.
-FAILED_500 = """\
-❯ hello there
-● API Error: 500 Internal server error. This is a server-side issue, usually temporary — try again in a moment.
-  If it persists, check your inference gateway (127.0.0.1:37587).
-                  tmux focus-events off · add 'set -g focus-events on' to ~/.tmux.conf and reattach for focus tracking
-────────────────────────────────────────────────────────────────────────────────────────────────────────────────
-❯ Resend your message to try again
-────────────────────────────────────────────────────────────────────────────────────────────────────────────────
-  ⏵⏵ auto mode on (shift+tab to cycle)
-"""
+FAILED_500 = "\n".join([
+    "❯ hello there",
+    "● API Error: 500 Internal server error. This is a server-side issue, usually temporary — "
+    "try again in a moment.",
+    "  If it persists, check your inference gateway (127.0.0.1:37587).",
+    "                  tmux focus-events off · add 'set -g focus-events on' to ~/.tmux.conf and "
+    "reattach for focus tracking",
+    "─" * 120,
+    "❯ Resend your message to try again",
+    "─" * 120,
+    "  ⏵⏵ auto mode on (shift+tab to cycle)", ""])
 FAILED_401 = """\
 ❯ hello there
   ⎿  Invalid API key · Fix external API key
@@ -50,38 +51,40 @@ RETRYING = """\
   ⏵⏵ auto mode on (shift+tab to cycle) · esc to interrupt
 """
 # The next turn went well: the old error is still on screen, above it.
-RECOVERED = FAILED_500.replace("❯ Resend your message to try again", "❯ again\n● stub reply: again\n"
-                               "✻ Worked for 1s\n" + "─" * 40 + "\n❯ ")
+RECOVERED = FAILED_500.replace("❯ Resend your message to try again",
+                               "❯ again\n● stub reply: again\n✻ Worked for 1s\n" + "─" * 40
+                               + "\n❯ ")
 
 
 def classify(**kw: object) -> tuple[str, str, str | None]:
-    base = dict(alive=True, has_window=True, base_state="running", roost_stopped=False,
-                hook=None, screen=None, activity=None, started_at=NOW - 100, patterns=CLAUDE,
-                now=NOW)
+    base: dict[str, object] = {
+        "alive": True, "has_window": True, "base_state": "running", "roost_stopped": False,
+        "hook": None, "screen": None, "activity": None, "started_at": NOW - 100,
+        "patterns": CLAUDE, "now": NOW}
     base.update(kw)
     return status.classify(**base)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("kw", "expected"), [
-    pytest.param(dict(screen=FAILED_500), ("error", "screen", "Resend your message to try again"),
+    pytest.param({"screen": FAILED_500}, ("error", "screen", "Resend your message to try again"),
                  id="failed-turn-hint"),
-    pytest.param(dict(screen=FAILED_401), ("error", "screen", "Once fixed, resend your message"),
+    pytest.param({"screen": FAILED_401}, ("error", "screen", "Once fixed, resend your message"),
                  id="fix-then-resend-hint"),
-    pytest.param(dict(screen=RETRYING), ("working", "screen", None), id="retrying-is-work"),
-    pytest.param(dict(screen=RECOVERED), ("idle", "screen", None), id="old-error-scrolled-up"),
-    pytest.param(dict(hook=("error", NOW - 5, "API Error: 500 Internal server error"),
-                      screen=FAILED_500, activity=NOW - 6),
+    pytest.param({"screen": RETRYING}, ("working", "screen", None), id="retrying-is-work"),
+    pytest.param({"screen": RECOVERED}, ("idle", "screen", None), id="old-error-scrolled-up"),
+    pytest.param({"hook": ("error", NOW - 5, "API Error: 500 Internal server error"),
+                      "screen": FAILED_500, "activity": NOW - 6},
                  ("error", "hook", "API Error: 500 Internal server error"), id="hook-error"),
-    pytest.param(dict(hook=("error", NOW - 50, "Invalid API key · Fix external API key"),
-                      screen="❯ half-typed", activity=NOW - 1),
+    pytest.param({"hook": ("error", NOW - 50, "Invalid API key · Fix external API key"),
+                      "screen": "❯ half-typed", "activity": NOW - 1},
                  ("error", "hook", "Invalid API key · Fix external API key"),
                  id="hook-error-outlives-typing"),
-    pytest.param(dict(hook=("idle", NOW - 50, None), screen=FAILED_500, activity=NOW - 2),
+    pytest.param({"hook": ("idle", NOW - 50, None), "screen": FAILED_500, "activity": NOW - 2},
                  ("error", "screen", "Resend your message to try again"),
                  id="screen-error-after-a-quiet-hook"),
-    pytest.param(dict(hook=("idle", NOW - 5, "stale words")), ("idle", "hook", None),
+    pytest.param({"hook": ("idle", NOW - 5, "stale words")}, ("idle", "hook", None),
                  id="only-an-error-has-a-reason"),
-    pytest.param(dict(alive=False, base_state="stopped"), ("exited", "process", None),
+    pytest.param({"alive": False, "base_state": "stopped"}, ("exited", "process", None),
                  id="dead"),
 ])
 def test_error_status_and_its_reason(kw: dict, expected: tuple[str, str, str | None]) -> None:
@@ -89,15 +92,15 @@ def test_error_status_and_its_reason(kw: dict, expected: tuple[str, str, str | N
 
 
 @pytest.mark.parametrize(("kw", "expected"), [
-    pytest.param(dict(screen="\n" * 40, activity=NOW - 100, started_at=NOW - 5),
+    pytest.param({"screen": "\n" * 40, "activity": NOW - 100, "started_at": NOW - 5},
                  ("starting", "process"), id="silent-in-the-grace"),
-    pytest.param(dict(screen="\n" * 40, activity=NOW - 100, started_at=NOW - 60),
+    pytest.param({"screen": "\n" * 40, "activity": NOW - 100, "started_at": NOW - 60},
                  ("idle", "screen"), id="silent-after-the-grace"),
-    pytest.param(dict(screen="\n" * 40, activity=None, started_at=NOW - 60),
+    pytest.param({"screen": "\n" * 40, "activity": None, "started_at": NOW - 60},
                  ("idle", "screen"), id="silent-never-any-output"),
-    pytest.param(dict(screen="tick 41\ntick 42", activity=NOW - 1, started_at=NOW - 60),
+    pytest.param({"screen": "tick 41\ntick 42", "activity": NOW - 1, "started_at": NOW - 60},
                  ("working", "screen"), id="moving"),
-    pytest.param(dict(screen=None, started_at=NOW - 60), ("unknown", "process"),
+    pytest.param({"screen": None, "started_at": NOW - 60}, ("unknown", "process"),
                  id="no-screen"),
 ])
 def test_a_pattern_less_program(kw: dict, expected: tuple[str, str]) -> None:

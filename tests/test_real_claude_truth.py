@@ -9,11 +9,12 @@ import json
 
 import pytest
 
+from roost.core import status as statuses
+from roost.providers import traits
+
 from anthropic_stub import running_stub
 from conftest import Env
 from real_claude import claude_env, install_claude, prepare_home
-from roost.core import status as statuses
-from roost.providers import traits
 
 pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 

@@ -8,6 +8,7 @@ import re
 import stat
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from roost.core.errors import RoostError
 
@@ -58,7 +59,7 @@ def run() -> Report:
     return report
 
 
-def _setup_checks() -> tuple[Report, dict, set[str] | None]:
+def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
     """tmux, socket, home, config, store, drift, workspace; the config read and the providers
     the stored agents use (None when the store could not be read)."""
     from roost.system import config as cfg
@@ -142,7 +143,7 @@ def _setup_checks() -> tuple[Report, dict, set[str] | None]:
     return report, settings, {a.provider for a in agents}
 
 
-def provider_checks(report: Report, settings: Mapping, environ: Mapping[str, str],
+def provider_checks(report: Report, settings: Mapping[str, Any], environ: Mapping[str, str],
                     in_use: set[str] | None) -> None:
     """One line per agent CLI roost knows: the version installed (`<cli> --version`, run only
     when the executable exists, with a time limit) next to the one its traits were verified
@@ -164,7 +165,7 @@ def provider_checks(report: Report, settings: Mapping, environ: Mapping[str, str
     with ThreadPoolExecutor(max_workers=max(1, len(found))) as pool:
         versions = dict(zip(found, pool.map(
             lambda exe: installed_version(exe, environ) if exe else None,
-            [exe for _, _, exe in found.values()])))
+            [exe for _, _, exe in found.values()]), strict=True))
     for name, (verified, wanted, exe) in found.items():
         provider = base.get(name)
         if exe is None:

@@ -78,8 +78,8 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
 
 def _send_locked(app: App, name: str, text: str, wait: bool, ready_timeout: float,
                  confirm_timeout: float, reply_timeout: float) -> Sent:
-    found, _ready = _wait_status(app, name, READY + ("waiting", "error", "exited", "stopped",
-                                                     "failed"), ready_timeout)
+    found, _ready = _wait_status(app, name, (*READY, "waiting", "error", "exited", "stopped",
+                                             "failed"), ready_timeout)
     agent = app.store.require(name)
     if found.status != "idle":
         app.store.log(agent, "sent", delivered=False, chars=len(text), reason=not_ready(found))

@@ -11,6 +11,7 @@ import shutil
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.model import Agent
@@ -35,7 +36,8 @@ class Provider:
     def wanted_executable(self, agent: Agent, config: Mapping, environ: Mapping[str, str]) -> str:
         return self.configured_executable(config, environ)
 
-    def configured_executable(self, config: Mapping, environ: Mapping[str, str]) -> str:
+    def configured_executable(self, config: Mapping[str, Any],
+                              environ: Mapping[str, str]) -> str:
         """$ROOST_<NAME>_BIN, then providers.<name>.bin in config.toml, then the usual name."""
         configured = environ.get(self.env_var) or config.get("providers", {}).get(self.name, {}).get("bin")
         return str(configured or self.default_bin)
