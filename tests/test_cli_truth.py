@@ -156,3 +156,22 @@ def test_doctor_shows_each_clis_version(world: Env) -> None:
     broken = world.roost("doctor", env=gone, check=False)
     assert broken.returncode == 1
     assert "BAD  gemini: not installed" in broken.stdout and "agents of it exist" in broken.stdout
+
+
+def test_a_cli_that_breaks_as_it_takes_the_message_is_not_delivered(world: Env) -> None:
+    """The screen moving is no confirmation when what moved is the CLI failing (codex's
+    "Reconnecting to server…" when its server is gone): error patterns from config.toml."""
+    (world.home).mkdir(parents=True, exist_ok=True)
+    (world.home / "config.toml").write_text(
+        '[status.patterns.command]\nerror = ["Reconnecting to server"]\n')
+    spawn(world, "cx", "--provider", "command", "--", "sh", "-c",
+          'printf "ready> "; read line; echo; echo "■ Reconnecting to server… 3/5"; sleep 1000')
+    wait_status(world, "cx", "idle")
+    proc = world.roost("send", "cx", "hello", check=False)
+    assert proc.returncode == 1
+    assert "not delivered to cx: cx shows an error: Reconnecting to server… 3/5" in proc.stderr
+    broken = status(world, "cx")
+    assert (broken["status"], broken["status_source"], broken["status_reason"]) == \
+        ("error", "screen", "Reconnecting to server… 3/5")
+    again = world.roost("send", "cx", "hello?", check=False, timeout=20)  # refused at once
+    assert again.returncode == 1 and "cx shows an error: Reconnecting" in again.stderr

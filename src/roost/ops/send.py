@@ -19,6 +19,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from roost.core import status
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.observation import Observation
@@ -100,10 +101,10 @@ def _send_locked(app: App, name: str, text: str, wait: bool, ready_timeout: floa
     screen_before = app.tmux.capture(pane.pane_id, 200) if by_screen else ""
     app.tmux.send_enter(pane.pane_id)
 
-    how = _confirm(app, agent, quirks.hooks, command, pane.pane_id, log, log_before,
-                   screen_before if by_screen else None, text, confirm_timeout)
-    if how is None:
-        return _not_delivered(app, agent, text, "no sign that the agent took it")
+    delivered, how = _confirm(app, agent, quirks.hooks, command, pane.pane_id, log, log_before,
+                              screen_before if by_screen else None, text, confirm_timeout)
+    if not delivered:
+        return _not_delivered(app, agent, text, how)
     app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how)
     if not wait:
         return Sent(True, how)
@@ -156,10 +157,22 @@ def _not_delivered(app: App, agent: Agent, text: str, why: str) -> Sent:
 
 def _confirm(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: str, log: str,
              log_before: int, screen_before: str | None, text: str,
-             timeout: float) -> str | None:
-    """What shows that the agent took `text` (hook, new session id, screen, exit), or None.
-    `screen_before` is the baseline when the screen may confirm it (a CLI without hooks, or a
-    slash command)."""
+             timeout: float) -> tuple[bool, str]:
+    """(True, what shows that the agent took `text`: hook, new session id, screen, exit), or
+    (False, why not). `screen_before` is the baseline when the screen may confirm it (a CLI
+    without hooks, or a slash command); a screen that now shows an error confirms nothing."""
+    found = _confirmation(app, agent, has_hooks, command, pane_id, log, log_before,
+                          screen_before, text, timeout)
+    if found is None:
+        return False, "no sign that the agent took it"
+    if found.startswith("error:"):
+        return False, f"{agent.name} shows an error: {found[len('error:'):]}"
+    return True, found
+
+
+def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: str,
+                  log: str, log_before: int, screen_before: str | None, text: str,
+                  timeout: float) -> str | None:
     deadline = app.clock.monotonic() + timeout
     found: str | None = None  # a confirmation that a moment more may tell better
     while app.clock.monotonic() < deadline:
@@ -173,8 +186,12 @@ def _confirm(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: st
         pane = agent_panes(app.tmux.list_panes()).get(agent.id)
         if pane is None or pane.dead:
             return "exit" if command and pane is not None else found
-        if found is None and screen_before is not None and \
-                app.tmux.capture(pane_id, 200) != screen_before:
+        screen = app.tmux.capture(pane_id, 200) if found is None and \
+            screen_before is not None else None
+        if screen is not None and screen != screen_before:
+            broken = _screen_error(app, agent.provider, screen)
+            if broken is not None:
+                return f"error:{broken}"  # what moved is the CLI failing, not taking the text
             if not has_hooks:
                 return "screen"
             found = "screen"
@@ -184,6 +201,15 @@ def _confirm(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: st
             deadline = app.clock.monotonic() + SETTLE
         app.clock.sleep(0.1)
     return found
+
+
+def _screen_error(app: App, provider: str, screen: str) -> str | None:
+    """The reason when the screen shows the provider's error patterns (config.toml's
+    included), else None."""
+    patterns = status.patterns_for(traits.of(provider).patterns,
+                                   (observe.pattern_overrides(app.settings) or {}).get(provider))
+    found = status.reading(screen, patterns)
+    return (found[1] or "the CLI shows an error") if found and found[0] == "error" else None
 
 
 def _confirmed_by_hooks(events: list[tuple[float, str, dict[str, object]]], text: str,
