@@ -121,6 +121,21 @@ def test_error_patterns_are_generic_and_checked_before_busy_and_idle() -> None:
     assert "error" in status.KINDS and status.KINDS.index("error") < status.KINDS.index("working")
 
 
+def test_an_error_above_the_last_turn_is_over() -> None:
+    """A CLI that leaves its error words in the scrollback marks its turns ("turn" patterns:
+    a finished turn's footer, a busy line): only an error below the last such line counts."""
+    mine = {"error": ["■ unexpected status"], "turn": ["Worked for "], "idle": ["^›$"]}
+    failed = "› hi\n■ unexpected status 401 Unauthorized\n›"
+    assert status.reading(failed, mine) == ("error", "unexpected status 401 Unauthorized")
+    assert status.reading(failed + " again\n• hello\n─ Worked for 2s ─\n›", mine) == \
+        ("idle", None)
+    # anchors: "^" starts a line, "$" ends the screen's last line
+    assert status.reading("› typed text", mine) is None
+    assert status.matches("Proceed? [Yes]: ", "[Yes]:$", True)
+    assert not status.matches("Proceed? [Yes]: ", "[Yes]:$", False)
+    assert status.patterns_for({}, {"turn": ["✦ "]})["turn"] == ["✦ "]
+
+
 def test_a_reason_is_one_bounded_line() -> None:
     assert status.one_line("  ⎿  Invalid API key · Fix external API key  ") == \
         "Invalid API key · Fix external API key"

@@ -19,42 +19,83 @@ QUIET = 3.0  # seconds without screen activity before a pattern-less screen coun
 # How far up each kind is looked for: dialogs and error boxes are tall, busy footers and prompts
 # sit at the bottom. Looking no higher keeps the conversation above (which may quote any of
 # these words) from reading as a status.
-WINDOW = {"waiting": 8, "error": 8, "working": 6, "idle": 4}
+WINDOW = {"waiting": 8, "error": 12, "working": 6, "idle": 4}
 REASON_LIMIT = 200  # characters of a reason: one line, whatever the CLI printed
-DECORATION = "●•✦※⎿❯›>│┃╭╮╰╯─✗✘✕⚠■▌ "  # bullets, prompts and box edges around a CLI's words
+# Bullets, prompts, marks and box edges drawn around a CLI's words.
+DECORATION = "●•◦✦※⎿❯›>│┃╭╮╰╯─└✗✘✕⚠ℹ■▌ "
 
 # Screen kinds, checked in this order on the last lines; the first kind that matches wins. Each
 # provider's patterns for them are its own (providers/traits.py). A dialog is what the user must
 # answer first; an error outranks the busy and idle cues a broken CLI may still draw (its prompt,
 # a stuck spinner), so a provider's error patterns must match only while the failure is current.
 KINDS = ("waiting", "error", "working", "idle")
+# Not a status: a provider's texts that show a turn went on (a prompt taken, an answer, a busy
+# footer). Many CLIs leave an error's words in the scrollback; an error above the last of these
+# lines is over, one below it is current.
+TURN = "turn"
+
+# A pattern is a text found anywhere in a line, unless anchored: "^" in front, it starts the
+# line; "$" behind, it ends the screen's last line (trailing spaces aside), where a prompt or a
+# question the CLI waits on sits.
+START, END = "^", "$"
 
 
 def patterns_for(defaults: Mapping[str, Sequence[str]],
                  override: object = None) -> dict[str, list[str]]:
     """A provider's patterns (`defaults`), each kind replaced by the user's list for it when its
     `[status.patterns.<provider>]` table in config.toml (`override`) gives one."""
-    merged = {kind: list(defaults.get(kind, ())) for kind in KINDS}
+    merged = {kind: list(defaults.get(kind, ())) for kind in (*KINDS, TURN)}
     if isinstance(override, dict):
         for kind, values in override.items():
-            if kind in KINDS and isinstance(values, list):
+            if kind in merged and isinstance(values, list):
                 merged[kind] = [str(v) for v in values]
     return merged
 
 
-def reading(text: str, patterns: dict[str, list[str]]) -> tuple[str, str | None] | None:
-    """(kind, reason) from the last non-empty lines, or None when nothing matches. The reason is
-    given for an error: the line that shows it, as one_line makes it."""
+def matches(line: str, pattern: str, last: bool) -> bool:
+    """Whether `pattern` (anchored or not) is on `line`, which is the screen's last non-empty
+    line when `last` is true.
+
+    >>> matches(">  ", "^>$", True), matches("> hello", "^>$", True)
+    (True, False)
+    >>> matches("Run shell command? (Y)es/(N)o [Yes]: ", "[Yes]:$", False)
+    False
+    """
+    if len(pattern) > 1 and pattern.endswith(END):
+        if not last:
+            return False
+        line, pattern = line.rstrip(), pattern[:-1]
+        if len(pattern) > 1 and pattern.startswith(START):
+            return line == pattern[1:]
+        return line.endswith(pattern)
+    if len(pattern) > 1 and pattern.startswith(START):
+        return line.rstrip().startswith(pattern[1:])
+    return pattern in line
+
+
+def reading(text: str, patterns: Mapping[str, Sequence[str]]
+            ) -> tuple[str, str | None] | None:
+    """(kind, reason) from the last non-empty lines, or None when nothing matches. An error
+    counts below the last line that shows a turn went on (TURN); its reason is the first line
+    that shows it, as one_line makes it."""
     lines = [line for line in text.splitlines() if line.strip()]
+    last = len(lines) - 1
     for kind in KINDS:
         wanted = patterns.get(kind, ())
-        for line in lines[-WINDOW[kind]:] if wanted else ():
-            if any(p in line for p in wanted):
-                return kind, one_line(line) if kind == "error" else None
+        if not wanted:
+            continue
+        first = max(0, len(lines) - WINDOW[kind])
+        if kind == "error":
+            turns = [i for i in range(first, len(lines))
+                     if any(matches(lines[i], p, False) for p in patterns.get(TURN, ()))]
+            first = turns[-1] + 1 if turns else first
+        for i in range(first, len(lines)):
+            if any(matches(lines[i], p, i == last) for p in wanted):
+                return kind, one_line(lines[i]) if kind == "error" else None
     return None
 
 
-def from_screen(text: str, patterns: dict[str, list[str]]) -> str | None:
+def from_screen(text: str, patterns: Mapping[str, Sequence[str]]) -> str | None:
     """waiting / error / working / idle from the last non-empty lines, or None."""
     found = reading(text, patterns)
     return found[0] if found else None
@@ -70,7 +111,8 @@ def one_line(text: str) -> str:
 def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: bool,
              hook: tuple[str, float, str | None] | None, screen: str | None,
              activity: float | None, started_at: float | None,
-             patterns: dict[str, list[str]], now: float) -> tuple[str, str, str | None]:
+             patterns: Mapping[str, Sequence[str]], now: float
+             ) -> tuple[str, str, str | None]:
     """(status, source, reason); the reason (the CLI's words) comes with an error only.
     `base_state` is state.derive's answer (running/stopped/hibernated/failed); `hook` is the
     status the last hook event gave, when it fired, and its reason; `screen` is the pane's text

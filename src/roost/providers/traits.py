@@ -28,9 +28,16 @@ class Traits:
       failure, an API error, a usage limit). The line that matches is the status's reason, so
       prefer the CLI's own error words; and match only what shows while the failure is current
       (a line that stays in the scrollback after the CLI recovered would pin the agent in
-      error): it is checked before the busy and idle cues;
+      error, unless "turn" patterns mark the turns after it): it is checked before the busy
+      and idle cues;
     - "working": the busy cue of a turn (a spinner footer);
-    - "idle": the prompt, ready for input.
+    - "idle": the prompt, ready for input;
+    - "turn" (not a status): texts that show a turn went on (a finished turn's footer, a busy
+      line, an answer's mark). An error above the last such line is over: the way to keep a
+      CLI's scrollback of old errors from reading as a current one.
+
+    A pattern is found anywhere in a line unless anchored: "^text" starts a line, "text$" ends
+    the screen's last non-empty line.
 
     `verified` is the version of the CLI these traits were checked against (the first
     dotted number `<cli> --version` prints); "" for a program roost knows nothing about."""
