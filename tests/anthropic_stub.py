@@ -26,6 +26,10 @@ Every request is recorded (method, path, query, headers, body json, kind, reply)
 *side* one is anything else on /v1/messages (title generation with the small model, ...).
 ``stub.set_delay(seconds)`` holds each later main reply that long before anything is sent, so a
 test can watch the busy state; ``stub.release()`` ends the delay early.
+``stub.fail_with(status, error_type, message)`` answers every later ``/v1/messages`` request
+with that HTTP error and the API's error body (401 ``authentication_error``, 429
+``rate_limit_error``, 500 ``api_error``, ...) until ``stub.fail_with(None)``; ``stub.failures``
+counts the requests it failed.
 
     with running_stub() as stub:
         env["ANTHROPIC_BASE_URL"] = stub.url
@@ -184,6 +188,8 @@ class AnthropicStub:
         self._release = threading.Event()
         self._stopping = threading.Event()
         self._script: list[dict[str, Any]] = []
+        self._failure: tuple[int, str, str] | None = None
+        self.failures = 0
         self.reply_for = self.default_reply
         self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -210,6 +216,19 @@ class AnthropicStub:
     def release(self) -> None:
         """End the current (and any later) delay now; ``set_delay`` arms it again."""
         self._release.set()
+
+    def fail_with(self, status: int | None, error_type: str = "api_error",
+                  message: str = "Internal server error") -> None:
+        """Answer every later ``/v1/messages`` request (main and side) with HTTP ``status`` and
+        the API's error body, as the real API does (``None`` answers normally again)."""
+        with self._lock:
+            self._failure = None if status is None else (int(status), error_type, message)
+
+    def _failing(self) -> tuple[int, str, str] | None:
+        with self._lock:
+            if self._failure is not None:
+                self.failures += 1
+            return self._failure
 
     def queue_reply(self, text: str) -> None:
         """Answer the next main request (after any queued before) with ``text``."""
@@ -328,7 +347,13 @@ class AnthropicStub:
                     if method == "POST" and path == "/v1/messages" and isinstance(body, dict):
                         req.kind = "main" if is_main_request(body) else "side"
                         stub._record(req)
-                        self._messages(req, body)
+                        failure = stub._failing()
+                        if failure is not None:
+                            status, error_type, message = failure
+                            self._send_json(status, {"type": "error", "error": {
+                                "type": error_type, "message": message}})
+                        else:
+                            self._messages(req, body)
                     elif method == "POST" and path == "/v1/messages/count_tokens":
                         req.kind = "count_tokens"
                         stub._record(req)

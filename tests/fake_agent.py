@@ -29,6 +29,14 @@ child of the TUI, with the TUI's environment) unless ``--no-daemon``; a TUI that
 it go shows "Reconnecting to server…" and takes no prompt. The rollout file is written at the
 first message and held open while the process runs. ``fail auth|usage|server|rate`` shows the
 real CLI's error line for a failed turn.
+  FAKE_AGENT_RECAP_AFTER=<secs>    (claude) idle this long after the terminal lost focus, write
+                                   a recap (a SubagentStop outside any turn); default 180
+  FAKE_AGENT_VERSION=<text>        what ``--version`` prints instead of the flavor's own line
+
+Claude flavor, like Claude Code 2.1.332: a slash command (``/clear``, ``/compact``, ``/exit``)
+fires no UserPromptSubmit and no Stop, only its effect's hooks; ``fail auth|500|429`` ends the
+turn with the CLI's error words, a StopFailure hook and the failed-turn hint in the empty prompt
+box.
 """
 
 from __future__ import annotations
@@ -61,6 +69,22 @@ HOOK_TIMEOUT = float(os.environ.get("FAKE_AGENT_HOOK_TIMEOUT") or 10.0)  # Claud
 IGNORE_HUP = bool(os.environ.get("FAKE_AGENT_IGNORE_HUP"))
 ESC_WAIT = 0.05  # how long a lone ESC waits for the rest of an escape sequence
 LOGGED_ENV_PREFIXES = ("ROOST_", "FAKE_", "LANG", "LC_", "TMUX", "MY_")
+# What each real CLI prints for --version (the versions roost's traits were verified against).
+VERSIONS = {"claude": "2.1.332 (Claude Code)", "codex": "codex-cli 0.169.0",
+            "gemini": "0.61.0", "aider": "aider 0.86.2"}
+SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t].*)?")
+RECAP_AFTER = float(os.environ.get("FAKE_AGENT_RECAP_AFTER") or 180.0)
+# Claude Code 2.1.332's failed turns (API stand-in answering 401, 500, 429): StopFailure's
+# error code, the words it prints, and the hint its empty prompt box shows until the next message.
+FAILURES = {
+    "fail auth": ("authentication_failed", "Invalid API key · Fix external API key",
+                  "Once fixed, resend your message"),
+    "fail 500": ("server_error", "API Error: 500 Internal server error. This is a server-side "
+                 "issue, usually temporary — try again in a moment.",
+                 "Resend your message to try again"),
+    "fail 429": ("rate_limit", "API Error: Request rejected (429) · Number of request tokens has "
+                 "exceeded your per-minute rate limit", "Resend your message to try again"),
+}
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -780,7 +804,8 @@ CODEX_ERRORS = {  # what codex 0.169.0 shows for a failed turn (tests/test_real_
 
 @dataclass(frozen=True)
 class Key:
-    kind: str  # text | paste | enter | backspace | esc | ctrl_c | ctrl_d | eof
+    # text | paste | enter | backspace | esc | ctrl_c | ctrl_d | eof | focus_in | focus_out
+    kind: str
     text: str = ""
 
 
@@ -871,7 +896,9 @@ class Keyboard:
         seq, self.buf = m.group(0), self.buf[m.end():]
         if seq == "\x1b[200~":
             return self.read_paste()
-        return None  # arrows, focus events...: not needed by the fake
+        if seq in ("\x1b[I", "\x1b[O"):  # the terminal gained / lost focus
+            return Key("focus_in" if seq == "\x1b[I" else "focus_out")
+        return None  # arrows...: not needed by the fake
 
     def read_paste(self) -> Key:
         end = "\x1b[201~"
@@ -955,6 +982,9 @@ class Agent:
         self.server: int | None = None  # codex: the pid of the shared app-server it uses
         self.lost_server_at: float | None = None
         self.failed: str | None = None  # codex: this turn's error line
+        self.placeholder = ""  # the empty prompt's hint after a failed turn (claude)
+        self.blurred_at: float | None = None  # when the terminal lost focus (claude's recap)
+        self.recapped = False
 
     # ---- lifecycle
 
@@ -995,7 +1025,10 @@ class Agent:
                 return 0  # gemini's positional prompt is one-shot
         while True:
             if self.server is None:
-                self.handle_key(self.next_key())
+                key = self.next_key(self.recap_wait())
+                if key is None and self.recap_wait() == 0:
+                    self.recap()
+                self.handle_key(key)
                 continue
             key = self.next_key(0.3)
             self.watch_server()
@@ -1010,6 +1043,47 @@ class Agent:
         self.screen.line()
         self.screen.line("◦ Reconnecting to server… (0s)")
         self.show_prompt()
+
+    def slash_command(self, command: str) -> None:
+        """Claude Code's commands: their effect only (/clear: a new session; /exit: the end;
+        /compact: a PreCompact, and with this little to compact, nothing more)."""
+        if command == "/exit":
+            self.end("exit", 0)
+        elif command == "/clear":
+            self.clear()
+        elif command.split()[0] == "/compact":
+            self.hooks.fire("PreCompact", self.session, trigger="manual",
+                            custom_instructions=command[len("/compact"):].strip())
+            self.screen.line("  ⎿  Not enough messages to compact.")
+        else:
+            self.screen.line(f"  ⎿  fake-claude has no command {command.split()[0]}")
+
+    def fail(self, error: str, message: str, hint: str) -> None:
+        """A turn the API refused (after the retries): the words, StopFailure, the hint."""
+        self.screen.line(f"● {message}")
+        self.hooks.fire("StopFailure", self.session, error=error, last_assistant_message=message)
+        self.placeholder = hint
+
+    def recap_wait(self) -> float | None:
+        """Seconds until an idle, unfocused claude writes its recap; None when it will not."""
+        if self.opts.flavor != "claude" or self.blurred_at is None or self.recapped or \
+                self.input:
+            return None
+        return max(0.0, self.blurred_at + RECAP_AFTER - time.monotonic())
+
+    def recap(self) -> None:
+        """Claude Code's "※ recap" of an idle session, written by a subagent: a SubagentStop
+        outside any turn (no UserPromptSubmit before it, no Stop after it)."""
+        self.recapped = True
+        text = "recap: you asked for echoes; next, send another message"
+        self.screen.write(f"\r\x1b[2K※ {text}\n")
+        agent_id = uuid.uuid4().hex[:17]
+        subagents = self.session.path.with_suffix("") / "subagents"
+        self.hooks.fire(
+            "SubagentStop", self.session, agent_id=agent_id, agent_type="",
+            agent_transcript_path=str(subagents / f"agent-{agent_id}.jsonl"),
+            stop_hook_active=False, last_assistant_message=text,
+        )
 
     def aider_banner(self) -> None:
         for f in self.opts.positionals:
@@ -1048,13 +1122,22 @@ class Agent:
 
     def show_prompt(self) -> None:
         self.screen.write(self.prompt_mark + self.input)
+        if self.placeholder and not self.input and self.screen.interactive:
+            # dim hint, cursor back at the start of the input
+            self.screen.write(f"\x1b[2m{self.placeholder}\x1b[0m\x1b[{len(self.placeholder)}D")
 
     def handle_key(self, key: Key | None) -> None:
         if key is None:
             return
+        if key.kind in ("focus_in", "focus_out"):
+            self.blurred_at = time.monotonic() if key.kind == "focus_out" else None
+            self.recapped = False
+            return
         if key.kind != "ctrl_c":
             self.ctrl_c_armed = False
         if key.kind in ("text", "paste"):
+            if self.placeholder and not self.input:
+                self.screen.write("\x1b[K")  # the hint goes as soon as something is typed
             self.input += key.text  # newlines inside a paste stay in the input
             self.screen.write(key.text)
         elif key.kind == "backspace" and self.input:
@@ -1108,27 +1191,37 @@ class Agent:
             self.show_prompt()
             return
         text, self.input = self.input, ""
+        self.placeholder = ""
         self.screen.line()
         prompt = text.strip()
         # Disk first, then hooks: a hook may read the transcript it is pointed at. (Codex
         # records no slash command: /quit alone never writes a rollout.)
         if not (self.codex and prompt.startswith("/")):
             self.store.record(self.session, "user", text)
-        self.hooks.fire("UserPromptSubmit", self.session, prompt=text)
-        self.failed = None
-        reply = self.respond(prompt, text)
-        if self.failed is not None:
-            self.screen.line(f"■ {self.failed}")  # codex: the turn failed, nothing recorded
-            self.show_prompt()
-            return
-        self.store.record(self.session, "assistant", reply)
-        if self.codex:
-            self.screen.line(f"• {reply}")
-            self.screen.line("  Worked for <1s")
+        if self.opts.flavor == "claude" and SLASH_COMMAND.fullmatch(prompt):
+            self.slash_command(prompt)  # Claude Code fires no prompt hooks for its commands
+        elif self.opts.flavor == "claude" and prompt in FAILURES:
+            self.hooks.fire("UserPromptSubmit", self.session, prompt=text)
+            self.fail(*FAILURES[prompt])
         else:
-            self.screen.line(f"● {reply}")
-        self.hooks.fire("Stop", self.session, last_assistant_message=reply, stop_hook_active=False)
-        self.hooks.notify_turn(self.session, text, reply)
+            self.hooks.fire("UserPromptSubmit", self.session, prompt=text)
+            self.failed = None
+            reply = self.respond(prompt, text)
+            if self.failed is not None:
+                self.screen.line(f"■ {self.failed}")  # codex: the turn failed, nothing recorded
+                self.show_prompt()
+                return
+            self.store.record(self.session, "assistant", reply)
+            if self.codex:
+                self.screen.line(f"• {reply}")
+                self.screen.line("  Worked for <1s")
+            else:
+                self.screen.line(f"● {reply}")
+            self.hooks.fire("Stop", self.session, last_assistant_message=reply,
+                            stop_hook_active=False)
+            self.hooks.notify_turn(self.session, text, reply)
+        if self.blurred_at is not None:  # a turn ended while away: the recap waits from here
+            self.blurred_at, self.recapped = time.monotonic(), False
         self.show_prompt()
 
     def respond(self, prompt: str, text: str) -> str:
@@ -1290,6 +1383,9 @@ def main(argv: list[str]) -> int:
     flavor, rest = "claude", argv
     try:
         flavor, rest = split_flavor(argv)
+        if rest == ["--version"]:  # not logged as a start: it starts nothing
+            print(os.environ.get("FAKE_AGENT_VERSION") or VERSIONS[flavor])
+            return 0
         if flavor == "codex" and rest[:1] == ["app-server"] and "--managed-daemon" in rest:
             return AppServer(codex_home()).serve()
         opts = parse_args(flavor, rest)

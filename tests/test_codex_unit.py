@@ -23,9 +23,11 @@ def screen(*lines: str) -> str:
 
 
 def classify(text: str) -> tuple[str, str]:
-    return status.classify(alive=True, has_window=True, base_state="running",
-                           roost_stopped=False, hook=None, screen=text, activity=NOW - 30,
-                           started_at=NOW - 100, patterns=CODEX, now=NOW)
+    """(status, source); the reason is checked on its own below."""
+    found = status.classify(alive=True, has_window=True, base_state="running",
+                            roost_stopped=False, hook=None, screen=text, activity=NOW - 30,
+                            started_at=NOW - 100, patterns=CODEX, now=NOW)
+    return found[0], found[1]
 
 
 SCREENS = [
@@ -99,9 +101,9 @@ def test_real_codex_screens_read_as_their_status(text: str, kind: str,
 def test_the_error_outranks_a_hook_that_said_idle_once_the_screen_moved() -> None:
     text = screen("■ unexpected status 403 Forbidden: nope", *FOOTER)
     found = status.classify(alive=True, has_window=True, base_state="running",
-                            roost_stopped=False, hook=("idle", NOW - 50), screen=text,
+                            roost_stopped=False, hook=("idle", NOW - 50, None), screen=text,
                             activity=NOW - 2, started_at=NOW - 100, patterns=CODEX, now=NOW)
-    assert found == ("error", "screen")
+    assert found == ("error", "screen", "unexpected status 403 Forbidden: nope")
 
 
 def test_a_reason_is_one_line_and_bounded() -> None:

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.core import observation, present
-from roost.core import status as screen_kinds
+from roost.core import observation, present, status
 from roost.core.model import Agent
 from roost.core.observation import Observation, Record
 from roost.core.pane import Pane
@@ -86,10 +85,10 @@ def has_hooks(provider: str) -> bool:
 @pytest.mark.parametrize(("provider", "hook", "activity", "wanted"), [
     pytest.param("codex", None, NOW, True, id="no-hooks"),
     pytest.param("claude", None, NOW, True, id="no-hook-event-yet"),
-    pytest.param("claude", ("idle", NOW - 10), NOW - 20, False, id="quiet-since-the-hook"),
-    pytest.param("claude", ("idle", NOW - 10), NOW - 2, True, id="output-after-the-hook"),
+    pytest.param("claude", ("idle", NOW - 10, None), NOW - 20, False, id="quiet-since-the-hook"),
+    pytest.param("claude", ("idle", NOW - 10, None), NOW - 2, True, id="output-after-the-hook"),
 ])
-def test_screens_needed(provider: str, hook: tuple[str, float] | None, activity: float,
+def test_screens_needed(provider: str, hook: tuple[str, float, str | None] | None, activity: float,
                         wanted: bool) -> None:
     seen = [one(record(provider=provider), pane(activity=activity))]
     hooked = {"id-a": hook} if hook else {}
@@ -238,8 +237,11 @@ def test_every_provider_carries_its_traits() -> None:
     for name, provider in providers.items():
         quirks = provider.traits
         assert quirks is traits.of(name) and quirks.name == name == provider.name
-        assert {"waiting", "working", "idle"} <= set(quirks.patterns) <= {*screen_kinds.KINDS,
-                                                                          screen_kinds.TURN}
+        # every screen kind it names is one core/status.py reads ("error", "turn" optional)
+        assert {"waiting", "working", "idle"} <= set(quirks.patterns) <= {*status.KINDS,
+                                                                          status.TURN}
+        # the version its traits were verified against: every CLI but an arbitrary command
+        assert bool(re.fullmatch(r"\d+\.\d+\.\d+", quirks.verified)) == (name != "command")
         assert quirks.enter_delay > 0
         assert quirks.session_id in (traits.MINTED, traits.DISCOVERED, traits.NO_SESSION_ID)
         minted = provider.new_session_id()

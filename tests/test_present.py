@@ -141,7 +141,7 @@ def test_watch_lines_for_scripts_and_for_people() -> None:
     o = seen("a", "exited", exit_code=1, source="pane")
     assert json.loads(present.watch_line(o, "working", as_json=True)) == {
         "name": "a", "status": "exited", "previous": "working", "source": "pane",
-        "exit_code": 1, "at": "2026-11-29T12:00:00+00:00"}
+        "exit_code": 1, "at": "2026-11-29T12:00:00+00:00", "reason": None}
     assert present.watch_line(o, None, as_json=False) == \
         "2026-11-29T12:00:00+00:00  a: exited (pane)"
     assert present.watch_line(seen("a", "idle", since=None), None, as_json=False) == \

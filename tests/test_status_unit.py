@@ -14,11 +14,13 @@ NOW = 1_000_000.0
 
 
 def classify(**kw: object) -> tuple[str, str]:
+    """(status, source): reasons have their own tests (test_error_status_unit.py)."""
     base = dict(alive=True, has_window=True, base_state="running", roost_stopped=False,
                 hook=None, screen=None, activity=None, started_at=NOW - 100, patterns=CLAUDE,
                 now=NOW)
     base.update(kw)
-    return status.classify(**base)  # type: ignore[arg-type]
+    found, source, _reason = status.classify(**base)  # type: ignore[arg-type]
+    return found, source
 
 
 @pytest.mark.parametrize(("kw", "expected"), [
@@ -30,13 +32,13 @@ def classify(**kw: object) -> tuple[str, str]:
                  ("stopped", "process"), id="killed-by-roost"),
     pytest.param(dict(alive=False, base_state="stopped", has_window=False),
                  ("stopped", "process"), id="home-gone"),
-    pytest.param(dict(hook=("working", NOW - 5)), ("working", "hook"), id="hook-working"),
-    pytest.param(dict(hook=("idle", NOW - 5), screen="❯ ", activity=NOW - 6),
+    pytest.param(dict(hook=("working", NOW - 5, None)), ("working", "hook"), id="hook-working"),
+    pytest.param(dict(hook=("idle", NOW - 5, None), screen="❯ ", activity=NOW - 6),
                  ("idle", "hook"), id="hook-idle-screen-quiet"),
-    pytest.param(dict(hook=("idle", NOW - 50), activity=NOW - 2,
+    pytest.param(dict(hook=("idle", NOW - 50, None), activity=NOW - 2,
                       screen="Model picker\nEsc to cancel"), ("waiting", "screen"),
                  id="dialog-after-hook"),
-    pytest.param(dict(hook=("working", NOW - 50), activity=NOW - 1,
+    pytest.param(dict(hook=("working", NOW - 50, None), activity=NOW - 1,
                       screen="✻ Razzle-dazzling… (esc to interrupt)\n❯ "),
                  ("working", "hook"), id="spinner-keeps-hook-status"),
     pytest.param(dict(screen="Do you want to proceed?\n❯ 1. Yes\n  2. No\nEsc to cancel"),

@@ -284,9 +284,10 @@ def capture(name: str, lines: int) -> None:
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print findings as JSON.")
 def doctor(as_json: bool) -> None:
-    """Check tmux, the socket, the store, and drift between store and tmux.
+    """Check tmux, the socket, the store, drift between store and tmux, and the agent CLIs.
 
-    Exits 1 when it finds a problem; each finding says what to do about it.
+    Exits 1 when it finds a problem; each finding says what to do about it. Each agent CLI's
+    installed version is shown next to the one roost was verified with (WARN when they differ).
 
     \b
     Example:
@@ -652,6 +653,8 @@ def send(name: str, text: str | None, wait: bool, timeout: float) -> None:
     if result.timed_out:
         raise RoostError(f"timed out after {timeout:g} s waiting for {name}'s reply (the "
                          f"message was delivered; roost capture {name} shows where it is)")
+    if result.failure is not None:
+        raise RoostError(f"{name}'s turn failed: {result.failure} (the message was delivered)")
     if wait and result.reply is not None:
         click.echo(result.reply)
     elif not wait:

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
     from roost.core.pane import Pane
 
-    Hook = tuple[str, float]  # the status the last hook event gave, and when it fired
+    # The status the hook log gives, when the event that gave it fired, and an error's reason.
+    Hook = tuple[str, float, str | None]
 
 
 class Record:
@@ -101,8 +102,8 @@ class Record:
 
 class Observation:
     """An agent's record joined with its pane (None when tmux has none): whether its process
-    runs, its pid and last exit code, and its status. Until `classify` has run, the status is the
-    stored one."""
+    runs, its pid and last exit code, and its status (with its reason, the CLI's words, for an
+    error). Until `classify` has run, the status is the stored one."""
 
     __slots__ = (
         "agent",
@@ -112,13 +113,15 @@ class Observation:
         "pid",
         "state",
         "status",
+        "status_reason",
         "status_since",
         "status_source",
     )
 
     def __init__(self, agent: Record, pane: Pane | None, alive: bool, state: str,
                  pid: int | None, exit_code: int | None, status: str | None,
-                 status_source: str | None, status_since: str | None) -> None:
+                 status_source: str | None, status_since: str | None,
+                 status_reason: str | None = None) -> None:
         self.agent = agent
         self.pane = pane
         self.alive = alive  # a live process in its pane
@@ -128,6 +131,7 @@ class Observation:
         self.status = status
         self.status_source = status_source
         self.status_since = status_since
+        self.status_reason = status_reason  # read afresh at each look; never stored
 
     def __repr__(self) -> str:
         return f"Observation({self.agent.name!r}, {self.state}, {self.status} " \
@@ -172,13 +176,13 @@ def classify(o: Observation, hook: Hook | None, screen: str | None,
     """The observation with its status now: from its last hook status, its screen when it was
     captured, and its provider's screen patterns."""
     pane = o.pane
-    found, source = status.classify(
+    found, source, reason = status.classify(
         alive=o.alive, has_window=pane is not None, base_state=o.state,
         roost_stopped=o.agent.intent == "stopped", hook=hook, screen=screen,
         activity=pane.activity if pane is not None else None,
         started_at=_epoch(o.agent.started_at) if o.alive else None, patterns=patterns, now=now)
     return Observation(o.agent, pane, o.alive, o.state, o.pid, o.exit_code, found, source,
-                       o.status_since)
+                       o.status_since, reason)
 
 
 def changes(observations: Iterable[Observation]) -> list[Observation]:
@@ -193,13 +197,15 @@ def status_event(o: Observation) -> dict[str, object]:
                                  "source": o.status_source}
     if o.status == "exited":
         detail["exit_code"] = o.exit_code
+    if o.status_reason:
+        detail["reason"] = o.status_reason
     return detail
 
 
 def recorded(o: Observation, since: str) -> Observation:
     """The observation once its status change is stored, at `since`."""
     return Observation(o.agent, o.pane, o.alive, o.state, o.pid, o.exit_code, o.status,
-                       o.status_source, since)
+                       o.status_source, since, o.status_reason)
 
 
 def _epoch(iso: str | None) -> float | None:

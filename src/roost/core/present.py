@@ -19,7 +19,8 @@ JSON_FIELDS = ("name", "id", "provider", "provider_session_id", "cwd", "home", "
                "dangerous", "created_at", "started_at", "exit_code", "args", "placement", "tab",
                "pinned", "linked_parent", "orchestration_parent", "orchestration_root",
                "last_active_at", "last_error", "status", "status_source", "status_since",
-               "restart_policy")
+               "restart_policy", "status_reason")
+TABLE_REASON = 48  # characters of an error's reason in the table (the JSON has all of it)
 
 
 def agent_json(o: Observation) -> dict[str, object]:
@@ -37,6 +38,7 @@ def agent_json(o: Observation) -> dict[str, object]:
         "orchestration_root": a.orchestration_root, "last_active_at": a.last_active_at,
         "last_error": a.last_error, "status": o.status, "status_source": o.status_source,
         "status_since": o.status_since, "restart_policy": a.restart_policy,
+        "status_reason": o.status_reason,
     }
 
 
@@ -53,6 +55,11 @@ def status_text(o: Observation) -> str:
     """A user's kill reads `stopped`; an agent that ended by itself, `exited (CODE)`."""
     if o.status == "exited" and o.exit_code is not None:
         return f"{o.status} ({o.exit_code})"
+    if o.status_reason:
+        reason = o.status_reason
+        if len(reason) > TABLE_REASON:
+            reason = reason[:TABLE_REASON - 1] + "…"
+        return f"{o.status}: {reason}"
     return o.status or "unknown"
 
 
@@ -284,8 +291,9 @@ def watch_line(o: Observation, previous: str | None, as_json: bool) -> str:
 
         return json.dumps({"name": o.agent.name, "status": o.status, "previous": previous,
                            "source": o.status_source, "exit_code": o.exit_code,
-                           "at": o.status_since})
-    return f"{o.status_since or ''}  {o.agent.name}: {o.status} ({o.status_source})"
+                           "at": o.status_since, "reason": o.status_reason})
+    why = f": {o.status_reason}" if o.status_reason else ""
+    return f"{o.status_since or ''}  {o.agent.name}: {o.status} ({o.status_source}){why}"
 
 
 # ---- the user's words (issue 11: words, states and intent) -------------------------------

@@ -2,10 +2,10 @@
 them), then the screen (each provider's patterns, last lines only), then process facts. Pure and
 import-light: `roost ls` classifies on its fast path.
 
-Statuses: starting, working, idle, waiting (needs the user), error (the CLI shows it is broken
-or its last turn failed: it lost its server, an authentication failure, an API error, a usage
-limit; `reading` gives the line that shows it as the reason), exited, stopped, hibernated,
-failed, unknown. Sources: hook, screen, process, store.
+Statuses: starting, working, idle, waiting (the CLI asks the user something), error (the CLI
+is broken or its last turn failed: lost its server, an authentication failure, an API error, a
+usage limit; it comes with a reason, the CLI's own words on one line), exited, stopped,
+hibernated, failed, unknown. Sources: hook, screen, process, store.
 """
 
 from __future__ import annotations
@@ -16,20 +16,28 @@ if TYPE_CHECKING:
 
 STARTING_GRACE = 20.0  # seconds after a start with no other signal: "starting"
 QUIET = 3.0  # seconds without screen activity before a pattern-less screen counts as idle
-REASON_LIMIT = 200  # characters of an error's reason: one line, whatever the CLI printed
-# How far up each kind is looked for: dialogs are tall, busy footers and prompts sit at the
-# bottom. Looking no higher keeps the conversation above (which may quote any of these words)
-# from reading as a status.
-WINDOW = {"waiting": 8, "error": 8, "working": 6, "idle": 4}
+# How far up each kind is looked for: dialogs and error boxes are tall, busy footers and prompts
+# sit at the bottom. Looking no higher keeps the conversation above (which may quote any of
+# these words) from reading as a status.
+WINDOW = {"waiting": 8, "error": 12, "working": 6, "idle": 4}
+REASON_LIMIT = 200  # characters of a reason: one line, whatever the CLI printed
+# Bullets, prompts, marks and box edges drawn around a CLI's words.
+DECORATION = "●•◦✦※⎿❯›>│┃╭╮╰╯─└✗✘✕⚠ℹ■▌ "
 
 # Screen kinds, checked in this order on the last lines; the first kind that matches wins. Each
-# provider's patterns for them are its own (providers/traits.py). An error outranks the busy and
-# idle cues a broken CLI still draws (its prompt, a retry spinner).
+# provider's patterns for them are its own (providers/traits.py). A dialog is what the user must
+# answer first; an error outranks the busy and idle cues a broken CLI may still draw (its prompt,
+# a stuck spinner), so a provider's error patterns must match only while the failure is current.
 KINDS = ("waiting", "error", "working", "idle")
-# Not a status: a provider's texts that show a turn went on (its busy footer, the line under a
-# finished turn). An error line above the last of them is over (the CLI's scrollback keeps it);
-# one below it is current.
+# Not a status: a provider's texts that show a turn went on (a prompt taken, an answer, a busy
+# footer). Many CLIs leave an error's words in the scrollback; an error above the last of these
+# lines is over, one below it is current.
 TURN = "turn"
+
+# A pattern is a text found anywhere in a line, unless anchored: "^" in front, it starts the
+# line; "$" behind, it ends the screen's last line (trailing spaces aside), where a prompt or a
+# question the CLI waits on sits.
+START, END = "^", "$"
 
 
 def patterns_for(defaults: Mapping[str, Sequence[str]],
@@ -44,25 +52,46 @@ def patterns_for(defaults: Mapping[str, Sequence[str]],
     return merged
 
 
-def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str | None] | None:
-    """(kind, reason) from the last non-empty lines, or None when nothing matches. An error
-    counts below the last line that shows a turn went on; its reason is the line that shows it,
-    in the CLI's own words (`one_line`).
+def matches(line: str, pattern: str, last: bool) -> bool:
+    """Whether `pattern` (anchored or not) is on `line`, which is the screen's last non-empty
+    line when `last` is true.
 
-    >>> screen = "■ unexpected status 401 Unauthorized|› Ask Codex|  ? for shortcuts"
-    >>> reading(screen.replace("|", chr(10)), {"error": ["unexpected status"], "idle": ["›"]})
-    ('error', 'unexpected status 401 Unauthorized')
+    >>> matches(">  ", "^>$", True), matches("> hello", "^>$", True)
+    (True, False)
+    >>> matches("Run shell command? (Y)es/(N)o [Yes]: ", "[Yes]:$", False)
+    False
     """
+    if len(pattern) > 1 and pattern.endswith(END):
+        if not last:
+            return False
+        line, pattern = line.rstrip(), pattern[:-1]
+        if len(pattern) > 1 and pattern.startswith(START):
+            return line == pattern[1:]
+        return line.endswith(pattern)
+    if len(pattern) > 1 and pattern.startswith(START):
+        return line.rstrip().startswith(pattern[1:])
+    return pattern in line
+
+
+def reading(text: str, patterns: Mapping[str, Sequence[str]]
+            ) -> tuple[str, str | None] | None:
+    """(kind, reason) from the last non-empty lines, or None when nothing matches. An error
+    counts below the last line that shows a turn went on (TURN); its reason is the first line
+    that shows it, as one_line makes it."""
     lines = [line for line in text.splitlines() if line.strip()]
+    last = len(lines) - 1
     for kind in KINDS:
-        tail = lines[-WINDOW[kind]:]
+        wanted = patterns.get(kind, ())
+        if not wanted:
+            continue
+        first = max(0, len(lines) - WINDOW[kind])
         if kind == "error":
-            turns = [i for i, line in enumerate(tail)
-                     if any(p in line for p in patterns.get(TURN, ()))]
-            tail = tail[turns[-1] + 1:] if turns else tail
-        for line in tail:
-            if any(p in line for p in patterns.get(kind, ())):
-                return kind, one_line(line) if kind == "error" else None
+            turns = [i for i in range(first, len(lines))
+                     if any(matches(lines[i], p, False) for p in patterns.get(TURN, ()))]
+            first = turns[-1] + 1 if turns else first
+        for i in range(first, len(lines)):
+            if any(matches(lines[i], p, i == last) for p in wanted):
+                return kind, one_line(lines[i]) if kind == "error" else None
     return None
 
 
@@ -73,44 +102,49 @@ def from_screen(text: str, patterns: Mapping[str, Sequence[str]]) -> str | None:
 
 
 def one_line(text: str) -> str:
-    """A CLI's words as a reason: one line, without the marks drawn around them, at most
-    REASON_LIMIT characters."""
-    words = " ".join(text.split()).strip("●⎿❯›>│┃╭╮╰╯─└✗✘⚠■◦•▌ ")
+    """A CLI's words as a reason: one line, without the bullets and box edges drawn around
+    them, at most REASON_LIMIT characters."""
+    words = " ".join(text.split()).strip(DECORATION)
     return words if len(words) <= REASON_LIMIT else words[:REASON_LIMIT - 1] + "…"
 
 
 def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: bool,
-             hook: tuple[str, float] | None, screen: str | None, activity: float | None,
-             started_at: float | None, patterns: dict[str, list[str]],
-             now: float) -> tuple[str, str]:
-    """(status, source). `base_state` is state.derive's answer (running/stopped/hibernated/
-    failed); `hook` is the status the last hook event gave and when it fired; `screen` is the
-    pane's text when it was captured; `activity` is tmux's last output time of the window."""
+             hook: tuple[str, float, str | None] | None, screen: str | None,
+             activity: float | None, started_at: float | None,
+             patterns: Mapping[str, Sequence[str]], now: float
+             ) -> tuple[str, str, str | None]:
+    """(status, source, reason); the reason (the CLI's words) comes with an error only.
+    `base_state` is state.derive's answer (running/stopped/hibernated/failed); `hook` is the
+    status the last hook event gave, when it fired, and its reason; `screen` is the pane's text
+    when it was captured; `activity` is tmux's last output time of the window."""
     if not alive:
         if base_state in ("hibernated", "failed"):
-            return base_state, "store"
+            return base_state, "store", None
         if has_window and not roost_stopped:
-            return "exited", "process"
-        return "stopped", "process"
-    # Hooks first, unless the screen moved after the last hook (a dialog hooks do not report).
+            return "exited", "process", None
+        return "stopped", "process", None
+    # Hooks first, unless the screen moved after the last hook (a dialog or an error that hooks
+    # do not report).
     if hook is not None and (started_at is None or hook[1] >= started_at - 1):
         stale = screen is not None and activity is not None and activity > hook[1] + 1
-        if not stale:
-            return hook[0], "hook"
-        seen = from_screen(screen or "", patterns)
-        if seen in ("waiting", "error") or (seen and hook[0] == "idle" and seen == "working"):
-            return seen, "screen"
-        return hook[0], "hook"
+        seen = reading(screen or "", patterns) if stale else None
+        if seen is not None and hook[0] != "error" and (
+                seen[0] in ("waiting", "error") or (hook[0] == "idle" and seen[0] == "working")):
+            return seen[0], "screen", seen[1]
+        return hook[0], "hook", hook[2] if hook[0] == "error" else None
     if screen is not None:
-        seen = from_screen(screen, patterns)
+        seen = reading(screen, patterns)
         if seen is not None:
-            return seen, "screen"
+            return seen[0], "screen", seen[1]
     if started_at is not None and now - started_at < STARTING_GRACE and hook is None and \
             (screen is None or not screen.strip()):
-        return "starting", "process"
-    if activity is not None and screen is not None:
-        return ("working" if now - activity < QUIET else "idle"), "screen"
-    return "unknown", "process"
+        return "starting", "process", None
+    if screen is not None:
+        # No pattern matched (or the provider has none, like any command): the screen moving
+        # is work, a still one (a silent program, a shell prompt) is idle.
+        busy = activity is not None and now - activity < QUIET
+        return ("working" if busy else "idle"), "screen", None
+    return "unknown", "process", None
 
 
 def needs_screen(has_hooks: bool, hook_at: float | None, activity: float | None) -> bool:

@@ -37,7 +37,7 @@ def statuses(seen: Sequence[Observation], roost_home: str, capture: Capture,
              overrides: Mapping[str, object] | None, now: float) -> list[Observation]:
     """Every agent with its status now, read-only: `seen` is observation.join's answer,
     `overrides` the `[status.patterns]` table of config.toml."""
-    hooked: dict[str, tuple[str, float]] = {}
+    hooked: dict[str, tuple[str, float, str | None]] = {}
     for o in seen:
         if o.alive and traits.of(o.agent.provider).hooks:
             hook = hooks.last_status(roost_home, o.agent.id)

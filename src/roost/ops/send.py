@@ -5,15 +5,21 @@ confirmation of one message never interleave with another's. Text of any length 
 bracketed paste through a buffer of its own (newlines stay newlines; the end-of-paste sequence
 cannot escape it), then Enter after the provider's pause (CLIs take an Enter that arrives with
 a paste as a newline). Delivery is confirmed by the best signal: the UserPromptSubmit hook
-carrying this text, for a CLI with hooks; else the screen changing. A stopped or hibernated
-agent is woken first. A reply waited for is this turn's, or a timeout: never an earlier one.
+carrying this text, for a CLI with hooks; else the screen changing. A slash command (`/clear`)
+is confirmed by its effect, since CLIs run it without a prompt event: a hook it fires (the new
+session of /clear, a compaction), else the screen changing, or the CLI exiting (`/exit`).
+A stopped or hibernated agent is woken first; one that shows an error (its CLI is broken or its
+last turn failed) is refused with the CLI's words. A reply waited for is this turn's, or a
+timeout: never an earlier one; a turn that fails gives its error instead.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
+from roost.core import status
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.observation import Observation
@@ -25,6 +31,11 @@ from roost.system import locks
 
 READY = ("idle",)
 SETTLED = ("idle", "waiting", "error", "exited", "stopped", "failed")
+# What a slash command may fire: its effect, where no UserPromptSubmit comes (/clear ends the
+# session and starts a new one, /compact compacts, /exit ends it).
+COMMAND_EFFECTS = ("SessionStart", "SessionEnd", "PreCompact")
+SETTLE = 1.0  # seconds a command's new session may take after its first sign
+SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +44,7 @@ class Sent:
     how: str  # what confirmed it, or why not
     reply: str | None = None
     timed_out: bool = False  # --wait: no reply within the timeout (reply is None then)
+    failure: str | None = None  # --wait: the turn ended in an error (the CLI's words)
 
 
 def _observed(app: App, name: str) -> Observation:
@@ -67,15 +79,12 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
 
 def _send_locked(app: App, name: str, text: str, wait: bool, ready_timeout: float,
                  confirm_timeout: float, reply_timeout: float) -> Sent:
-    found, _ready = _wait_status(
-        app, name, (*READY, "waiting", "error", "exited", "stopped", "failed"), ready_timeout)
+    found, _ready = _wait_status(app, name, (*READY, "waiting", "error", "exited", "stopped",
+                                             "failed"), ready_timeout)
     agent = app.store.require(name)
     if found.status != "idle":
-        why = {"waiting": f"{name} is waiting for you (roost attach {name})",
-               "error": f"{name} shows an error (roost capture {name}; roost attach {name})"}.get(
-            found.status or "", f"{name} is {found.status}, not ready for input")
-        app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
-        return Sent(False, why)
+        app.store.log(agent, "sent", delivered=False, chars=len(text), reason=not_ready(found))
+        return Sent(False, not_ready(found))
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     if pane is None or pane.dead:
         return _not_delivered(app, agent, text, "its pane is dead")
@@ -83,24 +92,46 @@ def _send_locked(app: App, name: str, text: str, wait: bool, ready_timeout: floa
     log_before = hooks.size(log)
     quirks = traits.of(agent.provider)
     text = paste_safe(text)
+    command = is_slash_command(text)
     app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
     app.clock.sleep(quirks.enter_delay)
     # The baseline is the screen with the pasted text in the input, so what confirms delivery is
     # the Enter's effect, not the paste's.
-    screen_before = "" if quirks.hooks else app.tmux.capture(pane.pane_id, 200)
+    by_screen = command or not quirks.hooks
+    screen_before = app.tmux.capture(pane.pane_id, 200) if by_screen else ""
     app.tmux.send_enter(pane.pane_id)
 
-    how = _confirm(app, agent.id, quirks.hooks, pane.pane_id, log, log_before, screen_before,
-                   text, confirm_timeout)
-    if how is None:
-        return _not_delivered(app, agent, text, "no sign that the agent took it")
+    delivered, how = _confirm(app, agent, quirks.hooks, command, pane.pane_id, log, log_before,
+                              screen_before if by_screen else None, text, confirm_timeout)
+    if not delivered:
+        return _not_delivered(app, agent, text, how)
     app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how)
     if not wait:
         return Sent(True, how)
-    _settled, in_time = _wait_status(app, name, SETTLED, reply_timeout)
+    settled, in_time = _wait_status(app, name, SETTLED, reply_timeout)
     if not in_time:
         return Sent(True, how, timed_out=True)
+    if settled.status == "error":
+        return Sent(True, how, failure=settled.status_reason or "the CLI shows an error")
     return Sent(True, how, last_reply(app, agent.id, log_before, text))
+
+
+def not_ready(o: Observation) -> str:
+    """Why an agent does not take a message now."""
+    name = o.agent.name
+    if o.status == "waiting":
+        return f"{name} is waiting for you (roost attach {name})"
+    if o.status == "error":
+        return f"{name} shows an error: {o.status_reason or 'see roost capture ' + name} " \
+               f"(roost attach {name} to see it through)"
+    return f"{name} is {o.status}, not ready for input"
+
+
+def is_slash_command(text: str) -> bool:
+    """A CLI command typed at the prompt (`/clear`, `/model opus`): one line, a slash and a
+    command name first (a path such as `/tmp/x` is not one). A message that only looks like
+    one loses nothing: its UserPromptSubmit still confirms it."""
+    return SLASH_COMMAND.fullmatch(text.strip()) is not None
 
 
 def paste_safe(text: str) -> str:
@@ -124,22 +155,77 @@ def _not_delivered(app: App, agent: Agent, text: str, why: str) -> Sent:
     return Sent(False, why)
 
 
-def _confirm(app: App, agent_id: str, has_hooks: bool, pane_id: str, log: str,
-             log_before: int, screen_before: str, text: str, timeout: float) -> str | None:
+def _confirm(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: str, log: str,
+             log_before: int, screen_before: str | None, text: str,
+             timeout: float) -> tuple[bool, str]:
+    """(True, what shows that the agent took `text`: hook, new session id, screen, exit), or
+    (False, why not). `screen_before` is the baseline when the screen may confirm it (a CLI
+    without hooks, or a slash command); a screen that now shows an error confirms nothing."""
+    found = _confirmation(app, agent, has_hooks, command, pane_id, log, log_before,
+                          screen_before, text, timeout)
+    if found is None:
+        return False, "no sign that the agent took it"
+    if found.startswith("error:"):
+        return False, f"{agent.name} shows an error: {found[len('error:'):]}"
+    return True, found
+
+
+def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: str,
+                  log: str, log_before: int, screen_before: str | None, text: str,
+                  timeout: float) -> str | None:
     deadline = app.clock.monotonic() + timeout
+    found: str | None = None  # a confirmation that a moment more may tell better
     while app.clock.monotonic() < deadline:
-        pane = agent_panes(app.tmux.list_panes()).get(agent_id)
-        if pane is None or pane.dead:
-            return None
         if has_hooks:
             events, _ = hooks.read_since(log, log_before)
-            if any(event == "UserPromptSubmit" and same_message(payload.get("prompt"), text)
-                   for _, event, payload in events):
-                return "hook"
-        elif app.tmux.capture(pane_id, 200) != screen_before:
-            return "screen"
+            how = _confirmed_by_hooks(events, text, command, agent.provider_session_id)
+            if how in ("hook", "new session id"):
+                return how
+            if how == "effect":
+                found = "hook"
+        pane = agent_panes(app.tmux.list_panes()).get(agent.id)
+        if pane is None or pane.dead:
+            return "exit" if command and pane is not None else found
+        screen = app.tmux.capture(pane_id, 200) if found is None and \
+            screen_before is not None else None
+        if screen is not None and screen != screen_before:
+            broken = _screen_error(app, agent.provider, screen)
+            if broken is not None:
+                return f"error:{broken}"  # what moved is the CLI failing, not taking the text
+            if not has_hooks:
+                return "screen"
+            found = "screen"
+        if found is not None and deadline > app.clock.monotonic() + SETTLE:
+            # A CLI draws a command's effect before its hooks report it, and ends a session
+            # before it starts the next: a moment more for the new session id of /clear.
+            deadline = app.clock.monotonic() + SETTLE
         app.clock.sleep(0.1)
-    return None
+    return found
+
+
+def _screen_error(app: App, provider: str, screen: str) -> str | None:
+    """The reason when the screen shows the provider's error patterns (config.toml's
+    included), else None."""
+    patterns = status.patterns_for(traits.of(provider).patterns,
+                                   (observe.pattern_overrides(app.settings) or {}).get(provider))
+    found = status.reading(screen, patterns)
+    return (found[1] or "the CLI shows an error") if found and found[0] == "error" else None
+
+
+def _confirmed_by_hooks(events: list[tuple[float, str, dict[str, object]]], text: str,
+                        command: bool, session_id: str | None) -> str | None:
+    """The hook evidence that `text` was taken: "hook" (its UserPromptSubmit); for a slash
+    command, "new session id" (the SessionStart after /clear) or "effect" (another event it
+    fires: the SessionEnd before that start, a compaction); None when there is none yet."""
+    if any(event == "UserPromptSubmit" and same_message(payload.get("prompt"), text)
+           for _, event, payload in events):
+        return "hook"
+    effects = [(event, payload) for _, event, payload in events
+               if command and event in COMMAND_EFFECTS]
+    if any(event == "SessionStart" and payload.get("session_id") != session_id
+           for event, payload in effects):
+        return "new session id"
+    return "effect" if effects else None
 
 
 def last_reply(app: App, agent_id: str, log_before: int, text: str) -> str | None:

@@ -47,6 +47,10 @@ class Provider:
 
     def wanted_executable(self, agent: Agent, config: Mapping[str, Any],
                           environ: Mapping[str, str]) -> str:
+        return self.configured_executable(config, environ)
+
+    def configured_executable(self, config: Mapping[str, Any],
+                              environ: Mapping[str, str]) -> str:
         """$ROOST_<NAME>_BIN, then providers.<name>.bin in config.toml, then the usual name."""
         configured = (environ.get(self.env_var)
                       or config.get("providers", {}).get(self.name, {}).get("bin"))

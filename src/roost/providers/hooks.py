@@ -12,15 +12,19 @@ import errno
 import os
 import sys
 
+from roost.core.status import one_line
+
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
-          "Stop", "SubagentStop", "PreCompact", "SessionEnd")
-# Hook event -> status. A Notification's status depends on its type.
+          "Stop", "StopFailure", "SubagentStop", "PreCompact", "SessionEnd")
+# Hook event -> status. A Notification's status depends on its type; a SubagentStop or a
+# PreCompact counts only inside a turn (see `fold`).
 HOOK_STATUS = {
     "SessionStart": "idle",
     "UserPromptSubmit": "working",
     "PreToolUse": "working",
     "PostToolUse": "working",
     "Stop": "idle",
+    "StopFailure": "error",  # the turn ended on an API error: 401, 429, 500, usage limit, ...
     "SubagentStop": "working",
     "PreCompact": "working",
     "SessionEnd": "exited",
@@ -28,6 +32,14 @@ HOOK_STATUS = {
 NOTIFY_ON = ("Stop", "Notification", "SessionEnd")  # a child done, a parent free again
 NOTIFICATION_STATUS = {"permission_prompt": "waiting", "idle_prompt": "idle",
                        "elicitation_dialog": "waiting"}
+# A turn runs from the prompt (or a tool call seen without it) to its Stop or StopFailure.
+# Outside a turn, a SubagentStop is a side job of an idle claude (the "※ recap" it writes a few
+# minutes after the user left) and a PreCompact is a `/compact` typed at the prompt, which may
+# end with no event at all ("Not enough messages to compact"): neither says anything, and the
+# screen shows a compaction at work.
+TURN_BEGINS = ("UserPromptSubmit", "PreToolUse", "PostToolUse")
+TURN_ENDS = ("Stop", "StopFailure", "SessionStart", "SessionEnd")
+OUTSIDE_A_TURN_SAYS_NOTHING = ("SubagentStop", "PreCompact")
 KEEP_TRANSCRIPTS_DAYS = 36500  # hibernated agents must stay resumable (Claude's default is 30)
 # roost/hook.sh: the path existing settings files name
 HOOK_SH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hook.sh")
@@ -159,20 +171,27 @@ def size(path: str) -> int:
         return 0
 
 
-def last_event(path: str, tail: int = 65536) -> tuple[float, str, dict[str, object]] | None:
-    """The last complete event of the log, reading only its tail."""
+def recent_events(path: str, tail: int = 65536) -> list[tuple[float, str, dict[str, object]]]:
+    """The events that decide the status now, oldest first: those from the last turn boundary
+    (a turn's begin or end, or a launch) on, in the log's last `tail` bytes. Only they are
+    parsed: usually a line or two."""
     try:
         with open(path, "rb") as fh:
             length = os.fstat(fh.fileno()).st_size
             fh.seek(max(0, length - tail))
             data = fh.read()
     except FileNotFoundError:
-        return None
-    for line in reversed(data.decode(errors="replace").splitlines()):
-        event = parse_line(line)
-        if event is not None:
-            return event
-    return None
+        return []
+    lines = data.decode(errors="replace").splitlines()
+    if length > tail and lines:
+        lines = lines[1:]  # the first line read may be the end of a longer one
+    start = 0
+    for i in range(len(lines) - 1, -1, -1):
+        name = lines[i].split("\t", 2)[1:2]
+        if name and (name[0] in TURN_BEGINS or name[0] in TURN_ENDS or name[0] == LAUNCH):
+            start = i
+            break
+    return [e for e in (parse_line(line) for line in lines[start:]) if e is not None]
 
 
 def status_of(event: str, payload: dict[str, object]) -> str | None:
@@ -182,10 +201,40 @@ def status_of(event: str, payload: dict[str, object]) -> str | None:
     return HOOK_STATUS.get(event)
 
 
-def last_status(roost_home: str, agent_id: str) -> tuple[str, float] | None:
-    """The status the agent's last hook event gives, and when it fired."""
-    last = last_event(log_path(roost_home, agent_id))
-    if last is None:
-        return None
-    found = status_of(last[1], last[2])
-    return (found, last[0]) if found else None
+def failure_reason(payload: dict[str, object]) -> str | None:
+    """A StopFailure's reason in the CLI's words: what it printed (e.g. "API Error: 500 ...",
+    "Invalid API key · Fix external API key"), else its error details or code."""
+    for key in ("last_assistant_message", "error_details", "error"):
+        value = payload.get(key)
+        if isinstance(value, str) and value.strip():
+            return one_line(value)
+    return None
+
+
+def fold(events: list[tuple[float, str, dict[str, object]]]
+         ) -> tuple[str, float, str | None] | None:
+    """The status the events give, oldest first: that of the last event that says one, when it
+    fired, and an error's reason. A launch line starts afresh; a SubagentStop or PreCompact
+    outside a turn says nothing."""
+    found: tuple[str, float, str | None] | None = None
+    in_turn: bool | None = None  # unknown until the events show a turn begin or end
+    for at, event, payload in events:
+        if event == LAUNCH:
+            found, in_turn = None, False
+            continue
+        if event in TURN_BEGINS:
+            in_turn = True
+        elif event in TURN_ENDS:
+            in_turn = False
+        if event in OUTSIDE_A_TURN_SAYS_NOTHING and in_turn is False:
+            continue
+        status = status_of(event, payload)
+        if status is not None:
+            found = (status, at, failure_reason(payload) if status == "error" else None)
+    return found
+
+
+def last_status(roost_home: str, agent_id: str) -> tuple[str, float, str | None] | None:
+    """The status the agent's hook log gives now (`fold` of its last events): the status, when
+    the event that gave it fired, and an error's reason."""
+    return fold(recent_events(log_path(roost_home, agent_id)))

@@ -1,6 +1,7 @@
 """What roost must know about each agent CLI, as plain data: whether it reports its status by
 hooks, how its session id becomes known, how long to wait between a paste and its Enter, what
-its screen shows in each state, and what it prints when a conversation to resume is gone.
+its screen shows in each state, what it prints when a conversation to resume is gone, and the
+version of the CLI all this was verified against (`roost doctor` compares the installed one).
 
 The Provider classes (providers/base.py and one module per CLI) carry these traits; `roost ls`'s
 fast path reads them here, because importing the classes costs shutil, pathlib and dataclasses.
@@ -21,34 +22,70 @@ PATTERNS_VERSION = 2
 
 
 class Traits:
-    """One CLI's quirks. `patterns` maps each screen kind (waiting, working, idle) to the texts
-    that show it on the last lines of the screen."""
+    """One CLI's quirks. `patterns` maps each screen kind to the texts that show it on the last
+    lines of the screen (core/status.py checks them in this order; each kind may be left out):
 
-    __slots__ = ("conversation_gone", "enter_delay", "hooks", "name", "patterns", "session_id")
+    - "waiting": a dialog or question the user must answer;
+    - "error": the CLI is broken or its last turn failed (it lost its server, an authentication
+      failure, an API error, a usage limit). The line that matches is the status's reason, so
+      prefer the CLI's own error words; and match only what shows while the failure is current
+      (a line that stays in the scrollback after the CLI recovered would pin the agent in
+      error, unless "turn" patterns mark the turns after it): it is checked before the busy
+      and idle cues;
+    - "working": the busy cue of a turn (a spinner footer);
+    - "idle": the prompt, ready for input;
+    - "turn" (not a status): texts that show a turn went on (a finished turn's footer, a busy
+      line, an answer's mark). An error above the last such line is over: the way to keep a
+      CLI's scrollback of old errors from reading as a current one.
+
+    A pattern is found anywhere in a line unless anchored: "^text" starts a line, "text$" ends
+    the screen's last non-empty line.
+
+    `verified` is the version of the CLI these traits were checked against (the first
+    dotted number `<cli> --version` prints); "" for a program roost knows nothing about."""
+
+    __slots__ = (
+        "conversation_gone",
+        "enter_delay",
+        "hooks",
+        "name",
+        "patterns",
+        "session_id",
+        "verified",
+    )
 
     def __init__(self, name: str, *, hooks: bool, session_id: str, enter_delay: float,
                  patterns: dict[str, tuple[str, ...]],
-                 conversation_gone: tuple[str, ...] = ()) -> None:
+                 conversation_gone: tuple[str, ...] = (), verified: str = "") -> None:
         self.name = name
         self.hooks = hooks  # reports its status (and session id changes) through roost's hooks
         self.session_id = session_id  # MINTED, DISCOVERED or NO_SESSION_ID
         self.enter_delay = enter_delay  # seconds: an Enter that comes with a paste is a newline
         self.patterns = patterns
         self.conversation_gone = conversation_gone  # its words when a resume finds nothing
+        self.verified = verified
 
 
 # Screen cues: Claude Code's were read off v2.1.332 (its `❯` prompt box stays drawn while it
 # works, which is why "working" is checked before "idle"); the others follow their CLIs' wording.
+# Claude Code reports a failed turn by its StopFailure hook (its words: "API Error: 500 ...",
+# "Invalid API key · Fix external API key", "Please run /login · API Error: 403 ...", "Credit
+# balance is too low"); on its screen the failure shows in the empty prompt box, which reads
+# "Resend your message to try again" (an API error, a rate limit, no connection) or "Once fixed,
+# resend your message" (authentication, billing) until the next message: those are its error
+# patterns. While it retries (up to 10 times) it shows "<status> <message> · retrying in Ns ·
+# attempt n/10" above its busy footer: working, which it is.
 CLAUDE = Traits(
     "claude", hooks=True, session_id=MINTED, enter_delay=0.3,
     patterns={
         "waiting": ("Do you want to proceed?", "Yes, allow once", "Do you want to make this edit",
                     "Do you want to create", "Waiting for permission", "Esc to cancel",
                     "Yes, I trust this folder", "Enter to confirm"),
+        "error": ("Resend your message to try again", "Once fixed, resend your message"),
         "working": ("esc to interrupt", "ctrl+c to interrupt"),
         "idle": ("❯", "? for shortcuts"),
     },
-    conversation_gone=("No conversation found with session ID",))
+    conversation_gone=("No conversation found with session ID",), verified="2.1.332")
 # Codex CLI's were read off 0.169.0 in tmux (tests/test_real_codex.py checks them on the real
 # TUI). Its composer line "› Ask Codex to do anything" and the footer "? for shortcuts" stay drawn
 # while it works, with "• Working (3s • esc to interrupt)" above them. A dialog ends in "Press
@@ -77,7 +114,7 @@ CODEX = Traits(
         "turn": ("esc to interrupt", "Worked for "),
         "idle": ("? for shortcuts", "› "),
     },
-    conversation_gone=("No saved session found",))
+    conversation_gone=("No saved session found",), verified="0.169.0")
 GEMINI = Traits(
     "gemini", hooks=False, session_id=DISCOVERED, enter_delay=0.3,
     patterns={
@@ -86,14 +123,16 @@ GEMINI = Traits(
         "working": ("esc to cancel", "esc to interrupt"),
         "idle": ("Type your message", "❯", "> "),
     },
-    conversation_gone=("No previous session found",))
+    conversation_gone=("No previous session found",), verified="0.61.0")
 AIDER = Traits(
     "aider", hooks=False, session_id=NO_SESSION_ID, enter_delay=0.3,
     patterns={
         "waiting": ("(Y)es/(N)o", "[Yes]:", "Do you want to proceed?", "Esc to cancel"),
         "working": ("esc to interrupt", "Waiting for LLM"),
         "idle": ("> ",),
-    })
+    }, verified="0.86.2")
+# Any program: no patterns, so its status is its screen's movement (working while it moves,
+# idle when still, a silent program too once the start grace is over).
 COMMAND = Traits("command", hooks=False, session_id=NO_SESSION_ID, enter_delay=0.1,
                  patterns={"waiting": (), "working": (), "idle": ()})
 

@@ -14,9 +14,10 @@ from datetime import UTC, datetime
 from roost.core import present
 from roost.core.observation import Observation
 
-NEEDS_YOU = ("waiting",)
+NEEDS_YOU = ("waiting", "error")
 BADGE_STYLE = {
     "working": "bold yellow", "idle": "green", "waiting": "bold white on red",
+    "error": "bold white on magenta",
     "starting": "cyan", "exited": "red", "failed": "bold red", "stopped": "dim",
     "hibernated": "dim italic", "unknown": "magenta",
 }
