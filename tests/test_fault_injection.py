@@ -105,6 +105,7 @@ def test_kill_9_at_random_points_loses_nothing(world: Env) -> None:
     world.roost("spawn", "keep", "--cwd", work)
     world.roost("pin", "keep")
     world.roost("spawn", "side", "--cwd", work, "--detached")
+    world.roost("pin", "side")  # parked, hibernated by a restore: only its pin keeps it from gc
     must_stay = {"keep", "side"}
     for trial, op in enumerate(TRIALS):
         after = rng.uniform(0.05, 0.9)
