@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.core import observation, present
+from roost.core import observation, present, status
 from roost.core.model import Agent
 from roost.core.observation import Observation, Record
 from roost.core.pane import Pane
@@ -236,7 +236,8 @@ def test_every_provider_carries_its_traits() -> None:
     for name, provider in providers.items():
         quirks = provider.traits
         assert quirks is traits.of(name) and quirks.name == name == provider.name
-        assert set(quirks.patterns) == {"waiting", "working", "idle"}
+        assert {"waiting", "working", "idle"} <= set(quirks.patterns) <= {*status.KINDS,
+                                                                            status.TURN}
         assert quirks.enter_delay > 0
         assert quirks.session_id in (traits.MINTED, traits.DISCOVERED, traits.NO_SESSION_ID)
         minted = provider.new_session_id()

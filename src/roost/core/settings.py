@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
-STATUS_KINDS = ("waiting", "working", "idle")
+STATUS_KINDS = ("waiting", "working", "error", "idle", "turn")  # core/status.py's
 SECTIONS = ("tmux", "providers", "status", "restore")
 
 

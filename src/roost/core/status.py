@@ -2,8 +2,9 @@
 them), then the screen (each provider's patterns, last lines only), then process facts. Pure and
 import-light: `roost ls` classifies on its fast path.
 
-Statuses: starting, working, idle, waiting (needs the user), exited, stopped, hibernated,
-failed, unknown. Sources: hook, screen, process, store.
+Statuses: starting, working, idle, waiting (needs the user), error (the CLI shows that its last
+turn failed: an authentication failure, an API error, a usage limit; the reason is its own words on
+one line), exited, stopped, hibernated, failed, unknown. Sources: hook, screen, process, store.
 """
 
 from __future__ import annotations
@@ -14,36 +15,88 @@ if TYPE_CHECKING:
 
 STARTING_GRACE = 20.0  # seconds after a start with no other signal: "starting"
 QUIET = 3.0  # seconds without screen activity before a pattern-less screen counts as idle
-# How far up each kind is looked for: dialogs are tall, busy footers and prompts sit at the
-# bottom. Looking no higher keeps the conversation above (which may quote any of these words)
-# from reading as a status.
-WINDOW = {"waiting": 8, "working": 6, "idle": 4}
+# How far up each kind is looked for: dialogs and error reports are tall, busy footers and
+# prompts sit at the bottom. Looking no higher keeps the conversation above (which may quote any
+# of these words) from reading as a status.
+WINDOW = {"waiting": 8, "error": 12, "working": 6, "idle": 4}
+REASON_LIMIT = 200  # characters of a reason: one line, whatever the CLI printed
 
 # Screen kinds, checked in this order on the last lines; the first kind that matches wins. Each
-# provider's patterns for them are its own (providers/traits.py).
-KINDS = ("waiting", "working", "idle")
+# provider's patterns for them are its own (providers/traits.py). An error outranks the busy and
+# idle cues a CLI still draws after a failed turn (its prompt; a spinner while it retries).
+KINDS = ("waiting", "error", "working", "idle")
+# Not a status: the provider's texts that show a turn went on (a prompt echoed, an answer, a
+# busy line). An error above the last of them is over; one below it is current.
+TURN = "turn"
+
+# A pattern is a text found anywhere in a line, unless anchored: "^" in front, it starts the
+# line; "$" behind, it ends the screen's last line (trailing spaces aside), the line a prompt or
+# a question the CLI waits on sits on.
+START, END = "^", "$"
 
 
 def patterns_for(defaults: Mapping[str, Sequence[str]],
                  override: object = None) -> dict[str, list[str]]:
     """A provider's patterns (`defaults`), each kind replaced by the user's list for it when its
     `[status.patterns.<provider>]` table in config.toml (`override`) gives one."""
-    merged = {kind: list(defaults.get(kind, ())) for kind in KINDS}
+    merged = {kind: list(defaults.get(kind, ())) for kind in (*KINDS, TURN)}
     if isinstance(override, dict):
         for kind, values in override.items():
-            if kind in KINDS and isinstance(values, list):
+            if kind in merged and isinstance(values, list):
                 merged[kind] = [str(v) for v in values]
     return merged
 
 
-def from_screen(text: str, patterns: dict[str, list[str]]) -> str | None:
-    """waiting / working / idle from the last non-empty lines, or None when nothing matches."""
+def matches(line: str, pattern: str, last: bool) -> bool:
+    """Whether `pattern` (anchored or not) is on `line`, which is the screen's last line when
+    `last` is true.
+
+    >>> matches(">  ", "^>$", True), matches("> hello", "^>$", True)
+    (True, False)
+    >>> matches("Run shell command? (Y)es/(N)o [Yes]: ", "[Yes]:$", False)
+    False
+    """
+    if len(pattern) > 1 and pattern.endswith(END):
+        if not last:
+            return False
+        line, pattern = line.rstrip(), pattern[:-1]
+        if len(pattern) > 1 and pattern.startswith(START):
+            return line == pattern[1:]
+        return line.endswith(pattern)
+    if len(pattern) > 1 and pattern.startswith(START):
+        return line.rstrip().startswith(pattern[1:])
+    return pattern in line
+
+
+def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str | None] | None:
+    """(kind, reason) from the last non-empty lines, or None when nothing matches. An error
+    counts below the last line that shows a turn went on, and its reason is the first line
+    that shows it, as one_line makes it."""
     lines = [line for line in text.splitlines() if line.strip()]
     for kind in KINDS:
         tail = lines[-WINDOW[kind]:]
-        if any(p in line for line in tail for p in patterns[kind]):
-            return kind
+        if kind == "error":
+            turns = [i for i, line in enumerate(tail)
+                     if any(matches(line, p, False) for p in patterns.get(TURN, ()))]
+            tail = tail[turns[-1] + 1:] if turns else tail
+        first = len(lines) - len(tail)
+        for i, line in enumerate(tail, first):
+            if any(matches(line, p, i == len(lines) - 1) for p in patterns.get(kind, ())):
+                return kind, one_line(line) if kind == "error" else None
     return None
+
+
+def from_screen(text: str, patterns: Mapping[str, Sequence[str]]) -> str | None:
+    """waiting / error / working / idle from the last non-empty lines, or None."""
+    found = reading(text, patterns)
+    return found[0] if found else None
+
+
+def one_line(text: str) -> str:
+    """A CLI's words as a reason: one line, without the marks and box edges drawn around them,
+    at most REASON_LIMIT characters."""
+    words = " ".join(text.split()).strip("●⎿❯›>│┃╭╮╰╯─✕✗✘⚠ℹ■▌ ")
+    return words if len(words) <= REASON_LIMIT else words[:REASON_LIMIT - 1] + "…"
 
 
 def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: bool,

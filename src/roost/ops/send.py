@@ -5,8 +5,11 @@ confirmation of one message never interleave with another's. Text of any length 
 bracketed paste through a buffer of its own (newlines stay newlines; the end-of-paste sequence
 cannot escape it), then Enter after the provider's pause (CLIs take an Enter that arrives with
 a paste as a newline). Delivery is confirmed by the best signal: the UserPromptSubmit hook
-carrying this text, for a CLI with hooks; else the screen changing. A stopped or hibernated
-agent is woken first. A reply waited for is this turn's, or a timeout: never an earlier one.
+carrying this text, for a CLI with hooks; else this text in the CLI's own record of the
+conversation (gemini's chat file, aider's chat history), where Enter is pressed again while it
+is not there (a CLI busy starting can take an Enter for a newline, or drop it); else the screen
+changing. A stopped or hibernated agent is woken first. A reply waited for is this turn's, or a
+timeout: never an earlier one.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from roost.core.pane import agent_panes
 from roost.ops import lifecycle, observe
 from roost.ops.context import App
 from roost.providers import hooks, traits
+from roost.providers.base import get as provider
 from roost.system import locks
 
 READY = ("idle",)
+ENTER_AGAIN = 2.0  # seconds without this text in the CLI's record before Enter is pressed again
 SETTLED = ("idle", "waiting", "exited", "stopped", "failed")
 
 
@@ -67,11 +72,12 @@ def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: floa
 
 def _send_locked(app: App, name: str, text: str, wait: bool, ready_timeout: float,
                  confirm_timeout: float, reply_timeout: float) -> Sent:
-    found, _ready = _wait_status(app, name, READY + ("waiting", "exited", "stopped", "failed"),
-                                 ready_timeout)
+    found, _ready = _wait_status(
+        app, name, (*READY, "waiting", "error", "exited", "stopped", "failed"), ready_timeout)
     agent = app.store.require(name)
     if found.status != "idle":
-        why = {"waiting": f"{name} is waiting for you (roost attach {name})"}.get(
+        why = {"waiting": f"{name} is waiting for you (roost attach {name})",
+               "error": f"{name} shows an error (roost capture {name} shows it)"}.get(
             found.status or "", f"{name} is {found.status}, not ready for input")
         app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
         return Sent(False, why)
@@ -81,18 +87,22 @@ def _send_locked(app: App, name: str, text: str, wait: bool, ready_timeout: floa
     log = hooks.log_path(str(app.paths.home), agent.id)
     log_before = hooks.size(log)
     quirks = traits.of(agent.provider)
+    record = Record(app, agent)
     text = paste_safe(text)
     app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
     app.clock.sleep(quirks.enter_delay)
     # The baseline is the screen with the pasted text in the input, so what confirms delivery is
     # the Enter's effect, not the paste's.
-    screen_before = "" if quirks.hooks else app.tmux.capture(pane.pane_id, 200)
+    screen_before = "" if quirks.hooks or record.size is not None \
+        else app.tmux.capture(pane.pane_id, 200)
     app.tmux.send_enter(pane.pane_id)
 
     how = _confirm(app, agent.id, quirks.hooks, pane.pane_id, log, log_before, screen_before,
-                   text, confirm_timeout)
+                   text, confirm_timeout, record)
     if how is None:
         return _not_delivered(app, agent, text, "no sign that the agent took it")
+    if how == record.HOW:
+        app.store.update(agent.id, conversation_seen=True)
     app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how)
     if not wait:
         return Sent(True, how)
@@ -123,9 +133,29 @@ def _not_delivered(app: App, agent: Agent, text: str, why: str) -> Sent:
     return Sent(False, why)
 
 
+class Record:
+    """The CLI's own record of the agent's conversation, when roost can read one: its size
+    before the paste, and whether a prompt it took since is this text."""
+
+    HOW = "session file"
+
+    def __init__(self, app: App, agent: Agent) -> None:
+        self.app, self.agent = app, agent
+        self.impl = provider(agent.provider)
+        self.size = self.impl.conversation_size(agent, app.environ, app.paths.home)
+
+    def holds(self, text: str) -> bool:
+        agent = self.app.store.get_by_id(self.agent.id) or self.agent
+        prompts = self.impl.prompts_after(agent, self.app.environ, self.app.paths.home,
+                                          self.size or 0)
+        return any(same_message(prompt, text) for prompt in prompts)
+
+
 def _confirm(app: App, agent_id: str, has_hooks: bool, pane_id: str, log: str,
-             log_before: int, screen_before: str, text: str, timeout: float) -> str | None:
-    deadline = app.clock.monotonic() + timeout
+             log_before: int, screen_before: str, text: str, timeout: float,
+             record: Record) -> str | None:
+    start = app.clock.monotonic()
+    deadline, enter_again = start + timeout, start + ENTER_AGAIN
     while app.clock.monotonic() < deadline:
         pane = agent_panes(app.tmux.list_panes()).get(agent_id)
         if pane is None or pane.dead:
@@ -135,6 +165,14 @@ def _confirm(app: App, agent_id: str, has_hooks: bool, pane_id: str, log: str,
             if any(event == "UserPromptSubmit" and same_message(payload.get("prompt"), text)
                    for _, event, payload in events):
                 return "hook"
+        elif record.size is not None:
+            if record.holds(text):
+                return record.HOW
+            if app.clock.monotonic() >= enter_again:
+                # Not taken: the Enter became a newline or was dropped. Another Enter submits
+                # the text; on an empty prompt it does nothing.
+                app.tmux.send_enter(pane_id)
+                enter_again = app.clock.monotonic() + ENTER_AGAIN
         elif app.tmux.capture(pane_id, 200) != screen_before:
             return "screen"
         app.clock.sleep(0.1)

@@ -63,6 +63,17 @@ class Provider:
         """Candidate provider session ids for an agent that could not choose its own, best first."""
         return []
 
+    def conversation_size(self, agent: Agent, environ: Mapping[str, str],
+                          paths_home: Path) -> int | None:
+        """The size of the CLI's own record of the agent's conversation (0 before it exists),
+        or None when roost cannot read one: then a send is confirmed another way."""
+        return None
+
+    def prompts_after(self, agent: Agent, environ: Mapping[str, str], paths_home: Path,
+                      offset: int) -> list[str]:
+        """The prompts the CLI took, as its record holds them past byte `offset`."""
+        return []
+
     def _common(self, agent: Agent) -> list[str]:
         return [*(self.dangerous_flags if agent.dangerous else ()), *agent.args]
 
