@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from roost.core import status
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.observation import Observation
@@ -144,6 +145,27 @@ class Record:
         self.impl = provider(agent.provider)
         self.size = self.impl.conversation_size(agent, app.environ, app.paths.home)
 
+    def reading(self, screen: str) -> str | None:
+        provider = self.agent.provider
+        overrides = observe.pattern_overrides(self.app.settings) or {}
+        patterns = status.patterns_for(traits.of(provider).patterns, overrides.get(provider))
+        return status.from_screen(screen, patterns)
+
+    def nudge(self, pane_id: str, text: str) -> None:
+        """The text is not in the record yet. Text in the CLI's input (no cue on its screen)
+        means the Enter became a newline or was dropped: Enter again. An empty prompt with the
+        text nowhere on the screen means the paste itself was lost (a CLI still starting up
+        drops input): paste again. Never anything into a dialog, an error or a turn."""
+        tmux = self.app.tmux
+        screen = tmux.capture(pane_id, 200)
+        seen = self.reading(screen)
+        first = (text.strip().splitlines() or [""])[0]
+        if seen == "idle" and first and first not in screen:
+            tmux.paste(pane_id, text, f"roost-send-{self.agent.id}-{os.urandom(4).hex()}")
+            self.app.clock.sleep(traits.of(self.agent.provider).enter_delay)
+        if seen in ("idle", None):
+            tmux.send_enter(pane_id)
+
     def holds(self, text: str) -> bool:
         agent = self.app.store.get_by_id(self.agent.id) or self.agent
         prompts = self.impl.prompts_after(agent, self.app.environ, self.app.paths.home,
@@ -169,9 +191,7 @@ def _confirm(app: App, agent_id: str, has_hooks: bool, pane_id: str, log: str,
             if record.holds(text):
                 return record.HOW
             if app.clock.monotonic() >= enter_again:
-                # Not taken: the Enter became a newline or was dropped. Another Enter submits
-                # the text; on an empty prompt it does nothing.
-                app.tmux.send_enter(pane_id)
+                record.nudge(pane_id, text)
                 enter_again = app.clock.monotonic() + ENTER_AGAIN
         elif app.tmux.capture(pane_id, 200) != screen_before:
             return "screen"
