@@ -588,7 +588,8 @@ class AiderStore(Store):
 
     def record(self, session: Session, role: str, text: str) -> None:
         if role == "user":
-            block = "".join(f"#### {line}".rstrip() + "\n" for line in text.split("\n")) + "\n"
+            # as aider 0.86 writes it: a markdown line break ("  ") after each line
+            block = "".join(f"#### {line}  \n" for line in text.split("\n")) + "\n"
         else:
             block = text + "\n\n"
         with session.path.open("a", encoding="utf-8") as f:

@@ -74,7 +74,7 @@ def aider_env(base: Mapping[str, str], home: Path, api_key: str = DUMMY_API_KEY
 def prompts_and_replies(history: Path) -> tuple[list[str], str]:
     """The ``#### `` prompts of a chat history, and its whole text."""
     text = history.read_text() if history.exists() else ""
-    return [line[5:] for line in text.splitlines() if line.startswith("#### ")], text
+    return [line[5:].rstrip() for line in text.splitlines() if line.startswith("#### ")], text
 
 
 def main() -> int:

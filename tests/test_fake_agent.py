@@ -495,7 +495,7 @@ def test_aider_chat_history_and_restore(env: dict[str, str], project: Path) -> N
     proc = run("aider", *args, env=env, cwd=project, stdin="first\nsecond\n/exit\n")
     assert "\n> " in proc.stdout or proc.stdout.count("> ") >= 3
     history = (project / "hist.md").read_text()
-    assert "#### first\n" in history and "echo: second" in history
+    assert "#### first  \n" in history and "echo: second" in history
     proc = run("aider", *args, "--restore-chat-history", env=env, cwd=project)
     assert "Restored 5 messages" in proc.stdout  # first, reply, second, reply, /exit
     proc = run("aider", "--chat-history-file", "new.md", "--restore-chat-history", env=env, cwd=project)

@@ -172,7 +172,7 @@ def test_gemini_and_aider_read_the_prompts_their_cli_took(tmp_path: Path) -> Non
     history.write_text("# aider chat started at 2026-01-02 03:04:05\n\n#### first\n\nreply\n\n")
     size = aider.conversation_size(b, env, tmp_path)
     with history.open("a") as fh:
-        fh.write("#### two\n####\n#### lines\n\nanswer\n\n#### third\n")
+        fh.write("#### two  \n####   \n#### lines  \n\nanswer\n\n#### third  \n")
     assert aider.prompts_after(b, env, tmp_path, size or 0) == ["two\n\nlines", "third"]
 
 

@@ -1,7 +1,7 @@
 """Aider: no session id; its conversation is a per-agent chat history file roost owns.
 
 Checked on 0.86.2: `--chat-history-file` names the markdown file it appends to (each prompt it
-takes as `#### <line>` lines at once, the answer after it), `--restore-chat-history` reads it
+takes as `#### <line>  ` lines at once, the answer after it), `--restore-chat-history` reads it
 back into the conversation at start.
 """
 
@@ -28,7 +28,7 @@ def prompts_in(text: str) -> list[str]:
     for line in text.splitlines():
         if line.startswith(PROMPT_MARK.rstrip()):
             current = [] if current is None else current
-            current.append(line[len(PROMPT_MARK):])
+            current.append(line[len(PROMPT_MARK):].rstrip())  # markdown's "  " line break
         elif current is not None:
             found.append("\n".join(current))
             current = None
