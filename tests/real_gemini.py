@@ -16,7 +16,6 @@ and turns off what would reach the network (usage statistics, update checks).
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Mapping

@@ -124,11 +124,11 @@ def test_gemini_starts_with_the_id_roost_chose_and_resumes_its_file(tmp_path: Pa
     env = {"HOME": str(tmp_path)}
     # no chat file: gemini deletes one that holds no message, so start again under the same id
     assert gemini.resume_argv(a, "/g", env, tmp_path) == ["/g", "--session-id", sid, "--yolo"]
-    with pytest.raises(NotResumable, match="is gone"):  # ... unless a message was taken
+    with pytest.raises(NotResumable, match=r"is gone"):  # ... unless a message was taken
         gemini.resume_argv(a.replace(conversation_seen=True), "/g", env, tmp_path)
     gemini_session(tmp_path, "/src/app", sid)
     assert gemini.resume_argv(a, "/g", env, tmp_path) == ["/g", "-r", sid, "--yolo"]
-    with pytest.raises(NotResumable, match="not known"):  # a record from before roost chose ids
+    with pytest.raises(NotResumable, match=r"not known"):  # a record from before roost chose ids
         gemini.resume_argv(a.replace(provider_session_id=None), "/g", env, tmp_path)
 
 

@@ -20,11 +20,12 @@ from pathlib import Path
 import psutil
 import pytest
 
+from roost.core import status
+from roost.providers import traits
+
 from chat_completions_stub import INTERNAL, QUOTA, UNAUTHENTICATED, ChatCompletionsStub, said_by
 from conftest import Env
 from real_aider import aider_env, install_aider, prepare_home, prompts_and_replies
-from roost.core import status
-from roost.providers import traits
 
 pytestmark = [pytest.mark.tmux, pytest.mark.real_aider]
 

@@ -18,12 +18,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import Env
-from gemini_stub import INTERNAL, QUOTA, UNAUTHENTICATED, GeminiStub, user_texts
-from real_gemini import chat_file, gemini_env, install_gemini, prepare_home, said
 from roost.core import status
 from roost.core.ids import is_roost_id
 from roost.providers import traits
+
+from conftest import Env
+from gemini_stub import INTERNAL, QUOTA, UNAUTHENTICATED, GeminiStub, user_texts
+from real_gemini import chat_file, gemini_env, install_gemini, prepare_home, said
 
 pytestmark = [pytest.mark.tmux, pytest.mark.real_gemini]
 
