@@ -97,8 +97,7 @@ A_QUESTION = A_AUTH + "     ░█    Waiting for openai/gpt-4oD)on't ask again 
 A_ANSWERED = A_AUTH + """\
 Open URL for more info? (Y)es/(N)o/(D)on't ask again [Yes]: n
 ──────────────────────────────────────────────────
->  
-"""
+""" + ">  \n"
 A_ACCEPTED = A_HEAD + """\
 > make a file
 Run shell command? (Y)es/(N)o [Yes]:
