@@ -181,3 +181,18 @@ def test_a_users_patterns_replace_a_kind_and_may_name_the_turn_marks() -> None:
     assert merged["idle"] == list(traits.AIDER.patterns["idle"])
     assert status.from_screen("boom\n--\n>", merged) == "idle"
     assert status.from_screen("--\nboom\n>", merged) == "error"
+
+
+def test_a_cli_is_starting_until_it_draws_its_prompt() -> None:
+    before_prompt = "Analytics have been permanently disabled.\n──────────\n"
+    facts = dict(alive=True, has_window=True, base_state="running", roost_stopped=False,
+                 hook=None, activity=100.0, started_at=100.0)
+    assert status.classify(screen=before_prompt, patterns=AIDER, now=105.0,
+                           **facts) == ("starting", "process")  # type: ignore[arg-type]
+    assert status.classify(screen=A_IDLE, patterns=AIDER, now=105.0,
+                           **facts) == ("idle", "screen")  # type: ignore[arg-type]
+    assert status.classify(screen=before_prompt, patterns=AIDER, now=100.0 + 60,
+                           **facts) == ("idle", "screen")  # type: ignore[arg-type]
+    plain = status.patterns_for({})  # a command with no prompt of its own: still is idle
+    assert status.classify(screen="$ ", patterns=plain, now=105.0,
+                           **facts) == ("idle", "screen")  # type: ignore[arg-type]

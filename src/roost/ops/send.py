@@ -145,25 +145,30 @@ class Record:
         self.impl = provider(agent.provider)
         self.size = self.impl.conversation_size(agent, app.environ, app.paths.home)
 
-    def reading(self, screen: str) -> str | None:
+    def patterns(self) -> dict[str, list[str]]:
         provider = self.agent.provider
         overrides = observe.pattern_overrides(self.app.settings) or {}
-        patterns = status.patterns_for(traits.of(provider).patterns, overrides.get(provider))
-        return status.from_screen(screen, patterns)
+        return status.patterns_for(traits.of(provider).patterns, overrides.get(provider))
 
     def nudge(self, pane_id: str, text: str) -> None:
-        """The text is not in the record yet. Text in the CLI's input (no cue on its screen)
-        means the Enter became a newline or was dropped: Enter again. An empty prompt with the
-        text nowhere on the screen means the paste itself was lost (a CLI still starting up
-        drops input): paste again. Never anything into a dialog, an error or a turn."""
+        """The text is not in the record yet. On a screen with no cue, its last line no turn
+        mark (a prompt the CLI echoed: it took the text and records it late), the text sits in
+        the CLI's input: the Enter became a newline or was dropped, so Enter again. An empty
+        prompt with the text nowhere on the screen means the paste itself was lost (a CLI still
+        starting up drops input): paste again. Never anything into a dialog, an error or a
+        turn."""
         tmux = self.app.tmux
         screen = tmux.capture(pane_id, 200)
-        seen = self.reading(screen)
+        patterns = self.patterns()
+        seen = status.from_screen(screen, patterns)
+        lines = [line for line in screen.splitlines() if line.strip()]
+        echoed = bool(lines) and any(status.matches(lines[-1], p, True)
+                                     for p in patterns.get(status.TURN, ()))
         first = (text.strip().splitlines() or [""])[0]
         if seen == "idle" and first and first not in screen:
             tmux.paste(pane_id, text, f"roost-send-{self.agent.id}-{os.urandom(4).hex()}")
             self.app.clock.sleep(traits.of(self.agent.provider).enter_delay)
-        if seen in ("idle", None):
+        if seen == "idle" or (seen is None and not echoed):
             tmux.send_enter(pane_id)
 
     def holds(self, text: str) -> bool:
