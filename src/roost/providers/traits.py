@@ -15,7 +15,7 @@ from __future__ import annotations
 from roost.core.ids import DISCOVERED, MINTED, NO_SESSION_ID
 
 # The screen patterns' version (shown by `roost doctor`): bump it with any change to them.
-PATTERNS_VERSION = 1
+PATTERNS_VERSION = 2
 
 
 class Traits:
