@@ -7,8 +7,7 @@ Point the CLI at it with ``GOOGLE_GEMINI_BASE_URL=<stub.url>`` and any ``GEMINI_
   ``stub reply: <last user text>`` in server-sent events (two text chunks, the second with
   ``finishReason: STOP`` and usage);
 * ``POST /v1beta/models/<model>:generateContent``: JSON calls (the CLI's model router, and any
-  call asking for structured output) get a JSON instance of the schema they ask for; any other
-  gets the reply as one JSON response;
+  call asking for structured output) get a JSON instance of the schema they ask for;
 * ``POST ...:countTokens``: a rough count;
 * a side call (``generateContent`` without a schema: at start-up the CLI summarises the
   project's last session into that session's file) gets ``stub summary``;
