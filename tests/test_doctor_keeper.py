@@ -18,7 +18,7 @@ def test_doctor_is_happy_with_a_healthy_setup(world: Env) -> None:
     assert report["ok"], report
     names = [c["name"] for c in report["checks"]]
     assert names == ["tmux", "socket", "socket directory", "roost home", "config", "store",
-                     "drift", "workspace"]
+                     "drift", "workspace", "claude", "codex", "gemini", "aider"]
 
 
 def test_doctor_reports_a_workspace_inconsistency(world: Env) -> None:
