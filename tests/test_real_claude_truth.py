@@ -198,3 +198,6 @@ def test_two_claudes_in_one_cwd_keep_their_own_conversations(world: Env) -> None
         text = transcripts["ca"].read_text()  # the same file goes on
         assert "I am ca" in text and "who was I?" in text
         assert "who was I?" not in transcripts["cb"].read_text()
+        # and the model is sent the earlier turn, not cb's
+        sent_to_model = json.dumps(stub.messages("main")[-1].body["messages"])
+        assert "I am ca" in sent_to_model and "I am cb" not in sent_to_model
