@@ -3,31 +3,24 @@ supervise decisions in milliseconds. The real-tmux tests cover the same operatio
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from fake_app import PROMPT, fake_app, fake_tmux
 
 from roost.core.clock import ManualClock
 from roost.core.model import INTENT_STOPPED, Agent
 from roost.ops import lifecycle, send, supervise
 from roost.ops.context import App
 from roost.providers import traits
-from roost.store.db import Store
-from roost.system import config as cfg
-from roost.system import procs
 from roost.tmux.fake import PID_BASE, FakePane, FakeTmux
-
-PROMPT = "ready>"  # what the fake agents' screens show when they wait for input
 
 
 @pytest.fixture
 def fake() -> FakeTmux:
-    tmux = FakeTmux()
-    tmux.on_start = lambda pane: tmux.set_screen(pane.id, PROMPT)  # drawn at once
-    return tmux
+    return fake_tmux()
 
 
 @pytest.fixture
@@ -40,22 +33,8 @@ def clock() -> ManualClock:
 @pytest.fixture
 def app(tmp_path: Path, fake: FakeTmux, clock: ManualClock,
         monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
-    paths = cfg.Paths(tmp_path / "home")
-    cfg.ensure_private_dir(paths.home)
-    # An agent's "process tree" is its fake pane; stopping it ends the pane as SIGTERM would.
-    def snapshot(pid: int | None, agent_id: str, roost_home: str) -> list[FakePane]:
-        return [p for p in fake.panes.values() if p.pid == pid and not p.dead]
-
-    def kill_tree(tree: list[FakePane]) -> list[int]:
-        for pane in tree:
-            fake.exit(pane.id, 128 + 15)
-        return []
-
-    monkeypatch.setattr(procs, "snapshot", snapshot)
-    monkeypatch.setattr(procs, "kill_tree", kill_tree)
-    app = App(paths=paths, store=Store.open(paths.db), tmux=fake,
-              environ={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
-              settings={"status": {"patterns": {"command": {"idle": [PROMPT]}}}}, clock=clock)
+    app = fake_app(tmp_path, fake, clock, monkeypatch,
+                   {"status": {"patterns": {"command": {"idle": [PROMPT]}}}})
     yield app
     app.close()
 

@@ -3,12 +3,12 @@ survives a restart) and delivery through ops on the in-memory tmux. No real tmux
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from fake_app import PROMPT, fake_app, fake_tmux
 
 from roost.core import notify as rule
 from roost.core.clock import ManualClock
@@ -17,11 +17,7 @@ from roost.ops import lifecycle, notify, observe
 from roost.ops.context import App
 from roost.store import orchestration as queue
 from roost.store.db import Store
-from roost.system import config as cfg
-from roost.system import procs
-from roost.tmux.fake import FakePane, FakeTmux
-
-PROMPT = "ready>"
+from roost.tmux.fake import FakeTmux
 
 
 # ---- the rule ------------------------------------------------------------------------------
@@ -90,31 +86,13 @@ def test_a_request_key_answers_a_retry_with_the_first_receipt(tmp_path: Path):
 # ---- delivery on the in-memory tmux --------------------------------------------------------
 @pytest.fixture
 def fake() -> FakeTmux:
-    tmux = FakeTmux()
-    tmux.on_start = lambda pane: tmux.set_screen(pane.id, PROMPT)
-    return tmux
+    return fake_tmux()
 
 
 @pytest.fixture
 def app(tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
-    paths = cfg.Paths(tmp_path / "home")
-    cfg.ensure_private_dir(paths.home)
-
-    def snapshot(pid: int | None, agent_id: str, roost_home: str = "") -> list[FakePane]:
-        return [p for p in fake.panes.values() if p.pid == pid and not p.dead]
-
-    def kill_tree(tree: list[FakePane]) -> list[int]:
-        for pane in tree:
-            fake.exit(pane.id, 128 + 15)
-        return []
-
-    monkeypatch.setattr(procs, "snapshot", snapshot)
-    monkeypatch.setattr(procs, "kill_tree", kill_tree)
-    app = App(paths=paths, store=Store.open(paths.db), tmux=fake,
-              environ={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
-              settings={"status": {"patterns": {"command": {"idle": [PROMPT],
-                                                            "working": ["busy"]}}}},
-              clock=ManualClock(datetime.now(UTC)))
+    settings = {"status": {"patterns": {"command": {"idle": [PROMPT], "working": ["busy"]}}}}
+    app = fake_app(tmp_path, fake, ManualClock(datetime.now(UTC)), monkeypatch, settings)
     yield app
     app.close()
 
