@@ -20,6 +20,7 @@ from roost.ops.context import App
 from roost.providers import hooks, traits
 from roost.store import orchestration as queue
 from roost.store.db import now_iso
+from roost.system import locks
 
 MAX_REPLY = 4000  # characters of a reply or conversation handed back to the model
 MAX_WAIT = 3600.0
@@ -75,22 +76,26 @@ def _caller_agent(app: App, caller: scope.Caller) -> Agent | None:
 def create(app: App, caller: scope.Caller, provider: str, prompt: str | None = None,
            cwd: str | None = None, name: str | None = None,
            tab: str | None = None) -> dict[str, Any]:
-    scope.check_create(caller, members(app.store.agents()), limits(app.settings))
     parent = _caller_agent(app, caller)
     if provider not in traits.BY_NAME:
         raise RoostError(f"unknown provider {provider!r}; choose one of "
                          f"{', '.join(traits.BY_NAME)}")
-    if name is None:
-        name = _new_name(app, parent.name if parent else provider)
-    elif problem := name_problem(name):
+    if name is not None and (problem := name_problem(name)):
         raise RoostError(f"invalid name: {problem}")
-    if app.store.get(name) is not None:
-        raise RoostError(f"an agent named {name!r} already exists; choose another name")
-    place = lifecycle.Place(tab=tab, detached=tab is None,
-                            orchestrated_by=parent.name if parent else None)
-    result = lifecycle.spawn(app, name, provider=provider,
-                             cwd=cwd or (parent.cwd if parent else None), prompt=prompt,
-                             place=place)
+    # The limits are checked and the child recorded under one lock: two calls racing for the
+    # last free place must not both pass the check. (One lock for every tree: creating is rare
+    # and takes a second; the key holds a '.', so no agent's name lock is ever the same.)
+    with locks.hold(app.paths.locks, "orchestration.create"):
+        scope.check_create(caller, members(app.store.agents()), limits(app.settings))
+        if name is None:
+            name = _new_name(app, parent.name if parent else provider)
+        if app.store.get(name) is not None:
+            raise RoostError(f"an agent named {name!r} already exists; choose another name")
+        place = lifecycle.Place(tab=tab, detached=tab is None,
+                                orchestrated_by=parent.name if parent else None)
+        result = lifecycle.spawn(app, name, provider=provider,
+                                 cwd=cwd or (parent.cwd if parent else None), prompt=prompt,
+                                 place=place)
     log = hooks.log_path(str(app.paths.home), result.agent.id)
     child = result.agent
     delivered = _first_prompt_seen(app, child, log, prompt) if prompt else None
