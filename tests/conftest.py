@@ -128,6 +128,15 @@ class Env:
             time.sleep(0.05)
         raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
+    def wait_status(self, name: str, wanted: str, timeout: float = 20) -> dict:
+        """The agent's `ls --json` entry once its status is `wanted`."""
+        return self.wait_for(lambda: (a := self.ls()[name])["status"] == wanted and a,
+                             timeout, f"{name} {wanted}")  # type: ignore[return-value]
+
+    def pane_of(self, name: str) -> str:
+        """The id of the agent's own pane (its window is named after it)."""
+        return next(p["pane_id"] for p in self.panes() if p["window"] == name)
+
     def wait_screen(self, target: str, text: str, timeout: float = 15) -> str:
         return str(self.wait_for(lambda: text in self.screen(target) and self.screen(target),
                                  timeout, f"{text!r} on {target}"))

@@ -20,19 +20,6 @@ def spawn(world: Env, name: str, *args: str, env: dict[str, str] | None = None) 
     world.roost("spawn", name, "--cwd", str(world.tmp / "work"), *args, env=env)
 
 
-def status(world: Env, name: str) -> dict:
-    return world.ls()[name]
-
-
-def wait_status(world: Env, name: str, wanted: str, timeout: float = 20) -> dict:
-    return world.wait_for(lambda: (a := status(world, name))["status"] == wanted and a,
-                          timeout, f"{name} {wanted}")  # type: ignore[return-value]
-
-
-def pane_of(world: Env, name: str) -> str:
-    return next(p["pane_id"] for p in world.panes() if p["window"] == name)
-
-
 def hook_events(world: Env, agent_id: str) -> list[str]:
     log = world.home / "agents" / agent_id / "hooks.log"
     return [line.split("\t")[1] for line in log.read_text().splitlines()]
@@ -40,9 +27,9 @@ def hook_events(world: Env, agent_id: str) -> list[str]:
 
 def test_a_failed_turn_is_an_error_with_the_clis_words_and_send_refuses_it(world: Env) -> None:
     spawn(world, "cl")
-    wait_status(world, "cl", "idle")
+    world.wait_status("cl", "idle")
     assert world.roost("send", "cl", "fail 500").stdout.startswith("delivered")
-    failed = wait_status(world, "cl", "error")
+    failed = world.wait_status("cl", "error")
     words = "API Error: 500 Internal server error. This is a server-side issue, usually " \
             "temporary — try again in a moment."
     assert (failed["status_source"], failed["status_reason"]) == ("hook", words)
@@ -56,55 +43,55 @@ def test_a_failed_turn_is_an_error_with_the_clis_words_and_send_refuses_it(world
                for e in events)
     assert events[-1]["kind"] == "sent" and events[-1]["delivered"] is False
     # the user sees it through: the next message they type ends the error
-    world.type(pane_of(world, "cl"), "hello again")
-    back = wait_status(world, "cl", "idle")
+    world.type(world.pane_of("cl"), "hello again")
+    back = world.wait_status("cl", "idle")
     assert back["status_reason"] is None
     # --wait on a turn that fails: delivered, but the reply is the failure, exit 1
     proc = world.roost("send", "cl", "fail auth", "--wait", check=False)
     assert proc.returncode == 1
     assert "cl's turn failed: Invalid API key · Fix external API key" in proc.stderr
-    assert status(world, "cl")["status_reason"] == "Invalid API key · Fix external API key"
+    assert world.ls()["cl"]["status_reason"] == "Invalid API key · Fix external API key"
 
 
 def test_the_screen_alone_shows_a_failed_turn(world: Env) -> None:
     """Before its first hook event (or when hooks are lost) claude's failed-turn hint in the
     empty prompt box says error."""
     spawn(world, "cl")
-    agent = wait_status(world, "cl", "idle")
+    agent = world.wait_status("cl", "idle")
     world.roost("send", "cl", "fail 429")
-    wait_status(world, "cl", "error")
+    world.wait_status("cl", "error")
     log = world.home / "agents" / agent["id"] / "hooks.log"
     log.write_text("")  # the hook log lost: only the screen is left
     db = sqlite3.connect(world.home / "roost.db")
     db.execute("UPDATE agents SET hook_offset = 0")
     db.commit()
     db.close()
-    seen = wait_status(world, "cl", "error")
+    seen = world.wait_status("cl", "error")
     assert (seen["status_source"], seen["status_reason"]) == \
         ("screen", "Resend your message to try again")
 
 
 def test_a_recap_while_away_is_not_work(world: Env) -> None:
     spawn(world, "cl", env={"FAKE_AGENT_RECAP_AFTER": "0.5"})
-    agent = wait_status(world, "cl", "idle")
+    agent = world.wait_status("cl", "idle")
     world.roost("send", "cl", "hello")
-    pane = pane_of(world, "cl")
+    pane = world.pane_of("cl")
     world.wait_screen(pane, "echo: hello")
     world.tmux("send-keys", "-t", pane, "-H", "1b", "5b", "4f")  # the terminal loses focus
     world.wait_screen(pane, "※ recap:")
     world.wait_for(lambda: hook_events(world, agent["id"])[-1] == "SubagentStop",
                    what="the recap's SubagentStop")
-    assert status(world, "cl")["status"] == "idle"
+    assert world.ls()["cl"]["status"] == "idle"
     sent = world.roost("send", "cl", "still there?", timeout=20)  # not refused for a minute
     assert "confirmed by hook" in sent.stdout
 
 
 def test_clear_is_delivered_once_and_confirmed_by_the_new_session(world: Env) -> None:
     spawn(world, "cl")
-    first = wait_status(world, "cl", "idle")
+    first = world.wait_status("cl", "idle")
     sent = world.roost("send", "cl", "/clear")
     assert sent.stdout == "delivered to cl (confirmed by new session id)\n"
-    second = wait_status(world, "cl", "idle")["provider_session_id"]
+    second = world.wait_status("cl", "idle")["provider_session_id"]
     assert second != first["provider_session_id"]
     events = hook_events(world, first["id"])
     assert events.count("SessionEnd") == 1 and "UserPromptSubmit" not in events  # one /clear
@@ -113,14 +100,14 @@ def test_clear_is_delivered_once_and_confirmed_by_the_new_session(world: Env) ->
     # /compact with nothing to compact: its PreCompact confirms it, and it leaves claude idle
     assert world.roost("send", "cl", "/compact").stdout == "delivered to cl (confirmed by hook)\n"
     assert hook_events(world, first["id"])[-1] == "PreCompact"
-    assert status(world, "cl")["status"] == "idle"
+    assert world.ls()["cl"]["status"] == "idle"
 
 
 def test_a_silent_command_is_idle_after_its_grace_and_working_while_it_prints(world: Env) -> None:
     spawn(world, "quiet", "--provider", "command", "--", "sleep", "1000")
     spawn(world, "ticker", "--provider", "command", "--", "sh", "-c",
           "while :; do date +%s%N; sleep 0.2; done")
-    assert status(world, "quiet")["status"] == "starting"
+    assert world.ls()["quiet"]["status"] == "starting"
     long_ago = (datetime.now(UTC) - timedelta(minutes=2)).isoformat(
         timespec="milliseconds")
     db = sqlite3.connect(world.home / "roost.db")  # the start grace, over without waiting
@@ -128,9 +115,9 @@ def test_a_silent_command_is_idle_after_its_grace_and_working_while_it_prints(wo
     db.commit()
     db.close()
     # still for QUIET seconds since its window opened: idle; the ticker's screen moves: working
-    quiet = wait_status(world, "quiet", "idle", timeout=10)
+    quiet = world.wait_status("quiet", "idle", timeout=10)
     assert quiet["status_source"] == "screen"
-    assert status(world, "ticker")["status"] == "working"
+    assert world.ls()["ticker"]["status"] == "working"
     row = next(r for r in world.roost("ls").stdout.splitlines() if r.startswith("quiet "))
     assert row.split()[1] == "idle"  # the table (the fast path) agrees
 
@@ -166,11 +153,11 @@ def test_a_cli_that_breaks_as_it_takes_the_message_is_not_delivered(world: Env) 
         '[status.patterns.command]\nerror = ["Reconnecting to server"]\n')
     spawn(world, "cx", "--provider", "command", "--", "sh", "-c",
           'printf "ready> "; read line; echo; echo "■ Reconnecting to server… 3/5"; sleep 1000')
-    wait_status(world, "cx", "idle")
+    world.wait_status("cx", "idle")
     proc = world.roost("send", "cx", "hello", check=False)
     assert proc.returncode == 1
     assert "not delivered to cx: cx shows an error: Reconnecting to server… 3/5" in proc.stderr
-    broken = status(world, "cx")
+    broken = world.ls()["cx"]
     assert (broken["status"], broken["status_source"], broken["status_reason"]) == \
         ("error", "screen", "Reconnecting to server… 3/5")
     again = world.roost("send", "cx", "hello?", check=False, timeout=20)  # refused at once

@@ -22,18 +22,9 @@ def spawn(world: Env, name: str, *args: str) -> None:
     world.roost("spawn", name, "--provider", "codex", "--cwd", str(world.tmp / "work"), *args)
 
 
-def wait_status(world: Env, name: str, wanted: str, timeout: float = 20) -> dict:
-    return world.wait_for(lambda: (a := world.ls()[name])["status"] == wanted and a,
-                          timeout, f"{name} {wanted}")  # type: ignore[return-value]
-
-
 def session_of(world: Env, pid: int) -> str:
     """The id the fake codex with this pid chose (its start log says)."""
     return next(s["session_id"] for s in world.starts() if s["pid"] == pid)
-
-
-def pane_of(world: Env, name: str) -> str:
-    return next(p["pane_id"] for p in world.panes() if p["window"] == name)
 
 
 def test_three_agents_in_one_cwd_messaged_in_reverse_order_keep_their_own_ids(
@@ -42,7 +33,7 @@ def test_three_agents_in_one_cwd_messaged_in_reverse_order_keep_their_own_ids(
     for name in names:
         spawn(world, name)
     for name in names:
-        assert wait_status(world, name, "idle")["provider_session_id"] is None  # no rollout yet
+        assert world.wait_status(name, "idle")["provider_session_id"] is None  # no rollout yet
     for name in reversed(names):  # the newest rollout is cc's, the oldest ca's
         world.roost("send", name, f"hello from {name}")
         world.wait_for(lambda n=name: world.ls()[n]["provider_session_id"], what=f"{name}'s id")
@@ -57,9 +48,9 @@ def test_three_agents_in_one_cwd_messaged_in_reverse_order_keep_their_own_ids(
         world.roost("wake", name)
         start = world.last_start(before + 1)
         assert start["argv"][:2] == ["resume", own[name]] and start["session_id"] == own[name]
-    wait_status(world, "ca", "idle")
+    world.wait_status("ca", "idle")
     world.roost("send", "ca", "who am I")
-    world.wait_screen(pane_of(world, "ca"), "echo: who am I")
+    world.wait_screen(world.pane_of("ca"), "echo: who am I")
     rollout = next(Path(world.user_home, ".codex", "sessions").rglob(f"*{own['ca']}.jsonl"))
     assert "hello from ca" in rollout.read_text() and "who am I" in rollout.read_text()
 
@@ -77,8 +68,8 @@ def test_kill_leaves_the_users_shared_codex_server_and_other_agents_alone(world:
                                         what="the user's app-server")))
         spawn(world, "ca")
         spawn(world, "cb")
-        wait_status(world, "ca", "idle")
-        wait_status(world, "cb", "idle")
+        world.wait_status("ca", "idle")
+        world.wait_status("cb", "idle")
         for name in ("ca", "cb"):
             argv = psutil.Process(world.ls()[name]["pid"]).cmdline()
             assert "--no-daemon" in argv
@@ -89,8 +80,8 @@ def test_kill_leaves_the_users_shared_codex_server_and_other_agents_alone(world:
         assert psutil.pid_exists(server) and user.poll() is None
         assert int(pidfile.read_text()) == server  # no agent started a server of its own
         world.roost("send", "cb", "still here")
-        world.wait_screen(pane_of(world, "cb"), "echo: still here")
-        wait_status(world, "cb", "idle")
+        world.wait_screen(world.pane_of("cb"), "echo: still here")
+        world.wait_status("cb", "idle")
     finally:
         user.kill()
         user.wait()
@@ -100,28 +91,28 @@ def test_kill_leaves_the_users_shared_codex_server_and_other_agents_alone(world:
 
 def test_a_failed_turn_shows_error_and_send_refuses_until_the_next_turn(world: Env) -> None:
     spawn(world, "cx")
-    wait_status(world, "cx", "idle")
+    world.wait_status("cx", "idle")
     # delivered, but codex fails the turn at once: on a screen-confirmed CLI an error where the
     # text went confirms nothing, so send may say so (exit 1); the status is what counts here
     world.roost("send", "cx", "fail auth", check=False)
-    assert wait_status(world, "cx", "error")["status_source"] == "screen"
+    assert world.wait_status("cx", "error")["status_source"] == "screen"
     proc = world.roost("send", "cx", "hello?", check=False)
     assert proc.returncode == 1 and "shows an error" in proc.stderr
-    world.type(pane_of(world, "cx"), "try again")  # the user sees it through, by hand
-    world.wait_screen(pane_of(world, "cx"), "echo: try again")
-    wait_status(world, "cx", "idle")
+    world.type(world.pane_of("cx"), "try again")  # the user sees it through, by hand
+    world.wait_screen(world.pane_of("cx"), "echo: try again")
+    world.wait_status("cx", "idle")
 
 
 def test_an_agent_that_quit_before_roost_looked_resumes_its_own_conversation(
         world: Env) -> None:
     spawn(world, "cx")
     spawn(world, "other")  # same cwd, messaged later: its rollout is the newest
-    wait_status(world, "cx", "idle")
-    pane = pane_of(world, "cx")
+    world.wait_status("cx", "idle")
+    pane = world.pane_of("cx")
     world.type(pane, "remember me")
     world.wait_screen(pane, "echo: remember me")
     world.roost("send", "other", "me too")
-    world.wait_screen(pane_of(world, "other"), "echo: me too")
+    world.wait_screen(world.pane_of("other"), "echo: me too")
     world.type(pane, "/quit")  # exits on its own: roost never saw its rollout open
     world.wait_screen(pane, "codex resume")
     world.wait_for(lambda: world.ls()["cx"]["state"] == "stopped", what="cx exited")

@@ -15,15 +15,6 @@ from real_claude import claude_env, install_claude, prepare_home, read_transcrip
 pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
 
-def status(world: Env, name: str) -> dict:
-    return world.ls()[name]
-
-
-def wait_status(world: Env, name: str, wanted: str, timeout: float = 60) -> dict:
-    return world.wait_for(lambda: (a := status(world, name))["status"] == wanted and a,
-                          timeout, f"{name} {wanted}")  # type: ignore[return-value]
-
-
 def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
     claude = install_claude()
     work = world.tmp / "work"
@@ -34,16 +25,16 @@ def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
         user_settings = world.user_home / ".claude" / "settings.json"
 
         world.roost("spawn", "cc", "--cwd", str(work))
-        idle = wait_status(world, "cc", "idle")
+        idle = world.wait_status("cc", "idle", 60)
         sid = idle["provider_session_id"]
         assert idle["status_source"] in ("hook", "screen")
 
         stub.set_delay(30)  # hold the reply: the agent stays busy until released
         world.roost("send", "cc", "hello from roost")
-        working = wait_status(world, "cc", "working")
+        working = world.wait_status("cc", "working", 60)
         assert working["status_source"] in ("hook", "screen")
         stub.release()
-        assert wait_status(world, "cc", "idle")["status_source"] in ("hook", "screen")
+        assert world.wait_status("cc", "idle", 60)["status_source"] in ("hook", "screen")
 
         transcript = world.wait_for(lambda: next(
             (world.user_home / ".claude" / "projects").rglob(f"{sid}.jsonl"), None),
@@ -58,10 +49,10 @@ def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
         assert {"SessionStart", "UserPromptSubmit", "Stop"} <= set(events)
 
         world.roost("kill", "cc")
-        assert status(world, "cc")["status"] == "stopped"
+        assert world.ls()["cc"]["status"] == "stopped"
         world.roost("wake", "cc")
-        assert status(world, "cc")["provider_session_id"] == sid
-        wait_status(world, "cc", "idle")
+        assert world.ls()["cc"]["provider_session_id"] == sid
+        world.wait_status("cc", "idle", 60)
         reply = world.roost("send", "cc", "second message", "--wait").stdout
         assert "stub reply: second message" in reply
         world.wait_for(lambda: "second message" in " ".join(
@@ -77,5 +68,5 @@ def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
         # the woken claude was started with --resume <the same id> (its command line says so)
         import psutil
 
-        argv = psutil.Process(status(world, "cc")["pid"]).cmdline()
+        argv = psutil.Process(world.ls()["cc"]["pid"]).cmdline()
         assert "--resume" in argv and argv[argv.index("--resume") + 1] == sid

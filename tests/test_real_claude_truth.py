@@ -19,19 +19,6 @@ from real_claude import claude_env, install_claude, prepare_home
 pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
 
-def status(world: Env, name: str) -> dict:
-    return world.ls()[name]
-
-
-def wait_status(world: Env, name: str, wanted: str, timeout: float = 60) -> dict:
-    return world.wait_for(lambda: (a := status(world, name))["status"] == wanted and a,
-                          timeout, f"{name} {wanted}")  # type: ignore[return-value]
-
-
-def pane_of(world: Env, name: str) -> str:
-    return next(p["pane_id"] for p in world.panes() if p["window"] == name)
-
-
 def hook_events(world: Env, agent_id: str) -> list[tuple[str, dict]]:
     log = world.home / "agents" / agent_id / "hooks.log"
     return [(parts[1], json.loads(parts[2])) for parts in
@@ -40,7 +27,7 @@ def hook_events(world: Env, agent_id: str) -> list[tuple[str, dict]]:
 
 def user_types(world: Env, name: str, text: str) -> None:
     """What a user at the pane does: paste a line, then Enter a moment later."""
-    pane = pane_of(world, name)
+    pane = world.pane_of(name)
     world.tmux("set-buffer", "-b", "user", text)
     world.tmux("paste-buffer", "-p", "-d", "-b", "user", "-t", pane)
     world.wait_for(lambda: text in world.screen(pane), what="the pasted text")
@@ -61,12 +48,12 @@ def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(
         # no retries: a failed request ends the turn at once (10 retries take minutes)
         real_world(world, stub.url, CLAUDE_CODE_MAX_RETRIES="0")
         world.roost("spawn", "cc", "--cwd", str(world.tmp / "work"))
-        agent = wait_status(world, "cc", "idle")
+        agent = world.wait_status("cc", "idle", 60)
 
         stub.fail_with(500, "api_error", "Internal server error")
         assert world.roost("send", "cc", "are you up?").stdout == \
             "delivered to cc (confirmed by hook)\n"
-        failed = wait_status(world, "cc", "error")
+        failed = world.wait_status("cc", "error", 60)
         assert failed["status_source"] == "hook"
         assert failed["status_reason"].startswith(
             "API Error: 500 Internal server error. This is a server-side issue")
@@ -75,15 +62,15 @@ def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(
         assert refused.returncode == 1
         assert "cc shows an error: API Error: 500 Internal server error" in refused.stderr
         # the words roost's screen patterns look for, on the real screen
-        screen = world.screen(pane_of(world, "cc"))
+        screen = world.screen(world.pane_of("cc"))
         assert statuses.reading(screen, statuses.patterns_for(traits.CLAUDE.patterns)) == \
             ("error", "Resend your message to try again"), screen
 
         stub.fail_with(401, "authentication_error", "invalid x-api-key")
         user_types(world, "cc", "try once more")  # the user sees it through
-        world.wait_for(lambda: (a := status(world, "cc"))["status_reason"] ==
+        world.wait_for(lambda: (a := world.ls()["cc"])["status_reason"] ==
                        "Invalid API key · Fix external API key" and a, 60, "the 401")
-        screen = world.screen(pane_of(world, "cc"))
+        screen = world.screen(world.pane_of("cc"))
         assert statuses.reading(screen, statuses.patterns_for(traits.CLAUDE.patterns)) == \
             ("error", "Once fixed, resend your message"), screen
         assert [p.get("error") for e, p in hook_events(world, agent["id"])
@@ -91,13 +78,13 @@ def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(
 
         stub.fail_with(None)
         user_types(world, "cc", "fixed now")
-        back = world.wait_for(lambda: (a := status(world, "cc"))["status"] == "idle"
+        back = world.wait_for(lambda: (a := world.ls()["cc"])["status"] == "idle"
                               and a["status_reason"] is None and a, 60, "idle again")
         first = back["provider_session_id"]
 
         sent = world.roost("send", "cc", "/clear")
         assert sent.stdout == "delivered to cc (confirmed by new session id)\n"
-        second = world.wait_for(lambda: (s := status(world, "cc")["provider_session_id"])
+        second = world.wait_for(lambda: (s := world.ls()["cc"]["provider_session_id"])
                                 != first and s, what="the new session id")
         clears = [(e, p.get("source") or p.get("reason")) for e, p in
                   hook_events(world, agent["id"]) if e in ("SessionEnd", "SessionStart")]
@@ -105,17 +92,17 @@ def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(
                           ("SessionStart", "clear")]  # sent once, done once
         reply = world.roost("send", "cc", "after the clear", "--wait").stdout
         assert reply.strip() == "stub reply: after the clear"
-        assert status(world, "cc")["provider_session_id"] == second
+        assert world.ls()["cc"]["provider_session_id"] == second
         # /compact: PreCompact, the summary's SubagentStop (outside any turn), SessionStart
         # (source compact, the same id); idle after it
         sent = world.roost("send", "cc", "/compact")
         assert sent.stdout == "delivered to cc (confirmed by hook)\n"
-        world.wait_screen(pane_of(world, "cc"), "Compacted", timeout=60)
+        world.wait_screen(world.pane_of("cc"), "Compacted", timeout=60)
         world.wait_for(lambda: hook_events(world, agent["id"])[-1][0] == "SessionStart",
                        what="the compaction's SessionStart")
         assert [e for e, _ in hook_events(world, agent["id"])[-3:]] == \
             ["PreCompact", "SubagentStop", "SessionStart"]
-        assert status(world, "cc")["status"] == "idle"
+        assert world.ls()["cc"]["status"] == "idle"
 
 
 @pytest.mark.timeout(420)
@@ -127,18 +114,18 @@ def test_a_recap_written_while_away_leaves_claude_idle(world: Env) -> None:
         # the recap is on by default; offline set-ups (no nonessential traffic) turn it off
         real_world(world, stub.url, CLAUDE_CODE_ENABLE_AWAY_SUMMARY="1")
         world.roost("spawn", "rc", "--cwd", str(world.tmp / "work"))
-        agent = wait_status(world, "rc", "idle")
+        agent = world.wait_status("rc", "idle", 60)
         for n in range(3):
             assert world.roost("send", "rc", f"step {n}", "--wait").stdout.strip() == \
                 f"stub reply: step {n}"
-        pane = pane_of(world, "rc")
+        pane = world.pane_of("rc")
         world.tmux("send-keys", "-t", pane, "-H", "1b", "5b", "4f")  # focus out: the user left
         world.wait_for(lambda: "SubagentStop" in [e for e, _ in hook_events(world, agent["id"])],
                        timeout=300, what="the recap's SubagentStop")
         world.wait_screen(pane, "※ recap", timeout=30)
         events = [e for e, _ in hook_events(world, agent["id"])]
         assert events[-1] == "SubagentStop" and events.count("Stop") == 3
-        assert status(world, "rc")["status"] == "idle"
+        assert world.ls()["rc"]["status"] == "idle"
         sent = world.roost("send", "rc", "back again", timeout=30)  # at once, not refused
         assert sent.stdout == "delivered to rc (confirmed by hook)\n"
 
@@ -155,7 +142,7 @@ def test_two_claudes_in_one_cwd_keep_their_own_conversations(world: Env) -> None
         work = str(world.tmp / "work")
         world.roost("spawn", "ca", "--cwd", work, "--", "--permission-mode", "default")
         world.roost("spawn", "cb", "--cwd", work)
-        a, b = wait_status(world, "ca", "idle"), wait_status(world, "cb", "idle")
+        a, b = world.wait_status("ca", "idle", 60), world.wait_status("cb", "idle", 60)
         assert a["provider_session_id"] != b["provider_session_id"]
         for name in ("cb", "ca"):
             assert world.roost("send", name, f"I am {name}", "--wait").stdout.strip() == \
@@ -171,26 +158,26 @@ def test_two_claudes_in_one_cwd_keep_their_own_conversations(world: Env) -> None
         stub.queue_tool_use("Bash", {"command": "echo roost > marker.txt",
                                      "description": "Write a marker file"})
         world.roost("send", "ca", "please write the file")
-        waiting = wait_status(world, "ca", "waiting")
+        waiting = world.wait_status("ca", "waiting", 60)
         refused = world.roost("send", "ca", "hello?", check=False, timeout=90)
         assert refused.returncode == 1 and "ca is waiting for you" in refused.stderr
-        world.tmux("send-keys", "-t", pane_of(world, "ca"), "Enter")  # 1. Yes
-        wait_status(world, "ca", "idle")
+        world.tmux("send-keys", "-t", world.pane_of("ca"), "Enter")  # 1. Yes
+        world.wait_status("ca", "idle", 60)
         assert waiting["status_source"] in ("hook", "screen")
 
         # working while the other is killed: the kill leaves it alone
         stub.set_delay(30)
         world.roost("send", "cb", "a long one")
-        wait_status(world, "cb", "working")
-        cb_pid = status(world, "cb")["pid"]
+        world.wait_status("cb", "working", 60)
+        cb_pid = world.ls()["cb"]["pid"]
         world.roost("kill", "ca")
-        assert status(world, "ca")["status"] == "stopped"
-        assert psutil.pid_exists(cb_pid) and status(world, "cb")["status"] == "working"
+        assert world.ls()["ca"]["status"] == "stopped"
+        assert psutil.pid_exists(cb_pid) and world.ls()["cb"]["status"] == "working"
         stub.release()
-        wait_status(world, "cb", "idle")
+        world.wait_status("cb", "idle", 60)
 
         world.roost("wake", "ca")
-        woken = wait_status(world, "ca", "idle")
+        woken = world.wait_status("ca", "idle", 60)
         assert woken["provider_session_id"] == a["provider_session_id"]
         stub.set_delay(0)
         reply = world.roost("send", "ca", "who was I?", "--wait").stdout

@@ -19,15 +19,6 @@ def spawn(world: Env, name: str, *args: str, env: dict[str, str] | None = None) 
     world.roost("spawn", name, "--cwd", str(world.tmp / "work"), *args, env=env)
 
 
-def status(world: Env, name: str) -> dict:
-    return world.ls()[name]
-
-
-def wait_status(world: Env, name: str, wanted: str, timeout: float = 20) -> dict:
-    return world.wait_for(lambda: (a := status(world, name))["status"] == wanted and a,
-                          timeout, f"{name} {wanted}")  # type: ignore[return-value]
-
-
 def event_kinds(world: Env, name: str) -> list[str]:
     return [e["kind"] for e in json.loads(world.roost("events", name, "--json").stdout)]
 
@@ -36,19 +27,19 @@ def test_claude_status_follows_its_hooks(world: Env) -> None:
     spawn(world, "cl")
     # the screen may show the prompt a moment before the SessionStart hook lands; then the
     # hook takes over as the source
-    idle = world.wait_for(lambda: (a := status(world, "cl"))["status"] == "idle"
+    idle = world.wait_for(lambda: (a := world.ls()["cl"])["status"] == "idle"
                           and a["status_source"] == "hook" and a, what="idle from the hook")
     assert idle["status_since"]
     world.roost("send", "cl", "work 3")
-    working = wait_status(world, "cl", "working")
+    working = world.wait_status("cl", "working")
     assert working["status_source"] in ("hook", "screen")
-    wait_status(world, "cl", "idle")
+    world.wait_status("cl", "idle")
     world.roost("send", "cl", "ask")
-    waiting = wait_status(world, "cl", "waiting")
+    waiting = world.wait_status("cl", "waiting")
     assert waiting["status_source"] in ("hook", "screen")
     pane = next(p for p in world.panes() if p["window"] == "cl")
     world.tmux("send-keys", "-t", pane["pane_id"], "1")
-    wait_status(world, "cl", "idle")
+    world.wait_status("cl", "idle")
     kinds = [e["kind"] for e in json.loads(world.roost("events", "cl", "--json").stdout)]
     assert kinds[:2] == ["spawned", "started"] and "sent" in kinds
     statuses = [e["status"] for e in json.loads(world.roost("events", "cl", "--json").stdout)
@@ -58,21 +49,21 @@ def test_claude_status_follows_its_hooks(world: Env) -> None:
 
 def test_screen_status_for_a_cli_without_hooks(world: Env) -> None:
     spawn(world, "cx", "--provider", "codex")
-    idle = wait_status(world, "cx", "idle")
+    idle = world.wait_status("cx", "idle")
     assert idle["status_source"] == "screen"
     world.roost("send", "cx", "work 4")
-    assert wait_status(world, "cx", "working")["status_source"] == "screen"
-    wait_status(world, "cx", "idle")
+    assert world.wait_status("cx", "working")["status_source"] == "screen"
+    world.wait_status("cx", "idle")
 
 
 def test_a_crash_shows_exited_with_its_code(world: Env) -> None:
     spawn(world, "cl")
-    wait_status(world, "cl", "idle")
+    world.wait_status("cl", "idle")
     world.roost("send", "cl", "crash 7", check=False)  # it dies on receipt
-    exited = wait_status(world, "cl", "exited")
+    exited = world.wait_status("cl", "exited")
     assert exited["exit_code"] == 7 and exited["status_source"] == "process"
     world.roost("kill", "cl")
-    assert status(world, "cl")["status"] == "stopped"
+    assert world.ls()["cl"]["status"] == "stopped"
 
 
 def test_send_delivers_long_multiline_text_intact_and_waits_for_the_reply(world: Env) -> None:
@@ -89,7 +80,7 @@ def test_send_delivers_long_multiline_text_intact_and_waits_for_the_reply(world:
 
 def test_send_wakes_a_stopped_agent_first(world: Env) -> None:
     spawn(world, "cl")
-    wait_status(world, "cl", "idle")
+    world.wait_status("cl", "idle")
     world.roost("kill", "cl")
     out = world.roost("send", "cl", "hello again", "--wait").stdout
     assert out.strip() == "echo: hello again"
@@ -98,7 +89,7 @@ def test_send_wakes_a_stopped_agent_first(world: Env) -> None:
 
 def test_send_to_an_agent_that_dies_is_not_delivered(world: Env) -> None:
     spawn(world, "dies", "--provider", "command", "--", "sh", "-c", "exit 3")
-    world.wait_for(lambda: status(world, "dies")["status"] == "exited", what="exited")
+    world.wait_for(lambda: world.ls()["dies"]["status"] == "exited", what="exited")
     proc = world.roost("send", "dies", "anyone there?", check=False)
     assert proc.returncode == 1 and "not delivered to dies" in proc.stderr
     assert len(proc.stderr.splitlines()) == 1
@@ -109,7 +100,7 @@ def test_send_to_an_agent_that_dies_is_not_delivered(world: Env) -> None:
 
 def test_crash_loop_under_on_failure_ends_in_failed(world: Env) -> None:
     spawn(world, "loop", "--restart", "on-failure", env={"FAKE_AGENT_EXIT_ON_START": "3"})
-    failed = wait_status(world, "loop", "failed", timeout=40)
+    failed = world.wait_status("loop", "failed", timeout=40)
     assert "crash loop" in failed["last_error"]
     # the supervisor logs "failed" instead of sleeping for a restart: nothing starts after it
     kinds = world.wait_for(lambda: "failed" in (k := event_kinds(world, "loop")) and k,
@@ -117,12 +108,12 @@ def test_crash_loop_under_on_failure_ends_in_failed(world: Env) -> None:
     assert len(world.starts()) == 4  # the first start and three restarts, never more
     assert kinds.count("restarted") == 3 and kinds.count("failed") == 1
     world.roost("wake", "loop", env={"FAKE_AGENT_EXIT_ON_START": ""})  # the user clears it
-    assert wait_status(world, "loop", "idle")["last_error"] is None
+    assert world.wait_status("loop", "idle")["last_error"] is None
 
 
 def test_never_policy_does_not_restart(world: Env) -> None:
     spawn(world, "once", env={"FAKE_AGENT_EXIT_ON_START": "2"})
-    wait_status(world, "once", "exited")
+    world.wait_status("once", "exited")
     # the supervisor logs the exit after deciding; under on-failure a restart would follow it
     world.wait_for(lambda: "exited" in event_kinds(world, "once"), what="the exited event")
     assert len(world.starts()) == 1
@@ -131,8 +122,8 @@ def test_never_policy_does_not_restart(world: Env) -> None:
 
 def test_a_lost_conversation_is_unresumable_never_silently_fresh(world: Env) -> None:
     spawn(world, "cl", "--prompt", "remember this")
-    wait_status(world, "cl", "idle")
-    before = status(world, "cl")
+    world.wait_status("cl", "idle")
+    before = world.ls()["cl"]
     world.wait_for(lambda: world.ls()["cl"]["status"] == "idle", what="read hooks")
     world.roost("kill", "cl")
     transcript = next((world.user_home / ".claude" / "projects").rglob(
@@ -142,11 +133,11 @@ def test_a_lost_conversation_is_unresumable_never_silently_fresh(world: Env) -> 
     proc = world.roost("wake", "cl", check=False)
     assert proc.returncode == 7 and "unresumable" in proc.stderr and "--fresh" in proc.stderr
     assert len(world.starts()) == starts  # nothing was started
-    after = status(world, "cl")
+    after = world.ls()["cl"]
     assert after["status"] == "failed"
     assert after["provider_session_id"] == before["provider_session_id"]
     world.roost("wake", "cl", "--fresh")
-    fresh = status(world, "cl")
+    fresh = world.ls()["cl"]
     assert fresh["provider_session_id"] != before["provider_session_id"]
     assert core_argv(world.last_start(starts + 1))[:2] == ["--session-id",
                                                           fresh["provider_session_id"]]
@@ -154,7 +145,7 @@ def test_a_lost_conversation_is_unresumable_never_silently_fresh(world: Env) -> 
 
 def test_claude_saying_no_conversation_marks_it_unresumable(world: Env) -> None:
     spawn(world, "cl", "--prompt", "hello")
-    sid = wait_status(world, "cl", "idle")["provider_session_id"]
+    sid = world.wait_status("cl", "idle")["provider_session_id"]
     world.roost("kill", "cl")
     world.ls()  # read the hook events of the kill (SessionEnd carries the transcript path)
     # the transcript is still somewhere, but not where claude looks for it in this cwd
@@ -168,7 +159,7 @@ def test_claude_saying_no_conversation_marks_it_unresumable(world: Env) -> None:
     db.commit()
     db.close()
     world.roost("wake", "cl")  # roost sees a transcript and resumes; claude cannot find it
-    failed = wait_status(world, "cl", "failed")
+    failed = world.wait_status("cl", "failed")
     assert failed["last_error"].startswith("unresumable") and "--fresh" in failed["last_error"]
     assert failed["provider_session_id"] == sid  # never replaced behind the user's back
     kinds = [e["kind"] for e in json.loads(world.roost("events", "cl", "--json").stdout)]
@@ -177,9 +168,9 @@ def test_claude_saying_no_conversation_marks_it_unresumable(world: Env) -> None:
 
 def test_clear_moves_to_a_new_session_id_and_keeps_the_lineage(world: Env) -> None:
     spawn(world, "cl")
-    first = wait_status(world, "cl", "idle")["provider_session_id"]
+    first = world.wait_status("cl", "idle")["provider_session_id"]
     world.roost("send", "cl", "/clear")
-    second = world.wait_for(lambda: (sid := status(world, "cl")["provider_session_id"]) != first
+    second = world.wait_for(lambda: (sid := world.ls()["cl"]["provider_session_id"]) != first
                             and sid, what="new session id")
     export = json.loads(world.roost("export").stdout)
     [agent] = export["agents"]
@@ -191,7 +182,7 @@ def test_clear_moves_to_a_new_session_id_and_keeps_the_lineage(world: Env) -> No
 
 def test_watch_prints_changes_until_interrupted(world: Env) -> None:
     spawn(world, "cl")
-    wait_status(world, "cl", "idle")
+    world.wait_status("cl", "idle")
     watcher = subprocess.Popen([sys.executable, "-m", "roost", "watch", "--json", "--interval",
                                 "0.3"], env=world.env, stdout=subprocess.PIPE, text=True)
     lines: list[str] = []
@@ -242,8 +233,8 @@ def test_ls_fast_path_loads_nothing_heavy(world: Env) -> None:
     """`roost ls` is run all the time: its fast path answers without Click, typing,
     dataclasses, subprocess, psutil or json (no hook line to read for a command agent)."""
     spawn(world, "quiet", "--provider", "command", "--", "sh", "-c", "echo ready; sleep 300")
-    world.wait_for(lambda: status(world, "quiet")["status"] == "idle", what="idle")
-    status(world, "quiet")  # the full CLI records the status; the fast path then only reads
+    world.wait_for(lambda: world.ls()["quiet"]["status"] == "idle", what="idle")
+    world.ls()["quiet"]  # the full CLI records the status; the fast path then only reads
     code = ("import sys, io\nfrom roost.cli import fast\nout = io.StringIO()\nsys.stdout = out\n"
             "code = fast.fast(False)\nsys.stdout = sys.__stdout__\n"
             "heavy = ['click', 'typing', 'dataclasses', 'subprocess', 'psutil', 'json', "
@@ -256,7 +247,7 @@ def test_ls_fast_path_loads_nothing_heavy(world: Env) -> None:
 
 def test_ls_gives_up_on_a_hung_tmux_with_one_line(world: Env) -> None:
     spawn(world, "a1", "--provider", "command", "--", "sleep", "300")
-    status(world, "a1")
+    world.ls()["a1"]
     hung = world.tmp / "hung-tmux"
     hung.write_text('#!/bin/sh\nfor a in "$@"; do [ "$a" = list-panes ] && exec sleep 600; done\n'
                     'exec tmux "$@"\n')
