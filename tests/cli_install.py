@@ -1,5 +1,6 @@
-"""Pinned installs of real agent CLIs for the tests, cached in ``$ROOST_TEST_CACHE``
-(default ``tests/.cache``, gitignored): an npm package, or a PyPI package in a venv of its own.
+"""Pinned installs of the real agent CLIs for the tests (tests/real_claude.py, real_codex.py,
+real_gemini.py, real_aider.py), cached in ``$ROOST_TEST_CACHE`` (default ``tests/.cache``,
+gitignored): an npm package, or a PyPI package in a venv of its own.
 
 Safe from concurrent test workers: an flock serialises installs of one version, and an install
 that did not finish is never used (npm's is built aside and renamed into place; a venv cannot
@@ -14,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -25,7 +26,9 @@ def cache_root() -> Path:
 
 
 def runs_as(binary: Path, version: str, env: Mapping[str, str] | None = None) -> bool:
-    """Whether ``binary --version`` runs and names ``version``."""
+    """Whether ``binary`` is an executable file whose ``--version`` runs and names ``version``."""
+    if not (binary.is_file() and os.access(binary, os.X_OK)):
+        return False
     try:
         proc = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
                               timeout=120, env={**os.environ, **(env or {})}, check=False,
@@ -43,16 +46,18 @@ def _run(cmd: Sequence[str], cwd: Path | None = None, timeout: float = 1800) -> 
                            f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
 
 
-def npm_install(package: str, version: str, target: Path, binary: str,
-                env: Mapping[str, str] | None = None) -> Path:
-    """``npm install package@version`` into ``target`` (once); returns ``target/binary``."""
-    found = target / binary
-    if runs_as(found, version, env):
+def npm_install(package: str, version: str, target: Path,
+                find: Callable[[Path], Path | None]) -> Path:
+    """``npm install package@version`` into ``target`` (once); returns the executable that
+    ``find(install root)`` picks (None: that install has no runnable one)."""
+    found = find(target) if target.exists() else None
+    if found:
         return found
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / f".{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if runs_as(found, version, env):
+        found = find(target) if target.exists() else None
+        if found:
             return found
         npm = shutil.which("npm")
         if npm is None:
@@ -62,8 +67,9 @@ def npm_install(package: str, version: str, target: Path, binary: str,
             (staging / "package.json").write_text('{"private": true}\n')
             _run([npm, "install", "--no-audit", "--no-fund", "--no-save", "--no-package-lock",
                   "--loglevel=error", f"{package}@{version}"], cwd=staging)
-            if not runs_as(staging / binary, version, env):
-                raise RuntimeError(f"{package}@{version} installed but {binary} does not run")
+            if find(staging) is None:
+                raise RuntimeError(f"{package}@{version} installed but no runnable executable "
+                                   f"was found in {staging}/node_modules")
             if target.exists():
                 shutil.rmtree(target)
             staging.chmod(0o755)
@@ -71,8 +77,9 @@ def npm_install(package: str, version: str, target: Path, binary: str,
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
-    if not runs_as(found, version, env):
-        raise RuntimeError(f"no runnable {binary} in {target}")
+    found = find(target)
+    if found is None:
+        raise RuntimeError(f"no runnable {package} executable in {target}")
     return found
 
 

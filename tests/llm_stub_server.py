@@ -1,4 +1,6 @@
-"""What the local model-API stand-ins share (tests/gemini_stub.py, tests/chat_completions_stub.py).
+"""What the local model-API stand-ins share: tests/gemini_stub.py and tests/chat_completions_stub.py
+build on :class:`StubServer`; tests/anthropic_stub.py and tests/openai_responses_stub.py (older,
+with handlers of their own) take :class:`QuietServer`, :func:`sample_of` and the reply prefix.
 
 Stdlib only: an ``http.server`` in a daemon thread on 127.0.0.1, port 0. Each stand-in answers
 its API's paths in :meth:`StubServer.route`; this base records every request, holds replies
@@ -74,7 +76,7 @@ def sample_of(schema: Any, name: str = "value") -> Any:
     return f"stub {name}"
 
 
-class _QuietServer(ThreadingHTTPServer):
+class QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -134,7 +136,7 @@ class StubServer:
         self._failing: tuple[str, ...] = ()  # the request kinds the failure applies to
         self._script: list[Any] = []  # the next turns' answers: texts, or the stand-in's own
         self.reply_for: Callable[[str], str] = lambda text: REPLY_PREFIX + text
-        self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
+        self._server = QuietServer(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True,
                                         name=self.name)

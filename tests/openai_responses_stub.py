@@ -30,11 +30,12 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
-REPLY_PREFIX = "stub reply: "
+from llm_stub_server import REPLY_PREFIX, QuietServer
+
 TITLE = "Stub title"
 
 
@@ -103,17 +104,6 @@ def is_title_request(body: Any) -> bool:
     return isinstance(schema, dict) and "title" in (schema.get("properties") or {})
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up (the CLI exiting, an interrupted turn) is not an error."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            super().handle_error(request, client_address)
-
-
 class ResponsesStub:
     """The running stand-in. Use :func:`running_stub` to get one."""
 
@@ -126,7 +116,7 @@ class ResponsesStub:
         self._stopping = threading.Event()
         self._failures: list[tuple[int, dict[str, Any]]] = []
         self._tool_calls: list[tuple[str, dict[str, Any]]] = []
-        self._server = _QuietServer(("127.0.0.1", port), self._handler_class())
+        self._server = QuietServer(("127.0.0.1", port), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True,
                                         name="responses-stub")

@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from cli_install import cache_root, npm_install
+from cli_install import cache_root, npm_install, runs_as
 
 PINNED_VERSION = "0.61.0"
 PACKAGE = "@google/gemini-cli"
@@ -34,7 +34,11 @@ def install_dir(version: str = PINNED_VERSION) -> Path:
 
 def install_gemini(version: str = PINNED_VERSION) -> Path:
     """Install ``@google/gemini-cli@version`` (once) and return its ``gemini`` executable."""
-    return npm_install(PACKAGE, version, install_dir(version), "node_modules/.bin/gemini")
+    def find(root: Path) -> Path | None:
+        binary = root / "node_modules" / ".bin" / "gemini"
+        return binary if runs_as(binary, version) else None
+
+    return npm_install(PACKAGE, version, install_dir(version), find)
 
 
 def prepare_home(home: Path) -> Path:
