@@ -115,7 +115,7 @@ class ResponsesStub:
         self._release = threading.Event()
         self._stopping = threading.Event()
         self._failures: list[tuple[int, dict[str, Any]]] = []
-        self._tool_calls: list[tuple[str, dict[str, Any]]] = []
+        self._tool_calls: list[tuple[str, dict[str, Any], str | None]] = []
         self._server = QuietServer(("127.0.0.1", port), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True,
@@ -150,15 +150,16 @@ class ResponsesStub:
             self._failures.append((status, {"message": message, "type": error_type,
                                             "code": None, "param": None, **fields}))
 
-    def queue_tool_call(self, name: str, arguments: dict[str, Any]) -> None:
+    def queue_tool_call(self, name: str, arguments: dict[str, Any],
+                        namespace: str | None = None) -> None:
         """Answer the next main request by calling codex's tool ``name`` (a ``function_call``
         item), e.g. ``queue_tool_call("exec_command", {"cmd": "touch x", "sandbox_permissions":
         "require_escalated", "justification": "why"})`` to make codex ask for approval. The
         request that carries the tool's output gets the default reply."""
         with self._lock:
-            self._tool_calls.append((name, arguments))
+            self._tool_calls.append((name, arguments, namespace))
 
-    def _tool_call(self) -> tuple[str, dict[str, Any]] | None:
+    def _tool_call(self) -> tuple[str, dict[str, Any], str | None] | None:
         with self._lock:
             return self._tool_calls.pop(0) if self._tool_calls else None
 
@@ -340,12 +341,13 @@ class ResponsesStub:
                               "total_tokens": in_tokens + out_tokens}}})
 
             def _function_call(self, req: Request, body: dict[str, Any], name: str,
-                               arguments: dict[str, Any]) -> None:
+                               arguments: dict[str, Any], namespace: str | None) -> None:
                 req.reply = f"call {name}"
                 call_id = f"call_stub_{uuid.uuid4().hex[:20]}"
                 item = {"type": "function_call", "id": f"fc_stub_{uuid.uuid4().hex[:20]}",
                         "status": "completed", "call_id": call_id, "name": name,
-                        "arguments": json.dumps(arguments)}
+                        "arguments": json.dumps(arguments),
+                        **({"namespace": namespace} if namespace else {})}
                 self._stream(body, [item], wait=False)
 
             def _event(self, name: str, data: dict[str, Any]) -> None:

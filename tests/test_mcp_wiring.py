@@ -53,3 +53,28 @@ def test_config_switches_it_off_for_everyone(world):
     (world.home / "config.toml").write_text("[mcp]\nenabled = false\n")
     world.roost("spawn", "second", "--detached")
     assert wired(world.last_start(2))[0] is None
+
+
+def codex_overrides(start: dict) -> dict[str, str]:
+    """The `-c mcp_servers.roost.<key>=<toml>` overrides on a codex start's command line."""
+    argv = start["argv"]
+    prefix = "mcp_servers.roost."
+    return dict(argv[i + 1][len(prefix):].split("=", 1) for i, arg in enumerate(argv)
+                if arg == "-c" and argv[i + 1].startswith(prefix))
+
+
+def test_codex_gets_roost_mcp_by_overrides_unless_switched_off(world):
+    import tomllib
+
+    work = world.tmp / "work"
+    world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(work), "--detached")
+    agent = world.ls()["cx"]
+    found = {k: tomllib.loads(f"v = {v}")["v"] for k, v in
+             codex_overrides(world.last_start(1)).items()}
+    assert found == {"command": sys.executable, "args": ["-P", "-m", "roost", "mcp"],
+                     "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)},
+                     "default_tools_approval_mode": "approve", "startup_timeout_sec": 30}
+    world.roost("kill", "cx")
+    world.roost("spawn", "quiet", "--provider", "codex", "--cwd", str(work), "--detached",
+                "--no-mcp")
+    assert codex_overrides(world.last_start(2)) == {}

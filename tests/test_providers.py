@@ -240,3 +240,16 @@ def test_executable_lookup_order(tmp_path: Path) -> None:
 def test_unknown_provider() -> None:
     with pytest.raises(Exception, match="unknown provider 'cursor'"):
         get("cursor")
+
+
+def test_codex_resumes_with_roost_mcp_when_this_launch_gets_it(tmp_path: Path) -> None:
+    from roost.providers import mcpwire
+
+    a = agent("codex", provider_session_id=SID)
+    codex = get("codex")
+    assert "-c" not in codex.resume_argv(a, "/c", {}, tmp_path)
+    mcpwire.write(str(tmp_path), "rid")
+    argv = codex.resume_argv(a, "/c", {}, tmp_path)
+    assert argv[:4] == ["/c", "resume", SID, "--no-daemon"] and argv[4] == "-c"
+    assert f'mcp_servers.roost.env={{"ROOST_AGENT_ID" = "rid", "ROOST_HOME" = "{tmp_path}"}}' \
+        in argv

@@ -57,6 +57,21 @@ def server_entry(roost_home: str, agent_id: str) -> dict[str, object]:
             "env": {"ROOST_AGENT_ID": agent_id, "ROOST_HOME": roost_home}}
 
 
+def toml_value(value: object) -> str:
+    """A string, a list of strings or a table of strings as TOML (a JSON string is a TOML basic
+    string): the value of a `-c key=value` override of Codex CLI.
+
+    >>> toml_value({"A": "x"}), toml_value(["-m", "roost"])
+    ('{"A" = "x"}', '["-m", "roost"]')
+    """
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))
+
+
 def write(roost_home: str, agent_id: str) -> str:
     """Write (0600, never through a planted symlink) the agent's MCP config file."""
     folder = hooks._private_folder(roost_home, agent_id)
