@@ -78,3 +78,25 @@ def test_codex_gets_roost_mcp_by_overrides_unless_switched_off(world):
     world.roost("spawn", "quiet", "--provider", "codex", "--cwd", str(work), "--detached",
                 "--no-mcp")
     assert codex_overrides(world.last_start(2)) == {}
+
+
+def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(world):
+    admin = world.tmp / "admin-settings.json"
+    admin.write_text(json.dumps({"general": {"enableAutoUpdate": False},
+                                 "mcpServers": {"corp": {"command": "corp-mcp"}}}))
+    world.env["FAKE_AGENT_LOG_ENV"] = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+    world.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(admin)  # an administrator's settings
+    work = world.tmp / "work"
+    world.roost("spawn", "gm", "--provider", "gemini", "--cwd", str(work), "--detached")
+    agent = world.ls()["gm"]
+    path = Path(world.last_start(1)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+    assert path.parent == world.home / "agents" / agent["id"]
+    assert json.loads(path.read_text()) == {
+        "general": {"enableAutoUpdate": False},  # the administrator's stay in force
+        "mcpServers": {"corp": {"command": "corp-mcp"}, "roost": {
+            "command": sys.executable, "args": ["-P", "-m", "roost", "mcp"], "trust": True,
+            "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)}}}}
+    assert not (world.user_home / ".gemini" / "settings.json").exists()
+    world.roost("spawn", "quiet", "--provider", "gemini", "--cwd", str(work), "--detached",
+                "--no-mcp")
+    assert world.last_start(2)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == str(admin)

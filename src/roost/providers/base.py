@@ -97,6 +97,12 @@ class Provider:
         """The prompts the CLI took, as its record holds them past byte `offset`."""
         return []
 
+    def launch_environment(self, agent: Agent, environ: Mapping[str, str],
+                           paths_home: Path) -> dict[str, str]:
+        """Variables this one launch gets besides `environ` (the agent's environment): what a
+        CLI takes no command-line option for."""
+        return {}
+
     def _common(self, agent: Agent) -> list[str]:
         return [*(self.dangerous_flags if agent.dangerous else ()), *agent.args]
 

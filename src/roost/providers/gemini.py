@@ -17,8 +17,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from roost.core.model import Agent
+from roost.providers import mcpwire
 from roost.providers.base import NotResumable, Provider, user_home
 from roost.providers.traits import GEMINI
+
+# Gemini CLI has no option that adds an MCP server for one process; its system settings file
+# can be moved by this variable, and its `mcpServers` are merged with the user's (0.61.0).
+SYSTEM_SETTINGS = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+SYSTEM_SETTINGS_FILE = "/etc/gemini-cli/settings.json"
+MCP_SETTINGS = "gemini-system-settings.json"
 
 
 def gemini_home(environ: Mapping[str, str]) -> Path:
@@ -55,6 +62,18 @@ def session_file(cwd: str, session_id: str, environ: Mapping[str, str]) -> Path 
         if first_line(path).get("sessionId") == session_id:
             return path
     return None
+
+
+def system_settings(environ: Mapping[str, str]) -> dict[str, object]:
+    """The system settings Gemini CLI would read (`$GEMINI_CLI_SYSTEM_SETTINGS_PATH`, else
+    /etc/gemini-cli/settings.json), or {} when there are none (or they are not a JSON object:
+    the CLI itself would stop on them)."""
+    path = Path(environ.get(SYSTEM_SETTINGS) or SYSTEM_SETTINGS_FILE)
+    try:
+        found = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def user_prompts(path: Path, offset: int) -> list[str]:
@@ -124,3 +143,21 @@ class Gemini(Provider):
         sid = agent.provider_session_id
         path = session_file(agent.cwd, sid, environ) if sid else None
         return user_prompts(path, offset) if path is not None else []
+
+    def launch_environment(self, agent: Agent, environ: Mapping[str, str],
+                           paths_home: Path) -> dict[str, str]:
+        """`roost mcp` (unless switched off): a system settings file of roost's own for this
+        process, holding the system settings the CLI would have read (so an administrator's
+        stay in force) plus the server `roost`, trusted (its tools run without a prompt, as
+        claude's allow rule). System settings' `mcpServers` are merged with the user's and the
+        project's, so the user's own servers stay; no file of the user's is written."""
+        if mcpwire.configured(str(paths_home), agent.id) is None:
+            return {}
+        settings = system_settings(environ)
+        servers = settings.get("mcpServers")
+        entry = {k: v for k, v in mcpwire.server_entry(str(paths_home), agent.id).items()
+                 if k != "type"}
+        settings["mcpServers"] = {**(servers if isinstance(servers, dict) else {}),
+                                  mcpwire.SERVER: {**entry, "trust": True}}
+        return {SYSTEM_SETTINGS: mcpwire.write_private(str(paths_home), agent.id, MCP_SETTINGS,
+                                                       settings)}
