@@ -80,7 +80,7 @@ def test_codex_gets_roost_mcp_by_overrides_unless_switched_off(world):
     assert codex_overrides(world.last_start(2)) == {}
 
 
-def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(world):
+def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(world, private_home):
     admin = world.tmp / "admin-settings.json"
     admin.write_text(json.dumps({"general": {"enableAutoUpdate": False},
                                  "mcpServers": {"corp": {"command": "corp-mcp"}}}))
@@ -100,3 +100,10 @@ def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(world):
     world.roost("spawn", "quiet", "--provider", "gemini", "--cwd", str(work), "--detached",
                 "--no-mcp")
     assert world.last_start(2)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == str(admin)
+
+
+def test_gemini_under_a_folder_others_may_write_gets_no_settings_file(world):
+    world.env["FAKE_AGENT_LOG_ENV"] = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+    world.roost("spawn", "gm", "--provider", "gemini", "--cwd", str(world.tmp / "work"),
+                "--detached")  # the roost home is under /tmp: gemini would skip the file
+    assert "GEMINI_CLI_SYSTEM_SETTINGS_PATH" not in world.last_start(1)["env"]

@@ -7,17 +7,12 @@ user's changes."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cli_install import cache_root
-from conftest import Env, kill_tagged_processes
+from conftest import Env
 from gemini_stub import GeminiStub
 from real_gemini import gemini_env, install_gemini, prepare_home
 
@@ -51,20 +46,7 @@ def function_responses(body: dict) -> list[dict]:
             if isinstance(part, dict) and "functionResponse" in part]
 
 
-@pytest.fixture
-def safe_home(world: Env) -> Iterator[Path]:
-    """A roost home whose every parent directory only its owner may write: Gemini CLI skips a
-    system settings file under /tmp (mode 1777), where pytest's directories are."""
-    folder = Path(tempfile.mkdtemp(prefix="gm-", dir=cache_root()))
-    world.env["ROOST_HOME"] = str(folder / "roost")
-    yield folder
-    subprocess.run(["tmux", "-L", world.socket, "kill-server"], capture_output=True,
-                   env=world.env, check=False)
-    kill_tagged_processes(world.env["ROOST_HOME"])
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def test_real_gemini_gets_roost_mcp_and_calls_it(world: Env, safe_home: Path) -> None:
+def test_real_gemini_gets_roost_mcp_and_calls_it(world: Env, private_home: Path) -> None:
     gemini = install_gemini()
     work = world.tmp / "work"
     with GeminiStub() as stub:

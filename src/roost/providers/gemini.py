@@ -76,6 +76,16 @@ def system_settings(environ: Mapping[str, str]) -> dict[str, object]:
     return found if isinstance(found, dict) else {}
 
 
+def private_path(path: Path) -> bool:
+    """Whether no folder from `path` up to / may be written by group or others: Gemini CLI
+    reads a system settings file only there (0.61.0)."""
+    try:
+        return all(not (folder.stat().st_mode & 0o022)
+                   for folder in (path.resolve(), *path.resolve().parents))
+    except OSError:
+        return False
+
+
 def user_prompts(path: Path, offset: int) -> list[str]:
     """The user's messages written to a chat file after byte `offset`."""
     try:
@@ -150,8 +160,10 @@ class Gemini(Provider):
         process, holding the system settings the CLI would have read (so an administrator's
         stay in force) plus the server `roost`, trusted (its tools run without a prompt, as
         claude's allow rule). System settings' `mcpServers` are merged with the user's and the
-        project's, so the user's own servers stay; no file of the user's is written."""
-        if mcpwire.configured(str(paths_home), agent.id) is None:
+        project's, so the user's own servers stay; no file of the user's is written. Not under
+        a folder others may write (a roost home in /tmp): the CLI would skip the file with a
+        security warning on its screen."""
+        if mcpwire.configured(str(paths_home), agent.id) is None or not private_path(paths_home):
             return {}
         settings = system_settings(environ)
         servers = settings.get("mcpServers")
