@@ -100,6 +100,17 @@ def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(world, priva
     world.roost("spawn", "quiet", "--provider", "gemini", "--cwd", str(work), "--detached",
                 "--no-mcp")
     assert world.last_start(2)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == str(admin)
+    # started from inside gm (its shell): never gm's file, which names gm as the caller
+    inside = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}
+    world.roost("spawn", "kid", "--provider", "gemini", "--cwd", str(work), "--detached",
+                env=inside)
+    kid = Path(world.last_start(3)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+    written = json.loads(kid.read_text())
+    assert written["mcpServers"]["roost"]["env"]["ROOST_AGENT_ID"] == world.ls()["kid"]["id"]
+    assert written["general"] == {"enableAutoUpdate": False}
+    world.roost("spawn", "kid2", "--provider", "gemini", "--cwd", str(work), "--detached",
+                "--no-mcp", env=inside)
+    assert world.last_start(4)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == ""
 
 
 def test_gemini_under_a_folder_others_may_write_gets_no_settings_file(world):

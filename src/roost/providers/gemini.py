@@ -162,9 +162,17 @@ class Gemini(Provider):
         claude's allow rule). System settings' `mcpServers` are merged with the user's and the
         project's, so the user's own servers stay; no file of the user's is written. Not under
         a folder others may write (a roost home in /tmp): the CLI would skip the file with a
-        security warning on its screen."""
-        if mcpwire.configured(str(paths_home), agent.id) is None or not private_path(paths_home):
-            return {}
+        security warning on its screen.
+
+        The variable reaches whatever the agent starts: an agent started from inside a gemini
+        agent (its shell, its `roost mcp`) must never get that agent's file, which names it as
+        the caller. So the `roost` entry of an inherited file is always replaced or dropped;
+        with nothing to add, the variable is emptied (the CLI's default file)."""
+        inherited = environ.get(SYSTEM_SETTINGS, "")
+        wired = mcpwire.configured(str(paths_home), agent.id) is not None and \
+            private_path(paths_home)
+        if not wired:
+            return {SYSTEM_SETTINGS: ""} if Path(inherited).name == MCP_SETTINGS else {}
         settings = system_settings(environ)
         servers = settings.get("mcpServers")
         entry = {k: v for k, v in mcpwire.server_entry(str(paths_home), agent.id).items()
