@@ -11,19 +11,27 @@ from conftest import Env
 pytestmark = pytest.mark.tmux
 
 
+def without_mcp(argv: list[str]) -> list[str]:
+    """A codex argv without roost mcp's `-c mcp_servers.roost.*` overrides
+    (tests/test_mcp_wiring.py checks those)."""
+    skip = {i for i, arg in enumerate(argv) if arg == "-c" and i + 1 < len(argv)
+            and argv[i + 1].startswith("mcp_servers.roost.")}
+    return [arg for i, arg in enumerate(argv) if i not in skip and i - 1 not in skip]
+
+
 def test_codex_session_id_is_learned_from_its_rollout_and_resumed(world: Env) -> None:
     world.roost("spawn", "cx", "--provider", "codex", "--dangerous", "--prompt", "hi codex",
                 "--cwd", str(world.tmp / "work"))
     start = world.last_start(1)
-    assert start["argv"] == ["--no-daemon", "--dangerously-bypass-approvals-and-sandbox",
-                             "hi codex"]
+    assert without_mcp(start["argv"]) == ["--no-daemon",
+                                          "--dangerously-bypass-approvals-and-sandbox", "hi codex"]
     sid = start["session_id"]
     assert world.wait_for(lambda: world.ls()["cx"]["provider_session_id"] == sid,
                           what="codex id learned")
     world.roost("kill", "cx")
     world.roost("wake", "cx")
-    assert world.last_start(2)["argv"] == ["resume", sid, "--no-daemon",
-                                           "--dangerously-bypass-approvals-and-sandbox"]
+    assert without_mcp(world.last_start(2)["argv"]) == [
+        "resume", sid, "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
     assert world.last_start(2)["session_id"] == sid
 
 
@@ -35,7 +43,7 @@ def test_codex_wake_before_its_id_is_known_says_so(world: Env) -> None:
     assert proc.returncode == 7 and "session id is not known yet" in proc.stderr
     assert "--fresh" in proc.stderr
     world.roost("wake", "cx", "--fresh")  # the user's explicit choice: a new conversation
-    assert world.last_start(2)["argv"] == ["--no-daemon"]
+    assert without_mcp(world.last_start(2)["argv"]) == ["--no-daemon"]
 
 
 def gemini_file(world: Env, sid: str) -> Path:

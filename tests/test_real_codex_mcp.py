@@ -31,13 +31,19 @@ def test_real_codex_gets_roost_mcp_and_calls_it(world: Env) -> None:
         world.env["ROOST_CODEX_BIN"] = str(codex)
         world.roost("spawn", "lead", "--provider", "codex", "--cwd", str(work))
         world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 90, "lead idle")
+        # Codex does not wait for an MCP server before a turn (unless it is `required`, and then
+        # one that fails stops codex): a first turn on a busy machine may come without roost's
+        # tools. So the call comes in the second turn.
+        world.roost("send", "lead", "hello")
+        world.wait_for(lambda: stub.responses("main"), 60, "the first turn")
+        world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle again")
         stub.queue_tool_call("list_agents", {}, namespace="mcp__roost")
         world.roost("send", "lead", "who is here")
         output = world.wait_for(
             lambda: next((o for r in stub.responses("main")
                           if (o := last_tool_output(r.body)) is not None), None),
             90, "list_agents' result", )
-        turn = stub.responses("main")[0]
+        turn = stub.responses("main")[1]
         assert {"create_agent", "list_agents", "wait_for_agents", "send_message"} <= set(
             roost_tools(turn.body))
         assert '"lead"' in str(output) and "codex" in str(output)

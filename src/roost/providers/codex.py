@@ -114,7 +114,8 @@ class Codex(Provider):
         `mcp_servers.roost.*`, which add the server to the user's own (checked on 0.169.0 with
         `codex mcp list`); the user's config.toml is never written. Its tools run without a
         prompt (as claude's `mcp__roost` rule), and it gets 30 s to start, not codex's 10: a
-        busy machine can take longer than that to import roost's server."""
+        busy machine can take longer than that to import roost's server. Not `required`: codex
+        would then wait for it before the first turn, but exit at start when it fails."""
         if mcpwire.configured(str(paths_home), agent.id) is None:
             return []
         entry = mcpwire.server_entry(str(paths_home), agent.id)
