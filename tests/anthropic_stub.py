@@ -49,11 +49,11 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-REPLY_PREFIX = "stub reply: "
+from llm_stub_server import REPLY_PREFIX, QuietServer, sample_of
 
 
 @dataclass
@@ -112,36 +112,6 @@ def last_tool_result(body: dict[str, Any]) -> str | None:
     return None
 
 
-def sample_of(schema: Any, name: str = "value") -> Any:
-    """A small instance of a JSON schema: what a side call that asks for structured output
-    (``output_config.format`` of type ``json_schema``, e.g. session titles) gets back."""
-    if not isinstance(schema, dict):
-        return f"stub {name}"
-    if "const" in schema:
-        return schema["const"]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    for key in ("anyOf", "oneOf", "allOf"):
-        if schema.get(key):
-            return sample_of(schema[key][0], name)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind == "object" or "properties" in schema:
-        props = schema.get("properties") or {}
-        required = schema.get("required") or list(props)
-        return {key: sample_of(props.get(key), key) for key in required}
-    if kind == "array":
-        return []
-    if kind in ("integer", "number"):
-        return 0
-    if kind == "boolean":
-        return False
-    if kind == "null":
-        return None
-    return f"stub {name}"
-
-
 def structured_format(body: dict[str, Any]) -> dict[str, Any] | None:
     """The JSON schema a request asks its answer to follow, if any."""
     for holder in (body.get("output_config"), body):
@@ -166,17 +136,6 @@ def _rough_tokens(body: Any) -> int:
     return max(1, len(json.dumps(body)) // 4)
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up (the CLI exiting, an interrupted turn) is not an error."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            super().handle_error(request, client_address)
-
-
 class AnthropicStub:
     """The running stand-in. Use :func:`running_stub` to get one."""
 
@@ -191,7 +150,7 @@ class AnthropicStub:
         self._failure: tuple[int, str, str] | None = None
         self.failures = 0
         self.reply_for = self.default_reply
-        self._server = _QuietServer(("127.0.0.1", 0), self._handler_class())
+        self._server = QuietServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True,

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -207,3 +208,18 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     kill_tagged_processes(env.env["ROOST_HOME"])
     socket = tmp_path / "tmux" / f"tmux-{os.getuid()}" / env.socket
     socket.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def private_home(world: Env) -> Iterator[Path]:
+    """Moves `world`'s roost home to a folder that no other user may write up to / (pytest's
+    are under /tmp): Gemini CLI reads roost's system settings file only there."""
+    from cli_install import cache_root
+
+    folder = Path(tempfile.mkdtemp(prefix="home-", dir=cache_root()))
+    world.env["ROOST_HOME"] = str(folder / "roost")
+    yield folder
+    subprocess.run(["tmux", "-L", world.socket, "kill-server"], capture_output=True,
+                   env=world.env, check=False)
+    kill_tagged_processes(world.env["ROOST_HOME"])
+    shutil.rmtree(folder, ignore_errors=True)

@@ -37,6 +37,10 @@ Claude flavor, like Claude Code 2.1.332: a slash command (``/clear``, ``/compact
 fires no UserPromptSubmit and no Stop, only its effect's hooks; ``fail auth|500|429`` ends the
 turn with the CLI's error words, a StopFailure hook and the failed-turn hint in the empty prompt
 box.
+
+Prompts it acts on: ``work <secs>`` (busy), ``ask`` (a permission dialog), ``api-error`` (the API
+refused the turn: the flavor's error words, then its prompt again), ``orphan``, ``crash <code>``,
+``/clear``, ``/exit``; anything else is echoed.
 """
 
 from __future__ import annotations
@@ -154,6 +158,7 @@ OPTIONS: dict[str, dict[str, tuple[str, bool]]] = {
         "--no-daemon": ("no_daemon", False),
     },
     "gemini": {
+        "--session-id": ("session_id", True),
         "-r": ("resume", True),
         "--resume": ("resume", True),
         "-i": ("prompt_interactive", True),
@@ -306,6 +311,9 @@ class Store:
 
     def record(self, session: Session, role: str, text: str) -> None:
         raise NotImplementedError
+
+    def end(self, session: Session) -> None:
+        """What the CLI does to its files when it exits."""
 
 
 class ClaudeStore(Store):
@@ -488,27 +496,68 @@ class CodexStore(Store):
 
 
 class GeminiStore(Store):
-    """~/.gemini/tmp/<sha256(cwd)>/chats/session-<YYYY-MM-DDTHH-MM>-<uuid[:8]>.json"""
+    """Gemini CLI 0.61: ``~/.gemini/tmp/<slug>/chats/session-<YYYY-MM-DDTHH-MM>-<id[:8]>.jsonl``,
+    the slug being the cwd's entry in ``~/.gemini/projects.json`` (``$GEMINI_CLI_HOME``
+    replaces ``~``). Line 1 holds sessionId, projectHash (sha256 of the cwd) and startTime; each
+    message is appended as a line, with a ``$set`` line after it. The file exists from start-up
+    and is deleted at exit while it holds no message."""
 
-    def chats(self) -> Path:
-        return self.home / ".gemini" / "tmp" / sha256_hex(self.cwd) / "chats"
+    EXISTS = ('Error starting session: Session ID "{}" already exists. Use --resume to resume '
+              "it, or provide a different ID.")
+    INVALID = 'Error resuming session: Invalid session identifier "{}".'
+
+    @property
+    def root(self) -> Path:
+        return Path(os.environ.get("GEMINI_CLI_HOME") or self.home) / ".gemini"
+
+    def slug(self, create: bool) -> str | None:
+        path = self.root / "projects.json"
+        try:
+            projects = json.loads(path.read_text(encoding="utf-8")).get("projects", {})
+        except (OSError, ValueError, AttributeError):
+            projects = {}
+        if self.cwd in projects or not create:
+            return projects.get(self.cwd)
+        base = re.sub(r"[^a-z0-9-]", "-", Path(self.cwd).name.lower()) or "project"
+        taken, slug, n = set(projects.values()), base, 1
+        while slug in taken:
+            slug, n = f"{base}-{n}", n + 1
+        projects[self.cwd] = slug
+        write_json_atomic(path, {"projects": projects})
+        return slug
+
+    def chats(self, create: bool = False) -> Path | None:
+        slug = self.slug(create)
+        return self.root / "tmp" / slug / "chats" if slug else None
 
     def load_all(self) -> list[tuple[Path, dict[str, Any]]]:
+        chats = self.chats()
         found = []
-        for path in self.chats().glob("session-*.json"):
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict) and data.get("sessionId"):
-                found.append((path, data))
+        for path in chats.glob("session-*.jsonl") if chats else ():
+            head = self.head(path)
+            if head.get("sessionId"):
+                found.append((path, head))
         return sorted(found, key=lambda pd: str(pd[1].get("startTime", "")))
 
+    @staticmethod
+    def head(path: Path) -> dict[str, Any]:
+        try:
+            with path.open(encoding="utf-8") as f:
+                first = json.loads(f.readline())
+            return first if isinstance(first, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
     def open(self) -> Session:
-        ref = self.opts.resume
+        o = self.opts
+        sessions = self.load_all()
+        if o.session_id is not None and o.resume is None:
+            if any(head["sessionId"] == o.session_id for _, head in sessions):
+                raise Fail(self.EXISTS.format(o.session_id), 42)
+            return self.new_session("startup", o.session_id)
+        ref = o.resume
         if ref is None:
             return self.new_session("startup")
-        sessions = self.load_all()
         hit: tuple[Path, dict[str, Any]] | None = None
         if ref == "latest" and sessions:
             hit = sessions[-1]
@@ -517,38 +566,50 @@ class GeminiStore(Store):
         else:
             hit = next((pd for pd in sessions if pd[1]["sessionId"] == ref), None)
         if hit is None:
-            raise Fail(f"Error: No previous session found with ID {ref}")
-        path, data = hit
-        return Session(
-            id=data["sessionId"], path=path, cwd=self.cwd, source="resume",
-            messages=list(data.get("messages", [])), start_time=data.get("startTime", now_iso()),
-        )
+            raise Fail(self.INVALID.format(ref), 42)
+        path, head = hit
+        return Session(id=head["sessionId"], path=path, cwd=self.cwd, source="resume",
+                       start_time=head.get("startTime", now_iso()),
+                       messages=[{"type": "user"}] * self.count_user(path))
 
-    def new_session(self, source: str) -> Session:
-        sid = str(uuid.uuid4())
+    @staticmethod
+    def count_user(path: Path) -> int:
+        count = 0
+        for line in path.read_text(encoding="utf-8").splitlines():
+            with contextlib.suppress(ValueError, AttributeError):
+                count += json.loads(line).get("type") == "user"
+        return count
+
+    def new_session(self, source: str, sid: str | None = None) -> Session:
+        sid = sid or str(uuid.uuid4())
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M")
-        return Session(id=sid, path=self.chats() / f"session-{stamp}-{sid[:8]}.json", cwd=self.cwd, source=source)
+        chats = self.chats(create=True)
+        assert chats is not None
+        return Session(id=sid, path=chats / f"session-{stamp}-{sid[:8]}.jsonl", cwd=self.cwd,
+                       source=source)
 
     def begin(self, session: Session) -> None:
         if session.source != "resume":
-            self.save(session)
-
-    def save(self, session: Session) -> None:
-        write_json_atomic(
-            session.path,
-            {
-                "sessionId": session.id,
-                "projectHash": sha256_hex(self.cwd),
-                "startTime": session.start_time,
-                "lastUpdated": now_iso(),
-                "messages": session.messages,
-            },
-        )
+            append_jsonl(session.path, {
+                "sessionId": session.id, "projectHash": sha256_hex(self.cwd),
+                "startTime": session.start_time, "lastUpdated": session.start_time,
+                "kind": "main"})
 
     def record(self, session: Session, role: str, text: str) -> None:
-        kind = "user" if role == "user" else "gemini"
-        session.messages.append({"id": str(uuid.uuid4()), "timestamp": now_iso(), "type": kind, "content": text})
-        self.save(session)  # the real CLI rewrites the whole file each time
+        stamp = now_iso()
+        content: Any = [{"text": text}] if role == "user" else text
+        append_jsonl(session.path, {"id": str(uuid.uuid4()), "timestamp": stamp,
+                                    "type": "user" if role == "user" else "gemini",
+                                    "content": content})
+        append_jsonl(session.path, {"$set": {"lastUpdated": stamp}})
+        if role == "user":
+            session.messages.append({"type": "user"})
+
+    def end(self, session: Session) -> None:
+        """At exit: a session that holds no message leaves no file."""
+        if not session.messages:
+            with contextlib.suppress(OSError):
+                session.path.unlink()
 
 
 class AiderStore(Store):
@@ -584,7 +645,8 @@ class AiderStore(Store):
 
     def record(self, session: Session, role: str, text: str) -> None:
         if role == "user":
-            block = "".join(f"#### {line}".rstrip() + "\n" for line in text.split("\n")) + "\n"
+            # as aider 0.86 writes it: a markdown line break ("  ") after each line
+            block = "".join(f"#### {line}  \n" for line in text.split("\n")) + "\n"
         else:
             block = text + "\n\n"
         with session.path.open("a", encoding="utf-8") as f:
@@ -958,6 +1020,45 @@ class Screen:
 # --------------------------------------------------------------------------- the agent
 
 
+@dataclass(frozen=True)
+class Cues:
+    """What a flavor draws for roost to read (each as its real CLI does, where roost cares)."""
+
+    prompt: str = "❯ "  # the input line; a prompt it took stays on the screen with it
+    hint: str | None = None  # a line above the prompt while it waits for input
+    busy: str = "✻ Working… (esc to interrupt)"  # the line while a turn runs
+    answer: str = "● "  # in front of a reply
+    after: str | None = None  # a line after each reply
+    ask: str = "Do you want to proceed?\n❯ 1. Yes\n  2. No\nEsc to cancel"  # a permission dialog
+    error: str = "API Error: 401 invalid x-api-key"  # what a failed turn leaves (``api-error``)
+
+
+CUES = {
+    "claude": Cues(),
+    # Codex CLI 0.169: its composer "› ", "• Working (0s • esc to interrupt)" while it works, and
+    # "Worked for <1s" under each answer.
+    "codex": Cues(prompt="› ", busy="• Working (0s • esc to interrupt)", answer="• ",
+                  after="  Worked for <1s"),
+    # Gemini CLI 0.61: "✦ " before an answer, "(esc to cancel, Ns)" while it works, and
+    # "? for shortcuts" above its input box.
+    "gemini": Cues(prompt=" > ", hint="? for shortcuts", busy="⠋ Thinking... (esc to cancel, 0s)",
+                   answer="✦ ",
+                   ask="Allow execution of [Shell]?\n● 1. Allow once\n  2. Allow for this session\n"
+                       "  3. No, suggest changes (esc)",
+                   error='✕ [API Error: {"error":{"code":401,"message":"API key not valid. Please '
+                         'pass a valid API key.","status":"UNAUTHENTICATED"}}]\nℹ This request '
+                         'failed. Press F12 for diagnostics.'),
+    # Aider 0.86: "Waiting for <model>" while it works, "Tokens: ..." after each answer, and its
+    # ">" prompt alone on the last line.
+    "aider": Cues(prompt="> ", busy="░█  Waiting for {model}", answer="",
+                  after="Tokens: 2.4k sent, 5 received. Cost: $0.0061 message, $0.01 session.",
+                  ask="Run shell command? (Y)es/(N)o [Yes]: ",
+                  error="litellm.AuthenticationError: AuthenticationError: OpenAIException - "
+                        "Incorrect API key provided\nThe API provider is not able to "
+                        "authenticate you. Check your API key."),
+}
+
+
 class Exit(Exception):
     """Leave the main loop with this exit code (after any SessionEnd was fired)."""
 
@@ -977,7 +1078,8 @@ class Agent:
         self.input = ""
         self.ctrl_c_armed = False
         self.ending = False
-        self.prompt_mark = {"aider": "> ", "codex": "› "}.get(opts.flavor, "❯ ")
+        self.cues = CUES[opts.flavor]
+        self.prompt_mark = self.cues.prompt
         self.codex = opts.flavor == "codex"
         self.server: int | None = None  # codex: the pid of the shared app-server it uses
         self.lost_server_at: float | None = None
@@ -1004,6 +1106,7 @@ class Agent:
         except Exit as e:
             return e.code
         finally:
+            self.store.end(self.session)
             self.screen.restore()
 
     def main_loop(self) -> int:
@@ -1110,6 +1213,7 @@ class Agent:
             return
         self.ending = True
         self.hooks.fire("SessionEnd", self.session, reason="other")
+        self.store.end(self.session)
         self.screen.restore()
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
@@ -1121,6 +1225,8 @@ class Agent:
         return self.pending.popleft() if self.pending else self.keys.next(timeout)
 
     def show_prompt(self) -> None:
+        if self.cues.hint:
+            self.screen.line(self.cues.hint)
         self.screen.write(self.prompt_mark + self.input)
         if self.placeholder and not self.input and self.screen.interactive:
             # dim hint, cursor back at the start of the input
@@ -1194,15 +1300,18 @@ class Agent:
         self.placeholder = ""
         self.screen.line()
         prompt = text.strip()
-        # Disk first, then hooks: a hook may read the transcript it is pointed at. (Codex
-        # records no slash command: /quit alone never writes a rollout.)
-        if not (self.codex and prompt.startswith("/")):
+        # Disk first, then hooks: a hook may read the transcript it is pointed at. (Codex and
+        # Gemini record no slash command: /quit alone never writes a rollout.)
+        if not (self.opts.flavor in ("codex", "gemini") and prompt.startswith("/")):
             self.store.record(self.session, "user", text)
         if self.opts.flavor == "claude" and SLASH_COMMAND.fullmatch(prompt):
             self.slash_command(prompt)  # Claude Code fires no prompt hooks for its commands
         elif self.opts.flavor == "claude" and prompt in FAILURES:
             self.hooks.fire("UserPromptSubmit", self.session, prompt=text)
             self.fail(*FAILURES[prompt])
+        elif prompt == "api-error":  # the API refused the turn: the CLI says so, no answer
+            self.hooks.fire("UserPromptSubmit", self.session, prompt=text)
+            self.screen.line(self.cues.error)
         else:
             self.hooks.fire("UserPromptSubmit", self.session, prompt=text)
             self.failed = None
@@ -1212,11 +1321,9 @@ class Agent:
                 self.show_prompt()
                 return
             self.store.record(self.session, "assistant", reply)
-            if self.codex:
-                self.screen.line(f"• {reply}")
-                self.screen.line("  Worked for <1s")
-            else:
-                self.screen.line(f"● {reply}")
+            self.screen.line(f"{self.cues.answer}{reply}")
+            if self.cues.after:
+                self.screen.line(self.cues.after)
             self.hooks.fire("Stop", self.session, last_assistant_message=reply,
                             stop_hook_active=False)
             self.hooks.notify_turn(self.session, text, reply)
@@ -1246,8 +1353,7 @@ class Agent:
 
     def work(self, seconds: float) -> str:
         """Busy: the spinner line stays on screen; Esc/Ctrl-C interrupts; other keys queue."""
-        self.screen.write("• Working (0s • esc to interrupt)" if self.codex
-                          else "✻ Working… (esc to interrupt)")
+        self.screen.write(self.cues.busy.format(model=self.opts.model or "gpt-4o"))
         deadline = time.monotonic() + seconds
         result = "done working"
         while (left := deadline - time.monotonic()) > 0:
@@ -1267,7 +1373,7 @@ class Agent:
     def ask(self) -> str:
         if self.opts.skip_permissions or self.opts.permission_mode == "bypassPermissions":
             return "approved"
-        self.screen.write("Do you want to proceed?\n❯ 1. Yes\n  2. No\nEsc to cancel")
+        self.screen.write(self.cues.ask)
         self.hooks.fire(
             "Notification", self.session,
             notification_type="permission_prompt", message="Claude needs your permission to use Bash",
@@ -1277,13 +1383,13 @@ class Agent:
             key = self.next_key()
             if key is None:
                 continue
-            if (key.kind == "text" and key.text[:1] == "1") or key.kind == "enter":
+            if (key.kind == "text" and key.text[:1] in "1y") or key.kind == "enter":
                 answer = "approved"
-            elif (key.kind == "text" and key.text[:1] == "2") or key.kind in ("esc", "ctrl_c", "eof"):
+            elif (key.kind == "text" and key.text[:1] in "2n") or key.kind in ("esc", "ctrl_c", "eof"):
                 answer = "denied"
             if key.kind == "eof":
                 self.pending.append(key)  # still exit afterwards
-        self.screen.erase_lines(4)
+        self.screen.erase_lines(self.cues.ask.count("\n") + 1)
         return answer
 
     def orphan(self) -> str:
@@ -1315,6 +1421,7 @@ class Agent:
         if self.session.id is None:  # aider: /clear only forgets the in-memory chat
             return "cleared"
         self.hooks.fire("SessionEnd", self.session, reason="clear")
+        self.store.end(self.session)
         self.session = self.store.new_session("clear")
         self.store.begin(self.session)
         self.screen.line(self.header())

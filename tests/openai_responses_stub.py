@@ -30,11 +30,12 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
-REPLY_PREFIX = "stub reply: "
+from llm_stub_server import REPLY_PREFIX, QuietServer
+
 TITLE = "Stub title"
 
 
@@ -103,17 +104,6 @@ def is_title_request(body: Any) -> bool:
     return isinstance(schema, dict) and "title" in (schema.get("properties") or {})
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up (the CLI exiting, an interrupted turn) is not an error."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            super().handle_error(request, client_address)
-
-
 class ResponsesStub:
     """The running stand-in. Use :func:`running_stub` to get one."""
 
@@ -125,8 +115,8 @@ class ResponsesStub:
         self._release = threading.Event()
         self._stopping = threading.Event()
         self._failures: list[tuple[int, dict[str, Any]]] = []
-        self._tool_calls: list[tuple[str, dict[str, Any]]] = []
-        self._server = _QuietServer(("127.0.0.1", port), self._handler_class())
+        self._tool_calls: list[tuple[str, dict[str, Any], str | None]] = []
+        self._server = QuietServer(("127.0.0.1", port), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True,
                                         name="responses-stub")
@@ -160,15 +150,16 @@ class ResponsesStub:
             self._failures.append((status, {"message": message, "type": error_type,
                                             "code": None, "param": None, **fields}))
 
-    def queue_tool_call(self, name: str, arguments: dict[str, Any]) -> None:
+    def queue_tool_call(self, name: str, arguments: dict[str, Any],
+                        namespace: str | None = None) -> None:
         """Answer the next main request by calling codex's tool ``name`` (a ``function_call``
         item), e.g. ``queue_tool_call("exec_command", {"cmd": "touch x", "sandbox_permissions":
         "require_escalated", "justification": "why"})`` to make codex ask for approval. The
         request that carries the tool's output gets the default reply."""
         with self._lock:
-            self._tool_calls.append((name, arguments))
+            self._tool_calls.append((name, arguments, namespace))
 
-    def _tool_call(self) -> tuple[str, dict[str, Any]] | None:
+    def _tool_call(self) -> tuple[str, dict[str, Any], str | None] | None:
         with self._lock:
             return self._tool_calls.pop(0) if self._tool_calls else None
 
@@ -350,12 +341,13 @@ class ResponsesStub:
                               "total_tokens": in_tokens + out_tokens}}})
 
             def _function_call(self, req: Request, body: dict[str, Any], name: str,
-                               arguments: dict[str, Any]) -> None:
+                               arguments: dict[str, Any], namespace: str | None) -> None:
                 req.reply = f"call {name}"
                 call_id = f"call_stub_{uuid.uuid4().hex[:20]}"
                 item = {"type": "function_call", "id": f"fc_stub_{uuid.uuid4().hex[:20]}",
                         "status": "completed", "call_id": call_id, "name": name,
-                        "arguments": json.dumps(arguments)}
+                        "arguments": json.dumps(arguments),
+                        **({"namespace": namespace} if namespace else {})}
                 self._stream(body, [item], wait=False)
 
             def _event(self, name: str, data: dict[str, Any]) -> None:

@@ -21,7 +21,6 @@ the screen cues seen on this version (:data:`BUSY_CUE`, :func:`is_ready`, ...), 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -36,9 +35,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from cli_install import cache_root, npm_install, runs_as
+
 PINNED_VERSION = "2.1.332"
 PACKAGE = "@anthropic-ai/claude-code"
-TESTS = Path(__file__).resolve().parent
 
 # A dummy key in the real key's shape. Claude Code remembers a key the user approved by its last
 # 20 characters (``customApiKeyResponses.approved`` in ~/.claude.json).
@@ -49,22 +49,8 @@ HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "Notification", "Sess
 
 # -- install --------------------------------------------------------------------------------------
 
-def cache_root() -> Path:
-    return Path(os.environ.get("ROOST_TEST_CACHE") or TESTS / ".cache")
-
-
 def install_dir(version: str = PINNED_VERSION) -> Path:
     return cache_root() / "claude-code" / version
-
-
-def _runs_as(binary: Path, version: str) -> bool:
-    try:
-        proc = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
-                              timeout=30, env={**os.environ, "DISABLE_AUTOUPDATER": "1"},
-                              check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return proc.returncode == 0 and proc.stdout.strip().startswith(version)
 
 
 def _find_binary(root: Path, version: str) -> Path | None:
@@ -73,57 +59,15 @@ def _find_binary(root: Path, version: str) -> Path | None:
     modules = root / "node_modules"
     candidates = [modules / ".bin" / "claude"]
     candidates += sorted(modules.glob("@anthropic-ai/claude-code-*/claude"))
-    for candidate in candidates:
-        if candidate.is_file() and os.access(candidate, os.X_OK) and _runs_as(candidate, version):
-            return candidate
-    return None
+    return next((c for c in candidates
+                 if runs_as(c, version, {"DISABLE_AUTOUPDATER": "1"})), None)
 
 
-def install_claude(version: str = PINNED_VERSION, *, quiet: bool = True) -> Path:
-    """Install ``@anthropic-ai/claude-code@version`` (once) and return its ``claude`` executable.
-
-    Safe to call from concurrent test workers: an flock serialises installs, and an install is
-    built in a temporary directory and renamed into place, so a half-done one is never used.
-    """
-    target = install_dir(version)
-    found = _find_binary(target, version) if target.exists() else None
-    if found:
-        return found
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{version}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        found = _find_binary(target, version) if target.exists() else None
-        if found:
-            return found
-        npm = shutil.which("npm")
-        if npm is None:
-            raise RuntimeError("npm is needed to install Claude Code for the real_claude tests")
-        staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=target.parent))
-        try:
-            (staging / "package.json").write_text('{"private": true}\n')
-            cmd = [npm, "install", "--no-audit", "--no-fund", "--no-save",
-                   "--no-package-lock", "--loglevel=error", f"{PACKAGE}@{version}"]
-            proc = subprocess.run(cmd, cwd=staging, capture_output=True, text=True, timeout=900,
-                                  check=False)
-            if proc.returncode != 0:
-                raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
-                                   f"{proc.stdout}\n{proc.stderr}")
-            if not quiet and proc.stderr.strip():
-                print(proc.stderr, file=sys.stderr)
-            if _find_binary(staging, version) is None:
-                raise RuntimeError(f"{PACKAGE}@{version} installed but no runnable claude "
-                                   f"binary was found in {staging}/node_modules")
-            if target.exists():
-                shutil.rmtree(target)
-            staging.chmod(0o755)
-            staging.rename(target)
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
-    found = _find_binary(target, version)
-    if found is None:
-        raise RuntimeError(f"no runnable claude in {target}")
-    return found
+def install_claude(version: str = PINNED_VERSION) -> Path:
+    """Install ``@anthropic-ai/claude-code@version`` (once) and return its ``claude`` executable
+    (tests/cli_install.py: safe from concurrent test workers)."""
+    return npm_install(PACKAGE, version, install_dir(version),
+                       lambda root: _find_binary(root, version))
 
 
 # -- config ---------------------------------------------------------------------------------------
@@ -453,7 +397,7 @@ class ClaudeWorld:
 
 def main() -> int:
     started = time.monotonic()
-    path = install_claude(quiet=False)
+    path = install_claude()
     print(path)
     print(f"({time.monotonic() - started:.1f}s)", file=sys.stderr)
     return 0

@@ -37,9 +37,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from cli_install import cache_root, npm_install, runs_as
+
 PINNED_VERSION = "0.169.0"
 PACKAGE = "@openai/codex"
-TESTS = Path(__file__).resolve().parent
 DUMMY_API_KEY = "sk-roost-test-codex-0000000000000000"
 
 # -- screen cues, read off 0.169.0 in a 120x40 pane -----------------------------------------------
@@ -50,72 +51,18 @@ RECONNECTING_CUE = "Reconnecting to server"  # its shared app-server went away
 
 # -- install --------------------------------------------------------------------------------------
 
-def cache_root() -> Path:
-    return Path(os.environ.get("ROOST_TEST_CACHE") or TESTS / ".cache")
-
-
 def install_dir(version: str = PINNED_VERSION) -> Path:
     return cache_root() / "codex" / version
 
 
-def _runs_as(binary: Path, version: str) -> bool:
-    try:
-        proc = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
-                              timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return proc.returncode == 0 and proc.stdout.strip() == f"codex-cli {version}"
-
-
-def _find_binary(root: Path, version: str) -> Path | None:
-    candidate = root / "node_modules" / ".bin" / "codex"
-    if candidate.is_file() and os.access(candidate, os.X_OK) and _runs_as(candidate, version):
-        return candidate
-    return None
-
-
 def install_codex(version: str = PINNED_VERSION) -> Path:
-    """Install ``@openai/codex@version`` (once) and return its ``codex`` executable.
+    """Install ``@openai/codex@version`` (once) and return its ``codex`` executable
+    (tests/cli_install.py: safe from concurrent test workers)."""
+    def find(root: Path) -> Path | None:
+        binary = root / "node_modules" / ".bin" / "codex"
+        return binary if runs_as(binary, f"codex-cli {version}") else None
 
-    Safe from concurrent test workers: an flock serialises installs, and an install is built in
-    a temporary directory and renamed into place, so a half-done one is never used."""
-    target = install_dir(version)
-    found = _find_binary(target, version) if target.exists() else None
-    if found:
-        return found
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{version}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        found = _find_binary(target, version) if target.exists() else None
-        if found:
-            return found
-        npm = shutil.which("npm")
-        if npm is None:
-            raise RuntimeError("npm is needed to install Codex for the real_codex tests")
-        staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=target.parent))
-        try:
-            (staging / "package.json").write_text('{"private": true}\n')
-            cmd = [npm, "install", "--no-audit", "--no-fund", "--no-save",
-                   "--no-package-lock", "--loglevel=error", f"{PACKAGE}@{version}"]
-            proc = subprocess.run(cmd, cwd=staging, capture_output=True, text=True, timeout=900,
-                                  check=False)
-            if proc.returncode != 0:
-                raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
-                                   f"{proc.stdout}\n{proc.stderr}")
-            if _find_binary(staging, version) is None:
-                raise RuntimeError(f"{PACKAGE}@{version} installed but no runnable codex was "
-                                   f"found in {staging}/node_modules")
-            if target.exists():
-                shutil.rmtree(target)
-            staging.chmod(0o755)
-            staging.rename(target)
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
-    found = _find_binary(target, version)
-    if found is None:
-        raise RuntimeError(f"no runnable codex in {target}")
-    return found
+    return npm_install(PACKAGE, version, install_dir(version), find)
 
 
 # -- config ---------------------------------------------------------------------------------------

@@ -441,25 +441,55 @@ def test_codex_home_is_honoured(env: dict[str, str], project: Path, tmp_path: Pa
     assert list((tmp_path / "ch" / "sessions").glob("*/*/*/rollout-*.jsonl"))
 
 
-def test_gemini_session_file_resume_and_one_shot(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def gemini_chats(env: dict[str, str], cwd: Path) -> Path:
+    """Gemini CLI 0.61's chat folder for a cwd: its slug from ~/.gemini/projects.json."""
+    projects = json.loads(Path(env["HOME"], ".gemini", "projects.json").read_text())["projects"]
+    return Path(env["HOME"], ".gemini", "tmp", projects[str(cwd)], "chats")
+
+
+def gemini_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_gemini_session_file_resume_and_one_shot(env: dict[str, str], project: Path) -> None:
     proc = run("gemini", "--yolo", "-i", "hello", env=env, cwd=project)
-    assert "● echo: hello" in proc.stdout
-    digest = hashlib.sha256(str(project).encode()).hexdigest()
-    (path,) = Path(env["HOME"], ".gemini", "tmp", digest, "chats").glob("session-*.json")
-    data = json.loads(path.read_text())
-    sid = data["sessionId"]
-    assert re.fullmatch(rf"session-\d{{4}}-\d\d-\d\dT\d\d-\d\d-{sid[:8]}\.json", path.name)
-    assert data["projectHash"] == digest and [m["content"] for m in data["messages"]][:2] == ["hello", "echo: hello"]
+    assert "✦ echo: hello" in proc.stdout
+    (path,) = gemini_chats(env, project).glob("session-*.jsonl")
+    head, *entries = gemini_lines(path)
+    sid = head["sessionId"]
+    assert re.fullmatch(rf"session-\d{{4}}-\d\d-\d\dT\d\d-\d\d-{sid[:8]}\.jsonl", path.name)
+    assert head["projectHash"] == hashlib.sha256(str(project).encode()).hexdigest()
+    assert [(e["type"], e["content"]) for e in entries if "type" in e][:2] == [
+        ("user", [{"text": "hello"}]), ("gemini", "echo: hello")]
 
     for ref in (sid, "latest", "1"):
         assert run("gemini", "-r", ref, env=env, cwd=project, stdin="more\n/exit\n").returncode == 0
-    assert [m["content"] for m in json.loads(path.read_text())["messages"]].count("more") == 3
+    users = [e["content"][0]["text"] for e in gemini_lines(path) if e.get("type") == "user"]
+    assert users.count("more") == 3  # the same file goes on
     missing = str(uuid.uuid4())
     proc = run("gemini", "--resume", missing, env=env, cwd=project)
-    assert (proc.returncode, proc.stderr.strip()) == (1, f"Error: No previous session found with ID {missing}")
+    assert (proc.returncode, proc.stderr.strip()) == (
+        42, f'Error resuming session: Invalid session identifier "{missing}".')
+    proc = run("gemini", "--session-id", sid, env=env, cwd=project)
+    assert proc.returncode == 42 and f'Session ID "{sid}" already exists' in proc.stderr
     # a positional prompt is one-shot: answer and exit without reading stdin
     proc = run("gemini", "once", env=env, cwd=project, stdin="")
-    assert proc.returncode == 0 and "● echo: once" in proc.stdout
+    assert proc.returncode == 0 and "✦ echo: once" in proc.stdout
+
+
+def test_gemini_chooses_no_id_when_given_one_and_keeps_no_empty_session(
+        env: dict[str, str], project: Path) -> None:
+    sid = str(uuid.uuid4())
+    assert run("gemini", "--session-id", sid, env=env, cwd=project).returncode == 0
+    assert not list(gemini_chats(env, project).glob("*"))  # no message: no file left
+    assert run("gemini", "--session-id", sid, env=env, cwd=project, stdin="hi\n/exit\n"
+               ).returncode == 0
+    (path,) = gemini_chats(env, project).glob(f"session-*-{sid[:8]}.jsonl")
+    assert gemini_lines(path)[0]["sessionId"] == sid
+    other = project.parent / "other" / project.name  # a second cwd with the same name
+    other.mkdir(parents=True)
+    run("gemini", "-i", "there", env=env, cwd=other)
+    assert gemini_chats(env, other) != gemini_chats(env, project)
 
 
 def test_aider_chat_history_and_restore(env: dict[str, str], project: Path) -> None:
@@ -467,7 +497,7 @@ def test_aider_chat_history_and_restore(env: dict[str, str], project: Path) -> N
     proc = run("aider", *args, env=env, cwd=project, stdin="first\nsecond\n/exit\n")
     assert "\n> " in proc.stdout or proc.stdout.count("> ") >= 3
     history = (project / "hist.md").read_text()
-    assert "#### first\n" in history and "echo: second" in history
+    assert "#### first  \n" in history and "echo: second" in history
     proc = run("aider", *args, "--restore-chat-history", env=env, cwd=project)
     assert "Restored 5 messages" in proc.stdout  # first, reply, second, reply, /exit
     proc = run("aider", "--chat-history-file", "new.md", "--restore-chat-history", env=env, cwd=project)

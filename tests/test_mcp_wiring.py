@@ -53,3 +53,68 @@ def test_config_switches_it_off_for_everyone(world):
     (world.home / "config.toml").write_text("[mcp]\nenabled = false\n")
     world.roost("spawn", "second", "--detached")
     assert wired(world.last_start(2))[0] is None
+
+
+def codex_overrides(start: dict) -> dict[str, str]:
+    """The `-c mcp_servers.roost.<key>=<toml>` overrides on a codex start's command line."""
+    argv = start["argv"]
+    prefix = "mcp_servers.roost."
+    return dict(argv[i + 1][len(prefix):].split("=", 1) for i, arg in enumerate(argv)
+                if arg == "-c" and argv[i + 1].startswith(prefix))
+
+
+def test_codex_gets_roost_mcp_by_overrides_unless_switched_off(world):
+    import tomllib
+
+    work = world.tmp / "work"
+    world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(work), "--detached")
+    agent = world.ls()["cx"]
+    found = {k: tomllib.loads(f"v = {v}")["v"] for k, v in
+             codex_overrides(world.last_start(1)).items()}
+    assert found == {"command": sys.executable, "args": ["-P", "-m", "roost", "mcp"],
+                     "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)},
+                     "default_tools_approval_mode": "approve", "startup_timeout_sec": 30}
+    world.roost("kill", "cx")
+    world.roost("spawn", "quiet", "--provider", "codex", "--cwd", str(work), "--detached",
+                "--no-mcp")
+    assert codex_overrides(world.last_start(2)) == {}
+
+
+def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(world, private_home):
+    admin = world.tmp / "admin-settings.json"
+    admin.write_text(json.dumps({"general": {"enableAutoUpdate": False},
+                                 "mcpServers": {"corp": {"command": "corp-mcp"}}}))
+    world.env["FAKE_AGENT_LOG_ENV"] = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+    world.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(admin)  # an administrator's settings
+    work = world.tmp / "work"
+    world.roost("spawn", "gm", "--provider", "gemini", "--cwd", str(work), "--detached")
+    agent = world.ls()["gm"]
+    path = Path(world.last_start(1)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+    assert path.parent == world.home / "agents" / agent["id"]
+    assert json.loads(path.read_text()) == {
+        "general": {"enableAutoUpdate": False},  # the administrator's stay in force
+        "mcpServers": {"corp": {"command": "corp-mcp"}, "roost": {
+            "command": sys.executable, "args": ["-P", "-m", "roost", "mcp"], "trust": True,
+            "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)}}}}
+    assert not (world.user_home / ".gemini" / "settings.json").exists()
+    world.roost("spawn", "quiet", "--provider", "gemini", "--cwd", str(work), "--detached",
+                "--no-mcp")
+    assert world.last_start(2)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == str(admin)
+    # started from inside gm (its shell): never gm's file, which names gm as the caller
+    inside = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}
+    world.roost("spawn", "kid", "--provider", "gemini", "--cwd", str(work), "--detached",
+                env=inside)
+    kid = Path(world.last_start(3)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+    written = json.loads(kid.read_text())
+    assert written["mcpServers"]["roost"]["env"]["ROOST_AGENT_ID"] == world.ls()["kid"]["id"]
+    assert written["general"] == {"enableAutoUpdate": False}
+    world.roost("spawn", "kid2", "--provider", "gemini", "--cwd", str(work), "--detached",
+                "--no-mcp", env=inside)
+    assert world.last_start(4)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == ""
+
+
+def test_gemini_under_a_folder_others_may_write_gets_no_settings_file(world):
+    world.env["FAKE_AGENT_LOG_ENV"] = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+    world.roost("spawn", "gm", "--provider", "gemini", "--cwd", str(world.tmp / "work"),
+                "--detached")  # the roost home is under /tmp: gemini would skip the file
+    assert "GEMINI_CLI_SYSTEM_SETTINGS_PATH" not in world.last_start(1)["env"]

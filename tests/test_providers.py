@@ -130,24 +130,79 @@ def test_codex_meta_reader_rejects_garbage(tmp_path: Path) -> None:
     assert read_session_meta(bad) is None
 
 
-def test_gemini_start_resume_and_discovery(tmp_path: Path) -> None:
-    import hashlib
+def gemini_session(home: Path, cwd: str, sid: str, slug: str = "app",
+                   lines: tuple[dict[str, object], ...] = ()) -> Path:
+    """A chat file as Gemini CLI 0.61 writes it, and its projects.json entry."""
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "projects.json").write_text(json.dumps({"projects": {cwd: slug}}))
+    chats = home / ".gemini" / "tmp" / slug / "chats"
+    chats.mkdir(parents=True, exist_ok=True)
+    path = chats / f"session-2026-01-02T03-04-{sid[:8]}.jsonl"
+    head = {"sessionId": sid, "projectHash": "h", "startTime": "2026-01-02T03:04:05Z"}
+    path.write_text("".join(json.dumps(x) + "\n" for x in (head, *lines)))
+    return path
 
+
+def test_gemini_starts_with_the_id_roost_chose_and_resumes_its_file(tmp_path: Path) -> None:
     gemini = get("gemini")
-    started = datetime.now(UTC)
-    a = agent("gemini", dangerous=True, started_at=started.isoformat())
-    assert gemini.start_argv(a, "/g", "hi", tmp_path) == ["/g", "--yolo", "-i", "hi"]
-    with pytest.raises(NotResumable):
-        gemini.resume_argv(a, "/g", {}, tmp_path)
-    chats = tmp_path / ".gemini/tmp" / hashlib.sha256(b"/src/app").hexdigest() / "chats"
-    chats.mkdir(parents=True)
-    (chats / "session-1.json").write_text(json.dumps(
-        {"sessionId": "g1", "startTime": (started + timedelta(seconds=1)).isoformat()}))
-    (chats / "session-0.json").write_text(json.dumps(
-        {"sessionId": "g0", "startTime": (started - timedelta(hours=1)).isoformat()}))
-    assert gemini.discover_session_id(a, {"HOME": str(tmp_path)}, Sighting()) == ["g1"]
-    assert gemini.resume_argv(a.replace(provider_session_id="g1"), "/g", {}, tmp_path) == [
-        "/g", "-r", "g1", "--yolo"]
+    sid = gemini.new_session_id()
+    assert sid is not None
+    a = agent("gemini", dangerous=True, provider_session_id=sid)
+    assert gemini.start_argv(a, "/g", "hi", tmp_path) == [
+        "/g", "--session-id", sid, "--yolo", "-i", "hi"]
+    env = {"HOME": str(tmp_path)}
+    # no chat file: gemini deletes one that holds no message, so start again under the same id
+    assert gemini.resume_argv(a, "/g", env, tmp_path) == ["/g", "--session-id", sid, "--yolo"]
+    with pytest.raises(NotResumable, match=r"is gone"):  # ... unless a message was taken
+        gemini.resume_argv(a.replace(conversation_seen=True), "/g", env, tmp_path)
+    gemini_session(tmp_path, "/src/app", sid)
+    assert gemini.resume_argv(a, "/g", env, tmp_path) == ["/g", "-r", sid, "--yolo"]
+    with pytest.raises(NotResumable, match=r"not known"):  # a record from before roost chose ids
+        gemini.resume_argv(a.replace(provider_session_id=None), "/g", env, tmp_path)
+
+
+def test_gemini_finds_only_its_own_sessions_file(tmp_path: Path) -> None:
+    from roost.providers.gemini import session_file
+
+    env = {"GEMINI_CLI_HOME": str(tmp_path / "gh")}
+    mine = "1b4e28ba-0000-4000-8000-000000000001"
+    twin = "1b4e28ba-0000-4000-8000-000000000002"  # the same first 8 characters
+    gemini_session(tmp_path / "gh", "/src/app", twin)
+    assert session_file("/src/app", mine, env) is None
+    path = gemini_session(tmp_path / "gh", "/src/app", mine)
+    path.rename(path.with_name(path.name.replace("03-04", "03-05")))
+    assert session_file("/src/app", mine, env) == path.with_name(
+        path.name.replace("03-04", "03-05"))
+    assert session_file("/src/other", mine, env) is None  # not this cwd's project
+    (tmp_path / "gh" / ".gemini" / "projects.json").write_text('{"projects": {"/src/app": "../x"}}')
+    assert session_file("/src/app", mine, env) is None
+
+
+def test_gemini_and_aider_read_the_prompts_their_cli_took(tmp_path: Path) -> None:
+    gemini = get("gemini")
+    a = agent("gemini", provider_session_id=SID)
+    env = {"HOME": str(tmp_path)}
+    assert gemini.conversation_size(a, env, tmp_path) == 0  # not written yet
+    path = gemini_session(tmp_path, "/src/app", SID, lines=(
+        {"type": "user", "content": [{"text": "first"}]}, {"type": "gemini", "content": "re"}))
+    size = gemini.conversation_size(a, env, tmp_path)
+    assert size == path.stat().st_size
+    assert gemini.prompts_after(a, env, tmp_path, 0) == ["first"]
+    with path.open("a") as fh:
+        fh.write(json.dumps({"type": "user", "content": [{"text": "two\nlines"}]}) + "\n")
+        fh.write('{"type": "us')  # being written
+    assert gemini.prompts_after(a, env, tmp_path, size or 0) == ["two\nlines"]
+
+    aider = get("aider")
+    b = agent("aider")
+    assert aider.conversation_size(b, env, tmp_path) == 0
+    aider.start_argv(b, "/aider", None, tmp_path)
+    history = tmp_path / "agents" / "rid" / "aider.chat.history.md"
+    history.write_text("# aider chat started at 2026-01-02 03:04:05\n\n#### first\n\nreply\n\n")
+    size = aider.conversation_size(b, env, tmp_path)
+    with history.open("a") as fh:
+        fh.write("#### two  \n####   \n#### lines  \n\nanswer\n\n#### third  \n")
+    assert aider.prompts_after(b, env, tmp_path, size or 0) == ["two\n\nlines", "third"]
 
 
 def test_aider_keeps_a_per_agent_history_and_restores_it(tmp_path: Path) -> None:
@@ -185,3 +240,16 @@ def test_executable_lookup_order(tmp_path: Path) -> None:
 def test_unknown_provider() -> None:
     with pytest.raises(Exception, match="unknown provider 'cursor'"):
         get("cursor")
+
+
+def test_codex_resumes_with_roost_mcp_when_this_launch_gets_it(tmp_path: Path) -> None:
+    from roost.providers import mcpwire
+
+    a = agent("codex", provider_session_id=SID)
+    codex = get("codex")
+    assert "-c" not in codex.resume_argv(a, "/c", {}, tmp_path)
+    mcpwire.write(str(tmp_path), "rid")
+    argv = codex.resume_argv(a, "/c", {}, tmp_path)
+    assert argv[:4] == ["/c", "resume", SID, "--no-daemon"] and argv[4] == "-c"
+    assert f'mcp_servers.roost.env={{"ROOST_AGENT_ID" = "rid", "ROOST_HOME" = "{tmp_path}"}}' \
+        in argv

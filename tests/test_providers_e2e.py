@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conftest import Env
@@ -9,19 +11,27 @@ from conftest import Env
 pytestmark = pytest.mark.tmux
 
 
+def without_mcp(argv: list[str]) -> list[str]:
+    """A codex argv without roost mcp's `-c mcp_servers.roost.*` overrides
+    (tests/test_mcp_wiring.py checks those)."""
+    skip = {i for i, arg in enumerate(argv) if arg == "-c" and i + 1 < len(argv)
+            and argv[i + 1].startswith("mcp_servers.roost.")}
+    return [arg for i, arg in enumerate(argv) if i not in skip and i - 1 not in skip]
+
+
 def test_codex_session_id_is_learned_from_its_rollout_and_resumed(world: Env) -> None:
     world.roost("spawn", "cx", "--provider", "codex", "--dangerous", "--prompt", "hi codex",
                 "--cwd", str(world.tmp / "work"))
     start = world.last_start(1)
-    assert start["argv"] == ["--no-daemon", "--dangerously-bypass-approvals-and-sandbox",
-                             "hi codex"]
+    assert without_mcp(start["argv"]) == ["--no-daemon",
+                                          "--dangerously-bypass-approvals-and-sandbox", "hi codex"]
     sid = start["session_id"]
     assert world.wait_for(lambda: world.ls()["cx"]["provider_session_id"] == sid,
                           what="codex id learned")
     world.roost("kill", "cx")
     world.roost("wake", "cx")
-    assert world.last_start(2)["argv"] == ["resume", sid, "--no-daemon",
-                                           "--dangerously-bypass-approvals-and-sandbox"]
+    assert without_mcp(world.last_start(2)["argv"]) == [
+        "resume", sid, "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
     assert world.last_start(2)["session_id"] == sid
 
 
@@ -33,19 +43,73 @@ def test_codex_wake_before_its_id_is_known_says_so(world: Env) -> None:
     assert proc.returncode == 7 and "session id is not known yet" in proc.stderr
     assert "--fresh" in proc.stderr
     world.roost("wake", "cx", "--fresh")  # the user's explicit choice: a new conversation
-    assert world.last_start(2)["argv"] == ["--no-daemon"]
+    assert without_mcp(world.last_start(2)["argv"]) == ["--no-daemon"]
 
 
-def test_gemini_learns_its_id_and_resumes(world: Env) -> None:
+def gemini_file(world: Env, sid: str) -> Path:
+    """The fake gemini's chat file of a session (0.61's layout), found by its id."""
+    (path,) = (world.user_home / ".gemini" / "tmp").glob(f"*/chats/session-*-{sid[:8]}.jsonl")
+    return path
+
+
+def test_gemini_starts_with_roosts_id_and_resumes_its_file(world: Env) -> None:
     world.roost("spawn", "gm", "--provider", "gemini", "--prompt", "hello",
                 "--cwd", str(world.tmp / "work"))
     start = world.last_start(1)
-    assert start["argv"] == ["-i", "hello"]
-    sid = start["session_id"]
-    world.wait_for(lambda: world.ls()["gm"]["provider_session_id"] == sid, what="gemini id")
+    sid = world.ls()["gm"]["provider_session_id"]
+    assert start["argv"] == ["--session-id", sid, "-i", "hello"] and start["session_id"] == sid
+    world.wait_for(lambda: "hello" in gemini_file(world, sid).read_text(), what="chat file")
     world.roost("kill", "gm")
     world.roost("wake", "gm")
     assert world.last_start(2)["argv"] == ["-r", sid]
+
+
+def test_gemini_without_a_message_starts_again_under_its_id(world: Env) -> None:
+    world.roost("spawn", "gm", "--provider", "gemini", "--cwd", str(world.tmp / "work"))
+    sid = world.ls()["gm"]["provider_session_id"]
+    world.wait_for(lambda: world.ls()["gm"]["status"] == "idle", what="idle")
+    world.roost("kill", "gm")  # gemini deletes a session file that holds no message
+    world.roost("wake", "gm")
+    assert world.last_start(2)["argv"] == ["--session-id", sid]
+
+
+def test_three_gemini_agents_in_one_cwd_keep_their_own_conversations(world: Env) -> None:
+    names = ("g1", "g2", "g3")
+    for name in names:
+        world.roost("spawn", name, "--provider", "gemini", "--cwd", str(world.tmp / "work"))
+    for name in names:
+        world.wait_for(lambda n=name: world.ls()[n]["status"] == "idle", what=f"{name} idle")
+    for name in reversed(names):  # messaged in the reverse order of their starts
+        assert "delivered" in world.roost("send", name, f"I am {name}").stdout
+    ids = {name: world.ls()[name]["provider_session_id"] for name in names}
+    assert len(set(ids.values())) == 3
+    for name in names:
+        text = gemini_file(world, ids[name]).read_text()
+        assert f"I am {name}" in text and all(f"I am {o}" not in text for o in names if o != name)
+    world.roost("kill", "g2")
+    world.roost("wake", "g2")
+    assert world.last_start(4)["argv"] == ["-r", ids["g2"]]
+
+
+def test_gemini_and_aider_status_on_their_screens(world: Env) -> None:
+    for name, provider in (("gm", "gemini"), ("ai", "aider")):
+        world.roost("spawn", name, "--provider", provider, "--cwd", str(world.tmp / "work"))
+        world.wait_for(lambda n=name: world.ls()[n]["status"] == "idle", what=f"{name} idle")
+        world.roost("send", name, "work 30")
+        world.wait_for(lambda n=name: world.ls()[n]["status"] == "working", what=f"{name} busy")
+        pane = next(p for p in world.panes() if p["window"] == name)
+        world.tmux("send-keys", "-t", pane["pane_id"], "Escape")
+        world.wait_for(lambda n=name: world.ls()[n]["status"] == "idle", what=f"{name} idle")
+        world.roost("send", name, "ask")
+        world.wait_for(lambda n=name: world.ls()[n]["status"] == "waiting", what=f"{name} asks")
+        world.tmux("send-keys", "-t", pane["pane_id"], "Enter")
+        world.wait_for(lambda n=name: world.ls()[n]["status"] == "idle", what=f"{name} idle")
+        world.roost("send", name, "api-error")
+        world.wait_for(lambda n=name: world.ls()[n]["status"] == "error", what=f"{name} error")
+        refused = world.roost("send", name, "again", check=False)
+        assert refused.returncode != 0 and "not delivered" in refused.stdout + refused.stderr
+        world.type(pane["pane_id"], "all good")  # a later turn that went through ends it
+        world.wait_for(lambda n=name: world.ls()[n]["status"] == "idle", what=f"{name} idle")
 
 
 def test_aider_keeps_its_chat_history_and_restores_it(world: Env) -> None:

@@ -168,7 +168,9 @@ def test_spawn_status_send_rollout_kill_and_wake_resume_the_same_conversation(
     assert rollout.name.endswith(f"-{sid}.jsonl")
     assert rollout_texts(rollout, "user")[-1] == "first prompt"
     assert rollout_texts(rollout, "assistant") == [REPLY_PREFIX + "first prompt"]
-    assert [r.kind for r in cx.stub.responses()] == ["main", "title"]  # two per first turn
+    # One turn. (Codex 0.169.0 also asks for a thread title, but not when an MCP server is
+    # configured, as roost's is, measured here.)
+    assert [r.kind for r in cx.stub.responses("main")] == ["main"]
 
     tree = cx.tree("cx")
     cx.world.roost("kill", "cx")
@@ -183,7 +185,8 @@ def test_spawn_status_send_rollout_kill_and_wake_resume_the_same_conversation(
     woke = cx.wait_status("cx", "idle", 60)
     assert woke["provider_session_id"] == sid
     argv = psutil.Process(woke["pid"]).cmdline()
-    assert argv[-3:] == ["resume", sid, "--no-daemon"], argv
+    i = argv.index("resume")
+    assert argv[i:i + 3] == ["resume", sid, "--no-daemon"], argv  # then roost mcp's -c
     cx.reply("cx", "second prompt")
     assert not (cx.codex_home / "packages").exists()  # `codex resume --no-daemon`: none either
     assert cx.rollout("cx") == rollout and rollouts(cx.codex_home) == [rollout]

@@ -136,8 +136,10 @@ def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: b
         seen = reading(screen, patterns)
         if seen is not None:
             return seen[0], "screen", seen[1]
+    # Just started, and nothing shows yet, or not yet the prompt of a CLI that draws one (a
+    # still screen would read idle below, and a message typed now would go before its prompt).
     if started_at is not None and now - started_at < STARTING_GRACE and hook is None and \
-            (screen is None or not screen.strip()):
+            (screen is None or not screen.strip() or patterns.get("idle")):
         return "starting", "process", None
     if screen is not None:
         # No pattern matched (or the provider has none, like any command): the screen moving

@@ -361,9 +361,9 @@ def _ensure_home(app: App, home: str, cwd: str, panes: list[Pane]) -> str:
 
 def _write_spec(app: App, agent: Agent, argv: list[str]) -> Path:
     """Hand argv and environment to roost.launch through a private, self-deleting file."""
-    return handover.write(app.paths.run, agent.id, {
-        "argv": argv, "cwd": agent.cwd,
-        "env": agent_environment(app.environ, agent, app.paths.home, app.tmux.socket)})
+    env = agent_environment(app.environ, agent, app.paths.home, app.tmux.socket)
+    env.update(prov.get(agent.provider).launch_environment(agent, env, app.paths.home))
+    return handover.write(app.paths.run, agent.id, {"argv": argv, "cwd": agent.cwd, "env": env})
 
 
 def _refresh_keeper(app: App, session_id: str) -> None:

@@ -65,6 +65,12 @@ def pattern_overrides(settings: Mapping[str, object]) -> Mapping[str, object] | 
     return found if isinstance(found, dict) else None
 
 
+def patterns_of(app: App, provider: str) -> dict[str, list[str]]:
+    """A provider's screen patterns, with config.toml's `[status.patterns.<provider>]`."""
+    return status.patterns_for(traits.of(provider).patterns,
+                               (pattern_overrides(app.settings) or {}).get(provider))
+
+
 def refresh(app: App) -> list[Observation]:
     """Learn what the agents' files say, observe every agent, and record the status changes."""
     agents = app.store.agents()

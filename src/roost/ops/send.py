@@ -5,9 +5,11 @@ confirmation of one message never interleave with another's. Text of any length 
 bracketed paste through a buffer of its own (newlines stay newlines; the end-of-paste sequence
 cannot escape it), then Enter after the provider's pause (CLIs take an Enter that arrives with
 a paste as a newline). Delivery is confirmed by the best signal: the UserPromptSubmit hook
-carrying this text, for a CLI with hooks; else the screen changing. A slash command (`/clear`)
-is confirmed by its effect, since CLIs run it without a prompt event: a hook it fires (the new
-session of /clear, a compaction), else the screen changing, or the CLI exiting (`/exit`).
+carrying this text, for a CLI with hooks; else this text in the CLI's own record of the
+conversation (gemini's chat file, aider's chat history: ops/cli_record.py); else the screen
+changing. A slash command (`/clear`) is confirmed by its effect, since CLIs run it without a
+prompt event: a hook it fires (the new session of /clear, a compaction), else the screen
+changing, or the CLI exiting (`/exit`).
 A stopped or hibernated agent is woken first; one that shows an error (its CLI is broken or its
 last turn failed) is refused with the CLI's words. A reply waited for is this turn's, or a
 timeout: never an earlier one; a turn that fails gives its error instead.
@@ -25,6 +27,7 @@ from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
 from roost.ops import lifecycle, observe
+from roost.ops.cli_record import ENTER_AGAIN, Record, readable
 from roost.ops.context import App
 from roost.providers import hooks, traits
 from roost.system import locks
@@ -93,18 +96,22 @@ def _send_locked(app: App, name: str, text: str, wait: bool, ready_timeout: floa
     quirks = traits.of(agent.provider)
     text = paste_safe(text)
     command = is_slash_command(text)
+    record = None if quirks.hooks or command else readable(app, agent)
     app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
     app.clock.sleep(quirks.enter_delay)
     # The baseline is the screen with the pasted text in the input, so what confirms delivery is
     # the Enter's effect, not the paste's.
-    by_screen = command or not quirks.hooks
+    by_screen = command or not (quirks.hooks or record)
     screen_before = app.tmux.capture(pane.pane_id, 200) if by_screen else ""
     app.tmux.send_enter(pane.pane_id)
 
     delivered, how = _confirm(app, agent, quirks.hooks, command, pane.pane_id, log, log_before,
-                              screen_before if by_screen else None, text, confirm_timeout)
+                              screen_before if by_screen else None, text, confirm_timeout,
+                              record)
     if not delivered:
         return _not_delivered(app, agent, text, how)
+    if how == Record.HOW:
+        app.store.update(agent.id, conversation_seen=True)
     app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how)
     if not wait:
         return Sent(True, how)
@@ -157,12 +164,13 @@ def _not_delivered(app: App, agent: Agent, text: str, why: str) -> Sent:
 
 def _confirm(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: str, log: str,
              log_before: int, screen_before: str | None, text: str,
-             timeout: float) -> tuple[bool, str]:
-    """(True, what shows that the agent took `text`: hook, new session id, screen, exit), or
-    (False, why not). `screen_before` is the baseline when the screen may confirm it (a CLI
-    without hooks, or a slash command); a screen that now shows an error confirms nothing."""
+             timeout: float, record: Record | None) -> tuple[bool, str]:
+    """(True, what shows that the agent took `text`: hook, new session id, session file,
+    screen, exit), or (False, why not). `screen_before` is the baseline when the screen may
+    confirm it (a CLI without hooks or a record, or a slash command); a screen that now shows
+    an error confirms nothing."""
     found = _confirmation(app, agent, has_hooks, command, pane_id, log, log_before,
-                          screen_before, text, timeout)
+                          screen_before, text, timeout, record)
     if found is None:
         return False, "no sign that the agent took it"
     if found.startswith("error:"):
@@ -172,8 +180,9 @@ def _confirm(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: st
 
 def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: str,
                   log: str, log_before: int, screen_before: str | None, text: str,
-                  timeout: float) -> str | None:
+                  timeout: float, record: Record | None) -> str | None:
     deadline = app.clock.monotonic() + timeout
+    enter_again = app.clock.monotonic() + ENTER_AGAIN
     found: str | None = None  # a confirmation that a moment more may tell better
     while app.clock.monotonic() < deadline:
         if has_hooks:
@@ -186,6 +195,18 @@ def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_i
         pane = agent_panes(app.tmux.list_panes()).get(agent.id)
         if pane is None or pane.dead:
             return "exit" if command and pane is not None else found
+        if record is not None:
+            if any(same_message(prompt, text) for prompt in record.prompts()):
+                return Record.HOW
+            shown = app.tmux.capture(pane_id, 200)
+            broken = _screen_error(app, agent.provider, shown)
+            if broken is not None:
+                return f"error:{broken}"  # the CLI failed before it recorded the text
+            if app.clock.monotonic() >= enter_again:
+                record.nudge(pane_id, text, shown)
+                enter_again = app.clock.monotonic() + ENTER_AGAIN
+            app.clock.sleep(0.1)
+            continue
         screen = app.tmux.capture(pane_id, 200) if found is None and \
             screen_before is not None else None
         if screen is not None and screen != screen_before:
@@ -206,9 +227,7 @@ def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_i
 def _screen_error(app: App, provider: str, screen: str) -> str | None:
     """The reason when the screen shows the provider's error patterns (config.toml's
     included), else None."""
-    patterns = status.patterns_for(traits.of(provider).patterns,
-                                   (observe.pattern_overrides(app.settings) or {}).get(provider))
-    found = status.reading(screen, patterns)
+    found = status.reading(screen, observe.patterns_of(app, provider))
     return (found[1] or "the CLI shows an error") if found and found[0] == "error" else None
 
 

@@ -1,4 +1,9 @@
-"""Aider: no session id; its conversation is a per-agent chat history file roost owns."""
+"""Aider: no session id; its conversation is a per-agent chat history file roost owns.
+
+Checked on 0.86.2: `--chat-history-file` names the markdown file it appends to (each prompt it
+takes as `#### <line>  ` lines at once, the answer after it), `--restore-chat-history` reads it
+back into the conversation at start.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,27 @@ from roost.core.model import Agent
 from roost.providers.base import Provider
 from roost.providers.traits import AIDER
 
+PROMPT_MARK = "#### "
+
 
 def history_file(paths_home: Path, agent: Agent) -> Path:
     return paths_home / "agents" / agent.id / "aider.chat.history.md"
+
+
+def prompts_in(text: str) -> list[str]:
+    """The prompts in a stretch of a chat history: each run of `#### ` lines is one."""
+    found: list[str] = []
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith(PROMPT_MARK.rstrip()):
+            current = [] if current is None else current
+            current.append(line[len(PROMPT_MARK):].rstrip())  # markdown's "  " line break
+        elif current is not None:
+            found.append("\n".join(current))
+            current = None
+    if current is not None:
+        found.append("\n".join(current))
+    return found
 
 
 class Aider(Provider):
@@ -28,3 +51,19 @@ class Aider(Provider):
     def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
                     paths_home: Path) -> list[str]:
         return [*self.start_argv(agent, exe, None, paths_home), "--restore-chat-history"]
+
+    def conversation_size(self, agent: Agent, environ: Mapping[str, str],
+                          paths_home: Path) -> int | None:
+        try:
+            return history_file(paths_home, agent).stat().st_size
+        except OSError:
+            return 0
+
+    def prompts_after(self, agent: Agent, environ: Mapping[str, str], paths_home: Path,
+                      offset: int) -> list[str]:
+        try:
+            with history_file(paths_home, agent).open("rb") as fh:
+                fh.seek(offset)
+                return prompts_in(fh.read().decode("utf-8", "replace"))
+        except OSError:
+            return []

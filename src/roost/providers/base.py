@@ -86,6 +86,23 @@ class Provider:
         first; `seen` is what roost saw of the agent's own process."""
         return []
 
+    def conversation_size(self, agent: Agent, environ: Mapping[str, str],
+                          paths_home: Path) -> int | None:
+        """The size of the CLI's own record of the agent's conversation (0 before it exists),
+        or None when roost cannot read one: then a send is confirmed another way."""
+        return None
+
+    def prompts_after(self, agent: Agent, environ: Mapping[str, str], paths_home: Path,
+                      offset: int) -> list[str]:
+        """The prompts the CLI took, as its record holds them past byte `offset`."""
+        return []
+
+    def launch_environment(self, agent: Agent, environ: Mapping[str, str],
+                           paths_home: Path) -> dict[str, str]:
+        """Variables this one launch gets besides `environ` (the agent's environment): what a
+        CLI takes no command-line option for."""
+        return {}
+
     def _common(self, agent: Agent) -> list[str]:
         return [*(self.dangerous_flags if agent.dangerous else ()), *agent.args]
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from roost.core.model import Agent
+from roost.providers import mcpwire
 from roost.providers.base import NotResumable, Provider, Sighting, user_home
 from roost.providers.traits import CODEX
 
@@ -84,7 +85,8 @@ class Codex(Provider):
     dangerous_flags = ("--dangerously-bypass-approvals-and-sandbox",)
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
-        return [exe, *self._own_server(agent), *self._common(agent), *([prompt] if prompt else [])]
+        return [exe, *self._own_server(agent), *self._mcp(agent, paths_home),
+                *self._common(agent), *([prompt] if prompt else [])]
 
     def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
                     paths_home: Path) -> list[str]:
@@ -94,7 +96,7 @@ class Codex(Provider):
                 f"open by its process: no message was sent before it stopped); "
                 f"`roost wake {agent.name} --fresh` starts a new conversation", code=7)
         return [exe, "resume", agent.provider_session_id, *self._own_server(agent),
-                *self._common(agent)]
+                *self._mcp(agent, paths_home), *self._common(agent)]
 
     def discover_session_id(self, agent: Agent, environ: Mapping[str, str],
                             seen: Sighting) -> list[str]:
@@ -105,6 +107,22 @@ class Codex(Provider):
             return found[:1]
         hint = resume_hint(seen.screen)
         return [hint] if hint else []
+
+    @staticmethod
+    def _mcp(agent: Agent, paths_home: Path) -> list[str]:
+        """`roost mcp` (unless switched off) for this one process: `-c` overrides of
+        `mcp_servers.roost.*`, which add the server to the user's own (checked on 0.169.0 with
+        `codex mcp list`); the user's config.toml is never written. Its tools run without a
+        prompt (as claude's `mcp__roost` rule), and it gets 30 s to start, not codex's 10: a
+        busy machine can take longer than that to import roost's server. Not `required`: codex
+        would then wait for it before the first turn, but exit at start when it fails."""
+        if mcpwire.configured(str(paths_home), agent.id) is None:
+            return []
+        entry = mcpwire.server_entry(str(paths_home), agent.id)
+        settings = {key: mcpwire.toml_value(entry[key]) for key in ("command", "args", "env")}
+        settings.update(default_tools_approval_mode='"approve"', startup_timeout_sec="30")
+        return [arg for key, value in settings.items()
+                for arg in ("-c", f"mcp_servers.{mcpwire.SERVER}.{key}={value}")]
 
     @staticmethod
     def _own_server(agent: Agent) -> list[str]:

@@ -1,21 +1,110 @@
-"""Gemini CLI: the session id is read from its chat file; wake runs `gemini -r <id>`."""
+"""Gemini CLI: roost chooses the session id (`--session-id`), wakes with `gemini -r <id>`.
+
+Checked on 0.61.0: a session lives in
+`~/.gemini/tmp/<slug>/chats/session-<YYYY-MM-DDTHH-MM>-<id[:8]>.jsonl`, where the slug is the
+cwd's entry in `~/.gemini/projects.json` (`$GEMINI_CLI_HOME` replaces `~`); line 1 holds
+`sessionId`, `projectHash` (sha256 of the cwd) and `startTime`, each later line a message or a
+`$set` of fields. The file appears once the CLI has started, and the CLI deletes it on exit when
+it holds no message yet. `-r <id>` continues the same file; `--session-id <id>` of an existing
+session fails. An id roost chooses is the exact link between an agent and its conversation:
+several gemini agents in one cwd never share or swap one.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
-from datetime import datetime, timedelta
 from pathlib import Path
 
 from roost.core.model import Agent
-from roost.providers.base import NotResumable, Provider, Sighting, user_home
+from roost.providers import mcpwire
+from roost.providers.base import NotResumable, Provider, user_home
 from roost.providers.traits import GEMINI
 
+# Gemini CLI has no option that adds an MCP server for one process; its system settings file
+# can be moved by this variable, and its `mcpServers` are merged with the user's (0.61.0).
+SYSTEM_SETTINGS = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+SYSTEM_SETTINGS_FILE = "/etc/gemini-cli/settings.json"
+MCP_SETTINGS = "gemini-system-settings.json"
 
-def chats_dir(cwd: str, environ: Mapping[str, str]) -> Path:
-    project = hashlib.sha256(cwd.encode()).hexdigest()
-    return user_home(environ) / ".gemini" / "tmp" / project / "chats"
+
+def gemini_home(environ: Mapping[str, str]) -> Path:
+    configured = environ.get("GEMINI_CLI_HOME")
+    return (Path(configured) if configured else user_home(environ)) / ".gemini"
+
+
+def project_slug(cwd: str, environ: Mapping[str, str]) -> str | None:
+    """The folder name Gemini CLI gave a cwd (its projects.json), or None before it has."""
+    try:
+        projects = json.loads((gemini_home(environ) / "projects.json").read_text("utf-8"))
+        slug = projects["projects"][cwd]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return slug if isinstance(slug, str) and slug and "/" not in slug and slug != ".." else None
+
+
+def first_line(path: Path) -> dict[str, object]:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            head = json.loads(fh.readline())
+    except (OSError, ValueError):
+        return {}
+    return head if isinstance(head, dict) else {}
+
+
+def session_file(cwd: str, session_id: str, environ: Mapping[str, str]) -> Path | None:
+    """The chat file of session `session_id` in `cwd`, or None while there is none."""
+    slug = project_slug(cwd, environ)
+    if slug is None:
+        return None
+    chats = gemini_home(environ) / "tmp" / slug / "chats"
+    for path in sorted(chats.glob(f"session-*-{session_id[:8]}.jsonl")):
+        if first_line(path).get("sessionId") == session_id:
+            return path
+    return None
+
+
+def system_settings(environ: Mapping[str, str]) -> dict[str, object]:
+    """The system settings Gemini CLI would read (`$GEMINI_CLI_SYSTEM_SETTINGS_PATH`, else
+    /etc/gemini-cli/settings.json), or {} when there are none (or they are not a JSON object:
+    the CLI itself would stop on them)."""
+    path = Path(environ.get(SYSTEM_SETTINGS) or SYSTEM_SETTINGS_FILE)
+    try:
+        found = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def private_path(path: Path) -> bool:
+    """Whether no folder from `path` up to / may be written by group or others: Gemini CLI
+    reads a system settings file only there (0.61.0)."""
+    try:
+        return all(not (folder.stat().st_mode & 0o022)
+                   for folder in (path.resolve(), *path.resolve().parents))
+    except OSError:
+        return False
+
+
+def user_prompts(path: Path, offset: int) -> list[str]:
+    """The user's messages written to a chat file after byte `offset`."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            data = fh.read()
+    except OSError:
+        return []
+    found = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a line being written right now
+        if isinstance(entry, dict) and entry.get("type") == "user":
+            content = entry.get("content")
+            parts = content if isinstance(content, list) else [{"text": content}]
+            found.append("".join(str(p.get("text", "")) for p in parts if isinstance(p, dict)))
+    return found
 
 
 class Gemini(Provider):
@@ -26,28 +115,69 @@ class Gemini(Provider):
     dangerous_flags = ("--yolo",)
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
-        return [exe, *self._common(agent), *(["-i", prompt] if prompt else [])]
+        assert agent.provider_session_id
+        return [exe, "--session-id", agent.provider_session_id, *self._common(agent),
+                *(["-i", prompt] if prompt else [])]
 
     def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
                     paths_home: Path) -> list[str]:
-        if not agent.provider_session_id:
+        sid = agent.provider_session_id
+        if not sid:  # an agent started before roost chose gemini's ids
             raise NotResumable(
-                f"{agent.name}: gemini's session id is not known yet (no chat file for "
-                f"{agent.cwd}); `roost wake {agent.name} --fresh` starts a new conversation",
-                code=7)
-        return [exe, "-r", agent.provider_session_id, *self._common(agent)]
+                f"{agent.name}: gemini's session id is not known; `roost wake {agent.name} "
+                "--fresh` starts a new conversation", code=7)
+        if session_file(agent.cwd, sid, environ) is not None:
+            return [exe, "-r", sid, *self._common(agent)]
+        if agent.conversation_seen:
+            raise NotResumable(
+                f"unresumable: {agent.name}'s conversation {sid} is gone (no chat file for it "
+                f"under {gemini_home(environ) / 'tmp'}). `roost wake {agent.name} --fresh` "
+                "starts a new conversation", code=7)
+        # No message was ever taken, so there is nothing to lose: Gemini CLI deletes a session
+        # file that holds none when it exits. Start again under the same id.
+        return self.start_argv(agent, exe, None, paths_home)
 
-    def discover_session_id(self, agent: Agent, environ: Mapping[str, str],
-                            seen: Sighting) -> list[str]:
-        if not agent.started_at:
-            return []
-        started = datetime.fromisoformat(agent.started_at) - timedelta(seconds=2)
-        candidates = []
-        for path in chats_dir(agent.cwd, environ).glob("session-*.json"):
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                stamp = datetime.fromisoformat(str(data["startTime"]).replace("Z", "+00:00"))
-                candidates.append((stamp, str(data["sessionId"])))
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-        return [sid for stamp, sid in sorted(candidates) if stamp >= started]
+    def conversation_size(self, agent: Agent, environ: Mapping[str, str],
+                          paths_home: Path) -> int | None:
+        sid = agent.provider_session_id
+        if not sid:
+            return None
+        path = session_file(agent.cwd, sid, environ)
+        try:
+            return path.stat().st_size if path is not None else 0
+        except OSError:
+            return 0
+
+    def prompts_after(self, agent: Agent, environ: Mapping[str, str], paths_home: Path,
+                      offset: int) -> list[str]:
+        sid = agent.provider_session_id
+        path = session_file(agent.cwd, sid, environ) if sid else None
+        return user_prompts(path, offset) if path is not None else []
+
+    def launch_environment(self, agent: Agent, environ: Mapping[str, str],
+                           paths_home: Path) -> dict[str, str]:
+        """`roost mcp` (unless switched off): a system settings file of roost's own for this
+        process, holding the system settings the CLI would have read (so an administrator's
+        stay in force) plus the server `roost`, trusted (its tools run without a prompt, as
+        claude's allow rule). System settings' `mcpServers` are merged with the user's and the
+        project's, so the user's own servers stay; no file of the user's is written. Not under
+        a folder others may write (a roost home in /tmp): the CLI would skip the file with a
+        security warning on its screen.
+
+        The variable reaches whatever the agent starts: an agent started from inside a gemini
+        agent (its shell, its `roost mcp`) must never get that agent's file, which names it as
+        the caller. So the `roost` entry of an inherited file is always replaced or dropped;
+        with nothing to add, the variable is emptied (the CLI's default file)."""
+        inherited = environ.get(SYSTEM_SETTINGS, "")
+        wired = mcpwire.configured(str(paths_home), agent.id) is not None and \
+            private_path(paths_home)
+        if not wired:
+            return {SYSTEM_SETTINGS: ""} if Path(inherited).name == MCP_SETTINGS else {}
+        settings = system_settings(environ)
+        servers = settings.get("mcpServers")
+        entry = {k: v for k, v in mcpwire.server_entry(str(paths_home), agent.id).items()
+                 if k != "type"}
+        settings["mcpServers"] = {**(servers if isinstance(servers, dict) else {}),
+                                  mcpwire.SERVER: {**entry, "trust": True}}
+        return {SYSTEM_SETTINGS: mcpwire.write_private(str(paths_home), agent.id, MCP_SETTINGS,
+                                                       settings)}

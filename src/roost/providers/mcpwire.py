@@ -57,16 +57,38 @@ def server_entry(roost_home: str, agent_id: str) -> dict[str, object]:
             "env": {"ROOST_AGENT_ID": agent_id, "ROOST_HOME": roost_home}}
 
 
+def toml_value(value: object) -> str:
+    """A string, a list of strings or a table of strings as TOML (a JSON string is a TOML basic
+    string): the value of a `-c key=value` override of Codex CLI.
+
+    >>> toml_value({"A": "x"}), toml_value(["-m", "roost"])
+    ('{"A" = "x"}', '["-m", "roost"]')
+    """
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))
+
+
 def write(roost_home: str, agent_id: str) -> str:
-    """Write (0600, never through a planted symlink) the agent's MCP config file."""
+    """Write the agent's MCP config file."""
+    return write_private(roost_home, agent_id, CONFIG,
+                         {"mcpServers": {SERVER: server_entry(roost_home, agent_id)}})
+
+
+def write_private(roost_home: str, agent_id: str, name: str, content: object) -> str:
+    """Write `content` as JSON to the agent's folder (0600, never through a planted
+    symlink); returns the file's path."""
     folder = hooks._private_folder(roost_home, agent_id)
-    path = os.path.join(folder, CONFIG)
+    path = os.path.join(folder, name)
     tmp = path + ".tmp"
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump({"mcpServers": {SERVER: server_entry(roost_home, agent_id)}}, fh, indent=2)
+        json.dump(content, fh, indent=2)
     os.replace(tmp, path)
     return path
 

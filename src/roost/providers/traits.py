@@ -18,7 +18,7 @@ from roost.core.ids import MINTED as MINTED
 from roost.core.ids import NO_SESSION_ID as NO_SESSION_ID
 
 # The screen patterns' version (shown by `roost doctor`): bump it with any change to them.
-PATTERNS_VERSION = 2
+PATTERNS_VERSION = 3
 
 
 class Traits:
@@ -115,21 +115,38 @@ CODEX = Traits(
         "idle": ("? for shortcuts", "› "),
     },
     conversation_gone=("No saved session found",), verified="0.169.0")
+# Gemini CLI's were read off 0.61.0: its prompt box stays drawn while it works and while an
+# error shows above it; a failed turn ends with "This request failed."; a daily quota opens a
+# "Usage limit reached" dialog. It answers a turn under "✦ " and works on "(esc to cancel, Ns)".
 GEMINI = Traits(
-    "gemini", hooks=False, session_id=DISCOVERED, enter_delay=0.3,
+    "gemini", hooks=False, session_id=MINTED, enter_delay=0.3,
     patterns={
-        "waiting": ("Allow execution", "Waiting for user confirmation", "Do you want to proceed?",
-                    "Esc to cancel"),
-        "working": ("esc to cancel", "esc to interrupt"),
-        "idle": ("Type your message", "❯", "> "),
+        "waiting": ("Allow execution of", "Apply this change?", "Do you want to proceed?",
+                    "Allow once", "Waiting for user confirmation"),
+        "error": ("[API Error:", "This request failed.", "Usage limit reached for"),
+        "working": ("esc to cancel",),
+        "idle": ("Type your message", "? for shortcuts"),
+        "turn": ("✦ ", "esc to cancel", "Request cancelled"),
     },
-    conversation_gone=("No previous session found",), verified="0.61.0")
+    conversation_gone=("Error resuming session: Invalid session identifier",
+                       "No previous session found"), verified="0.61.0")
+# Aider's were read off 0.86.2: a turn shows "Waiting for <model name>" (a spinner) until the
+# answer streams in and ends with "Tokens: ..."; its idle prompt is ">" alone on the last line
+# (each prompt it took stays on the screen as "> <text>"); a question waits on the last line,
+# ending in its default ("[Yes]:"); a failed call prints litellm's error and aider's advice, and
+# retries those that may pass (rate limits, server errors) for about a minute.
 AIDER = Traits(
     "aider", hooks=False, session_id=NO_SESSION_ID, enter_delay=0.3,
     patterns={
-        "waiting": ("(Y)es/(N)o", "[Yes]:", "Do you want to proceed?", "Esc to cancel"),
-        "working": ("esc to interrupt", "Waiting for LLM"),
-        "idle": ("> ",),
+        "waiting": ("[Yes]:$", "[No]:$"),
+        "error": ("litellm.AuthenticationError", "litellm.RateLimitError",
+                  "litellm.InternalServerError", "litellm.APIError", "litellm.APIConnectionError",
+                  "litellm.BadRequestError", "The API provider is not able to authenticate you",
+                  "The API provider has rate limited you",
+                  "The API provider's servers are down or overloaded"),
+        "working": ("Waiting for ",),
+        "idle": ("^>$",),
+        "turn": ("^> ", "Tokens: "),
     }, verified="0.86.2")
 # Any program: no patterns, so its status is its screen's movement (working while it moves,
 # idle when still, a silent program too once the start grace is over).

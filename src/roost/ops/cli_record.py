@@ -1,0 +1,61 @@
+"""The CLI's own record of an agent's conversation, where roost can read one (gemini's chat
+file, aider's chat history): `roost send` confirms a message by finding it there, and, while it
+is not there, helps a CLI that lost the Enter or the paste (a CLI busy starting takes an Enter
+for a newline, or drops input)."""
+
+from __future__ import annotations
+
+import os
+
+from roost.core import status
+from roost.core.model import Agent
+from roost.ops import observe
+from roost.ops.context import App
+from roost.providers import traits
+from roost.providers.base import get as provider
+
+ENTER_AGAIN = 2.0  # seconds without the text in the record before Enter is pressed again
+
+
+class Record:
+    """The record's size before a paste (None: the CLI keeps none roost can read), and the
+    prompts it took since."""
+
+    HOW = "session file"
+
+    def __init__(self, app: App, agent: Agent) -> None:
+        self.app, self.agent = app, agent
+        self.impl = provider(agent.provider)
+        self.size = self.impl.conversation_size(agent, app.environ, app.paths.home)
+
+    def prompts(self) -> list[str]:
+        """The prompts the CLI recorded since the paste."""
+        agent = self.app.store.get_by_id(self.agent.id) or self.agent
+        return self.impl.prompts_after(agent, self.app.environ, self.app.paths.home,
+                                       self.size or 0)
+
+    def nudge(self, pane_id: str, text: str, screen: str) -> None:
+        """The text is not in the record yet. On a screen with no cue, its last line no turn
+        mark (a prompt the CLI echoed: it took the text and records it late), the text sits in
+        the CLI's input: the Enter became a newline or was dropped, so Enter again. An empty
+        prompt with the text nowhere on the screen means the paste itself was lost (a CLI still
+        starting up drops input): paste again. Never anything into a dialog, an error or a
+        turn."""
+        tmux = self.app.tmux
+        patterns = observe.patterns_of(self.app, self.agent.provider)
+        seen = status.from_screen(screen, patterns)
+        lines = [line for line in screen.splitlines() if line.strip()]
+        echoed = bool(lines) and any(status.matches(lines[-1], p, True)
+                                     for p in patterns.get(status.TURN, ()))
+        first = (text.strip().splitlines() or [""])[0]
+        if seen == "idle" and first and first not in screen:
+            tmux.paste(pane_id, text, f"roost-send-{self.agent.id}-{os.urandom(4).hex()}")
+            self.app.clock.sleep(traits.of(self.agent.provider).enter_delay)
+        if seen == "idle" or (seen is None and not echoed):
+            tmux.send_enter(pane_id)
+
+
+def readable(app: App, agent: Agent) -> Record | None:
+    """The agent's record, or None when its CLI keeps none roost can read."""
+    found = Record(app, agent)
+    return found if found.size is not None else None

@@ -1,0 +1,275 @@
+"""What the local model-API stand-ins share: tests/gemini_stub.py and tests/chat_completions_stub.py
+build on :class:`StubServer`; tests/anthropic_stub.py and tests/openai_responses_stub.py (older,
+with handlers of their own) take :class:`QuietServer`, :func:`sample_of` and the reply prefix.
+
+Stdlib only: an ``http.server`` in a daemon thread on 127.0.0.1, port 0. Each stand-in answers
+its API's paths in :meth:`StubServer.route`; this base records every request, holds replies
+while a test watches the busy state (:meth:`set_delay`, :meth:`release`), and answers with an
+API error when a test asks for one (:meth:`fail_with`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+REPLY_PREFIX = "stub reply: "
+
+
+@dataclass
+class Request:
+    """One request a stand-in received."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+    time: float = field(default_factory=time.time)
+    kind: str = ""  # the stand-in's name for it: "turn", "router", "unknown", ...
+    reply: str | None = None  # the text answered, for a model call
+    status: int = 200
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An API error to answer model calls with: the HTTP status and the API's error body."""
+
+    status: int
+    body: dict[str, Any]
+
+
+def sample_of(schema: Any, name: str = "value") -> Any:
+    """A small instance of a JSON schema: what a call that asks for structured output gets."""
+    if not isinstance(schema, dict):
+        return f"stub {name}"
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            return sample_of(schema[key][0], name)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if str(k).lower() != "null"), "null")
+    kind = str(kind).lower() if kind else kind
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties") or {}
+        required = schema.get("required") or list(props)
+        return {key: sample_of(props.get(key), key) for key in required}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return 0
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return f"stub {name}"
+
+
+class QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (the CLI exiting, an interrupted turn) is not an error."""
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+class Exchange:
+    """One request being answered: what the stand-ins' routes write through."""
+
+    def __init__(self, handler: BaseHTTPRequestHandler, req: Request) -> None:
+        self.handler = handler
+        self.req = req
+
+    def json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.req.status = status
+        h = self.handler
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        if h.command != "HEAD":
+            h.wfile.write(data)
+
+    def start_stream(self) -> None:
+        h = self.handler
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Cache-Control", "no-cache")
+        h.send_header("Connection", "close")
+        h.end_headers()
+        h.close_connection = True
+
+    def event(self, data: Any, name: str | None = None) -> None:
+        """One server-sent event (``data: <json>``, a string as it is)."""
+        text = data if isinstance(data, str) else json.dumps(data)
+        head = f"event: {name}\n" if name else ""
+        self.handler.wfile.write(f"{head}data: {text}\n\n".encode())
+        self.handler.wfile.flush()
+
+
+class StubServer:
+    """A running stand-in; subclasses answer their API in :meth:`route`."""
+
+    name = "stub"
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self.unknown: list[Request] = []
+        self._lock = threading.Lock()
+        self._delay = 0.0
+        self._release = threading.Event()
+        self._stopping = threading.Event()
+        self._failure: Failure | None = None
+        self._failing: tuple[str, ...] = ()  # the request kinds the failure applies to
+        self._script: list[Any] = []  # the next turns' answers: texts, or the stand-in's own
+        self.reply_for: Callable[[str], str] = lambda text: REPLY_PREFIX + text
+        self._server = QuietServer(("127.0.0.1", 0), self._handler_class())
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True,
+                                        name=self.name)
+
+    # -- public ---------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def set_delay(self, seconds: float) -> None:
+        """Hold every later turn's reply ``seconds`` before its text (0 turns it off)."""
+        with self._lock:
+            self._delay = float(seconds)
+            self._release.clear()
+
+    def release(self) -> None:
+        """End the current (and any later) delay now; ``set_delay`` arms it again."""
+        self._release.set()
+
+    def queue_reply(self, answer: Any) -> None:
+        """Answer the next turn (after any queued before) with ``answer``: a text, or what the
+        stand-in makes of it (a tool call, for one)."""
+        with self._lock:
+            self._script.append(answer)
+
+    def fail_with(self, failure: Failure | None, kinds: tuple[str, ...] = ()) -> None:
+        """Answer every later model call (of these kinds only, when given: "turn" for the
+        conversation's model alone) with this API error; None answers normally again."""
+        with self._lock:
+            self._failure, self._failing = failure, kinds
+
+    def of_kind(self, *kinds: str) -> list[Request]:
+        with self._lock:
+            return [r for r in self.requests if r.kind in kinds]
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._release.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> StubServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- for subclasses -------------------------------------------------------------------------
+
+    def route(self, ex: Exchange) -> None:
+        """Answer ``ex.req`` (set ``ex.req.kind``); the default knows no path."""
+        self.not_found(ex)
+
+    def not_found(self, ex: Exchange) -> None:
+        ex.req.kind = "unknown"
+        ex.json(404, {"error": {"code": 404, "message": f"Not found: {ex.req.path}"}})
+
+    def failure(self, kind: str) -> Failure | None:
+        """The API error a model call of this kind gets, if any."""
+        with self._lock:
+            if self._failing and kind not in self._failing:
+                return None
+            return self._failure
+
+    def next_answer(self, user_text: str) -> Any:
+        """A turn's answer: the next scripted one, else :attr:`reply_for` of the user's text."""
+        with self._lock:
+            scripted = self._script.pop(0) if self._script else None
+        return scripted if scripted is not None else self.reply_for(user_text)
+
+    def wait_delay(self) -> bool:
+        """Hold a turn while a delay is armed; False when the stand-in is stopping."""
+        with self._lock:
+            delay = self._delay
+        if delay > 0:
+            self._release.wait(delay)
+        return not self._stopping.is_set()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _record(self, req: Request) -> None:
+        with self._lock:
+            self.requests.append(req)
+            if req.kind == "unknown":
+                self.unknown.append(req)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            server_version = f"{stub.name}/1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # everything is in stub.requests
+
+            def _handle(self, method: str) -> None:
+                split = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                body: Any = None
+                if raw:
+                    try:
+                        body = json.loads(raw)
+                    except ValueError:
+                        body = raw.decode("utf-8", "replace")
+                req = Request(method=method, path=split.path.rstrip("/") or "/",
+                              query=parse_qs(split.query),
+                              headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+                try:
+                    stub.route(Exchange(self, req))
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (an interrupted turn): nothing to answer
+                finally:
+                    stub._record(req)
+
+            def do_POST(self) -> None:
+                self._handle("POST")
+
+            def do_GET(self) -> None:
+                self._handle("GET")
+
+            def do_HEAD(self) -> None:
+                self._handle("HEAD")
+
+        return Handler

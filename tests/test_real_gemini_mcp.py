@@ -1,0 +1,75 @@
+"""The real Gemini CLI 0.61.0, started by roost, gets `roost mcp` from a system settings file
+of roost's own (GEMINI_CLI_SYSTEM_SETTINGS_PATH, for that process only): the stand-in sees
+roost's tools next to the user's own MCP server's, and gemini calls one itself (the stand-in
+answers with a functionCall), runs it without asking and sends its result back; no file of the
+user's changes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import Env
+from gemini_stub import GeminiStub
+from real_gemini import gemini_env, install_gemini, prepare_home
+
+pytestmark = [pytest.mark.tmux, pytest.mark.real_gemini]
+
+START = 180  # seconds: the CLI loads ~100 MB of JavaScript, slowly on a busy machine
+USER_SERVER = """\
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("mine")
+
+
+@server.tool()
+def users_own_tool() -> str:
+    \"\"\"A tool of the user's own server.\"\"\"
+    return "mine"
+
+
+server.run()
+"""
+
+
+def declared(body: dict) -> list[str]:
+    return [str(f.get("name")) for tool in body.get("tools") or [] if isinstance(tool, dict)
+            for f in tool.get("functionDeclarations") or [] if isinstance(f, dict)]
+
+
+def function_responses(body: dict) -> list[dict]:
+    return [part["functionResponse"] for content in body.get("contents") or []
+            for part in content.get("parts") or []
+            if isinstance(part, dict) and "functionResponse" in part]
+
+
+def test_real_gemini_gets_roost_mcp_and_calls_it(world: Env, private_home: Path) -> None:
+    gemini = install_gemini()
+    work = world.tmp / "work"
+    with GeminiStub() as stub:
+        settings = prepare_home(world.user_home)
+        script = world.tmp / "users_server.py"
+        script.write_text(USER_SERVER)
+        user_settings = json.loads(settings.read_text())
+        user_settings["mcpServers"] = {"mine": {"command": sys.executable, "args": [str(script)],
+                                                "trust": True}}
+        settings.write_text(json.dumps(user_settings))
+        world.env = gemini_env(world.env, world.user_home, stub.url)
+        world.env["ROOST_GEMINI_BIN"] = str(gemini)
+        world.roost("spawn", "lead", "--provider", "gemini", "--cwd", str(work))
+        world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", START, "lead idle")
+        stub.queue_tool_call("mcp_roost_list_agents", {})
+        world.roost("send", "lead", "who is here")
+        answered = world.wait_for(
+            lambda: next((r for r in stub.turns() if function_responses(r.body)), None), 90,
+            f"list_agents' result: {world.roost('capture', 'lead').stdout}")
+        names = declared(stub.turns()[0].body)
+        assert {"mcp_roost_list_agents", "mcp_roost_create_agent", "mcp_roost_wait_for_agents",
+                "mcp_mine_users_own_tool"} <= set(names)  # roost's, and the user's own
+        result = json.dumps(function_responses(answered.body))  # type: ignore[attr-defined]
+        assert '\\"lead\\"' in result or '"lead"' in result, result
+        world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle again")
+        assert json.loads(settings.read_text()) == user_settings
