@@ -525,7 +525,10 @@ def hibernate(name: str) -> None:
 def restore(as_json: bool, concurrency: int | None, stagger: float | None) -> None:
     """Bring the workspace back: start the tiles' agents, hibernate the rest.
 
-    Parked and buried agents get no process and no home; they wake when used.
+    Parked and buried agents get no process and no home; they wake when used. Each start is
+    watched for a few seconds: one whose CLI dies at once counts as failed, with its last words
+    as the reason (also in `roost ls`); after 2 identical authentication failures of one
+    provider its other agents are not started. Exits 1 when any failed or was not started.
 
     \b
     Example:
@@ -535,7 +538,7 @@ def restore(as_json: bool, concurrency: int | None, stagger: float | None) -> No
 
     report = run(_app(), concurrency, stagger)
     click.echo(json.dumps(report.as_json()) if as_json else report.text(), nl=as_json)
-    if report.failed:
+    if not report.ok:
         sys.exit(1)
 
 

@@ -55,8 +55,9 @@ def decide(found: Found, *, command: bool, has_hooks: bool, has_record: bool = F
 
     >>> decide(Found("a", "idle", True, 0.1), command=False, has_hooks=True).confirm_by
     ('hook',)
-    >>> decide(Found("a", "idle", True, 0.1, draft="half"), command=False, has_hooks=True).why
-    'a has a draft on its input line ("half"): sent nothing, so it is neither submitted nor lost; submit or clear it (roost attach a), then send again'
+    >>> decide(Found("a", "idle", True, 0.1, draft="half"), command=False,
+    ...        has_hooks=True).deliver
+    False
     """
     refusal = _refusal(found)
     if refusal is not None:

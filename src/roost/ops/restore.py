@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from roost.core import restoring
+from roost.core import restoring, starts
 from roost.core import workspace as ws
 from roost.core.model import INTENT_STOPPED
 from roost.core.reconcile import agent_panes
@@ -50,20 +50,29 @@ class Outcome:
     already_running: list[str]
     failed: dict[str, str]  # name -> reason
     peak: int  # the most starts that ran at once
+    skipped: dict[str, str] = field(default_factory=dict)  # name -> why it was not started
+    advice: list[str] = field(default_factory=list)  # what to do about the skipped ones
 
 
 def run_queue(jobs: Sequence[str], start: Callable[[str], bool], concurrency: int,
-              stagger: float, sleep: Callable[[float], None] = time.sleep) -> Outcome:
+              stagger: float, sleep: Callable[[float], None] = time.sleep,
+              skip: Callable[[str], str | None] = lambda _name: None) -> Outcome:
     """Start each job with at most `concurrency` at once and `stagger` seconds between launches;
-    `start` says whether it started the job (False: it found it already running)."""
+    `start` says whether it started the job (False: it found it already running); `skip` says
+    why a job should not start after all (None: start it)."""
     stats = QueueStats()
     started: list[str] = []
     already: list[str] = []
     failed: dict[str, str] = {}
+    skipped: dict[str, str] = {}
 
     def one(name: str) -> None:
         stats.enter()
         try:
+            why = skip(name)
+            if why is not None:
+                skipped[name] = why
+                return
             (started if start(name) else already).append(name)
         except Exception as exc:  # noqa: BLE001 - one failure must not stop the rest
             failed[name] = str(exc) or exc.__class__.__name__
@@ -75,23 +84,51 @@ def run_queue(jobs: Sequence[str], start: Callable[[str], bool], concurrency: in
             if i and stagger:
                 sleep(stagger)
             pool.submit(one, name)
-    return Outcome(started, already, failed, stats.peak)
+    return Outcome(started, already, failed, stats.peak, skipped)
 
 
 def start_all(app: App, names: Sequence[str], concurrency: int | None = None,
               stagger: float | None = None) -> Outcome:
-    """Wake `names` through the queue; each worker has its own store connection."""
-    from roost.ops import lifecycle
+    """Wake `names` through the queue; each worker has its own store connection. A start keeps
+    its place in the queue until it held or died (ops.holding): the cap bounds the CLIs
+    starting at once, and a failed login is known before the next start of its provider. One
+    that died at once is failed with its CLI's last words; after repeated identical
+    authentication failures of a provider its agents not started yet are left alone, one
+    failure is enough to wait for the other starts of its provider first (core.starts)."""
+    from roost.ops import holding, lifecycle
 
     cap, gap = restoring.limits(app.settings.get("restore", {}), concurrency, stagger)
     local = threading.local()
+    provider = {a.name: a.provider for a in app.store.agents()}
+    watch = holding.Watch(app)
+
+    def stopped() -> dict[str, str]:
+        return starts.stopped_providers([(d.agent.provider, d.words)
+                                         for d in watch.died()])
+
+    def skip(name: str) -> str | None:
+        watch.look()
+        mine = provider.get(name, "")
+        if any(d.agent.provider == mine and starts.is_auth_failure(d.words)
+               for d in watch.died()):
+            watch.wait({s.agent.id for s in watch.starting() if s.agent.provider == mine})
+        words = stopped().get(mine)
+        return None if words is None else starts.not_started_reason(provider[name], words)
 
     def start(name: str) -> bool:
         if not hasattr(local, "app"):
             local.app = open_app(app.environ)
-        return lifecycle.wake(local.app, name).started
+        result = lifecycle.wake(local.app, name, hold=False)
+        if result.started:  # its slot is free once it held or died
+            watch.add(result.agent)
+            watch.wait({result.agent.id})
+        return result.started
 
-    return run_queue(names, start, cap, gap, app.clock.sleep)
+    done = run_queue(names, start, cap, gap, app.clock.sleep, skip)
+    died = {d.agent.name: d.reason for d in watch.settle().values()}
+    return Outcome([n for n in done.started if n not in died], done.already_running,
+                   {**done.failed, **died}, done.peak, done.skipped,
+                   starts.advice(stopped()) if done.skipped else [])
 
 
 def restore(app: App, concurrency: int | None = None, stagger: float | None = None) -> Report:
@@ -107,12 +144,14 @@ def restore(app: App, concurrency: int | None = None, stagger: float | None = No
         done = start_all(app, restoring.named(plan.start, names), concurrency, stagger)
         report = restoring.report(plan, names, done.started, done.failed, done.peak,
                                   app.clock.monotonic() - began,
-                                  found_running=done.already_running)
+                                  found_running=done.already_running, skipped=done.skipped,
+                                  advice=done.advice)
         span.set_attributes({"roost.live_expected": report.live,
                              "roost.started": len(report.started),
                              "roost.already_running": len(report.already_running),
                              "roost.hibernated": len(report.hibernated),
                              "roost.failed": len(report.failed),
+                             "roost.not_started": len(report.skipped),
                              "roost.peak_concurrent_starts": report.peak,
                              "roost.seconds": report.seconds})
     return report

@@ -82,8 +82,8 @@ def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float |
     lifecycle.wake(app, name)  # wake on use
     # One message at a time per agent: its paste, Enter and confirmation, and the readiness
     # check before them. The key cannot be an agent name ('.' is not allowed in names).
-    with locks.hold(app.paths.locks, f"{name}.send",
-                    timeout=budget.left(app.clock.monotonic(), ready_timeout + 2 * confirm_timeout)):
+    queue_for = budget.left(app.clock.monotonic(), ready_timeout + 2 * confirm_timeout)
+    with locks.hold(app.paths.locks, f"{name}.send", timeout=queue_for):
         return _send_locked(app, name, text, wait, budget)
 
 
