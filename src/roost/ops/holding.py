@@ -44,6 +44,7 @@ class Watch:
         self.window = window
         self.pending: dict[str, _Start] = {}
         self.failed: dict[str, Died] = {}  # agent id -> how its start died
+        self.held: set[str] = set()  # providers with a start that held
         self.lock = threading.Lock()
 
     def add(self, agent: Agent) -> None:
@@ -74,6 +75,8 @@ class Watch:
                 if found == starts.PENDING:
                     continue
                 del self.pending[agent_id]
+                if found == starts.HELD:
+                    self.held.add(provider)
                 if found == starts.DIED:
                     if pane is not None:  # the full screen: its words may sit above blank rows
                         screen = self.app.tmux.capture(pane.pane_id, 200) or screen
@@ -81,6 +84,10 @@ class Watch:
                     status_ = pane.dead_status if pane is not None else None
                     self.failed[agent_id] = Died(start.agent, words,
                                                  starts.died_reason(words, status_), status_)
+
+    def held_any(self, provider: str) -> bool:
+        with self.lock:
+            return provider in self.held
 
     def died(self) -> list[Died]:
         with self.lock:

@@ -21,8 +21,8 @@ from roost.core.restoring import DEFAULT_CONCURRENCY, DEFAULT_STAGGER, Report
 from roost.ops.context import App, open_app
 from roost.store import workspace as wsdb
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_STAGGER", "Outcome", "Report", "restore", "run_queue",
-           "start_all"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_STAGGER", "NotStarted", "Outcome", "Report", "restore",
+           "run_queue", "start_all"]
 
 
 @dataclass
@@ -54,12 +54,15 @@ class Outcome:
     advice: list[str] = field(default_factory=list)  # what to do about the skipped ones
 
 
+class NotStarted(Exception):
+    """A start the queue should not make after all (its message says why)."""
+
+
 def run_queue(jobs: Sequence[str], start: Callable[[str], bool], concurrency: int,
-              stagger: float, sleep: Callable[[float], None] = time.sleep,
-              skip: Callable[[str], str | None] = lambda _name: None) -> Outcome:
+              stagger: float, sleep: Callable[[float], None] = time.sleep) -> Outcome:
     """Start each job with at most `concurrency` at once and `stagger` seconds between launches;
-    `start` says whether it started the job (False: it found it already running); `skip` says
-    why a job should not start after all (None: start it)."""
+    `start` says whether it started the job (False: it found it already running), or raises
+    NotStarted."""
     stats = QueueStats()
     started: list[str] = []
     already: list[str] = []
@@ -69,11 +72,9 @@ def run_queue(jobs: Sequence[str], start: Callable[[str], bool], concurrency: in
     def one(name: str) -> None:
         stats.enter()
         try:
-            why = skip(name)
-            if why is not None:
-                skipped[name] = why
-                return
             (started if start(name) else already).append(name)
+        except NotStarted as exc:
+            skipped[name] = str(exc)
         except Exception as exc:  # noqa: BLE001 - one failure must not stop the rest
             failed[name] = str(exc) or exc.__class__.__name__
         finally:
@@ -89,42 +90,53 @@ def run_queue(jobs: Sequence[str], start: Callable[[str], bool], concurrency: in
 
 def start_all(app: App, names: Sequence[str], concurrency: int | None = None,
               stagger: float | None = None) -> Outcome:
-    """Wake `names` through the queue; each worker has its own store connection. A start keeps
-    its place in the queue until it held or died (ops.holding): the cap bounds the CLIs
-    starting at once, and a failed login is known before the next start of its provider. One
-    that died at once is failed with its CLI's last words; after repeated identical
-    authentication failures of a provider its agents not started yet are left alone, one
-    failure is enough to wait for the other starts of its provider first (core.starts)."""
+    """Wake `names` through the queue; each worker has its own store connection. The starts
+    are watched together (ops.holding): one that dies at once is failed with its CLI's last
+    words. Until a start of a provider held, that provider's agents start one at a time, each
+    watched until it held or died (a canary: a shared login that fails, fails on one agent at a
+    time, and after repeated identical authentication failures the provider's other agents are
+    not started: core.starts); once one held, they start at the queue's pace."""
     from roost.ops import holding, lifecycle
 
     cap, gap = restoring.limits(app.settings.get("restore", {}), concurrency, stagger)
     local = threading.local()
-    provider = {a.name: a.provider for a in app.store.agents()}
     watch = holding.Watch(app)
+    canaries: dict[str, threading.Lock] = {}
+    canaries_lock = threading.Lock()
 
-    def stopped() -> dict[str, str]:
-        return starts.stopped_providers([(d.agent.provider, d.words)
-                                         for d in watch.died()])
-
-    def skip(name: str) -> str | None:
-        watch.look()
-        mine = provider.get(name, "")
-        if any(d.agent.provider == mine and starts.is_auth_failure(d.words)
-               for d in watch.died()):
-            watch.wait({s.agent.id for s in watch.starting() if s.agent.provider == mine})
-        words = stopped().get(mine)
-        return None if words is None else starts.not_started_reason(provider[name], words)
-
-    def start(name: str) -> bool:
+    def worker_app() -> App:
         if not hasattr(local, "app"):
             local.app = open_app(app.environ)
-        result = lifecycle.wake(local.app, name, hold=False)
-        if result.started:  # its slot is free once it held or died
+        return local.app  # type: ignore[no-any-return]
+
+    def stopped() -> dict[str, str]:
+        return starts.stopped_providers([(d.agent.provider, d.words) for d in watch.died()])
+
+    def launch(name: str, provider: str) -> bool:
+        watch.look()
+        words = stopped().get(provider)
+        if words is not None:
+            raise NotStarted(starts.not_started_reason(provider, words))
+        result = lifecycle.wake(worker_app(), name, hold=False)
+        if result.started:
             watch.add(result.agent)
-            watch.wait({result.agent.id})
         return result.started
 
-    done = run_queue(names, start, cap, gap, app.clock.sleep, skip)
+    def start(name: str) -> bool:
+        agent = worker_app().store.get(name)
+        provider = agent.provider if agent is not None else ""
+        if watch.held_any(provider):
+            return launch(name, provider)
+        with canaries_lock:
+            canary = canaries.setdefault(provider, threading.Lock())
+        with canary:
+            started = launch(name, provider)
+            if not watch.held_any(provider):
+                watch.wait({s.agent.id for s in watch.starting()
+                            if s.agent.provider == provider})
+            return started
+
+    done = run_queue(names, start, cap, gap, app.clock.sleep)
     died = {d.agent.name: d.reason for d in watch.settle().values()}
     return Outcome([n for n in done.started if n not in died], done.already_running,
                    {**done.failed, **died}, done.peak, done.skipped,
