@@ -115,7 +115,9 @@ class Watch:
                 break
             self.app.clock.sleep(LOOK_EVERY)
         for died in self.failed.values():  # here, in the thread that owns the store
-            self.app.store.update(died.agent.id, last_error=died.reason)
+            current = self.app.store.get_by_id(died.agent.id)
+            if current is not None and current.last_error is None:  # the supervisor may have
+                self.app.store.update(died.agent.id, last_error=died.reason)  # said it better
             self.app.store.log(died.agent, "start-failed", reason=died.words,
                                exit_code=died.exit_status)
         return dict(self.failed)

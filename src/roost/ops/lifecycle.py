@@ -21,7 +21,7 @@ from pathlib import Path
 from roost.core import orphans
 from roost.core import settings as config_schema
 from roost.core import workspace as ws
-from roost.core.errors import RoostError
+from roost.core.errors import RoostError, StartFailed
 from roost.core.model import (
     INTENT_HIBERNATED,
     INTENT_RUNNING,
@@ -208,8 +208,8 @@ def _check_held(app: App, result: WakeResult) -> None:
 
     reason = holding.held(app, result.agent)
     if reason is not None:
-        raise RoostError(f"{result.agent.name}: {reason} (roost capture {result.agent.name} "
-                         "shows its screen)")
+        raise StartFailed(f"{result.agent.name}: {reason} (roost capture {result.agent.name} "
+                          "shows its screen)")
 
 
 def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from roost.core import delivery, status
-from roost.core.errors import RoostError
+from roost.core.errors import RoostError, StartFailed
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
@@ -79,7 +79,10 @@ def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float |
         raise RoostError("nothing to send: give TEXT or pipe it on stdin", code=2)
     budget = delivery.Budget(app.clock.monotonic(), timeout, ready_timeout, confirm_timeout,
                              reply_timeout)
-    lifecycle.wake(app, name)  # wake on use
+    try:
+        lifecycle.wake(app, name)  # wake on use
+    except StartFailed as exc:
+        return _not_delivered(app, app.store.require(name), text, str(exc))
     # One message at a time per agent: its paste, Enter and confirmation, and the readiness
     # check before them. The key cannot be an agent name ('.' is not allowed in names).
     queue_for = budget.left(app.clock.monotonic(), ready_timeout + 2 * confirm_timeout)
