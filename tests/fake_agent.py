@@ -1080,6 +1080,7 @@ class Agent:
         self.recapped = True
         text = "recap: you asked for echoes; next, send another message"
         self.screen.write(f"\r\x1b[2K※ {text}\n")
+        self.show_prompt()  # the prompt stays drawn under it, as Claude Code's box does
         agent_id = uuid.uuid4().hex[:17]
         subagents = self.session.path.with_suffix("") / "subagents"
         self.hooks.fire(

@@ -33,7 +33,7 @@ class Found:
     name: str
     status: str | None  # the agent's status (core.status)
     in_time: bool  # it was ready (or settled) before the ready wait ran out
-    waited: float  # seconds the ready wait lasted
+    waited: float  # seconds the ready wait could last
     reason: str | None = None  # an error status's words
     pane_alive: bool = True
     draft: str | None = None  # text typed on its input line, not submitted

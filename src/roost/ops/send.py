@@ -63,9 +63,10 @@ def _wait_status(app: App, name: str, wanted: tuple[str, ...],
         found = _observed(app, name)
         if found.status in wanted:
             return found, True
-        if app.clock.monotonic() > deadline:
+        left = deadline - app.clock.monotonic()
+        if left <= 0:
             return found, False
-        app.clock.sleep(0.2)
+        app.clock.sleep(min(0.2, left))
 
 
 def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float | None = None,
@@ -91,9 +92,9 @@ def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float |
 
 
 def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Budget) -> Sent:
-    began = app.clock.monotonic()
+    ready_for = budget.left(app.clock.monotonic(), budget.ready)
     found, in_time = _wait_status(app, name, (*READY, "waiting", "error", "exited", "stopped",
-                                              "failed"), budget.left(began, budget.ready))
+                                              "failed"), ready_for)
     agent = app.store.require(name)
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     alive = pane is not None and not pane.dead
@@ -103,7 +104,7 @@ def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Bu
     typed = _draft(app, agent.provider, pane.pane_id) \
         if pane is not None and alive and found.status == "idle" else None
     plan = delivery.decide(
-        delivery.Found(name, found.status, in_time, round(app.clock.monotonic() - began, 1),
+        delivery.Found(name, found.status, in_time, round(ready_for, 1),
                        found.status_reason, alive, typed),
         command=command, has_hooks=quirks.hooks)
     if not plan.deliver or pane is None:
