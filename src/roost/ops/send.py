@@ -9,8 +9,11 @@ carrying this text, for a CLI with hooks; else the screen changing. A slash comm
 is confirmed by its effect, since CLIs run it without a prompt event: a hook it fires (the new
 session of /clear, a compaction), else the screen changing, or the CLI exiting (`/exit`).
 A stopped or hibernated agent is woken first; one that shows an error (its CLI is broken or its
-last turn failed) is refused with the CLI's words. A reply waited for is this turn's, or a
-timeout: never an earlier one; a turn that fails gives its error instead.
+last turn failed) is refused with the CLI's words, and so is one with a draft typed on its input
+line (never merged into, never lost). What to do is core.delivery's decision; this module only
+looks and acts. One deadline (`timeout`) bounds the whole send, each phase also its own limit.
+A reply waited for is this turn's, or a timeout: never an earlier one; a turn that fails gives
+its error instead.
 """
 
 from __future__ import annotations
