@@ -81,9 +81,9 @@ class Watch:
                     if pane is not None:  # the full screen: its words may sit above blank rows
                         screen = self.app.tmux.capture(pane.pane_id, 200) or screen
                     words = starts.last_words(screen)
-                    status_ = pane.dead_status if pane is not None else None
+                    code = pane.dead_status if pane is not None else None
                     self.failed[agent_id] = Died(start.agent, words,
-                                                 starts.died_reason(words, status_), status_)
+                                                 starts.died_reason(words, code), code)
 
     def held_any(self, provider: str) -> bool:
         with self.lock:
