@@ -11,6 +11,9 @@ Usage: ``fake_agent.py --flavor {claude,codex,gemini,aider} [the CLI's own args]
 Environment knobs (all optional):
   FAKE_AGENT_LOG=<file>            append one JSON line per process start
   FAKE_AGENT_EXIT_ON_START=<code>  exit with <code> right after logging
+  FAKE_AGENT_AUTH_ERROR=1          print the API's authentication error (a 401, with a new
+                                   request id each start, as Claude Code prints it) and exit 1
+  FAKE_AGENT_AS_ROOT=1             run as if by root: claude refuses --dangerously-skip-permissions
   FAKE_AGENT_START_DELAY=<secs>    sleep before the idle prompt appears
   FAKE_AGENT_DROP_EARLY_INPUT=1    discard keys typed before the prompt appears
   FAKE_AGENT_LAZY_TRANSCRIPT=1     (claude) create the transcript on the first message only
@@ -1180,6 +1183,7 @@ class Agent:
         self.recapped = True
         text = "recap: you asked for echoes; next, send another message"
         self.screen.write(f"\r\x1b[2K※ {text}\n")
+        self.show_prompt()  # the prompt stays drawn under it, as Claude Code's box does
         agent_id = uuid.uuid4().hex[:17]
         subagents = self.session.path.with_suffix("") / "subagents"
         self.hooks.fire(
@@ -1496,6 +1500,9 @@ def main(argv: list[str]) -> int:
         if flavor == "codex" and rest[:1] == ["app-server"] and "--managed-daemon" in rest:
             return AppServer(codex_home()).serve()
         opts = parse_args(flavor, rest)
+        if flavor == "claude" and opts.skip_permissions and os.environ.get("FAKE_AGENT_AS_ROOT"):
+            raise Fail("--dangerously-skip-permissions cannot be used with root/sudo privileges "
+                       "for security reasons")
         hooks = Hooks.from_options(opts) if flavor in ("claude", "codex") else Hooks({})
         cwd = os.getcwd()
         store = STORES[flavor](opts, cwd)
@@ -1507,6 +1514,11 @@ def main(argv: list[str]) -> int:
     log_start(flavor, rest, session.id, None)
     if code := os.environ.get("FAKE_AGENT_EXIT_ON_START"):
         return int(code)
+    if os.environ.get("FAKE_AGENT_AUTH_ERROR"):
+        print('API Error: 401 {"type":"error","error":{"type":"authentication_error",'
+              f'"message":"invalid x-api-key"}},"request_id":"req_{uuid.uuid4().hex[:24]}"}}',
+              flush=True)
+        return 1
     store.begin(session)
     agent = Agent(opts, store, session, hooks, Screen(sys.stdin.isatty()))
     if flavor == "codex" and not opts.no_daemon:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.core import observation, present, status
+from roost.core import delivery, observation, present, status
 from roost.core.observation import Observation, Record
 from roost.ops import doctor, send
 from roost.providers import hooks, traits
@@ -255,10 +255,16 @@ def test_a_slash_command_is_confirmed_by_its_effect() -> None:
 
 
 def test_an_agent_in_error_is_refused_with_its_reason() -> None:
-    why = send.not_ready(observed("Invalid API key · Fix external API key"))
-    assert why == "cc shows an error: Invalid API key · Fix external API key (roost attach cc " \
-                  "to see it through)"
-    assert send.not_ready(observed(None, "waiting")) == "cc is waiting for you (roost attach cc)"
+    def refusal(reason: str | None, status_: str = "error") -> str:
+        plan = delivery.decide(delivery.Found("cc", status_, True, 0.0, reason), command=False,
+                               has_hooks=True)
+        assert not plan.deliver
+        return plan.why
+
+    assert refusal("Invalid API key · Fix external API key") == \
+        "cc shows an error: Invalid API key · Fix external API key (roost attach cc to see it " \
+        "through)"
+    assert refusal(None, "waiting") == "cc is waiting for you (roost attach cc)"
 
 
 # ---- doctor: versions ---------------------------------------------------------------------------

@@ -712,3 +712,23 @@ def test_codex_writes_its_rollout_at_the_first_message_and_holds_it_open(
     tmux("send-keys", "-t", pane, "Enter")
     sid = read_jsonl(rollout)[0]["payload"]["id"]
     tmux.wait_screen(pane, rf"To continue this session, run:\n  codex resume {sid}")
+
+
+def test_an_expired_login_prints_the_apis_401_and_exits_at_once(
+        env: dict[str, str], project: Path) -> None:
+    env |= {"FAKE_AGENT_AUTH_ERROR": "1"}
+    first = run("claude", env=env, cwd=project)
+    second = run("claude", env=env, cwd=project)
+    assert first.returncode == second.returncode == 1
+    assert first.stdout.startswith('API Error: 401 {"type":"error","error":{"type":'
+                                   '"authentication_error"')
+    assert first.stdout != second.stdout  # each answer has its own request id
+
+
+def test_claude_refuses_to_skip_permissions_as_root(env: dict[str, str], project: Path) -> None:
+    env |= {"FAKE_AGENT_AS_ROOT": "1"}
+    refused = run("claude", "--dangerously-skip-permissions", env=env, cwd=project)
+    assert refused.returncode == 1
+    assert "--dangerously-skip-permissions cannot be used with root/sudo privileges" in \
+        refused.stderr
+    assert run("claude", env=env, cwd=project).returncode == 0  # without the flag it runs

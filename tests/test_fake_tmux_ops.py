@@ -12,7 +12,8 @@ from fake_app import PROMPT, fake_app, fake_tmux
 
 from roost.core.clock import ManualClock
 from roost.core.model import INTENT_STOPPED, Agent
-from roost.ops import lifecycle, send, supervise
+from roost.core.scope import Caller
+from roost.ops import lifecycle, orchestrate, send, supervise
 from roost.ops.context import App
 from roost.providers import traits
 from roost.tmux.fake import PID_BASE, FakePane, FakeTmux
@@ -235,3 +236,26 @@ def test_deaths_that_are_not_an_agent_exit_are_ignored(app: App, fake: FakeTmux,
         fake.exit(pane_id, 0)
     assert supervise.on_pane_died(app, pane_id) == "ignored"
     assert kinds(app, agent) == ["spawned", "started"]
+
+
+def test_the_mcp_send_to_a_busy_child_gives_up_within_its_bound(
+        app: App, fake: FakeTmux, clock: ManualClock) -> None:
+    app.settings["status"]["patterns"]["command"]["working"] = ["busy now"]
+    agent = spawn(app, "w1")
+    fake.set_screen(pane_of(fake, agent).id, "busy now")
+    began = clock.monotonic()
+    receipt = orchestrate.send_to(app, Caller(None, allow_write=True), "w1", "hello")
+    assert receipt["delivered"] is False
+    assert receipt["how"].startswith("timed out after 30 s waiting for w1 to be ready")
+    assert clock.monotonic() - began <= orchestrate.SEND_TIMEOUT + 1  # not the CLI's minute
+    assert fake.calls_of("paste") == []
+
+
+def test_a_draft_is_never_pasted_into(app: App, fake: FakeTmux) -> None:
+    agent = spawn(app, "cl", provider="claude")
+    fake.set_screen(pane_of(fake, agent).id, "fake-claude session x\n❯ half a thought")
+    sent = send.send(app, "cl", "hello")
+    assert not sent.delivered and '("half a thought")' in sent.how
+    assert fake.calls_of("paste", "send_enter") == []
+    last = app.store.events(agent.id)[-1]
+    assert (last["kind"], last["delivered"]) == ("sent", False)

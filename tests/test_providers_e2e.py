@@ -36,9 +36,10 @@ def test_codex_session_id_is_learned_from_its_rollout_and_resumed(world: Env) ->
 
 
 def test_codex_wake_before_its_id_is_known_says_so(world: Env) -> None:
-    world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(world.tmp / "work"),
-                env={"FAKE_AGENT_EXIT_ON_START": "1"})  # dies before writing a rollout
-    world.wait_for(lambda: world.ls()["cx"]["state"] == "stopped", what="codex exited")
+    died = world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(world.tmp / "work"),
+                       env={"FAKE_AGENT_EXIT_ON_START": "1"}, check=False)  # before a rollout
+    assert died.returncode == 1 and "its start failed at once (exit 1)" in died.stderr
+    assert world.ls()["cx"]["state"] == "failed"
     proc = world.roost("wake", "cx", check=False)
     assert proc.returncode == 7 and "session id is not known yet" in proc.stderr
     assert "--fresh" in proc.stderr

@@ -349,3 +349,44 @@ def test_stub_delay_release_and_scripted_tool_use() -> None:
                                                  "content": "ran fine"}]}]}
         _, _, text = _post(stub.url, {**follow, "stream": False})
         assert json.loads(text)["content"][0]["text"] == f"{REPLY_PREFIX}tool result: ran fine"
+
+
+@pytest.mark.real_claude
+@pytest.mark.timeout(120)
+def test_roosts_draft_detection_reads_the_real_prompt_box(cc: ClaudeWorld) -> None:
+    """What roost's draft check relies on (issue 14), on the real CLI: the empty `❯` box reads
+    as no draft, typed text as a draft; Claude Code keeps a draft and appends pasted text to it
+    (so a send on top of it would submit both as one prompt), and shows a long paste as a
+    placeholder (so the screen is no faithful copy of a draft: roost refuses, never moves it)."""
+    from roost.core import status
+    from roost.providers import traits
+
+    line = traits.INPUT_LINES["claude"]
+
+    def draft(screen: str) -> str | None:
+        return status.draft(screen, line.markers, line.window, line.placeholders)
+
+    pane = cc.start()
+    assert draft(cc.wait_ready(pane)) is None
+    cc.tmux.keys(pane, "-l", "draft-words")
+    typed = cc.wait(pane, lambda s: draft(s) == "draft-words", "the typed draft")
+    cc.keep("a draft", pane)
+    assert input_box(typed) == "draft-words"
+    cc.tmux.paste(pane, "real message", enter_after=None)
+    cc.wait(pane, lambda s: draft(s) == "draft-wordsreal message", "the paste appended")
+    cc.tmux.paste(pane, "\n".join(f"line {i}" for i in range(30)), enter_after=None)
+    long = cc.wait(pane, lambda s: "[Pasted text #1" in (draft(s) or ""), "a collapsed paste")
+    cc.keep("a collapsed paste", pane)
+    assert "line 29" not in long
+
+
+@pytest.mark.real_claude
+@pytest.mark.timeout(60)
+def test_claude_refuses_to_skip_permissions_as_root(cc: ClaudeWorld) -> None:
+    """The refusal tests/fake_agent.py reproduces with FAKE_AGENT_AS_ROOT (run as root)."""
+    if os.geteuid() != 0:
+        pytest.skip("Claude Code refuses the flag only under root")
+    refused = cc.run_plain("--dangerously-skip-permissions", "-p", "hi")
+    assert refused.returncode == 1
+    assert "--dangerously-skip-permissions cannot be used with root/sudo privileges for " \
+           "security reasons" in refused.stdout + refused.stderr

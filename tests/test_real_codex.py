@@ -332,3 +332,19 @@ def test_an_agent_that_quit_before_roost_looked_is_known_by_its_last_words(
     assert cx.wait_status("cx", "idle", 60)["provider_session_id"] == sid
     cx.reply("cx", "and again")
     assert "hello by hand" in main_inputs(cx.stub)[-1]
+
+
+def test_a_draft_in_the_real_composer_is_refused_and_its_hints_are_not_drafts(
+        cx: CodexWorld) -> None:
+    """Issue 14 on the real TUI: the composer's hints ("Ask Codex to do anything", after a turn
+    "Ask a follow-up question"...) are no draft, so sends go through; text typed by hand in it
+    is, so a send is refused and the text stays."""
+    cx.spawn("cx")
+    cx.reply("cx", "first prompt")  # the empty composer's hint did not read as a draft
+    cx.reply("cx", "second prompt")  # nor the hint it shows after a turn
+    cx.world.tmux("send-keys", "-t", cx.pane("cx"), "-l", "draft-words")
+    cx.wait_screen("cx", "› draft-words")
+    refused = cx.world.roost("send", "cx", "third prompt", check=False)
+    assert refused.returncode == 1 and '("draft-words")' in refused.stderr
+    assert "› draft-words" in cx.screen("cx")
+    assert all("third prompt" not in texts for texts in main_inputs(cx.stub))

@@ -88,10 +88,13 @@ def test_send_wakes_a_stopped_agent_first(world: Env) -> None:
 
 
 def test_send_to_an_agent_that_dies_is_not_delivered(world: Env) -> None:
-    spawn(world, "dies", "--provider", "command", "--", "sh", "-c", "exit 3")
-    world.wait_for(lambda: world.ls()["dies"]["status"] == "exited", what="exited")
-    proc = world.roost("send", "dies", "anyone there?", check=False)
+    died = world.roost("spawn", "dies", "--cwd", str(world.tmp / "work"), "--provider",
+                       "command", "--", "sh", "-c", "exit 3", check=False)
+    assert died.returncode == 1 and "its start failed at once (exit 3)" in died.stderr
+    assert world.ls()["dies"]["state"] == "failed"
+    proc = world.roost("send", "dies", "anyone there?", check=False)  # it starts it again
     assert proc.returncode == 1 and "not delivered to dies" in proc.stderr
+    assert "its start failed at once (exit 3)" in proc.stderr
     assert len(proc.stderr.splitlines()) == 1
     sent = [e for e in json.loads(world.roost("events", "dies", "--json").stdout)
             if e["kind"] == "sent"]
@@ -99,9 +102,12 @@ def test_send_to_an_agent_that_dies_is_not_delivered(world: Env) -> None:
 
 
 def test_crash_loop_under_on_failure_ends_in_failed(world: Env) -> None:
-    spawn(world, "loop", "--restart", "on-failure", env={"FAKE_AGENT_EXIT_ON_START": "3"})
-    failed = world.wait_status("loop", "failed", timeout=40)
-    assert "crash loop" in failed["last_error"]
+    died = world.roost("spawn", "loop", "--cwd", str(world.tmp / "work"), "--restart",
+                       "on-failure", env={"FAKE_AGENT_EXIT_ON_START": "3"}, check=False)
+    assert died.returncode == 1 and "its start failed at once (exit 3)" in died.stderr
+    failed = world.wait_for(lambda: "crash loop" in ((a := world.ls()["loop"])[
+        "last_error"] or "") and a, timeout=40, what="the crash loop")
+    assert failed["state"] == "failed"
     # the supervisor logs "failed" instead of sleeping for a restart: nothing starts after it
     kinds = world.wait_for(lambda: "failed" in (k := event_kinds(world, "loop")) and k,
                            what="the failed event")
@@ -112,8 +118,10 @@ def test_crash_loop_under_on_failure_ends_in_failed(world: Env) -> None:
 
 
 def test_never_policy_does_not_restart(world: Env) -> None:
-    spawn(world, "once", env={"FAKE_AGENT_EXIT_ON_START": "2"})
-    world.wait_status("once", "exited")
+    died = world.roost("spawn", "once", "--cwd", str(world.tmp / "work"),
+                       env={"FAKE_AGENT_EXIT_ON_START": "2"}, check=False)
+    assert died.returncode == 1 and "its start failed at once (exit 2)" in died.stderr
+    assert world.ls()["once"]["state"] == "failed"  # its reason stays until a start holds
     # the supervisor logs the exit after deciding; under on-failure a restart would follow it
     world.wait_for(lambda: "exited" in event_kinds(world, "once"), what="the exited event")
     assert len(world.starts()) == 1
@@ -158,9 +166,12 @@ def test_claude_saying_no_conversation_marks_it_unresumable(world: Env) -> None:
     db.execute("UPDATE agents SET transcript_path = ?", (str(moved),))
     db.commit()
     db.close()
-    world.roost("wake", "cl")  # roost sees a transcript and resumes; claude cannot find it
-    failed = world.wait_status("cl", "failed")
-    assert failed["last_error"].startswith("unresumable") and "--fresh" in failed["last_error"]
+    # roost sees a transcript and resumes; claude cannot find it, and says so at once
+    woke = world.roost("wake", "cl", check=False)
+    assert woke.returncode == 1 and "No conversation found with session ID" in woke.stderr
+    failed = world.wait_for(lambda: (a := world.ls()["cl"])["last_error"].startswith(
+        "unresumable") and a, what="unresumable")
+    assert failed["state"] == "failed" and "--fresh" in failed["last_error"]
     assert failed["provider_session_id"] == sid  # never replaced behind the user's back
     kinds = [e["kind"] for e in json.loads(world.roost("events", "cl", "--json").stdout)]
     assert "unresumable" in kinds

@@ -38,6 +38,10 @@ def main(argv: list[str]) -> int:
         else:
             env.pop(key, None)
     command = spec["argv"]
+    if os.isatty(1):
+        # A respawned pane still shows the previous run: clear the screen and its history, so
+        # what the pane shows (and a start that dies at once leaves as its reason) is this run's.
+        os.write(1, b"\x1b[H\x1b[2J\x1b[3J")
     try:
         os.chdir(spec["cwd"])
         os.execvpe(command[0], command, env)

@@ -525,7 +525,10 @@ def hibernate(name: str) -> None:
 def restore(as_json: bool, concurrency: int | None, stagger: float | None) -> None:
     """Bring the workspace back: start the tiles' agents, hibernate the rest.
 
-    Parked and buried agents get no process and no home; they wake when used.
+    Parked and buried agents get no process and no home; they wake when used. Each start is
+    watched for a few seconds: one whose CLI dies at once counts as failed, with its last words
+    as the reason (also in `roost ls`); after 2 identical authentication failures of one
+    provider its other agents are not started. Exits 1 when any failed or was not started.
 
     \b
     Example:
@@ -535,7 +538,7 @@ def restore(as_json: bool, concurrency: int | None, stagger: float | None) -> No
 
     report = run(_app(), concurrency, stagger)
     click.echo(json.dumps(report.as_json()) if as_json else report.text(), nl=as_json)
-    if report.failed:
+    if not report.ok:
         sys.exit(1)
 
 
@@ -632,22 +635,34 @@ def import_cmd(file: IO[str]) -> None:
 @click.argument("text", required=False)
 @click.option("--wait", is_flag=True, help="Wait until the agent is idle again; print its reply.")
 @click.option("--timeout", type=float, default=600.0, show_default=True,
-              help="Seconds --wait waits for the reply.")
-def send(name: str, text: str | None, wait: bool, timeout: float) -> None:
+              help="Seconds the whole command may take: waking the agent, waiting for it to be "
+                   "ready, delivering and confirming the text, and with --wait its reply.")
+@click.option("--ready-timeout", "ready_timeout", type=float, default=60.0, show_default=True,
+              help="Seconds to wait for the agent to be ready for input (idle) before giving "
+                   "up (within --timeout).")
+def send(name: str, text: str | None, wait: bool, timeout: float, ready_timeout: float) -> None:
     """Send TEXT (or standard input) to agent NAME as its next message, and confirm it arrived.
 
-    Wakes a stopped or hibernated agent first. Exits 1 when the text was not delivered.
+    Wakes a stopped or hibernated agent first, waits for it to be idle, and never sends on top
+    of a draft someone left typed on its input line: it refuses instead (the draft stays as it
+    was). Exits 1 when the text was not delivered or a time limit ran out, saying what it was
+    waiting for. Confirming delivery takes at most 15 s.
 
     \b
     Examples:
       roost send api-fix "run the tests again"
-      git diff | roost send reviewer --wait
+      git diff | roost send reviewer --wait --timeout 300
     """
+    from roost.core import delivery
     from roost.ops import send as sending
 
+    problem = delivery.check_timeouts(timeout, ready_timeout)
+    if problem is not None:
+        raise RoostError(problem, code=2)
     if text is None:
         text = sys.stdin.read()
-    result = sending.send(_app(name), name, text, wait=wait, reply_timeout=timeout)
+    result = sending.send(_app(name), name, text, wait=wait, timeout=timeout,
+                          ready_timeout=ready_timeout)
     if not result.delivered:
         raise RoostError(present.not_delivered(name, result.how))
     if result.timed_out:

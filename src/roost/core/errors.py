@@ -7,3 +7,7 @@ class RoostError(Exception):
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
+
+
+class StartFailed(RoostError):
+    """An agent's CLI died at once after roost started it; the message holds its last words."""

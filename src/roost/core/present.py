@@ -205,6 +205,12 @@ def restart_policy_set(name: str, policy: str) -> str:
     return f"{name}: restart {policy}"
 
 
+def reload_refused(failed: Mapping[str, str]) -> str:
+    """A reload whose new mode a CLI refused (its agents run again in their previous mode)."""
+    why = "; ".join(f"{name}: {reason}" for name, reason in sorted(failed.items()))
+    return f"reload refused, the agents run in their previous mode again: {why}"
+
+
 def reloaded(names: Sequence[str]) -> str:
     return f"restarted {', '.join(names)}" if names else "no live agent runs: nothing restarted"
 

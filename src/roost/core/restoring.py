@@ -43,6 +43,13 @@ class Report:
     peak: int
     seconds: float
     left_stopped: list[str] = field(default_factory=list)  # tiles the user stopped
+    skipped: dict[str, str] = field(default_factory=dict)  # not started, and why
+    advice: list[str] = field(default_factory=list)  # what to do about the skipped ones
+
+    @property
+    def ok(self) -> bool:
+        """Every agent it meant to start runs (`roost restore` exits 1 otherwise)."""
+        return not self.failed and not self.skipped
 
     def as_json(self) -> dict[str, Any]:
         return {"live_expected": self.live, "started": len(self.started),
@@ -51,25 +58,33 @@ class Report:
                 "seconds": round(self.seconds, 3), "peak_concurrent_starts": self.peak,
                 "started_agents": self.started, "failed_agents": self.failed,
                 "left_stopped": len(self.left_stopped),
-                "left_stopped_agents": self.left_stopped}
+                "left_stopped_agents": self.left_stopped,
+                "not_started": len(self.skipped), "not_started_agents": self.skipped,
+                "advice": self.advice}
 
     def text(self) -> str:
         lines = [f"restored in {self.seconds:.1f}s: {self.live} live expected, "
                  f"{len(self.started)} started, {len(self.already_running)} already running, "
-                 f"{len(self.hibernated)} hibernated, {len(self.failed)} failed"]
+                 f"{len(self.hibernated)} hibernated, {len(self.failed)} failed"
+                 + (f", {len(self.skipped)} not started" if self.skipped else "")]
         if self.left_stopped:
             lines.append(f"  left stopped, as you stopped them: {', '.join(self.left_stopped)}"
                          " (roost wake NAME starts one)")
         lines += [f"  failed {name}: {why}" for name, why in sorted(self.failed.items())]
+        if self.skipped:
+            lines.append(f"  not started: {', '.join(sorted(self.skipped))}")
+        lines += [f"  {line}" for line in self.advice]
         return "\n".join(lines) + "\n"
 
 
 def report(plan: RestorePlan, names: Mapping[str, str], started: list[str],
            failed: dict[str, str], peak: int, seconds: float,
-           found_running: Sequence[str] = ()) -> Report:
+           found_running: Sequence[str] = (), skipped: Mapping[str, str] | None = None,
+           advice: Sequence[str] = ()) -> Report:
     """`found_running`: agents the plan meant to start that were running by the time their start
     came (another roost started them meanwhile); they count as already running, not started."""
     return Report(live=len(plan.start) + len(plan.running), started=started,
                   already_running=[*named(plan.running, names), *found_running],
                   hibernated=named(plan.hibernate, names), failed=failed, peak=peak,
-                  seconds=seconds, left_stopped=named(plan.kept_stopped, names))
+                  seconds=seconds, left_stopped=named(plan.kept_stopped, names),
+                  skipped=dict(skipped or {}), advice=list(advice))

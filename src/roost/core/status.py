@@ -155,3 +155,30 @@ def needs_screen(has_hooks: bool, hook_at: float | None, activity: float | None)
     if not has_hooks or hook_at is None:
         return True
     return activity is not None and activity > hook_at + 1
+
+
+BOX_EDGES = "│┃ "
+
+
+def draft(text: str, markers: Sequence[str], window: int,
+          placeholders: Sequence[str] = ()) -> str | None:
+    """What sits typed on a CLI's input line, or None when it is empty (or shows only a
+    placeholder, or no input line is in sight): the last line among the last `window` non-empty
+    ones that starts with one of `markers` (box edges aside), after the marker.
+
+    >>> draft("fake-claude session x\\n❯ draft-words\\n", ("❯",), 12)
+    'draft-words'
+    >>> draft("│ > Type your message or @path/to/file  │", (">",), 12, ("Type your message",))
+    >>> draft("> an earlier prompt\\nanswer\\n>", (">",), 1)
+    """
+    lines = [line for line in text.splitlines() if line.strip()][-window:]
+    for line in reversed(lines):
+        inner = line.strip(BOX_EDGES)
+        marker = next((m for m in markers if inner.startswith(m.strip())), None)
+        if marker is None:
+            continue
+        typed = inner[len(marker.strip()):].strip()
+        if not typed or any(typed.startswith(p) for p in placeholders):
+            return None
+        return typed
+    return None

@@ -70,7 +70,8 @@ def build(environ: dict[str, str], allow_write: bool) -> MCPServer:
                         "delivers it twice (the first receipt is returned).")] = None,
     ) -> dict[str, Any]:
         """Send a message to one of your children (woken first if it sleeps). Returns a
-        delivery receipt: delivered true/false and how it was confirmed or why not. Does not
+        delivery receipt: delivered true/false and how it was confirmed or why not (a child
+        that stays busy for 30 s, or has a draft typed by its user, is not sent to). Does not
         wait for the answer: use wait_for_agents."""
         return call(lambda app, who: orchestrate.send_to(app, who, name, text, idempotency_key))
 

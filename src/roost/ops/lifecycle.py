@@ -21,7 +21,7 @@ from pathlib import Path
 from roost.core import orphans
 from roost.core import settings as config_schema
 from roost.core import workspace as ws
-from roost.core.errors import RoostError
+from roost.core.errors import RoostError, StartFailed
 from roost.core.model import (
     INTENT_HIBERNATED,
     INTENT_RUNNING,
@@ -157,6 +157,7 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
         argv = impl.start_argv(agent, exe, prompt if impl.prompt_in_argv else None, app.paths.home)
         with _failure_recorded(app, agent):
             result = _launch(app, agent, argv)
+    _check_held(app, result)
     if prompt and not impl.prompt_in_argv:
         _type_prompt(app, result, prompt)
     return result
@@ -187,10 +188,28 @@ def _spawn_existing(app: App, agent: Agent, provider: str | None, cwd: str | Non
     return _wake_locked(app, agent, fresh=False)
 
 
-def wake(app: App, name: str, fresh: bool = False) -> WakeResult:
+def wake(app: App, name: str, fresh: bool = False, hold: bool = True) -> WakeResult:
+    """Start the agent unless it runs. `hold`: watch the start (ops.holding) and fail with the
+    CLI's last words when it dies at once; a restore watches its starts together instead."""
     check_name(name)
     with locks.hold(app.paths.locks, name):
-        return _wake_locked(app, app.store.require(name), fresh)
+        result = _wake_locked(app, app.store.require(name), fresh)
+    if hold:
+        _check_held(app, result)
+    return result
+
+
+def _check_held(app: App, result: WakeResult) -> None:
+    """A start that died at once is a failed start: its reason (recorded as `last_error` by
+    ops.holding) as an error."""
+    if not result.started:
+        return
+    from roost.ops import holding
+
+    reason = holding.held(app, result.agent)
+    if reason is not None:
+        raise StartFailed(f"{result.agent.name}: {reason} (roost capture {result.agent.name} "
+                          "shows its screen)")
 
 
 def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:

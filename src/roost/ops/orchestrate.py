@@ -134,6 +134,11 @@ def _first_prompt_seen(app: App, child: Agent, log: str, prompt: str,
 
 
 # ---- send --------------------------------------------------------------------------------
+# An MCP call blocks the calling agent's turn: a send to a busy child gives up after this many
+# seconds (not delivered, saying what it waited for) instead of the CLI's minute-long wait.
+SEND_TIMEOUT = 30.0
+
+
 def send_to(app: App, caller: scope.Caller, name: str, text: str,
             idempotency_key: str | None = None) -> dict[str, Any]:
     """Deliver `text` to a child; the receipt says whether it arrived and how we know. With an
@@ -149,7 +154,7 @@ def send_to(app: App, caller: scope.Caller, name: str, text: str,
         if isinstance(earlier, dict):
             return {**earlier, "duplicate": True}
     try:
-        sent = send.send(app, child.name, text)
+        sent = send.send(app, child.name, text, timeout=SEND_TIMEOUT)
     except BaseException:
         if idempotency_key:
             with app.store.write() as c:

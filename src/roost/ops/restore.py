@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from roost.core import restoring
+from roost.core import restoring, starts
 from roost.core import workspace as ws
 from roost.core.model import INTENT_STOPPED
 from roost.core.reconcile import agent_panes
@@ -21,8 +21,8 @@ from roost.core.restoring import DEFAULT_CONCURRENCY, DEFAULT_STAGGER, Report
 from roost.ops.context import App, open_app
 from roost.store import workspace as wsdb
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_STAGGER", "Outcome", "Report", "restore", "run_queue",
-           "start_all"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_STAGGER", "NotStarted", "Outcome", "Report", "restore",
+           "run_queue", "start_all"]
 
 
 @dataclass
@@ -50,21 +50,31 @@ class Outcome:
     already_running: list[str]
     failed: dict[str, str]  # name -> reason
     peak: int  # the most starts that ran at once
+    skipped: dict[str, str] = field(default_factory=dict)  # name -> why it was not started
+    advice: list[str] = field(default_factory=list)  # what to do about the skipped ones
+
+
+class NotStarted(Exception):
+    """A start the queue should not make after all (its message says why)."""
 
 
 def run_queue(jobs: Sequence[str], start: Callable[[str], bool], concurrency: int,
               stagger: float, sleep: Callable[[float], None] = time.sleep) -> Outcome:
     """Start each job with at most `concurrency` at once and `stagger` seconds between launches;
-    `start` says whether it started the job (False: it found it already running)."""
+    `start` says whether it started the job (False: it found it already running), or raises
+    NotStarted."""
     stats = QueueStats()
     started: list[str] = []
     already: list[str] = []
     failed: dict[str, str] = {}
+    skipped: dict[str, str] = {}
 
     def one(name: str) -> None:
         stats.enter()
         try:
             (started if start(name) else already).append(name)
+        except NotStarted as exc:
+            skipped[name] = str(exc)
         except Exception as exc:  # noqa: BLE001 - one failure must not stop the rest
             failed[name] = str(exc) or exc.__class__.__name__
         finally:
@@ -75,23 +85,62 @@ def run_queue(jobs: Sequence[str], start: Callable[[str], bool], concurrency: in
             if i and stagger:
                 sleep(stagger)
             pool.submit(one, name)
-    return Outcome(started, already, failed, stats.peak)
+    return Outcome(started, already, failed, stats.peak, skipped)
 
 
 def start_all(app: App, names: Sequence[str], concurrency: int | None = None,
               stagger: float | None = None) -> Outcome:
-    """Wake `names` through the queue; each worker has its own store connection."""
-    from roost.ops import lifecycle
+    """Wake `names` through the queue; each worker has its own store connection. The starts
+    are watched together (ops.holding): one that dies at once is failed with its CLI's last
+    words. Until a start of a provider held, that provider's agents start one at a time, each
+    watched until it held or died (a canary: a shared login that fails, fails on one agent at a
+    time, and after repeated identical authentication failures the provider's other agents are
+    not started: core.starts); once one held, they start at the queue's pace."""
+    from roost.ops import holding, lifecycle
 
     cap, gap = restoring.limits(app.settings.get("restore", {}), concurrency, stagger)
     local = threading.local()
+    watch = holding.Watch(app)
+    canaries: dict[str, threading.Lock] = {}
+    canaries_lock = threading.Lock()
 
-    def start(name: str) -> bool:
+    def worker_app() -> App:
         if not hasattr(local, "app"):
             local.app = open_app(app.environ)
-        return lifecycle.wake(local.app, name).started
+        return local.app  # type: ignore[no-any-return]
 
-    return run_queue(names, start, cap, gap, app.clock.sleep)
+    def stopped() -> dict[str, str]:
+        return starts.stopped_providers([(d.agent.provider, d.words) for d in watch.died()])
+
+    def launch(name: str, provider: str) -> bool:
+        watch.look()
+        words = stopped().get(provider)
+        if words is not None:
+            raise NotStarted(starts.not_started_reason(provider, words))
+        result = lifecycle.wake(worker_app(), name, hold=False)
+        if result.started:
+            watch.add(result.agent)
+        return result.started
+
+    def start(name: str) -> bool:
+        agent = worker_app().store.get(name)
+        provider = agent.provider if agent is not None else ""
+        if watch.held_any(provider):
+            return launch(name, provider)
+        with canaries_lock:
+            canary = canaries.setdefault(provider, threading.Lock())
+        with canary:
+            started = launch(name, provider)
+            if not watch.held_any(provider):
+                watch.wait({s.agent.id for s in watch.starting()
+                            if s.agent.provider == provider})
+            return started
+
+    done = run_queue(names, start, cap, gap, app.clock.sleep)
+    died = {d.agent.name: d.reason for d in watch.settle().values()}
+    return Outcome([n for n in done.started if n not in died], done.already_running,
+                   {**done.failed, **died}, done.peak, done.skipped,
+                   starts.advice(stopped()) if done.skipped else [])
 
 
 def restore(app: App, concurrency: int | None = None, stagger: float | None = None) -> Report:
@@ -107,12 +156,14 @@ def restore(app: App, concurrency: int | None = None, stagger: float | None = No
         done = start_all(app, restoring.named(plan.start, names), concurrency, stagger)
         report = restoring.report(plan, names, done.started, done.failed, done.peak,
                                   app.clock.monotonic() - began,
-                                  found_running=done.already_running)
+                                  found_running=done.already_running, skipped=done.skipped,
+                                  advice=done.advice)
         span.set_attributes({"roost.live_expected": report.live,
                              "roost.started": len(report.started),
                              "roost.already_running": len(report.already_running),
                              "roost.hibernated": len(report.hibernated),
                              "roost.failed": len(report.failed),
+                             "roost.not_started": len(report.skipped),
                              "roost.peak_concurrent_starts": report.peak,
                              "roost.seconds": report.seconds})
     return report

@@ -11,8 +11,11 @@ changing. A slash command (`/clear`) is confirmed by its effect, since CLIs run 
 prompt event: a hook it fires (the new session of /clear, a compaction), else the screen
 changing, or the CLI exiting (`/exit`).
 A stopped or hibernated agent is woken first; one that shows an error (its CLI is broken or its
-last turn failed) is refused with the CLI's words. A reply waited for is this turn's, or a
-timeout: never an earlier one; a turn that fails gives its error instead.
+last turn failed) is refused with the CLI's words, and so is one with a draft typed on its input
+line (never merged into, never lost). What to do is core.delivery's decision; this module only
+looks and acts. One deadline (`timeout`) bounds the whole send, each phase also its own limit.
+A reply waited for is this turn's, or a timeout: never an earlier one; a turn that fails gives
+its error instead.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ import os
 import re
 from dataclasses import dataclass
 
-from roost.core import status
-from roost.core.errors import RoostError
+from roost.core import delivery, status
+from roost.core.errors import RoostError, StartFailed
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
@@ -38,6 +41,7 @@ SETTLED = ("idle", "waiting", "error", "exited", "stopped", "failed")
 # session and starts a new one, /compact compacts, /exit ends it).
 COMMAND_EFFECTS = ("SessionStart", "SessionEnd", "PreCompact")
 SETTLE = 1.0  # seconds a command's new session may take after its first sign
+NO_SIGN = "no sign that the agent took it"
 SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
 
 
@@ -46,7 +50,9 @@ class Sent:
     delivered: bool
     how: str  # what confirmed it, or why not
     reply: str | None = None
-    timed_out: bool = False  # --wait: no reply within the timeout (reply is None then)
+    # Not delivered: a time limit ran out (`how` says which); delivered: --wait had no reply in
+    # time (reply is None then).
+    timed_out: bool = False
     failure: str | None = None  # --wait: the turn ended in an error (the CLI's words)
 
 
@@ -63,59 +69,77 @@ def _wait_status(app: App, name: str, wanted: tuple[str, ...],
         found = _observed(app, name)
         if found.status in wanted:
             return found, True
-        if app.clock.monotonic() > deadline:
+        left = deadline - app.clock.monotonic()
+        if left <= 0:
             return found, False
-        app.clock.sleep(0.2)
+        app.clock.sleep(min(0.2, left))
 
 
-def send(app: App, name: str, text: str, wait: bool = False, ready_timeout: float = 60.0,
-         confirm_timeout: float = 15.0, reply_timeout: float = 600.0) -> Sent:
+def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float | None = None,
+         ready_timeout: float = delivery.READY_TIMEOUT,
+         confirm_timeout: float = delivery.CONFIRM_TIMEOUT,
+         reply_timeout: float = delivery.REPLY_TIMEOUT) -> Sent:
+    """Deliver `text` to agent `name`; `timeout` bounds the whole send (the wake, the wait for
+    the agent to be ready, the paste and its confirmation, the reply waited for), each phase is
+    also bounded by its own limit."""
     if not text:
         raise RoostError("nothing to send: give TEXT or pipe it on stdin", code=2)
-    lifecycle.wake(app, name)  # wake on use
+    budget = delivery.Budget(app.clock.monotonic(), timeout, ready_timeout, confirm_timeout,
+                             reply_timeout)
+    try:
+        lifecycle.wake(app, name)  # wake on use
+    except StartFailed as exc:
+        return _not_delivered(app, app.store.require(name), text, str(exc))
     # One message at a time per agent: its paste, Enter and confirmation, and the readiness
     # check before them. The key cannot be an agent name ('.' is not allowed in names).
-    with locks.hold(app.paths.locks, f"{name}.send", timeout=ready_timeout + 2 * confirm_timeout):
-        return _send_locked(app, name, text, wait, ready_timeout, confirm_timeout,
-                            reply_timeout)
+    queue_for = budget.left(app.clock.monotonic(), ready_timeout + 2 * confirm_timeout)
+    with locks.hold(app.paths.locks, f"{name}.send", timeout=queue_for):
+        return _send_locked(app, name, text, wait, budget)
 
 
-def _send_locked(app: App, name: str, text: str, wait: bool, ready_timeout: float,
-                 confirm_timeout: float, reply_timeout: float) -> Sent:
-    found, _ready = _wait_status(app, name, (*READY, "waiting", "error", "exited", "stopped",
-                                             "failed"), ready_timeout)
+def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Budget) -> Sent:
+    ready_for = budget.left(app.clock.monotonic(), budget.ready)
+    found, in_time = _wait_status(app, name, (*READY, "waiting", "error", "exited", "stopped",
+                                              "failed"), ready_for)
     agent = app.store.require(name)
-    if found.status != "idle":
-        app.store.log(agent, "sent", delivered=False, chars=len(text), reason=not_ready(found))
-        return Sent(False, not_ready(found))
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
-    if pane is None or pane.dead:
-        return _not_delivered(app, agent, text, "its pane is dead")
-    log = hooks.log_path(str(app.paths.home), agent.id)
-    log_before = hooks.size(log)
-    quirks = traits.of(agent.provider)
+    alive = pane is not None and not pane.dead
     text = paste_safe(text)
     command = is_slash_command(text)
+    quirks = traits.of(agent.provider)
     record = None if quirks.hooks or command else readable(app, agent)
+    typed = _draft(app, agent.provider, pane.pane_id) \
+        if pane is not None and alive and found.status == "idle" else None
+    plan = delivery.decide(
+        delivery.Found(name, found.status, in_time, round(ready_for, 1),
+                       found.status_reason, alive, typed),
+        command=command, has_hooks=quirks.hooks, has_record=record is not None)
+    if not plan.deliver or pane is None:
+        return _not_delivered(app, agent, text, plan.why, timed_out=plan.timed_out)
+    log = hooks.log_path(str(app.paths.home), agent.id)
+    log_before = hooks.size(log)
     app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
     app.clock.sleep(quirks.enter_delay)
     # The baseline is the screen with the pasted text in the input, so what confirms delivery is
     # the Enter's effect, not the paste's.
-    by_screen = command or not (quirks.hooks or record)
-    screen_before = app.tmux.capture(pane.pane_id, 200) if by_screen else ""
+    screen_before = app.tmux.capture(pane.pane_id, 200) if plan.screen_baseline else None
     app.tmux.send_enter(pane.pane_id)
 
-    delivered, how = _confirm(app, agent, quirks.hooks, command, pane.pane_id, log, log_before,
-                              screen_before if by_screen else None, text, confirm_timeout,
-                              record)
+    confirm_for = budget.left(app.clock.monotonic(), budget.confirm)
+    delivered, how = _confirm(app, agent, plan.confirm_by, pane.pane_id, log, log_before,
+                              screen_before, text, confirm_for, record)
     if not delivered:
-        return _not_delivered(app, agent, text, how)
+        cut = how == NO_SIGN and confirm_for < budget.confirm
+        return _not_delivered(app, agent, text, f"timed out after {confirm_for:g} s waiting "
+                              f"for a sign that {name} took it (it may still take it)"
+                              if cut else how, timed_out=cut)
     if how == Record.HOW:
         app.store.update(agent.id, conversation_seen=True)
     app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how)
     if not wait:
         return Sent(True, how)
-    settled, in_time = _wait_status(app, name, SETTLED, reply_timeout)
+    settled, in_time = _wait_status(app, name, SETTLED,
+                                    budget.left(app.clock.monotonic(), budget.reply))
     if not in_time:
         return Sent(True, how, timed_out=True)
     if settled.status == "error":
@@ -123,15 +147,14 @@ def _send_locked(app: App, name: str, text: str, wait: bool, ready_timeout: floa
     return Sent(True, how, last_reply(app, agent.id, log_before, text))
 
 
-def not_ready(o: Observation) -> str:
-    """Why an agent does not take a message now."""
-    name = o.agent.name
-    if o.status == "waiting":
-        return f"{name} is waiting for you (roost attach {name})"
-    if o.status == "error":
-        return f"{name} shows an error: {o.status_reason or 'see roost capture ' + name} " \
-               f"(roost attach {name} to see it through)"
-    return f"{name} is {o.status}, not ready for input"
+def _draft(app: App, provider: str, pane_id: str) -> str | None:
+    """The text typed on the agent's input line and not submitted; None when the provider has
+    no known input line (a command) or it is empty."""
+    line = traits.INPUT_LINES.get(provider)
+    if line is None:
+        return None
+    return status.draft(app.tmux.capture(pane_id, 50), line.markers, line.window,
+                        line.placeholders)
 
 
 def is_slash_command(text: str) -> bool:
@@ -157,22 +180,25 @@ def same_message(prompt: object, text: str) -> bool:
     return isinstance(prompt, str) and norm(prompt) == norm(text)
 
 
-def _not_delivered(app: App, agent: Agent, text: str, why: str) -> Sent:
+def _not_delivered(app: App, agent: Agent, text: str, why: str, timed_out: bool = False) -> Sent:
     app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
-    return Sent(False, why)
+    return Sent(False, why, timed_out=timed_out)
 
 
-def _confirm(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: str, log: str,
+def _confirm(app: App, agent: Agent, confirm_by: tuple[str, ...], pane_id: str, log: str,
              log_before: int, screen_before: str | None, text: str,
              timeout: float, record: Record | None) -> tuple[bool, str]:
     """(True, what shows that the agent took `text`: hook, new session id, session file,
-    screen, exit), or (False, why not). `screen_before` is the baseline when the screen may
-    confirm it (a CLI without hooks or a record, or a slash command); a screen that now shows
-    an error confirms nothing."""
+    screen, exit), or (False, why not), looking for the signals `confirm_by` names
+    (core.delivery). `screen_before` is the baseline when the screen may confirm it (a CLI
+    without hooks or a record, or a slash command); a screen that now shows an error confirms
+    nothing."""
+    has_hooks = delivery.HOOK in confirm_by or delivery.EFFECT in confirm_by
+    command = delivery.EXIT in confirm_by
     found = _confirmation(app, agent, has_hooks, command, pane_id, log, log_before,
                           screen_before, text, timeout, record)
     if found is None:
-        return False, "no sign that the agent took it"
+        return False, NO_SIGN
     if found.startswith("error:"):
         return False, f"{agent.name} shows an error: {found[len('error:'):]}"
     return True, found

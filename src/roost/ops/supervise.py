@@ -66,7 +66,7 @@ def on_pane_died(app: App, pane_id: str) -> str:
         pane_now = agent_panes(app.tmux.list_panes()).get(agent.id) if current else None
         if current is None or not sv.still_wanted(current, pane_now):
             return "left"  # the user acted meanwhile
-    lifecycle.wake(app, current.name)
+    lifecycle.wake(app, current.name, hold=False)  # its next exit comes back here
     app.store.log(current, "restarted", after_failures=decision.failures)
     return "restarted"
 

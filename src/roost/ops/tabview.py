@@ -8,7 +8,7 @@ from __future__ import annotations
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
 from roost.core.reconcile import agent_panes
-from roost.ops import lifecycle
+from roost.ops import holding, lifecycle
 from roost.ops.context import App
 from roost.store import workspace as wsdb
 from roost.tmux import view
@@ -21,8 +21,12 @@ def open_tab(app: App, tab: str, width: int = 200, height: int = 50) -> list[str
         raise RoostError(f"tab {tab} has no tiles", code=2)
     names = {a.id: a.name for a in app.store.agents()}
     sessions: dict[str, str] = {}
+    watch = holding.Watch(app)  # the starts are watched together, not one after the other
     for agent_id in ws.leaves(t.layout):
-        lifecycle.wake(app, names[agent_id])  # wake on use
+        woken = lifecycle.wake(app, names[agent_id], hold=False)  # wake on use
+        if woken.started:
+            watch.add(woken.agent)
+    watch.settle()  # one that died at once is failed with its reason; its tile shows its screen
     panes = agent_panes(app.tmux.list_panes())
     for agent_id in ws.leaves(t.layout):
         pane = panes[agent_id]

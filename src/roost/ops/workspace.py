@@ -211,10 +211,34 @@ def _name(app: App, agent_id: str) -> str:
 # ---- reload and gc -----------------------------------------------------------------------
 def reload(app: App, dangerous: bool | None) -> list[str]:
     """Switch the workspace's mode and restart the live agents that run; parked and buried
-    agents take the mode when they wake. Never starts a hibernated or stopped agent."""
+    agents take the mode when they wake. Never starts a hibernated or stopped agent. When a
+    restarted agent's CLI refuses the new mode (Claude Code refuses to skip permissions under
+    root) and dies at once, the mode switch is undone: every agent gets its flag back, the
+    restarted ones run again as before, and the CLI's words are the error."""
+    previous_mode = wsdb.get_setting(app.store.conn, "dangerous")
+    previous_flags = {a.id: a.dangerous for a in app.store.agents()}
     with app.store.write() as c:
         if dangerous is not None:
             wsdb.set_dangerous_mode(c, dangerous)
+    names = _restart_live(app)
+    failed = names[1]
+    if not failed or dangerous is None:
+        return names[0]
+    with app.store.write() as c:
+        wsdb.set_setting(c, "dangerous", previous_mode or "0")
+    for agent_id, flag in previous_flags.items():
+        app.store.update(agent_id, dangerous=flag)
+    for name in names[0]:  # the same agents, in their previous mode
+        if name not in failed:
+            lifecycle.kill(app, name)
+    from roost.ops.restore import start_all
+
+    start_all(app, names[0])
+    raise RoostError(present.reload_refused(failed))
+
+
+def _restart_live(app: App) -> tuple[list[str], dict[str, str]]:
+    """Restart the tiles that run: their names, and those whose start failed (with why)."""
     workspace = wsdb.load(app.store.conn)
     live_ids = ws.live(workspace)
     running = {a for a, p in agent_panes(app.tmux.list_panes()).items() if not p.dead}
@@ -224,8 +248,7 @@ def reload(app: App, dangerous: bool | None) -> list[str]:
         lifecycle.kill(app, name)
     from roost.ops.restore import start_all
 
-    start_all(app, names)
-    return names
+    return names, start_all(app, names).failed
 
 
 def parse_duration(text: str) -> timedelta:

@@ -156,6 +156,37 @@ COMMAND = Traits("command", hooks=False, session_id=NO_SESSION_ID, enter_delay=0
 BY_NAME = {t.name: t for t in (CLAUDE, CODEX, GEMINI, AIDER, COMMAND)}
 
 
+class InputLine:
+    """Where a CLI's input line is on its screen, so a half-typed draft can be seen there: the
+    line that starts with one of `markers` (box edges and spaces around it aside), the last such
+    line among the screen's last `window` non-empty lines; what follows the marker is the draft,
+    unless it is one of `placeholders` (the hints an empty input shows, which a plain capture
+    cannot tell from typed text: it carries no colours)."""
+
+    __slots__ = ("markers", "placeholders", "window")
+
+    def __init__(self, markers: tuple[str, ...], window: int,
+                 placeholders: tuple[str, ...] = ()) -> None:
+        self.markers = markers
+        self.window = window
+        self.placeholders = placeholders
+
+
+# Claude Code (2.1.332): the `❯` line between two rules, footers below it (older versions drew
+# a `│ > ` box); its empty box shows a failed turn's hint or a 'Try "..."' suggestion. Codex
+# (0.169.0): the composer's `›` line above its footer, its hints read off the binary. Gemini: the
+# `>` line in its input box, "Type your message or @path/to/file" when empty. Aider: its `>`
+# prompt is always the last line (the prompts it took stay above as "> text", so look no
+# higher). A `command` agent has none: roost cannot know where an arbitrary program's input is.
+INPUT_LINES = {
+    "claude": InputLine(("❯", "> "), 12, ("Resend your message to try again",
+                                          "Once fixed, resend your message", 'Try "')),
+    "codex": InputLine(("›",), 12, ("Ask Codex to do anything", "Ask a follow-up question")),
+    "gemini": InputLine((">", "❯"), 12, ("Type your message",)),
+    "aider": InputLine((">",), 1),
+}
+
+
 def of(provider: str) -> Traits:
     """A provider's traits; a name this roost does not know (a record written by a newer one)
     gets a plain command's: no hooks, no session id, no patterns."""

@@ -117,7 +117,7 @@ class LiveSource:
     def restore(self) -> str:
         with self._app() as app:
             report = restore_workspace(app)
-        if report.failed:  # `roost restore` exits 1: an error here too
+        if not report.ok:  # `roost restore` exits 1: an error here too
             raise RoostError(report.text().rstrip("\n"))
         return report.text().rstrip("\n")
 

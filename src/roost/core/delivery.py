@@ -1,0 +1,128 @@
+"""What `roost send` does with a message, decided from what it found (pure; ops/send.py does the
+I/O): refuse it (the agent is not ready, or someone's half-typed draft sits on its input line),
+or deliver it and confirm it by the best signal there is. Also the time limits of a send: one
+deadline bounds the whole command, each phase within it has its own default.
+
+Drafts are refused, never moved aside: the screen is roost's only view of a draft, and not a
+faithful one (Claude Code shows a pasted block as "[Pasted text #1 +20 lines]", a wrapped line
+looks like a line break, trailing spaces and the cursor's place do not show), and the CLIs' keys
+to clear an input differ and have side effects (Ctrl-C on an empty claude input arms its exit).
+Clearing a draft and putting it back could lose or change it; refusing keeps it whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+READY_TIMEOUT = 60.0  # seconds a send waits for the agent to be ready (idle)
+CONFIRM_TIMEOUT = 15.0  # seconds a send waits for the sign that the agent took the message
+REPLY_TIMEOUT = 600.0  # seconds `send --wait` waits for the reply; also the default bound
+DRAFT_SHOWN = 40  # characters of a draft quoted back in a refusal
+
+# How delivery is confirmed, best first: "hook" (claude's UserPromptSubmit carrying the text),
+# "record" (the CLI's own record of the conversation holds it), "effect" (a slash command's
+# hooks: the new session of /clear, a compaction), "screen" (the screen changed after Enter),
+# "exit" (a command that ends the CLI, /exit).
+HOOK, RECORD, EFFECT, SCREEN, EXIT = "hook", "record", "effect", "screen", "exit"
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What a send found once it stopped waiting for the agent to be ready."""
+
+    name: str
+    status: str | None  # the agent's status (core.status)
+    in_time: bool  # it was ready (or settled) before the ready wait ran out
+    waited: float  # seconds the ready wait could last
+    reason: str | None = None  # an error status's words
+    pane_alive: bool = True
+    draft: str | None = None  # text typed on its input line, not submitted
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    deliver: bool
+    why: str = ""  # a refusal's message
+    timed_out: bool = False  # the refusal is the ready wait running out
+    confirm_by: tuple[str, ...] = ()  # the signals that may confirm it, best first
+    screen_baseline: bool = False  # capture the screen after the paste, before Enter
+
+
+def decide(found: Found, *, command: bool, has_hooks: bool, has_record: bool = False) -> Plan:
+    """Refuse or deliver, and how a delivery is confirmed. `command`: the text is a slash
+    command (confirmed by its effect, since CLIs fire no prompt event for one); `has_record`:
+    the CLI keeps a record of prompts roost can read.
+
+    >>> decide(Found("a", "idle", True, 0.1), command=False, has_hooks=True).confirm_by
+    ('hook',)
+    >>> decide(Found("a", "idle", True, 0.1, draft="half"), command=False,
+    ...        has_hooks=True).deliver
+    False
+    """
+    refusal = _refusal(found)
+    if refusal is not None:
+        return Plan(False, refusal, timed_out=not found.in_time and found.status in (
+            "working", "starting", "unknown", None))
+    if command:
+        signals = (EFFECT,) if has_hooks else ()
+        return Plan(True, confirm_by=(*signals, SCREEN, EXIT), screen_baseline=True)
+    if has_hooks:
+        return Plan(True, confirm_by=(HOOK,))
+    if has_record:
+        return Plan(True, confirm_by=(RECORD,))
+    return Plan(True, confirm_by=(SCREEN,), screen_baseline=True)
+
+
+def _refusal(found: Found) -> str | None:
+    name, status = found.name, found.status
+    if status == "idle":
+        if not found.pane_alive:
+            return "its pane is dead"
+        if found.draft:
+            shown = found.draft if len(found.draft) <= DRAFT_SHOWN else \
+                found.draft[:DRAFT_SHOWN - 1] + "…"
+            return (f"{name} has a draft on its input line (\"{shown}\"): sent nothing, so it "
+                    f"is neither submitted nor lost; submit or clear it (roost attach {name}), "
+                    "then send again")
+        return None
+    if status == "waiting":
+        return f"{name} is waiting for you (roost attach {name})"
+    if status == "error":
+        return (f"{name} shows an error: {found.reason or 'see roost capture ' + name} "
+                f"(roost attach {name} to see it through)")
+    if not found.in_time and status in ("working", "starting", "unknown", None):
+        return (f"timed out after {found.waited:g} s waiting for {name} to be ready for input "
+                f"(it is {status or 'unknown'}; --ready-timeout waits longer)")
+    return f"{name} is {status}, not ready for input"
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The time limits of one send: `total` bounds the whole command (None: only the phases'
+    own limits), each phase gets its own limit or what is left of the total, the smaller."""
+
+    start: float
+    total: float | None
+    ready: float = READY_TIMEOUT
+    confirm: float = CONFIRM_TIMEOUT
+    reply: float = REPLY_TIMEOUT
+
+    def left(self, now: float, phase: float) -> float:
+        """Seconds the phase may take from `now`.
+
+        >>> Budget(start=100.0, total=5.0).left(102.0, READY_TIMEOUT)
+        3.0
+        >>> Budget(start=100.0, total=None).left(102.0, CONFIRM_TIMEOUT)
+        15.0
+        """
+        if self.total is None:
+            return phase
+        return max(0.0, min(phase, self.start + self.total - now))
+
+
+def check_timeouts(total: float | None, ready: float | None) -> str | None:
+    """What is wrong with the given limits, or None."""
+    for flag, value in (("--timeout", total), ("--ready-timeout", ready)):
+        if value is not None and not value > 0:
+            return f"{flag} must be a positive number of seconds, not {value:g}"
+    return None

@@ -1,0 +1,108 @@
+"""Whether a start held: an agent CLI that dies within a few seconds of its start (a refused
+flag, an expired login, a broken install) is a failed start, with its last words as the reason.
+And when a restore should stop starting a provider's agents: after repeated identical
+authentication failures (one shared expired login would otherwise fail a whole fleet one by one).
+Pure: ops/holding.py watches the panes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+HOLD_WINDOW = 3.0  # seconds a start must live (or show its prompt) to count as held
+STILL = 0.3  # seconds a pattern-less program's screen must stay still to count as up
+LAST_LINES = 3  # lines of a dead start's screen kept as its reason
+REASON_LIMIT = 300  # characters of that reason
+AUTH_STOP = 2  # identical authentication failures of one provider that stop its other starts
+# Words of an authentication failure in the CLIs' errors (an HTTP 401 or 403, an expired or
+# invalid key or login).
+AUTH_WORDS = ("authentication_error", "authentication_failed", "401", "403 ", "Unauthorized",
+              "invalid x-api-key", "Invalid API key", "/login", "OAuth token has expired",
+              "sign in again", "not logged in", "Not logged in")
+# What varies between two reports of the same failure: request ids, long numbers, hex runs.
+VOLATILE = re.compile(r"req_\w+|\b[0-9a-f]{12,}\b|\b\d{6,}\b")
+# tmux's own line in a dead pane (remain-on-exit), not the program's words.
+PANE_DEAD = "Pane is dead"
+
+HELD, DIED, PENDING = "held", "died", "pending"
+
+
+def verdict(alive: bool, showing: str | None, still_for: float, has_patterns: bool,
+            elapsed: float, window: float = HOLD_WINDOW) -> str:
+    """held / died / pending for one start, `elapsed` seconds after it: dead is died; its
+    provider's screen patterns reading a live status (idle, working, waiting: `showing`) or, for
+    a program with no patterns, a non-empty screen still for STILL seconds, is held; so is
+    living through the whole window.
+
+    >>> verdict(False, None, 0.0, True, 0.5)
+    'died'
+    >>> verdict(True, "idle", 0.0, True, 0.2), verdict(True, None, 0.0, True, 0.2)
+    ('held', 'pending')
+    >>> verdict(True, "error", 0.0, True, 3.5), verdict(True, None, 0.5, False, 0.6)
+    ('held', 'held')
+    """
+    if not alive:
+        return DIED
+    if elapsed >= window:
+        return HELD
+    if has_patterns:
+        return HELD if showing in ("idle", "working", "waiting") else PENDING
+    return HELD if still_for >= STILL else PENDING
+
+
+def last_words(screen: str, lines: int = LAST_LINES, limit: int = REASON_LIMIT) -> str:
+    """The last non-empty lines a dead program left on its screen, on one line, bounded.
+
+    >>> last_words("fake\\n\\nError: boom\\n\\nPane is dead (status 1, Mon)\\n")
+    'fake / Error: boom'
+    """
+    kept = [" ".join(line.split()) for line in screen.splitlines()
+            if line.strip() and not line.strip().startswith(PANE_DEAD)][-lines:]
+    words = " / ".join(kept)
+    return words if len(words) <= limit else "…" + words[-(limit - 1):]
+
+
+def died_reason(words: str, exit_status: int | None) -> str:
+    """A dead start's reason for the user and `last_error`."""
+    status = f" (exit {exit_status})" if exit_status is not None else ""
+    return f"its start failed at once{status}: {words or 'it printed nothing'}"
+
+
+def is_auth_failure(words: str) -> bool:
+    return any(w in words for w in AUTH_WORDS)
+
+
+def signature(words: str) -> str:
+    """A failure's words without what differs between two reports of it (request ids).
+
+    >>> signature('API Error: 401 {"request_id":"req_011CU"}')
+    'API Error: 401 {"request_id":"…"}'
+    """
+    return VOLATILE.sub("…", words)
+
+
+def stopped_providers(failures: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """provider -> the authentication failure (its words) that happened AUTH_STOP times to its
+    starts, from (provider, words) of each failed start so far."""
+    counts: dict[tuple[str, str], int] = {}
+    stopped: dict[str, str] = {}
+    for provider, words in failures:
+        if not is_auth_failure(words):
+            continue
+        key = (provider, signature(words))
+        counts[key] = counts.get(key, 0) + 1
+        if counts[key] >= AUTH_STOP:
+            stopped.setdefault(provider, words)
+    return stopped
+
+
+def not_started_reason(provider: str, words: str) -> str:
+    return (f"not started: {AUTH_STOP} {provider} starts failed to authenticate ({words}); "
+            f"log in to {provider} (or fix its API key), then run roost restore again")
+
+
+def advice(stopped: Mapping[str, str]) -> list[str]:
+    """What to do about each provider whose starts were stopped."""
+    return [f"stopped starting {provider} agents after {AUTH_STOP} identical authentication "
+            f"failures; log in to {provider} (or fix its API key), then run roost restore again"
+            for provider in sorted(stopped)]
