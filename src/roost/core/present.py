@@ -19,7 +19,7 @@ JSON_FIELDS = ("name", "id", "provider", "provider_session_id", "cwd", "home", "
                "dangerous", "created_at", "started_at", "exit_code", "args", "placement", "tab",
                "pinned", "linked_parent", "orchestration_parent", "orchestration_root",
                "last_active_at", "last_error", "status", "status_source", "status_since",
-               "restart_policy", "status_reason")
+               "restart_policy", "status_reason", "session_history")
 TABLE_REASON = 48  # characters of an error's reason in the table (the JSON has all of it)
 
 
@@ -39,6 +39,8 @@ def agent_json(o: Observation) -> dict[str, object]:
         "last_error": a.last_error, "status": o.status, "status_source": o.status_source,
         "status_since": o.status_since, "restart_policy": a.restart_policy,
         "status_reason": o.status_reason,
+        # every provider session id it had: {session_id, previous, at, reason}, oldest first
+        "session_history": json.loads(a.history_json),
     }
 
 
