@@ -121,3 +121,38 @@ def test_wake_session_resumes_an_earlier_conversation_on_purpose(world: Env) -> 
     shown = agent(world, "cl")
     assert shown["provider_session_id"] == first
     assert [h["reason"] for h in shown["session_history"]] == ["spawn", "clear", "chosen"]
+
+
+# ---- status signals (issue 13) -----------------------------------------------------------------
+def test_a_clean_exit_and_a_crash_read_differently(world: Env) -> None:
+    for name in ("clean", "crash"):
+        spawn(world, name)
+        wait_idle(world, name)
+    world.roost("send", "clean", "/exit")
+    world.roost("send", "crash", "crash 3", check=False)  # it dies before confirming
+
+    def ended() -> dict | None:
+        found = world.ls()
+        return found if all(found[n]["status"] == "exited" for n in ("clean", "crash")) else None
+
+    found = world.wait_for(ended, what="both ended")
+    assert (found["clean"]["exit_code"], found["clean"]["crashed"]) == (0, False)  # type: ignore[index]
+    assert (found["crash"]["exit_code"], found["crash"]["crashed"]) == (3, True)  # type: ignore[index]
+    table = world.roost("ls").stdout
+    [clean] = [line for line in table.splitlines() if line.startswith("clean ")]
+    [crash] = [line for line in table.splitlines() if line.startswith("crash ")]
+    assert " exited " in clean and "crashed" not in clean
+    assert " crashed (3) " in crash
+    world.roost("kill", "clean")
+    assert world.ls()["clean"]["status"] == "stopped"  # the user's kill: stopped, as before
+
+
+def test_a_spinner_in_the_title_is_work_for_any_program(world: Env) -> None:
+    """A quiet program whose terminal title shows a spinner works (a still, blank screen alone
+    would read starting, then idle)."""
+    script = "printf '\\033]2;\\342\\240\\213 Thinking\\033\\\\'; exec sleep 300"
+    world.roost("spawn", "quiet", "--provider", "command", "--cwd", str(world.tmp / "work"),
+                "--", "sh", "-c", script)
+    found = world.wait_for(lambda: (a := agent(world, "quiet"))["status"] == "working" and a,
+                           what="working by its title")
+    assert found["status_source"] == "title"  # type: ignore[index]

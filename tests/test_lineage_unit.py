@@ -118,3 +118,66 @@ def test_v4_lineage_becomes_the_v5_history(tmp_path: Path) -> None:
             for h in store.session_changes("id-a")] == [
         (OLD, None, "2027-01-01", "earlier-roost"), (NEW, OLD, "2027-01-02", "compact")]
     assert store.launch("id-a") is None  # launched before tokens
+
+
+# ---- status signals: the pane's title, claude's error words --------------------------------
+NOW = 1_000_000.0
+
+
+def classify(title: str, hook: tuple[str, float, str | None] | None = None,
+             screen: str | None = "", provider: str = "command") -> tuple[str, str, str | None]:
+    from roost.core import status
+    from roost.providers import traits
+
+    return status.classify(alive=True, has_window=True, base_state="running",
+                           roost_stopped=False, hook=hook, screen=screen, activity=NOW - 60,
+                           started_at=NOW - 5, patterns=status.patterns_for(
+                               traits.of(provider).patterns), now=NOW, title=title)
+
+
+@pytest.mark.parametrize(("title", "wanted"), [
+    pytest.param("⠋ Fix the tests", "working", id="braille spinner (codex)"),
+    pytest.param("◐ Claude Code", "working", id="claude outside tmux"),
+    pytest.param("✦  Working… (proj)", "working", id="gemini working"),
+    pytest.param("✳ Claude Code", "starting", id="claude's still mark says nothing"),
+    pytest.param("◇  Ready (proj)", "starting", id="gemini ready"),
+    pytest.param("", "starting", id="no title"),
+])
+def test_a_spinner_title_is_work(title: str, wanted: str) -> None:
+    assert classify(title)[0] == wanted
+
+
+def test_a_spinner_title_outranks_idle_but_not_a_dialog_or_an_error() -> None:
+    assert classify("⠙ x", hook=("idle", NOW - 2, None), provider="claude") == \
+        ("working", "title", None)
+    assert classify("⠙ x", screen="Do you want to proceed?\n❯ 1. Yes", provider="claude")[0] \
+        == "waiting"
+    assert classify("⠙ x", hook=("error", NOW - 2, "API Error: 500"), provider="claude")[0] \
+        == "error"
+
+
+def test_the_title_comes_with_the_listing_and_stays_text() -> None:
+    from roost.tmux import format as panefmt
+
+    row = "\t".join(["$1", "a", "@1", "a", "1", "%1", "42", "0", "", "", "id-a", "", "1",
+                     "9", "100", "⠋ #(rm -rf ~)\tand a tab"])
+    [pane] = panefmt.panes(row)
+    assert pane.title == "⠋ #(rm -rf ~)\tand a tab" and pane.agent_id == "id-a"
+    assert panefmt.FORMAT.endswith(f"#{{={panefmt.TITLE_LIMIT}:pane_title}}")
+
+
+@pytest.mark.parametrize("words", [
+    "Please run /login · API Error: 403 OAuth token has been revoked",
+    "Not logged in · Please run /login",
+    "API Error: 429 Claude usage limit reached. Your limit will reset at 5pm",
+    "API Error: 500 Internal server error",
+])
+def test_claude_failures_on_screen_are_not_idle(words: str) -> None:
+    """Claude Code 2.1.332 prints a failed turn's words as an answer and keeps a hint in its
+    empty prompt box until the next message: the screen says error when no hook does (its
+    StopFailure hook carries the words as the reason when it fires)."""
+    hint = "Once fixed, resend your message" if "login" in words else \
+        "Resend your message to try again"
+    screen = f"❯ hello\n\n● {words}\n\n{'─' * 40}\n❯ {hint}\n{'─' * 40}\n  ? for shortcuts"
+    found = classify("✳ Claude Code", screen=screen, provider="claude")
+    assert found[:2] == ("error", "screen") and found[2] == hint

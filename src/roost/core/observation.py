@@ -182,7 +182,8 @@ def classify(o: Observation, hook: Hook | None, screen: str | None,
         alive=o.alive, has_window=pane is not None, base_state=o.state,
         roost_stopped=o.agent.intent == "stopped", hook=hook, screen=screen,
         activity=pane.activity if pane is not None else None,
-        started_at=epoch(o.agent.started_at) if o.alive else None, patterns=patterns, now=now)
+        started_at=epoch(o.agent.started_at) if o.alive else None, patterns=patterns, now=now,
+        title=pane.title if pane is not None else "")
     return Observation(o.agent, pane, o.alive, o.state, o.pid, o.exit_code, found, source,
                        o.status_since, reason)
 
