@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from test_mcp_server import run_client
 
+from roost.providers import hooks
+
 pytestmark = pytest.mark.tmux
 
 
@@ -22,9 +24,9 @@ def prompts(world, name: str) -> list[str]:
         return []
     found = []
     for line in log.read_text().splitlines():
-        parts = line.split("\t", 2)
-        if len(parts) == 3 and parts[1] == "UserPromptSubmit":
-            found.append(json.loads(parts[2]).get("prompt", ""))
+        entry = hooks.parse_line(line)
+        if entry is not None and entry[1] == "UserPromptSubmit":
+            found.append(str(entry[2].get("prompt", "")))
     return found
 
 

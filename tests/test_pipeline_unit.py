@@ -217,17 +217,18 @@ def test_table_shows_status_with_exit_code_and_place() -> None:
     found = one(record(status="exited", placement="detached", pinned=1),
                 pane(dead=True, dead_status=1))
     text = present.render([found], as_json=False)
-    assert text.splitlines()[1].split()[:5] == ["*", "a", "exited", "(1)", "claude"]
+    assert text.splitlines()[1].split()[:5] == ["*", "a", "crashed", "(1)", "claude"]
     assert "parked" in text
 
 
 # ---- parsing tmux's listing ---------------------------------------------------------------------
 def test_panes_parse_the_listing() -> None:
     line = panefmt.SEP.join(["$1", "home", "@2", "w", "3", "%4", "", "1", "", "9", "id-a", "",
-                             "1", "77", "1000.5"])
+                             "1", "77", "1000.5", "✳ Claude Code"])
     [p] = panefmt.panes(line + "\nnot a pane row\n")
     assert (p.window_index, p.pid, p.dead, p.dead_status, p.agent_id, p.is_home, p.is_keeper,
-            p.activity, p.live_pid) == (3, None, True, 137, "id-a", True, False, 1000.5, None)
+            p.activity, p.live_pid, p.title) == (3, None, True, 137, "id-a", True, False, 1000.5,
+                                                 None, "✳ Claude Code")
 
 
 # ---- providers' traits --------------------------------------------------------------------------

@@ -105,7 +105,13 @@ def test_event_lines_for_the_cli_and_the_tui() -> None:
 
 
 def test_status_and_place_texts() -> None:
-    assert present.status_text(seen("a", "exited", exit_code=1)) == "exited (1)"
+    # issue 13: a crash and a clean exit read differently; a user's kill reads stopped
+    assert present.status_text(seen("a", "exited", exit_code=1)) == "crashed (1)"
+    assert present.status_text(seen("a", "exited", exit_code=0)) == "exited"
+    assert present.status_text(seen("a", "exited", exit_code=None)) == "exited"
+    assert present.status_text(seen("a", "stopped", exit_code=137)) == "stopped"
+    assert [present.agent_json(seen("a", "exited", exit_code=c))["crashed"]
+            for c in (0, 1, 139)] == [False, True, True]
     assert present.status_text(seen("a", "idle")) == "idle"
     assert present.status_text(seen("a", None)) == "unknown"
 
@@ -141,8 +147,11 @@ def test_watch_lines_for_scripts_and_for_people() -> None:
     o = seen("a", "exited", exit_code=1, source="pane")
     assert json.loads(present.watch_line(o, "working", as_json=True)) == {
         "name": "a", "status": "exited", "previous": "working", "source": "pane",
-        "exit_code": 1, "at": "2026-11-29T12:00:00+00:00", "reason": None}
+        "exit_code": 1, "at": "2026-11-29T12:00:00+00:00", "reason": None, "crashed": True}
     assert present.watch_line(o, None, as_json=False) == \
+        "2026-11-29T12:00:00+00:00  a: crashed (1) (pane)"
+    clean = seen("a", "exited", exit_code=0, source="pane")
+    assert present.watch_line(clean, None, as_json=False) == \
         "2026-11-29T12:00:00+00:00  a: exited (pane)"
     assert present.watch_line(seen("a", "idle", since=None), None, as_json=False) == \
         "  a: idle (screen)"

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from roost.core import status as statuses
-from roost.providers import traits
+from roost.providers import hooks, traits
 
 from anthropic_stub import running_stub
 from conftest import Env
@@ -21,8 +21,8 @@ pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
 def hook_events(world: Env, agent_id: str) -> list[tuple[str, dict]]:
     log = world.home / "agents" / agent_id / "hooks.log"
-    return [(parts[1], json.loads(parts[2])) for parts in
-            (line.split("\t", 2) for line in log.read_text().splitlines()) if len(parts) == 3]
+    return [(entry[1], entry[2]) for entry in map(hooks.parse_line, log.read_text().splitlines())
+            if entry is not None]
 
 
 def user_types(world: Env, name: str, text: str) -> None:

@@ -4,16 +4,20 @@
 # nothing (a hook's output may be shown to the model), and always exits 0 (a failing hook must
 # not block Claude).
 # usage: sh hook.sh LOG_FILE EVENT_NAME [PYTHON]    (the event's JSON payload on stdin)
+# Each line: <epoch seconds> TAB <event> TAB <launch token> TAB <payload>. The token is the one
+# roost gave this launch in ROOST_LAUNCH_TOKEN (core/lineage.py): it proves the line comes from
+# the agent's current process. (Lines of roosts before it have no token field.)
 # With PYTHON (agents that have roost mcp) and the marker `in-tree` beside the log (an agent with
 # an orchestration parent or children), `roost _notify` then runs in the background, in its own
 # session and without the agent's identity (stopping the agent must not stop a delivery), to
 # tell parents about their children (ops/notify.py).
-payload=$(cat | tr '\n\r' '  ')
-printf '%s\t%s\t%s\n' "$(date +%s)" "$2" "$payload" >> "$1" 2>/dev/null
+payload=$(cat | tr '\n\r\t' '   ')  # a JSON text has no tab but between tokens
+printf '%s\t%s\t%s\t%s\n' "$(date +%s)" "$2" "${ROOST_LAUNCH_TOKEN-}" "$payload" >> "$1" \
+    2>/dev/null
 if [ -n "$3" ] && [ -e "${1%/*}/in-tree" ]; then
     detach=""
     command -v setsid >/dev/null 2>&1 && detach="setsid"
-    env -u ROOST_AGENT_ID -u ROOST_AGENT_NAME ROOST_IN_SUPERVISOR=1 $detach "$3" -P -m roost \
-        _notify </dev/null >/dev/null 2>&1 &
+    env -u ROOST_AGENT_ID -u ROOST_AGENT_NAME -u ROOST_LAUNCH_TOKEN ROOST_IN_SUPERVISOR=1 \
+        $detach "$3" -P -m roost _notify </dev/null >/dev/null 2>&1 &
 fi
 exit 0

@@ -234,16 +234,20 @@ cli.add_command(kill, name="stop")
 @click.argument("name")
 @click.option("--fresh", is_flag=True,
               help="Start a new conversation instead of resuming the recorded one.")
-def wake(name: str, fresh: bool) -> None:
+@click.option("--session", "session", metavar="ID",
+              help="Resume this earlier conversation of the agent (an id of its "
+                   "session_history in `roost ls --json`).")
+def wake(name: str, fresh: bool, session: str | None) -> None:
     """Start agent NAME again in its home, resuming its conversation in its cwd.
 
     \b
-    Example:
+    Examples:
       roost wake api-fix
+      roost wake api-fix --session 5f0c...   # back to an earlier conversation
     """
     from roost.ops import lifecycle
 
-    result = lifecycle.wake(_app(name), name, fresh=fresh)
+    result = lifecycle.wake(_app(name), name, fresh=fresh, session=session)
     click.echo(present.woke(name, result.started, result.pid, result.agent.home))
 
 

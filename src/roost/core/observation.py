@@ -34,6 +34,7 @@ class Record:
         "created_at",
         "cwd",
         "dangerous",
+        "history_json",
         "home",
         "hook_offset",
         "id",
@@ -68,7 +69,7 @@ class Record:
                  last_active_at: str | None = None, last_error: str | None = None,
                  status: str | None = None, status_source: str | None = None,
                  status_since: str | None = None, hook_offset: int = 0,
-                 restart_policy: str = "never") -> None:
+                 restart_policy: str = "never", history_json: str = "[]") -> None:
         self.id = id
         self.name = name
         self.provider = provider
@@ -95,6 +96,7 @@ class Record:
         self.status_since = status_since
         self.hook_offset = hook_offset
         self.restart_policy = restart_policy
+        self.history_json = history_json  # its session id's changes, as the JSON text read
 
     def __repr__(self) -> str:
         return f"Record({self.name!r}, {self.provider}, id {self.id})"
@@ -180,7 +182,8 @@ def classify(o: Observation, hook: Hook | None, screen: str | None,
         alive=o.alive, has_window=pane is not None, base_state=o.state,
         roost_stopped=o.agent.intent == "stopped", hook=hook, screen=screen,
         activity=pane.activity if pane is not None else None,
-        started_at=_epoch(o.agent.started_at) if o.alive else None, patterns=patterns, now=now)
+        started_at=epoch(o.agent.started_at) if o.alive else None, patterns=patterns, now=now,
+        title=pane.title if pane is not None else "")
     return Observation(o.agent, pane, o.alive, o.state, o.pid, o.exit_code, found, source,
                        o.status_since, reason)
 
@@ -208,7 +211,7 @@ def recorded(o: Observation, since: str) -> Observation:
                        o.status_source, since, o.status_reason)
 
 
-def _epoch(iso: str | None) -> float | None:
+def epoch(iso: str | None) -> float | None:
     if not iso:
         return None
     from datetime import datetime  # already loaded with sqlite3; a name lookup here

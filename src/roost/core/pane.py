@@ -24,6 +24,7 @@ class Pane:
         "pid",
         "session_id",
         "session_name",
+        "title",
         "window_id",
         "window_index",
         "window_name",
@@ -32,7 +33,7 @@ class Pane:
     def __init__(self, session_id: str, session_name: str, window_id: str, window_name: str,
                  window_index: int, pane_id: str, pid: int | None, dead: bool,
                  dead_status: int | None, agent_id: str, is_keeper: bool, is_home: bool,
-                 activity: float | None = None) -> None:
+                 activity: float | None = None, title: str = "") -> None:
         self.session_id = session_id
         self.session_name = session_name
         self.window_id = window_id
@@ -46,6 +47,7 @@ class Pane:
         self.is_keeper = is_keeper
         self.is_home = is_home  # the session carries @roost_home
         self.activity = activity  # epoch seconds of the window's last output
+        self.title = title  # the terminal title its program set: untrusted text, only read
 
     @property
     def live_pid(self) -> int | None:

@@ -19,7 +19,7 @@ JSON_FIELDS = ("name", "id", "provider", "provider_session_id", "cwd", "home", "
                "dangerous", "created_at", "started_at", "exit_code", "args", "placement", "tab",
                "pinned", "linked_parent", "orchestration_parent", "orchestration_root",
                "last_active_at", "last_error", "status", "status_source", "status_since",
-               "restart_policy", "status_reason")
+               "restart_policy", "status_reason", "session_history", "crashed")
 TABLE_REASON = 48  # characters of an error's reason in the table (the JSON has all of it)
 
 
@@ -39,6 +39,9 @@ def agent_json(o: Observation) -> dict[str, object]:
         "last_error": a.last_error, "status": o.status, "status_source": o.status_source,
         "status_since": o.status_since, "restart_policy": a.restart_policy,
         "status_reason": o.status_reason,
+        # every provider session id it had: {session_id, previous, at, reason}, oldest first
+        "session_history": json.loads(a.history_json),
+        "crashed": crashed(o),  # it ended by itself with a non-zero code (status "exited")
     }
 
 
@@ -51,16 +54,27 @@ def place(o: Observation) -> str:
     return placement or "-"
 
 
+def crashed(o: Observation) -> bool:
+    """It ended by itself with a non-zero code (a death by signal N reads 128+N)."""
+    return o.status == "exited" and o.exit_code not in (None, 0)
+
+
+def status_word(o: Observation) -> str:
+    """The status in a word or two: an agent that ended by itself reads `exited` when its code
+    was 0 (or is unknown) and `crashed (CODE)` otherwise; a user's kill reads `stopped`."""
+    if crashed(o):
+        return f"crashed ({o.exit_code})"
+    return o.status or "unknown"
+
+
 def status_text(o: Observation) -> str:
-    """A user's kill reads `stopped`; an agent that ended by itself, `exited (CODE)`."""
-    if o.status == "exited" and o.exit_code is not None:
-        return f"{o.status} ({o.exit_code})"
-    if o.status_reason:
+    """status_word, with an error's reason (cut short for the table)."""
+    if o.status_reason and o.status != "exited":
         reason = o.status_reason
         if len(reason) > TABLE_REASON:
             reason = reason[:TABLE_REASON - 1] + "…"
         return f"{o.status}: {reason}"
-    return o.status or "unknown"
+    return status_word(o)
 
 
 def tree_order(found: list[Observation]) -> list[tuple[Observation, int]]:
@@ -297,9 +311,10 @@ def watch_line(o: Observation, previous: str | None, as_json: bool) -> str:
 
         return json.dumps({"name": o.agent.name, "status": o.status, "previous": previous,
                            "source": o.status_source, "exit_code": o.exit_code,
-                           "at": o.status_since, "reason": o.status_reason})
+                           "at": o.status_since, "reason": o.status_reason,
+                           "crashed": crashed(o)})
     why = f": {o.status_reason}" if o.status_reason else ""
-    return f"{o.status_since or ''}  {o.agent.name}: {o.status} ({o.status_source}){why}"
+    return f"{o.status_since or ''}  {o.agent.name}: {status_word(o)} ({o.status_source}){why}"
 
 
 # ---- the user's words (issue 11: words, states and intent) -------------------------------

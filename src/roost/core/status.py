@@ -5,7 +5,7 @@ import-light: `roost ls` classifies on its fast path.
 Statuses: starting, working, idle, waiting (the CLI asks the user something), error (the CLI
 is broken or its last turn failed: lost its server, an authentication failure, an API error, a
 usage limit; it comes with a reason, the CLI's own words on one line), exited, stopped,
-hibernated, failed, unknown. Sources: hook, screen, process, store.
+hibernated, failed, unknown. Sources: hook, screen, title, process, store.
 """
 
 from __future__ import annotations
@@ -38,6 +38,24 @@ TURN = "turn"
 # line; "$" behind, it ends the screen's last line (trailing spaces aside), where a prompt or a
 # question the CLI waits on sits.
 START, END = "^", "$"
+
+
+# The terminal title's first character while a CLI works (the title comes with the pane listing,
+# at no extra tmux call): a braille spinner (Codex 0.169 and many CLIs: ⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏), the half
+# circles Claude Code 2.1.332 alternates (◐◑; outside tmux only: under tmux it keeps its still
+# "✳", which it also shows when idle, so that mark says nothing), Gemini CLI 0.61's working marks
+# (✦, ⏲; "◇" is its ready one).
+TITLE_WORKING = "◐◑◒◓✦⏲"
+
+
+def title_working(title: str) -> bool:
+    """The pane's title shows a CLI at work (a spinner or a working mark first).
+
+    >>> title_working("⠙ Fix the tests"), title_working("✳ Claude Code"), title_working("")
+    (True, False, False)
+    """
+    head = title.lstrip()[:1]
+    return bool(head) and ("\u2801" <= head <= "\u28ff" or head in TITLE_WORKING)
 
 
 def patterns_for(defaults: Mapping[str, Sequence[str]],
@@ -111,12 +129,14 @@ def one_line(text: str) -> str:
 def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: bool,
              hook: tuple[str, float, str | None] | None, screen: str | None,
              activity: float | None, started_at: float | None,
-             patterns: Mapping[str, Sequence[str]], now: float
+             patterns: Mapping[str, Sequence[str]], now: float, title: str = ""
              ) -> tuple[str, str, str | None]:
     """(status, source, reason); the reason (the CLI's words) comes with an error only.
     `base_state` is state.derive's answer (running/stopped/hibernated/failed); `hook` is the
     status the last hook event gave, when it fired, and its reason; `screen` is the pane's text
-    when it was captured; `activity` is tmux's last output time of the window."""
+    when it was captured; `activity` is tmux's last output time of the window; `title` is the
+    pane's title (a spinner there is work, under a dialog or an error)."""
+    spinning = title_working(title)
     if not alive:
         if base_state in ("hibernated", "failed"):
             return base_state, "store", None
@@ -131,11 +151,16 @@ def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: b
         if seen is not None and hook[0] != "error" and (
                 seen[0] in ("waiting", "error") or (hook[0] == "idle" and seen[0] == "working")):
             return seen[0], "screen", seen[1]
+        if hook[0] == "idle" and spinning:
+            return "working", "title", None
         return hook[0], "hook", hook[2] if hook[0] == "error" else None
-    if screen is not None:
-        seen = reading(screen, patterns)
-        if seen is not None:
-            return seen[0], "screen", seen[1]
+    seen = reading(screen, patterns) if screen is not None else None
+    if seen is not None and seen[0] in ("waiting", "error"):
+        return seen[0], "screen", seen[1]
+    if spinning:
+        return "working", "title", None
+    if seen is not None:
+        return seen[0], "screen", seen[1]
     # Just started, and nothing shows yet, or not yet the prompt of a CLI that draws one (a
     # still screen would read idle below, and a message typed now would go before its prompt).
     if started_at is not None and now - started_at < STARTING_GRACE and hook is None and \

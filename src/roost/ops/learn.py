@@ -82,32 +82,56 @@ def sighting(app: App, pane: Pane | None) -> Sighting:
 
 def apply_hook_log(app: App, agent: Agent) -> None:
     """Fold new hook events into the record: the current provider session id (it changes on
-    /clear and compaction; the old ones stay as lineage), the transcript path, whether a
-    conversation exists."""
+    /clear and compaction; the old ones stay as lineage, with why they changed), the transcript
+    path, whether a conversation exists. Only events of the agent's current process count
+    (core/lineage.py); a new id offered by any other is logged as ignored, with the reason."""
     if not traits.of(agent.provider).hooks:
         return
+    from roost.core import lineage
+    from roost.core.observation import epoch
     from roost.store.db import SessionIdTaken, now_iso
 
     path = hooks.log_path(str(app.paths.home), agent.id)
-    events, offset = hooks.read_since(path, agent.hook_offset)
+    entries, offset = hooks.read_entries_since(path, agent.hook_offset)
     if offset == agent.hook_offset:
         return
+    launch = app.store.launch(agent.id)
+    token, launch_at = launch if launch is not None else (None, epoch(agent.started_at))
     session_id, transcript, seen = agent.provider_session_id, agent.transcript_path, \
         agent.conversation_seen
-    for _at, event, payload in events:
+    passed_over: dict[str, int] = {}  # why, for events that offered nothing to adopt
+    for at, event, payload, line_token in entries:
+        if event == hooks.LAUNCH:
+            continue
         sid = payload.get("session_id")
-        if event == "SessionStart" and isinstance(sid, str) and sid and sid != session_id:
+        new_id = event == "SessionStart" and isinstance(sid, str) and sid and sid != session_id
+        why = lineage.foreign(token=line_token, at=at, cwd=payload.get("cwd"),
+                              launch_token=token, launch_at=launch_at, agent_cwd=agent.cwd)
+        if why is not None:
+            if new_id:
+                app.store.log(agent, "session-ignored", session_id=sid,
+                              source=payload.get("source"), reason=why)
+            else:
+                passed_over[why] = passed_over.get(why, 0) + 1
+            continue
+        path_given = payload.get("transcript_path")
+        if new_id and isinstance(sid, str):
+            reason = str(payload.get("source") or "hook")
             try:
-                app.store.set_provider_session_id(agent.id, sid)
+                app.store.set_provider_session_id(
+                    agent.id, sid, reason,
+                    transcript_path=path_given if isinstance(path_given, str) else None)
                 app.store.log(agent, "session", session_id=sid, previous=session_id,
-                              source=payload.get("source"))
-                session_id = sid
+                              reason=reason)
+                session_id, transcript = sid, path_given if isinstance(path_given, str) else None
             except SessionIdTaken:
                 app.store.log(agent, "session-refused", session_id=sid)
-        path_given = payload.get("transcript_path")
         if isinstance(path_given, str) and sid == session_id:
             transcript = path_given
         if event == "UserPromptSubmit":
             seen = True
+    if passed_over:
+        app.store.log(agent, "hook-events-ignored", count=sum(passed_over.values()),
+                      reason="; ".join(passed_over))
     app.store.update(agent.id, hook_offset=offset, transcript_path=transcript,
                      conversation_seen=seen, last_active_at=now_iso())

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost.core import orphans
+from roost.core import lineage, orphans
 from roost.core import settings as config_schema
 from roost.core import workspace as ws
 from roost.core.errors import RoostError, StartFailed
@@ -43,16 +43,19 @@ from roost.tmux.client import HISTORY_LIMIT, DuplicateSession, TmuxError, to_pan
 
 KEEPER = Path(__file__).parent.parent / "keeper.sh"  # a path live tmux servers still run
 UTF8 = "C.UTF-8"
-NOT_PASSED_ON = ("TMUX", "TMUX_PANE", IN_KEEPER, IN_SUPERVISOR)  # to an agent
+NOT_PASSED_ON = ("TMUX", "TMUX_PANE", IN_KEEPER, IN_SUPERVISOR,  # to an agent
+                 lineage.TOKEN_ENV)
 
 
 # ---- pure helpers ------------------------------------------------------------------------
 def agent_environment(caller: dict[str, str], agent: Agent, roost_home: Path,
-                      socket: str) -> dict[str, str]:
-    """The caller's environment (API keys included) plus roost's tags, in a UTF-8 locale."""
+                      socket: str, token: str) -> dict[str, str]:
+    """The caller's environment (API keys included) plus roost's tags and this launch's token
+    (core/lineage.py), in a UTF-8 locale."""
     env = {k: v for k, v in caller.items() if k not in NOT_PASSED_ON}
     env.update(ROOST_AGENT_ID=agent.id, ROOST_AGENT_NAME=agent.name, ROOST_HOME=str(roost_home),
                ROOST_TMUX_SOCKET=socket)
+    env[lineage.TOKEN_ENV] = token
     # Agent TUIs draw with Unicode; a C/POSIX locale garbles them. Fix only what is not UTF-8.
     if not _is_utf8(env.get("LANG", "")):
         env["LANG"] = UTF8
@@ -188,12 +191,20 @@ def _spawn_existing(app: App, agent: Agent, provider: str | None, cwd: str | Non
     return _wake_locked(app, agent, fresh=False)
 
 
-def wake(app: App, name: str, fresh: bool = False, hold: bool = True) -> WakeResult:
-    """Start the agent unless it runs. `hold`: watch the start (ops.holding) and fail with the
-    CLI's last words when it dies at once; a restore watches its starts together instead."""
+def wake(app: App, name: str, fresh: bool = False, hold: bool = True,
+         session: str | None = None) -> WakeResult:
+    """Start the agent unless it runs; `session` (an id of its history) resumes that
+    conversation. `hold`: watch the start (ops.holding) and fail with the CLI's last words when
+    it dies at once; a restore watches its starts together instead."""
     check_name(name)
+    if session is not None and fresh:
+        raise RoostError("--session and --fresh exclude each other: --session resumes an "
+                         "earlier conversation, --fresh starts a new one", code=2)
     with locks.hold(app.paths.locks, name):
-        result = _wake_locked(app, app.store.require(name), fresh)
+        agent = app.store.require(name)
+        if session is not None:
+            agent = _choose_session(app, agent, session)
+        result = _wake_locked(app, agent, fresh)
     if hold:
         _check_held(app, result)
     return result
@@ -210,6 +221,32 @@ def _check_held(app: App, result: WakeResult) -> None:
     if reason is not None:
         raise StartFailed(f"{result.agent.name}: {reason} (roost capture {result.agent.name} "
                           "shows its screen)")
+
+
+def _choose_session(app: App, agent: Agent, session: str) -> Agent:
+    """`wake --session ID`: make an earlier id of the agent's own lineage its current one, once
+    it is known to be stopped and that conversation resumable; else nothing changes."""
+    if session not in app.store.session_history(agent.id):
+        raise RoostError(f"{session} is not in {agent.name}'s session history (roost ls --json "
+                         "lists it)", code=2)
+    pane = agent_panes(app.tmux.list_panes()).get(agent.id)
+    if pane is not None and not pane.dead:
+        raise RoostError(f"{agent.name} is running; stop it first (roost kill {agent.name}), "
+                         f"then roost wake {agent.name} --session {session}", code=2)
+    apply_hook_log(app, agent)  # its own last events first: they must not undo the choice
+    agent = app.store.require(agent.name)
+    if session == agent.provider_session_id:
+        return agent
+    impl = prov.get(agent.provider)
+    chosen = dataclasses.replace(agent, provider_session_id=session, transcript_path=None,
+                                 conversation_seen=True)
+    impl.resume_argv(chosen, impl.executable(chosen, app.settings, app.environ), app.environ,
+                     app.paths.home)  # a conversation that is gone: refused before any change
+    app.store.set_provider_session_id(agent.id, session, "chosen", transcript_path=None,
+                                      conversation_seen=True)
+    app.store.log(agent, "session", session_id=session, previous=agent.provider_session_id,
+                  reason="chosen")
+    return app.store.require(agent.name)
 
 
 def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
@@ -330,10 +367,13 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
         if not started_by_tmux(app.environ):  # what a restart or a keeper wake will start it with
             handover.remember_environment(app.paths.agent_dir(agent.id), {
                 k: v for k, v in app.environ.items() if k not in NOT_PASSED_ON})
-        spec = _write_spec(app, agent, argv)
+        token = uuid.uuid4().hex  # its hooks' proof that an event is this launch's
+        spec = _write_spec(app, agent, argv, token)
         launcher = [sys.executable, "-P", "-m", "roost.launch", str(spec)]
+        launched_at = time.time()
+        app.store.begin_launch(agent.id, token, launched_at)
         if prov.get(agent.provider).traits.hooks:  # events before this launch say nothing of it
-            hooks.mark_launch(str(app.paths.home), agent.id, time.time())
+            hooks.mark_launch(str(app.paths.home), agent.id, launched_at)
         old = agent_panes(panes).get(agent.id)
         redraw = None if app.environ.get(IN_KEEPER) else session_id
         try:
@@ -378,9 +418,9 @@ def _ensure_home(app: App, home: str, cwd: str, panes: list[Pane]) -> str:
     raise RoostError(f"could not create or find home {home!r}")
 
 
-def _write_spec(app: App, agent: Agent, argv: list[str]) -> Path:
+def _write_spec(app: App, agent: Agent, argv: list[str], token: str) -> Path:
     """Hand argv and environment to roost.launch through a private, self-deleting file."""
-    env = agent_environment(app.environ, agent, app.paths.home, app.tmux.socket)
+    env = agent_environment(app.environ, agent, app.paths.home, app.tmux.socket, token)
     env.update(prov.get(agent.provider).launch_environment(agent, env, app.paths.home))
     return handover.write(app.paths.run, agent.id, {"argv": argv, "cwd": agent.cwd, "env": env})
 

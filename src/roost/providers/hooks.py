@@ -2,7 +2,8 @@
 
 roost never edits the user's ~/.claude/settings.json; each claude it starts gets
 `--settings <ROOST_HOME/agents/<id>/claude-settings.json>`, whose hooks run hook.sh, which appends
-`<epoch seconds>\\t<event>\\t<payload json>` to `ROOST_HOME/agents/<id>/hooks.log`.
+`<epoch seconds>\\t<event>\\t<launch token>\\t<payload json>` to `ROOST_HOME/agents/<id>/hooks.log`
+(roosts before launch tokens wrote no token field; core/lineage.py says what a token proves).
 Import-light: `roost ls` reads the log's last event on its fast path.
 """
 
@@ -133,22 +134,31 @@ def _sh_quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-def parse_line(line: str) -> tuple[float, str, dict[str, object]] | None:
+def parse_entry(line: str) -> tuple[float, str, dict[str, object], str | None] | None:
+    """A log line as (time, event, payload, launch token); the token is None in a line written
+    before hook.sh wrote tokens, "" in one written with no token in its environment."""
     import json  # here, not at the top: `roost ls` reads no hook line when no claude runs
 
-    parts = line.rstrip("\n").split("\t", 2)
-    if len(parts) != 3:
+    parts = line.rstrip("\n").split("\t", 3)
+    if len(parts) < 3:
         return None
+    token = parts[2] if len(parts) == 4 else None
     try:
-        payload = json.loads(parts[2]) if parts[2].strip() else {}
-        return float(parts[0]), parts[1], payload if isinstance(payload, dict) else {}
+        payload = json.loads(parts[-1]) if parts[-1].strip() else {}
+        return float(parts[0]), parts[1], payload if isinstance(payload, dict) else {}, token
     except ValueError:
         return None
 
 
-def read_since(path: str, offset: int,
-               limit: int = 4 << 20) -> tuple[list[tuple[float, str, dict[str, object]]], int]:
-    """Complete lines appended since `offset` (at most `limit` bytes), and the new offset."""
+def parse_line(line: str) -> tuple[float, str, dict[str, object]] | None:
+    entry = parse_entry(line)
+    return entry[:3] if entry is not None else None
+
+
+def read_entries_since(path: str, offset: int, limit: int = 4 << 20
+                       ) -> tuple[list[tuple[float, str, dict[str, object], str | None]], int]:
+    """Complete lines appended since `offset` (at most `limit` bytes) as parse_entry reads
+    them, and the new offset."""
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -159,9 +169,16 @@ def read_since(path: str, offset: int,
     except FileNotFoundError:
         return [], 0
     end = data.rfind(b"\n") + 1  # a line still being written is read next time
-    events = [e for e in (parse_line(line) for line in data[:end].decode(errors="replace")
-                          .splitlines()) if e is not None]
-    return events, max(offset, size - limit) + end
+    entries = [e for e in (parse_entry(line) for line in data[:end].decode(errors="replace")
+                           .splitlines()) if e is not None]
+    return entries, max(offset, size - limit) + end
+
+
+def read_since(path: str, offset: int,
+               limit: int = 4 << 20) -> tuple[list[tuple[float, str, dict[str, object]]], int]:
+    """Complete lines appended since `offset` (at most `limit` bytes), and the new offset."""
+    entries, end = read_entries_since(path, offset, limit)
+    return [e[:3] for e in entries], end
 
 
 def size(path: str) -> int:

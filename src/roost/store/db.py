@@ -144,6 +144,14 @@ def add_to_lineage(c: sqlite3.Connection, agent_id: str, session_id: str, seen_a
     c.execute("INSERT INTO provider_sessions VALUES (?, ?, ?)", (session_id, agent_id, seen_at))
 
 
+def add_to_history(c: sqlite3.Connection, agent_id: str, session_id: str, previous: str | None,
+                   reason: str, at: str) -> None:
+    """Record that the agent's provider session id became `session_id` (from `previous`), when
+    and why."""
+    c.execute("INSERT INTO session_history (agent_id, provider_session_id, previous, at, reason) "
+              "VALUES (?, ?, ?, ?, ?)", (agent_id, session_id, previous, at, reason))
+
+
 class Store:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
@@ -260,7 +268,29 @@ class Store:
         )
         return [str(r[0]) for r in rows]
 
+    def session_changes(self, agent_id: str) -> list[dict[str, Any]]:
+        """Every change of the agent's provider session id, oldest first: the id, the one it
+        replaced, when, and why (spawn, clear, compact, discovered, fresh, chosen...)."""
+        rows = self.conn.execute(
+            "SELECT provider_session_id, previous, at, reason FROM session_history "
+            "WHERE agent_id = ? ORDER BY id", (agent_id,))
+        return [{"session_id": r[0], "previous": r[1], "at": r[2], "reason": r[3]} for r in rows]
+
+    def launch(self, agent_id: str) -> tuple[str, float] | None:
+        """The token and start time (epoch seconds) of the agent's current launch; None for an
+        agent last launched by a roost that gave launches no token."""
+        row = self.conn.execute("SELECT token, at FROM launches WHERE agent_id = ?",
+                                (agent_id,)).fetchone()
+        return (str(row[0]), float(row[1])) if row else None
+
     # ---- writing -------------------------------------------------------------------------
+    def begin_launch(self, agent_id: str, token: str, at: float) -> None:
+        """Record a launch's token before its process starts: the hook events that carry it
+        are that process's own (ops/learn.py)."""
+        with self.write() as c:
+            c.execute("INSERT OR REPLACE INTO launches (agent_id, token, at) VALUES (?, ?, ?)",
+                      (agent_id, token, at))
+
     def insert(self, agent: Agent,
                then: Callable[[sqlite3.Connection], None] | None = None) -> None:
         """Add a record; `then` runs in the same transaction (placing it in the workspace)."""
@@ -268,7 +298,7 @@ class Store:
             with self.write() as c:
                 insert_row(c, {f: getattr(agent, f) for f in AGENT_FIELDS})
                 if agent.provider_session_id:
-                    self._claim_session_id(c, agent.id, agent.provider_session_id)
+                    self._claim_session_id(c, agent.id, agent.provider_session_id, None, "spawn")
                 if then is not None:
                     then(c)
         except sqlite3.IntegrityError as exc:
@@ -290,13 +320,22 @@ class Store:
         with self.write() as c:
             c.execute(f"UPDATE agents SET {sets} WHERE id = ?", (*values, agent_id))
 
-    def set_provider_session_id(self, agent_id: str, session_id: str) -> None:
-        """Record the agent's current provider session id; the old ones stay as its lineage."""
+    def set_provider_session_id(self, agent_id: str, session_id: str,
+                                reason: str = "discovered", **fields: object) -> None:
+        """Record the agent's current provider session id and why it changed; the old ones stay
+        as its lineage. `fields` are other columns to set with it (the transcript...)."""
+        unknown = set(fields) - self._MUTABLE
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
         try:
             with self.write() as c:
-                c.execute("UPDATE agents SET provider_session_id = ? WHERE id = ?",
-                          (session_id, agent_id))
-                self._claim_session_id(c, agent_id, session_id)
+                previous = c.execute("SELECT provider_session_id FROM agents WHERE id = ?",
+                                     (agent_id,)).fetchone()
+                sets = "".join(f", {k} = ?" for k in fields)
+                c.execute(f"UPDATE agents SET provider_session_id = ?{sets} WHERE id = ?",
+                          (session_id, *fields.values(), agent_id))
+                self._claim_session_id(c, agent_id, session_id,
+                                       previous[0] if previous else None, reason)
         except sqlite3.IntegrityError as exc:
             raise SessionIdTaken(
                 f"provider session {session_id} already belongs to another agent"
@@ -307,26 +346,33 @@ class Store:
         session ids stay as lineage. `session_id` is the new one when the provider mints it."""
         try:
             with self.write() as c:
+                previous = c.execute("SELECT provider_session_id FROM agents WHERE id = ?",
+                                     (agent_id,)).fetchone()
                 c.execute("UPDATE agents SET provider_session_id = ?, launches = 0 WHERE id = ?",
                           (session_id, agent_id))
                 if session_id:
-                    self._claim_session_id(c, agent_id, session_id)
+                    self._claim_session_id(c, agent_id, session_id,
+                                           previous[0] if previous else None, "fresh")
         except sqlite3.IntegrityError as exc:
             raise SessionIdTaken(
                 f"provider session {session_id} already belongs to another agent"
             ) from exc
 
     @staticmethod
-    def _claim_session_id(c: sqlite3.Connection, agent_id: str, session_id: str) -> None:
+    def _claim_session_id(c: sqlite3.Connection, agent_id: str, session_id: str,
+                          previous: str | None, reason: str) -> None:
         problem = flag_safe_problem(session_id)
         if problem:
             raise SessionIdRefused(f"provider session id refused: {problem}")
         owner = c.execute("SELECT agent_id FROM provider_sessions WHERE provider_session_id = ?",
                           (session_id,)).fetchone()
+        at = now_iso()
         if owner is None:
-            add_to_lineage(c, agent_id, session_id, now_iso())
+            add_to_lineage(c, agent_id, session_id, at)
         elif owner[0] != agent_id:
             raise sqlite3.IntegrityError("provider_sessions.provider_session_id")
+        if session_id != previous:
+            add_to_history(c, agent_id, session_id, previous, reason, at)
 
     def delete(self, agent_id: str) -> None:
         from roost.store import workspace as wsdb

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from roost.core.exchange import Taken
-from roost.store.db import AGENT_FIELDS, Store, add_to_lineage, insert_row
+from roost.store.db import AGENT_FIELDS, Store, add_to_history, add_to_lineage, insert_row
 
 
 def taken(conn: sqlite3.Connection) -> Taken:
@@ -53,8 +53,11 @@ def insert_tables(c: sqlite3.Connection, data: Mapping[str, Any], seen_at: str) 
                    json.dumps(t["layout"]) if t["layout"] else None, t["focus"]))
     for a in data["agents"]:
         insert_row(c, a)
+        previous = None
         for sid in a["session_history"]:
             add_to_lineage(c, a["id"], sid, seen_at)
+            add_to_history(c, a["id"], sid, previous, "imported", seen_at)
+            previous = sid
     for position, agent_id in enumerate(data["pins"]):
         c.execute("INSERT INTO pins (agent_id, position) VALUES (?, ?)", (agent_id, position))
     for key, value in data["settings"].items():

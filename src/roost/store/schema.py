@@ -130,12 +130,53 @@ CREATE TABLE notifications (
 CREATE INDEX notifications_pending ON notifications (parent_id, delivered_at, id);
 """
 
+# Lineage (issue 13): every change of an agent's provider session id, with when, why and from
+# which (provider_sessions stays the one-owner-per-id table), and the token of each agent's
+# current launch, which its hooks write into every line of its hook log (providers/hooks.py).
+V5 = """
+CREATE TABLE session_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    provider_session_id TEXT NOT NULL,
+    previous TEXT,  -- the id it replaced; NULL for the first
+    at TEXT NOT NULL,
+    reason TEXT NOT NULL  -- spawn, clear, compact, resume, startup, discovered, fresh, chosen,
+                          -- imported, or earlier-roost (recorded before roost kept reasons)
+);
+CREATE INDEX session_history_by_agent ON session_history (agent_id, id);
+CREATE TABLE launches (
+    agent_id TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    token TEXT NOT NULL,
+    at REAL NOT NULL  -- epoch seconds, taken before the process started
+);
+"""
+
+
+def _v5_history_from_lineage(conn: sqlite3.Connection) -> None:
+    """The ids an earlier roost recorded, in their order, as changes: the reason is the source
+    its `session` event gave (clear, compact...) when there is one."""
+    previous: dict[str, str] = {}
+    rows = conn.execute("SELECT agent_id, provider_session_id, seen_at FROM provider_sessions "
+                        "ORDER BY seen_at, rowid").fetchall()
+    for agent_id, sid, seen_at in rows:
+        source = conn.execute(
+            "SELECT json_extract(detail, '$.source') FROM events WHERE agent_id = ? AND "
+            "kind = 'session' AND json_extract(detail, '$.session_id') = ? ORDER BY id LIMIT 1",
+            (agent_id, sid)).fetchone()
+        reason = source[0] if source and isinstance(source[0], str) else "earlier-roost"
+        conn.execute("INSERT INTO session_history (agent_id, provider_session_id, previous, at, "
+                     "reason) VALUES (?, ?, ?, ?, ?)",
+                     (agent_id, sid, previous.get(agent_id), seen_at, reason))
+        previous[agent_id] = sid
+
+
 Step = str | Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Step | list[Step]] = [
     V1,
     [V2, _v2_place_existing_agents],
     V3,
     V4,
+    [V5, _v5_history_from_lineage],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

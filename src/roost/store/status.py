@@ -14,12 +14,17 @@ if TYPE_CHECKING:
 
     from roost.core.observation import Observation
 
-# Columns in Record's order; the tab and the linked agents by name.
+# Columns in Record's order; the tab and the linked agents by name; the session id's changes as
+# one JSON array (oldest first).
 _LISTING = """
 SELECT a.id, a.name, a.provider, a.cwd, a.home, a.args, a.dangerous, a.provider_session_id,
        a.created_at, a.started_at, a.launches, a.last_exit, a.intent, a.placement, t.name,
        p.agent_id IS NOT NULL, lp.name, op.name, oroot.name, a.last_active_at, a.last_error,
-       a.status, a.status_source, a.status_since, a.hook_offset, a.restart_policy
+       a.status, a.status_source, a.status_since, a.hook_offset, a.restart_policy,
+       (SELECT json_group_array(json_object('session_id', h.provider_session_id,
+                                            'previous', h.previous, 'at', h.at,
+                                            'reason', h.reason))
+        FROM (SELECT * FROM session_history WHERE agent_id = a.id ORDER BY id) h)
 FROM agents a
 LEFT JOIN tabs t ON t.id = a.tab_id
 LEFT JOIN pins p ON p.agent_id = a.id

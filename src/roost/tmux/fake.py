@@ -42,6 +42,7 @@ class FakePane:
     dead_status: int | None = None
     screen: str = ""
     split: tuple[str, bool, int] | None = None  # (split pane, side by side, percent)
+    title: str = ""  # what its program set as the terminal title (tests set it)
 
 
 @dataclass
@@ -140,6 +141,7 @@ class FakeTmux:
             "roost_keeper": option("@roost_keeper"), "roost_home": option("@roost_home"),
             "server_pid": str(PID_BASE - 1),
             "window_activity": "" if window.activity is None else str(int(window.activity)),
+            "pane_title": pane.title,
         }
         return {key: values[key] for key in FIELDS}
 

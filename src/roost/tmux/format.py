@@ -6,15 +6,19 @@ from __future__ import annotations
 from roost.core.pane import Pane
 
 SEP = "\t"
+TITLE_LIMIT = 64  # characters of a pane's title: its first one tells a spinner
 FIELDS = (
     "session_id", "session_name", "window_id", "window_name", "window_index", "pane_id",
     "pane_pid", "pane_dead", "pane_dead_status", "pane_dead_signal", "roost_id", "roost_keeper",
-    "roost_home", "server_pid", "window_activity",
+    "roost_home", "server_pid", "window_activity", "pane_title",
 )
 FORMAT = SEP.join([
     "#{session_id}", "#{session_name}", "#{window_id}", "#{window_name}", "#{window_index}",
     "#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}",
     "#{@roost_id}", "#{@roost_keeper}", "#{@roost_home}", "#{pid}", "#{window_activity}",
+    # Last, and cut short: the title is whatever the pane's program set (tmux drops its control
+    # characters). It is only read, never handed back to tmux.
+    f"#{{={TITLE_LIMIT}:pane_title}}",
 ])
 CAPTURE_LINES = 40  # enough for a dialog; status patterns read the last 15 non-empty lines
 # "no current target": a server whose last session is going away answers list-panes -a so
@@ -24,8 +28,13 @@ MARKER = "\x1e"  # ends each screen of a chained capture: a control character ne
 
 
 def rows(text: str) -> list[dict[str, str]]:
-    return [dict(zip(FIELDS, line.split(SEP), strict=True)) for line in text.splitlines()
-            if line.count(SEP) == len(FIELDS) - 1]
+    """The listing's rows; the title, last, keeps any separator its program may have put in."""
+    found = []
+    for line in text.splitlines():
+        parts = line.split(SEP, len(FIELDS) - 1)
+        if len(parts) == len(FIELDS):
+            found.append(dict(zip(FIELDS, parts, strict=True)))
+    return found
 
 
 def exit_status(row: dict[str, str]) -> int | None:
@@ -45,7 +54,7 @@ def to_pane(row: dict[str, str]) -> Pane:
         pid=int(row["pane_pid"]) if row["pane_pid"] else None, dead=row["pane_dead"] == "1",
         dead_status=exit_status(row), agent_id=row["roost_id"],
         is_keeper=row["roost_keeper"] == "1", is_home=row["roost_home"] == "1",
-        activity=_seconds(row["window_activity"]))
+        activity=_seconds(row["window_activity"]), title=row.get("pane_title", ""))
 
 
 def panes(text: str) -> list[Pane]:

@@ -1,0 +1,67 @@
+"""Whether a hook event belongs to the agent's current process: the proof roost needs before it
+takes anything from it (above all a new provider session id, which decides the conversation the
+next wake resumes). Pure and import-light.
+
+Each launch gets a token of its own (ops/lifecycle.py passes it in the process's environment as
+TOKEN_ENV; hook.sh writes it into each line of the hook log, providers/hooks.py). An event is the
+current process's when it carries that token, fired no earlier than the launch, and ran in the
+agent's cwd (or a folder inside it). Claude Code's SessionStart gives no previous id to compare
+(2.1.332: session_id, transcript_path, cwd, hook_event_name, source, model...), so the token is
+what ties a new id to the process that had the old one.
+
+An agent last launched by a roost without tokens (no launch on record) has hook lines without
+one: those are taken when the time and cwd checks pass, until its next launch, which has a token.
+"""
+
+from __future__ import annotations
+
+TOKEN_ENV = "ROOST_LAUNCH_TOKEN"
+LEGACY_SLACK = 2.0  # seconds: an old launch's time is when its record was written, just after
+
+
+def foreign(*, token: str | None, at: float, cwd: object, launch_token: str | None,
+            launch_at: float | None, agent_cwd: str) -> str | None:
+    """Why the event is not the current process's (in words, for the event log), or None when
+    it is. `token` is the line's (None: a line an earlier hook.sh wrote, "" one written with no
+    token in its environment); `launch_token` and `launch_at` the current launch's (None for a
+    launch made before tokens; `launch_at` then its recorded start, or None when unknown).
+
+    >>> ok = dict(at=100.0, cwd="/w", launch_at=99.5, agent_cwd="/w")
+    >>> foreign(token="t", launch_token="t", **ok) is None
+    True
+    >>> foreign(token=None, launch_token="t", **ok)
+    'no launch token (not written by a process roost started)'
+    >>> foreign(token="u", launch_token="t", **ok)
+    "another launch's token"
+    >>> foreign(token="t", launch_token="t", **{**ok, "at": 50.0})
+    'older than the current launch'
+    >>> foreign(token="t", launch_token="t", **{**ok, "cwd": "/tmp"})
+    "cwd /tmp is not the agent's /w"
+    >>> foreign(token=None, launch_token=None, **ok) is None  # launched before tokens
+    True
+    """
+    if launch_token is not None:
+        if not token:
+            return "no launch token (not written by a process roost started)"
+        if token != launch_token:
+            return "another launch's token"
+    elif token:
+        return "a launch token, but the current launch has none"
+    if launch_at is not None:
+        # hook.sh stamps whole seconds; a launch without a token was recorded just after it began
+        earliest = int(launch_at) - (LEGACY_SLACK if launch_token is None else 0)
+        if at < earliest:
+            return "older than the current launch"
+    if not isinstance(cwd, str) or not inside(cwd, agent_cwd):
+        return f"cwd {cwd} is not the agent's {agent_cwd}"
+    return None
+
+
+def inside(path: str, folder: str) -> bool:
+    """`path` is `folder` or a folder in it (a CLI may report the folder its shell moved to).
+
+    >>> inside("/w", "/w"), inside("/w/sub", "/w"), inside("/wx", "/w"), inside("/", "/w")
+    (True, True, False, False)
+    """
+    base = folder.rstrip("/")
+    return path.rstrip("/") == base or path.startswith(base + "/")
