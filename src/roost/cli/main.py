@@ -369,9 +369,7 @@ def tab_balance(name: str) -> None:
     """
     from roost.ops import workspace as wsops
 
-    tiles = wsops.tab_balance(_app(), name)
-    click.echo(f"tab {name} balanced: {len(tiles)} tile{'' if len(tiles) == 1 else 's'} "
-               "in an even grid")
+    click.echo(present.tab_balanced(name, len(wsops.tab_balance(_app(), name))))
 
 
 @tab.command(name="ls")

@@ -235,6 +235,10 @@ def tab_closed(name: str, parked_names: Sequence[str]) -> str:
     return f"tab {name} closed" + (f"; parked {', '.join(parked_names)}" if parked_names else "")
 
 
+def tab_balanced(name: str, tiles: int) -> str:
+    return f"tab {name} balanced: {counted(tiles, 'tile')} in an even grid"
+
+
 def tabs(found: Sequence[tuple[str, list[str], str | None]], as_json: bool) -> str:
     """`roost tab ls`: each tab (name, tile names in order, focused tile's name)."""
     if as_json:
