@@ -84,6 +84,6 @@ def test_a_parked_or_buried_agent_without_a_window_hibernates_no_alarm() -> None
 
     parked = replace(agent("parked"), placement="detached")
     buried = replace(agent("buried"), placement="buried")
-    panes = [keeper("x"), pane("x", "other", "id-other")]
+    panes = [keeper("other"), pane("other", "other", "id-other")]
     assert drift([parked, buried, agent("other")], panes, "roost") == []
     assert drift([parked, buried], [], "roost") == []
