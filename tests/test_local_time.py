@@ -35,3 +35,12 @@ def test_events_show_local_time_and_json_keeps_the_offset(world: Env) -> None:
     utc = world.roost("events", "alpha", env={"TZ": "UTC"}).stdout.splitlines()[0]
     assert utc.startswith(first.strftime("%Y-%m-%d %H:%M:%S") + "  alpha  ")
     assert not re.search(r"\+\d\d:\d\d", line)  # for people: no offset noise
+
+
+@pytest.mark.tmux
+def test_ls_json_times_are_iso_8601_with_an_offset(world: Env) -> None:
+    world.roost("spawn", "alpha", "--cwd", str(world.tmp / "work"))
+    world.wait_for(lambda: world.ls()["alpha"]["status"] == "idle", what="idle")
+    agent = json.loads(world.roost("ls", "--json", env={"TZ": "Asia/Kolkata"}).stdout)[0]
+    for key in ("created_at", "started_at", "last_active_at", "status_since"):
+        assert datetime.fromisoformat(agent[key]).utcoffset() == timedelta(0), key

@@ -549,3 +549,18 @@ def test_event_times_in_the_details_are_in_the_users_zone() -> None:
             assert "17:28:00 started" in shown_text(app.query_one("#details"))  # 11:58 UTC
 
     asyncio.run(run())
+
+
+def test_the_readme_lists_every_key_and_shows_the_snapshot() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    section = readme[readme.index("## The TUI"):readme.index("## Install and run")]
+    for action in actions.ACTIONS:
+        key = "Enter" if action.key == "enter" else f"`{actions.key_name(action)}`"
+        assert key in section, action.name
+    assert "](docs/tui.svg)" in section
+    # the README's screenshot is the main screen's snapshot (regenerate both together)
+    assert (root / "docs" / "tui.svg").read_bytes() == \
+        (root / "tests" / "__snapshots__" / "test_tui" / "test_snapshot_main_screen.svg").read_bytes()

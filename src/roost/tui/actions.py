@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from roost.core import present
+from roost.tmux.client import DETACH_KEY
 from roost.tui.source import Source
 
 
@@ -34,8 +35,8 @@ class Action:
 
 ACTIONS = (
     Action("enter", "attach", "attach",
-           "Attach (waking it first); detach with C-b d to come back"),
-    Action("n", "new", "new", "New agent (name, provider, cwd, tab, arguments)", footer=True),
+           f"Attach (waking it first); {DETACH_KEY} detaches and brings you back here"),
+    Action("n", "new", "new", "New agent (name, provider, cwd, tab, first prompt, arguments)", footer=True),
     Action("k", "kill", "kill", "Kill: stop its processes, keep its home and record",
            footer=True, agent_op=lambda source, name: source.kill(name)),
     Action("w", "wake", "wake", "Wake: start it again, resuming its conversation", footer=True,

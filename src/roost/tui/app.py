@@ -21,7 +21,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Label, Select, Static
@@ -56,7 +56,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         lines = "\n".join(actions.help_lines())
-        yield Static(f"[b]roost keys[/b]\n\n{lines}\n\n  Esc closes this help.", id="help")
+        with VerticalScroll(id="help"):  # focused: arrows scroll it on a small terminal
+            yield Static(f"[b]roost keys[/b]\n\n{lines}\n\n  Esc closes this help.")
 
 
 class FormScreen(ModalScreen[str | None]):
@@ -74,15 +75,15 @@ class FormScreen(ModalScreen[str | None]):
         self.submit = submit
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="form"):
+        with VerticalScroll(id="form", can_focus=False):
             yield Label(f"[b]{self.title_text}[/b]  (Enter submits, Esc cancels)")
             for key, label, default in self.fields:
-                yield Label(label)
+                yield Label(label, classes="field")
                 if isinstance(default, str):
-                    yield Input(value=default, id=f"f-{key}")
+                    yield Input(value=default, id=f"f-{key}", compact=True)
                 else:
                     yield Select([(c, c) for c in default], value=default[0], id=f"f-{key}",
-                                 allow_blank=False)
+                                 allow_blank=False, compact=True)
             yield Static("", id="form-error")
 
     def values(self) -> dict[str, str]:
@@ -304,10 +305,13 @@ class RoostApp(App[None]):
     #details { height: 1fr; border: round $secondary; padding: 0 1; }
     #filter { display: none; }
     #filter.show { display: block; }
-    #help { width: 80; height: auto; border: thick $accent; padding: 1 2; background: $panel; }
+    #help { width: 80; max-width: 100%; height: auto; max-height: 100%; border: thick $accent;
+            padding: 0 1; background: $panel; }
     HelpScreen, FormScreen { align: center middle; }
     #form { width: 74; max-width: 100%; height: auto; max-height: 100%; border: thick $accent;
             padding: 0 1; background: $panel; }
+    #form .field { margin-top: 1; color: $text-muted; }
+    #form-error { margin-top: 1; }
     #form-error.error { color: $error; text-style: bold; }
     .tile { border: round $secondary; overflow: hidden; }
     .tile.focused { border: round $accent; }
@@ -596,8 +600,7 @@ class RoostApp(App[None]):
             ("name", "name", ""), ("provider", "provider", list(traits.BY_NAME)),
             ("cwd", "working directory", "."), ("tab", "tab", tab),
             ("prompt", "first prompt (optional)", ""),
-            ("args", "extra arguments for the agent CLI (for command: the program and its own)",
-             "")]
+            ("args", "extra arguments (for command: the program and its arguments)", "")]
 
         def spawn(values: dict[str, str]) -> str:  # on the form's worker: errors shown there
             try:
