@@ -562,5 +562,5 @@ def test_the_readme_lists_every_key_and_shows_the_snapshot() -> None:
         assert key in section, action.name
     assert "](docs/tui.svg)" in section
     # the README's screenshot is the main screen's snapshot (regenerate both together)
-    assert (root / "docs" / "tui.svg").read_bytes() == \
-        (root / "tests" / "__snapshots__" / "test_tui" / "test_snapshot_main_screen.svg").read_bytes()
+    snapshot = root / "tests" / "__snapshots__" / "test_tui" / "test_snapshot_main_screen.svg"
+    assert (root / "docs" / "tui.svg").read_bytes() == snapshot.read_bytes()

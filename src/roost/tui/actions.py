@@ -36,7 +36,8 @@ class Action:
 ACTIONS = (
     Action("enter", "attach", "attach",
            f"Attach (waking it first); {DETACH_KEY} detaches and brings you back here"),
-    Action("n", "new", "new", "New agent (name, provider, cwd, tab, first prompt, arguments)", footer=True),
+    Action("n", "new", "new", "New agent (name, provider, cwd, tab, first prompt, arguments)",
+           footer=True),
     Action("k", "kill", "kill", "Kill: stop its processes, keep its home and record",
            footer=True, agent_op=lambda source, name: source.kill(name)),
     Action("w", "wake", "wake", "Wake: start it again, resuming its conversation", footer=True,
