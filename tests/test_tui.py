@@ -16,6 +16,7 @@ from textual.widgets import Input, Select
 from textual.worker import WorkerCancelled, WorkerError
 
 from roost.core import present
+from roost.core import workspace as ws
 from roost.providers import traits
 from roost.tui import actions
 from roost.tui.app import FormScreen, HelpScreen, RoostApp, TabScreen
@@ -564,3 +565,32 @@ def test_the_readme_lists_every_key_and_shows_the_snapshot() -> None:
     # the README's screenshot is the main screen's snapshot (regenerate both together)
     snapshot = root / "tests" / "__snapshots__" / "test_tui" / "test_snapshot_main_screen.svg"
     assert (root / "docs" / "tui.svg").read_bytes() == snapshot.read_bytes()
+
+
+@pytest.mark.tmux
+def test_place_balance_and_the_screens_bottom_on_a_real_tmux(live: Env) -> None:
+    async def run() -> None:
+        app = RoostApp(source=LiveSource(), attacher=lambda argv: None, refresh_every=0)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot, app, lambda: len([r for r in app.rows if r.item]) == 3)
+            assert app.selected().agent.name == "alpha"
+            await settle(pilot, app, lambda: "❯" in shown_text(app.query_one("#preview")))
+            assert shown_text(app.query_one("#preview")).rstrip().split("\n")[-1].startswith("❯")
+
+            select(app, "gamma")  # parked
+            await pilot.press("u")
+            await settle(pilot, app)
+            assert live.ls()["gamma"]["placement"] == "detached"
+            await pilot.press("a", "enter")  # the current tab: main
+            await settle(pilot, app, lambda: live.ls()["gamma"]["placement"] == "tile")
+            assert live.ls()["gamma"]["tab"] == "main"
+            assert [r.label for r in app.rows] == ["Tab main", "alpha", "beta", "gamma"]
+
+            await pilot.press("E")
+            await settle(pilot, app, lambda: any(
+                "tab main balanced: 3 tiles" in str(n.message) for n in app._notifications))
+            exported = json.loads(live.roost("export").stdout)
+            layout = exported["tabs"][0]["layout"]
+            assert layout == ws.grid(ws.leaves(layout))  # an even grid, tiles in order
+
+    asyncio.run(run())
