@@ -8,6 +8,7 @@ selected agent). The keys are tui/actions.py's table; each operation is the CLI'
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import subprocess
@@ -150,6 +151,7 @@ class TabScreen(Screen[None]):
         self.focus_index = 0
         self.focus_name: str | None = None  # the focused tile follows its agent when it moves
         self._drawn: tuple[str, Node | None] | None = None  # the tab and layout on screen
+        self._drawing = asyncio.Lock()  # one redraw at a time: tiles keep their ids across them
 
     def compose(self) -> ComposeResult:
         yield Static("", id="tab-title")
@@ -188,19 +190,20 @@ class TabScreen(Screen[None]):
             self.call_later(self.rebuild)
 
     async def rebuild(self) -> None:
-        layout = self.roost.snapshot.layouts.get(self.tab)
-        self._drawn = (self.tab, layout)
-        tabs = self.tabs
-        where = f"  ({tabs.index(self.tab) + 1} of {len(tabs)}: Tab for the next)" \
-            if self.tab in tabs and len(tabs) > 1 else ""
-        self.query_one("#tab-title", Static).update(f"tab {self.tab}{where}")
-        holder = self.query_one("#tiles")
-        await holder.remove_children()  # gone before tiles with the same ids come
-        if layout is not None:
-            await holder.mount(self._node(layout))
-        else:
-            await holder.mount(Static(f"tab {self.tab} has no tiles: a on a parked agent places it "
-                                "here", classes="tile"))
+        async with self._drawing:
+            layout = self.roost.snapshot.layouts.get(self.tab)
+            self._drawn = (self.tab, layout)
+            tabs = self.tabs
+            where = f"  ({tabs.index(self.tab) + 1} of {len(tabs)}: Tab for the next)" \
+                if self.tab in tabs and len(tabs) > 1 else ""
+            self.query_one("#tab-title", Static).update(f"tab {self.tab}{where}")
+            holder = self.query_one("#tiles")
+            await holder.remove_children()  # gone before tiles with the same ids come
+            if layout is not None:
+                await holder.mount(self._node(layout))
+            else:
+                await holder.mount(Static(f"tab {self.tab} has no tiles: a on a parked agent "
+                                          "places it here", classes="tile"))
         self.refresh_previews()
 
     def _node(self, node: Node) -> Widget:
