@@ -4,6 +4,7 @@ tabs and events. Pure: no tmux, no store, no clock."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -94,7 +95,7 @@ def test_event_lines_for_the_cli_and_the_tui() -> None:
     event = {"id": 3, "agent": "api", "at": "2026-11-29T11:59:00+00:00", "kind": "status",
              "status": "idle", "previous": "working"}
     assert present.event_line(event) == \
-        "2026-11-29T11:59:00+00:00  api  status  status=idle previous=working"
+        "2026-11-29 11:59:00  api  status  status=idle previous=working"
     assert present.event_line({"id": 1, "agent": "api", "at": "T", "kind": "woke"}) == \
         "T  api  woke"
     assert present.event_brief(event) == "11:59:00 status idle"
@@ -102,6 +103,20 @@ def test_event_lines_for_the_cli_and_the_tui() -> None:
                                 "exit_code": 2}) == "11:59:00 exited 2"
     assert present.event_brief({"at": "2026-11-29T11:59:00+00:00", "kind": "started"}) == \
         "11:59:00 started"
+
+
+INDIA = timezone(timedelta(hours=5, minutes=30))  # no DST: the same offset any day
+
+
+def test_times_for_people_are_in_their_zone_and_json_keeps_iso_with_offset() -> None:
+    event = {"id": 3, "agent": "api", "at": "2026-11-29T23:59:00.125+00:00", "kind": "woke"}
+    assert present.event_line(event, INDIA) == "2026-11-30 05:29:00  api  woke"
+    assert present.event_brief(event, INDIA) == "05:29:00 woke"
+    o = seen("a", "idle")
+    assert present.watch_line(o, None, as_json=False, zone=INDIA) == \
+        "2026-11-29 17:30:00  a: idle (screen)"
+    at = json.loads(present.watch_line(o, None, as_json=True, zone=INDIA))["at"]
+    assert datetime.fromisoformat(at).utcoffset() == timedelta(0)  # as stored: ISO, offset
 
 
 def test_status_and_place_texts() -> None:
@@ -149,9 +164,9 @@ def test_watch_lines_for_scripts_and_for_people() -> None:
         "name": "a", "status": "exited", "previous": "working", "source": "pane",
         "exit_code": 1, "at": "2026-11-29T12:00:00+00:00", "reason": None, "crashed": True}
     assert present.watch_line(o, None, as_json=False) == \
-        "2026-11-29T12:00:00+00:00  a: crashed (1) (pane)"
+        "2026-11-29 12:00:00  a: crashed (1) (pane)"
     clean = seen("a", "exited", exit_code=0, source="pane")
     assert present.watch_line(clean, None, as_json=False) == \
-        "2026-11-29T12:00:00+00:00  a: exited (pane)"
+        "2026-11-29 12:00:00  a: exited (pane)"
     assert present.watch_line(seen("a", "idle", since=None), None, as_json=False) == \
         "  a: idle (screen)"

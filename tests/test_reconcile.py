@@ -68,3 +68,22 @@ def test_two_live_panes_for_one_agent_is_drift() -> None:
     a = agent("a")
     panes = [keeper("a"), pane("a", "a", a.id, pane_id="%1"), pane("a", "a2", a.id, pane_id="%2")]
     assert any("2 live panes" in f.problem for f in drift([a], panes, "roost"))
+
+
+def test_a_lost_server_is_one_finding_fixed_by_one_restore() -> None:
+    agents = [agent("a"), agent("b"), agent("c"), agent("off", intent=INTENT_STOPPED)]
+    found = drift(agents, [], "roost")
+    assert [(f.subject, f.problem) for f in found] == [
+        ("roost's tmux server", "is not running: 3 agents should be running (a, b, c)")]
+    assert found[0].advice.startswith("roost restore")
+    assert drift([agent("off", intent=INTENT_STOPPED)], [], "roost") == []
+
+
+def test_a_parked_or_buried_agent_without_a_window_hibernates_no_alarm() -> None:
+    from dataclasses import replace
+
+    parked = replace(agent("parked"), placement="detached")
+    buried = replace(agent("buried"), placement="buried")
+    panes = [keeper("other"), pane("other", "other", "id-other")]
+    assert drift([parked, buried, agent("other")], panes, "roost") == []
+    assert drift([parked, buried], [], "roost") == []

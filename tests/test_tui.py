@@ -6,12 +6,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from dataclasses import replace
+from datetime import UTC, timedelta, timezone
 
 import pytest
+from textual.color import Color
+from textual.containers import Vertical
 from textual.widgets import Input, Select
 from textual.worker import WorkerCancelled, WorkerError
 
 from roost.core import present
+from roost.core import workspace as ws
 from roost.providers import traits
 from roost.tui import actions
 from roost.tui.app import FormScreen, HelpScreen, RoostApp, TabScreen
@@ -153,13 +158,26 @@ def test_tab_view_edits_change_the_stored_layout(live: Env) -> None:
             await pilot.press("t")
             await settle(pilot, app)
             assert isinstance(app.screen, TabScreen)
+            view = app.screen
+
+            def drawn() -> list[str]:  # the tiles on screen, in order
+                return [str(t.id).removeprefix("tile-") for t in view.query(".tile")]
+
+            assert drawn() == ["alpha", "beta"]
             await pilot.press("bracketright")  # move alpha right of beta
             await settle(pilot, app, lambda: json.loads(live.roost(
                 "tab", "ls", "--json").stdout)[0]["tiles"] == ["beta", "alpha"])
-            await pilot.press("minus")  # stack them
+            await settle(pilot, app)
+            assert drawn() == ["beta", "alpha"]  # redrawn at once: no refresh timer here
+            await pilot.press("minus")  # stack them (alpha keeps the focus: it moved)
             await settle(pilot, app)
             exported = json.loads(live.roost("export").stdout)
             assert exported["tabs"][0]["layout"]["split"] == "h"
+            assert isinstance(view.query_one("#tiles").children[0], Vertical)
+            await pilot.press("x")  # close alpha's tile: buried, gone from the view
+            await settle(pilot, app, lambda: live.ls()["alpha"]["placement"] == "buried")
+            await settle(pilot, app)
+            assert drawn() == ["beta"]
 
     asyncio.run(run())
 
@@ -197,7 +215,8 @@ def test_keys_run_the_sources_operations_and_show_the_clis_words() -> None:
                        clock=lambda: NOW)
         async with app.run_test(size=(120, 30)) as pilot:
             await settle(pilot, app, lambda: app.rows)
-            await pilot.press("k")  # the cursor is on a group header: no agent selected
+            assert app.selected().agent.name == "api-fix"  # the first agent, from the start
+            await pilot.press("up", "k")  # the cursor on a group header: no agent selected
             await settle(pilot, app)
             assert source.calls == []
             select(app, "frontend")
@@ -234,7 +253,7 @@ def test_the_new_agent_form_offers_every_provider_and_passes_arguments() -> None
             await pilot.press(*"logs", "enter")
             await settle(pilot, app, lambda: source.calls)
             assert source.calls == [("spawn", "logs", "command", ".", "main",
-                                     ("tail", "-f", "app log"))]
+                                     ("tail", "-f", "app log"), None)]
 
     asyncio.run(run())
 
@@ -242,36 +261,47 @@ def test_the_new_agent_form_offers_every_provider_and_passes_arguments() -> None
 SIZE = (130, 36)
 
 
-def test_snapshot_main_screen(snap_compare) -> None:
-    async def before(pilot) -> None:
-        await pilot.pause(0.5)
-        await pilot.app.workers.wait_for_complete()
-        await pilot.press("down")
+async def shown(pilot) -> None:
+    """The first screen once its data, preview and events are in."""
+    for _ in range(2):
         await pilot.pause(0.5)
         await pilot.app.workers.wait_for_complete()
 
+
+def test_snapshot_main_screen(snap_compare) -> None:
+    async def waiting_one(pilot) -> None:  # the agent that waits, with its dialog
+        await shown(pilot)
+        await pilot.press("down", "down")
+        await shown(pilot)
+
     app = RoostApp(source=StaticSource(), attacher=lambda argv: None, refresh_every=0,
-                   clock=lambda: NOW)
-    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+                   clock=lambda: NOW, zone=UTC)
+    assert snap_compare(app, terminal_size=SIZE, run_before=waiting_one)
+
+
+def test_snapshot_80x24_shows_the_footer(snap_compare) -> None:
+    app = RoostApp(source=StaticSource(), attacher=lambda argv: None, refresh_every=0,
+                   clock=lambda: NOW, zone=UTC)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=shown)
 
 
 def test_snapshot_tab_view(snap_compare) -> None:
     async def before(pilot) -> None:
         await pilot.pause(0.5)
         await pilot.app.workers.wait_for_complete()
-        await pilot.press("down", "t")
+        await pilot.press("t")
         await pilot.pause(0.5)
         await pilot.app.workers.wait_for_complete()
         await pilot.pause(0.3)
 
     app = RoostApp(source=StaticSource(), attacher=lambda argv: None, refresh_every=0,
-                   clock=lambda: NOW)
+                   clock=lambda: NOW, zone=UTC)
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
 
 def test_snapshot_help(snap_compare) -> None:
     app = RoostApp(source=StaticSource(), attacher=lambda argv: None, refresh_every=0,
-                   clock=lambda: NOW)
+                   clock=lambda: NOW, zone=UTC)
     assert snap_compare(app, terminal_size=SIZE, press=["question_mark"])
 
 
@@ -306,3 +336,261 @@ def test_open_builds_a_plain_tmux_view_of_a_tab(live: Env) -> None:
         assert sorted(str(clients).split()) == ["alpha", "beta", "delta"]
     finally:
         subprocess.run([*view, "kill-server"], env=live.env, capture_output=True)
+
+
+# ---- issue 11: the TUI a person trusts -----------------------------------------------------------
+def app_on(source: StaticSource, zone=UTC) -> RoostApp:
+    return RoostApp(source=source, attacher=lambda argv: None, refresh_every=0,
+                    clock=lambda: NOW, zone=zone)
+
+
+def shown_text(widget) -> str:
+    return str(widget.render())
+
+
+class TallScreens(StaticSource):
+    """Every agent's screen is 200 lines long, its prompt on the last line, blank rows below."""
+
+    def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
+        return "\n".join(f"line {i}" for i in range(200)) + f"\n❯ prompt of {name}\n\n\n"
+
+
+def test_the_preview_shows_the_bottom_of_the_screen() -> None:
+    async def run() -> None:
+        app = app_on(TallScreens())
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot, app, lambda: "❯" in shown_text(app.query_one("#preview")))
+            text = shown_text(app.query_one("#preview"))
+            assert text.rstrip().endswith("❯ prompt of api-fix")
+            assert "line 199" in text and "line 0\n" not in text
+            # as many lines as the panel holds, the prompt on its last row
+            assert len(text.rstrip("\n").split("\n")) == \
+                app.query_one("#preview").content_size.height
+
+    asyncio.run(run())
+
+
+def test_columns_keep_their_widths_when_a_status_changes() -> None:
+    source = StaticSource()
+
+    async def run() -> None:
+        app = app_on(source)
+        async with app.run_test(size=(130, 36)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            before = [c.width for c in app.query_one("#agents").columns.values()]
+            waiting = item("frontend", "waiting", provider="codex", tab="ui", minutes=12)
+            waiting.status_reason = "Do you want to proceed with this very long question?"
+            items = [waiting if o.agent.name == "frontend" else o for o in source.snap.items]
+            source.snap = replace(source.snap, items=items)
+            app.refresh_data()
+            await settle(pilot, app, lambda: any(
+                r.item and r.item.status_reason for r in app.rows))
+            assert [c.width for c in app.query_one("#agents").columns.values()] == before
+
+    asyncio.run(run())
+
+
+def test_the_cursor_stands_out() -> None:
+    async def run() -> None:
+        app = app_on(StaticSource())
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            table = app.query_one("#agents")
+            accent = Color.parse(app.current_theme.accent)
+            for focused in (True, False):  # also while the filter box has the focus
+                if not focused:
+                    await pilot.press("slash")
+                    await settle(pilot, app)
+                assert table.has_focus is focused
+                cursor = table.get_component_styles("datatable--cursor").background
+                assert max(abs(a - b) for a, b in zip(cursor.rgb, accent.rgb, strict=True)) < 4
+
+    asyncio.run(run())
+
+
+def test_an_empty_workspace_says_how_to_start() -> None:
+    async def run() -> None:
+        app = app_on(StaticSource(Snapshot()))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot, app)
+            empty = app.query_one("#empty")
+            assert empty.display and "Press n for a new agent" in shown_text(empty)
+            await pilot.press("n")
+            await settle(pilot, app)
+            assert isinstance(app.screen, FormScreen)
+
+    asyncio.run(run())
+
+
+def test_a_parked_agent_is_placed_on_a_tab_and_u_says_what_to_do() -> None:
+    source = StaticSource()
+
+    async def run() -> None:
+        app = app_on(source)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            select(app, "migrations")  # parked
+            await pilot.press("u")
+            await settle(pilot, app)
+            assert source.calls == []
+            shown = [str(n.message) for n in app._notifications]
+            assert "migrations is parked, not buried: press a to place it on a tab" in shown
+            await pilot.press("a")
+            await settle(pilot, app)
+            form = app.screen
+            assert isinstance(form, FormScreen)
+            assert form.query_one("#f-tab", Input).value == "main"  # the current tab
+            form.query_one("#f-tab", Input).value = "review"
+            await pilot.press("enter")
+            await settle(pilot, app, lambda: source.calls)
+            assert source.calls == [("place", "migrations", "review")]
+            assert not isinstance(app.screen, FormScreen)
+            assert "migrations is a tile of review (pid 4242)" in \
+                [str(n.message) for n in app._notifications]
+            select(app, "api-tests")  # a tile already: nothing to place
+            await pilot.press("a")
+            await settle(pilot, app)
+            assert not isinstance(app.screen, FormScreen)
+            assert any("api-tests is a tile of main already" in str(n.message)
+                       for n in app._notifications)
+
+    asyncio.run(run())
+
+
+def test_the_command_palette_offers_roosts_actions() -> None:
+    source = StaticSource()
+
+    async def run() -> None:
+        app = app_on(source)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            select(app, "frontend")
+            await pilot.press("ctrl+p")
+            await settle(pilot, app)
+            await pilot.press(*"wake")
+            await settle(pilot, app, lambda: "wake (w)" in str(
+                app.screen.query_one("CommandList").get_option_at_index(0).prompt))
+            await pilot.press("enter")
+            await settle(pilot, app, lambda: source.calls)
+            assert source.calls == [("wake", "frontend")]
+
+    asyncio.run(run())
+
+
+def test_the_new_agent_form_keeps_what_was_typed_and_says_what_is_wrong() -> None:
+    source = StaticSource(failures={"spawn": "name logs is taken"})
+
+    async def run() -> None:
+        app = app_on(source)
+        async with app.run_test(size=(100, 40)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            await pilot.press("n")
+            await settle(pilot, app)
+            form = app.screen
+            assert isinstance(form, FormScreen)
+            assert [key for key, _label, _default in form.fields] == \
+                ["name", "provider", "cwd", "tab", "prompt", "args"]
+            form.query_one("#f-args", Input).value = "--model 'unclosed"
+            form.query_one("#f-prompt", Input).value = "fix the login test"
+            await pilot.press(*"logs", "enter")  # Enter in a field submits
+            await settle(pilot, app)
+            error = form.query_one("#form-error")
+            assert app.screen is form and "arguments: No closing quotation" in \
+                shown_text(error)
+            assert source.calls == []
+            form.query_one("#f-args", Input).value = "--model opus"
+            await pilot.press("enter")
+            await settle(pilot, app, lambda: source.calls)
+            assert app.screen is form and "name logs is taken" in shown_text(error)
+            assert form.values()["name"] == "logs"  # kept
+            source.failures.clear()
+            await pilot.press("enter")
+            await settle(pilot, app, lambda: app.screen is not form)
+            assert source.calls[-1] == ("spawn", "logs", "claude", ".", "main",
+                                        ("--model", "opus"), "fix the login test")
+
+    asyncio.run(run())
+
+
+def test_the_tab_view_switches_tabs_and_balances() -> None:
+    source = StaticSource()
+
+    async def run() -> None:
+        app = app_on(source)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            await pilot.press("E")  # on the main screen: the current tab
+            await settle(pilot, app, lambda: source.calls)
+            await pilot.press("t")
+            await settle(pilot, app)
+            view = app.screen
+            assert isinstance(view, TabScreen) and view.tab == "main"
+            assert view.query("#tile-api-fix") and not view.query("#tile-frontend")
+            await pilot.press("tab")
+            await settle(pilot, app)
+            assert view.tab == "ui" and view.query("#tile-frontend") and view.query("#tile-docs")
+            assert not view.query("#tile-api-fix")
+            await pilot.press("E")
+            await settle(pilot, app, lambda: len(source.calls) == 2)
+            assert source.calls == [("balance_tab", "main"), ("balance_tab", "ui")]
+            await pilot.press("shift+tab")
+            await settle(pilot, app)
+            assert view.tab == "main"
+
+    asyncio.run(run())
+
+
+def test_event_times_in_the_details_are_in_the_users_zone() -> None:
+    india = timezone(timedelta(hours=5, minutes=30))
+
+    async def run() -> None:
+        app = app_on(StaticSource(), zone=india)
+        async with app.run_test(size=(130, 36)) as pilot:
+            await settle(pilot, app, lambda: "started" in shown_text(app.query_one("#details")))
+            assert "17:28:00 started" in shown_text(app.query_one("#details"))  # 11:58 UTC
+
+    asyncio.run(run())
+
+
+def test_the_readme_lists_every_key_and_shows_the_snapshot() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    section = readme[readme.index("## The TUI"):readme.index("## Install and run")]
+    for action in actions.ACTIONS:
+        key = "Enter" if action.key == "enter" else f"`{actions.key_name(action)}`"
+        assert key in section, action.name
+    assert "](docs/tui.svg)" in section
+    # the README's screenshot is the main screen's snapshot (regenerate both together)
+    snapshot = root / "tests" / "__snapshots__" / "test_tui" / "test_snapshot_main_screen.svg"
+    assert (root / "docs" / "tui.svg").read_bytes() == snapshot.read_bytes()
+
+
+@pytest.mark.tmux
+def test_place_balance_and_the_screens_bottom_on_a_real_tmux(live: Env) -> None:
+    async def run() -> None:
+        app = RoostApp(source=LiveSource(), attacher=lambda argv: None, refresh_every=0)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot, app, lambda: len([r for r in app.rows if r.item]) == 3)
+            assert app.selected().agent.name == "alpha"
+            await settle(pilot, app, lambda: "❯" in shown_text(app.query_one("#preview")))
+            assert shown_text(app.query_one("#preview")).rstrip().split("\n")[-1].startswith("❯")
+
+            select(app, "gamma")  # parked
+            await pilot.press("u")
+            await settle(pilot, app)
+            assert live.ls()["gamma"]["placement"] == "detached"
+            await pilot.press("a", "enter")  # the current tab: main
+            await settle(pilot, app, lambda: live.ls()["gamma"]["placement"] == "tile")
+            assert live.ls()["gamma"]["tab"] == "main"
+            assert [r.label for r in app.rows] == ["Tab main", "alpha", "beta", "gamma"]
+
+            await pilot.press("E")
+            await settle(pilot, app, lambda: any(
+                "tab main balanced: 3 tiles" in str(n.message) for n in app._notifications))
+            exported = json.loads(live.roost("export").stdout)
+            layout = exported["tabs"][0]["layout"]
+            assert layout == ws.grid(ws.leaves(layout))  # an even grid, tiles in order
+
+    asyncio.run(run())

@@ -373,9 +373,7 @@ def tab_balance(name: str) -> None:
     """
     from roost.ops import workspace as wsops
 
-    tiles = wsops.tab_balance(_app(), name)
-    click.echo(f"tab {name} balanced: {len(tiles)} tile{'' if len(tiles) == 1 else 's'} "
-               "in an even grid")
+    click.echo(present.tab_balanced(name, len(wsops.tab_balance(_app(), name))))
 
 
 @tab.command(name="ls")
@@ -685,7 +683,8 @@ def send(name: str, text: str | None, wait: bool, timeout: float, ready_timeout:
 @click.option("--interval", type=float, default=1.0, show_default=True,
               help="Seconds between two looks.")
 def watch(as_json: bool, interval: float) -> None:
-    """Print every agent's status changes as they happen, until interrupted (Ctrl-C).
+    """Print every agent's status changes as they happen, until interrupted (Ctrl-C). Times are
+    in your time zone ($TZ); --json gives ISO 8601 with the offset.
 
     \b
     Example:
@@ -694,13 +693,14 @@ def watch(as_json: bool, interval: float) -> None:
     import time
 
     from roost.ops import observe
+    from roost.system.clock import local_zone
 
-    app = _app()
+    app, zone = _app(), local_zone(os.environ)
     seen: dict[str, present.Look] = {}
     while True:
         changed, seen = present.watch_changes(seen, observe.refresh(app))
         for o, previous in changed:
-            click.echo(present.watch_line(o, previous, as_json))
+            click.echo(present.watch_line(o, previous, as_json, zone))
         sys.stdout.flush()
         time.sleep(interval)
 
@@ -710,7 +710,8 @@ def watch(as_json: bool, interval: float) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 @click.option("--limit", type=int, default=200, show_default=True, help="The newest this many.")
 def events(name: str | None, as_json: bool, limit: int) -> None:
-    """Show the event log of agent NAME (or of all agents).
+    """Show the event log of agent NAME (or of all agents). Times are in your time zone ($TZ);
+    --json gives ISO 8601 with the offset.
 
     \b
     Example:
@@ -722,8 +723,11 @@ def events(name: str | None, as_json: bool, limit: int) -> None:
     if as_json:
         click.echo(json.dumps(found))
         return
+    from roost.system.clock import local_zone
+
+    zone = local_zone(os.environ)
     for e in found:
-        click.echo(present.event_line(e))
+        click.echo(present.event_line(e, zone))
 
 
 @cli.command()

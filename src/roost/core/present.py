@@ -9,6 +9,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
+    from datetime import tzinfo
 
     from roost.core.observation import Observation
 
@@ -254,6 +255,10 @@ def tab_closed(name: str, parked_names: Sequence[str]) -> str:
     return f"tab {name} closed" + (f"; parked {', '.join(parked_names)}" if parked_names else "")
 
 
+def tab_balanced(name: str, tiles: int) -> str:
+    return f"tab {name} balanced: {counted(tiles, 'tile')} in an even grid"
+
+
 def tabs(found: Sequence[tuple[str, list[str], str | None]], as_json: bool) -> str:
     """`roost tab ls`: each tab (name, tile names in order, focused tile's name)."""
     if as_json:
@@ -265,23 +270,47 @@ def tabs(found: Sequence[tuple[str, list[str], str | None]], as_json: bool) -> s
 
 
 # ---- the event log -----------------------------------------------------------------------------
-def event_line(event: Mapping[str, object]) -> str:
-    """One event for `roost events`: when, whose, what, then its details as key=value.
+def local_time(stamp: object, zone: tzinfo | None, clock_only: bool = False) -> str:
+    """A stored time (ISO 8601 with its offset) for people: in the reader's `zone` (None: as
+    stored), without the offset; a value that is no such time is shown as it is. The JSON
+    outputs keep the stored ISO 8601 form.
+
+    >>> from datetime import timedelta, timezone
+    >>> local_time("2026-11-29T11:59:00.250+00:00", timezone(timedelta(hours=5, minutes=30)))
+    '2026-11-29 17:29:00'
+    >>> local_time("2026-11-29T11:59:00+00:00", None, clock_only=True), local_time("T", None)
+    ('11:59:00', 'T')
+    """
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return str(stamp)
+    if zone is not None and when.tzinfo is not None:
+        when = when.astimezone(zone)
+    return when.strftime("%H:%M:%S" if clock_only else "%Y-%m-%d %H:%M:%S")
+
+
+def event_line(event: Mapping[str, object], zone: tzinfo | None = None) -> str:
+    """One event for `roost events`: when (in `zone`), whose, what, then its details as
+    key=value.
 
     >>> event_line({"id": 1, "agent": "api", "at": "T", "kind": "exited", "exit_code": 1})
     'T  api  exited  exit_code=1'
     """
     extra = " ".join(f"{k}={v}" for k, v in event.items() if k not in ("id", "agent", "at", "kind"))
-    return f"{event['at']}  {event['agent']}  {event['kind']}  {extra}".rstrip()
+    return f"{local_time(event['at'], zone)}  {event['agent']}  {event['kind']}  {extra}".rstrip()
 
 
-def event_brief(event: Mapping[str, object]) -> str:
-    """One event in the TUI's details: the time of day, what, and a status or an exit code.
+def event_brief(event: Mapping[str, object], zone: tzinfo | None = None) -> str:
+    """One event in the TUI's details: the time of day (in `zone`), what, and a status or an
+    exit code.
 
     >>> event_brief({"at": "2026-11-29T11:59:00+00:00", "kind": "status", "status": "idle"})
     '11:59:00 status idle'
     """
-    line = f"{str(event['at'])[11:19]} {event['kind']}"
+    line = f"{local_time(event['at'], zone, clock_only=True)} {event['kind']}"
     if event["kind"] in ("status", "exited"):
         line += f" {event.get('status') or event.get('exit_code') or ''}"
     return line
@@ -304,8 +333,10 @@ def watch_changes(seen: Mapping[str, Look], found: Iterable[Observation]
     return changed, now
 
 
-def watch_line(o: Observation, previous: str | None, as_json: bool) -> str:
-    """One change for `roost watch`: a JSON object for scripts, else a line for people."""
+def watch_line(o: Observation, previous: str | None, as_json: bool,
+               zone: tzinfo | None = None) -> str:
+    """One change for `roost watch`: a JSON object for scripts (ISO 8601 times), else a line for
+    people (times in `zone`)."""
     if as_json:
         import json
 
@@ -314,7 +345,8 @@ def watch_line(o: Observation, previous: str | None, as_json: bool) -> str:
                            "at": o.status_since, "reason": o.status_reason,
                            "crashed": crashed(o)})
     why = f": {o.status_reason}" if o.status_reason else ""
-    return f"{o.status_since or ''}  {o.agent.name}: {status_word(o)} ({o.status_source}){why}"
+    when = local_time(o.status_since, zone) if o.status_since else ""
+    return f"{when}  {o.agent.name}: {status_word(o)} ({o.status_source}){why}"
 
 
 # ---- the user's words (issue 11: words, states and intent) -------------------------------

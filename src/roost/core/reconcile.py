@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from roost.core.model import INTENT_RUNNING, Agent, AgentView
 from roost.core.pane import Pane, agent_panes
-from roost.core.state import derive
+from roost.core.present import counted
+from roost.core.state import HIBERNATED, derive
 
 __all__ = ["Finding", "agent_panes", "drift", "view"]  # agent_panes: core/pane.py's, re-exported
 
@@ -29,13 +30,15 @@ class Finding:
 
 def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str) -> list[Finding]:
     tmux = f"tmux -L {socket}"
-    findings: list[Finding] = []
     by_id = agent_panes(panes)
+    if not panes:  # no server (a reboot, a kill-server): one restore brings the workspace back
+        return _server_gone([a.name for a in agents if _should_run(a, None)])
+    findings: list[Finding] = []
     known = {a.id for a in agents}
 
     for agent in agents:
         pane = by_id.get(agent.id)
-        if agent.intent == INTENT_RUNNING and (pane is None or pane.dead):
+        if _should_run(agent, pane):
             why = "its home is gone" if pane is None else f"it exited (status {pane.dead_status})"
             findings.append(Finding(agent.name, f"should be running but {why}",
                                     f"roost wake {agent.name}"))
@@ -78,3 +81,25 @@ def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str) -> list[F
             findings.append(Finding(f"home {first.session_name}", "holds no agent any more",
                                     f"{tmux} kill-session -t {first.session_id}"))
     return findings
+
+
+def _should_run(agent: Agent, pane: Pane | None) -> bool:
+    """Meant to run and does not; a parked or buried agent without a window hibernates (a
+    restore leaves it so), which is no problem."""
+    return (agent.intent == INTENT_RUNNING and (pane is None or pane.dead)
+            and view(agent, pane).state != HIBERNATED)
+
+
+def _server_gone(expected: list[str]) -> list[Finding]:
+    """The server is gone while agents should be running: one finding, one fix for them all.
+
+    >>> [f.problem for f in _server_gone(["a", "b"])], _server_gone([])
+    (['is not running: 2 agents should be running (a, b)'], [])
+    """
+    if not expected:
+        return []
+    names = ", ".join(expected[:6]) + (", …" if len(expected) > 6 else "")
+    return [Finding("roost's tmux server",
+                    f"is not running: {counted(len(expected), 'agent')} should be running "
+                    f"({names})",
+                    "roost restore (it starts every tab's tiles, hibernates the rest)")]

@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from roost.core.errors import RoostError
+from roost.core.present import counted
+from roost.tmux.protocol import TmuxClient
 
 VERSION_TIMEOUT = 10.0  # seconds for `<cli> --version` (a Node CLI takes ~1 s to start)
 VERSION = re.compile(r"\d+(?:\.\d+)+")
@@ -129,12 +131,14 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
                f"{paths.db} .recover`")
     agents = store.agents()
     findings = drift(agents, panes, tmux.socket)
+    running = len({p.agent_id for p in panes if p.agent_id and not p.dead})
     report.add("drift", not findings,
-               f"{len(agents)} agents in the store, {len(panes)} panes in tmux, "
-               f"{len(findings)} disagreement(s)")
+               f"{counted(len(agents), 'agent')} in the store, {running} running in tmux, "
+               f"{counted(len(findings), 'disagreement')}")
     for f in findings:
         report.add(f.subject, False, f.problem, f.advice)
     names = {a.id: a.name for a in agents}
+    _views(report, tmux)
     _orphans(report, str(paths.home), os.path.realpath(socket), rows, names)
     broken = ws.problems(wsdb.load(store.conn))
     report.add("workspace", not broken, f"{len(broken)} inconsistency(ies) between tabs and "
@@ -147,6 +151,25 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
         report.add("workspace", False, problem)
     store.close()
     return report, settings, {a.provider for a in agents}
+
+def _views(report: Report, tmux: TmuxClient) -> None:
+    """A view server (`roost open`) with views nobody looks at: left by an open that failed or
+    was killed, or by a detach. Their panes are clients attached to agents' homes. Said only
+    when a view server runs."""
+    view = tmux.view_client()
+    sessions = view.views()
+    if not sessions:
+        return
+    idle = [name for name, clients in sessions if clients == 0]
+    if not idle:
+        report.add("view server", True, f"{view.socket}: {counted(len(sessions), 'view')} open")
+        return
+    report.add("view server", False,
+               f"{view.socket} holds {counted(len(idle), 'view')} nobody looks at "
+               f"({', '.join(idle)}); each pane is a tmux client attached to an agent's home",
+               f"tmux -L {view.socket} kill-server (the agents keep running; `roost open TAB` "
+               "makes a fresh view)")
+
 
 def _orphans(report: Report, roost_home: str, socket: str, rows: list[dict[str, str]],
              names: dict[str, str]) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from collections.abc import Mapping
+from datetime import UTC, datetime, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
 class SystemClock:
@@ -15,3 +17,15 @@ class SystemClock:
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
+
+
+def local_zone(environ: Mapping[str, str]) -> tzinfo:
+    """The user's time zone, for the times people read: $TZ when it names a zone (with DST
+    rules), else the one the system gives this process (its offset now)."""
+    name = environ.get("TZ", "").removeprefix(":")
+    if name:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass  # a POSIX rule like "EST5EDT,M3.2.0,M11.1.0": the C library reads it
+    return datetime.now().astimezone().tzinfo or UTC

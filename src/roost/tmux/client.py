@@ -386,6 +386,16 @@ class Tmux:
         return Tmux(f"{self.socket}-view", binary=self.binary, config=self.config,
                     environ=self.env)
 
+    def views(self) -> list[tuple[str, int]]:
+        try:
+            out = self.run("list-sessions", "-F", f"#{{session_attached}}{SEP}#{{session_name}}")
+        except TmuxError as exc:
+            if self.is_no_server(exc):
+                return []
+            raise
+        found = [line.split(SEP, 1) for line in out.splitlines() if SEP in line]
+        return [(name, int(attached or 0)) for attached, name in found]
+
     def open_view(self, name: str, title: str, width: int, height: int,
                   argv: Sequence[str]) -> str:
         try:

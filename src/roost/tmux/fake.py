@@ -248,6 +248,10 @@ class FakeTmux:
             self.view = FakeTmux(f"{self.socket}-view", self._version, self.env)
         return self.view
 
+    def views(self) -> list[tuple[str, int]]:
+        self.calls += 1
+        return [(s.name, 0) for s in self.sessions.values()]  # the fake has no clients
+
     def open_view(self, name: str, title: str, width: int, height: int,
                   argv: Sequence[str]) -> str:
         self.calls += 2  # kill-session, new-session, set-option

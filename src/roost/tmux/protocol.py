@@ -111,6 +111,11 @@ class TmuxClient(Protocol):
         a server of its own, so no client is ever nested inside its own server."""
         ...
 
+    def views(self) -> list[tuple[str, int]]:
+        """This (view) server's sessions, each with how many clients look at it; [] when no
+        server runs."""
+        ...
+
     def open_view(self, name: str, title: str, width: int, height: int,
                   argv: Sequence[str]) -> str:
         """A fresh session `name` (replacing one of that name) whose one pane runs argv and whose

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from roost.core import present
+from roost.tmux.client import DETACH_KEY
 from roost.tui.source import Source
 
 
@@ -33,24 +35,28 @@ class Action:
 
 ACTIONS = (
     Action("enter", "attach", "attach",
-           "Attach (waking it first); detach with C-b d to come back"),
-    Action("n", "new", "new", "New agent (name, provider, cwd, tab, arguments)", footer=True),
+           f"Attach (waking it first); {DETACH_KEY} detaches and brings you back here"),
+    Action("n", "new", "new", "New agent (name, provider, cwd, tab, first prompt, arguments)",
+           footer=True),
     Action("k", "kill", "kill", "Kill: stop its processes, keep its home and record",
            footer=True, agent_op=lambda source, name: source.kill(name)),
     Action("w", "wake", "wake", "Wake: start it again, resuming its conversation", footer=True,
            agent_op=lambda source, name: source.wake(name)),
-    Action("p", "park", "park", "Park: off screen, keeps running", footer=True,
+    Action("p", "park", "park", "Park: off screen, keeps running",
            agent_op=lambda source, name: source.park(name)),
     Action("b", "bury", "bury", "Bury: close its tile, stop it, keep it for revival",
            agent_op=lambda source, name: source.bury(name)),
     Action("u", "unbury", "unbury", "Unbury: back where it was",
            agent_op=lambda source, name: source.unbury(name)),
+    Action("a", "place", "place", "Place a parked or buried agent on a tab (asks which; the "
+           "current one by default)"),
     Action("P", "pin", "pin", "Pin / unpin", agent_op=lambda source, name: source.toggle_pin(name)),
     Action("s", "send", "send", "Send a prompt", footer=True),
     Action("r", "restore", "restore", "Restore: start the tiles' agents, hibernate the rest",
            footer=True, workspace_op=lambda source: source.restore()),
-    Action("t", "tabs", "tab view", "Tab view: the current tab's tiles as live previews",
-           footer=True),
+    Action("t", "tabs", "tabs", "Tab view: the current tab's tiles as live previews (Tab: the "
+           "next tab)", footer=True),
+    Action("E", "balance", "balance", "Balance the current tab: an even grid of its tiles"),
     Action("o", "open", "open", "Open the current tab in plain tmux, one pane per tile"),
     Action("B", "toggle_buried", "buried", "Show / hide buried agents"),
     Action("slash", "filter", "filter", "Filter by name, provider, status, cwd or tab",
@@ -62,5 +68,23 @@ BY_NAME = {a.name: a for a in ACTIONS}
 KEY_NAMES = {"slash": "/", "question_mark": "?"}  # how the help screen writes them
 
 
+def key_name(action: Action) -> str:
+    return KEY_NAMES.get(action.key, action.key)
+
+
 def help_lines() -> list[str]:
-    return [f"  {KEY_NAMES.get(a.key, a.key):>6}  {a.help}" for a in ACTIONS]
+    return [f"  {key_name(a):>6}  {a.help}" for a in ACTIONS]
+
+
+def refusal(action: str, name: str, placement: str | None, tab: str | None) -> str | None:
+    """Why a key does not apply to this agent, saying what to do instead; None when it does."""
+    if action == "unbury" and placement == "detached":
+        return f"{name} is parked, not buried: press a to place it on a tab"
+    if action == "unbury" and placement != "buried":
+        return f"{name} is {present.placement_words(placement, tab)}, not buried: nothing to unbury"
+    if action == "place" and placement == "tile":
+        return f"{name} is a tile of {tab} already: t shows its tab, p parks it"
+    return None
+
+
+EMPTY = ("No agents yet.\n\nPress [b]n[/b] for a new agent,\nor run: roost spawn NAME --cwd DIR")

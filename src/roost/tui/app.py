@@ -8,10 +8,12 @@ selected agent). The keys are tui/actions.py's table; each operation is the CLI'
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shlex
 import subprocess
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, tzinfo
 from functools import partial
 from typing import ClassVar
 
@@ -19,15 +21,18 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
 from roost.core import present
+from roost.core.errors import RoostError
 from roost.core.observation import Observation
 from roost.core.workspace import Node
 from roost.providers import traits
+from roost.system.clock import local_zone
 from roost.tui import actions
 from roost.tui import rows as rowlib
 from roost.tui.source import Snapshot, Source
@@ -40,55 +45,94 @@ def badge(text: str, status: str | None) -> Text:
     return Text(f" {text} ", style=rowlib.BADGE_STYLE.get(status or "unknown", ""))
 
 
+def screen(text: str, height: int) -> Text:
+    """The bottom of an agent's screen, one row per line (the CSS cuts wider lines rather than
+    wrap them, so the prompt stays in view)."""
+    return Text(rowlib.screen_tail(text, height))
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
         lines = "\n".join(actions.help_lines())
-        yield Static(f"[b]roost keys[/b]\n\n{lines}\n\n  Esc closes this help.", id="help")
+        with VerticalScroll(id="help"):  # focused: arrows scroll it on a small terminal
+            yield Static(f"[b]roost keys[/b]\n\n{lines}\n\n  Esc closes this help.")
 
 
-class FormScreen(ModalScreen[dict[str, str] | None]):
-    """A small form: one Input per field (a Select for choices); Enter submits, Esc cancels."""
+class FormScreen(ModalScreen[str | None]):
+    """A small form: one Input per field (a Select for choices). Enter in a field submits: the
+    form runs `submit` with the values (on a worker) and closes with its line; when it fails, the
+    form stays open with what was typed and says what is wrong. Esc cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, fields: list[Field]) -> None:
+    def __init__(self, title: str, fields: list[Field],
+                 submit: Callable[[dict[str, str]], str]) -> None:
         super().__init__()
         self.title_text = title
         self.fields = fields
+        self.submit = submit
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="form"):
+        with VerticalScroll(id="form", can_focus=False):
             yield Label(f"[b]{self.title_text}[/b]  (Enter submits, Esc cancels)")
             for key, label, default in self.fields:
-                yield Label(label)
+                yield Label(label, classes="field")
                 if isinstance(default, str):
-                    yield Input(value=default, id=f"f-{key}")
+                    yield Input(value=default, id=f"f-{key}", compact=True)
                 else:
                     yield Select([(c, c) for c in default], value=default[0], id=f"f-{key}",
-                                 allow_blank=False)
+                                 allow_blank=False, compact=True)
+            yield Static("", id="form-error")
 
-    def on_input_submitted(self, _event: Input.Submitted) -> None:
+    def values(self) -> dict[str, str]:
         values = {}
         for key, _label, default in self.fields:
             if isinstance(default, str):
                 values[key] = self.query_one(f"#f-{key}", Input).value
             else:
                 values[key] = str(self.query_one(f"#f-{key}", Select).value)
-        self.dismiss(values)
+        return values
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.say("…")
+        self._submit(self.values())
+
+    @work(thread=True, exclusive=True, group="form")
+    def _submit(self, values: dict[str, str]) -> None:
+        try:
+            line = self.submit(values)
+        except Exception as exc:  # noqa: BLE001 - said in the form, which keeps its values
+            self.app.call_from_thread(self.say, str(exc) or type(exc).__name__, True)
+            return
+        self.app.call_from_thread(self._close, line)
+
+    def _close(self, line: str) -> None:
+        if self.is_attached and self.app.screen is self:  # not cancelled meanwhile
+            self.dismiss(line)
+
+    def say(self, text: str, error: bool = False) -> None:
+        box = self.query_one("#form-error", Static)
+        box.update(Text(text))
+        box.set_class(error, "error")
 
     def action_cancel(self) -> None:
         self.dismiss(None)
 
 
 class TabScreen(Screen[None]):
-    """The current tab's tiles side by side in the stored layout, as live previews. Tile edits
-    here change the stored layout."""
+    """A tab's tiles side by side in the stored layout, as live previews; Tab / Shift+Tab go to
+    the other tabs. Tile edits here change the stored layout; the view redraws whenever the
+    app's snapshot shows a layout other than the one drawn (after each edit: operate refreshes
+    it before it ends)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,t", "app.pop_screen", "back"),
+        Binding("tab", "switch_tab(1)", "next tab", key_display="Tab"),
+        Binding("shift+tab", "switch_tab(-1)", "prev tab", show=False),
         Binding("left,h", "focus_tile(-1)", "prev tile", key_display="←"),
         Binding("right,l", "focus_tile(1)", "next tile", key_display="→"),
         Binding("bracketright", "edit('next')", "move right", key_display="]"),
@@ -97,6 +141,7 @@ class TabScreen(Screen[None]):
         Binding("minus", "edit('split-h')", "stacked", key_display="-"),
         Binding("plus,equals_sign", "edit('grow')", "grow", key_display="+"),
         Binding("underscore", "edit('shrink')", "shrink", key_display="_"),
+        Binding("E", "balance", "balance"),
         Binding("x", "edit('close')", "close tile"),
     ]
 
@@ -104,14 +149,17 @@ class TabScreen(Screen[None]):
         super().__init__()
         self.tab = tab
         self.focus_index = 0
+        self.focus_name: str | None = None  # the focused tile follows its agent when it moves
+        self._drawn: tuple[str, Node | None] | None = None  # the tab and layout on screen
+        self._drawing = asyncio.Lock()  # one redraw at a time: tiles keep their ids across them
 
     def compose(self) -> ComposeResult:
-        yield Static(f"tab {self.tab}", id="tab-title")
+        yield Static("", id="tab-title")
         yield Vertical(id="tiles")
-        yield Footer()
+        yield Footer(compact=True)
 
-    def on_mount(self) -> None:
-        self.rebuild()
+    async def on_mount(self) -> None:
+        await self.rebuild()
         self.set_interval(1.0, self.refresh_previews)
 
     @property
@@ -121,16 +169,41 @@ class TabScreen(Screen[None]):
         return app
 
     @property
+    def tabs(self) -> list[str]:
+        return list(self.roost.snapshot.layouts) or [name for name, _ in
+                                                      self.roost.snapshot.tab_tiles]
+
+    @property
     def tiles(self) -> list[str]:
         return dict(self.roost.snapshot.tab_tiles).get(self.tab, [])
 
-    def rebuild(self) -> None:
-        app = self.roost
-        holder = self.query_one("#tiles")
-        holder.remove_children()
-        layout = app.snapshot.layouts.get(self.tab)
-        if layout is not None:
-            holder.mount(self._node(layout))
+    @property
+    def focused_tile(self) -> str | None:
+        tiles = self.tiles
+        if self.focus_name in tiles:
+            return self.focus_name
+        return tiles[min(self.focus_index, len(tiles) - 1)] if tiles else None
+
+    def snapshot_changed(self) -> None:
+        """The app has a new snapshot: redraw when this tab's layout is not the one shown."""
+        if self._drawn != (self.tab, self.roost.snapshot.layouts.get(self.tab)):
+            self.call_later(self.rebuild)
+
+    async def rebuild(self) -> None:
+        async with self._drawing:
+            layout = self.roost.snapshot.layouts.get(self.tab)
+            self._drawn = (self.tab, layout)
+            tabs = self.tabs
+            where = f"  ({tabs.index(self.tab) + 1} of {len(tabs)}: Tab for the next)" \
+                if self.tab in tabs and len(tabs) > 1 else ""
+            self.query_one("#tab-title", Static).update(f"tab {self.tab}{where}")
+            holder = self.query_one("#tiles")
+            await holder.remove_children()  # gone before tiles with the same ids come
+            if layout is not None:
+                await holder.mount(self._node(layout))
+            else:
+                await holder.mount(Static(f"tab {self.tab} has no tiles: a on a parked agent "
+                                          "places it here", classes="tile"))
         self.refresh_previews()
 
     def _node(self, node: Node) -> Widget:
@@ -155,23 +228,63 @@ class TabScreen(Screen[None]):
         app.call_from_thread(self._show, texts)
 
     def _show(self, texts: dict[str, str]) -> None:
-        for i, name in enumerate(self.tiles):
+        focused = self.focused_tile
+        for name in self.tiles:
             for tile in self.query(f"#tile-{name}").results(Static):
-                tile.update(Text(texts.get(name, "")))
-                tile.set_class(i == self.focus_index, "focused")
+                if name in texts:
+                    tile.update(screen(texts[name], tile.content_size.height or 40))
+                tile.set_class(name == focused, "focused")
+
+    async def action_switch_tab(self, step: int) -> None:
+        tabs = self.tabs
+        if len(tabs) > 1:
+            at = tabs.index(self.tab) if self.tab in tabs else 0
+            self.tab = tabs[(at + step) % len(tabs)]
+            self.focus_index, self.focus_name = 0, None
+            await self.rebuild()
 
     def action_focus_tile(self, step: int) -> None:
-        if self.tiles:
-            self.focus_index = (self.focus_index + step) % len(self.tiles)
+        tiles = self.tiles
+        if tiles:
+            at = tiles.index(self.focused_tile) if self.focused_tile in tiles else 0
+            self.focus_index = (at + step) % len(tiles)
+            self.focus_name = tiles[self.focus_index]
             self._show({})
-            self.refresh_previews()
 
     def action_edit(self, edit: str) -> None:
-        if not self.tiles:
+        name = self.focused_tile
+        if name is None:
             return
-        name = self.tiles[min(self.focus_index, len(self.tiles) - 1)]
+        self.focus_index, self.focus_name = self.tiles.index(name), name
         app = self.roost
-        app.operate(partial(app.source.edit_layout, self.tab, name, edit), then=self.rebuild)
+        app.operate(partial(app.source.edit_layout, self.tab, name, edit))
+
+    def action_balance(self) -> None:
+        app = self.roost
+        app.operate(partial(app.source.balance_tab, self.tab))
+
+
+class RoostCommands(Provider):
+    """The command palette (ctrl+p) offers roost's own actions: the key table's, with their keys."""
+
+    def _entries(self) -> Iterator[tuple[str, actions.Action]]:
+        for action in actions.ACTIONS:
+            yield f"{action.label} ({actions.key_name(action)})", action
+
+    async def _run(self, action: actions.Action) -> None:
+        await self.app.run_action(action.binding)
+
+    async def discover(self) -> Hits:
+        for text, action in self._entries():
+            yield DiscoveryHit(text, partial(self._run, action), help=action.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for text, action in self._entries():
+            score = max(matcher.match(text), matcher.match(action.help) * 0.8)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(self._run, action), text=text,
+                          help=action.help)
 
 
 class RoostApp(App[None]):
@@ -181,15 +294,28 @@ class RoostApp(App[None]):
     #banner.show { display: block; }
     #counts { padding: 0 1; background: $boost; }
     #main { height: 1fr; }
-    #agents { width: 55%; }
+    #left { width: 55%; }
+    #agents { height: 1fr; }
+    #agents > .datatable--cursor, #agents:focus > .datatable--cursor {
+        background: $accent; color: $text; text-style: bold; }
+    #empty { display: none; padding: 1 2; }
+    #empty.show { display: block; }
     #side { width: 45%; }
+    .-narrow #left { width: 1fr; }
+    .-narrow #side { width: 28; }
+    #preview, .tile { text-wrap: nowrap; text-overflow: ellipsis; }
     #preview { height: 2fr; border: round $accent; overflow: hidden; }
     #details { height: 1fr; border: round $secondary; padding: 0 1; }
     #filter { display: none; }
     #filter.show { display: block; }
-    #help { width: 80; height: auto; border: thick $accent; padding: 1 2; background: $panel; }
+    #help { width: 80; max-width: 100%; height: auto; max-height: 100%; border: thick $accent;
+            padding: 0 1; background: $panel; }
     HelpScreen, FormScreen { align: center middle; }
-    #form { width: 70; height: auto; border: thick $accent; padding: 1 2; background: $panel; }
+    #form { width: 74; max-width: 100%; height: auto; max-height: 100%; border: thick $accent;
+            padding: 0 1; background: $panel; }
+    #form .field { margin-top: 1; color: $text-muted; }
+    #form-error { margin-top: 1; }
+    #form-error.error { color: $error; text-style: bold; }
     .tile { border: round $secondary; overflow: hidden; }
     .tile.focused { border: round $accent; }
     #tiles { height: 1fr; }
@@ -198,13 +324,18 @@ class RoostApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(a.key, a.binding, a.label, show=a.footer)
         for a in actions.ACTIONS if a.key != "enter"]  # enter: the table's RowSelected
+    COMMANDS = App.COMMANDS | {RoostCommands}
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # narrow: the list gets room
 
     def __init__(self, source: Source | None = None,
                  attacher: Callable[[list[str]], None] | None = None,
-                 refresh_every: float = 1.0, clock: Callable[[], datetime] | None = None) -> None:
+                 refresh_every: float = 1.0, clock: Callable[[], datetime] | None = None,
+                 zone: tzinfo | None = None) -> None:
         """`attacher` runs a tmux command line in the terminal (default: suspend the app and
-        run it); `clock` gives "now" for the ages shown (default: the system's)."""
+        run it); `clock` gives "now" for the ages shown (default: the system's); `zone` the
+        time zone of the times shown (default: the user's, $TZ)."""
         super().__init__()
+        self.zone = zone or local_zone(os.environ)
         if source is None:
             from roost.tui.live import LiveSource  # the operations: loaded once the app runs
 
@@ -218,7 +349,9 @@ class RoostApp(App[None]):
         self.buried_open = False
         self.clock = clock
         self._cells_shown: list[Cells] = []
+        self._widths: tuple[int, ...] = ()
         self._shown: str | None = None  # the agent the details and preview show
+        self._screen_text = ("", "")  # the preview's agent and its last capture
 
     # ---- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -226,17 +359,16 @@ class RoostApp(App[None]):
         yield Static("", id="counts")
         yield Input(placeholder="filter (Esc clears)", id="filter")
         with Horizontal(id="main"):
-            table: DataTable[Text | str] = DataTable(id="agents", cursor_type="row",
-                                                     zebra_stripes=True)
-            yield table
+            with Vertical(id="left"):
+                yield Static(actions.EMPTY, id="empty")
+                yield DataTable(id="agents", cursor_type="row")
             with Vertical(id="side"):
                 yield Static("", id="preview")
                 yield Static("", id="details")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#agents", DataTable)
-        table.add_columns("name", "provider", "status", "active")
         self.query_one("#preview").border_title = "screen"
         self.query_one("#details").border_title = "details"
         table.focus()
@@ -248,6 +380,10 @@ class RoostApp(App[None]):
     # ---- data ---------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="refresh")
     def refresh_data(self) -> None:
+        self._refresh_here()
+
+    def _refresh_here(self) -> None:
+        """On a worker: a new snapshot, applied on the UI thread before this returns."""
         try:
             snap = self.source.snapshot()
         except Exception as exc:  # noqa: BLE001 - shown, never fatal
@@ -258,6 +394,7 @@ class RoostApp(App[None]):
     def apply_snapshot(self, snap: Snapshot) -> None:
         self.snapshot = snap
         self.query_one("#counts", Static).update(rowlib.header_text(snap.items))
+        self.query_one("#empty").set_class(not snap.items, "show")
         banner = self.query_one("#banner", Static)
         if not snap.server_running and snap.would_start:
             names = ", ".join(snap.would_start[:6]) + ("…" if len(snap.would_start) > 6 else "")
@@ -268,6 +405,9 @@ class RoostApp(App[None]):
         else:
             banner.remove_class("show")
         self.render_rows()
+        for screen in self.screen_stack:
+            if isinstance(screen, TabScreen):
+                screen.snapshot_changed()
 
     def render_rows(self) -> None:
         table = self.query_one("#agents", DataTable)
@@ -281,14 +421,35 @@ class RoostApp(App[None]):
             return
         self.rows, self._cells_shown = rows, cells
         scroll = table.scroll_y
-        table.clear()
+        widths = self._column_widths(cells)
+        table.clear(columns=widths != self._widths)
+        if widths != self._widths:
+            self._widths = widths
+            for label, width in zip(("name", "provider", "status", "active"), widths,
+                                    strict=True):
+                table.add_column(label, width=width)
         for row, cell in zip(rows, cells, strict=True):
             table.add_row(*cell, key=row.key)
         keys = [r.key for r in rows]
         if selected in keys:
             table.move_cursor(row=keys.index(selected), scroll=False)
+        else:  # at start, or the selected agent went: the first agent
+            table.move_cursor(row=next((i for i, r in enumerate(rows) if r.item), 0),
+                              scroll=False)
         table.scroll_to(y=scroll, animate=False)
+        moved = self.selected_key() != self._shown
         self.show_details()
+        if moved:
+            self.refresh_preview()
+
+    @staticmethod
+    def _column_widths(cells: list[Cells]) -> tuple[int, ...]:
+        """Widths that change when agents come, go or move, never with a status: the name and
+        provider columns fit the longest, status and age have fixed widths."""
+        def longest(i: int, least: int) -> int:
+            return max([least, *(len(str(c[i])) for c in cells)])
+
+        return (longest(0, 10), longest(1, 8), rowlib.STATUS_WIDTH + 2, rowlib.ACTIVE_WIDTH)
 
     def _cells(self, row: rowlib.Row) -> Cells:
         if row.item is None:
@@ -300,7 +461,7 @@ class RoostApp(App[None]):
         when = rowlib.ago(it.status_since or it.agent.last_active_at,
                           self.clock() if self.clock else None)
         return (Text(indent + it.agent.name), it.agent.provider,
-                badge(present.status_text(it), it.status), when)
+                badge(rowlib.fit(present.status_text(it), rowlib.STATUS_WIDTH), it.status), when)
 
     def selected_key(self) -> str | None:
         table: DataTable[Text | str] = self.query_one("#agents", DataTable)
@@ -334,7 +495,7 @@ class RoostApp(App[None]):
             events = self.source.events(name)
         except Exception:  # noqa: BLE001 - e.g. a busy database: no events this time
             return
-        text = "\n".join(present.event_brief(e) for e in events[-5:])
+        text = "\n".join(present.event_brief(e, self.zone) for e in events[-5:])
         self.call_from_thread(self._append_events, name, text)
 
     def _append_events(self, name: str, text: str) -> None:
@@ -358,9 +519,15 @@ class RoostApp(App[None]):
         self.call_from_thread(self._show_preview, name, text)
 
     def _show_preview(self, name: str, text: str) -> None:
+        """The bottom of the agent's screen, as much as the panel holds."""
+        self._screen_text = (name, text)
         preview = self.query_one("#preview", Static)
         preview.border_title = f"{name} — screen"
-        preview.update(Text(text))
+        preview.update(screen(text, preview.content_size.height or 60))
+
+    def on_resize(self) -> None:
+        if self._screen_text[0]:
+            self.call_after_refresh(self._show_preview, *self._screen_text)
 
     # ---- actions ------------------------------------------------------------------------------
     def action_operate(self, name: str) -> None:
@@ -369,19 +536,32 @@ class RoostApp(App[None]):
         action = actions.BY_NAME[name]
         if action.workspace_op is not None:
             self.operate(partial(action.workspace_op, self.source))
-        elif action.agent_op is not None and (it := self.selected_or_warn()) is not None:
+        elif (action.agent_op is not None and (it := self.selected_or_warn()) is not None
+              and not self.refused(name, it)):
             self.operate(partial(action.agent_op, self.source, it.agent.name))
 
+    def refused(self, action: str, it: Observation) -> bool:
+        """Say so when the key does not apply to this agent, and what to do instead."""
+        why = actions.refusal(action, it.agent.name, it.agent.placement, it.agent.tab)
+        if why is not None:
+            self.notify(why, severity="warning")
+        return why is not None
+
     @work(thread=True, group="actions")
-    def operate(self, call: Callable[[], str], then: Callable[[], None] | None = None) -> None:
-        """Run one of the source's operations on a worker; notify its line, or its error."""
+    def operate(self, call: Callable[[], str]) -> None:
+        """Run one of the source's operations on a worker; notify its line, or its error; then
+        show the world as it is after it (the tab view redraws from that snapshot)."""
         try:
             self.call_from_thread(self.notify, call())
         except Exception as exc:  # noqa: BLE001 - errors show in the app, never crash it
             self.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
-        self.refresh_data()
-        if then is not None:
-            self.call_from_thread(then)
+        self._refresh_here()
+
+    def _form_done(self, line: str | None) -> None:
+        """A form's operation succeeded (its line) or the form was cancelled (None)."""
+        if line:
+            self.notify(line)
+            self.refresh_data()
 
     def selected_or_warn(self) -> Observation | None:
         it = self.selected()
@@ -422,31 +602,46 @@ class RoostApp(App[None]):
         fields: list[Field] = [
             ("name", "name", ""), ("provider", "provider", list(traits.BY_NAME)),
             ("cwd", "working directory", "."), ("tab", "tab", tab),
-            ("args", "arguments for the agent CLI (for command: the program and its own)", "")]
+            ("prompt", "first prompt (optional)", ""),
+            ("args", "extra arguments (for command: the program and its arguments)", "")]
 
-        def done(values: dict[str, str] | None) -> None:
-            if not values or not values["name"]:
-                return
+        def spawn(values: dict[str, str]) -> str:  # on the form's worker: errors shown there
+            try:
+                args = tuple(shlex.split(values["args"]))
+            except ValueError as exc:
+                raise RoostError(f"arguments: {exc}") from None
+            return self.source.spawn(values["name"], values["provider"], values["cwd"] or None,
+                                     values["tab"] or None, args, values["prompt"] or None)
 
-            def spawn() -> str:  # on the worker: a bad quote in the arguments is shown there
-                return self.source.spawn(values["name"], values["provider"],
-                                         values["cwd"] or None, values["tab"] or None,
-                                         tuple(shlex.split(values["args"])))
-
-            self.operate(spawn)
-
-        self.push_screen(FormScreen("New agent", fields), done)
+        self.push_screen(FormScreen("New agent", fields, spawn), self._form_done)
 
     def action_send(self) -> None:
         it = self.selected_or_warn()
         if it is None:
             return
+        name = it.agent.name
 
-        def done(values: dict[str, str] | None) -> None:
-            if values and values["text"]:
-                self.operate(partial(self.source.send, it.agent.name, values["text"]))
+        def send(values: dict[str, str]) -> str:
+            if not values["text"].strip():
+                raise RoostError(present.not_delivered(name, "nothing to send"))
+            return self.source.send(name, values["text"])
 
-        self.push_screen(FormScreen(f"Send to {it.agent.name}", [("text", "prompt", "")]), done)
+        self.push_screen(FormScreen(f"Send to {name}", [("text", "prompt", "")], send),
+                         self._form_done)
+
+    def action_place(self) -> None:
+        it = self.selected_or_warn()
+        if it is None or self.refused("place", it):
+            return
+        name = it.agent.name
+        self.push_screen(FormScreen(f"Place {name} on a tab", [
+            ("tab", "tab (made if missing)", self.current_tab() or "main")],
+            lambda values: self.source.place(name, values["tab"])), self._form_done)
+
+    def action_balance(self) -> None:
+        tab = self.current_tab()
+        if tab is not None:
+            self.operate(partial(self.source.balance_tab, tab))
 
     def current_tab(self) -> str | None:
         it = self.selected()

@@ -105,8 +105,8 @@ class StaticSource:
 
     # ---- operations ------------------------------------------------------------------------------
     def spawn(self, name: str, provider: str, cwd: str | None, tab: str | None,
-              args: tuple[str, ...] = ()) -> str:
-        self._called("spawn", name, provider, cwd, tab, args)
+              args: tuple[str, ...] = (), prompt: str | None = None) -> str:
+        self._called("spawn", name, provider, cwd, tab, args, prompt)
         return present.spawned(name, provider, PID, name, first_start=True)
 
     def wake(self, name: str) -> str:
@@ -129,6 +129,10 @@ class StaticSource:
         self._called("unbury", name)
         return present.unburied(name, "main")
 
+    def place(self, name: str, tab: str) -> str:
+        self._called("place", name, tab)
+        return present.placed(name, tab, PID)
+
     def toggle_pin(self, name: str) -> str:
         self._called("toggle_pin", name)
         if name in self.snap.pins:
@@ -150,6 +154,10 @@ class StaticSource:
     def edit_layout(self, tab: str, name: str, edit: str) -> str:
         self._called("edit_layout", tab, name, edit)
         return present.layout_edited(name, tab, edit)
+
+    def balance_tab(self, tab: str) -> str:
+        self._called("balance_tab", tab)
+        return present.tab_balanced(tab, len(dict(self.snap.tab_tiles).get(tab, [])))
 
     # ---- handing the terminal to tmux ---------------------------------------------------------
     def attach_argv(self, name: str) -> list[str]:

@@ -72,10 +72,10 @@ class LiveSource:
 
     # ---- operations ------------------------------------------------------------------------------
     def spawn(self, name: str, provider: str, cwd: str | None, tab: str | None,
-              args: tuple[str, ...] = ()) -> str:
+              args: tuple[str, ...] = (), prompt: str | None = None) -> str:
         with self._app() as app:
             result = lifecycle.spawn(app, name, provider=provider, cwd=cwd, args=args,
-                                     place=lifecycle.Place(tab=tab))
+                                     prompt=prompt, place=lifecycle.Place(tab=tab))
         a = result.agent
         return present.spawned(a.name, a.provider, result.pid, a.home, a.launches == 1)
 
@@ -101,6 +101,11 @@ class LiveSource:
         with self._app() as app:
             return present.unburied(name, wsops.unbury(app, name))
 
+    def place(self, name: str, tab: str) -> str:
+        with self._app() as app:
+            placed = wsops.place(app, name, tab)
+        return present.placed(name, tab, placed.result.pid, placed.was if placed.moved else None)
+
     def toggle_pin(self, name: str) -> str:
         with self._app() as app:
             if wsdb.is_pinned(app.store.conn, app.store.require(name).id):
@@ -125,6 +130,10 @@ class LiveSource:
         with self._app() as app:
             wsops.edit_layout(app, tab, name, edit)
         return present.layout_edited(name, tab, edit)
+
+    def balance_tab(self, tab: str) -> str:
+        with self._app() as app:
+            return present.tab_balanced(tab, len(wsops.tab_balance(app, tab)))
 
     # ---- handing the terminal to tmux ---------------------------------------------------------
     def attach_argv(self, name: str) -> list[str]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from rich.markup import escape
+
 from roost.core import present
 from roost.core.observation import Observation
 
@@ -21,6 +23,10 @@ BADGE_STYLE = {
     "starting": "cyan", "exited": "red", "failed": "bold red", "stopped": "dim",
     "hibernated": "dim italic", "unknown": "magenta",
 }
+
+
+STATUS_WIDTH = 14  # the status column: a status and its reason, cut to fit (the badge pads 2)
+ACTIVE_WIDTH = 6  # "active": an age like 59m or 12d
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +46,26 @@ def ago(iso: str | None, now: datetime | None = None) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit}"
     return f"{max(0, int(seconds))}s"
+
+
+def fit(text: str, width: int) -> str:
+    """`text` cut to `width` characters, an ellipsis marking the cut.
+
+    >>> fit("waiting: Do you want to proceed?", 12), fit("idle", 12)
+    ('waiting: Do…', 'idle')
+    """
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def screen_tail(text: str, height: int) -> str:
+    r"""The bottom `height` lines of an agent's screen, blank lines below its last text dropped:
+    the prompt and any dialog waiting for the user sit at the bottom.
+
+    >>> screen_tail("1\n2\n3\n❯ \n\n\n", 2)
+    '3\n❯'
+    """
+    lines = text.rstrip().split("\n")
+    return "\n".join(lines[-height:]) if height > 0 else ""
 
 
 def counts(items: list[Observation]) -> dict[str, int]:
@@ -130,7 +156,7 @@ def details(item: Observation) -> str:
     links = ", ".join(f"{k}: {v}" for k, v in (
         ("linked parent", a.linked_parent), ("orchestration parent", a.orchestration_parent),
         ("orchestration root", a.orchestration_root)) if v)
-    lines = [f"[b]{a.name}[/b]  {a.provider}  {item.status or 'unknown'} "
+    lines = [f"[b]{a.name}[/b]  {a.provider}  {escape(present.status_text(item))} "
              f"({item.status_source})",
              f"cwd      {a.cwd}",
              f"session  {a.provider_session_id or '-'}",

@@ -38,7 +38,7 @@ class Source(Protocol):
 
     # ---- operations: each returns the CLI's line for it ----------------------------------------
     def spawn(self, name: str, provider: str, cwd: str | None, tab: str | None,
-              args: tuple[str, ...] = ()) -> str: ...
+              args: tuple[str, ...] = (), prompt: str | None = None) -> str: ...
 
     def wake(self, name: str) -> str: ...
 
@@ -50,6 +50,10 @@ class Source(Protocol):
 
     def unbury(self, name: str) -> str: ...
 
+    def place(self, name: str, tab: str) -> str:
+        """A parked or buried agent becomes a tile of `tab` (made if missing), woken."""
+        ...
+
     def toggle_pin(self, name: str) -> str: ...
 
     def send(self, name: str, text: str) -> str: ...
@@ -58,6 +62,10 @@ class Source(Protocol):
 
     def edit_layout(self, tab: str, name: str, edit: str) -> str:
         """One of the tab view's tile edits (ops.workspace.LAYOUT_EDITS) on agent `name`."""
+        ...
+
+    def balance_tab(self, tab: str) -> str:
+        """Lay the tab out as an even grid, its tiles in order."""
         ...
 
     # ---- handing the terminal to tmux: the command line to run ---------------------------------
