@@ -259,3 +259,29 @@ def test_a_draft_is_never_pasted_into(app: App, fake: FakeTmux) -> None:
     assert fake.calls_of("paste", "send_enter") == []
     last = app.store.events(agent.id)[-1]
     assert (last["kind"], last["delivered"]) == ("sent", False)
+
+
+def test_a_turn_that_fails_right_after_the_cli_took_the_text_is_delivered_and_failed(
+        app: App, fake: FakeTmux) -> None:
+    """The CLI cleared its input (it took the text) and its turn failed at once: that is a
+    delivery whose turn failed, never "not delivered" (a script would send it twice)."""
+    agent = spawn(app, "cx", provider="codex")
+    pane = pane_of(fake, agent).id
+    fake.set_screen(pane, "› Ask Codex to do anything\n? for shortcuts")
+    fake.on_enter = lambda p: fake.set_screen(p.id, "› hello\n■ unexpected status 401 "
+                                              "Unauthorized: bad key\n› \n? for shortcuts")
+    sent = send.send(app, "cx", "hello")
+    assert sent.delivered and sent.how == "screen"
+    assert sent.failure == "unexpected status 401 Unauthorized: bad key"
+    last = app.store.events(agent.id)[-1]
+    assert (last["kind"], last["delivered"]) == ("sent", True)
+
+
+def test_an_error_with_the_text_still_typed_is_not_delivered(app: App, fake: FakeTmux) -> None:
+    agent = spawn(app, "cx", provider="codex")
+    pane = pane_of(fake, agent).id
+    fake.set_screen(pane, "› Ask Codex to do anything\n? for shortcuts")
+    fake.on_enter = lambda p: fake.set_screen(p.id, "◦ Reconnecting to server… (2s)\n› hello\n"
+                                              "? for shortcuts")
+    sent = send.send(app, "cx", "hello")
+    assert not sent.delivered and "Reconnecting to server" in sent.how

@@ -253,3 +253,43 @@ def test_codex_resumes_with_roost_mcp_when_this_launch_gets_it(tmp_path: Path) -
     assert argv[:4] == ["/c", "resume", SID, "--no-daemon"] and argv[4] == "-c"
     assert f'mcp_servers.roost.env={{"ROOST_AGENT_ID" = "rid", "ROOST_HOME" = "{tmp_path}"}}' \
         in argv
+
+
+def test_gemini_finds_its_file_that_begins_without_the_session_line(tmp_path: Path) -> None:
+    """Seen on the real 0.61.0 with three agents started in one cwd: one chat file began with
+    the first message, with no line naming its session. Its name still says whose it is."""
+    from roost.providers.gemini import session_file, user_prompts
+
+    env = {"GEMINI_CLI_HOME": str(tmp_path / "gh")}
+    mine = "c146f04a-0d11-4076-bc9e-7ee9ea20c25e"
+    other = "c146f04a-0000-4000-8000-000000000009"  # the same first 8 characters, a header
+    theirs = gemini_session(tmp_path / "gh", "/src/app", other)
+    theirs = theirs.rename(theirs.with_name(theirs.name.replace("03-04", "03-01")))
+    path = gemini_session(tmp_path / "gh", "/src/app", mine)
+    message = {"id": "m1", "type": "user", "content": [{"text": "I am g2"}]}
+    path.write_text(json.dumps(message) + "\n" + json.dumps({"$set": {"lastUpdated": "x"}}) + "\n")
+    assert session_file("/src/app", mine, env) == path
+    assert user_prompts(path, 0) == ["I am g2"]
+    assert session_file("/src/app", other, env) == theirs
+
+
+def test_gemini_resume_puts_back_a_lost_session_line(tmp_path: Path) -> None:
+    """`gemini -r` refuses a file without its session line ("Invalid session identifier"):
+    the wake puts it back above every line the file had."""
+    import hashlib
+
+    from roost.providers.gemini import first_line, session_file, user_prompts
+
+    gemini = get("gemini")
+    env = {"HOME": str(tmp_path)}
+    a = agent("gemini", provider_session_id=SID, cwd="/src/app", conversation_seen=True)
+    path = gemini_session(tmp_path, "/src/app", SID)
+    lines = [{"id": "m1", "timestamp": "2026-01-02T03:04:06.000Z", "type": "user",
+              "content": [{"text": "I am g2"}]}, {"$set": {"lastUpdated": "x"}}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert gemini.resume_argv(a, "/g", env, tmp_path)[1:3] == ["-r", SID]
+    head = first_line(path)
+    assert head["sessionId"] == SID and head["startTime"] == "2026-01-02T03:04:06.000Z"
+    assert head["projectHash"] == hashlib.sha256(b"/src/app").hexdigest()
+    assert path.read_text().splitlines()[1:] == [json.dumps(x) for x in lines]
+    assert session_file("/src/app", SID, env) == path and user_prompts(path, 0) == ["I am g2"]

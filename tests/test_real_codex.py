@@ -110,6 +110,16 @@ class CodexWorld:
         assert "delivered" in out and "confirmed by screen" in out, out
         return out
 
+    def send_to_fail(self, name: str, text: str) -> None:
+        """A send whose turn fails: delivered either way. Seen before codex drew the error, it
+        is confirmed by the screen; seen with the error already drawn (codex took the text off
+        its composer), it is delivered with its failure and exits 1."""
+        sent = self.world.roost("send", name, text, check=False)
+        assert "not delivered" not in sent.stderr, sent.stderr
+        assert sent.returncode == 0 or (
+            "turn failed" in sent.stderr and "(the message was delivered)" in sent.stderr), \
+            sent.stderr
+
     def reply(self, name: str, text: str) -> None:
         """Send and wait for the stand-in's answer on the screen and the agent idle again."""
         self.send(name, text)
@@ -157,7 +167,7 @@ def test_spawn_status_send_rollout_kill_and_wake_resume_the_same_conversation(
     cx.stub.set_delay(30)  # the turn stays busy until released
     cx.send("cx", "first prompt")
     working = cx.wait_status("cx", "working")
-    assert working["status_source"] == "screen"
+    assert working["status_source"] in ("screen", "title")  # its busy footer or title spinner
     assert BUSY_CUE in cx.screen("cx")
     cx.stub.release()
     cx.wait_screen("cx", REPLY_PREFIX + "first prompt")
@@ -241,7 +251,7 @@ def test_status_waiting_and_error_and_send_refuses_a_broken_agent(cx: CodexWorld
     assert (cx.world.tmp / "escalated").exists()
 
     cx.stub.fail_next(401, "Incorrect API key provided")
-    cx.send("cx", "an unauthorized turn")
+    cx.send_to_fail("cx", "an unauthorized turn")
     cx.wait_status("cx", "error")
     reason = screen_status.reading(cx.screen("cx"), status_patterns())
     assert reason is not None and reason[1] is not None
@@ -255,7 +265,7 @@ def test_status_waiting_and_error_and_send_refuses_a_broken_agent(cx: CodexWorld
 
     cx.stub.fail_next(429, "usage", "usage_limit_reached", plan_type="plus",
                       resets_at=int(time.time()) + 3600)
-    cx.send("cx", "one too many")
+    cx.send_to_fail("cx", "one too many")
     cx.wait_status("cx", "error")
     reason = screen_status.reading(cx.screen("cx"), status_patterns())
     assert reason is not None and "hit your usage limit" in str(reason[1])

@@ -13,7 +13,7 @@ from conftest import Env
 
 pytestmark = pytest.mark.tmux
 
-PROMPTS = {"claude": "❯ ", "codex": "› ", "gemini": "❯ ", "aider": "> "}
+PROMPTS = {"claude": "❯ ", "codex": "› ", "gemini": " > ", "aider": "> "}
 AUTH = {"FAKE_AGENT_AUTH_ERROR": "1"}
 
 

@@ -671,7 +671,7 @@ def send(name: str, text: str | None, wait: bool, timeout: float, ready_timeout:
         raise RoostError(f"timed out after {timeout:g} s waiting for {name}'s reply (the "
                          f"message was delivered; roost capture {name} shows where it is)")
     if result.failure is not None:
-        raise RoostError(f"{name}'s turn failed: {result.failure} (the message was delivered)")
+        raise RoostError(present.turn_failed(name, result.failure))
     if wait and result.reply is not None:
         click.echo(result.reply)
     elif not wait:

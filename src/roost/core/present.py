@@ -216,6 +216,11 @@ def not_delivered(name: str, why: str) -> str:
     return f"not delivered to {name}: {why}"
 
 
+def turn_failed(name: str, failure: str) -> str:
+    """A message delivered whose turn then failed (an error: `roost send` exits 1 with it)."""
+    return f"{name}'s turn failed: {failure} (the message was delivered)"
+
+
 def restart_policy_set(name: str, policy: str) -> str:
     return f"{name}: restart {policy}"
 

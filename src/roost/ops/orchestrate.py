@@ -160,7 +160,9 @@ def send_to(app: App, caller: scope.Caller, name: str, text: str,
             with app.store.write() as c:
                 queue.forget_request(c, who, idempotency_key)
         raise
-    receipt = {"name": child.name, "delivered": sent.delivered, "how": sent.how}
+    receipt: dict[str, Any] = {"name": child.name, "delivered": sent.delivered, "how": sent.how}
+    if sent.failure is not None:
+        receipt["turn_failed"] = sent.failure  # it took the message; its turn failed at once
     if sent.delivered:
         _asked(app, child)
     if idempotency_key:

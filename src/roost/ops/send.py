@@ -53,7 +53,7 @@ class Sent:
     # Not delivered: a time limit ran out (`how` says which); delivered: --wait had no reply in
     # time (reply is None then).
     timed_out: bool = False
-    failure: str | None = None  # --wait: the turn ended in an error (the CLI's words)
+    failure: str | None = None  # the turn it started ended in an error (the CLI's words)
 
 
 def _observed(app: App, name: str) -> Observation:
@@ -126,8 +126,8 @@ def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Bu
     app.tmux.send_enter(pane.pane_id)
 
     confirm_for = budget.left(app.clock.monotonic(), budget.confirm)
-    delivered, how = _confirm(app, agent, plan.confirm_by, pane.pane_id, log, log_before,
-                              screen_before, text, confirm_for, record)
+    delivered, how, failure = _confirm(app, agent, plan.confirm_by, pane.pane_id, log,
+                                       log_before, screen_before, text, confirm_for, record)
     if not delivered:
         cut = how == NO_SIGN and confirm_for < budget.confirm
         return _not_delivered(app, agent, text, f"timed out after {confirm_for:g} s waiting "
@@ -135,6 +135,10 @@ def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Bu
                               if cut else how, timed_out=cut)
     if how == Record.HOW:
         app.store.update(agent.id, conversation_seen=True)
+    if failure is not None:
+        app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how,
+                      failure=failure)
+        return Sent(True, how, failure=failure)
     app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how)
     if not wait:
         return Sent(True, how)
@@ -187,21 +191,35 @@ def _not_delivered(app: App, agent: Agent, text: str, why: str, timed_out: bool 
 
 def _confirm(app: App, agent: Agent, confirm_by: tuple[str, ...], pane_id: str, log: str,
              log_before: int, screen_before: str | None, text: str,
-             timeout: float, record: Record | None) -> tuple[bool, str]:
+             timeout: float, record: Record | None) -> tuple[bool, str, str | None]:
     """(True, what shows that the agent took `text`: hook, new session id, session file,
-    screen, exit), or (False, why not), looking for the signals `confirm_by` names
-    (core.delivery). `screen_before` is the baseline when the screen may confirm it (a CLI
-    without hooks or a record, or a slash command); a screen that now shows an error confirms
-    nothing."""
+    screen, exit; and its turn's failure, if it failed at once), or (False, why not, None),
+    looking for the signals `confirm_by` names (core.delivery). `screen_before` is the baseline
+    when the screen may confirm it (a CLI without hooks or a record, or a slash command); a
+    screen that now shows an error confirms the text only if the CLI's input no longer holds
+    it."""
     has_hooks = delivery.HOOK in confirm_by or delivery.EFFECT in confirm_by
     command = delivery.EXIT in confirm_by
     found = _confirmation(app, agent, has_hooks, command, pane_id, log, log_before,
                           screen_before, text, timeout, record)
     if found is None:
-        return False, NO_SIGN
+        return False, NO_SIGN, None
     if found.startswith("error:"):
-        return False, f"{agent.name} shows an error: {found[len('error:'):]}"
-    return True, found
+        return False, f"{agent.name} shows an error: {found[len('error:'):]}", None
+    if found.startswith("failed:"):
+        return True, "screen", found[len("failed:"):]
+    return True, found, None
+
+
+def _took_from_input(provider: str, screen: str, text: str) -> bool:
+    """Whether the CLI's input line no longer holds `text` (it submitted it); False when the
+    provider's input line is unknown."""
+    line = traits.INPUT_LINES.get(provider)
+    if line is None:
+        return False
+    typed = status.draft(screen, line.markers, line.window, line.placeholders)
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return typed is None or not (typed.startswith(first[:40]) or first.startswith(typed))
 
 
 def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: str,
@@ -238,7 +256,10 @@ def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_i
         if screen is not None and screen != screen_before:
             broken = _screen_error(app, agent.provider, screen)
             if broken is not None:
-                return f"error:{broken}"  # what moved is the CLI failing, not taking the text
+                # The CLI failing: with the text gone from its input line it took the text and
+                # its turn failed; else (or where the input line is unknown) it never took it.
+                took = _took_from_input(agent.provider, screen, text)
+                return f"{'failed' if took else 'error'}:{broken}"
             if not has_hooks:
                 return "screen"
             found = "screen"

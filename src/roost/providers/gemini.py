@@ -12,7 +12,9 @@ several gemini agents in one cwd never share or swap one.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -53,15 +55,45 @@ def first_line(path: Path) -> dict[str, object]:
 
 
 def session_file(cwd: str, session_id: str, environ: Mapping[str, str]) -> Path | None:
-    """The chat file of session `session_id` in `cwd`, or None while there is none."""
+    """The chat file of session `session_id` in `cwd`, or None while there is none. Its first
+    line names the session; a file of the id's name whose first line names none is taken too
+    (0.61.0, several starting in one cwd: one may begin its file with the first message,
+    without that line)."""
     slug = project_slug(cwd, environ)
     if slug is None:
         return None
     chats = gemini_home(environ) / "tmp" / slug / "chats"
+    headless = None
     for path in sorted(chats.glob(f"session-*-{session_id[:8]}.jsonl")):
-        if first_line(path).get("sessionId") == session_id:
+        named = first_line(path).get("sessionId")
+        if named == session_id:
             return path
-    return None
+        if named is None and headless is None:
+            headless = path
+    return headless
+
+
+def restore_header(path: Path, session_id: str, cwd: str) -> None:
+    """Put back the line that names the session at the top of a chat file that lost it.
+
+    Gemini CLI 0.61.0, agents started one after another in one cwd: a starting gemini deletes
+    the other sessions' files that hold no message yet, and the owner then writes its first
+    message into a new file without that line; `gemini -r <id>` then fails ("Invalid session
+    identifier"). Called only while no gemini runs for the agent (before a resume); the file is
+    replaced atomically and keeps every line it had."""
+    data = path.read_bytes()
+    try:
+        first = json.loads(data.split(b"\n", 1)[0])
+    except ValueError:
+        first = {}
+    started = first.get("timestamp") if isinstance(first, dict) else None
+    header = {"sessionId": session_id,
+              "projectHash": hashlib.sha256(cwd.encode()).hexdigest(),
+              "startTime": started, "lastUpdated": started, "kind": "main"}
+    spare = path.with_name(f".{path.name}.roost-{os.getpid()}")
+    spare.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + data)
+    os.chmod(spare, path.stat().st_mode & 0o777)
+    os.replace(spare, path)
 
 
 def system_settings(environ: Mapping[str, str]) -> dict[str, object]:
@@ -126,7 +158,10 @@ class Gemini(Provider):
             raise NotResumable(
                 f"{agent.name}: gemini's session id is not known; `roost wake {agent.name} "
                 "--fresh` starts a new conversation", code=7)
-        if session_file(agent.cwd, sid, environ) is not None:
+        found = session_file(agent.cwd, sid, environ)
+        if found is not None:
+            if first_line(found).get("sessionId") is None:
+                restore_header(found, sid, agent.cwd)
             return [exe, "-r", sid, *self._common(agent)]
         if agent.conversation_seen:
             raise NotResumable(

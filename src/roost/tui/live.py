@@ -117,6 +117,8 @@ class LiveSource:
             sent = sending.send(app, name, text)
         if not sent.delivered:
             raise RoostError(present.not_delivered(name, sent.how))
+        if sent.failure is not None:
+            raise RoostError(present.turn_failed(name, sent.failure))
         return present.delivered(name, sent.how)
 
     def restore(self) -> str:
