@@ -181,3 +181,32 @@ def test_claude_failures_on_screen_are_not_idle(words: str) -> None:
     screen = f"❯ hello\n\n● {words}\n\n{'─' * 40}\n❯ {hint}\n{'─' * 40}\n  ? for shortcuts"
     found = classify("✳ Claude Code", screen=screen, provider="claude")
     assert found[:2] == ("error", "screen") and found[2] == hint
+
+
+def test_a_status_comes_only_from_lines_of_the_current_launch(tmp_path: Path) -> None:
+    """A stray writer (an orphaned twin after a server loss) appending "Stop" while the agent
+    works does not make it idle: the launch line carries the launch's token, and the hook
+    status is read from lines with that token only."""
+    home = str(tmp_path)
+    hooks.mark_launch(home, "id-a", LAUNCH_AT, "t0k")
+    log = Path(hooks.log_path(home, "id-a"))
+    with log.open("a") as fh:
+        fh.write(f"{int(LAUNCH_AT) + 1}\tUserPromptSubmit\tt0k\t{{\"prompt\": \"go\"}}\n")
+        fh.write(f"{int(LAUNCH_AT) + 2}\tStop\tother\t{{}}\n")  # another launch's process
+        fh.write(f"{int(LAUNCH_AT) + 3}\tStop\t{{}}\n")  # no token at all
+    found = hooks.last_status(home, "id-a")
+    assert found is not None and found[0] == "working"
+    with log.open("a") as fh:
+        fh.write(f"{int(LAUNCH_AT) + 4}\tStop\tt0k\t{{}}\n")
+    found = hooks.last_status(home, "id-a")
+    assert found is not None and found[0] == "idle"
+
+
+def test_a_launch_line_of_a_roost_before_tokens_reads_every_line(tmp_path: Path) -> None:
+    home = str(tmp_path)
+    log = Path(hooks.log_path(home, "id-a"))
+    log.parent.mkdir(parents=True)
+    log.write_text(f"{LAUNCH_AT:.3f}\t{hooks.LAUNCH}\t{{}}\n"
+                   f"{int(LAUNCH_AT) + 1}\tUserPromptSubmit\t{{\"prompt\": \"go\"}}\n")
+    found = hooks.last_status(home, "id-a")
+    assert found is not None and found[0] == "working"

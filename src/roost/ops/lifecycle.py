@@ -373,7 +373,7 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
         launched_at = time.time()
         app.store.begin_launch(agent.id, token, launched_at)
         if prov.get(agent.provider).traits.hooks:  # events before this launch say nothing of it
-            hooks.mark_launch(str(app.paths.home), agent.id, launched_at)
+            hooks.mark_launch(str(app.paths.home), agent.id, launched_at, token)
         old = agent_panes(panes).get(agent.id)
         redraw = None if app.environ.get(IN_KEEPER) else session_id
         try:

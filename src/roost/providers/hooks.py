@@ -92,9 +92,10 @@ def write_settings(roost_home: str, agent_id: str, allow_mcp: bool = False) -> s
 LAUNCH = "RoostLaunch"
 
 
-def mark_launch(roost_home: str, agent_id: str, when: float) -> None:
-    """A line in the log at each launch: events before it belong to an earlier process and say
-    nothing about this one (a killed claude's SessionEnd must not read as this one's status).
+def mark_launch(roost_home: str, agent_id: str, when: float, token: str) -> None:
+    """A line in the log at each launch, with the launch's token: events before it belong to an
+    earlier process and say nothing about this one (a killed claude's SessionEnd must not read
+    as this one's status), nor do later lines with another token (recent_events).
     The log is 0600 and never appended to through a symlink: one planted there is removed (its
     target is left alone) and a new log is started."""
     _private_folder(roost_home, agent_id)
@@ -110,7 +111,7 @@ def mark_launch(roost_home: str, agent_id: str, when: float) -> None:
     try:
         if os.fstat(fd).st_mode & 0o077:  # a log an older roost made 0644
             os.fchmod(fd, 0o600)
-        os.write(fd, f"{when:.3f}\t{LAUNCH}\t{{}}\n".encode())
+        os.write(fd, f"{when:.3f}\t{LAUNCH}\t{token}\t{{}}\n".encode())
     finally:
         os.close(fd)
 
@@ -202,6 +203,9 @@ def recent_events(path: str, tail: int = 65536) -> list[tuple[float, str, dict[s
     lines = data.decode(errors="replace").splitlines()
     if length > tail and lines:
         lines = lines[1:]  # the first line read may be the end of a longer one
+    token = _launch_token(lines)
+    if token:  # only the current process's lines say what it does (core/lineage.py)
+        lines = [line for line in lines if _token_of(line) == token]
     start = 0
     for i in range(len(lines) - 1, -1, -1):
         name = lines[i].split("\t", 2)[1:2]
@@ -209,6 +213,19 @@ def recent_events(path: str, tail: int = 65536) -> list[tuple[float, str, dict[s
             start = i
             break
     return [e for e in (parse_line(line) for line in lines[start:]) if e is not None]
+
+
+def _token_of(line: str) -> str | None:
+    parts = line.split("\t", 3)
+    return parts[2] if len(parts) == 4 else None
+
+
+def _launch_token(lines: list[str]) -> str | None:
+    """The token of the last launch line (None: none in view, or one from before tokens)."""
+    for line in reversed(lines):
+        if line.split("\t", 2)[1:2] == [LAUNCH]:
+            return _token_of(line)
+    return None
 
 
 def status_of(event: str, payload: dict[str, object]) -> str | None:
