@@ -47,7 +47,7 @@ def fast(as_json: bool) -> int | None:
             return None
         if schema.damage(conn):
             return None  # the full CLI refuses a damaged database, with what to do
-        records = listing.records(conn)
+        records = listing.records(conn, history=as_json)
         if any(learn.awaits_session_id(r) for r in records):
             return None
         text = _tmux(tmux, name, ["list-panes", "-a", "-F", panefmt.FORMAT])

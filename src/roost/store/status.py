@@ -21,10 +21,7 @@ SELECT a.id, a.name, a.provider, a.cwd, a.home, a.args, a.dangerous, a.provider_
        a.created_at, a.started_at, a.launches, a.last_exit, a.intent, a.placement, t.name,
        p.agent_id IS NOT NULL, lp.name, op.name, oroot.name, a.last_active_at, a.last_error,
        a.status, a.status_source, a.status_since, a.hook_offset, a.restart_policy,
-       (SELECT json_group_array(json_object('session_id', h.provider_session_id,
-                                            'previous', h.previous, 'at', h.at,
-                                            'reason', h.reason))
-        FROM (SELECT * FROM session_history WHERE agent_id = a.id ORDER BY id) h)
+       {history}
 FROM agents a
 LEFT JOIN tabs t ON t.id = a.tab_id
 LEFT JOIN pins p ON p.agent_id = a.id
@@ -35,9 +32,19 @@ ORDER BY p.position IS NULL, p.position, a.created_at, a.name
 """
 
 
-def records(conn: sqlite3.Connection) -> list[Record]:
-    """Every agent: the pinned ones first in pin order, then the rest in creation order."""
-    return [Record(*row) for row in conn.execute(_LISTING)]
+_HISTORY = """(SELECT json_group_array(json_object('session_id', h.provider_session_id,
+                                                 'previous', h.previous, 'at', h.at,
+                                                 'reason', h.reason))
+             FROM (SELECT * FROM session_history WHERE agent_id = a.id ORDER BY id) h)"""
+_WITH_HISTORY = _LISTING.format(history=_HISTORY)
+_WITHOUT_HISTORY = _LISTING.format(history="'[]'")
+
+
+def records(conn: sqlite3.Connection, history: bool = True) -> list[Record]:
+    """Every agent: the pinned ones first in pin order, then the rest in creation order.
+    `history`: with each one's session history (only JSON shows it: `roost ls`'s table skips
+    building a thousand JSON arrays)."""
+    return [Record(*row) for row in conn.execute(_WITH_HISTORY if history else _WITHOUT_HISTORY)]
 
 
 def record_changes(conn: sqlite3.Connection, changed: Sequence[Observation], at: str) -> None:
