@@ -285,3 +285,16 @@ def test_an_error_with_the_text_still_typed_is_not_delivered(app: App, fake: Fak
                                               "? for shortcuts")
     sent = send.send(app, "cx", "hello")
     assert not sent.delivered and "Reconnecting to server" in sent.how
+
+
+def test_a_send_that_wakes_its_agent_ends_within_its_timeout(
+        app: App, fake: FakeTmux, clock: ManualClock) -> None:
+    """The start check of the wake inside a send is cut to what is left of --timeout (it used
+    to take its own 3 s on top)."""
+    agent = spawn(app, "w1")
+    fake.exit(pane_of(fake, agent).id, 0)
+    fake.on_start = lambda pane: None  # the CLI draws nothing: its start never shows it held
+    began = clock.monotonic()
+    sent = send.send(app, "w1", "hello", timeout=1.0)
+    assert not sent.delivered and sent.timed_out
+    assert clock.monotonic() - began <= 1.0 + 0.2

@@ -192,10 +192,11 @@ def _spawn_existing(app: App, agent: Agent, provider: str | None, cwd: str | Non
 
 
 def wake(app: App, name: str, fresh: bool = False, hold: bool = True,
-         session: str | None = None) -> WakeResult:
+         session: str | None = None, hold_for: float | None = None) -> WakeResult:
     """Start the agent unless it runs; `session` (an id of its history) resumes that
     conversation. `hold`: watch the start (ops.holding) and fail with the CLI's last words when
-    it dies at once; a restore watches its starts together instead."""
+    it dies at once, for at most `hold_for` seconds (default: the whole hold window); a restore
+    watches its starts together instead."""
     check_name(name)
     if session is not None and fresh:
         raise RoostError("--session and --fresh exclude each other: --session resumes an "
@@ -206,18 +207,19 @@ def wake(app: App, name: str, fresh: bool = False, hold: bool = True,
             agent = _choose_session(app, agent, session)
         result = _wake_locked(app, agent, fresh)
     if hold:
-        _check_held(app, result)
+        _check_held(app, result, hold_for)
     return result
 
 
-def _check_held(app: App, result: WakeResult) -> None:
+def _check_held(app: App, result: WakeResult, hold_for: float | None = None) -> None:
     """A start that died at once is a failed start: its reason (recorded as `last_error` by
     ops.holding) as an error."""
     if not result.started:
         return
     from roost.ops import holding
 
-    reason = holding.held(app, result.agent)
+    reason = holding.held(app, result.agent) if hold_for is None else \
+        holding.held(app, result.agent, hold_for)
     if reason is not None:
         raise StartFailed(f"{result.agent.name}: {reason} (roost capture {result.agent.name} "
                           "shows its screen)")

@@ -29,6 +29,7 @@ from roost.core.errors import RoostError, StartFailed
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
+from roost.core.starts import HOLD_WINDOW
 from roost.ops import lifecycle, observe
 from roost.ops.cli_record import ENTER_AGAIN, Record, readable
 from roost.ops.context import App
@@ -87,7 +88,8 @@ def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float |
     budget = delivery.Budget(app.clock.monotonic(), timeout, ready_timeout, confirm_timeout,
                              reply_timeout)
     try:
-        lifecycle.wake(app, name)  # wake on use
+        # wake on use, its start check within what is left of the send's time
+        lifecycle.wake(app, name, hold_for=budget.left(app.clock.monotonic(), HOLD_WINDOW))
     except StartFailed as exc:
         return _not_delivered(app, app.store.require(name), text, str(exc))
     # One message at a time per agent: its paste, Enter and confirmation, and the readiness
