@@ -210,13 +210,26 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     socket.unlink(missing_ok=True)
 
 
+def _private_base() -> Path:
+    """The test cache, or else a folder under the user's home: the first that no other user may
+    write up to / (a checkout under /tmp is not)."""
+    from roost.providers.gemini import private_path
+
+    from cli_install import cache_root
+
+    candidates = (cache_root(), Path.home() / ".cache" / "roost-tests")
+    for base in candidates:
+        base.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if private_path(base):
+            return base
+    pytest.fail(f"no folder that only its owner may write up to /: {candidates}")
+
+
 @pytest.fixture
 def private_home(world: Env) -> Iterator[Path]:
     """Moves `world`'s roost home to a folder that no other user may write up to / (pytest's
     are under /tmp): Gemini CLI reads roost's system settings file only there."""
-    from cli_install import cache_root
-
-    folder = Path(tempfile.mkdtemp(prefix="home-", dir=cache_root()))
+    folder = Path(tempfile.mkdtemp(prefix="home-", dir=_private_base()))
     world.env["ROOST_HOME"] = str(folder / "roost")
     yield folder
     subprocess.run(["tmux", "-L", world.socket, "kill-server"], capture_output=True,

@@ -57,9 +57,12 @@ def prepare_home(home: Path) -> Path:
 
 def gemini_env(base: Mapping[str, str], home: Path, base_url: str,
                api_key: str = DUMMY_API_KEY) -> dict[str, str]:
-    """The environment for an offline Gemini CLI run against the stand-in."""
+    """The environment for an offline Gemini CLI run against the stand-in. Without CI and
+    GITHUB_ACTIONS: Gemini CLI 0.61.0 runs headless when either is "true" (a CI machine's
+    environment would make every interactive agent exit 42 at once; docs/PROVIDERS.md)."""
     env = {k: v for k, v in base.items()
-           if not k.startswith(("TMUX", "GEMINI", "GOOGLE", "CLOUDSDK"))}
+           if not k.startswith(("TMUX", "GEMINI", "GOOGLE", "CLOUDSDK"))
+           and k not in ("CI", "GITHUB_ACTIONS")}
     env.update(HOME=str(home), GEMINI_API_KEY=api_key, GOOGLE_GEMINI_BASE_URL=base_url,
                TERM="xterm-256color", LANG="C.UTF-8")
     return env
