@@ -171,8 +171,11 @@ def make_env(tmp_path: Path) -> Env:
     user_home.mkdir()
     work = tmp_path / "work"
     work.mkdir()
+    # A user's terminal, not the CI runner's: CI=true would make gemini headless (and doctor
+    # say so), so neither CI variable reaches roost or its agents.
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("TMUX", "ROOST_", "FAKE_AGENT", "CLAUDE", "CODEX"))}
+           if not k.startswith(("TMUX", "ROOST_", "FAKE_AGENT", "CLAUDE", "CODEX"))
+           and k not in ("CI", "GITHUB_ACTIONS")}
     env.update(
         ROOST_HOME=str(tmp_path / "roost"), ROOST_TMUX_SOCKET=socket, TMUX_TMPDIR=str(tmux_tmp),
         HOME=str(user_home), FAKE_AGENT_LOG=str(tmp_path / "starts.jsonl"),

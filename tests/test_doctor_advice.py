@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from unittest import mock
 
 import pytest
@@ -87,3 +88,27 @@ def test_a_broken_config_is_reported_with_its_fix(world: Env) -> None:
     bad = next(c for c in report["checks"] if c["name"] == "config")
     assert not bad["ok"] and str(config) in bad["detail"]
     assert f"fix: edit {config} (see README: Config)" in out
+
+
+def test_doctor_warns_that_ci_true_makes_gemini_headless(tmp_path) -> None:
+    """Gemini CLI 0.61.0 runs headless under CI=true or GITHUB_ACTIONS=true: every gemini agent
+    would exit at once. doctor says so, with the fix; without either variable it says nothing."""
+    from pathlib import Path
+
+    from roost.ops.doctor import Report, provider_checks
+
+    bin_dir = Path(__file__).parent / "bin"
+    base = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp_path),
+            "FAKE_AGENT_PYTHON": sys.executable}
+
+    def gemini_lines(environ: dict[str, str]) -> list[str]:
+        report = Report()
+        provider_checks(report, {}, environ, None)
+        return [f"{c.detail} | {c.advice}" for c in report.checks
+                if c.name == "gemini" and c.warning and "headless" in c.detail]
+
+    for key in ("CI", "GITHUB_ACTIONS"):
+        warned = gemini_lines({**base, key: "true"})
+        assert len(warned) == 1 and "env -u CI -u GITHUB_ACTIONS" in warned[0], warned
+    assert gemini_lines(base) == []
+    assert gemini_lines({**base, "CI": "false"}) == []

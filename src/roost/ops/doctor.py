@@ -226,6 +226,9 @@ def provider_checks(report: Report, settings: Mapping[str, Any], environ: Mappin
             report.add(name, not used, f"not installed ({wanted!r} not found)"
                        + (": agents of it exist" if used else ""), hint if used else "")
             continue
+        problem = provider.environment_problem(environ)
+        if problem is not None:
+            report.add(name, True, problem[0], problem[1], warning=True)
         version = versions[name]
         if version is None or version.startswith("?"):
             report.add(name, True, f"{exe} did not tell its version"

@@ -97,6 +97,11 @@ class Provider:
         """The prompts the CLI took, as its record holds them past byte `offset`."""
         return []
 
+    def environment_problem(self, environ: Mapping[str, str]) -> tuple[str, str] | None:
+        """What in roost's environment keeps this CLI from running as an agent, and its fix
+        (for doctor); None when nothing does."""
+        return None
+
     def launch_environment(self, agent: Agent, environ: Mapping[str, str],
                            paths_home: Path) -> dict[str, str]:
         """Variables this one launch gets besides `environ` (the agent's environment): what a

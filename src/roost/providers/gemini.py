@@ -189,6 +189,18 @@ class Gemini(Provider):
         path = session_file(agent.cwd, sid, environ) if sid else None
         return user_prompts(path, offset) if path is not None else []
 
+    def environment_problem(self, environ: Mapping[str, str]) -> tuple[str, str] | None:
+        # 0.61.0's isHeadlessMode: CI or GITHUB_ACTIONS "true" means headless, even in a terminal
+        if environ.get("GEMINI_CLI_INTEGRATION_TEST") == "true":
+            return None
+        set_to_true = [key for key in ("CI", "GITHUB_ACTIONS") if environ.get(key) == "true"]
+        if not set_to_true:
+            return None
+        return (f"{' and '.join(f'{key}=true' for key in set_to_true)} in roost's environment "
+                "makes Gemini CLI run headless: its agents would exit at once ('No input "
+                "provided via stdin')", "start roost without them: env -u CI -u GITHUB_ACTIONS "
+                "roost …")
+
     def launch_environment(self, agent: Agent, environ: Mapping[str, str],
                            paths_home: Path) -> dict[str, str]:
         """`roost mcp` (unless switched off): a system settings file of roost's own for this
