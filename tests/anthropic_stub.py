@@ -43,7 +43,6 @@ counts the requests it failed.
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -53,7 +52,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from llm_stub_server import REPLY_PREFIX, QuietServer, sample_of
+from llm_stub_server import REPLY_PREFIX, LoopbackStub, sample_of
 
 
 @dataclass
@@ -136,45 +135,19 @@ def _rough_tokens(body: Any) -> int:
     return max(1, len(json.dumps(body)) // 4)
 
 
-class AnthropicStub:
+class AnthropicStub(LoopbackStub):
     """The running stand-in. Use :func:`running_stub` to get one."""
 
+    name = "anthropic-stub"
+
     def __init__(self) -> None:
-        self.requests: list[Request] = []
-        self.unknown: list[Request] = []
-        self._lock = threading.Lock()
-        self._delay = 0.0
-        self._release = threading.Event()
-        self._stopping = threading.Event()
+        super().__init__()
         self._script: list[dict[str, Any]] = []
         self._failure: tuple[int, str, str] | None = None
         self.failures = 0
         self.reply_for = self.default_reply
-        self._server = QuietServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True,
-                                        name="anthropic-stub")
 
     # -- public ---------------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def set_delay(self, seconds: float) -> None:
-        """Hold every later main reply ``seconds`` before its text (0 turns it off)."""
-        with self._lock:
-            self._delay = float(seconds)
-            self._release.clear()
-
-    def release(self) -> None:
-        """End the current (and any later) delay now; ``set_delay`` arms it again."""
-        self._release.set()
 
     def fail_with(self, status: int | None, error_type: str = "api_error",
                   message: str = "Internal server error") -> None:
@@ -238,29 +211,7 @@ class AnthropicStub:
         """The last user text of every main request, in order."""
         return [last_user_text(r.body) for r in self.messages("main")]
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
     # -- internals --------------------------------------------------------------------------------
-
-    def _record(self, req: Request) -> None:
-        with self._lock:
-            self.requests.append(req)
-            if req.kind == "unknown":
-                self.unknown.append(req)
-
-    def _wait_delay(self) -> None:
-        with self._lock:
-            delay = self._delay
-        if delay > 0:
-            self._release.wait(delay)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         stub = self
@@ -374,7 +325,7 @@ class AnthropicStub:
                 req.reply = text
                 out_tokens = max(1, len(text) // 4)
                 if req.kind == "main":
-                    stub._wait_delay()
+                    stub.wait_delay()
                 if stub._stopping.is_set():
                     return
                 if not body.get("stream"):

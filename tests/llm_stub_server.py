@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 REPLY_PREFIX = "stub reply: "
@@ -120,28 +120,24 @@ class Exchange:
         self.handler.wfile.flush()
 
 
-class StubServer:
-    """A running stand-in; subclasses answer their API in :meth:`route`."""
+class LoopbackStub:
+    """What every stand-in shares: a threaded HTTP server on 127.0.0.1 (started and stopped
+    with ``with``), the requests it saw, and a delay that holds replies until released.
+    Subclasses give the request handler (:meth:`_handler_class`)."""
 
     name = "stub"
 
-    def __init__(self) -> None:
-        self.requests: list[Request] = []
-        self.unknown: list[Request] = []
+    def __init__(self, port: int = 0) -> None:
+        self.requests: list[Any] = []
+        self.unknown: list[Any] = []
         self._lock = threading.Lock()
         self._delay = 0.0
         self._release = threading.Event()
         self._stopping = threading.Event()
-        self._failure: Failure | None = None
-        self._failing: tuple[str, ...] = ()  # the request kinds the failure applies to
-        self._script: list[Any] = []  # the next turns' answers: texts, or the stand-in's own
-        self.reply_for: Callable[[str], str] = lambda text: REPLY_PREFIX + text
-        self._server = QuietServer(("127.0.0.1", 0), self._handler_class())
+        self._server = QuietServer(("127.0.0.1", port), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True,
                                         name=self.name)
-
-    # -- public ---------------------------------------------------------------------------------
 
     @property
     def port(self) -> int:
@@ -161,6 +157,53 @@ class StubServer:
         """End the current (and any later) delay now; ``set_delay`` arms it again."""
         self._release.set()
 
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._release.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def wait_delay(self) -> bool:
+        """Hold a turn while a delay is armed; False when the stand-in is stopping."""
+        with self._lock:
+            delay = self._delay
+        if delay > 0:
+            self._release.wait(delay)
+        return not self._stopping.is_set()
+
+    def _record(self, req: Any) -> None:
+        with self._lock:
+            self.requests.append(req)
+            if req.kind == "unknown":
+                self.unknown.append(req)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+
+class StubServer(LoopbackStub):
+    """A running stand-in; subclasses answer their API in :meth:`route`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._failure: Failure | None = None
+        self._failing: tuple[str, ...] = ()  # the request kinds the failure applies to
+        self._script: list[Any] = []  # the next turns' answers: texts, or the stand-in's own
+        self.reply_for: Callable[[str], str] = lambda text: REPLY_PREFIX + text
+
+    # -- public ---------------------------------------------------------------------------------
+
     def queue_reply(self, answer: Any) -> None:
         """Answer the next turn (after any queued before) with ``answer``: a text, or what the
         stand-in makes of it (a tool call, for one)."""
@@ -176,23 +219,6 @@ class StubServer:
     def of_kind(self, *kinds: str) -> list[Request]:
         with self._lock:
             return [r for r in self.requests if r.kind in kinds]
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> StubServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # -- for subclasses -------------------------------------------------------------------------
 
@@ -217,21 +243,7 @@ class StubServer:
             scripted = self._script.pop(0) if self._script else None
         return scripted if scripted is not None else self.reply_for(user_text)
 
-    def wait_delay(self) -> bool:
-        """Hold a turn while a delay is armed; False when the stand-in is stopping."""
-        with self._lock:
-            delay = self._delay
-        if delay > 0:
-            self._release.wait(delay)
-        return not self._stopping.is_set()
-
     # -- internals ------------------------------------------------------------------------------
-
-    def _record(self, req: Request) -> None:
-        with self._lock:
-            self.requests.append(req)
-            if req.kind == "unknown":
-                self.unknown.append(req)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         stub = self

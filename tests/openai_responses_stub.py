@@ -24,7 +24,6 @@ message)`` answers the next main request with an HTTP error (an API error on cod
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -34,7 +33,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
-from llm_stub_server import REPLY_PREFIX, QuietServer
+from llm_stub_server import REPLY_PREFIX, LoopbackStub
 
 TITLE = "Stub title"
 
@@ -104,42 +103,17 @@ def is_title_request(body: Any) -> bool:
     return isinstance(schema, dict) and "title" in (schema.get("properties") or {})
 
 
-class ResponsesStub:
+class ResponsesStub(LoopbackStub):
     """The running stand-in. Use :func:`running_stub` to get one."""
 
+    name = "responses-stub"
+
     def __init__(self, port: int = 0) -> None:
-        self.requests: list[Request] = []
-        self.unknown: list[Request] = []
-        self._lock = threading.Lock()
-        self._delay = 0.0
-        self._release = threading.Event()
-        self._stopping = threading.Event()
+        super().__init__(port)
         self._failures: list[tuple[int, dict[str, Any]]] = []
         self._tool_calls: list[tuple[str, dict[str, Any], str | None]] = []
-        self._server = QuietServer(("127.0.0.1", port), self._handler_class())
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True,
-                                        name="responses-stub")
 
     # -- public ---------------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def set_delay(self, seconds: float) -> None:
-        """Hold every later main reply ``seconds`` before its first event (0 turns it off)."""
-        with self._lock:
-            self._delay = float(seconds)
-            self._release.clear()
-
-    def release(self) -> None:
-        """End the current (and any later) delay now; ``set_delay`` arms it again."""
-        self._release.set()
 
     def fail_next(self, status: int, message: str, error_type: str = "invalid_request_error",
                   **fields: Any) -> None:
@@ -173,29 +147,7 @@ class ResponsesStub:
         """The last typed user text of every main request, in order."""
         return [(typed_user_texts(r.body) or [""])[-1] for r in self.responses("main")]
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
     # -- internals --------------------------------------------------------------------------------
-
-    def _record(self, req: Request) -> None:
-        with self._lock:
-            self.requests.append(req)
-            if req.kind == "unknown":
-                self.unknown.append(req)
-
-    def _wait_delay(self) -> None:
-        with self._lock:
-            delay = self._delay
-        if delay > 0:
-            self._release.wait(delay)
 
     def _failure(self) -> tuple[int, dict[str, Any]] | None:
         with self._lock:
@@ -293,7 +245,7 @@ class ResponsesStub:
                 """The SSE answer: each output item added, its text in two deltas (a message),
                 done; then the response completed with its usage."""
                 if wait:
-                    stub._wait_delay()
+                    stub.wait_delay()
                 if stub._stopping.is_set():
                     return
                 self.send_response(200)

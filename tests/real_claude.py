@@ -90,6 +90,15 @@ def prepare_home(home: Path, cwds: Iterable[Path], api_key: str = DUMMY_API_KEY,
     return path
 
 
+def real_world(world: Any, stub_url: str, **extra: str) -> None:
+    """Point a test's roost world (conftest.Env) at the pinned Claude Code talking to the
+    stand-in at ``stub_url``, its work folder trusted; ``extra``: more environment."""
+    prepare_home(world.user_home, [world.tmp / "work"])
+    world.env = claude_env(world.env, world.user_home, stub_url)
+    world.env["ROOST_CLAUDE_BIN"] = str(install_claude())
+    world.env.update(extra)
+
+
 def claude_env(base: Mapping[str, str], home: Path, base_url: str,
                api_key: str = DUMMY_API_KEY) -> dict[str, str]:
     """The environment for an offline Claude Code run against the stub."""

@@ -11,7 +11,7 @@ import pytest
 
 from anthropic_stub import last_user_text, running_stub
 from conftest import Env
-from real_claude import claude_env, install_claude, prepare_home
+from real_claude import real_world
 
 pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
@@ -30,13 +30,10 @@ def tool_results(stub) -> list[str]:
 
 
 def test_real_claude_creates_a_child_and_hears_its_result(world: Env) -> None:
-    claude = install_claude()
     work = world.tmp / "work"
     with running_stub() as stub:
-        prepare_home(world.user_home, [work])
-        world.env = claude_env(world.env, world.user_home, stub.url)
-        world.env["ROOST_CLAUDE_BIN"] = str(claude)
-        world.env["ENABLE_TOOL_SEARCH"] = "false"  # MCP tools listed directly, not deferred
+        # MCP tools listed directly, not deferred
+        real_world(world, stub.url, ENABLE_TOOL_SEARCH="false")
 
         world.roost("spawn", "lead", "--cwd", str(work))
         world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle")

@@ -10,18 +10,15 @@ import pytest
 
 from anthropic_stub import running_stub
 from conftest import Env
-from real_claude import claude_env, install_claude, prepare_home, read_transcript, transcript_texts
+from real_claude import read_transcript, real_world, transcript_texts
 
 pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
 
 def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
-    claude = install_claude()
     work = world.tmp / "work"
     with running_stub() as stub:
-        prepare_home(world.user_home, [work])
-        world.env = claude_env(world.env, world.user_home, stub.url)
-        world.env["ROOST_CLAUDE_BIN"] = str(claude)
+        real_world(world, stub.url)
         user_settings = world.user_home / ".claude" / "settings.json"
 
         world.roost("spawn", "cc", "--cwd", str(work))

@@ -14,7 +14,7 @@ from roost.providers import hooks, traits
 
 from anthropic_stub import running_stub
 from conftest import Env
-from real_claude import claude_env, install_claude, prepare_home
+from real_claude import real_world
 
 pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
@@ -32,14 +32,6 @@ def user_types(world: Env, name: str, text: str) -> None:
     world.tmux("paste-buffer", "-p", "-d", "-b", "user", "-t", pane)
     world.wait_for(lambda: text in world.screen(pane), what="the pasted text")
     world.tmux("send-keys", "-t", pane, "Enter")
-
-
-def real_world(world: Env, stub_url: str, **extra: str) -> None:
-    work = world.tmp / "work"
-    prepare_home(world.user_home, [work])
-    world.env = claude_env(world.env, world.user_home, stub_url)
-    world.env["ROOST_CLAUDE_BIN"] = str(install_claude())
-    world.env.update(extra)
 
 
 def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(

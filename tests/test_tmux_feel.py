@@ -40,6 +40,13 @@ def clients(world: Env, socket: str) -> list[str]:
     return on(world, socket, "list-clients", "-F", "#{client_session}").split()
 
 
+def window_size(world: Env, name: str) -> str:
+    """The agent's window size, as WIDTHxHEIGHT."""
+    window = next(p["window_id"] for p in world.panes() if p["window"] == name)
+    return world.tmux("display-message", "-p", "-t", window,
+                      "#{window_width}x#{window_height}").strip()
+
+
 def test_the_server_fits_agent_clis_and_takes_the_users_own_settings(world: Env) -> None:
     world.home.mkdir(parents=True, exist_ok=True)
     (world.home / "tmux.conf").write_text("set -g @mine yes\nset -g status-right-length 55\n")
@@ -129,9 +136,7 @@ def test_a_view_that_does_not_fit_is_removed_and_new_agents_keep_their_size(
                                      "#{session_name}")
         assert clients(world, world.socket) == []  # no tile client holds a home
         spawn(world, "late")
-        late = next(p["window_id"] for p in world.panes() if p["window"] == "late")
-        assert world.tmux("display-message", "-p", "-t", late,
-                          "#{window_width}x#{window_height}").strip() == "200x50"
+        assert window_size(world, "late") == "200x50"
     finally:
         on(world, view_server, "kill-server")
 
@@ -145,9 +150,7 @@ def test_a_new_agent_is_not_shrunk_by_a_narrow_client_elsewhere(world: Env) -> N
         on(world, term, "resize-window", "-t", "t", "-x", "10", "-y", "5")
         world.wait_for(lambda: clients(world, world.socket) == ["alpha"], what="a client")
         spawn(world, "beta")
-        beta = next(p["window_id"] for p in world.panes() if p["window"] == "beta")
-        assert world.tmux("display-message", "-p", "-t", beta,
-                          "#{window_width}x#{window_height}").strip() == "200x50"
+        assert window_size(world, "beta") == "200x50"
     finally:
         on(world, term, "kill-server")
 
