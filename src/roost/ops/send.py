@@ -156,11 +156,15 @@ def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Bu
 def _draft(app: App, provider: str, pane_id: str) -> str | None:
     """The text typed on the agent's input line and not submitted; None when the provider has
     no known input line (a command) or it is empty."""
-    line = traits.INPUT_LINES.get(provider)
-    if line is None:
+    if provider not in traits.INPUT_LINES:
         return None
-    return status.draft(app.tmux.capture(pane_id, 50), line.markers, line.window,
-                        line.placeholders)
+    return _typed(provider, app.tmux.capture(pane_id, 50))
+
+
+def _typed(provider: str, screen: str) -> str | None:
+    """What `screen` shows typed on the input line of a provider that has one."""
+    line = traits.INPUT_LINES[provider]
+    return status.draft(screen, line.markers, line.window, line.placeholders)
 
 
 def is_slash_command(text: str) -> bool:
@@ -216,10 +220,9 @@ def _confirm(app: App, agent: Agent, confirm_by: tuple[str, ...], pane_id: str, 
 def _took_from_input(provider: str, screen: str, text: str) -> bool:
     """Whether the CLI's input line no longer holds `text` (it submitted it); False when the
     provider's input line is unknown."""
-    line = traits.INPUT_LINES.get(provider)
-    if line is None:
+    if provider not in traits.INPUT_LINES:
         return False
-    typed = status.draft(screen, line.markers, line.window, line.placeholders)
+    typed = _typed(provider, screen)
     first = text.strip().splitlines()[0] if text.strip() else ""
     return typed is None or not (typed.startswith(first[:40]) or first.startswith(typed))
 
