@@ -194,11 +194,11 @@ def test_a_status_comes_only_from_lines_of_the_current_launch(tmp_path: Path) ->
         fh.write(f"{int(LAUNCH_AT) + 1}\tUserPromptSubmit\tt0k\t{{\"prompt\": \"go\"}}\n")
         fh.write(f"{int(LAUNCH_AT) + 2}\tStop\tother\t{{}}\n")  # another launch's process
         fh.write(f"{int(LAUNCH_AT) + 3}\tStop\t{{}}\n")  # no token at all
-    found = hooks.last_status(home, "id-a")
+    found = hooks.last_status(home, "id-a", "t0k")
     assert found is not None and found[0] == "working"
     with log.open("a") as fh:
         fh.write(f"{int(LAUNCH_AT) + 4}\tStop\tt0k\t{{}}\n")
-    found = hooks.last_status(home, "id-a")
+    found = hooks.last_status(home, "id-a", "t0k")
     assert found is not None and found[0] == "idle"
 
 
@@ -208,5 +208,5 @@ def test_a_launch_line_of_a_roost_before_tokens_reads_every_line(tmp_path: Path)
     log.parent.mkdir(parents=True)
     log.write_text(f"{LAUNCH_AT:.3f}\t{hooks.LAUNCH}\t{{}}\n"
                    f"{int(LAUNCH_AT) + 1}\tUserPromptSubmit\t{{\"prompt\": \"go\"}}\n")
-    found = hooks.last_status(home, "id-a")
+    found = hooks.last_status(home, "id-a", None)
     assert found is not None and found[0] == "working"

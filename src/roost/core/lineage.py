@@ -40,13 +40,9 @@ def foreign(*, token: str | None, at: float, cwd: object, launch_token: str | No
     >>> foreign(token=None, launch_token=None, **ok) is None  # launched before tokens
     True
     """
-    if launch_token is not None:
-        if not token:
-            return "no launch token (not written by a process roost started)"
-        if token != launch_token:
-            return "another launch's token"
-    elif token:
-        return "a launch token, but the current launch has none"
+    why = token_refused(token, launch_token)
+    if why is not None:
+        return why
     if launch_at is not None:
         # hook.sh stamps whole seconds; a launch without a token was recorded just after it began
         earliest = int(launch_at) - (LEGACY_SLACK if launch_token is None else 0)
@@ -54,6 +50,26 @@ def foreign(*, token: str | None, at: float, cwd: object, launch_token: str | No
             return "older than the current launch"
     if not isinstance(cwd, str) or not inside(cwd, agent_cwd):
         return f"cwd {cwd} is not the agent's {agent_cwd}"
+    return None
+
+
+def token_refused(token: str | None, launch_token: str | None) -> str | None:
+    """Why a hook line's `token` does not show it is the current launch's (`launch_token`, the
+    store's: never one the log itself names), or None when it does. The one rule for both what
+    a line may change (`foreign`) and the status it may give (providers/hooks.py).
+
+    >>> token_refused("t", "t"), token_refused(None, None), token_refused("", None)
+    (None, None, None)
+    >>> token_refused("FAKE", "t")
+    "another launch's token"
+    """
+    if launch_token is not None:
+        if not token:
+            return "no launch token (not written by a process roost started)"
+        if token != launch_token:
+            return "another launch's token"
+    elif token:
+        return "a launch token, but the current launch has none"
     return None
 
 

@@ -95,7 +95,8 @@ LAUNCH = "RoostLaunch"
 def mark_launch(roost_home: str, agent_id: str, when: float, token: str) -> None:
     """A line in the log at each launch, with the launch's token: events before it belong to an
     earlier process and say nothing about this one (a killed claude's SessionEnd must not read
-    as this one's status), nor do later lines with another token (recent_events).
+    as this one's status). Which lines are this launch's is the store's token's to say
+    (recent_events), never this line's: anyone may append a launch line.
     The log is 0600 and never appended to through a symlink: one planted there is removed (its
     target is left alone) and a new log is started."""
     _private_folder(roost_home, agent_id)
@@ -189,10 +190,15 @@ def size(path: str) -> int:
         return 0
 
 
-def recent_events(path: str, tail: int = 65536) -> list[tuple[float, str, dict[str, object]]]:
-    """The events that decide the status now, oldest first: those from the last turn boundary
-    (a turn's begin or end, or a launch) on, in the log's last `tail` bytes. Only they are
-    parsed: usually a line or two."""
+def recent_events(path: str, launch_token: str | None,
+                  tail: int = 65536) -> list[tuple[float, str, dict[str, object]]]:
+    """The events that decide the status now, oldest first: those of the current launch
+    (`launch_token`, the store's; None for a launch made before tokens) from its last turn
+    boundary (a turn's begin or end, or its launch line) on, in the log's last `tail` bytes.
+    Lines with another token (a forged launch line too) are not read, and the log's order, not
+    its times, says which came last. Only they are parsed: usually a line or two."""
+    from roost.core.lineage import token_refused
+
     try:
         with open(path, "rb") as fh:
             length = os.fstat(fh.fileno()).st_size
@@ -203,9 +209,7 @@ def recent_events(path: str, tail: int = 65536) -> list[tuple[float, str, dict[s
     lines = data.decode(errors="replace").splitlines()
     if length > tail and lines:
         lines = lines[1:]  # the first line read may be the end of a longer one
-    token = _launch_token(lines)
-    if token:  # only the current process's lines say what it does (core/lineage.py)
-        lines = [line for line in lines if _token_of(line) == token]
+    lines = [line for line in lines if token_refused(_token_of(line), launch_token) is None]
     start = 0
     for i in range(len(lines) - 1, -1, -1):
         name = lines[i].split("\t", 2)[1:2]
@@ -218,14 +222,6 @@ def recent_events(path: str, tail: int = 65536) -> list[tuple[float, str, dict[s
 def _token_of(line: str) -> str | None:
     parts = line.split("\t", 3)
     return parts[2] if len(parts) == 4 else None
-
-
-def _launch_token(lines: list[str]) -> str | None:
-    """The token of the last launch line (None: none in view, or one from before tokens)."""
-    for line in reversed(lines):
-        if line.split("\t", 2)[1:2] == [LAUNCH]:
-            return _token_of(line)
-    return None
 
 
 def status_of(event: str, payload: dict[str, object]) -> str | None:
@@ -268,7 +264,9 @@ def fold(events: list[tuple[float, str, dict[str, object]]]
     return found
 
 
-def last_status(roost_home: str, agent_id: str) -> tuple[str, float, str | None] | None:
-    """The status the agent's hook log gives now (`fold` of its last events): the status, when
-    the event that gave it fired, and an error's reason."""
-    return fold(recent_events(log_path(roost_home, agent_id)))
+def last_status(roost_home: str, agent_id: str, launch_token: str | None
+                ) -> tuple[str, float, str | None] | None:
+    """The status the agent's hook log gives now (`fold` of its current launch's last events,
+    `launch_token` being the store's): the status, when the event that gave it fired, and an
+    error's reason."""
+    return fold(recent_events(log_path(roost_home, agent_id), launch_token))

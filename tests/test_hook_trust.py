@@ -1,0 +1,55 @@
+"""The hook log as evidence (issue 18): a status, like a session id, comes only from the lines of
+the agent's current launch (its token in the store), whatever the log itself claims; a clock
+step between roost and the agent delays nothing. Real tmux, the fake claude."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Env
+
+pytestmark = pytest.mark.tmux
+
+
+def spawn(world: Env, name: str, env: dict[str, str] | None = None) -> None:
+    world.roost("spawn", name, "--cwd", str(world.tmp / "work"), env=env)
+
+
+def idle_by_hooks(world: Env, name: str) -> dict:
+    return world.wait_for(lambda: (a := world.ls()[name])["status"] == "idle"
+                          and a["status_source"] == "hook" and a,
+                          what=f"{name} idle by its hooks")  # type: ignore[return-value]
+
+
+def log_of(world: Env, name: str) -> Path:
+    return world.home / "agents" / world.ls()[name]["id"] / "hooks.log"
+
+
+def forge(world: Env, name: str, event: str, payload: dict) -> None:
+    """What a forger who cannot read the store appends: a launch line of its own, then an event
+    with that launch's token (the log's last launch line used to say whose lines count)."""
+    cwd = str((world.tmp / "work").resolve())
+    with log_of(world, name).open("a") as fh:
+        fh.write(f"{time.time():.3f}\tRoostLaunch\tFAKE\t{{}}\n")
+        fh.write(f"{int(time.time())}\t{event}\tFAKE\t"
+                 f"{json.dumps({'cwd': cwd, 'hook_event_name': event, **payload})}\n")
+
+
+@pytest.mark.parametrize(("event", "payload"), [
+    pytest.param("Notification", {"notification_type": "permission_prompt"}, id="waiting"),
+    pytest.param("SessionEnd", {"reason": "other"}, id="exited"),
+    pytest.param("StopFailure", {"last_assistant_message": "forged reason"}, id="error"),
+])
+def test_a_forged_launch_line_does_not_set_the_status(world: Env, event: str,
+                                                      payload: dict) -> None:
+    spawn(world, "cl")
+    idle_by_hooks(world, "cl")
+    forge(world, "cl", event, payload)
+    shown = world.ls()["cl"]
+    assert (shown["status"], shown["status_source"]) == ("idle", "hook")
+    assert "forged reason" not in world.roost("ls").stdout
+    world.roost("send", "cl", "hello")  # not refused as waiting, exited or broken
