@@ -5,10 +5,13 @@ step between roost and the agent delays nothing. Real tmux, the fake claude."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
 import pytest
+
+from roost.store.db import Store
 
 from conftest import Env
 
@@ -53,3 +56,28 @@ def test_a_forged_launch_line_does_not_set_the_status(world: Env, event: str,
     assert (shown["status"], shown["status_source"]) == ("idle", "hook")
     assert "forged reason" not in world.roost("ls").stdout
     world.roost("send", "cl", "hello")  # not refused as waiting, exited or broken
+
+
+def events(world: Env, name: str) -> list[dict]:
+    return json.loads(world.roost("events", name, "--json").stdout)
+
+
+def test_an_agent_whose_clock_is_an_hour_behind_reports_at_once(world: Env) -> None:
+    """The agent's clock an hour behind roost's (so every hook line is stamped before its
+    launch): its hooks still give its status and its lineage, the step is logged as a warning,
+    and a send goes through."""
+    shim = world.tmp / "behind"
+    shim.mkdir()
+    real = shutil.which("date")
+    (shim / "date").write_text(
+        '#!/bin/sh\n[ "$1" = "+%s" ] && exec expr "$(' + str(real) + ' +%s)" - 3600\n'
+        f'exec {real} "$@"\n')
+    (shim / "date").chmod(0o755)
+    spawn(world, "cl", env={"PATH": f"{shim}:{world.env['PATH']}"})
+    idle_by_hooks(world, "cl")
+    world.roost("send", "cl", "hello")
+    kinds = [e["kind"] for e in events(world, "cl")]
+    assert "hook-events-ignored" not in kinds and "session-ignored" not in kinds
+    [step] = [e for e in events(world, "cl") if e["kind"] == "clock-step"]
+    assert 3590 <= step["behind"] <= 3610
+    assert Store.open(world.home / "roost.db").require("cl").transcript_path  # taken

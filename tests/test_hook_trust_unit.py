@@ -3,12 +3,17 @@ launch token, never a launch line's), what a clock step does, how paths are comp
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from roost.core import lineage
-from roost.providers import hooks
+from roost.core import lineage, status
+from roost.core.model import Agent
+from roost.ops.learn import apply_hook_log
+from roost.providers import hooks, traits
+from roost.store.db import Store
 
 LAUNCH_AT = 1_800_000_000.0
 
@@ -42,3 +47,55 @@ def test_status_and_lineage_refuse_the_same_lines() -> None:
                                           launch_token=launch, launch_at=LAUNCH_AT,
                                           agent_cwd="/w")
         assert status_refuses == lineage_refuses, (token, launch)
+
+
+# ---- clock steps: the token and the log's order decide, a line's time only warns ---------------
+OLD, NEW = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> SimpleNamespace:
+    store = Store.open(tmp_path / "roost.db")
+    store.insert(Agent(id="id-a", name="a", provider="claude", cwd="/w", home="a",
+                       provider_session_id=OLD, created_at="2027-01-01T00:00:00+00:00",
+                       started_at="2027-01-15T08:00:00+00:00", launches=1))
+    store.begin_launch("id-a", "t0k", LAUNCH_AT)
+    return SimpleNamespace(store=store, paths=SimpleNamespace(home=tmp_path))
+
+
+def apply(app: SimpleNamespace, *lines: str) -> Agent:
+    log = Path(hooks.log_path(str(app.paths.home), "id-a"))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as fh:
+        fh.writelines(lines)
+    apply_hook_log(app, app.store.require("a"))  # type: ignore[arg-type]
+    return app.store.require("a")
+
+
+def test_lines_of_the_launch_stamped_an_hour_before_it_are_taken_with_a_warning(
+        app: SimpleNamespace) -> None:
+    behind = int(LAUNCH_AT) - 3600
+    clear = json.dumps({"session_id": NEW, "transcript_path": "/t/new.jsonl", "cwd": "/w",
+                        "hook_event_name": "SessionStart", "source": "clear"})
+    agent = apply(app, f"{behind}\tSessionStart\tt0k\t{clear}\n")
+    assert (agent.provider_session_id, agent.transcript_path) == (NEW, "/t/new.jsonl")
+    apply(app, f"{behind + 1}\tUserPromptSubmit\tt0k\t{{\"cwd\": \"/w\"}}\n")
+    steps = [e for e in app.store.events("id-a") if e["kind"] == "clock-step"]
+    assert [e["behind"] for e in steps] == [3600]  # once per launch
+    assert not [e for e in app.store.events("id-a") if e["kind"].endswith("-ignored")]
+
+
+def test_a_hook_status_stamped_before_the_start_still_counts() -> None:
+    found = status.classify(alive=True, has_window=True, base_state="running",
+                            roost_stopped=False, hook=("idle", LAUNCH_AT - 3600, None),
+                            screen=None, activity=None, started_at=LAUNCH_AT,
+                            patterns=status.patterns_for(traits.CLAUDE.patterns),
+                            now=LAUNCH_AT + 5)
+    assert found == ("idle", "hook", None)
+
+
+def test_the_log_order_not_the_time_says_which_event_came_last(tmp_path: Path) -> None:
+    home = str(tmp_path)
+    at = int(LAUNCH_AT)
+    write_log(home, f"{at + 60}\tUserPromptSubmit\tt0k\t{{}}\n", f"{at - 3600}\tStop\tt0k\t{{}}\n")
+    assert hooks.last_status(home, "id-a", "t0k") == ("idle", at - 3600, None)

@@ -62,7 +62,6 @@ def test_the_launch_token_in_a_subfolder_of_the_cwd_is_adopted(app: SimpleNamesp
     pytest.param(clear_line(None), "no launch token", id="a line of a roost before tokens"),
     pytest.param(clear_line(""), "no launch token", id="no token in the writer's environment"),
     pytest.param(clear_line("other"), "another launch's token", id="an earlier launch's twin"),
-    pytest.param(clear_line("tok", at=LAUNCH_AT - 60), "older than", id="before the launch"),
     pytest.param(clear_line("tok", cwd="/wx"), "cwd /wx", id="a neighbour's cwd"),
 ])
 def test_anything_else_is_logged_and_changes_nothing(app: SimpleNamespace, line: str,

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 
 SCREEN_LINES = 50  # of a dead pane: what a CLI printed on its way out
+CLOCK_STEP = 1.0  # seconds a hook line may be stamped before its launch without a warning
 
 
 def awaits_session_id(agent: Agent | Record) -> bool:
@@ -100,6 +101,7 @@ def apply_hook_log(app: App, agent: Agent) -> None:
     session_id, transcript, seen = agent.provider_session_id, agent.transcript_path, \
         agent.conversation_seen
     passed_over: dict[str, int] = {}  # why, for events that offered nothing to adopt
+    behind = 0.0  # the most a line of this launch is stamped before it: a clock step
     for at, event, payload, line_token in entries:
         if event == hooks.LAUNCH:
             continue
@@ -114,6 +116,7 @@ def apply_hook_log(app: App, agent: Agent) -> None:
             else:
                 passed_over[why] = passed_over.get(why, 0) + 1
             continue
+        behind = max(behind, lineage.clock_behind(at, launch_at))
         path_given = payload.get("transcript_path")
         if new_id and isinstance(sid, str):
             reason = str(payload.get("source") or "hook")
@@ -133,5 +136,20 @@ def apply_hook_log(app: App, agent: Agent) -> None:
     if passed_over:
         app.store.log(agent, "hook-events-ignored", count=sum(passed_over.values()),
                       reason="; ".join(passed_over))
+    if behind > CLOCK_STEP and token is not None:
+        _warn_clock_step(app, agent, behind)
     app.store.update(agent.id, hook_offset=offset, transcript_path=transcript,
                      conversation_seen=seen, last_active_at=now_iso())
+
+
+def _warn_clock_step(app: App, agent: Agent, behind: float) -> None:
+    """Log once per launch that the agent's clock is behind roost's: its lines were taken (their
+    launch token proves them), but times compared across the two clocks will be off."""
+    for event in reversed(app.store.events(agent.id, limit=100)):
+        if event["kind"] == "clock-step":
+            return
+        if event["kind"] == "started":
+            break
+    app.store.log(agent, "clock-step", behind=round(behind),
+                  reason="its hook lines are stamped before its launch: the agent's clock is "
+                         "behind roost's (taken all the same: their launch token proves them)")
