@@ -99,3 +99,50 @@ def test_the_log_order_not_the_time_says_which_event_came_last(tmp_path: Path) -
     at = int(LAUNCH_AT)
     write_log(home, f"{at + 60}\tUserPromptSubmit\tt0k\t{{}}\n", f"{at - 3600}\tStop\tt0k\t{{}}\n")
     assert hooks.last_status(home, "id-a", "t0k") == ("idle", at - 3600, None)
+
+
+# ---- the cwd a hook line reports: resolved paths, not strings ----------------------------------
+@pytest.mark.parametrize("where", [
+    pytest.param("{w}/../../etc", id="dot-dot out of it"),
+    pytest.param("{w}/link", id="a symlink out of it"),
+    pytest.param("{w}/./../wx", id="a neighbour through dots"),
+])
+def test_a_cwd_outside_the_agents_by_its_real_path_is_foreign(tmp_path: Path,
+                                                              where: str) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "link").symlink_to("/etc")
+    store = Store.open(tmp_path / "roost.db")
+    store.insert(Agent(id="id-a", name="a", provider="claude", cwd=str(work), home="a",
+                       provider_session_id=OLD, created_at="2027-01-01T00:00:00+00:00",
+                       started_at="2027-01-15T08:00:00+00:00", launches=1))
+    store.begin_launch("id-a", "t0k", LAUNCH_AT)
+    app = SimpleNamespace(store=store, paths=SimpleNamespace(home=tmp_path))
+    clear = json.dumps({"session_id": NEW, "transcript_path": "/t/new.jsonl",
+                        "cwd": where.format(w=work), "source": "clear"})
+    agent = apply(app, f"{int(LAUNCH_AT) + 1}\tSessionStart\tt0k\t{clear}\n")
+    assert agent.provider_session_id == OLD
+    [ignored] = [e for e in store.events("id-a") if e["kind"] == "session-ignored"]
+    assert "is not the agent's" in ignored["reason"]
+
+
+def test_dots_in_a_path_are_not_a_way_out() -> None:
+    assert lineage.inside("/w/src/../src", "/w") and lineage.inside("/w/./src", "/w")
+    assert not lineage.inside("/w/../x", "/w") and not lineage.inside("/w/../../etc", "/w")
+    assert not lineage.inside("w/src", "w")  # a relative path says nothing
+
+
+def test_the_agents_cwd_through_a_symlink_is_its_real_folder(tmp_path: Path) -> None:
+    """Spawned in a symlinked folder, a CLI reports the real one (its getcwd)."""
+    work = tmp_path / "w"
+    (work / "src").mkdir(parents=True)
+    (tmp_path / "alias").symlink_to(work)
+    store = Store.open(tmp_path / "roost.db")
+    store.insert(Agent(id="id-a", name="a", provider="claude", cwd=str(tmp_path / "alias"),
+                       home="a", provider_session_id=OLD, created_at="2027-01-01T00:00:00+00:00",
+                       started_at="2027-01-15T08:00:00+00:00", launches=1))
+    store.begin_launch("id-a", "t0k", LAUNCH_AT)
+    app = SimpleNamespace(store=store, paths=SimpleNamespace(home=tmp_path))
+    clear = json.dumps({"session_id": NEW, "cwd": str(work / "src"), "source": "clear"})
+    assert apply(app, f"{int(LAUNCH_AT) + 1}\tSessionStart\tt0k\t{clear}\n"
+                 ).provider_session_id == NEW

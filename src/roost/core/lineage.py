@@ -90,10 +90,34 @@ def token_refused(token: str | None, launch_token: str | None) -> str | None:
 
 
 def inside(path: str, folder: str) -> bool:
-    """`path` is `folder` or a folder in it (a CLI may report the folder its shell moved to).
+    """`path` is `folder` or a folder in it (a CLI may report the folder its shell moved to),
+    compared as absolute paths with their dots worked out: `/w/../etc` is not in `/w`. Symlinks
+    are the caller's to resolve first (this is pure).
 
     >>> inside("/w", "/w"), inside("/w/sub", "/w"), inside("/wx", "/w"), inside("/", "/w")
     (True, True, False, False)
+    >>> inside("/w/../etc", "/w"), inside("/w/a/../b", "/w"), inside("w", "w")
+    (False, True, False)
     """
-    base = folder.rstrip("/")
-    return path.rstrip("/") == base or path.startswith(base + "/")
+    base, where = normal(folder), normal(path)
+    if base is None or where is None:
+        return False
+    return where == base or where.startswith(base.rstrip("/") + "/")
+
+
+def normal(path: str) -> str | None:
+    """An absolute path without `.`, `..` or empty parts (None for a relative one).
+
+    >>> normal("/a/./b//c/../d/"), normal("/.."), normal("a/b")
+    ('/a/b/d', '/', None)
+    """
+    if not path.startswith("/"):
+        return None
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part and part != ".":
+            parts.append(part)
+    return "/" + "/".join(parts)

@@ -88,6 +88,8 @@ def apply_hook_log(app: App, agent: Agent) -> None:
     (core/lineage.py); a new id offered by any other is logged as ignored, with the reason."""
     if not traits.of(agent.provider).hooks:
         return
+    import os
+
     from roost.core import lineage
     from roost.core.observation import epoch
     from roost.store.db import SessionIdTaken, now_iso
@@ -100,6 +102,7 @@ def apply_hook_log(app: App, agent: Agent) -> None:
     token, launch_at = launch if launch is not None else (None, epoch(agent.started_at))
     session_id, transcript, seen = agent.provider_session_id, agent.transcript_path, \
         agent.conversation_seen
+    agent_cwd = os.path.realpath(agent.cwd)  # the folder itself, as its CLI's getcwd says
     passed_over: dict[str, int] = {}  # why, for events that offered nothing to adopt
     behind = 0.0  # the most a line of this launch is stamped before it: a clock step
     for at, event, payload, line_token in entries:
@@ -107,8 +110,8 @@ def apply_hook_log(app: App, agent: Agent) -> None:
             continue
         sid = payload.get("session_id")
         new_id = event == "SessionStart" and isinstance(sid, str) and sid and sid != session_id
-        why = lineage.foreign(token=line_token, at=at, cwd=payload.get("cwd"),
-                              launch_token=token, launch_at=launch_at, agent_cwd=agent.cwd)
+        why = lineage.foreign(token=line_token, at=at, cwd=_real(payload.get("cwd")),
+                              launch_token=token, launch_at=launch_at, agent_cwd=agent_cwd)
         if why is not None:
             if new_id:
                 app.store.log(agent, "session-ignored", session_id=sid,
@@ -140,6 +143,14 @@ def apply_hook_log(app: App, agent: Agent) -> None:
         _warn_clock_step(app, agent, behind)
     app.store.update(agent.id, hook_offset=offset, transcript_path=transcript,
                      conversation_seen=seen, last_active_at=now_iso())
+
+
+def _real(cwd: object) -> object:
+    """A cwd a hook line reports, with its symlinks and dots resolved (a path string, else as
+    it is): where it really is decides whether it is the agent's, not how it is spelled."""
+    import os
+
+    return os.path.realpath(cwd) if isinstance(cwd, str) and cwd.startswith("/") else cwd
 
 
 def _warn_clock_step(app: App, agent: Agent, behind: float) -> None:
