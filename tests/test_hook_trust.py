@@ -81,3 +81,19 @@ def test_an_agent_whose_clock_is_an_hour_behind_reports_at_once(world: Env) -> N
     [step] = [e for e in events(world, "cl") if e["kind"] == "clock-step"]
     assert 3590 <= step["behind"] <= 3610
     assert Store.open(world.home / "roost.db").require("cl").transcript_path  # taken
+
+
+def test_hooks_never_append_through_a_symlink_planted_at_the_log(world: Env) -> None:
+    spawn(world, "cl")
+    idle_by_hooks(world, "cl")
+    log = log_of(world, "cl")
+    victim = world.tmp / "victim.txt"
+    victim.write_text("precious\n")
+    log.unlink()
+    log.symlink_to(victim)  # planted while the agent runs
+    world.roost("send", "cl", "hello")
+    world.wait_for(lambda: log.exists() and not log.is_symlink() and "\tStop\t" in
+                   log.read_text(), what="a new log, with the turn's Stop")
+    assert victim.read_text() == "precious\n"
+    assert log.stat().st_mode & 0o777 == 0o600
+    idle_by_hooks(world, "cl")
