@@ -42,18 +42,18 @@ def forge(world: Env, name: str, event: str, payload: dict) -> None:
                  f"{json.dumps({'cwd': cwd, 'hook_event_name': event, **payload})}\n")
 
 
-@pytest.mark.parametrize(("event", "payload"), [
-    pytest.param("Notification", {"notification_type": "permission_prompt"}, id="waiting"),
-    pytest.param("SessionEnd", {"reason": "other"}, id="exited"),
-    pytest.param("StopFailure", {"last_assistant_message": "forged reason"}, id="error"),
-])
-def test_a_forged_launch_line_does_not_set_the_status(world: Env, event: str,
-                                                      payload: dict) -> None:
+FORGED = [("Notification", {"notification_type": "permission_prompt"}),  # waiting
+          ("SessionEnd", {"reason": "other"}),  # exited
+          ("StopFailure", {"last_assistant_message": "forged reason"})]  # error
+
+
+def test_a_forged_launch_line_does_not_set_the_status(world: Env) -> None:
     spawn(world, "cl")
     idle_by_hooks(world, "cl")
-    forge(world, "cl", event, payload)
-    shown = world.ls()["cl"]
-    assert (shown["status"], shown["status_source"]) == ("idle", "hook")
+    for event, payload in FORGED:
+        forge(world, "cl", event, payload)
+        shown = world.ls()["cl"]
+        assert (shown["status"], shown["status_source"], event) == ("idle", "hook", event)
     assert "forged reason" not in world.roost("ls").stdout
     world.roost("send", "cl", "hello")  # not refused as waiting, exited or broken
 
