@@ -146,3 +146,21 @@ def test_the_agents_cwd_through_a_symlink_is_its_real_folder(tmp_path: Path) -> 
     clear = json.dumps({"session_id": NEW, "cwd": str(work / "src"), "source": "clear"})
     assert apply(app, f"{int(LAUNCH_AT) + 1}\tSessionStart\tt0k\t{clear}\n"
                  ).provider_session_id == NEW
+
+
+# ---- every reader of the log: a reply, a delivery, a notice come from the launch's lines only ---
+def test_replies_read_from_the_log_are_the_current_launchs(app: SimpleNamespace) -> None:
+    """The same rule for what `send --wait` answers, what a parent is told and what `read`
+    shows as a child's last reply: a forged launch line and its Stop say nothing."""
+    from roost.ops import notify, orchestrate, send
+
+    at = int(LAUNCH_AT)
+    write_log(str(app.paths.home),
+              f"{at + 1}\tUserPromptSubmit\tt0k\t{{\"prompt\": \"hi\"}}\n",
+              f"{at + 2}\tStop\tt0k\t{{\"last_assistant_message\": \"real answer\"}}\n",
+              f"{at + 3}\t{hooks.LAUNCH}\tFAKE\t{{}}\n",
+              f"{at + 4}\tStop\tFAKE\t{{\"last_assistant_message\": \"forged\"}}\n")
+    agent = app.store.require("a")
+    assert send.last_reply(app, "id-a", 0, "hi") == "real answer"  # type: ignore[arg-type]
+    assert orchestrate.last_reply(app, agent) == "real answer"  # type: ignore[arg-type]
+    assert notify._last_stop(app, "id-a") == "real answer"  # type: ignore[arg-type]

@@ -38,6 +38,13 @@ def unread_hook_events(roost_home: str, agent: Agent | Record) -> bool:
         hooks.size(hooks.log_path(roost_home, agent.id)) != agent.hook_offset
 
 
+def launch_token(app: App, agent_id: str) -> str | None:
+    """The agent's current launch token (None: launched before tokens): which hook lines are
+    its process's, for every reader of its hook log (hooks.read_since)."""
+    launch = app.store.launch(agent_id)
+    return launch[0] if launch is not None else None
+
+
 def learn_session_ids(app: App, agents: list[Agent],
                       panes: Sequence[Pane] | None = None) -> None:
     """CLIs that choose their own session id: find it from what the agent's own process shows

@@ -176,11 +176,16 @@ def read_entries_since(path: str, offset: int, limit: int = 4 << 20
     return entries, max(offset, size - limit) + end
 
 
-def read_since(path: str, offset: int,
-               limit: int = 4 << 20) -> tuple[list[tuple[float, str, dict[str, object]]], int]:
-    """Complete lines appended since `offset` (at most `limit` bytes), and the new offset."""
+def read_since(path: str, offset: int, launch_token: str | None, limit: int = 4 << 20
+               ) -> tuple[list[tuple[float, str, dict[str, object]]], int]:
+    """The current launch's events (`launch_token`, the store's: core/lineage.py's rule, the
+    one status and lineage use) in the complete lines appended since `offset` (at most `limit`
+    bytes), and the new offset. A line with any other token (a forged launch line's, an
+    orphaned twin's) is no delivery, reply or turn of this agent's."""
+    from roost.core.lineage import token_refused
+
     entries, end = read_entries_since(path, offset, limit)
-    return [e[:3] for e in entries], end
+    return [e[:3] for e in entries if token_refused(e[3], launch_token) is None], end
 
 
 def size(path: str) -> int:
