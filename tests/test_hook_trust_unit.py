@@ -164,3 +164,34 @@ def test_replies_read_from_the_log_are_the_current_launchs(app: SimpleNamespace)
     assert send.last_reply(app, "id-a", 0, "hi") == "real answer"  # type: ignore[arg-type]
     assert orchestrate.last_reply(app, agent) == "real answer"  # type: ignore[arg-type]
     assert notify._last_stop(app, "id-a") == "real answer"  # type: ignore[arg-type]
+
+
+# ---- reading the log: never through a symlink, never blocked by a FIFO -------------------------
+def test_a_fifo_planted_at_the_log_does_not_hang_a_reader(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    home = str(tmp_path)
+    log = Path(hooks.log_path(home, "id-a"))
+    log.parent.mkdir(parents=True)
+    os.mkfifo(log)
+    done: list[object] = []
+    reader = threading.Thread(target=lambda: done.append(
+        (hooks.last_status(home, "id-a", "t0k"), hooks.read_since(str(log), 0, "t0k"),
+         hooks.size(str(log)))), daemon=True)
+    reader.start()
+    reader.join(5)
+    if reader.is_alive():  # let the blocked open go before failing
+        os.close(os.open(log, os.O_WRONLY | os.O_NONBLOCK))
+    assert done == [(None, ([], 0), 0)]
+
+
+def test_a_symlink_planted_at_the_log_is_not_read(tmp_path: Path) -> None:
+    home = str(tmp_path)
+    elsewhere = tmp_path / "elsewhere.log"
+    elsewhere.write_text(f"{int(LAUNCH_AT)}\tStop\tt0k\t{{\"last_assistant_message\": \"x\"}}\n")
+    log = Path(hooks.log_path(home, "id-a"))
+    log.parent.mkdir(parents=True)
+    log.symlink_to(elsewhere)
+    assert hooks.last_status(home, "id-a", "t0k") is None
+    assert hooks.read_since(str(log), 0, "t0k") == ([], 0) and hooks.size(str(log)) == 0

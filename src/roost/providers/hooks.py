@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
 
 from roost.core.status import one_line
+
+TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
           "Stop", "StopFailure", "SubagentStop", "PreCompact", "SessionEnd")
@@ -161,15 +166,15 @@ def read_entries_since(path: str, offset: int, limit: int = 4 << 20
                        ) -> tuple[list[tuple[float, str, dict[str, object], str | None]], int]:
     """Complete lines appended since `offset` (at most `limit` bytes) as parse_entry reads
     them, and the new offset."""
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size < offset:  # truncated or replaced: read it again from the start
-                offset = 0
-            fh.seek(max(offset, size - limit))
-            data = fh.read(limit)
-    except FileNotFoundError:
+    fh = _open_log(path)
+    if fh is None:
         return [], 0
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size < offset:  # truncated or replaced: read it again from the start
+            offset = 0
+        fh.seek(max(offset, size - limit))
+        data = fh.read(limit)
     end = data.rfind(b"\n") + 1  # a line still being written is read next time
     entries = [e for e in (parse_entry(line) for line in data[:end].decode(errors="replace")
                            .splitlines()) if e is not None]
@@ -189,10 +194,29 @@ def read_since(path: str, offset: int, launch_token: str | None, limit: int = 4 
 
 
 def size(path: str) -> int:
+    """The log's size; 0 for none, or for anything but a regular file (as _open_log reads it)."""
     try:
-        return os.stat(path).st_size
+        found = os.lstat(path)
     except FileNotFoundError:
         return 0
+    return found.st_size if stat.S_ISREG(found.st_mode) else 0
+
+
+def _open_log(path: str) -> BinaryIO | None:
+    """The log, open for reading; None when it is missing or is not a regular file of its own: a
+    symlink or a FIFO planted at its path is neither read through nor waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):  # a symlink (EMLINK: the BSDs)
+            return None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
 
 
 def recent_events(path: str, launch_token: str | None,
@@ -204,13 +228,13 @@ def recent_events(path: str, launch_token: str | None,
     its times, says which came last. Only they are parsed: usually a line or two."""
     from roost.core.lineage import token_refused
 
-    try:
-        with open(path, "rb") as fh:
-            length = os.fstat(fh.fileno()).st_size
-            fh.seek(max(0, length - tail))
-            data = fh.read()
-    except FileNotFoundError:
+    fh = _open_log(path)
+    if fh is None:
         return []
+    with fh:
+        length = os.fstat(fh.fileno()).st_size
+        fh.seek(max(0, length - tail))
+        data = fh.read()
     lines = data.decode(errors="replace").splitlines()
     if length > tail and lines:
         lines = lines[1:]  # the first line read may be the end of a longer one
