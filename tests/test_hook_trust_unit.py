@@ -195,3 +195,27 @@ def test_a_symlink_planted_at_the_log_is_not_read(tmp_path: Path) -> None:
     log.symlink_to(elsewhere)
     assert hooks.last_status(home, "id-a", "t0k") is None
     assert hooks.read_since(str(log), 0, "t0k") == ([], 0) and hooks.size(str(log)) == 0
+
+
+@pytest.mark.parametrize("planted", ["fifo", "symlink"])
+def test_hook_sh_replaces_what_was_planted_at_the_log(tmp_path: Path, planted: str) -> None:
+    """A FIFO would hold the hook (and Claude with it) until someone read it; a symlink would
+    be written through. Either is removed and a new 0600 log begun."""
+    import os
+    import subprocess
+
+    log = tmp_path / "hooks.log"
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    if planted == "fifo":
+        os.mkfifo(log)
+    else:
+        log.symlink_to(victim)
+    done = subprocess.run(["sh", hooks.HOOK_SH, str(log), "Stop"], input=b'{"a": 1}',
+                          capture_output=True, timeout=20, env={**os.environ,
+                                                                "ROOST_LAUNCH_TOKEN": "t0k"})
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert not log.is_symlink() and log.is_file() and log.stat().st_mode & 0o777 == 0o600
+    [(_at, event, _payload, token)] = [hooks.parse_entry(line)
+                                       for line in log.read_text().splitlines()]
+    assert (event, token) == ("Stop", "t0k") and victim.read_text() == "precious\n"

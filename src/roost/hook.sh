@@ -11,17 +11,21 @@
 # an orchestration parent or children), `roost _notify` then runs in the background, in its own
 # session and without the agent's identity (stopping the agent must not stop a delivery), to
 # tell parents about their children (ops/notify.py).
-# The log is never written through a symlink (one planted there is removed, its target left
-# alone, and a new 0600 log begun, as roost does at each launch): GNU dd opens it with
-# O_NOFOLLOW; where dd has no such flag (BSD), the link is checked for just before appending.
+# The log is only ever a regular file: anything else planted at its path (a symlink, which would
+# be written through; a FIFO, which would hold the hook until read) is removed, its target left
+# alone, and a new 0600 log begun, as roost does at each launch. GNU dd opens it with O_NOFOLLOW
+# and O_NONBLOCK (closing the race with the check); where dd has no such flags (BSD), the
+# checked append is the fallback.
 umask 077
 payload=$(cat | tr '\n\r\t' '   ')  # a JSON text has no tab but between tokens
 line=$(printf '%s\t%s\t%s\t%s' "$(date +%s)" "$2" "${ROOST_LAUNCH_TOKEN-}" "$payload")
-[ -L "$1" ] && rm -f "$1"
+if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then rm -f "$1"; fi
 # one write for the whole line (fullblock), so lines of concurrent hooks never interleave
-if ! printf '%s\n' "$line" | dd of="$1" oflag=append,nofollow conv=notrunc bs=16M \
+if ! printf '%s\n' "$line" | dd of="$1" oflag=append,nofollow,nonblock conv=notrunc bs=16M \
         iflag=fullblock status=none 2>/dev/null; then
-    [ -L "$1" ] || printf '%s\n' "$line" >> "$1" 2>/dev/null
+    if [ ! -L "$1" ] && { [ -f "$1" ] || [ ! -e "$1" ]; }; then
+        printf '%s\n' "$line" >> "$1" 2>/dev/null
+    fi
 fi
 if [ -n "$3" ] && [ -e "${1%/*}/in-tree" ]; then
     detach=""
