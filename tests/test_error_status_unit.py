@@ -196,12 +196,12 @@ def test_the_status_is_read_from_the_last_turn_boundary(tmp_path: Path) -> None:
         ("SessionStart", {}), ("UserPromptSubmit", {"prompt": "x" * 200}), ("Stop", {}),
         ("Notification", {"notification_type": "idle_prompt"}), ("SubagentStop", {})])]
     log.write_text("".join(lines * 300))  # ~200 KiB: more than the tail that is read
-    assert [e[1] for e in hooks.recent_events(str(log))] == ["Stop", "Notification",
+    assert [e[1] for e in hooks.recent_events(str(log), None)] == ["Stop", "Notification",
                                                             "SubagentStop"]
-    assert hooks.last_status(str(tmp_path), "id-a") == ("idle", NOW + 3, None)
+    assert hooks.last_status(str(tmp_path), "id-a", None) == ("idle", NOW + 3, None)
     with log.open("a") as fh:
         fh.write(f"{NOW + 9}\tStopFailure\t{json.dumps({'error': 'billing_error'})}\n")
-    assert hooks.last_status(str(tmp_path), "id-a") == ("error", NOW + 9, "billing_error")
+    assert hooks.last_status(str(tmp_path), "id-a", None) == ("error", NOW + 9, "billing_error")
 
 
 # ---- the reason on its way out: ls --json, the table, the event log -------------------------

@@ -62,7 +62,6 @@ def test_the_launch_token_in_a_subfolder_of_the_cwd_is_adopted(app: SimpleNamesp
     pytest.param(clear_line(None), "no launch token", id="a line of a roost before tokens"),
     pytest.param(clear_line(""), "no launch token", id="no token in the writer's environment"),
     pytest.param(clear_line("other"), "another launch's token", id="an earlier launch's twin"),
-    pytest.param(clear_line("tok", at=LAUNCH_AT - 60), "older than", id="before the launch"),
     pytest.param(clear_line("tok", cwd="/wx"), "cwd /wx", id="a neighbour's cwd"),
 ])
 def test_anything_else_is_logged_and_changes_nothing(app: SimpleNamespace, line: str,
@@ -194,11 +193,11 @@ def test_a_status_comes_only_from_lines_of_the_current_launch(tmp_path: Path) ->
         fh.write(f"{int(LAUNCH_AT) + 1}\tUserPromptSubmit\tt0k\t{{\"prompt\": \"go\"}}\n")
         fh.write(f"{int(LAUNCH_AT) + 2}\tStop\tother\t{{}}\n")  # another launch's process
         fh.write(f"{int(LAUNCH_AT) + 3}\tStop\t{{}}\n")  # no token at all
-    found = hooks.last_status(home, "id-a")
+    found = hooks.last_status(home, "id-a", "t0k")
     assert found is not None and found[0] == "working"
     with log.open("a") as fh:
         fh.write(f"{int(LAUNCH_AT) + 4}\tStop\tt0k\t{{}}\n")
-    found = hooks.last_status(home, "id-a")
+    found = hooks.last_status(home, "id-a", "t0k")
     assert found is not None and found[0] == "idle"
 
 
@@ -208,5 +207,5 @@ def test_a_launch_line_of_a_roost_before_tokens_reads_every_line(tmp_path: Path)
     log.parent.mkdir(parents=True)
     log.write_text(f"{LAUNCH_AT:.3f}\t{hooks.LAUNCH}\t{{}}\n"
                    f"{int(LAUNCH_AT) + 1}\tUserPromptSubmit\t{{\"prompt\": \"go\"}}\n")
-    found = hooks.last_status(home, "id-a")
+    found = hooks.last_status(home, "id-a", None)
     assert found is not None and found[0] == "working"

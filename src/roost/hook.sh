@@ -11,9 +11,22 @@
 # an orchestration parent or children), `roost _notify` then runs in the background, in its own
 # session and without the agent's identity (stopping the agent must not stop a delivery), to
 # tell parents about their children (ops/notify.py).
+# The log is only ever a regular file: anything else planted at its path (a symlink, which would
+# be written through; a FIFO, which would hold the hook until read) is removed, its target left
+# alone, and a new 0600 log begun, as roost does at each launch. GNU dd opens it with O_NOFOLLOW
+# and O_NONBLOCK (closing the race with the check); where dd has no such flags (BSD), the
+# checked append is the fallback.
+umask 077
 payload=$(cat | tr '\n\r\t' '   ')  # a JSON text has no tab but between tokens
-printf '%s\t%s\t%s\t%s\n' "$(date +%s)" "$2" "${ROOST_LAUNCH_TOKEN-}" "$payload" >> "$1" \
-    2>/dev/null
+line=$(printf '%s\t%s\t%s\t%s' "$(date +%s)" "$2" "${ROOST_LAUNCH_TOKEN-}" "$payload")
+if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then rm -f "$1"; fi
+# one write for the whole line (fullblock), so lines of concurrent hooks never interleave
+if ! printf '%s\n' "$line" | dd of="$1" oflag=append,nofollow,nonblock conv=notrunc bs=16M \
+        iflag=fullblock status=none 2>/dev/null; then
+    if [ ! -L "$1" ] && { [ -f "$1" ] || [ ! -e "$1" ]; }; then
+        printf '%s\n' "$line" >> "$1" 2>/dev/null
+    fi
+fi
 if [ -n "$3" ] && [ -e "${1%/*}/in-tree" ]; then
     detach=""
     command -v setsid >/dev/null 2>&1 && detach="setsid"

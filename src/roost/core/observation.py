@@ -42,6 +42,7 @@ class Record:
         "last_active_at",
         "last_error",
         "last_exit",
+        "launch_token",
         "launches",
         "linked_parent",
         "name",
@@ -69,7 +70,8 @@ class Record:
                  last_active_at: str | None = None, last_error: str | None = None,
                  status: str | None = None, status_source: str | None = None,
                  status_since: str | None = None, hook_offset: int = 0,
-                 restart_policy: str = "never", history_json: str = "[]") -> None:
+                 restart_policy: str = "never", history_json: str = "[]",
+                 launch_token: str | None = None) -> None:
         self.id = id
         self.name = name
         self.provider = provider
@@ -97,6 +99,8 @@ class Record:
         self.hook_offset = hook_offset
         self.restart_policy = restart_policy
         self.history_json = history_json  # its session id's changes, as the JSON text read
+        # its current launch's token (None: launched before tokens): whose hook lines count
+        self.launch_token = launch_token
 
     def __repr__(self) -> str:
         return f"Record({self.name!r}, {self.provider}, id {self.id})"

@@ -144,8 +144,10 @@ def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: b
             return "exited", "process", None
         return "stopped", "process", None
     # Hooks first, unless the screen moved after the last hook (a dialog or an error that hooks
-    # do not report).
-    if hook is not None and (started_at is None or hook[1] >= started_at - 1):
+    # do not report). The hook status is the current launch's already (its launch token and the
+    # log's order say so: providers/hooks.py), so its time is not held against the start: the
+    # agent's clock may be set apart from roost's.
+    if hook is not None:
         stale = screen is not None and activity is not None and activity > hook[1] + 1
         seen = reading(screen or "", patterns) if stale else None
         if seen is not None and hook[0] != "error" and (

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 
 SCREEN_LINES = 50  # of a dead pane: what a CLI printed on its way out
+CLOCK_STEP = 1.0  # seconds a hook line may be stamped before its launch without a warning
 
 
 def awaits_session_id(agent: Agent | Record) -> bool:
@@ -35,6 +36,13 @@ def unread_hook_events(roost_home: str, agent: Agent | Record) -> bool:
     """Its hook log holds events the record has not taken in yet (apply_hook_log would)."""
     return traits.of(agent.provider).hooks and \
         hooks.size(hooks.log_path(roost_home, agent.id)) != agent.hook_offset
+
+
+def launch_token(app: App, agent_id: str) -> str | None:
+    """The agent's current launch token (None: launched before tokens): which hook lines are
+    its process's, for every reader of its hook log (hooks.read_since)."""
+    launch = app.store.launch(agent_id)
+    return launch[0] if launch is not None else None
 
 
 def learn_session_ids(app: App, agents: list[Agent],
@@ -87,6 +95,8 @@ def apply_hook_log(app: App, agent: Agent) -> None:
     (core/lineage.py); a new id offered by any other is logged as ignored, with the reason."""
     if not traits.of(agent.provider).hooks:
         return
+    import os
+
     from roost.core import lineage
     from roost.core.observation import epoch
     from roost.store.db import SessionIdTaken, now_iso
@@ -99,14 +109,16 @@ def apply_hook_log(app: App, agent: Agent) -> None:
     token, launch_at = launch if launch is not None else (None, epoch(agent.started_at))
     session_id, transcript, seen = agent.provider_session_id, agent.transcript_path, \
         agent.conversation_seen
+    agent_cwd = os.path.realpath(agent.cwd)  # the folder itself, as its CLI's getcwd says
     passed_over: dict[str, int] = {}  # why, for events that offered nothing to adopt
+    behind = 0.0  # the most a line of this launch is stamped before it: a clock step
     for at, event, payload, line_token in entries:
         if event == hooks.LAUNCH:
             continue
         sid = payload.get("session_id")
         new_id = event == "SessionStart" and isinstance(sid, str) and sid and sid != session_id
-        why = lineage.foreign(token=line_token, at=at, cwd=payload.get("cwd"),
-                              launch_token=token, launch_at=launch_at, agent_cwd=agent.cwd)
+        why = lineage.foreign(token=line_token, at=at, cwd=_real(payload.get("cwd")),
+                              launch_token=token, launch_at=launch_at, agent_cwd=agent_cwd)
         if why is not None:
             if new_id:
                 app.store.log(agent, "session-ignored", session_id=sid,
@@ -114,6 +126,7 @@ def apply_hook_log(app: App, agent: Agent) -> None:
             else:
                 passed_over[why] = passed_over.get(why, 0) + 1
             continue
+        behind = max(behind, lineage.clock_behind(at, launch_at))
         path_given = payload.get("transcript_path")
         if new_id and isinstance(sid, str):
             reason = str(payload.get("source") or "hook")
@@ -133,5 +146,28 @@ def apply_hook_log(app: App, agent: Agent) -> None:
     if passed_over:
         app.store.log(agent, "hook-events-ignored", count=sum(passed_over.values()),
                       reason="; ".join(passed_over))
+    if behind > CLOCK_STEP and token is not None:
+        _warn_clock_step(app, agent, behind)
     app.store.update(agent.id, hook_offset=offset, transcript_path=transcript,
                      conversation_seen=seen, last_active_at=now_iso())
+
+
+def _real(cwd: object) -> object:
+    """A cwd a hook line reports, with its symlinks and dots resolved (a path string, else as
+    it is): where it really is decides whether it is the agent's, not how it is spelled."""
+    import os
+
+    return os.path.realpath(cwd) if isinstance(cwd, str) and cwd.startswith("/") else cwd
+
+
+def _warn_clock_step(app: App, agent: Agent, behind: float) -> None:
+    """Log once per launch that the agent's clock is behind roost's: its lines were taken (their
+    launch token proves them), but times compared across the two clocks will be off."""
+    for event in reversed(app.store.events(agent.id, limit=100)):
+        if event["kind"] == "clock-step":
+            return
+        if event["kind"] == "started":
+            break
+    app.store.log(agent, "clock-step", behind=round(behind),
+                  reason="its hook lines are stamped before its launch: the agent's clock is "
+                         "behind roost's (taken all the same: their launch token proves them)")

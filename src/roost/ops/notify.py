@@ -19,6 +19,7 @@ from roost.core import notify as rule
 from roost.core import settings as config_schema
 from roost.core.observation import Observation
 from roost.ops.context import App
+from roost.ops.learn import launch_token
 from roost.providers import hooks
 from roost.store import events
 from roost.store import orchestration as queue
@@ -47,7 +48,8 @@ def details(app: App, changed: Sequence[Observation]) -> dict[str, str | None]:
 
 def _last_stop(app: App, agent_id: str) -> str | None:
     log = hooks.log_path(str(app.paths.home), agent_id)
-    found, _ = hooks.read_since(log, max(0, hooks.size(log) - (256 << 10)))
+    found, _ = hooks.read_since(log, max(0, hooks.size(log) - (256 << 10)),
+                                launch_token(app, agent_id))
     for _, event, payload in reversed(found):
         if event == "Stop" and isinstance(payload.get("last_assistant_message"), str):
             return str(payload["last_assistant_message"])

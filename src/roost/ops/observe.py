@@ -40,7 +40,7 @@ def statuses(seen: Sequence[Observation], roost_home: str, capture: Capture,
     hooked: dict[str, tuple[str, float, str | None]] = {}
     for o in seen:
         if o.alive and traits.of(o.agent.provider).hooks:
-            hook = hooks.last_status(roost_home, o.agent.id)
+            hook = hooks.last_status(roost_home, o.agent.id, o.agent.launch_token)
             if hook is not None:
                 hooked[o.agent.id] = hook
     needed = observation.screens_needed(seen, hooked, lambda p: traits.of(p).hooks)

@@ -17,6 +17,7 @@ from roost.core.model import INTENT_RUNNING, Agent
 from roost.core.names import name_problem
 from roost.ops import lifecycle, observe, send
 from roost.ops.context import App
+from roost.ops.learn import launch_token
 from roost.providers import hooks, traits
 from roost.store import orchestration as queue
 from roost.store.db import now_iso
@@ -125,8 +126,9 @@ def _first_prompt_seen(app: App, child: Agent, log: str, prompt: str,
     if not traits.of(child.provider).hooks:
         return None
     deadline = app.clock.monotonic() + timeout
+    token = launch_token(app, child.id)
     while app.clock.monotonic() < deadline:
-        events, _ = hooks.read_since(log, 0)
+        events, _ = hooks.read_since(log, 0, token)
         if any(e == "UserPromptSubmit" for _, e, _p in events):
             return True
         app.clock.sleep(0.1)
@@ -222,7 +224,8 @@ def wait(app: App, caller: scope.Caller, names: Sequence[str] | None = None,
 def last_reply(app: App, agent: Agent) -> str | None:
     """The agent's last answer: its last Stop hook's message, else its transcript's last
     assistant words; never wakes it."""
-    events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), agent.id), 0)
+    events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), agent.id), 0,
+                                 launch_token(app, agent.id))
     for _, event, payload in reversed(events):
         message = payload.get("last_assistant_message")
         if event == "Stop" and isinstance(message, str):

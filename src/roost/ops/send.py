@@ -33,6 +33,7 @@ from roost.core.starts import HOLD_WINDOW
 from roost.ops import lifecycle, observe
 from roost.ops.cli_record import ENTER_AGAIN, Record, readable
 from roost.ops.context import App
+from roost.ops.learn import launch_token
 from roost.providers import hooks, traits
 from roost.system import locks
 
@@ -232,10 +233,11 @@ def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_i
                   timeout: float, record: Record | None) -> str | None:
     deadline = app.clock.monotonic() + timeout
     enter_again = app.clock.monotonic() + ENTER_AGAIN
+    token = launch_token(app, agent.id) if has_hooks else None  # whose hook lines count
     found: str | None = None  # a confirmation that a moment more may tell better
     while app.clock.monotonic() < deadline:
         if has_hooks:
-            events, _ = hooks.read_since(log, log_before)
+            events, _ = hooks.read_since(log, log_before, token)
             how = _confirmed_by_hooks(events, text, command, agent.provider_session_id)
             if how in ("hook", "new session id"):
                 return how
@@ -303,7 +305,8 @@ def last_reply(app: App, agent_id: str, log_before: int, text: str) -> str | Non
     """The answer to `text`: the Stop hook's last_assistant_message after it was sent, else the
     assistant's words after `text` in the transcript (claude's). None when neither exists:
     never an earlier turn's reply."""
-    events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), agent_id), log_before)
+    events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), agent_id), log_before,
+                                 launch_token(app, agent_id))
     for _, event, payload in reversed(events):
         message = payload.get("last_assistant_message")
         if event == "Stop" and isinstance(message, str):

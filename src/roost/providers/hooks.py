@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
 
 from roost.core.status import one_line
+
+TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
           "Stop", "StopFailure", "SubagentStop", "PreCompact", "SessionEnd")
@@ -95,7 +100,8 @@ LAUNCH = "RoostLaunch"
 def mark_launch(roost_home: str, agent_id: str, when: float, token: str) -> None:
     """A line in the log at each launch, with the launch's token: events before it belong to an
     earlier process and say nothing about this one (a killed claude's SessionEnd must not read
-    as this one's status), nor do later lines with another token (recent_events).
+    as this one's status). Which lines are this launch's is the store's token's to say
+    (recent_events), never this line's: anyone may append a launch line.
     The log is 0600 and never appended to through a symlink: one planted there is removed (its
     target is left alone) and a new log is started."""
     _private_folder(roost_home, agent_id)
@@ -160,52 +166,79 @@ def read_entries_since(path: str, offset: int, limit: int = 4 << 20
                        ) -> tuple[list[tuple[float, str, dict[str, object], str | None]], int]:
     """Complete lines appended since `offset` (at most `limit` bytes) as parse_entry reads
     them, and the new offset."""
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size < offset:  # truncated or replaced: read it again from the start
-                offset = 0
-            fh.seek(max(offset, size - limit))
-            data = fh.read(limit)
-    except FileNotFoundError:
+    fh = _open_log(path)
+    if fh is None:
         return [], 0
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size < offset:  # truncated or replaced: read it again from the start
+            offset = 0
+        fh.seek(max(offset, size - limit))
+        data = fh.read(limit)
     end = data.rfind(b"\n") + 1  # a line still being written is read next time
     entries = [e for e in (parse_entry(line) for line in data[:end].decode(errors="replace")
                            .splitlines()) if e is not None]
     return entries, max(offset, size - limit) + end
 
 
-def read_since(path: str, offset: int,
-               limit: int = 4 << 20) -> tuple[list[tuple[float, str, dict[str, object]]], int]:
-    """Complete lines appended since `offset` (at most `limit` bytes), and the new offset."""
+def read_since(path: str, offset: int, launch_token: str | None, limit: int = 4 << 20
+               ) -> tuple[list[tuple[float, str, dict[str, object]]], int]:
+    """The current launch's events (`launch_token`, the store's: core/lineage.py's rule, the
+    one status and lineage use) in the complete lines appended since `offset` (at most `limit`
+    bytes), and the new offset. A line with any other token (a forged launch line's, an
+    orphaned twin's) is no delivery, reply or turn of this agent's."""
+    from roost.core.lineage import token_refused
+
     entries, end = read_entries_since(path, offset, limit)
-    return [e[:3] for e in entries], end
+    return [e[:3] for e in entries if token_refused(e[3], launch_token) is None], end
 
 
 def size(path: str) -> int:
+    """The log's size; 0 for none, or for anything but a regular file (as _open_log reads it)."""
     try:
-        return os.stat(path).st_size
+        found = os.lstat(path)
     except FileNotFoundError:
         return 0
+    return found.st_size if stat.S_ISREG(found.st_mode) else 0
 
 
-def recent_events(path: str, tail: int = 65536) -> list[tuple[float, str, dict[str, object]]]:
-    """The events that decide the status now, oldest first: those from the last turn boundary
-    (a turn's begin or end, or a launch) on, in the log's last `tail` bytes. Only they are
-    parsed: usually a line or two."""
+def _open_log(path: str) -> BinaryIO | None:
+    """The log, open for reading; None when it is missing or is not a regular file of its own: a
+    symlink or a FIFO planted at its path is neither read through nor waited on."""
     try:
-        with open(path, "rb") as fh:
-            length = os.fstat(fh.fileno()).st_size
-            fh.seek(max(0, length - tail))
-            data = fh.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):  # a symlink (EMLINK: the BSDs)
+            return None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
+
+
+def recent_events(path: str, launch_token: str | None,
+                  tail: int = 65536) -> list[tuple[float, str, dict[str, object]]]:
+    """The events that decide the status now, oldest first: those of the current launch
+    (`launch_token`, the store's; None for a launch made before tokens) from its last turn
+    boundary (a turn's begin or end, or its launch line) on, in the log's last `tail` bytes.
+    Lines with another token (a forged launch line too) are not read, and the log's order, not
+    its times, says which came last. Only they are parsed: usually a line or two."""
+    from roost.core.lineage import token_refused
+
+    fh = _open_log(path)
+    if fh is None:
         return []
+    with fh:
+        length = os.fstat(fh.fileno()).st_size
+        fh.seek(max(0, length - tail))
+        data = fh.read()
     lines = data.decode(errors="replace").splitlines()
     if length > tail and lines:
         lines = lines[1:]  # the first line read may be the end of a longer one
-    token = _launch_token(lines)
-    if token:  # only the current process's lines say what it does (core/lineage.py)
-        lines = [line for line in lines if _token_of(line) == token]
+    lines = [line for line in lines if token_refused(_token_of(line), launch_token) is None]
     start = 0
     for i in range(len(lines) - 1, -1, -1):
         name = lines[i].split("\t", 2)[1:2]
@@ -218,14 +251,6 @@ def recent_events(path: str, tail: int = 65536) -> list[tuple[float, str, dict[s
 def _token_of(line: str) -> str | None:
     parts = line.split("\t", 3)
     return parts[2] if len(parts) == 4 else None
-
-
-def _launch_token(lines: list[str]) -> str | None:
-    """The token of the last launch line (None: none in view, or one from before tokens)."""
-    for line in reversed(lines):
-        if line.split("\t", 2)[1:2] == [LAUNCH]:
-            return _token_of(line)
-    return None
 
 
 def status_of(event: str, payload: dict[str, object]) -> str | None:
@@ -268,7 +293,9 @@ def fold(events: list[tuple[float, str, dict[str, object]]]
     return found
 
 
-def last_status(roost_home: str, agent_id: str) -> tuple[str, float, str | None] | None:
-    """The status the agent's hook log gives now (`fold` of its last events): the status, when
-    the event that gave it fired, and an error's reason."""
-    return fold(recent_events(log_path(roost_home, agent_id)))
+def last_status(roost_home: str, agent_id: str, launch_token: str | None
+                ) -> tuple[str, float, str | None] | None:
+    """The status the agent's hook log gives now (`fold` of its current launch's last events,
+    `launch_token` being the store's): the status, when the event that gave it fired, and an
+    error's reason."""
+    return fold(recent_events(log_path(roost_home, agent_id), launch_token))

@@ -15,14 +15,15 @@ if TYPE_CHECKING:
     from roost.core.observation import Observation
 
 # Columns in Record's order; the tab and the linked agents by name; the session id's changes as
-# one JSON array (oldest first).
+# one JSON array (oldest first); the current launch's token.
 _LISTING = """
 SELECT a.id, a.name, a.provider, a.cwd, a.home, a.args, a.dangerous, a.provider_session_id,
        a.created_at, a.started_at, a.launches, a.last_exit, a.intent, a.placement, t.name,
        p.agent_id IS NOT NULL, lp.name, op.name, oroot.name, a.last_active_at, a.last_error,
        a.status, a.status_source, a.status_since, a.hook_offset, a.restart_policy,
-       {history}
+       {history}, lt.token
 FROM agents a
+LEFT JOIN launches lt ON lt.agent_id = a.id
 LEFT JOIN tabs t ON t.id = a.tab_id
 LEFT JOIN pins p ON p.agent_id = a.id
 LEFT JOIN agents lp ON lp.id = a.linked_parent
