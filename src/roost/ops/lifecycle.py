@@ -31,6 +31,7 @@ from roost.core.model import (
 )
 from roost.core.names import check_name
 from roost.core.pane import Pane
+from roost.core.present import command
 from roost.core.reconcile import agent_panes, view
 from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
 from roost.ops.learn import apply_hook_log, learn_session_ids
@@ -405,7 +406,9 @@ def _ensure_home(app: App, home: str, cwd: str, panes: list[Pane]) -> str:
         if session is not None:
             if not session.is_home:
                 raise RoostError(f"tmux session {home!r} on roost's server was not made by roost; "
-                                 f"rename or kill it (tmux -L {app.tmux.socket} ...)")
+                                 "rename or kill it ("
+                                 + command("tmux", "-L", app.tmux.socket, "kill-session", "-t",
+                                           f"={home}") + ")")
             return session.session_id
         keeper_env = {"ROOST_HOME": str(app.paths.home), "ROOST_TMUX_SOCKET": app.tmux.socket}
         if app.environ.get("TMUX_TMPDIR"):

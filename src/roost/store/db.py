@@ -29,6 +29,7 @@ from typing import Any
 from roost.core.errors import RoostError
 from roost.core.ids import flag_safe_problem
 from roost.core.model import Agent
+from roost.core.present import command
 from roost.store import events as event_log
 from roost.store import failure
 from roost.store.schema import SCHEMA_VERSION, apply, damage
@@ -93,7 +94,7 @@ def _check_file(path: Path) -> None:
         info = os.stat(path)
     except FileNotFoundError:
         raise failure.StoreUnusable(f"{path} is a symlink to nothing; roost will not create its "
-                                    f"database through it (remove it: rm {path})") from None
+                                    f"database through it (remove it: {command('rm', str(path))})") from None
     if not stat.S_ISREG(info.st_mode):
         raise failure.StoreUnusable(f"{path} is not a file; roost keeps its database there")
     if info.st_size == 0:

@@ -10,6 +10,7 @@ from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.ids import is_roost_id
+from roost.core.present import command
 from roost.system import locate
 
 
@@ -73,13 +74,13 @@ def trust_problem(path: Path, st_uid: int, st_mode: int, is_link: bool, my_uid: 
     """Why a roost folder must not be used, with the fix; None when only its owner, this user,
     can write to it."""
     if is_link:
-        return f"{path} is a symlink; roost keeps its files in real folders (remove it: rm {path})"
+        return f"{path} is a symlink; roost keeps its files in real folders (remove it: {command('rm', str(path))})"
     if st_uid != my_uid:
         return (f"{path} belongs to uid {st_uid}, not to you (uid {my_uid}); use a ROOST_HOME "
                 "of your own")
     if st_mode & 0o022:
         return (f"{path} can be written by others (mode {st_mode & 0o777:o}); fix: "
-                f"chmod go-w {path}")
+                f"{command('chmod', 'go-w', str(path))}")
     return None
 
 
