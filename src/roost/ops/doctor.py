@@ -107,7 +107,7 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
 
     try:
         cfg.ensure_private_tree(paths)
-        report.add("roost home", True, f"{paths.home} (only you can write to it)")
+        report.add("roost home", True, f"{paths.home} (only you can write to it or rename it)")
     except RoostError as exc:
         report.add("roost home", False, str(exc), "as it says; roost refuses to run until then")
         return report, settings, None

@@ -55,7 +55,12 @@ def paths() -> Paths:
 
 def ensure_private_dir(path: Path) -> Path:
     """Make `path` (0700) if missing, then refuse it unless only this user can write to it."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:  # a file, a device, /proc: one line, never a traceback
+        why = "it is not a folder" if isinstance(exc, FileExistsError) else exc.strerror
+        raise RoostError(f"cannot use {path} as a roost folder ({why}); set ROOST_HOME to a "
+                         "folder of your own", code=2) from None
     check_private_dir(path)
     return path
 
@@ -64,7 +69,9 @@ def ensure_private_tree(p: Paths) -> None:
     """ROOST_HOME and the folders roost runs code from (launch specs in run/, hook settings in
     agents/, locks/): someone else who can write there could swap a launch spec between its
     write and its read, or plant a symlink, and run code as this user. Refused, as ssh refuses
-    a ~/.ssh others can write to."""
+    a ~/.ssh others can write to. The folders above it too: someone who may rename the home
+    away could put their own in its place."""
+    check_ancestors(p.home)
     ensure_private_dir(p.home)
     for folder in (p.run, p.home / "agents", p.locks):
         ensure_private_dir(folder)
@@ -82,6 +89,22 @@ def trust_problem(path: Path, st_uid: int, st_mode: int, is_link: bool, my_uid: 
         return (f"{path} can be written by others (mode {st_mode & 0o777:o}); fix: "
                 f"{command('chmod', 'go-w', str(path))}")
     return None
+
+
+def check_ancestors(home: Path) -> None:
+    exposed = locate.exposed_folder(str(home))
+    if exposed is None:
+        return
+    folder, owner, mode = exposed
+    if owner not in (0, os.getuid()):
+        why, fix = (f"belongs to uid {owner}, who could rename it away",
+                    "set ROOST_HOME to a folder of your own")
+    else:
+        why = (f"can be written by others (mode {mode & 0o7777:o}, not sticky), who could rename "
+               "it away and put their own in its place")
+        fix = command("chmod", "go-w", folder, note="or set ROOST_HOME elsewhere")
+    raise RoostError(f"refusing to use {home}: the folder above it, {folder}, {why}; fix: {fix}",
+                     code=2)
 
 
 def check_private_dir(path: Path) -> None:

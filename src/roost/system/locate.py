@@ -41,6 +41,8 @@ def private_tree(home: str) -> bool:
     """Whether ROOST_HOME and its run/, agents/ and locks/ folders are real folders only this
     user can write to (the full check, with the reason and the fix, is config.ensure_private_tree;
     this is its cheap yes/no for `roost ls`'s fast path)."""
+    if exposed_folder(home) is not None:
+        return False
     uid = os.getuid()
     for folder in (home, *(os.path.join(home, sub) for sub in ("run", "agents", "locks"))):
         try:
@@ -50,6 +52,28 @@ def private_tree(home: str) -> bool:
         if info.st_uid != uid or info.st_mode & 0o022 or (info.st_mode & 0o170000) == 0o120000:
             return False
     return True
+
+
+def exposed_folder(path: str) -> tuple[str, int, int] | None:
+    """The first folder above `path` in which someone else could rename `path` away and put
+    their own in its place (OpenSSH's rule for ~/.ssh): one owned by another user than this one
+    or root, or one group or others may write to without the sticky bit (/tmp's, which keeps
+    entries to their owners). Its (path, owner, mode), or None. Folders not made yet are skipped:
+    roost makes them private."""
+    uid = os.getuid()
+    folder = os.path.dirname(path)
+    while True:
+        try:
+            info = os.stat(folder)
+        except OSError:
+            info = None
+        if info is not None and (info.st_uid not in (0, uid)
+                                 or (info.st_mode & 0o022 and not info.st_mode & 0o1000)):
+            return folder, info.st_uid, info.st_mode
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def tmux_binary(config: Mapping[str, object]) -> str:
