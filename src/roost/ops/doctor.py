@@ -111,6 +111,7 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
     except RoostError as exc:
         report.add("roost home", False, str(exc), "as it says; roost refuses to run until then")
         return report, settings, None
+    _user_tmux_conf(report, tmux)
     if config_error is None:
         report.add("config", True, f"{paths.config_file}" if paths.config_file.exists() else
                    f"{paths.config_file} (none: defaults)")
@@ -153,6 +154,21 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
         report.add("workspace", False, problem)
     store.close()
     return report, settings, {a.provider for a in agents}
+
+def _user_tmux_conf(report: Report, tmux: Any) -> None:
+    """The user's own tmux.conf: a warning (agents start without it), said only when there is
+    one."""
+    path = tmux.user_config
+    if not path or not os.path.lexists(path):
+        return
+    problems = tmux.user_config_problems()
+    if not problems:
+        report.add("tmux.conf", True, f"{path} (sourced after roost's settings)")
+        return
+    report.add("tmux.conf", True, "; ".join(problems[:3]),
+               command("tmux", "-L", tmux.socket, "source-file", path,
+                       note="shows what tmux says; fix those lines"), warning=True)
+
 
 def _views(report: Report, tmux: TmuxClient) -> None:
     """A view server (`roost open`) with views nobody looks at: left by an open that failed or

@@ -93,8 +93,9 @@ def _check_file(path: Path) -> None:
     try:
         info = os.stat(path)
     except FileNotFoundError:
+        fix = command("rm", str(path))
         raise failure.StoreUnusable(f"{path} is a symlink to nothing; roost will not create its "
-                                    f"database through it (remove it: {command('rm', str(path))})") from None
+                                    f"database through it (remove it: {fix})") from None
     if not stat.S_ISREG(info.st_mode):
         raise failure.StoreUnusable(f"{path} is not a file; roost keeps its database there")
     if info.st_size == 0:

@@ -81,7 +81,8 @@ def trust_problem(path: Path, st_uid: int, st_mode: int, is_link: bool, my_uid: 
     """Why a roost folder must not be used, with the fix; None when only its owner, this user,
     can write to it."""
     if is_link:
-        return f"{path} is a symlink; roost keeps its files in real folders (remove it: {command('rm', str(path))})"
+        return (f"{path} is a symlink; roost keeps its files in real folders (remove it: "
+                f"{command('rm', str(path))})")
     if st_uid != my_uid:
         return (f"{path} belongs to uid {st_uid}, not to you (uid {my_uid}); use a ROOST_HOME "
                 "of your own")
@@ -126,17 +127,21 @@ def socket_name() -> str:
 def load_config(p: Paths) -> dict[str, Any]:
     """The optional TOML config file, checked: a broken or wrongly typed one is one clear error
     naming the file, the line and the key, never silently ignored and never a traceback."""
-    if not p.config_file.exists():
-        return {}
     import tomllib
 
     from roost.core import settings
 
     try:
-        text = p.config_file.read_text(encoding="utf-8")
+        raw = locate.read_small(str(p.config_file))  # a FIFO or /dev/zero: refused, not read
+        if raw is None:
+            return {}
+        text = raw.decode("utf-8")
         data = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise RoostError(f"config {p.config_file}: {exc}; fix or move it aside", code=2) from exc
+    except ValueError as exc:  # no small regular file, not UTF-8, not TOML: all ValueErrors
+        raise RoostError(f"config {p.config_file}: {exc}; fix or move it aside", code=2) from None
+    except OSError as exc:
+        raise RoostError(f"config {p.config_file}: {exc.strerror or exc}; fix or move it aside",
+                         code=2) from None
     found = settings.problems(data)
     if found:
         first = found[0]

@@ -3,10 +3,48 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Mapping
 
 DEFAULT_SOCKET = "roost"
+MAX_FILE = 1 << 20  # bytes: config.toml and tmux.conf are a few KiB; anything bigger is no config
+
+
+def file_problem(mode: int, size: int, limit: int = MAX_FILE) -> str | None:
+    """Why a file with this st_mode and st_size is not one roost reads: only regular files of
+    bounded size (a FIFO would hang the reader, /dev/zero never ends)."""
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode)
+                or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
+                "a folder" if stat.S_ISDIR(mode) else "special")
+        return f"is {kind}, not a regular file"
+    if size > limit:
+        return f"is {size} bytes, more than the {limit} roost reads"
+    return None
+
+
+def read_small(path: str, limit: int = MAX_FILE) -> bytes | None:
+    """The bytes of the regular file at `path` (a symlink to one is followed); None when there
+    is none. ValueError says why not: never blocks (O_NONBLOCK opens a FIFO at once) and never
+    reads more than `limit`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        info = os.fstat(fd)
+        problem = file_problem(info.st_mode, info.st_size, limit)
+        if problem:
+            raise ValueError(f"it {problem}")
+        data = os.read(fd, limit + 1)
+        while len(data) <= limit and (chunk := os.read(fd, limit + 1 - len(data))):
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # it grew while read
+        raise ValueError(f"it is more than the {limit} bytes roost reads")
+    return data
 
 
 def roost_home() -> str:
