@@ -293,6 +293,20 @@ def _start_or_resume(app: App, agent: Agent, impl: prov.Provider, exe: str,
         raise
 
 
+def stop_leftovers(app: App, name: str) -> None:
+    """Stop what a sleeping agent (no live pane) left running: processes deaf to the hangup of
+    a tmux server that died. Under its lock, with a fresh look at tmux, so a wake that started
+    it meanwhile is never mistaken for a leftover."""
+    with locks.hold(app.paths.locks, name):
+        agent = app.store.get(name)
+        if agent is None:
+            return
+        rows = app.tmux.list_pane_rows()
+        pane = agent_panes([to_pane(r) for r in rows]).get(agent.id)
+        if pane is None or pane.dead:
+            _stop_leftovers(app, agent, rows)
+
+
 def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
     """Before the agent starts: stop its processes that outlived their pane (core.orphans), so
     two never run one conversation. Its process under another live tmux server of this roost
