@@ -5,9 +5,9 @@ starting the tile again."""
 from __future__ import annotations
 
 import pytest
+from test_orphans import agent_processes, outlive_the_server, spawn_deaf
 
 from conftest import Env
-from test_orphans import agent_processes, outlive_the_server, spawn_deaf
 
 pytestmark = pytest.mark.tmux
 
