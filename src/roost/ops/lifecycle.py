@@ -145,6 +145,9 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
             return _spawn_existing(app, existing, provider, cwd, home, args)
         exe = impl.executable(agent, app.settings, app.environ)  # fail before storing anything
         app.tmux.require_version()
+        # A server that does not answer (stopped, hung) fails the spawn here, within the time
+        # limit, before a record exists: it would otherwise be left `failed`, never started.
+        app.tmux.list_panes()
         try:
             app.store.insert(agent, then=put_in_workspace)
         except NameTaken:  # created by a roost that does not take locks (an import, say)
