@@ -31,7 +31,7 @@ from roost.core.model import (
 )
 from roost.core.names import check_name
 from roost.core.pane import Pane
-from roost.core.present import command
+from roost.core.present import command, shell_word
 from roost.core.reconcile import agent_panes, view
 from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
 from roost.ops.learn import apply_hook_log, learn_session_ids
@@ -327,7 +327,8 @@ def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
             other = os.path.basename(facts.socket_path)
             raise RoostError(f"{agent.name} already runs under another tmux server of this "
                              f"roost home (socket {other}, pid {facts.pid}); stop it there "
-                             f"first: ROOST_TMUX_SOCKET={other} roost kill {agent.name}")
+                             f"first: ROOST_TMUX_SOCKET={shell_word(other)} roost kill "
+                             f"{agent.name}")
         if verdict == "orphan":
             leftovers.append(proc)
     if not leftovers:
