@@ -75,13 +75,12 @@ def fast(as_json: bool) -> int | None:
 
 
 def _config(roost_home: str) -> dict[str, object]:
-    path = os.path.join(roost_home, "config.toml")
-    if not os.path.exists(path):
+    raw = locate.read_small(os.path.join(roost_home, "config.toml"))  # ValueError: hand over
+    if raw is None:
         return {}
     import tomllib
 
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
+    return tomllib.loads(raw.decode("utf-8"))
 
 
 def _capture(tmux: str, socket: str, pane_ids: list[str]) -> dict[str, str]:

@@ -93,7 +93,7 @@ def open_cmd(tab_name: str) -> None:
     os.execvpe(argv[0], argv, env)
 
 
-def _app(*names: str) -> App:
+def _app(*names: str, reading: bool = False) -> App:
     """Check the names given first, so bad input never creates or opens anything. (The store
     and tmux are imported here, not at the top, to keep `roost --help` fast.)"""
     from roost.core.names import check_name
@@ -101,7 +101,7 @@ def _app(*names: str) -> App:
 
     for name in names:
         check_name(name)
-    return open_app()
+    return open_app(reading=reading)
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
@@ -174,7 +174,7 @@ def ls_cmd(as_json: bool, tree: bool) -> None:
     """
     from roost.ops import observe
 
-    click.echo(present.render(observe.refresh(_app()), as_json, tree), nl=False)
+    click.echo(present.render(observe.current(_app(reading=True)), as_json, tree), nl=False)
 
 
 @cli.command()
@@ -610,7 +610,7 @@ def export_cmd() -> None:
     """
     from roost.ops import transfer
 
-    click.echo(json.dumps(transfer.export(_app()), indent=2, sort_keys=True))
+    click.echo(json.dumps(transfer.export(_app(reading=True)), indent=2, sort_keys=True))
 
 
 @cli.command(name="import")
@@ -717,7 +717,7 @@ def events(name: str | None, as_json: bool, limit: int) -> None:
     Example:
       roost events api-fix --json
     """
-    app = _app(*([name] if name else []))
+    app = _app(*([name] if name else []), reading=True)
     agent_id = app.store.require(name).id if name else None
     found = app.store.events(agent_id, limit)
     if as_json:

@@ -367,3 +367,26 @@ def placement_words(placement: str | None, tab: str | None) -> str:
     if placement == "detached":
         return "parked"
     return placement or "owned by nothing"
+
+
+# Characters a POSIX shell takes literally in a bare word: anything else is quoted.
+_SHELL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                        "@%+=:,./_-")
+
+
+def shell_word(text: str) -> str:
+    """`text` as one word a POSIX shell reads back unchanged: `$11` stays `$11`.
+
+    >>> print(shell_word("$11"), shell_word("@3"), shell_word("it's"), shell_word(""))
+    '$11' @3 'it'"'"'s' ''
+    """
+    if text and all(c in _SHELL_SAFE for c in text):
+        return text
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def command(*words: str, note: str = "") -> str:
+    """A command for a person to paste into a shell: each word quoted, a note after `#` (so the
+    whole line still pastes as it is)."""
+    line = " ".join(shell_word(w) for w in words)
+    return f"{line}  # {note}" if note else line

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from roost.core.model import INTENT_RUNNING, Agent, AgentView
 from roost.core.pane import Pane, agent_panes
-from roost.core.present import counted
+from roost.core.present import command, counted
 from roost.core.state import HIBERNATED, derive
 
 __all__ = ["Finding", "agent_panes", "drift", "view"]  # agent_panes: core/pane.py's, re-exported
@@ -29,7 +29,10 @@ class Finding:
 
 
 def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str) -> list[Finding]:
-    tmux = f"tmux -L {socket}"
+    def tmux(*args: str, note: str = "") -> str:
+        """A tmux command for a person: quoted, its target an exact id (`$3`, `@5`)."""
+        return command("tmux", "-L", socket, *args, note=note)
+
     by_id = agent_panes(panes)
     if not panes:  # no server (a reboot, a kill-server): one restore brings the workspace back
         return _server_gone([a.name for a in agents if _should_run(a, None)])
@@ -41,11 +44,12 @@ def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str) -> list[F
         if _should_run(agent, pane):
             why = "its home is gone" if pane is None else f"it exited (status {pane.dead_status})"
             findings.append(Finding(agent.name, f"should be running but {why}",
-                                    f"roost wake {agent.name}"))
+                                    command("roost", "wake", agent.name)))
         if pane is not None and pane.session_name != agent.home:
             findings.append(Finding(agent.name, f"runs in session {pane.session_name!r}, "
                                     f"its home is {agent.home!r}",
-                                    f"roost kill {agent.name} && roost wake {agent.name}"))
+                                    command("roost", "kill", agent.name) + " && "
+                                    + command("roost", "wake", agent.name)))
 
     counts: dict[str, int] = {}
     for pane in panes:
@@ -56,11 +60,12 @@ def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str) -> list[F
                                     f"window {pane.window_name!r} in session "
                                     f"{pane.session_name!r} is tagged for roost agent "
                                     f"{pane.agent_id}, which has no record",
-                                    f"{tmux} kill-window -t {pane.window_id}"))
+                                    tmux("kill-window", "-t", pane.window_id)))
     for agent in agents:
         if counts.get(agent.id, 0) > 1:
             findings.append(Finding(agent.name, f"{counts[agent.id]} live panes carry its id",
-                                    f"roost kill {agent.name}, then roost wake {agent.name}"))
+                                    command("roost", "kill", agent.name) + " && "
+                                    + command("roost", "wake", agent.name)))
 
     sessions: dict[str, list[Pane]] = {}
     for pane in panes:
@@ -70,16 +75,17 @@ def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str) -> list[F
         if not first.is_home:
             findings.append(Finding(f"session {first.session_name}",
                                     "a tmux session on roost's server that roost did not make",
-                                    f"{tmux} kill-session -t {first.session_id}"))
+                                    tmux("kill-session", "-t", first.session_id)))
             continue
         if not any(p.is_keeper and p.window_index == 0 for p in session_panes):
             findings.append(Finding(f"home {first.session_name}", "has no keeper in window 0",
-                                    f"{tmux} kill-session -t {first.session_id} when none of its "
-                                    "agents run, then roost wake them"))
+                                    tmux("kill-session", "-t", first.session_id,
+                                         note="when none of its agents run; then roost wake "
+                                              "them")))
         if not any(p.agent_id for p in session_panes) and not any(
                 a.home == first.session_name for a in agents):
             findings.append(Finding(f"home {first.session_name}", "holds no agent any more",
-                                    f"{tmux} kill-session -t {first.session_id}"))
+                                    tmux("kill-session", "-t", first.session_id)))
     return findings
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -58,12 +59,15 @@ def make_tmux(paths: cfg.Paths, settings: Mapping[str, Any], environ: Mapping[st
                                 **tmpdir})
 
 
-def open_app(environ: dict[str, str] | None = None) -> App:
+def open_app(environ: dict[str, str] | None = None, reading: bool = False) -> App:
+    """`reading`: the command only reads (Store.open's): a read-only or full filesystem still
+    serves it."""
     env = dict(os.environ if environ is None else environ)
     paths = cfg.paths()
     cfg.ensure_private_tree(paths)
-    handover.sweep(paths.run)  # secrets a killed roost left behind
+    with contextlib.suppress(OSError):  # a read-only filesystem: nothing to sweep there
+        handover.sweep(paths.run)  # secrets a killed roost left behind
     settings = cfg.load_config(paths)
-    store = Store.open(paths.db)
+    store = Store.open(paths.db, reading=reading)
     return App(paths=paths, store=store, tmux=make_tmux(paths, settings, env), environ=env,
                settings=settings)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from roost.core.errors import RoostError
-from roost.core.present import counted
+from roost.core.present import command, counted
 from roost.tmux.protocol import TmuxClient
 
 VERSION_TIMEOUT = 10.0  # seconds for `<cli> --version` (a Node CLI takes ~1 s to start)
@@ -102,14 +102,16 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
         mode = stat.S_IMODE(os.stat(sock_dir).st_mode)
         private = not mode & 0o077
         report.add("socket directory", private, f"{sock_dir} mode {mode:o}",
-                   "" if private else f"chmod 700 {sock_dir} (tmux refuses shared socket dirs)")
+                   "" if private else command("chmod", "700", sock_dir,
+                                           note="tmux refuses shared socket dirs"))
 
     try:
         cfg.ensure_private_tree(paths)
-        report.add("roost home", True, f"{paths.home} (only you can write to it)")
+        report.add("roost home", True, f"{paths.home} (only you can write to it or rename it)")
     except RoostError as exc:
         report.add("roost home", False, str(exc), "as it says; roost refuses to run until then")
         return report, settings, None
+    _user_tmux_conf(report, tmux)
     if config_error is None:
         report.add("config", True, f"{paths.config_file}" if paths.config_file.exists() else
                    f"{paths.config_file} (none: defaults)")
@@ -120,15 +122,16 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
     try:
         store = Store.open(paths.db)
     except RoostError as exc:
-        advice = (f"move {paths.db} aside, or restore a backup" if getattr(exc, "damaged", False)
+        advice = (command("mv", str(paths.db), f"{paths.db}.aside",
+                           note="or restore a backup") if getattr(exc, "damaged", False)
                   else "as it says; the database itself is not damaged")
         report.add("store", False, str(exc), advice)
         return report, settings, None
     result = store.integrity()
     report.add("store", result == "ok",
                f"{paths.db} schema {SCHEMA_VERSION}, integrity {result}",
-               "" if result == "ok" else f"stop roost, back up {paths.db}, then `sqlite3 "
-               f"{paths.db} .recover`")
+               "" if result == "ok" else "stop roost, back up the database, then "
+               + command("sqlite3", str(paths.db), ".recover"))
     agents = store.agents()
     findings = drift(agents, panes, tmux.socket)
     running = len({p.agent_id for p in panes if p.agent_id and not p.dead})
@@ -152,6 +155,21 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
     store.close()
     return report, settings, {a.provider for a in agents}
 
+def _user_tmux_conf(report: Report, tmux: Any) -> None:
+    """The user's own tmux.conf: a warning (agents start without it), said only when there is
+    one."""
+    path = tmux.user_config
+    if not path or not os.path.lexists(path):
+        return
+    problems = tmux.user_config_problems()
+    if not problems:
+        report.add("tmux.conf", True, f"{path} (sourced after roost's settings)")
+        return
+    report.add("tmux.conf", True, "; ".join(problems[:3]),
+               command("tmux", "-L", tmux.socket, "source-file", path,
+                       note="shows what tmux says; fix those lines"), warning=True)
+
+
 def _views(report: Report, tmux: TmuxClient) -> None:
     """A view server (`roost open`) with views nobody looks at: left by an open that failed or
     was killed, or by a detach. Their panes are clients attached to agents' homes. Said only
@@ -167,8 +185,8 @@ def _views(report: Report, tmux: TmuxClient) -> None:
     report.add("view server", False,
                f"{view.socket} holds {counted(len(idle), 'view')} nobody looks at "
                f"({', '.join(idle)}); each pane is a tmux client attached to an agent's home",
-               f"tmux -L {view.socket} kill-server (the agents keep running; `roost open TAB` "
-               "makes a fresh view)")
+               command("tmux", "-L", view.socket, "kill-server",
+                       note="the agents keep running; `roost open TAB` makes a fresh view"))
 
 
 def _orphans(report: Report, roost_home: str, socket: str, rows: list[dict[str, str]],
@@ -188,8 +206,9 @@ def _orphans(report: Report, roost_home: str, socket: str, rows: list[dict[str, 
                f"{sum(map(len, by_agent.values()))} agent process(es) outlived their tmux pane")
     for agent_id, pids in sorted(by_agent.items()):
         name = names.get(agent_id)
-        advice = (f"roost kill {name} (or `roost wake {name}`, which stops them first)" if name
-                  else f"kill {' '.join(map(str, sorted(pids)))} (agent {agent_id} is gone)")
+        advice = (command("roost", "kill", name, note=f"or roost wake {name}, which stops them "
+                                                     "first") if name
+                  else command("kill", *map(str, sorted(pids)), note="its agent is gone"))
         report.add(name or agent_id, False,
                    f"{orphans.describe(sorted(pids))} outlived its tmux pane", advice)
 

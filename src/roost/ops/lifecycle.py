@@ -31,6 +31,7 @@ from roost.core.model import (
 )
 from roost.core.names import check_name
 from roost.core.pane import Pane
+from roost.core.present import command, shell_word
 from roost.core.reconcile import agent_panes, view
 from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
 from roost.ops.learn import apply_hook_log, learn_session_ids
@@ -144,6 +145,9 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
             return _spawn_existing(app, existing, provider, cwd, home, args)
         exe = impl.executable(agent, app.settings, app.environ)  # fail before storing anything
         app.tmux.require_version()
+        # A server that does not answer (stopped, hung) fails the spawn here, within the time
+        # limit, before a record exists: it would otherwise be left `failed`, never started.
+        app.tmux.list_panes()
         try:
             app.store.insert(agent, then=put_in_workspace)
         except NameTaken:  # created by a roost that does not take locks (an import, say)
@@ -292,6 +296,20 @@ def _start_or_resume(app: App, agent: Agent, impl: prov.Provider, exe: str,
         raise
 
 
+def stop_leftovers(app: App, name: str) -> None:
+    """Stop what a sleeping agent (no live pane) left running: processes deaf to the hangup of
+    a tmux server that died. Under its lock, with a fresh look at tmux, so a wake that started
+    it meanwhile is never mistaken for a leftover."""
+    with locks.hold(app.paths.locks, name):
+        agent = app.store.get(name)
+        if agent is None:
+            return
+        rows = app.tmux.list_pane_rows()
+        pane = agent_panes([to_pane(r) for r in rows]).get(agent.id)
+        if pane is None or pane.dead:
+            _stop_leftovers(app, agent, rows)
+
+
 def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
     """Before the agent starts: stop its processes that outlived their pane (core.orphans), so
     two never run one conversation. Its process under another live tmux server of this roost
@@ -309,7 +327,8 @@ def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
             other = os.path.basename(facts.socket_path)
             raise RoostError(f"{agent.name} already runs under another tmux server of this "
                              f"roost home (socket {other}, pid {facts.pid}); stop it there "
-                             f"first: ROOST_TMUX_SOCKET={other} roost kill {agent.name}")
+                             f"first: ROOST_TMUX_SOCKET={shell_word(other)} roost kill "
+                             f"{agent.name}")
         if verdict == "orphan":
             leftovers.append(proc)
     if not leftovers:
@@ -405,7 +424,9 @@ def _ensure_home(app: App, home: str, cwd: str, panes: list[Pane]) -> str:
         if session is not None:
             if not session.is_home:
                 raise RoostError(f"tmux session {home!r} on roost's server was not made by roost; "
-                                 f"rename or kill it (tmux -L {app.tmux.socket} ...)")
+                                 "rename or kill it ("
+                                 + command("tmux", "-L", app.tmux.socket, "kill-session", "-t",
+                                           f"={home}") + ")")
             return session.session_id
         keeper_env = {"ROOST_HOME": str(app.paths.home), "ROOST_TMUX_SOCKET": app.tmux.socket}
         if app.environ.get("TMUX_TMPDIR"):

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from roost.core.observation import Observation
+    from roost.core.pane import Pane
     from roost.ops.context import App
 
     # Screens of many panes (by pane id) in one go; a pane that died meanwhile has none.
@@ -71,6 +72,26 @@ def patterns_of(app: App, provider: str) -> dict[str, list[str]]:
                                (pattern_overrides(app.settings) or {}).get(provider))
 
 
+def current(app: App) -> list[Observation]:
+    """`refresh`; where the store takes no write (a read-only or full filesystem), what is seen
+    now without learning or recording anything: a command that only shows must still show."""
+    from roost.store.failure import StoreUnwritable
+
+    if not app.store.read_only:
+        try:
+            return refresh(app)
+        except StoreUnwritable:
+            pass
+    return _look(app, app.tmux.list_panes())
+
+
+def _look(app: App, panes: list[Pane]) -> list[Observation]:
+    """Every agent as stored, joined with its pane, with its status now."""
+    seen = observation.join(listing.records(app.store.conn), panes)
+    return statuses(seen, str(app.paths.home), lambda ids: app.tmux.capture_many(ids, MARKER),
+                    pattern_overrides(app.settings), time.time())
+
+
 def refresh(app: App) -> list[Observation]:
     """Learn what the agents' files say, observe every agent, and record the status changes."""
     agents = app.store.agents()
@@ -78,10 +99,7 @@ def refresh(app: App) -> list[Observation]:
     learn_session_ids(app, agents, panes)
     for agent in agents:
         apply_hook_log(app, agent)
-    seen = observation.join(listing.records(app.store.conn), panes)
-    found = statuses(seen, str(app.paths.home), lambda ids: app.tmux.capture_many(ids, MARKER),
-                     pattern_overrides(app.settings), time.time())
-    return record(app, found)
+    return record(app, _look(app, panes))
 
 
 def record(app: App, found: list[Observation]) -> list[Observation]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from roost.core import restoring, starts
 from roost.core import workspace as ws
+from roost.core.errors import RoostError
 from roost.core.model import INTENT_STOPPED
 from roost.core.reconcile import agent_panes
 from roost.core.restoring import DEFAULT_CONCURRENCY, DEFAULT_STAGGER, Report
@@ -143,6 +144,26 @@ def start_all(app: App, names: Sequence[str], concurrency: int | None = None,
                    starts.advice(stopped()) if done.skipped else [])
 
 
+def _stop_sleepers(app: App, names: Sequence[str]) -> None:
+    """The agents restore leaves hibernated (parked or buried, without a window) must not run
+    unseen while `ls` says hibernated: what they left running through a server's death (deaf
+    to its hangup) is stopped, as a tile's is before it starts again. One look at the
+    processes; only an agent that has some is looked at closer (ops.lifecycle)."""
+    from roost.ops import lifecycle
+    from roost.system import procs
+
+    if not names:
+        return
+    with_processes = {facts.agent_id for _proc, facts in procs.tagged(str(app.paths.home))}
+    by_name = {a.name: a.id for a in app.store.agents()}
+    for name in names:
+        if by_name.get(name) in with_processes:
+            try:
+                lifecycle.stop_leftovers(app, name)
+            except RoostError:
+                continue  # running under another server of this home: not a leftover
+
+
 def restore(app: App, concurrency: int | None = None, stagger: float | None = None) -> Report:
     from roost.system.telemetry import tracer
 
@@ -153,6 +174,7 @@ def restore(app: App, concurrency: int | None = None, stagger: float | None = No
         stopped = [a.id for a in app.store.agents() if a.intent == INTENT_STOPPED]
         plan = ws.plan_restore(workspace, running, stopped)
         names = app.store.names_by_id()
+        _stop_sleepers(app, restoring.named(plan.hibernate, names))
         done = start_all(app, restoring.named(plan.start, names), concurrency, stagger)
         report = restoring.report(plan, names, done.started, done.failed, done.peak,
                                   app.clock.monotonic() - began,

@@ -126,6 +126,7 @@ def _private_folder(roost_home: str, agent_id: str) -> str:
     """The agent's folder, made 0700 if missing; refused if its id could name another folder
     or the folder is a symlink (roost writes an agent's files in a real folder of its own)."""
     from roost.core.errors import RoostError  # here: `roost ls` loads this module, never this
+    from roost.core.present import command
 
     if not agent_id or agent_id in (".", "..") or any(ch in agent_id for ch in "/\0"):
         raise RoostError(f"{agent_id!r} is not an agent id roost would write files for")
@@ -133,7 +134,7 @@ def _private_folder(roost_home: str, agent_id: str) -> str:
     os.makedirs(folder, mode=0o700, exist_ok=True)
     if os.path.islink(folder):
         raise RoostError(f"{folder} is a symlink; roost keeps an agent's files in a real folder "
-                         f"(remove it: rm {folder})")
+                         f"(remove it: {command('rm', str(folder))})")
     return folder
 
 

@@ -58,18 +58,37 @@ def server_entry(roost_home: str, agent_id: str) -> dict[str, object]:
 
 
 def toml_value(value: object) -> str:
-    """A string, a list of strings or a table of strings as TOML (a JSON string is a TOML basic
-    string): the value of a `-c key=value` override of Codex CLI.
+    """A string, a list of strings or a table of strings as TOML: the value of a `-c key=value`
+    override of Codex CLI.
 
     >>> toml_value({"A": "x"}), toml_value(["-m", "roost"])
     ('{"A" = "x"}', '["-m", "roost"]')
     """
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}"
+        return "{" + ", ".join(f"{toml_string(str(k))} = {toml_value(v)}"
                                for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return json.dumps(str(value))
+    return toml_string(str(value))
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string: control characters, `"` and `\\` escaped, everything else as it is.
+    Not JSON's: JSON writes a character beyond U+FFFF as two surrogate escapes, which TOML
+    rejects (it is no Unicode scalar value), so codex refused a ROOST_HOME with an emoji.
+
+    >>> print(toml_string('say "hi"'))
+    "say \\"hi\\""
+    """
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch < " " or ch == "\x7f":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def write(roost_home: str, agent_id: str) -> str:

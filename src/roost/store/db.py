@@ -29,6 +29,7 @@ from typing import Any
 from roost.core.errors import RoostError
 from roost.core.ids import flag_safe_problem
 from roost.core.model import Agent
+from roost.core.present import command
 from roost.store import events as event_log
 from roost.store import failure
 from roost.store.schema import SCHEMA_VERSION, apply, damage
@@ -92,13 +93,14 @@ def _check_file(path: Path) -> None:
     try:
         info = os.stat(path)
     except FileNotFoundError:
+        fix = command("rm", str(path))
         raise failure.StoreUnusable(f"{path} is a symlink to nothing; roost will not create its "
-                                    f"database through it (remove it: rm {path})") from None
+                                    f"database through it (remove it: {fix})") from None
     if not stat.S_ISREG(info.st_mode):
         raise failure.StoreUnusable(f"{path} is not a file; roost keeps its database there")
     if info.st_size == 0:
         raise failure.damaged(path, "is empty (0 bytes), so it holds no roost store")
-    if not failure.writable(path):  # every command writes (status, events): say so up front
+    if not failure.writable(path):  # a command that writes: say so up front
         raise failure.read_only(path, "this user cannot write to it or to its folder")
     _owner_only(path, info)
 
@@ -153,23 +155,52 @@ def add_to_history(c: sqlite3.Connection, agent_id: str, session_id: str, previo
 
 
 class Store:
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path, read_only: bool = False) -> None:
         self.conn = conn
         self.path = path
+        self.read_only = read_only  # opened only to read: the filesystem takes no write
 
     # ---- opening -------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: Path) -> Store:
+    def open(cls, path: Path, reading: bool = False) -> Store:
         """The store at `path`; a new one only where no file exists. Refused with one line
         (exit 3) before anything is written to it: an empty, damaged, foreign or newer file, a
-        read-only or full filesystem."""
+        read-only or full filesystem. `reading`: the command only reads (ls, events, export),
+        so a read-only or full filesystem opens it read-only instead."""
         try:
-            return cls._open(path)
-        except (sqlite3.Error, OSError) as exc:
-            problem = failure.explain(path, exc)
-            if problem is None:
+            try:
+                return cls._open(path)
+            except (sqlite3.Error, OSError) as exc:
+                problem = failure.explain(path, exc)
+                if problem is None:
+                    raise
+                raise problem from exc
+        except failure.StoreUnwritable:
+            if not reading or not os.path.isfile(path):
                 raise
-            raise problem from exc
+            return cls._open_read_only(path)
+
+    @classmethod
+    def _open_read_only(cls, path: Path) -> Store:
+        """mode=ro; immutable=1 too when SQLite cannot open the WAL's shared memory read-only
+        (nobody writes a file on a read-only or full filesystem meanwhile)."""
+        for flags in ("mode=ro", "mode=ro&immutable=1"):
+            conn = sqlite3.connect(f"{path.as_uri()}?{flags}", uri=True, isolation_level=None,
+                                   timeout=30.0)
+            try:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                problem = damage(conn)
+            except sqlite3.Error:
+                conn.close()
+                continue
+            if problem or version != SCHEMA_VERSION:
+                conn.close()
+                if problem:
+                    raise failure.damaged(path, f"is damaged ({problem})")
+                raise failure.read_only(path, f"schema {version}; only a write could bring it "
+                                        f"to {SCHEMA_VERSION}")
+            return cls(conn, path, read_only=True)
+        raise failure.read_only(path, "SQLite cannot open it even to read")
 
     @classmethod
     def _open(cls, path: Path) -> Store:

@@ -33,6 +33,10 @@ class StoreDamaged(StoreUnusable):
     damaged = True
 
 
+class StoreUnwritable(StoreUnusable):
+    """A read-only or full filesystem: the file is fine and can still be read."""
+
+
 def damaged(path: Path, what: str) -> StoreDamaged:
     return StoreDamaged(f"the roost database {path} {what}; it was left untouched: restore it "
                         "from a backup, or move it aside to start afresh")
@@ -72,13 +76,13 @@ def _explain_os(path: Path, exc: OSError) -> StoreUnusable | None:
 
 
 def read_only(path: Path, detail: object) -> StoreUnusable:
-    return StoreUnusable(f"the roost database {path} is read-only here ({detail}); every roost "
+    return StoreUnwritable(f"the roost database {path} is read-only here ({detail}); every roost "
                          f"command writes to it and to its folder {path.parent}: check their "
                          "owner and modes, and that the filesystem is mounted read-write")
 
 
 def disk_full(path: Path, detail: object) -> StoreUnusable:
-    return StoreUnusable(f"the filesystem holding the roost database {path} is full ({detail}); "
+    return StoreUnwritable(f"the filesystem holding the roost database {path} is full ({detail}); "
                          "nothing was changed: free some space and run the command again")
 
 

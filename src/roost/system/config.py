@@ -10,6 +10,7 @@ from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.ids import is_roost_id
+from roost.core.present import command
 from roost.system import locate
 
 
@@ -54,7 +55,12 @@ def paths() -> Paths:
 
 def ensure_private_dir(path: Path) -> Path:
     """Make `path` (0700) if missing, then refuse it unless only this user can write to it."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:  # a file, a device, /proc: one line, never a traceback
+        why = "it is not a folder" if isinstance(exc, FileExistsError) else exc.strerror
+        raise RoostError(f"cannot use {path} as a roost folder ({why}); set ROOST_HOME to a "
+                         "folder of your own", code=2) from None
     check_private_dir(path)
     return path
 
@@ -63,7 +69,9 @@ def ensure_private_tree(p: Paths) -> None:
     """ROOST_HOME and the folders roost runs code from (launch specs in run/, hook settings in
     agents/, locks/): someone else who can write there could swap a launch spec between its
     write and its read, or plant a symlink, and run code as this user. Refused, as ssh refuses
-    a ~/.ssh others can write to."""
+    a ~/.ssh others can write to. The folders above it too: someone who may rename the home
+    away could put their own in its place."""
+    check_ancestors(p.home)
     ensure_private_dir(p.home)
     for folder in (p.run, p.home / "agents", p.locks):
         ensure_private_dir(folder)
@@ -73,14 +81,31 @@ def trust_problem(path: Path, st_uid: int, st_mode: int, is_link: bool, my_uid: 
     """Why a roost folder must not be used, with the fix; None when only its owner, this user,
     can write to it."""
     if is_link:
-        return f"{path} is a symlink; roost keeps its files in real folders (remove it: rm {path})"
+        return (f"{path} is a symlink; roost keeps its files in real folders (remove it: "
+                f"{command('rm', str(path))})")
     if st_uid != my_uid:
         return (f"{path} belongs to uid {st_uid}, not to you (uid {my_uid}); use a ROOST_HOME "
                 "of your own")
     if st_mode & 0o022:
         return (f"{path} can be written by others (mode {st_mode & 0o777:o}); fix: "
-                f"chmod go-w {path}")
+                f"{command('chmod', 'go-w', str(path))}")
     return None
+
+
+def check_ancestors(home: Path) -> None:
+    exposed = locate.exposed_folder(str(home))
+    if exposed is None:
+        return
+    folder, owner, mode = exposed
+    if owner not in (0, os.getuid()):
+        why, fix = (f"belongs to uid {owner}, who could rename it away",
+                    "set ROOST_HOME to a folder of your own")
+    else:
+        why = (f"can be written by others (mode {mode & 0o7777:o}, not sticky), who could rename "
+               "it away and put their own in its place")
+        fix = command("chmod", "go-w", folder, note="or set ROOST_HOME elsewhere")
+    raise RoostError(f"refusing to use {home}: the folder above it, {folder}, {why}; fix: {fix}",
+                     code=2)
 
 
 def check_private_dir(path: Path) -> None:
@@ -102,17 +127,21 @@ def socket_name() -> str:
 def load_config(p: Paths) -> dict[str, Any]:
     """The optional TOML config file, checked: a broken or wrongly typed one is one clear error
     naming the file, the line and the key, never silently ignored and never a traceback."""
-    if not p.config_file.exists():
-        return {}
     import tomllib
 
     from roost.core import settings
 
     try:
-        text = p.config_file.read_text(encoding="utf-8")
+        raw = locate.read_small(str(p.config_file))  # a FIFO or /dev/zero: refused, not read
+        if raw is None:
+            return {}
+        text = raw.decode("utf-8")
         data = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise RoostError(f"config {p.config_file}: {exc}; fix or move it aside", code=2) from exc
+    except ValueError as exc:  # no small regular file, not UTF-8, not TOML: all ValueErrors
+        raise RoostError(f"config {p.config_file}: {exc}; fix or move it aside", code=2) from None
+    except OSError as exc:
+        raise RoostError(f"config {p.config_file}: {exc.strerror or exc}; fix or move it aside",
+                         code=2) from None
     found = settings.problems(data)
     if found:
         first = found[0]

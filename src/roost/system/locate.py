@@ -3,10 +3,48 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Mapping
 
 DEFAULT_SOCKET = "roost"
+MAX_FILE = 1 << 20  # bytes: config.toml and tmux.conf are a few KiB; anything bigger is no config
+
+
+def file_problem(mode: int, size: int, limit: int = MAX_FILE) -> str | None:
+    """Why a file with this st_mode and st_size is not one roost reads: only regular files of
+    bounded size (a FIFO would hang the reader, /dev/zero never ends)."""
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode)
+                or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
+                "a folder" if stat.S_ISDIR(mode) else "special")
+        return f"is {kind}, not a regular file"
+    if size > limit:
+        return f"is {size} bytes, more than the {limit} roost reads"
+    return None
+
+
+def read_small(path: str, limit: int = MAX_FILE) -> bytes | None:
+    """The bytes of the regular file at `path` (a symlink to one is followed); None when there
+    is none. ValueError says why not: never blocks (O_NONBLOCK opens a FIFO at once) and never
+    reads more than `limit`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        info = os.fstat(fd)
+        problem = file_problem(info.st_mode, info.st_size, limit)
+        if problem:
+            raise ValueError(f"it {problem}")
+        data = os.read(fd, limit + 1)
+        while len(data) <= limit and (chunk := os.read(fd, limit + 1 - len(data))):
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # it grew while read
+        raise ValueError(f"it is more than the {limit} bytes roost reads")
+    return data
 
 
 def roost_home() -> str:
@@ -41,6 +79,8 @@ def private_tree(home: str) -> bool:
     """Whether ROOST_HOME and its run/, agents/ and locks/ folders are real folders only this
     user can write to (the full check, with the reason and the fix, is config.ensure_private_tree;
     this is its cheap yes/no for `roost ls`'s fast path)."""
+    if exposed_folder(home) is not None:
+        return False
     uid = os.getuid()
     for folder in (home, *(os.path.join(home, sub) for sub in ("run", "agents", "locks"))):
         try:
@@ -50,6 +90,28 @@ def private_tree(home: str) -> bool:
         if info.st_uid != uid or info.st_mode & 0o022 or (info.st_mode & 0o170000) == 0o120000:
             return False
     return True
+
+
+def exposed_folder(path: str) -> tuple[str, int, int] | None:
+    """The first folder above `path` in which someone else could rename `path` away and put
+    their own in its place (OpenSSH's rule for ~/.ssh): one owned by another user than this one
+    or root, or one group or others may write to without the sticky bit (/tmp's, which keeps
+    entries to their owners). Its (path, owner, mode), or None. Folders not made yet are skipped:
+    roost makes them private."""
+    uid = os.getuid()
+    folder = os.path.dirname(path)
+    while True:
+        try:
+            info = os.stat(folder)
+        except OSError:
+            info = None
+        if info is not None and (info.st_uid not in (0, uid)
+                                 or (info.st_mode & 0o022 and not info.st_mode & 0o1000)):
+            return folder, info.st_uid, info.st_mode
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def tmux_binary(config: Mapping[str, object]) -> str:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from roost.core.errors import RoostError
+from roost.core.present import command
 
 
 def home_key(home: str) -> str:
@@ -51,5 +52,5 @@ def _open(path: Path) -> int:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise RoostError(f"refusing the lock {path}: it is a symlink (remove it: "
-                             f"rm {path})") from None
+                             f"{command('rm', str(path))})") from None
         raise RoostError(f"cannot open the lock {path}: {exc.strerror}") from None

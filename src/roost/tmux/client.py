@@ -22,13 +22,14 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from roost.core.errors import RoostError
 from roost.core.pane import Pane
-from roost.system.locate import tmux_client_env
+from roost.system.locate import file_problem, tmux_client_env
 from roost.tmux import timeout as tmux_timeout
 from roost.tmux.format import FORMAT as _PANE_FORMAT
 from roost.tmux.format import NO_SERVER as _NO_SERVER
@@ -115,6 +116,17 @@ def parse_version(text: str) -> tuple[int, int]:
     if not m:
         raise TmuxError(f"cannot read the tmux version from {text.strip()!r}")
     return int(m.group(1)), int(m.group(2))
+
+
+_warned: set[str] = set()
+
+
+def warn(text: str) -> None:
+    """A problem of the user's own tmux.conf: said once per process on stderr, never fatal
+    (the MCP server speaks on stdout; the TUI captures stderr)."""
+    if text not in _warned:
+        _warned.add(text)
+        sys.stderr.write(f"roost: warning: {text}\n")
 
 
 class Tmux:
@@ -248,13 +260,20 @@ class Tmux:
         agent must not be half made because of it."""
         self.calls += 1
         code, out, err = self._call(self.argv(*args), args[0])
-        users_file = bool(self.user_config) and os.path.exists(str(self.user_config))
-        if code != 0 and not (out.strip() and users_file):
+        # -P prints the new object's ids first; source-file, last, adds its complaints after.
+        made, _, rest = out.partition("\n")
+        sourced = "source-file" in args  # roost sources nothing else
+        if code != 0 and not (made.strip() and sourced):
             err = err.strip()
             if err.startswith("duplicate session"):
                 raise DuplicateSession(err, err)
             raise TmuxError(f"tmux {args[0]} failed: {err or 'exit ' + str(code)}", err)
-        return out
+        if sourced:
+            for line in (rest + "\n" + err).splitlines():
+                if line.strip():
+                    warn(f"tmux rejected your own settings: {line.strip()} (roost's own apply; "
+                         "the agent starts)")
+        return made
 
     @staticmethod
     def _own_size() -> list[str]:
@@ -264,10 +283,42 @@ class Tmux:
         return ["resize-window", "-x", HOME_SIZE[0], "-y", HOME_SIZE[1], ";",
                 "set-option", "-uw", "window-size", ";"]
 
+    def user_config_problems(self) -> list[str]:
+        """What is wrong with the user's tmux.conf, as roost would source it: not a small
+        regular file, or the lines tmux rejects (parsed only, `source-file -n`, on a throwaway
+        server that exits at once: roost's own is never touched). [] when fine or absent."""
+        path = self.user_config
+        try:
+            info = os.stat(path) if path else None
+        except OSError:
+            info = None
+        if path is None or info is None:
+            return []
+        problem = file_problem(info.st_mode, info.st_size)
+        if problem:
+            return [f"{path} {problem}; not sourced (roost's own settings apply)"]
+        self.calls += 1
+        argv = [self.binary, "-u", "-L", f"{self.socket}-conf-check", "-f", "/dev/null",
+                "start-server", ";", "source-file", "-n", path]
+        code, out, err = self._call(argv, "source-file -n")
+        return [line.strip() for line in (out + "\n" + err).splitlines() if line.strip()] \
+            if code != 0 else []
+
     def _user_setup(self) -> list[str]:
         """The user's own settings for roost's server, after roost's (a path, never text of
         the file put into a command; -q: no file, nothing to do)."""
-        return [";", "source-file", "-q", self.user_config] if self.user_config else []
+        path = self.user_config
+        try:
+            info = os.stat(path) if path else None
+        except OSError:
+            info = None  # none, or one roost cannot see: nothing to source
+        if path is None or info is None:
+            return []
+        problem = file_problem(info.st_mode, info.st_size)
+        if problem:  # tmux would block on a FIFO, or read /dev/zero without end
+            warn(f"{path} {problem}; not sourced (roost's own settings apply)")
+            return []
+        return [";", "source-file", "-q", path]
 
     def _server_setup(self) -> list[str]:
         """Server-wide settings, repeated in each creating command (cheap, and a server started
