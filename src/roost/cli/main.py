@@ -219,6 +219,9 @@ def kill(name: str, tree: bool) -> None:
     from roost.ops import workspace as wsops
 
     app = _app(name)
+    if lifecycle.handed_over(app, name, ["kill", name, *(["--tree"] if tree else [])]):
+        click.echo(present.handed_over(name, "kill"))
+        return
     if tree:
         click.echo(present.killed_tree(wsops.kill_tree(app, name)))
         return
@@ -265,7 +268,11 @@ def rm(name: str) -> None:
     """
     from roost.ops import lifecycle
 
-    lifecycle.rm(_app(name), name)
+    app = _app(name)
+    if lifecycle.handed_over(app, name, ["rm", name]):
+        click.echo(present.handed_over(name, "rm"))
+        return
+    lifecycle.rm(app, name)
     click.echo(present.removed(name))
 
 
@@ -514,7 +521,11 @@ def hibernate(name: str) -> None:
     """
     from roost.ops import lifecycle
 
-    lifecycle.hibernate(_app(name), name)
+    app = _app(name)
+    if lifecycle.handed_over(app, name, ["hibernate", name]):
+        click.echo(present.handed_over(name, "hibernate"))
+        return
+    lifecycle.hibernate(app, name)
     click.echo(present.hibernates(name))
 
 

@@ -156,6 +156,12 @@ def killed_tree(names: Sequence[str]) -> str:
     return f"killed {', '.join(names)}"
 
 
+def handed_over(name: str, verb: str) -> str:
+    """A stop of the agent that runs the command, carried on by a process outside it."""
+    return (f"{name} runs this command: roost {verb} {name} goes on outside it, and ends this "
+            f"command with it (roost events {name} shows it done)")
+
+
 def removed(name: str) -> str:
     return f"removed {name}"
 
