@@ -144,7 +144,8 @@ def test_watch_prints_every_recorded_status_change_in_the_logs_order() -> None:
 
 
 def test_watch_skips_source_only_changes_and_what_its_first_look_showed() -> None:
-    events = [status_event("a", "idle", "working", "T1"), status_event("a", "working", "idle", "T2"),
+    events = [status_event("a", "idle", "working", "T1"),
+              status_event("a", "working", "idle", "T2"),
               status_event("a", "idle", "idle", "T3"), status_event("b", "idle", "working", "T3")]
     assert present.watch_news(events, {"id-a": "T2", "id-b": None}) == [events[3]]
 

@@ -1,6 +1,6 @@
 """`roost watch` prints every status change the event log records, once and in order, even
-those that other roost commands (`roost ls`, a `send --wait`) recorded between two of its looks (issue 19,
-item 8). Real tmux, the fake claude, the real CLI."""
+those that other roost commands (`roost ls`, a `send --wait`) recorded between two of its looks
+(issue 19, item 8). Real tmux, the fake claude, the real CLI."""
 
 from __future__ import annotations
 
