@@ -132,30 +132,22 @@ def test_status_and_place_texts() -> None:
 
 
 # ---- roost watch ---------------------------------------------------------------------------------
-def test_watch_reports_every_agent_at_the_first_look_with_no_previous_status() -> None:
-    changed, now = present.watch_changes({}, [seen("a", "idle"), seen("b", "working")])
-    assert [(o.agent.name, previous) for o, previous in changed] == [("a", None), ("b", None)]
-    assert now == {"id-a": ("idle", None), "id-b": ("working", None)}
+def status_event(agent: str, previous: str | None, status: str, at: str) -> dict[str, object]:
+    return {"agent_id": f"id-{agent}", "agent": agent, "kind": "status", "previous": previous,
+            "status": status, "at": at, "source": "hook"}
 
 
-def test_watch_reports_only_what_changed_since_the_last_look() -> None:
-    _, first = present.watch_changes({}, [seen("a", "idle"), seen("b", "working")])
-    changed, now = present.watch_changes(first, [seen("a", "idle"), seen("b", "idle")])
-    assert [(o.agent.name, o.status, previous) for o, previous in changed] == \
-        [("b", "idle", "working")]
-    assert present.watch_changes(now, [seen("a", "idle"), seen("b", "idle")])[0] == []
+def test_watch_prints_every_recorded_status_change_in_the_logs_order() -> None:
+    turns = [status_event("a", "idle", "working", "T1"), status_event("b", None, "idle", "T2"),
+             status_event("a", "working", "idle", "T3"), status_event("a", "idle", "working", "T4")]
+    assert present.watch_news(turns, {}) == turns
 
 
-def test_watch_reports_a_new_exit_code_even_with_the_same_status() -> None:
-    _, first = present.watch_changes({}, [seen("a", "exited", exit_code=1)])
-    changed, _ = present.watch_changes(first, [seen("a", "exited", exit_code=2)])
-    assert [(o.exit_code, previous) for o, previous in changed] == [(2, "exited")]
-
-
-def test_watch_forgets_removed_agents() -> None:
-    _, first = present.watch_changes({}, [seen("a", "idle"), seen("b", "idle")])
-    changed, now = present.watch_changes(first, [seen("a", "idle")])
-    assert changed == [] and list(now) == ["id-a"]
+def test_watch_skips_source_only_changes_and_what_its_first_look_showed() -> None:
+    events = [status_event("a", "idle", "working", "T1"),
+              status_event("a", "working", "idle", "T2"),
+              status_event("a", "idle", "idle", "T3"), status_event("b", "idle", "working", "T3")]
+    assert present.watch_news(events, {"id-a": "T2", "id-b": None}) == [events[3]]
 
 
 def test_watch_lines_for_scripts_and_for_people() -> None:
@@ -170,3 +162,12 @@ def test_watch_lines_for_scripts_and_for_people() -> None:
         "2026-11-29 12:00:00  a: exited (pane)"
     assert present.watch_line(seen("a", "idle", since=None), None, as_json=False) == \
         "  a: idle (screen)"
+
+
+def test_watch_prints_an_event_as_it_prints_a_look() -> None:
+    event = {**status_event("a", "working", "exited", "2026-11-29T12:00:00+00:00"),
+             "source": "pane", "exit_code": 1, "reason": None}
+    o = seen("a", "exited", exit_code=1, source="pane")
+    for as_json in (True, False):
+        assert present.watch_event_line(event, as_json) == \
+            present.watch_line(o, "working", as_json)

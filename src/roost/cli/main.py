@@ -219,6 +219,9 @@ def kill(name: str, tree: bool) -> None:
     from roost.ops import workspace as wsops
 
     app = _app(name)
+    if lifecycle.handed_over(app, name, ["kill", name, *(["--tree"] if tree else [])]):
+        click.echo(present.handed_over(name, "kill"))
+        return
     if tree:
         click.echo(present.killed_tree(wsops.kill_tree(app, name)))
         return
@@ -265,7 +268,11 @@ def rm(name: str) -> None:
     """
     from roost.ops import lifecycle
 
-    lifecycle.rm(_app(name), name)
+    app = _app(name)
+    if lifecycle.handed_over(app, name, ["rm", name]):
+        click.echo(present.handed_over(name, "rm"))
+        return
+    lifecycle.rm(app, name)
     click.echo(present.removed(name))
 
 
@@ -514,7 +521,11 @@ def hibernate(name: str) -> None:
     """
     from roost.ops import lifecycle
 
-    lifecycle.hibernate(_app(name), name)
+    app = _app(name)
+    if lifecycle.handed_over(app, name, ["hibernate", name]):
+        click.echo(present.handed_over(name, "hibernate"))
+        return
+    lifecycle.hibernate(app, name)
     click.echo(present.hibernates(name))
 
 
@@ -696,13 +707,22 @@ def watch(as_json: bool, interval: float) -> None:
     from roost.system.clock import local_zone
 
     app, zone = _app(), local_zone(os.environ)
-    seen: dict[str, present.Look] = {}
+    # Every look prints the status changes the event log recorded since the last one (this
+    # watch's own refresh, a send, an ls, the TUI), not a comparison of two looks: that would
+    # miss a turn that began and ended between them.
+    after = app.store.last_event_id()
+    first = observe.refresh(app)
+    for o in first:
+        click.echo(present.watch_line(o, None, as_json, zone))
+    shown = {o.agent.id: o.status_since for o in first}
     while True:
-        changed, seen = present.watch_changes(seen, observe.refresh(app))
-        for o, previous in changed:
-            click.echo(present.watch_line(o, previous, as_json, zone))
         sys.stdout.flush()
         time.sleep(interval)
+        observe.refresh(app)
+        news = app.store.events_since(after, "status")
+        after = int(news[-1]["id"]) if news else after
+        for event in present.watch_news(news, shown):
+            click.echo(present.watch_event_line(event, as_json, zone))
 
 
 @cli.command()

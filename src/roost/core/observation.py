@@ -178,16 +178,17 @@ def screens_needed(seen: Iterable[Observation], hooks: Mapping[str, Hook],
 
 
 def classify(o: Observation, hook: Hook | None, screen: str | None,
-             patterns: dict[str, list[str]], now: float) -> Observation:
+             patterns: dict[str, list[str]], now: float,
+             grace: float = status.STARTING_GRACE, typed: bool = False) -> Observation:
     """The observation with its status now: from its last hook status, its screen when it was
-    captured, and its provider's screen patterns."""
+    captured, and its provider's screen patterns (`grace` and `typed`: status.classify's)."""
     pane = o.pane
     found, source, reason = status.classify(
         alive=o.alive, has_window=pane is not None, base_state=o.state,
         roost_stopped=o.agent.intent == "stopped", hook=hook, screen=screen,
         activity=pane.activity if pane is not None else None,
         started_at=epoch(o.agent.started_at) if o.alive else None, patterns=patterns, now=now,
-        title=pane.title if pane is not None else "")
+        title=pane.title if pane is not None else "", grace=grace, typed=typed)
     return Observation(o.agent, pane, o.alive, o.state, o.pid, o.exit_code, found, source,
                        o.status_since, reason)
 

@@ -13,8 +13,6 @@ if TYPE_CHECKING:
 
     from roost.core.observation import Observation
 
-    Look = tuple[str | None, int | None]  # an agent's status and exit code, as `watch` saw them
-
 # The JSON contract: fields are only ever added, never renamed.
 JSON_FIELDS = ("name", "id", "provider", "provider_session_id", "cwd", "home", "state", "pid",
                "dangerous", "created_at", "started_at", "exit_code", "args", "placement", "tab",
@@ -154,6 +152,12 @@ def stopped(name: str, processes: int) -> str:
 
 def killed_tree(names: Sequence[str]) -> str:
     return f"killed {', '.join(names)}"
+
+
+def handed_over(name: str, verb: str) -> str:
+    """A stop of the agent that runs the command, carried on by a process outside it."""
+    return (f"{name} runs this command: roost {verb} {name} goes on outside it, and ends this "
+            f"command with it (roost events {name} shows it done)")
 
 
 def removed(name: str) -> str:
@@ -322,36 +326,47 @@ def event_brief(event: Mapping[str, object], zone: tzinfo | None = None) -> str:
 
 
 # ---- roost watch -------------------------------------------------------------------------------
-def watch_changes(seen: Mapping[str, Look], found: Iterable[Observation]
-                  ) -> tuple[list[tuple[Observation, str | None]], dict[str, Look]]:
-    """What `roost watch` prints next: the agents whose status or exit code is not the one `seen`
-    (agent id -> (status, exit code) at the last look), each with its previous status (None the
-    first time), and what is seen now."""
-    changed: list[tuple[Observation, str | None]] = []
-    now: dict[str, Look] = {}
-    for o in found:
-        look = (o.status, o.exit_code)
-        before = seen.get(o.agent.id)
-        if before != look:
-            changed.append((o, before[0] if before else None))
-        now[o.agent.id] = look
-    return changed, now
+def watch_news(events: Iterable[Mapping[str, object]],
+               shown: Mapping[str, str | None]) -> list[Mapping[str, object]]:
+    """What `roost watch` prints of the `status` events recorded since its last look (by any
+    roost command), in the log's order: each change of status (not of its source alone) newer
+    than what its first look showed of that agent (`shown`: agent id -> that status's time).
+
+    >>> e = {"agent_id": "a", "status": "idle", "previous": "working", "at": "T2"}
+    >>> watch_news([e], {"a": "T1"}) == [e], watch_news([e], {"a": "T2"})
+    (True, [])
+    >>> watch_news([{**e, "previous": "idle"}], {})
+    []
+    """
+    return [e for e in events if e.get("status") != e.get("previous")
+            and str(e.get("at")) > str(shown.get(str(e.get("agent_id"))) or "")]
 
 
 def watch_line(o: Observation, previous: str | None, as_json: bool,
                zone: tzinfo | None = None) -> str:
-    """One change for `roost watch`: a JSON object for scripts (ISO 8601 times), else a line for
-    people (times in `zone`)."""
+    """One agent as `roost watch`'s first look shows it (see watch_event_line)."""
+    return watch_event_line({"agent": o.agent.name, "status": o.status, "previous": previous,
+                             "source": o.status_source, "exit_code": o.exit_code,
+                             "at": o.status_since, "reason": o.status_reason}, as_json, zone)
+
+
+def watch_event_line(event: Mapping[str, object], as_json: bool,
+                     zone: tzinfo | None = None) -> str:
+    """One change for `roost watch` (a `status` event): a JSON object for scripts (ISO 8601
+    times), else a line for people (times in `zone`)."""
+    status, code = event.get("status"), event.get("exit_code")
+    crashed = status == "exited" and code not in (None, 0)
     if as_json:
         import json
 
-        return json.dumps({"name": o.agent.name, "status": o.status, "previous": previous,
-                           "source": o.status_source, "exit_code": o.exit_code,
-                           "at": o.status_since, "reason": o.status_reason,
-                           "crashed": crashed(o)})
-    why = f": {o.status_reason}" if o.status_reason else ""
-    when = local_time(o.status_since, zone) if o.status_since else ""
-    return f"{when}  {o.agent.name}: {status_word(o)} ({o.status_source}){why}"
+        return json.dumps({"name": event["agent"], "status": status,
+                           "previous": event.get("previous"), "source": event.get("source"),
+                           "exit_code": code, "at": event.get("at"),
+                           "reason": event.get("reason"), "crashed": crashed})
+    word = f"crashed ({code})" if crashed else (status or "unknown")
+    why = f": {event['reason']}" if event.get("reason") else ""
+    when = local_time(str(event["at"]), zone) if event.get("at") else ""
+    return f"{when}  {event['agent']}: {word} ({event.get('source')}){why}"
 
 
 # ---- the user's words (issue 11: words, states and intent) -------------------------------

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-HOLD_WINDOW = 3.0  # seconds a start must live (or show its prompt) to count as held
+from roost.core.status import HOLD_WINDOW as HOLD_WINDOW  # send.py's import
+
 STILL = 0.3  # seconds a pattern-less program's screen must stay still to count as up
 LAST_LINES = 3  # lines of a dead start's screen kept as its reason
 REASON_LIMIT = 300  # characters of that reason
@@ -23,16 +24,20 @@ AUTH_WORDS = ("authentication_error", "authentication_failed", "401", "403 ", "U
 VOLATILE = re.compile(r"req_\w+|\b[0-9a-f]{12,}\b|\b\d{6,}\b")
 # tmux's own line in a dead pane (remain-on-exit), not the program's words.
 PANE_DEAD = "Pane is dead"
+# A CLI's own complaint, which a usage dump after it may push far above its last lines (Gemini
+# CLI 0.61: "Unknown arguments: ..." then 45 lines of usage; aider: usage, then "aider: error").
+COMPLAINT = ("Unknown argument", "nrecognized argument", "error:", "Error:")
 
 HELD, DIED, PENDING = "held", "died", "pending"
 
 
 def verdict(alive: bool, showing: str | None, still_for: float, has_patterns: bool,
-            elapsed: float, window: float = HOLD_WINDOW) -> str:
+            elapsed: float, window: float = HOLD_WINDOW, typed: bool = False) -> str:
     """held / died / pending for one start, `elapsed` seconds after it: dead is died; its
-    provider's screen patterns reading a live status (idle, working, waiting: `showing`) or, for
-    a program with no patterns, a non-empty screen still for STILL seconds, is held; so is
-    living through the whole window.
+    provider's screen patterns reading a live status (idle, working, waiting: `showing`), or a
+    draft on its input line (`typed`), or, for a program with no patterns, a non-empty screen
+    still for STILL seconds, is held; so is living through the whole window, which must be well
+    past the CLI's start (status.start_window): a bad flag kills some CLIs only near its end.
 
     >>> verdict(False, None, 0.0, True, 0.5)
     'died'
@@ -40,13 +45,21 @@ def verdict(alive: bool, showing: str | None, still_for: float, has_patterns: bo
     ('held', 'pending')
     >>> verdict(True, "error", 0.0, True, 3.5), verdict(True, None, 0.5, False, 0.6)
     ('held', 'held')
+    >>> verdict(True, None, 0.0, True, 20.0, 90.0), verdict(True, None, 0.0, True, 1.0, 90.0, True)
+    ('pending', 'held')
+    >>> verdict(True, "error", 0.0, True, 1.0, 90.0), verdict(True, "error", 0.0, True, 3.0, 90.0)
+    ('pending', 'held')
     """
     if not alive:
         return DIED
     if elapsed >= window:
         return HELD
     if has_patterns:
-        return HELD if showing in ("idle", "working", "waiting") else PENDING
+        if typed or showing in ("idle", "working", "waiting"):
+            return HELD
+        # up and showing an error (an invalid key): held, its status says so; a short wait
+        # first, as a CLI's last words before it exits read the same
+        return HELD if showing == "error" and elapsed >= HOLD_WINDOW else PENDING
     return HELD if still_for >= STILL else PENDING
 
 
@@ -55,9 +68,18 @@ def last_words(screen: str, lines: int = LAST_LINES, limit: int = REASON_LIMIT) 
 
     >>> last_words("fake\\n\\nError: boom\\n\\nPane is dead (status 1, Mon)\\n")
     'fake / Error: boom'
+
+    Its complaint first when a usage dump pushed it above them:
+
+    >>> last_words("Unknown arguments: x\\nUsage: cli\\n-a\\n-b\\n-c", lines=2)
+    'Unknown arguments: x / -b / -c'
     """
-    kept = [" ".join(line.split()) for line in screen.splitlines()
-            if line.strip() and not line.strip().startswith(PANE_DEAD)][-lines:]
+    said = [" ".join(line.split()) for line in screen.splitlines()
+            if line.strip() and not line.strip().startswith(PANE_DEAD)]
+    kept = said[-lines:]
+    complaint = next((line for line in said[:-lines] if any(w in line for w in COMPLAINT)), None)
+    if complaint is not None and not any(any(w in line for w in COMPLAINT) for line in kept):
+        kept = [complaint, *kept]
     words = " / ".join(kept)
     return words if len(words) <= limit else "…" + words[-(limit - 1):]
 

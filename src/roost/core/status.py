@@ -14,7 +14,24 @@ TYPE_CHECKING = False  # not typing's: the typing module is not imported at run 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-STARTING_GRACE = 20.0  # seconds after a start with no other signal: "starting"
+STARTING_GRACE = 20.0  # seconds after a start with no other signal: "starting", at least
+HOLD_WINDOW = 3.0  # seconds a start must live (or show its prompt) to count as held, at least
+# A start that shows no ready screen is held once it lived this many times the slowest start
+# measured for its CLI: a CLI that dies of a bad flag lives through most of a start first (on a
+# loaded machine Gemini CLI 0.61 died after 19-26 s, and showed its prompt after 20-32 s).
+START_FACTOR = 3.0
+
+
+def start_window(start_time: float) -> float:
+    """Seconds a start may take before it counts as held without showing it is ready, from its
+    CLI's slowest measured start (providers.traits: start_time).
+
+    >>> start_time = 30.0
+    >>> start_window(start_time), start_window(0.2)
+    (90.0, 3.0)
+    """
+    return max(HOLD_WINDOW, START_FACTOR * start_time)
+
 QUIET = 3.0  # seconds without screen activity before a pattern-less screen counts as idle
 # How far up each kind is looked for: dialogs and error boxes are tall, busy footers and prompts
 # sit at the bottom. Looking no higher keeps the conversation above (which may quote any of
@@ -129,13 +146,16 @@ def one_line(text: str) -> str:
 def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: bool,
              hook: tuple[str, float, str | None] | None, screen: str | None,
              activity: float | None, started_at: float | None,
-             patterns: Mapping[str, Sequence[str]], now: float, title: str = ""
+             patterns: Mapping[str, Sequence[str]], now: float, title: str = "",
+             grace: float = STARTING_GRACE, typed: bool = False
              ) -> tuple[str, str, str | None]:
     """(status, source, reason); the reason (the CLI's words) comes with an error only.
     `base_state` is state.derive's answer (running/stopped/hibernated/failed); `hook` is the
     status the last hook event gave, when it fired, and its reason; `screen` is the pane's text
     when it was captured; `activity` is tmux's last output time of the window; `title` is the
-    pane's title (a spinner there is work, under a dialog or an error)."""
+    pane's title (a spinner there is work, under a dialog or an error); `grace` how long a start
+    with no other signal reads "starting"; `typed`: a draft sits on the CLI's input line (so it
+    is up: its start held, whatever the grace)."""
     spinning = title_working(title)
     if not alive:
         if base_state in ("hibernated", "failed"):
@@ -165,8 +185,8 @@ def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: b
         return seen[0], "screen", seen[1]
     # Just started, and nothing shows yet, or not yet the prompt of a CLI that draws one (a
     # still screen would read idle below, and a message typed now would go before its prompt).
-    if started_at is not None and now - started_at < STARTING_GRACE and hook is None and \
-            (screen is None or not screen.strip() or patterns.get("idle")):
+    if started_at is not None and now - started_at < grace and hook is None and not typed \
+            and (screen is None or not screen.strip() or patterns.get("idle")):
         return "starting", "process", None
     if screen is not None:
         # No pattern matched (or the provider has none, like any command): the screen moving

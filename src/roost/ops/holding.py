@@ -1,7 +1,8 @@
 """Whether starts hold: watch agents just started, all together (one pane listing and one
-chained capture a look), until each shows a live status, dies, or lives through the window
-(core.starts). A start that died at once gets its CLI's last words as its `last_error` (so `roost
-ls` shows it failed, and says why) and a `start-failed` event."""
+chained capture a look), until each shows it is ready (a live status, or a draft on its input
+line), dies, or lives through its CLI's window (core.starts, core.status.start_window). A start
+that died at once gets its CLI's last words as its `last_error` (so `roost ls` shows it failed,
+and says why) and a `start-failed` event."""
 
 from __future__ import annotations
 
@@ -39,9 +40,9 @@ class Watch:
     """Starts under watch. Thread-safe: the restore queue's workers add and look at once; only
     `settle` (in the thread that owns the App's store) writes to the store."""
 
-    def __init__(self, app: App, window: float = starts.HOLD_WINDOW) -> None:
+    def __init__(self, app: App, window: float | None = None) -> None:
         self.app = app
-        self.window = window
+        self.window = window  # None: each CLI's own (window_for)
         self.pending: dict[str, _Start] = {}
         self.failed: dict[str, Died] = {}  # agent id -> how its start died
         self.held: set[str] = set()  # providers with a start that held
@@ -71,7 +72,8 @@ class Watch:
                 seen = status.reading(screen, patterns) if alive else None
                 found = starts.verdict(alive, seen[0] if seen else None, now - start.still_since,
                                        any(patterns.get(k) for k in status.KINDS),
-                                       now - start.began, self.window)
+                                       now - start.began, self.window_for(provider),
+                                       alive and observe.typed(screen, provider))
                 if found == starts.PENDING:
                     continue
                 del self.pending[agent_id]
@@ -84,6 +86,11 @@ class Watch:
                     code = pane.dead_status if pane is not None else None
                     self.failed[agent_id] = Died(start.agent, words,
                                                  starts.died_reason(words, code), code)
+
+    def window_for(self, provider: str) -> float:
+        if self.window is not None:
+            return self.window
+        return status.start_window(traits.of(provider).start_time)
 
     def held_any(self, provider: str) -> bool:
         with self.lock:
@@ -107,7 +114,7 @@ class Watch:
             self.app.clock.sleep(LOOK_EVERY)
 
     def settle(self) -> dict[str, Died]:
-        """Look until no start is pending (at most the window after the last one was added);
+        """Look until no start is pending (at most its window after the last one was added);
         the starts that died at once, by agent id."""
         while True:
             self.look()
@@ -128,7 +135,7 @@ def _patterns(app: App, provider: str) -> dict[str, list[str]]:
                                (observe.pattern_overrides(app.settings) or {}).get(provider))
 
 
-def held(app: App, agent: Agent, window: float = starts.HOLD_WINDOW) -> str | None:
+def held(app: App, agent: Agent, window: float | None = None) -> str | None:
     """Watch one start; its reason (`last_error`) when it died at once, else None."""
     watch = Watch(app, window)
     watch.add(agent)

@@ -483,6 +483,32 @@ def _type_prompt(app: App, result: WakeResult, prompt: str, settle: float = 0.5,
 
 
 # ---- kill and rm -------------------------------------------------------------------------
+def handed_over(app: App, name: str, args: list[str]) -> bool:
+    """When this command runs inside agent NAME's own process tree (the agent runs roost on
+    itself), start `roost ARGS` outside that tree and say so (True): run here, the stop would
+    spare this command's ancestors (the agent) or end this command half-way."""
+    agent = app.store.require(name)
+    if not _caller_inside(app, agent, agent_panes(app.tmux.list_panes()).get(agent.id)):
+        return False
+    # Untagged: the agent's kill must not take its own stopper with it.
+    env = {k: v for k, v in app.environ.items() if k != procs.TAG}
+    procs.run_outside([*roost_command(), *args], env)
+    return True
+
+
+def _caller_inside(app: App, agent: Agent, pane: Pane | None) -> bool:
+    root = pane.pid if pane is not None and not pane.dead else None
+    return procs.runs_inside(root, agent.id, str(app.paths.home))
+
+
+def _refuse_inside(app: App, agent: Agent, pane: Pane | None, verb: str) -> None:
+    """A stop asked from inside the agent itself (its MCP server, a script it runs) and not
+    handed over: refuse before anything changes."""
+    if _caller_inside(app, agent, pane):
+        raise RoostError(f"cannot {verb} {agent.name} from inside its own processes (this "
+                         f"command runs in it): run roost {verb} {agent.name} from elsewhere")
+
+
 def kill(app: App, name: str) -> list[int]:
     """Stop the agent's whole process tree; keep its home and record. Returns the pids stopped."""
     check_name(name)
@@ -490,6 +516,7 @@ def kill(app: App, name: str) -> list[int]:
         agent = app.store.require(name)
         panes = app.tmux.list_panes()
         pane = agent_panes(panes).get(agent.id)
+        _refuse_inside(app, agent, pane, "kill")
         # Before its process stops: a CLI's session id may be known only from what it has open.
         learn_session_ids(app, [agent], panes)
         if pane is not None:
@@ -528,7 +555,9 @@ def rm(app: App, name: str) -> None:
     its record and the files roost kept for it. Links to it become null; its pin goes."""
     check_name(name)
     with locks.hold(app.paths.locks, name):
-        _forget(app, app.store.require(name))
+        agent = app.store.require(name)
+        _refuse_inside(app, agent, agent_panes(app.tmux.list_panes()).get(agent.id), "rm")
+        _forget(app, agent)
 
 
 def rm_if_idle(app: App, agent: Agent) -> bool:
@@ -557,6 +586,8 @@ def hibernate(app: App, name: str) -> list[int]:
     check_name(name)
     with locks.hold(app.paths.locks, name):
         agent = app.store.require(name)
+        _refuse_inside(app, agent, agent_panes(app.tmux.list_panes()).get(agent.id),
+                       "hibernate")
         learn_session_ids(app, [agent])
         stopped = _release(app, agent)
         app.store.update(agent.id, intent=INTENT_HIBERNATED)
@@ -614,6 +645,11 @@ def attach_plan(app: App, name: str, notes: list[str] | None = None) -> list[str
     A buried agent woken this way is a tile again (back in its old tab), or parked when that
     tab is gone: never buried and running at once. `notes` gets a line saying so."""
     agent = app.store.require(name)
+    if _inside_roost_server(app) and not _caller_shown(app):
+        # switch-client would fail with tmux's bare "no current client"
+        raise RoostError(f"no terminal shows this pane (no tmux client is attached to its "
+                         f"session), so there is none to switch to {name}: run roost attach "
+                         f"{name} in a terminal")
     if agent.placement == ws.BURIED:
         with app.store.write() as c:
             tab = wsdb.unbury(c, agent.id)
@@ -634,3 +670,14 @@ def attach_plan(app: App, name: str, notes: list[str] | None = None) -> list[str
 def _inside_roost_server(app: App) -> bool:
     tmux_env = app.environ.get("TMUX", "")
     return bool(tmux_env) and tmux_env.split(",")[0] == app.tmux.socket_path()
+
+
+def _caller_shown(app: App) -> bool:
+    """Whether a tmux client shows the session of the pane this command runs in (unknown: yes,
+    and tmux answers)."""
+    pane = next((p for p in app.tmux.list_panes()
+                 if p.pane_id == app.environ.get("TMUX_PANE")), None)
+    if pane is None:
+        return True
+    return any(attached for session, attached in app.tmux.views()
+               if session == pane.session_name)

@@ -55,8 +55,22 @@ def statuses(seen: Sequence[Observation], roost_home: str, capture: Capture,
                 traits.of(provider).patterns, (overrides or {}).get(provider))
         screen = screens.get(o.pane.pane_id) if o.pane is not None else None
         found.append(observation.classify(o, hooked.get(o.agent.id), screen,
-                                          patterns[provider], now))
+                                          patterns[provider], now, start_grace(provider),
+                                          screen is not None and typed(screen, provider)))
     return found
+
+
+def start_grace(provider: str) -> float:
+    """How long a start with no other signal reads "starting": until it shows it is ready, at
+    most as long as a start may take to hold (ops/holding.py)."""
+    return max(status.STARTING_GRACE, status.start_window(traits.of(provider).start_time))
+
+
+def typed(screen: str, provider: str) -> bool:
+    """A draft sits on the CLI's input line: it is up, whether or not its idle prompt shows."""
+    line = traits.INPUT_LINES.get(provider)
+    return line is not None and \
+        status.draft(screen, line.markers, line.window, line.placeholders) is not None
 
 
 def pattern_overrides(settings: Mapping[str, object]) -> Mapping[str, object] | None:

@@ -51,12 +51,14 @@ class Traits:
         "name",
         "patterns",
         "session_id",
+        "start_time",
         "verified",
     )
 
     def __init__(self, name: str, *, hooks: bool, session_id: str, enter_delay: float,
                  patterns: dict[str, tuple[str, ...]],
-                 conversation_gone: tuple[str, ...] = (), verified: str = "") -> None:
+                 conversation_gone: tuple[str, ...] = (), verified: str = "",
+                 start_time: float = 1.0) -> None:
         self.name = name
         self.hooks = hooks  # reports its status (and session id changes) through roost's hooks
         self.session_id = session_id  # MINTED, DISCOVERED or NO_SESSION_ID
@@ -64,6 +66,10 @@ class Traits:
         self.patterns = patterns
         self.conversation_gone = conversation_gone  # its words when a resume finds nothing
         self.verified = verified
+        # Seconds it took, at the slowest, to show its ready screen in a pane on a loaded
+        # machine (bench/bench_starts.py; docs/PROVIDERS.md): a start is held once that screen
+        # shows, or once it lived well past this (core.status.start_window).
+        self.start_time = start_time
 
 
 # Screen cues: Claude Code's were read off v2.1.332 (its `❯` prompt box stays drawn while it
@@ -85,7 +91,8 @@ CLAUDE = Traits(
         "working": ("esc to interrupt", "ctrl+c to interrupt"),
         "idle": ("❯", "? for shortcuts"),
     },
-    conversation_gone=("No conversation found with session ID",), verified="2.1.332")
+    conversation_gone=("No conversation found with session ID",), verified="2.1.332",
+    start_time=9.0)
 # Codex CLI's were read off 0.169.0 in tmux (tests/test_real_codex.py checks them on the real
 # TUI). Its composer line "› Ask Codex to do anything" and the footer "? for shortcuts" stay drawn
 # while it works, with "• Working (3s • esc to interrupt)" above them. A dialog ends in "Press
@@ -114,7 +121,7 @@ CODEX = Traits(
         "turn": ("esc to interrupt", "Worked for "),
         "idle": ("? for shortcuts", "› "),
     },
-    conversation_gone=("No saved session found",), verified="0.169.0")
+    conversation_gone=("No saved session found",), verified="0.169.0", start_time=2.0)
 # Gemini CLI's were read off 0.61.0: its prompt box stays drawn while it works and while an
 # error shows above it; a failed turn ends with "This request failed."; a daily quota opens a
 # "Usage limit reached" dialog. It answers a turn under "✦ " and works on "(esc to cancel, Ns)".
@@ -129,7 +136,7 @@ GEMINI = Traits(
         "turn": ("✦ ", "esc to cancel", "Request cancelled"),
     },
     conversation_gone=("Error resuming session: Invalid session identifier",
-                       "No previous session found"), verified="0.61.0")
+                       "No previous session found"), verified="0.61.0", start_time=32.0)
 # Aider's were read off 0.86.2: a turn shows "Waiting for <model name>" (a spinner) until the
 # answer streams in and ends with "Tokens: ..."; its idle prompt is ">" alone on the last line
 # (each prompt it took stays on the screen as "> <text>"); a question waits on the last line,
@@ -147,7 +154,7 @@ AIDER = Traits(
         "working": ("Waiting for ",),
         "idle": ("^>$",),
         "turn": ("^> ", "Tokens: "),
-    }, verified="0.86.2")
+    }, verified="0.86.2", start_time=34.0)
 # Any program: no patterns, so its status is its screen's movement (working while it moves,
 # idle when still, a silent program too once the start grace is over).
 COMMAND = Traits("command", hooks=False, session_id=NO_SESSION_ID, enter_delay=0.1,

@@ -421,5 +421,12 @@ class Store:
         """The last `limit` events (of one agent, or of all), oldest first."""
         return event_log.recent(self.conn, agent_id, limit)
 
+    def last_event_id(self) -> int:
+        return event_log.last_id(self.conn)
+
+    def events_since(self, after: int, kind: str) -> list[dict[str, Any]]:
+        """The events of `kind` after event `after`, oldest first (`roost watch`)."""
+        return event_log.since(self.conn, after, kind)
+
     def integrity(self) -> str:
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])

@@ -28,3 +28,16 @@ def recent(conn: sqlite3.Connection, agent_id: str | None = None,
         f"ORDER BY id DESC LIMIT ?) ORDER BY id", (*args, limit))
     return [{"id": r[0], "agent": r[1], "at": r[2], "kind": r[3], **json.loads(r[4])}
             for r in rows]
+
+
+def last_id(conn: sqlite3.Connection) -> int:
+    """The newest event's id (0 with none): where a reader of what comes next starts."""
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
+
+
+def since(conn: sqlite3.Connection, after: int, kind: str) -> list[dict[str, Any]]:
+    """The events of `kind` after the event `after`, oldest first, with their agent's id."""
+    rows = conn.execute("SELECT id, agent_id, agent_name, at, kind, detail FROM events "
+                        "WHERE id > ? AND kind = ? ORDER BY id", (after, kind))
+    return [{"id": r[0], "agent_id": r[1], "agent": r[2], "at": r[3], "kind": r[4],
+             **json.loads(r[5])} for r in rows]

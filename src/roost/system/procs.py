@@ -32,6 +32,44 @@ def _own_lineage() -> set[int]:
     return pids
 
 
+def runs_inside(root_pid: int | None, agent_id: str, roost_home: str) -> bool:
+    """Whether this process runs inside the agent's process tree: the agent's pane process, or
+    a process tagged as the agent's, is this process or one of its ancestors (an agent running
+    `roost kill` on itself). Such a caller spares itself and would die half-way."""
+    for pid in _own_lineage():
+        if pid == root_pid:
+            return True
+        try:
+            env = psutil.Process(pid).environ()
+        except (psutil.Error, OSError):
+            continue
+        if env.get(TAG) == agent_id and env.get(HOME_TAG) == roost_home:
+            return True
+    return False
+
+
+def run_outside(argv: list[str], env: dict[str, str]) -> None:
+    """Start `argv` outside this process's tree and return at once: a double fork in a new
+    session, so that it is reparented to init (or the nearest subreaper) before it runs, and
+    no kill of this process's ancestors reaches it. Its output goes nowhere: it reports through
+    the event log."""
+    first = os.fork()
+    if first == 0:  # the intermediate: a new session, one more fork, and gone
+        try:
+            os.setsid()
+            middle = os.getpid()
+            if os.fork() == 0:
+                while os.getppid() == middle:  # not before it is reparented
+                    time.sleep(0.001)
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                os.execvpe(argv[0], argv, env)
+        finally:
+            os._exit(0)
+    os.waitpid(first, 0)
+
+
 def tagged(roost_home: str, agent_id: str | None = None
            ) -> list[tuple[psutil.Process, Tagged]]:
     """This user's live processes tagged with this roost home (and this agent, if given), with

@@ -1,0 +1,60 @@
+"""A stop asked from inside the agent it stops, by a path that cannot hand it over (the MCP
+server an agent runs, the TUI, a descendant in `kill --tree`): refused with one line before
+anything changes, never "was not running" with nothing stopped, nor a removal cut off half-way
+(issue 19, item 4). The fake tmux; the agent's pane process is this test's own process."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from fake_app import PROMPT, fake_app, fake_tmux
+
+from roost.core.clock import ManualClock
+from roost.core.errors import RoostError
+from roost.ops import lifecycle
+from roost.ops.context import App
+from roost.tmux.fake import FakeTmux
+
+
+@pytest.fixture
+def fake() -> FakeTmux:
+    return fake_tmux()
+
+
+@pytest.fixture
+def app(tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
+    app = fake_app(tmp_path, fake, ManualClock(datetime.now(UTC)), monkeypatch,
+                   {"status": {"patterns": {"command": {"idle": [PROMPT]}}}})
+    yield app
+    app.close()
+
+
+STOPS: dict[str, Callable[[App, str], object]] = {
+    "kill": lifecycle.kill, "rm": lifecycle.rm, "hibernate": lifecycle.hibernate}
+
+
+@pytest.mark.parametrize("verb", sorted(STOPS))
+def test_a_stop_of_the_agent_running_it_is_refused_and_changes_nothing(
+        app: App, fake: FakeTmux, verb: str) -> None:
+    agent = lifecycle.spawn(app, "me", provider="command", cwd=str(app.paths.home),
+                            args=("sh",)).agent
+    pane = fake.pane_of(agent.id)
+    pane.pid = os.getpid()  # the agent's process runs this very operation
+    before = app.store.require("me")
+    with pytest.raises(RoostError) as refused:
+        STOPS[verb](app, "me")
+    assert str(refused.value) == (f"cannot {verb} me from inside its own processes (this "
+                                  f"command runs in it): run roost {verb} me from elsewhere")
+    assert app.store.require("me") == before
+    assert not pane.dead and pane.window_id in fake.windows
+    assert [e["kind"] for e in app.store.events(agent.id)][-1] == "started"
+
+
+def test_a_stop_of_another_agent_is_not_refused(app: App, fake: FakeTmux) -> None:
+    lifecycle.spawn(app, "other", provider="command", cwd=str(app.paths.home), args=("sh",))
+    assert lifecycle.kill(app, "other")
+    assert app.store.require("other").intent == "stopped"
