@@ -672,9 +672,11 @@ def send(name: str, text: str | None, wait: bool, timeout: float, ready_timeout:
                          f"message was delivered; roost capture {name} shows where it is)")
     if result.failure is not None:
         raise RoostError(present.turn_failed(name, result.failure))
-    if wait and result.reply is not None:
+    if wait and result.reply is None:
+        raise RoostError(present.no_reply(name, result.no_reply or "none was found"))
+    if wait:
         click.echo(result.reply)
-    elif not wait:
+    else:
         click.echo(present.delivered(name, result.how))
 
 

@@ -221,6 +221,12 @@ def turn_failed(name: str, failure: str) -> str:
     return f"{name}'s turn failed: {failure} (the message was delivered)"
 
 
+def no_reply(name: str, why: str) -> str:
+    """`send --wait` found no reply to print (an error: `roost send` exits 1 with it)."""
+    return (f"no reply from {name} to show: {why} (the message was delivered; roost capture "
+            f"{name} shows its screen)")
+
+
 def restart_policy_set(name: str, policy: str) -> str:
     return f"{name}: restart {policy}"
 

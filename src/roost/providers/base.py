@@ -15,6 +15,7 @@ from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.model import Agent
+from roost.core.replies import Turn
 from roost.providers import traits as known
 
 
@@ -96,6 +97,12 @@ class Provider:
                       offset: int) -> list[str]:
         """The prompts the CLI took, as its record holds them past byte `offset`."""
         return []
+
+    def turns(self, agent: Agent, environ: Mapping[str, str],
+              paths_home: Path) -> list[Turn] | None:
+        """The agent's conversation as its CLI's own record holds it, oldest first ([] before
+        there is one), or None when the CLI keeps no record roost can read of its replies."""
+        return None
 
     def environment_problem(self, environ: Mapping[str, str]) -> tuple[str, str] | None:
         """What in roost's environment keeps this CLI from running as an agent, and its fix
