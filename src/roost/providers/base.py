@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,14 @@ class Provider:
         """Candidate provider session ids for an agent that could not choose its own, best
         first; `seen` is what roost saw of the agent's own process."""
         return []
+
+    def unclaimed_conversations(self, agent: Agent, environ: Mapping[str, str], since: float,
+                                known: Set[str]) -> list[str] | None:
+        """For a CLI that chooses its own session id, when roost never learned the agent's: the
+        ids of the conversations in the agent's cwd that were written since `since` (epoch
+        seconds, its last launch) and that no agent owns (`known`), any of which may be its
+        own. [] means it has none to lose; None that the CLI's files cannot tell."""
+        return None
 
     def conversation_size(self, agent: Agent, environ: Mapping[str, str],
                           paths_home: Path) -> int | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from pathlib import Path
 from typing import Any
 
@@ -133,9 +133,9 @@ class Codex(Provider):
                     paths_home: Path) -> list[str]:
         if not agent.provider_session_id:
             raise NotResumable(
-                f"{agent.name}: codex's session id is not known yet (roost saw no rollout file "
-                f"open by its process: no message was sent before it stopped); "
-                f"`roost wake {agent.name} --fresh` starts a new conversation", code=7)
+                f"{agent.name}: codex's session id is not known (roost never saw its rollout "
+                f"file open); `roost wake {agent.name} --fresh` starts a new conversation",
+                code=7)
         return [exe, "resume", agent.provider_session_id, *self._own_server(agent),
                 *self._mcp(agent, paths_home), *self._common(agent)]
 
@@ -154,6 +154,23 @@ class Codex(Provider):
         sid = agent.provider_session_id
         path = rollout_file(environ, sid) if sid else None
         return rollout_turns(path) if path is not None else []
+
+    def unclaimed_conversations(self, agent: Agent, environ: Mapping[str, str], since: float,
+                                known: Set[str]) -> list[str] | None:
+        """The rollouts of the agent's cwd written since its launch whose ids no agent owns:
+        codex writes one at a conversation's first message, so with none there is nothing its
+        last launch could have begun."""
+        found = []
+        for path in sessions_root(environ).glob("*/*/*/rollout-*.jsonl"):
+            try:
+                if path.stat().st_mtime < since:
+                    continue
+            except OSError:
+                continue
+            meta = read_session_meta(path)
+            if meta is not None and meta.get("cwd") == agent.cwd and str(meta["id"]) not in known:
+                found.append(str(meta["id"]))
+        return found
 
     @staticmethod
     def _mcp(agent: Agent, paths_home: Path) -> list[str]:
