@@ -628,7 +628,10 @@ def import_cmd(file: IO[str]) -> None:
         data = json.load(file)
     except (ValueError, RecursionError) as exc:
         raise RoostError(f"import refused, nothing changed: not JSON ({exc})", code=2) from None
-    click.echo(present.imported(transfer.import_(_app(), data)))
+    app = _app()
+    click.echo(present.imported(transfer.import_(app, data)))
+    for name, why in transfer.cannot_resume(app, [a["id"] for a in data["agents"]]):
+        click.echo(present.cannot_resume(name, why), err=True)
 
 
 # ---- status, send, supervision ---------------------------------------------------------------

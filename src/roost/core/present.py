@@ -254,6 +254,11 @@ def imported(count: int) -> str:
 
 
 # ---- tabs --------------------------------------------------------------------------------------
+def cannot_resume(name: str, why: str) -> str:
+    """An imported agent whose conversation is not found here (a warning after an import)."""
+    return f"warning: {name} cannot resume its conversation: {why}"
+
+
 def tab_created(name: str) -> str:
     return f"tab {name} created"
 

@@ -83,6 +83,16 @@ class Aider(Provider):
                     paths_home: Path) -> list[str]:
         return [*self.start_argv(agent, exe, None, paths_home), "--restore-chat-history"]
 
+    def own_files(self, agent: Agent, paths_home: Path) -> list[Path]:
+        return [history_file(paths_home, agent)]
+
+    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
+                             paths_home: Path) -> str | None:
+        if agent.launches == 0 or history_file(paths_home, agent).exists():
+            return None
+        return ("its aider chat history did not come with the export: it would wake into an "
+                "empty chat")
+
     def conversation_size(self, agent: Agent, environ: Mapping[str, str],
                           paths_home: Path) -> int | None:
         try:

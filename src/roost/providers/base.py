@@ -95,6 +95,17 @@ class Provider:
         own. [] means it has none to lose; None that the CLI's files cannot tell."""
         return None
 
+    def own_files(self, agent: Agent, paths_home: Path) -> list[Path]:
+        """Files of the agent's conversation that roost's home holds (not the CLI's own): an
+        export carries them, an import writes them back."""
+        return []
+
+    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
+                             paths_home: Path) -> str | None:
+        """Why the agent's conversation cannot be found here (an import on another machine or
+        home), or None when it is here or there is none to find."""
+        return None
+
     def conversation_size(self, agent: Agent, environ: Mapping[str, str],
                           paths_home: Path) -> int | None:
         """The size of the CLI's own record of the agent's conversation (0 before it exists),

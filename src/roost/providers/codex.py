@@ -155,6 +155,13 @@ class Codex(Provider):
         path = rollout_file(environ, sid) if sid else None
         return rollout_turns(path) if path is not None else []
 
+    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
+                             paths_home: Path) -> str | None:
+        sid = agent.provider_session_id
+        if not sid or rollout_file(environ, sid) is not None:
+            return None
+        return f"codex's rollout of session {sid} is not under {sessions_root(environ)}"
+
     def unclaimed_conversations(self, agent: Agent, environ: Mapping[str, str], since: float,
                                 known: Set[str]) -> list[str] | None:
         """The rollouts of the agent's cwd written since its launch whose ids no agent owns:

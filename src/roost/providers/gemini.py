@@ -215,6 +215,13 @@ class Gemini(Provider):
         path = session_file(agent.cwd, sid, environ) if sid else None
         return chat_turns(path) if path is not None else []
 
+    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
+                             paths_home: Path) -> str | None:
+        sid = agent.provider_session_id
+        if not sid or not agent.conversation_seen or session_file(agent.cwd, sid, environ):
+            return None
+        return f"gemini's chat file of session {sid} is not under {gemini_home(environ) / 'tmp'}"
+
     def environment_problem(self, environ: Mapping[str, str]) -> tuple[str, str] | None:
         # 0.61.0's isHeadlessMode: CI or GITHUB_ACTIONS "true" means headless, even in a terminal
         if environ.get("GEMINI_CLI_INTEGRATION_TEST") == "true":
