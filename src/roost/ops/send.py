@@ -122,7 +122,7 @@ def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Bu
     log = hooks.log_path(str(app.paths.home), agent.id)
     log_before = hooks.size(log)
     # A CLI without a Stop hook: its record's turns that asked this text already, so the reply
-    # read afterwards is this turn's (cli_record.reply_to).
+    # read afterwards is this turn's (_recorded_reply).
     asked_before = cli_record.asked(app, agent, text) if wait and not quirks.hooks else 0
     app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
     app.clock.sleep(quirks.enter_delay)
@@ -178,8 +178,12 @@ def _recorded_reply(app: App, agent: Agent, how: str, text: str, asked_before: i
             return Sent(True, how, failure=found.status_reason or "the CLI shows an error")
         now = app.clock.monotonic()
         worked = worked or found.status == "working"
-        idle_since = (idle_since or now) if found.status == "idle" else None
-        why = replies.why_no_reply(found.status, worked, now - (idle_since or now))
+        if found.status != "idle":
+            idle_since = None
+        elif idle_since is None:
+            idle_since = now
+        why = replies.why_no_reply(found.status, worked,
+                                   0.0 if idle_since is None else now - idle_since)
         if why is not None:
             return Sent(True, how, no_reply=why)
         if now >= deadline:
