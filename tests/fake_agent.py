@@ -496,6 +496,11 @@ class CodexStore(Store):
         kind = "input_text" if role == "user" else "output_text"
         payload = {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
         self.append(session.path, {"timestamp": now_iso(), "type": "response_item", "payload": payload})
+        # and as 0.169.0's turn events, where roost reads replies (tests/test_real_replies.py)
+        item = {"type": "UserMessage" if role == "user" else "AgentMessage",
+                "content": [{"type": "text" if role == "user" else "Text", "text": text}]}
+        self.append(session.path, {"timestamp": now_iso(), "type": "event_msg",
+                                   "payload": {"type": "item_completed", "item": item}})
 
 
 class GeminiStore(Store):

@@ -121,3 +121,11 @@ def test_an_agent_that_quit_before_roost_looked_resumes_its_own_conversation(
     world.roost("wake", "cx")
     assert world.last_start(3)["argv"][:2] == ["resume", sid]
     assert os.path.basename(world.last_start(3)["cwd"]) == "work"
+
+
+def test_send_wait_prints_the_reply_from_the_rollout(world: Env) -> None:
+    """codex has no Stop hook: --wait reads this turn's answer from its rollout (issue 19)."""
+    spawn(world, "cx")
+    world.wait_status("cx", "idle")
+    sent = world.roost("send", "cx", "what is two and two", "--wait", "--timeout", "60")
+    assert sent.stdout.strip() == "echo: what is two and two"

@@ -67,7 +67,7 @@ def test_codex_start_and_resume(tmp_path: Path) -> None:
     # --no-daemon: no shared app-server that `roost kill` could take down with the agent
     assert codex.start_argv(a, "/codex", "do it", tmp_path) == [
         "/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "do it"]
-    with pytest.raises(NotResumable, match="not known yet"):
+    with pytest.raises(NotResumable, match="session id is not known"):
         codex.resume_argv(a, "/codex", {}, tmp_path)
     known = a.replace(provider_session_id=SID)
     assert codex.resume_argv(known, "/codex", {}, tmp_path) == [

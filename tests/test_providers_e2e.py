@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -35,16 +36,16 @@ def test_codex_session_id_is_learned_from_its_rollout_and_resumed(world: Env) ->
     assert world.last_start(2)["session_id"] == sid
 
 
-def test_codex_wake_before_its_id_is_known_says_so(world: Env) -> None:
+def test_codex_wake_before_any_conversation_starts_fresh_and_says_so(world: Env) -> None:
     died = world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(world.tmp / "work"),
                        env={"FAKE_AGENT_EXIT_ON_START": "1"}, check=False)  # before a rollout
     assert died.returncode == 1 and "its start failed at once (exit 1)" in died.stderr
     assert world.ls()["cx"]["state"] == "failed"
-    proc = world.roost("wake", "cx", check=False)
-    assert proc.returncode == 7 and "session id is not known yet" in proc.stderr
-    assert "--fresh" in proc.stderr
-    world.roost("wake", "cx", "--fresh")  # the user's explicit choice: a new conversation
+    world.roost("wake", "cx")  # no conversation to lose (issue 19, item 7): a new one
     assert without_mcp(world.last_start(2)["argv"]) == ["--no-daemon"]
+    fresh = [e for e in json.loads(world.roost("events", "cx", "--json").stdout)
+             if e["kind"] == "fresh-start"]
+    assert len(fresh) == 1 and "no conversation yet" in str(fresh[0])
 
 
 def gemini_file(world: Env, sid: str) -> Path:

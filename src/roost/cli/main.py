@@ -639,7 +639,10 @@ def import_cmd(file: IO[str]) -> None:
         data = json.load(file)
     except (ValueError, RecursionError) as exc:
         raise RoostError(f"import refused, nothing changed: not JSON ({exc})", code=2) from None
-    click.echo(present.imported(transfer.import_(_app(), data)))
+    app = _app()
+    click.echo(present.imported(transfer.import_(app, data)))
+    for name, why in transfer.cannot_resume(app, [a["id"] for a in data["agents"]]):
+        click.echo(present.cannot_resume(name, why), err=True)
 
 
 # ---- status, send, supervision ---------------------------------------------------------------
@@ -683,9 +686,11 @@ def send(name: str, text: str | None, wait: bool, timeout: float, ready_timeout:
                          f"message was delivered; roost capture {name} shows where it is)")
     if result.failure is not None:
         raise RoostError(present.turn_failed(name, result.failure))
-    if wait and result.reply is not None:
+    if wait and result.reply is None:
+        raise RoostError(present.no_reply(name, result.no_reply or "none was found"))
+    if wait:
         click.echo(result.reply)
-    elif not wait:
+    else:
         click.echo(present.delivered(name, result.how))
 
 

@@ -360,3 +360,44 @@ def _check_placements(agents: list[Any], ids: set[str], tiled: dict[str, str],
                       "buried_sibling"):
             if a[field] is not None and a[field] not in ids:
                 raise refused(f"{where}: {field} {a[field]} is not an agent of this file")
+
+
+# ---- the agents' own files (added in issue 19) -----------------------------------------------
+# What an agent needs to resume that lives in roost's home rather than in its CLI's: aider's
+# chat history. They travel under the export's top-level "agent_files" ({agent id: {file name:
+# text}}), which older roosts ignore. Only these names: a name in the file never becomes a
+# path of its own choosing.
+AGENT_FILE_NAMES = ("aider.chat.history.md",)
+MAX_AGENT_FILE = 64 << 20  # characters of one file (a long chat history is a few MB)
+
+
+def check_agent_files(files: Any, ids: set[str]) -> dict[str, dict[str, str]]:
+    """The export's `agent_files` (absent: none), checked: each key an agent of this file,
+    each name one roost writes, each content text; else a refusal naming the entry.
+
+    >>> check_agent_files(None, set())
+    {}
+    >>> try:
+    ...     check_agent_files({"x": {}}, set())
+    ... except RoostError as exc:
+    ...     print(exc)
+    import refused, nothing changed: agent_files: 'x' is not an agent of this file
+    """
+    if files is None:
+        return {}
+    if not isinstance(files, dict):
+        raise refused(f"agent_files must be an object, not {_shown(files)}")
+    for agent_id, named in files.items():
+        if agent_id not in ids:
+            raise refused(f"agent_files: {_shown(agent_id)} is not an agent of this file")
+        if not isinstance(named, dict):
+            raise refused(f"agent_files.{agent_id} must be an object, not {_shown(named)}")
+        for file_name, content in named.items():
+            where = f"agent_files.{agent_id}"
+            if file_name not in AGENT_FILE_NAMES:
+                raise refused(f"{where}: {_shown(file_name)} is not a file roost keeps for an "
+                              f"agent (known: {', '.join(AGENT_FILE_NAMES)})")
+            if not isinstance(content, str) or len(content) > MAX_AGENT_FILE:
+                raise refused(f"{where}.{file_name}: must be text of at most "
+                              f"{MAX_AGENT_FILE} characters")
+    return files

@@ -225,6 +225,12 @@ def turn_failed(name: str, failure: str) -> str:
     return f"{name}'s turn failed: {failure} (the message was delivered)"
 
 
+def no_reply(name: str, why: str) -> str:
+    """`send --wait` found no reply to print (an error: `roost send` exits 1 with it)."""
+    return (f"no reply from {name} to show: {why} (the message was delivered; roost capture "
+            f"{name} shows its screen)")
+
+
 def restart_policy_set(name: str, policy: str) -> str:
     return f"{name}: restart {policy}"
 
@@ -252,6 +258,11 @@ def imported(count: int) -> str:
 
 
 # ---- tabs --------------------------------------------------------------------------------------
+def cannot_resume(name: str, why: str) -> str:
+    """An imported agent whose conversation is not found here (a warning after an import)."""
+    return f"warning: {name} cannot resume its conversation: {why}"
+
+
 def tab_created(name: str) -> str:
     return f"tab {name} created"
 

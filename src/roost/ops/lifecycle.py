@@ -290,10 +290,31 @@ def _start_or_resume(app: App, agent: Agent, impl: prov.Provider, exe: str,
         return impl.start_argv(agent, exe, None, app.paths.home)
     try:
         return impl.resume_argv(agent, exe, app.environ, app.paths.home)
-    except prov.NotResumable:
+    except prov.NotResumable as refused:
         if agent.launches == 0 and not agent.conversation_seen:
             return impl.start_argv(agent, exe, None, app.paths.home)  # nothing to lose yet
-        raise
+        if agent.conversation_seen:
+            raise
+        unclaimed = _unclaimed_conversations(app, agent, impl)
+        if unclaimed is None:
+            raise
+        if unclaimed:
+            raise prov.NotResumable(f"{refused} (conversations of its CLI in its cwd since its "
+                                    f"last start that no agent owns, maybe its own: "
+                                    f"{', '.join(unclaimed[:3])})", code=refused.code) from None
+        # A CLI that chooses its own id and was never messaged: it wrote no conversation, so
+        # there is none to lose. Starting fresh is the only start there is; the log says why.
+        app.store.log(agent, "fresh-start", reason="no conversation yet: its CLI recorded "
+                      "none since its last start")
+        return impl.start_argv(agent, exe, None, app.paths.home)
+
+
+def _unclaimed_conversations(app: App, agent: Agent, impl: prov.Provider) -> list[str] | None:
+    """The provider's conversations that may be the agent's own (None: it cannot tell)."""
+    launch = app.store.launch(agent.id)
+    since = launch[1] if launch is not None else 0.0  # no launch time: any of its cwd's
+    return impl.unclaimed_conversations(agent, app.environ, since,
+                                        app.store.known_session_ids())
 
 
 def stop_leftovers(app: App, name: str) -> None:

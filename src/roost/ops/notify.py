@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from roost.core import notify as rule
 from roost.core import settings as config_schema
 from roost.core.observation import Observation
+from roost.ops import cli_record
 from roost.ops.context import App
 from roost.ops.learn import launch_token
-from roost.providers import hooks
+from roost.providers import hooks, traits
 from roost.store import events
 from roost.store import orchestration as queue
 from roost.store.db import now_iso
@@ -36,7 +37,8 @@ def details(app: App, changed: Sequence[Observation]) -> dict[str, str | None]:
         if not o.agent.orchestration_parent or kind is None:
             continue
         if kind == "finished":
-            found[o.agent.id] = _last_stop(app, o.agent.id)
+            found[o.agent.id] = _last_stop(app, o.agent.id) if traits.of(o.agent.provider).hooks \
+                else _recorded(app, o.agent.id)
         elif kind == "exited":
             found[o.agent.id] = f"exit code {o.exit_code}"
         elif kind == "failed":
@@ -44,6 +46,12 @@ def details(app: App, changed: Sequence[Observation]) -> dict[str, str | None]:
         else:
             found[o.agent.id] = None
     return found
+
+
+def _recorded(app: App, agent_id: str) -> str | None:
+    """The last answer in the CLI's own record of the turn (codex, gemini, aider)."""
+    agent = app.store.get_by_id(agent_id)
+    return cli_record.last_reply(app, agent) if agent is not None else None
 
 
 def _last_stop(app: App, agent_id: str) -> str | None:

@@ -15,7 +15,7 @@ from roost.core import settings as schema
 from roost.core.errors import RoostError
 from roost.core.model import INTENT_RUNNING, Agent
 from roost.core.names import name_problem
-from roost.ops import lifecycle, observe, send
+from roost.ops import cli_record, lifecycle, observe, send
 from roost.ops.context import App
 from roost.ops.learn import launch_token
 from roost.providers import hooks, traits
@@ -223,7 +223,7 @@ def wait(app: App, caller: scope.Caller, names: Sequence[str] | None = None,
 
 def last_reply(app: App, agent: Agent) -> str | None:
     """The agent's last answer: its last Stop hook's message, else its transcript's last
-    assistant words; never wakes it."""
+    assistant words, else its CLI's own record's (codex, gemini, aider); never wakes it."""
     events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), agent.id), 0,
                                  launch_token(app, agent.id))
     for _, event, payload in reversed(events):
@@ -232,7 +232,7 @@ def last_reply(app: App, agent: Agent) -> str | None:
             return message
     messages = transcript_messages(agent.transcript_path) if agent.transcript_path else []
     assistant = [m["text"] for m in messages if m["role"] == "assistant"]
-    return assistant[-1] if assistant else None
+    return assistant[-1] if assistant else cli_record.last_reply(app, agent)
 
 
 def read(app: App, caller: scope.Caller, name: str, messages: int = 10,

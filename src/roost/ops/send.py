@@ -24,13 +24,13 @@ import os
 import re
 from dataclasses import dataclass
 
-from roost.core import delivery, status
+from roost.core import delivery, replies, status
 from roost.core.errors import RoostError, StartFailed
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
 from roost.core.starts import HOLD_WINDOW
-from roost.ops import lifecycle, observe
+from roost.ops import cli_record, lifecycle, observe
 from roost.ops.cli_record import ENTER_AGAIN, Record, readable
 from roost.ops.context import App
 from roost.ops.learn import launch_token
@@ -56,6 +56,7 @@ class Sent:
     # time (reply is None then).
     timed_out: bool = False
     failure: str | None = None  # the turn it started ended in an error (the CLI's words)
+    no_reply: str | None = None  # --wait, the turn ended but no reply was found: why
 
 
 def _observed(app: App, name: str) -> Observation:
@@ -121,6 +122,9 @@ def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Bu
         return _not_delivered(app, agent, text, plan.why, timed_out=plan.timed_out)
     log = hooks.log_path(str(app.paths.home), agent.id)
     log_before = hooks.size(log)
+    # A CLI without a Stop hook: its record's turns that asked this text already, so the reply
+    # read afterwards is this turn's (_recorded_reply).
+    asked_before = cli_record.asked(app, agent, text) if wait and not quirks.hooks else 0
     app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
     app.clock.sleep(quirks.enter_delay)
     # The baseline is the screen with the pasted text in the input, so what confirms delivery is
@@ -145,13 +149,47 @@ def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Bu
     app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how)
     if not wait:
         return Sent(True, how)
+    if not quirks.hooks and cli_record.turns(app, agent) is not None:
+        return _recorded_reply(app, agent, how, text, asked_before,
+                               budget.left(app.clock.monotonic(), budget.reply))
     settled, in_time = _wait_status(app, name, SETTLED,
                                     budget.left(app.clock.monotonic(), budget.reply))
     if not in_time:
         return Sent(True, how, timed_out=True)
     if settled.status == "error":
         return Sent(True, how, failure=settled.status_reason or "the CLI shows an error")
-    return Sent(True, how, last_reply(app, agent.id, log_before, text))
+    reply = last_reply(app, agent.id, log_before, text)
+    why = replies.NOT_RECORDED if quirks.hooks else cli_record.NO_RECORD
+    return Sent(True, how, reply, no_reply=None if reply is not None else why)
+
+
+def _recorded_reply(app: App, agent: Agent, how: str, text: str, asked_before: int,
+                    timeout: float) -> Sent:
+    """The answer of this turn from the CLI's own record (codex, gemini, aider), once it is
+    there; the turn's failure if it shows an error; else, when it stops (core.replies), why
+    there is none; or a timeout."""
+    deadline = app.clock.monotonic() + timeout
+    worked, idle_since = False, None
+    while True:
+        reply = replies.answer(cli_record.turns(app, agent) or [], text, asked_before)
+        if reply is not None:
+            return Sent(True, how, reply)
+        found = _observed(app, agent.name)
+        if found.status == "error":
+            return Sent(True, how, failure=found.status_reason or "the CLI shows an error")
+        now = app.clock.monotonic()
+        worked = worked or found.status == "working"
+        if found.status != "idle":
+            idle_since = None
+        elif idle_since is None:
+            idle_since = now
+        why = replies.why_no_reply(found.status, worked,
+                                   0.0 if idle_since is None else now - idle_since)
+        if why is not None:
+            return Sent(True, how, no_reply=why)
+        if now >= deadline:
+            return Sent(True, how, timed_out=True)
+        app.clock.sleep(min(0.3, deadline - now))
 
 
 def _draft(app: App, provider: str, pane_id: str) -> str | None:

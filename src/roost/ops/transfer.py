@@ -2,22 +2,44 @@
 
 Import validates everything first and writes in one transaction, so bad input changes nothing.
 The format and its rules are core/exchange.py; the rows are read and written by store/exchange.py.
+The files of an agent's conversation that live in roost's home (aider's chat history) travel
+with it ("agent_files"); an import writes them back before it commits, and says which agents
+cannot resume here and why (their CLI's own files are elsewhere, or the export lacked them).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from roost.core.exchange import FORMAT, VERSION, refused, validate
+from roost.core.exchange import FORMAT, VERSION, check_agent_files, refused, validate
+from roost.core.model import Agent
 from roost.ops.context import App
+from roost.providers import base as prov
 from roost.providers import traits
 from roost.store import exchange
 from roost.store.db import now_iso
 
 
 def export(app: App) -> dict[str, Any]:
-    return {"format": FORMAT, "version": VERSION, **exchange.export_tables(app.store)}
+    return {"format": FORMAT, "version": VERSION, **exchange.export_tables(app.store),
+            "agent_files": _own_files(app)}
+
+
+def _own_files(app: App) -> dict[str, dict[str, str]]:
+    """Each agent's conversation files kept in roost's home, by agent id and file name."""
+    found: dict[str, dict[str, str]] = {}
+    for agent in app.store.agents():
+        for path in prov.get(agent.provider).own_files(agent, app.paths.home):
+            try:
+                found.setdefault(agent.id, {})[path.name] = path.read_text("utf-8", "replace")
+            except OSError:
+                continue  # none yet: an agent never started
+    return found
 
 
 def import_(app: App, data: Any) -> int:
@@ -26,8 +48,42 @@ def import_(app: App, data: Any) -> int:
     try:
         with app.store.write() as c:
             validate(data, exchange.taken(c), traits.SESSION_IDS)
+            files = check_agent_files(data.get("agent_files"), {a["id"] for a in data["agents"]})
             exchange.insert_tables(c, data, seen_at)
+            _write_files(app, files)  # in the transaction: a failed write changes nothing
     except sqlite3.IntegrityError as exc:
         # validate() checks every constraint the schema has; this is its safety net
         raise refused(f"the database refused a record ({exc})") from None
     return len(data["agents"])
+
+
+def _write_files(app: App, files: Mapping[str, Mapping[str, str]]) -> None:
+    """Write the agents' files (owner-only) into their new folders, or none: on a failure the
+    folders go again. The ids are new to this home (validate), so they hold nothing else."""
+    made: list[Path] = []
+    try:
+        for agent_id, named in files.items():
+            folder = app.paths.agent_dir(agent_id)
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            made.append(folder)
+            for file_name, content in named.items():
+                fd = os.open(folder / file_name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(content)
+    except BaseException:
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def cannot_resume(app: App, agent_ids: list[str]) -> list[tuple[str, str]]:
+    """The imported agents whose conversation is not found here: (name, why)."""
+    found = []
+    for agent_id in agent_ids:
+        agent: Agent | None = app.store.get_by_id(agent_id)
+        if agent is None:
+            continue
+        why = prov.get(agent.provider).conversation_missing(agent, app.environ, app.paths.home)
+        if why is not None:
+            found.append((agent.name, why))
+    return found

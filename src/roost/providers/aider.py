@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from roost.core.model import Agent
+from roost.core.replies import Turn, fold
 from roost.providers.base import Provider
 from roost.providers.traits import AIDER
 
@@ -37,6 +38,36 @@ def prompts_in(text: str) -> list[str]:
     return found
 
 
+def history_turns(text: str) -> list[Turn]:
+    """A chat history's turns: each run of `#### ` lines a prompt, the plain lines after it the
+    answer. Lines aider writes as a quote (`> `: its own notes, token counts, errors) and the
+    `# aider chat started at` headings are not the model's words."""
+    entries: list[tuple[str, str]] = []
+    answer: list[str] = []
+    prompts = iter(prompts_in(text))
+    in_prompt = False
+
+    def flush() -> None:
+        if answer:
+            entries.append(("agent", "\n".join(answer)))
+            answer.clear()
+
+    for line in text.splitlines():
+        if line.startswith(PROMPT_MARK.rstrip()):
+            if not in_prompt:
+                flush()
+                entries.append(("user", next(prompts, "")))
+            in_prompt = True
+            continue
+        in_prompt = False
+        if line.startswith((">", "# aider chat started at")):
+            flush()
+            continue
+        answer.append(line)
+    flush()
+    return fold(entries)
+
+
 class Aider(Provider):
     traits = AIDER
     default_bin = "aider"
@@ -52,6 +83,16 @@ class Aider(Provider):
                     paths_home: Path) -> list[str]:
         return [*self.start_argv(agent, exe, None, paths_home), "--restore-chat-history"]
 
+    def own_files(self, agent: Agent, paths_home: Path) -> list[Path]:
+        return [history_file(paths_home, agent)]
+
+    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
+                             paths_home: Path) -> str | None:
+        if agent.launches == 0 or history_file(paths_home, agent).exists():
+            return None
+        return ("its aider chat history did not come with the export: it would wake into an "
+                "empty chat")
+
     def conversation_size(self, agent: Agent, environ: Mapping[str, str],
                           paths_home: Path) -> int | None:
         try:
@@ -65,5 +106,12 @@ class Aider(Provider):
             with history_file(paths_home, agent).open("rb") as fh:
                 fh.seek(offset)
                 return prompts_in(fh.read().decode("utf-8", "replace"))
+        except OSError:
+            return []
+
+    def turns(self, agent: Agent, environ: Mapping[str, str],
+              paths_home: Path) -> list[Turn] | None:
+        try:
+            return history_turns(history_file(paths_home, agent).read_text("utf-8", "replace"))
         except OSError:
             return []

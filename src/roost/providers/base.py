@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.model import Agent
+from roost.core.replies import Turn
 from roost.providers import traits as known
 
 
@@ -86,6 +87,25 @@ class Provider:
         first; `seen` is what roost saw of the agent's own process."""
         return []
 
+    def unclaimed_conversations(self, agent: Agent, environ: Mapping[str, str], since: float,
+                                known: Set[str]) -> list[str] | None:
+        """For a CLI that chooses its own session id, when roost never learned the agent's: the
+        ids of the conversations in the agent's cwd that were written since `since` (epoch
+        seconds, its last launch) and that no agent owns (`known`), any of which may be its
+        own. [] means it has none to lose; None that the CLI's files cannot tell."""
+        return None
+
+    def own_files(self, agent: Agent, paths_home: Path) -> list[Path]:
+        """Files of the agent's conversation that roost's home holds (not the CLI's own): an
+        export carries them, an import writes them back."""
+        return []
+
+    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
+                             paths_home: Path) -> str | None:
+        """Why the agent's conversation cannot be found here (an import on another machine or
+        home), or None when it is here or there is none to find."""
+        return None
+
     def conversation_size(self, agent: Agent, environ: Mapping[str, str],
                           paths_home: Path) -> int | None:
         """The size of the CLI's own record of the agent's conversation (0 before it exists),
@@ -96,6 +116,12 @@ class Provider:
                       offset: int) -> list[str]:
         """The prompts the CLI took, as its record holds them past byte `offset`."""
         return []
+
+    def turns(self, agent: Agent, environ: Mapping[str, str],
+              paths_home: Path) -> list[Turn] | None:
+        """The agent's conversation as its CLI's own record holds it, oldest first ([] before
+        there is one), or None when the CLI keeps no record roost can read of its replies."""
+        return None
 
     def environment_problem(self, environ: Mapping[str, str]) -> tuple[str, str] | None:
         """What in roost's environment keeps this CLI from running as an agent, and its fix

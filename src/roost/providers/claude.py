@@ -43,6 +43,14 @@ class Claude(Provider):
         return [*(["--mcp-config", mcp] if mcp else []),
                 "--settings", hooks.write_settings(str(paths_home), agent.id, bool(mcp))]
 
+    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
+                             paths_home: Path) -> str | None:
+        sid = agent.provider_session_id
+        if not sid or not agent.conversation_seen:
+            return None
+        path = agent.transcript_path or str(transcript_path(sid, agent.cwd, environ))
+        return None if Path(path).exists() else f"its Claude Code transcript {path} is not here"
+
     def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
                     paths_home: Path) -> list[str]:
         assert agent.provider_session_id

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from pathlib import Path
 from typing import Any
 
 from roost.core.model import Agent
+from roost.core.replies import Turn, fold
 from roost.providers import mcpwire
 from roost.providers.base import NotResumable, Provider, Sighting, user_home
 from roost.providers.traits import CODEX
@@ -77,6 +78,46 @@ def resume_hint(screen: str) -> str | None:
     return ids[-1].lower() if ids else None
 
 
+def rollout_file(environ: Mapping[str, str], session_id: str) -> Path | None:
+    """The rollout of session `session_id` (the newest, should there be several)."""
+    found = sorted(sessions_root(environ).glob(f"*/*/*/rollout-*-{session_id}.jsonl"))
+    return found[-1] if found else None
+
+
+ROLES = {"UserMessage": "user", "AgentMessage": "agent"}
+
+
+def rollout_turns(path: Path) -> list[Turn]:
+    """The turns of a rollout, from its `event_msg` lines of type `item_completed` (checked on
+    0.169.0): an item `UserMessage` is a prompt as the user gave it, an `AgentMessage` what
+    codex said (the turn's last one is its answer); their `content` is a list of text parts.
+    Its `response_item` messages are not used: the user ones also hold the context codex adds
+    (its environment, AGENTS.md)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    entries: list[tuple[str, str]] = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a line being written right now
+        payload = entry.get("payload") if isinstance(entry, dict) else None
+        if not isinstance(payload, dict) or entry.get("type") != "event_msg" or \
+                payload.get("type") != "item_completed":
+            continue
+        item = payload.get("item")
+        if not isinstance(item, dict) or item.get("type") not in ROLES:
+            continue
+        parts = item.get("content")
+        text = "".join(str(p.get("text") or "") for p in parts if isinstance(p, dict)) \
+            if isinstance(parts, list) else ""
+        entries.append((ROLES[str(item["type"])], text))
+    return fold(entries)
+
+
 class Codex(Provider):
     traits = CODEX
     default_bin = "codex"
@@ -92,9 +133,9 @@ class Codex(Provider):
                     paths_home: Path) -> list[str]:
         if not agent.provider_session_id:
             raise NotResumable(
-                f"{agent.name}: codex's session id is not known yet (roost saw no rollout file "
-                f"open by its process: no message was sent before it stopped); "
-                f"`roost wake {agent.name} --fresh` starts a new conversation", code=7)
+                f"{agent.name}: codex's session id is not known (roost never saw its rollout "
+                f"file open); `roost wake {agent.name} --fresh` starts a new conversation",
+                code=7)
         return [exe, "resume", agent.provider_session_id, *self._own_server(agent),
                 *self._mcp(agent, paths_home), *self._common(agent)]
 
@@ -107,6 +148,36 @@ class Codex(Provider):
             return found[:1]
         hint = resume_hint(seen.screen)
         return [hint] if hint else []
+
+    def turns(self, agent: Agent, environ: Mapping[str, str],
+              paths_home: Path) -> list[Turn] | None:
+        sid = agent.provider_session_id
+        path = rollout_file(environ, sid) if sid else None
+        return rollout_turns(path) if path is not None else []
+
+    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
+                             paths_home: Path) -> str | None:
+        sid = agent.provider_session_id
+        if not sid or rollout_file(environ, sid) is not None:
+            return None
+        return f"codex's rollout of session {sid} is not under {sessions_root(environ)}"
+
+    def unclaimed_conversations(self, agent: Agent, environ: Mapping[str, str], since: float,
+                                known: Set[str]) -> list[str] | None:
+        """The rollouts of the agent's cwd written since its launch whose ids no agent owns:
+        codex writes one at a conversation's first message, so with none there is nothing its
+        last launch could have begun."""
+        found = []
+        for path in sessions_root(environ).glob("*/*/*/rollout-*.jsonl"):
+            try:
+                if path.stat().st_mtime < since:
+                    continue
+            except OSError:
+                continue
+            meta = read_session_meta(path)
+            if meta is not None and meta.get("cwd") == agent.cwd and str(meta["id"]) not in known:
+                found.append(str(meta["id"]))
+        return found
 
     @staticmethod
     def _mcp(agent: Agent, paths_home: Path) -> list[str]:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from roost.core.model import Agent
+from roost.core.replies import Turn, fold
 from roost.providers import mcpwire
 from roost.providers.base import NotResumable, Provider, user_home
 from roost.providers.traits import GEMINI
@@ -118,25 +119,44 @@ def private_path(path: Path) -> bool:
         return False
 
 
-def user_prompts(path: Path, offset: int) -> list[str]:
-    """The user's messages written to a chat file after byte `offset`."""
+def _text(content: object) -> str:
+    """A message's words: a string, or the text of its parts (a list of {"text": ...})."""
+    parts = content if isinstance(content, list) else [{"text": content}]
+    return "".join(str(p.get("text") or "") for p in parts if isinstance(p, dict))
+
+
+def _messages(path: Path, offset: int = 0) -> list[dict[str, object]]:
+    """The messages of a chat file past byte `offset`, in order. 0.61.0 appends a message again
+    (same `id`) each time it changes (its tokens, its tool calls): the last version counts, at
+    the place of the first."""
     try:
         with path.open("rb") as fh:
             fh.seek(offset)
             data = fh.read()
     except OSError:
         return []
-    found = []
-    for line in data.decode("utf-8", "replace").splitlines():
+    found: dict[object, dict[str, object]] = {}
+    for n, line in enumerate(data.decode("utf-8", "replace").splitlines()):
         try:
             entry = json.loads(line)
         except ValueError:
             continue  # a line being written right now
-        if isinstance(entry, dict) and entry.get("type") == "user":
-            content = entry.get("content")
-            parts = content if isinstance(content, list) else [{"text": content}]
-            found.append("".join(str(p.get("text", "")) for p in parts if isinstance(p, dict)))
-    return found
+        if isinstance(entry, dict) and isinstance(entry.get("type"), str):
+            found[entry.get("id") or f"line {n}"] = entry
+    return list(found.values())
+
+
+def user_prompts(path: Path, offset: int) -> list[str]:
+    """The user's messages written to a chat file after byte `offset`."""
+    return [_text(m.get("content")) for m in _messages(path, offset) if m.get("type") == "user"]
+
+
+def chat_turns(path: Path) -> list[Turn]:
+    """A chat file's turns: each `user` message a prompt, the words of the `gemini` messages
+    after it its answer (the last with words: tool calls come in messages of their own)."""
+    roles = {"user": "user", "gemini": "agent"}
+    return fold([(roles[str(m["type"])], _text(m.get("content")))
+                 for m in _messages(path) if m.get("type") in roles])
 
 
 class Gemini(Provider):
@@ -188,6 +208,19 @@ class Gemini(Provider):
         sid = agent.provider_session_id
         path = session_file(agent.cwd, sid, environ) if sid else None
         return user_prompts(path, offset) if path is not None else []
+
+    def turns(self, agent: Agent, environ: Mapping[str, str],
+              paths_home: Path) -> list[Turn] | None:
+        sid = agent.provider_session_id
+        path = session_file(agent.cwd, sid, environ) if sid else None
+        return chat_turns(path) if path is not None else []
+
+    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
+                             paths_home: Path) -> str | None:
+        sid = agent.provider_session_id
+        if not sid or not agent.conversation_seen or session_file(agent.cwd, sid, environ):
+            return None
+        return f"gemini's chat file of session {sid} is not under {gemini_home(environ) / 'tmp'}"
 
     def environment_problem(self, environ: Mapping[str, str]) -> tuple[str, str] | None:
         # 0.61.0's isHeadlessMode: CI or GITHUB_ACTIONS "true" means headless, even in a terminal

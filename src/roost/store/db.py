@@ -299,6 +299,11 @@ class Store:
         )
         return [str(r[0]) for r in rows]
 
+    def known_session_ids(self) -> set[str]:
+        """Every provider session id an agent of this home has had."""
+        return {str(r[0]) for r in
+                self.conn.execute("SELECT provider_session_id FROM provider_sessions")}
+
     def session_changes(self, agent_id: str) -> list[dict[str, Any]]:
         """Every change of the agent's provider session id, oldest first: the id, the one it
         replaced, when, and why (spawn, clear, compact, discovered, fresh, chosen...)."""

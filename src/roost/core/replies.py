@@ -1,0 +1,102 @@
+"""An agent's replies as its CLI's own record holds them (codex's rollout, gemini's chat file,
+aider's chat history): the record read as turns, a prompt and its answer, and which answer is
+the one a caller asked for. Pure; the providers read the files.
+
+`roost send --wait` takes the answer of *its* turn: the turns asking its text are counted
+before the paste, so the answer is the next such turn's, never an earlier turn's with the same
+words; a turn not recorded yet (or still without an answer) gives None, and the caller waits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    prompt: str  # what the CLI took, as it recorded it
+    reply: str | None  # its last answer in that turn (its final words); None while it has none
+
+
+def same_text(prompt: str, text: str) -> bool:
+    """Whether a recorded prompt is `text` (CLIs may trim the ends or turn CRs).
+
+    >>> same_text("hello\\n", "hello") and same_text("a\\r\\nb", "a\\nb")
+    True
+    """
+    def norm(value: str) -> str:
+        return value.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+    return norm(prompt) == norm(text)
+
+
+def asked(turns: list[Turn], text: str) -> int:
+    """How many turns asked `text`."""
+    return sum(1 for t in turns if same_text(t.prompt, text))
+
+
+def answer(turns: list[Turn], text: str, earlier: int) -> str | None:
+    """The answer of the turn that asked `text` after `earlier` turns had asked it, or None
+    while that turn is not recorded or has no answer yet.
+
+    >>> turns = [Turn("hi", "one"), Turn("other", "two"), Turn("hi", None)]
+    >>> answer(turns, "hi", 0), answer(turns, "hi", 1), answer(turns, "other", 0)
+    ('one', None, 'two')
+    """
+    mine = [t for t in turns if same_text(t.prompt, text)]
+    return mine[earlier].reply if len(mine) > earlier else None
+
+
+def last_answer(turns: list[Turn]) -> str | None:
+    """The last turn's answer (None when it has none yet: never an earlier turn's).
+
+    >>> last_answer([Turn("a", "x"), Turn("b", None)]), last_answer([Turn("a", "x")])
+    (None, 'x')
+    """
+    return turns[-1].reply if turns else None
+
+
+def fold(entries: list[tuple[str, str]]) -> list[Turn]:
+    """Turns from a record's entries in order, each ("user" | "agent", text): a user entry
+    opens a turn, an agent entry with words becomes that turn's answer (the last one wins:
+    a CLI may say something before its tools run and its answer after). Agent words before
+    any prompt belong to no turn.
+
+    >>> fold([("agent", "hello"), ("user", "q"), ("agent", "a1"), ("agent", " "),
+    ...       ("agent", "a2"), ("user", "r")])
+    [Turn(prompt='q', reply='a2'), Turn(prompt='r', reply=None)]
+    """
+    turns: list[Turn] = []
+    for role, text in entries:
+        if role == "user":
+            turns.append(Turn(text, None))
+        elif turns and text.strip():
+            turns[-1] = Turn(turns[-1].prompt, text.strip())
+    return turns
+
+
+# ---- waiting for a reply in the record ---------------------------------------------------------
+# A CLI that records its turns can look idle just after it took a message, before it shows its
+# busy cue: idle alone does not end the wait; the answer in the record does. Without one, an
+# agent seen working and idle again gets a moment to write it; one never seen working a longer
+# one (its whole turn may have passed between two looks, or it is slow to show its busy cue).
+IDLE_GRACE = 3.0
+IDLE_UNSEEN = 20.0
+NOT_RECORDED = "its CLI's record holds no answer to this message"
+
+
+def why_no_reply(status: str | None, worked: bool, idle_for: float) -> str | None:
+    """Whether to stop waiting for an answer the record does not hold yet: None to go on, else
+    why there is none (an error status is the caller's: it reports the failure).
+
+    >>> why_no_reply("idle", False, 5.0) is None, why_no_reply("idle", True, 5.0)
+    (True, "its CLI's record holds no answer to this message")
+    >>> why_no_reply("waiting", True, 0.0)
+    'it is waiting for its user (a question or an approval)'
+    """
+    if status == "waiting":
+        return "it is waiting for its user (a question or an approval)"
+    if status in ("exited", "stopped", "failed"):
+        return f"it {status} before it answered"
+    if status == "idle" and idle_for >= (IDLE_GRACE if worked else IDLE_UNSEEN):
+        return NOT_RECORDED
+    return None
