@@ -227,7 +227,10 @@ def restart_policy_set(name: str, policy: str) -> str:
 
 def reload_refused(failed: Mapping[str, str]) -> str:
     """A reload whose new mode a CLI refused (its agents run again in their previous mode)."""
-    why = "; ".join(f"{name}: {reason}" for name, reason in sorted(failed.items()))
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in sorted(failed.items()):
+        by_reason.setdefault(reason, []).append(name)  # one reason, said once, with its agents
+    why = "; ".join(f"{', '.join(names)}: {reason}" for reason, names in by_reason.items())
     return f"reload refused, the agents run in their previous mode again: {why}"
 
 

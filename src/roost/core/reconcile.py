@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shlex
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from roost.core.model import INTENT_RUNNING, Agent, AgentView
@@ -28,17 +29,23 @@ class Finding:
     advice: str
 
 
-def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str) -> list[Finding]:
+def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str,
+          missing_cwds: Collection[str] = ()) -> list[Finding]:
+    """`missing_cwds`: the agents' working directories that no longer exist (a wake or a
+    restore of their agents must fail, so neither is advised for them)."""
     tmux = f"tmux -L {socket}"
     by_id = agent_panes(panes)
+    homeless = [_cwd_gone(a) for a in agents if a.cwd in missing_cwds and _should_run(
+        a, by_id.get(a.id))]
     if not panes:  # no server (a reboot, a kill-server): one restore brings the workspace back
-        return _server_gone([a.name for a in agents if _should_run(a, None)])
-    findings: list[Finding] = []
+        return _server_gone([a.name for a in agents if _should_run(a, None)
+                             and a.cwd not in missing_cwds]) + homeless
+    findings: list[Finding] = homeless
     known = {a.id for a in agents}
 
     for agent in agents:
         pane = by_id.get(agent.id)
-        if _should_run(agent, pane):
+        if _should_run(agent, pane) and agent.cwd not in missing_cwds:
             why = "its home is gone" if pane is None else f"it exited (status {pane.dead_status})"
             findings.append(Finding(agent.name, f"should be running but {why}",
                                     f"roost wake {agent.name}"))
@@ -81,6 +88,14 @@ def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str) -> list[F
             findings.append(Finding(f"home {first.session_name}", "holds no agent any more",
                                     f"{tmux} kill-session -t {first.session_id}"))
     return findings
+
+
+def _cwd_gone(agent: Agent) -> Finding:
+    return Finding(agent.name, f"should be running but its working directory {agent.cwd} is "
+                   "gone, so a wake would fail",
+                   f"mkdir -p {shlex.quote(agent.cwd)} (or put it back), then roost wake "
+                   f"{agent.name}; or "
+                   f"roost rm {agent.name}")
 
 
 def _should_run(agent: Agent, pane: Pane | None) -> bool:

@@ -130,7 +130,8 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
                "" if result == "ok" else f"stop roost, back up {paths.db}, then `sqlite3 "
                f"{paths.db} .recover`")
     agents = store.agents()
-    findings = drift(agents, panes, tmux.socket)
+    findings = drift(agents, panes, tmux.socket,
+                     {a.cwd for a in agents if not os.path.isdir(a.cwd)})
     running = len({p.agent_id for p in panes if p.agent_id and not p.dead})
     report.add("drift", not findings,
                f"{counted(len(agents), 'agent')} in the store, {running} running in tmux, "

@@ -74,14 +74,19 @@ def patterns_of(app: App, provider: str) -> dict[str, list[str]]:
 def refresh(app: App) -> list[Observation]:
     """Learn what the agents' files say, observe every agent, and record the status changes."""
     agents = app.store.agents()
+    before = {a.id: (a.intent, a.launches) for a in agents}  # what the listing below speaks for
     panes = app.tmux.list_panes()
     learn_session_ids(app, agents, panes)
     for agent in agents:
         apply_hook_log(app, agent)
-    seen = observation.join(listing.records(app.store.conn), panes)
-    found = statuses(seen, str(app.paths.home), lambda ids: app.tmux.capture_many(ids, MARKER),
-                     pattern_overrides(app.settings), time.time())
-    return record(app, found)
+    records = listing.records(app.store.conn)
+    steady = observation.in_step(records, before)
+    seen = observation.join(records, panes)
+    judged = statuses([o for o in seen if o.agent.id in steady], str(app.paths.home),
+                      lambda ids: app.tmux.capture_many(ids, MARKER),
+                      pattern_overrides(app.settings), time.time())
+    found = iter(judged)  # the others keep their stored status until the next look
+    return record(app, [next(found) if o.agent.id in steady else o for o in seen])
 
 
 def record(app: App, found: list[Observation]) -> list[Observation]:

@@ -21,6 +21,7 @@ BADGE_STYLE = {
     "working": "bold yellow", "idle": "green", "waiting": "bold white on red",
     "error": "bold white on magenta",
     "starting": "cyan", "exited": "red", "failed": "bold red", "stopped": "dim",
+    "lost": "italic yellow",
     "hibernated": "dim italic", "unknown": "magenta",
 }
 
