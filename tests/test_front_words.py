@@ -130,3 +130,19 @@ def test_real_codex_refusing_a_flag_says_its_error_line(world: Env) -> None:
     assert proc.returncode != 0, proc.stdout
     assert "error: unexpected argument '--bogus' found" in proc.stderr, proc.stderr
     assert "Usage:" not in proc.stderr and "--help" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.tmux
+def test_a_screenless_agent_is_called_what_it_is(world: Env) -> None:
+    """`roost capture` (and the TUI's preview, which shows its words) of an agent without a
+    window: hibernated, stopped by the user, or lost with the server."""
+    for name in ("h", "s", "l"):
+        world.roost("spawn", name, "--cwd", str(world.tmp / "work"))
+    world.roost("hibernate", "h")
+    world.roost("kill", "s")
+    world.tmux("kill-window", "-t", "=s:s")
+    world.tmux("kill-session", "-t", "=l")
+    said = {n: world.roost("capture", n, check=False).stderr for n in ("h", "s", "l")}
+    assert "hibernates" in said["h"] and "stopped" not in said["h"], said
+    assert "you stopped it" in said["s"], said
+    assert "lost" in said["l"] and "stopped" not in said["l"], said
