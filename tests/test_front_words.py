@@ -146,3 +146,17 @@ def test_a_screenless_agent_is_called_what_it_is(world: Env) -> None:
     assert "hibernates" in said["h"] and "stopped" not in said["h"], said
     assert "you stopped it" in said["s"], said
     assert "lost" in said["l"] and "stopped" not in said["l"], said
+
+
+@pytest.mark.tmux
+def test_a_refused_reload_on_a_real_tmux_says_the_clis_reason_once(world: Env) -> None:
+    root = {"FAKE_AGENT_AS_ROOT": "1"}  # the fake claude refuses to skip permissions, as claude
+    names = ("r1", "r2", "r3")
+    for name in names:
+        world.roost("spawn", name, "--cwd", str(world.tmp / "work"), env=root)
+    for name in names:
+        world.wait_status(name, "idle")
+    refused = world.roost("reload", "--dangerous", check=False, env=root)
+    why = "--dangerously-skip-permissions cannot be used with root/sudo privileges"
+    assert refused.returncode == 1 and refused.stderr.count(why) == 1, refused.stderr
+    assert "r1, r2, r3" in refused.stderr, refused.stderr
