@@ -31,7 +31,7 @@ def classify(**kw: object) -> tuple[str, str]:
     pytest.param(dict(alive=False, base_state="stopped", roost_stopped=True),
                  ("stopped", "process"), id="killed-by-roost"),
     pytest.param(dict(alive=False, base_state="stopped", has_window=False),
-                 ("stopped", "process"), id="home-gone"),
+                 ("lost", "process"), id="home-gone"),
     pytest.param(dict(hook=("working", NOW - 5, None)), ("working", "hook"), id="hook-working"),
     pytest.param(dict(hook=("idle", NOW - 5, None), screen="❯ ", activity=NOW - 6),
                  ("idle", "hook"), id="hook-idle-screen-quiet"),

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, TYPE_CHECKING, ClassVar
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 import click
 
@@ -21,6 +22,25 @@ SPLITS = ("auto", "right", "below", "v", "h")  # v and h: the old letters, read 
 SPLIT_HELP = ("Where the new tile goes: right of or below the tab's focused tile (while every "
               "tile keeps a usable size), or auto: where the layout stays balanced. "
               "(v and h, the old letters, still mean right and below.)")
+
+
+def _known(what: str) -> Callable[[click.Context, click.Parameter, str], list[Any]]:
+    """Shell completion of agent or tab names: one read-only SELECT, only while completing
+    (`roost ls` and every other command never run it)."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        from roost.store.status import known_names
+        from roost.system import locate
+
+        found = known_names(os.path.join(locate.roost_home(), "roost.db"), what)
+        return [CompletionItem(n) for n in found if n.startswith(incomplete)]
+
+    return complete
+
+
+AGENTS, TABS = _known("agents"), _known("tabs")
 
 
 class _Group(click.Group):
@@ -76,7 +96,7 @@ def tui() -> None:
 
 
 @cli.command(name="open")
-@click.argument("tab_name", metavar="TAB")
+@click.argument("tab_name", metavar="TAB", shell_complete=TABS)
 def open_cmd(tab_name: str) -> None:
     """Open TAB in plain tmux: one pane per tile, each attached to that agent's home.
 
@@ -114,12 +134,14 @@ def _app(*names: str, reading: bool = False) -> App:
 @click.option("--dangerous/--no-dangerous", default=None,
               help="Skip the agent's permission prompts [default: the workspace's mode].")
 @click.option("--prompt", default=None, help="The first message for the agent.")
-@click.option("--tab", default=None, help="The tab whose tile it becomes [default: main].")
+@click.option("--tab", default=None, help="The tab whose tile it becomes [default: main].",
+              shell_complete=TABS)
 @click.option("--split", type=click.Choice(SPLITS), default="auto", show_default=True,
               help=SPLIT_HELP)
 @click.option("--detached", is_flag=True,
               help="Park it instead of tiling it: running now, hibernated at the next restore.")
-@click.option("--parent", default=None, metavar="P", help="Link it under agent P.")
+@click.option("--parent", default=None, metavar="P", help="Link it under agent P.",
+              shell_complete=AGENTS)
 @click.option("--orchestrated-by", "orchestrated_by", default=None, metavar="P",
               help="Agent P created it (orchestration parent; the root is inherited).")
 @click.option("--restart", type=click.Choice(RESTART_POLICIES), default="never",
@@ -178,7 +200,7 @@ def ls_cmd(as_json: bool, tree: bool) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 def attach(name: str) -> None:
     """Attach to agent NAME in its home, waking it first if it is stopped.
 
@@ -204,7 +226,7 @@ def attach(name: str) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 @click.option("--tree", is_flag=True, help="Also kill every descendant (linked or orchestrated).")
 def kill(name: str, tree: bool) -> None:
     """Stop agent NAME's whole process tree; its home and record stay.
@@ -234,7 +256,7 @@ cli.add_command(kill, name="stop")
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 @click.option("--fresh", is_flag=True,
               help="Start a new conversation instead of resuming the recorded one.")
 @click.option("--session", "session", metavar="ID",
@@ -258,7 +280,7 @@ cli.add_command(wake, name="start")
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 def rm(name: str) -> None:
     """Forget agent NAME: stop it, remove its window or home, and its record.
 
@@ -277,7 +299,7 @@ def rm(name: str) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 @click.option("--lines", "-n", type=int, default=50, show_default=True,
               help="How many of the last lines to print (at most 10000).")
 def capture(name: str, lines: int) -> None:
@@ -340,7 +362,7 @@ def tab_new(name: str) -> None:
 
 
 @tab.command(name="rename")
-@click.argument("old")
+@click.argument("old", shell_complete=TABS)
 @click.argument("new")
 def tab_rename(old: str, new: str) -> None:
     """Rename tab OLD to NEW.
@@ -356,7 +378,7 @@ def tab_rename(old: str, new: str) -> None:
 
 
 @tab.command(name="close")
-@click.argument("name")
+@click.argument("name", shell_complete=TABS)
 def tab_close(name: str) -> None:
     """Close tab NAME; its tiles are parked and keep running.
 
@@ -370,7 +392,7 @@ def tab_close(name: str) -> None:
 
 
 @tab.command(name="balance")
-@click.argument("name")
+@click.argument("name", shell_complete=TABS)
 def tab_balance(name: str) -> None:
     """Lay tab NAME out as an even grid, its tiles in order (as tmux's tiled layout).
 
@@ -399,7 +421,7 @@ def tab_ls(as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 @click.option("--tree", is_flag=True, help="Also park every descendant.")
 def park(name: str, tree: bool) -> None:
     """Take agent NAME off screen: it keeps running, and hibernates at the next restore.
@@ -414,8 +436,9 @@ def park(name: str, tree: bool) -> None:
 
 
 @cli.command()
-@click.argument("name")
-@click.option("--tab", "tab_name", required=True, help="The tab to put it in (made if missing).")
+@click.argument("name", shell_complete=AGENTS)
+@click.option("--tab", "tab_name", required=True, help="The tab to put it in (made if missing).",
+              shell_complete=TABS)
 @click.option("--split", type=click.Choice(SPLITS), default="auto", show_default=True,
               help=SPLIT_HELP)
 def place(name: str, tab_name: str, split: str) -> None:
@@ -433,7 +456,7 @@ def place(name: str, tab_name: str, split: str) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 def bury(name: str) -> None:
     """Close agent NAME's tile and keep it for revival; its process stops.
 
@@ -448,7 +471,7 @@ def bury(name: str) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 def unbury(name: str) -> None:
     """Revive buried agent NAME where it was (or parked, if its tab is gone).
 
@@ -462,7 +485,7 @@ def unbury(name: str) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 def pin(name: str) -> None:
     """Pin agent NAME to the top of lists (it does not wake it).
 
@@ -476,7 +499,7 @@ def pin(name: str) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 def unpin(name: str) -> None:
     """Unpin agent NAME.
 
@@ -490,8 +513,9 @@ def unpin(name: str) -> None:
 
 
 @cli.command()
-@click.argument("child")
-@click.option("--parent", default=None, metavar="P", help="The parent agent.")
+@click.argument("child", shell_complete=AGENTS)
+@click.option("--parent", default=None, metavar="P", help="The parent agent.",
+              shell_complete=AGENTS)
 @click.option("--clear", is_flag=True, help="Remove the link instead.")
 def link(child: str, parent: str | None, clear: bool) -> None:
     """Link agent CHILD under agent P (or --clear the link).
@@ -511,7 +535,7 @@ def link(child: str, parent: str | None, clear: bool) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 def hibernate(name: str) -> None:
     """Stop agent NAME's process now and release its home; keep everything else.
 
@@ -647,7 +671,7 @@ def import_cmd(file: IO[str]) -> None:
 
 # ---- status, send, supervision ---------------------------------------------------------------
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 @click.argument("text", required=False)
 @click.option("--wait", is_flag=True, help="Wait until the agent is idle again; print its reply.")
 @click.option("--timeout", type=float, default=600.0, show_default=True,
@@ -731,7 +755,7 @@ def watch(as_json: bool, interval: float) -> None:
 
 
 @cli.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=AGENTS)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 @click.option("--limit", type=int, default=200, show_default=True, help="The newest this many.")
 def events(name: str | None, as_json: bool, limit: int) -> None:
@@ -756,7 +780,7 @@ def events(name: str | None, as_json: bool, limit: int) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", shell_complete=AGENTS)
 @click.argument("policy", type=click.Choice(RESTART_POLICIES))
 def policy(name: str, policy: str) -> None:
     """Set agent NAME's restart policy: never, or on-failure (1 s, 2 s, 4 s backoff; more than
@@ -807,6 +831,23 @@ def notify_cmd() -> None:
     from roost.ops import notify
 
     notify.deliver(_app())
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL (commands, options, agent and tab names).
+
+    \b
+    Example (bash; zsh alike, in ~/.zshrc):
+      eval "$(roost completion bash)"      # in ~/.bashrc
+      roost completion fish > ~/.config/fish/completions/roost.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    script = get_completion_class(shell)
+    assert script is not None  # bash, zsh and fish are Click's own
+    click.echo(script(cli, {}, "roost", "_ROOST_COMPLETE").source())
 
 
 def main(argv: list[str] | None = None) -> None:

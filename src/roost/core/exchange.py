@@ -31,7 +31,7 @@ AGENT_FIELDS = tuple(f.name for f in dataclasses.fields(Agent))
 INTENTS = (INTENT_RUNNING, INTENT_STOPPED, INTENT_HIBERNATED)
 RESTART_POLICIES = ("never", "on-failure")
 # What core/status.py records: the statuses and the signal each came from.
-STATUSES = ("starting", "working", "idle", "waiting", "error", "exited", "stopped",
+STATUSES = ("starting", "working", "idle", "waiting", "error", "exited", "stopped", "lost",
             "hibernated", "failed", "unknown")
 STATUS_SOURCES = ("hook", "screen", "process", "store")
 SIDES = ("a", "b")

@@ -188,7 +188,8 @@ def classify(o: Observation, hook: Hook | None, screen: str | None,
         roost_stopped=o.agent.intent == "stopped", hook=hook, screen=screen,
         activity=pane.activity if pane is not None else None,
         started_at=epoch(o.agent.started_at) if o.alive else None, patterns=patterns, now=now,
-        title=pane.title if pane is not None else "", grace=grace, typed=typed)
+        title=pane.title if pane is not None else "", grace=grace, typed=typed,
+        spawning=pane is None and spawning(o.agent, now))
     return Observation(o.agent, pane, o.alive, o.state, o.pid, o.exit_code, found, source,
                        o.status_since, reason)
 
@@ -214,6 +215,20 @@ def recorded(o: Observation, since: str) -> Observation:
     """The observation once its status change is stored, at `since`."""
     return Observation(o.agent, o.pane, o.alive, o.state, o.pid, o.exit_code, o.status,
                        o.status_source, since, o.status_reason)
+
+
+def spawning(agent: Record, now: float) -> bool:
+    """Stored by a spawn a moment ago and never launched: its window is still being made."""
+    created = epoch(agent.created_at)
+    return (agent.launches == 0 and not agent.last_error and created is not None
+            and now - created < status.STARTING_GRACE)
+
+
+def in_step(records: Iterable[Record], before: Mapping[str, tuple[str, int]]) -> set[str]:
+    """The ids of the records a pane listing can speak for: `before` holds each agent's (intent,
+    launches) read before the listing was taken. An agent stored, launched or stopped since
+    then is not judged by it (the next look does), so a spawn under way never reads as dead."""
+    return {r.id for r in records if before.get(r.id) == (r.intent, r.launches)}
 
 
 def epoch(iso: str | None) -> float | None:

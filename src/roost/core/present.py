@@ -150,6 +150,24 @@ def stopped(name: str, processes: int) -> str:
     return f"{name} was not running"
 
 
+def no_screen(name: str, state: str, intent: str) -> str:
+    """Why an agent has no screen to show, in the word its status uses (core.status).
+
+    >>> no_screen("a", "hibernated", "hibernated")
+    'a has no screen: it hibernates (roost wake a)'
+    """
+    if state == "hibernated":
+        why = "it hibernates"
+    elif state == "failed":
+        why = "its last start failed"
+    elif intent == "stopped":
+        why = "you stopped it"
+    else:  # meant to run: its window went with the tmux server, or was closed
+        return (f"{name} has no screen: it is lost (its window is gone); roost restore brings "
+                f"the workspace back, roost wake {name} this agent")
+    return f"{name} has no screen: {why} (roost wake {name})"
+
+
 def killed_tree(names: Sequence[str]) -> str:
     return f"killed {', '.join(names)}"
 
@@ -237,7 +255,10 @@ def restart_policy_set(name: str, policy: str) -> str:
 
 def reload_refused(failed: Mapping[str, str]) -> str:
     """A reload whose new mode a CLI refused (its agents run again in their previous mode)."""
-    why = "; ".join(f"{name}: {reason}" for name, reason in sorted(failed.items()))
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in sorted(failed.items()):
+        by_reason.setdefault(reason, []).append(name)  # one reason, said once, with its agents
+    why = "; ".join(f"{', '.join(names)}: {reason}" for reason, names in by_reason.items())
     return f"reload refused, the agents run in their previous mode again: {why}"
 
 

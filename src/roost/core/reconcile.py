@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from roost.core.model import INTENT_RUNNING, Agent, AgentView
@@ -28,20 +28,26 @@ class Finding:
     advice: str
 
 
-def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str) -> list[Finding]:
+def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str,
+          missing_cwds: Collection[str] = ()) -> list[Finding]:
+    """`missing_cwds`: the agents' working directories that no longer exist (a wake or a
+    restore of their agents must fail, so neither is advised for them)."""
     def tmux(*args: str, note: str = "") -> str:
         """A tmux command for a person: quoted, its target an exact id (`$3`, `@5`)."""
         return command("tmux", "-L", socket, *args, note=note)
 
     by_id = agent_panes(panes)
+    homeless = [_cwd_gone(a) for a in agents if a.cwd in missing_cwds and _should_run(
+        a, by_id.get(a.id))]
     if not panes:  # no server (a reboot, a kill-server): one restore brings the workspace back
-        return _server_gone([a.name for a in agents if _should_run(a, None)])
-    findings: list[Finding] = []
+        return _server_gone([a.name for a in agents if _should_run(a, None)
+                             and a.cwd not in missing_cwds]) + homeless
+    findings: list[Finding] = homeless
     known = {a.id for a in agents}
 
     for agent in agents:
         pane = by_id.get(agent.id)
-        if _should_run(agent, pane):
+        if _should_run(agent, pane) and agent.cwd not in missing_cwds:
             why = "its home is gone" if pane is None else f"it exited (status {pane.dead_status})"
             findings.append(Finding(agent.name, f"should be running but {why}",
                                     command("roost", "wake", agent.name)))
@@ -87,6 +93,14 @@ def drift(agents: Sequence[Agent], panes: Sequence[Pane], socket: str) -> list[F
             findings.append(Finding(f"home {first.session_name}", "holds no agent any more",
                                     tmux("kill-session", "-t", first.session_id)))
     return findings
+
+
+def _cwd_gone(agent: Agent) -> Finding:
+    return Finding(agent.name, f"should be running but its working directory {agent.cwd} is "
+                   "gone, so a wake would fail",
+                   f"{command('mkdir', '-p', agent.cwd)} && "
+                   + command("roost", "wake", agent.name,
+                             note=f"or put the folder back; or: roost rm {agent.name}"))
 
 
 def _should_run(agent: Agent, pane: Pane | None) -> bool:

@@ -28,6 +28,10 @@ PANE_DEAD = "Pane is dead"
 # CLI 0.61: "Unknown arguments: ..." then 45 lines of usage; aider: usage, then "aider: error").
 COMPLAINT = ("Unknown argument", "nrecognized argument", "error:", "Error:")
 
+# What an argument parser (clap, argparse, click, commander) prints after its error line.
+USAGE = re.compile(r"(?i)^\s*usage:")
+HELP_HINT = re.compile(r"(?i)^\s*(for more|try|run)\b.*--help")
+
 HELD, DIED, PENDING = "held", "died", "pending"
 
 
@@ -64,7 +68,9 @@ def verdict(alive: bool, showing: str | None, still_for: float, has_patterns: bo
 
 
 def last_words(screen: str, lines: int = LAST_LINES, limit: int = REASON_LIMIT) -> str:
-    """The last non-empty lines a dead program left on its screen, on one line, bounded.
+    """The last non-empty lines a dead program left on its screen, on one line, bounded; without
+    the usage and `--help` hints an argument parser prints after its error line (a refused flag),
+    which would push that line out.
 
     >>> last_words("fake\\n\\nError: boom\\n\\nPane is dead (status 1, Mon)\\n")
     'fake / Error: boom'
@@ -73,8 +79,13 @@ def last_words(screen: str, lines: int = LAST_LINES, limit: int = REASON_LIMIT) 
 
     >>> last_words("Unknown arguments: x\\nUsage: cli\\n-a\\n-b\\n-c", lines=2)
     'Unknown arguments: x / -b / -c'
+
+    An argument parser's usage block and its pointer to --help are no words of the CLI:
+
+    >>> last_words("error: bad\\n\\nUsage: x [OPTS]\\n       x run\\n\\nFor more, try 'x --help'.")
+    'error: bad'
     """
-    said = [" ".join(line.split()) for line in screen.splitlines()
+    said = [" ".join(line.split()) for line in _without_parser_hints(screen.splitlines())
             if line.strip() and not line.strip().startswith(PANE_DEAD)]
     kept = said[-lines:]
     complaint = next((line for line in said[:-lines] if any(w in line for w in COMPLAINT)), None)
@@ -82,6 +93,23 @@ def last_words(screen: str, lines: int = LAST_LINES, limit: int = REASON_LIMIT) 
         kept = [complaint, *kept]
     words = " / ".join(kept)
     return words if len(words) <= limit else "…" + words[-(limit - 1):]
+
+
+def _without_parser_hints(lines: list[str]) -> list[str]:
+    """`lines` without a usage block (its `Usage:` line and the indented lines under it) and
+    the pointers to `--help`."""
+    out: list[str] = []
+    in_usage = False
+    for line in lines:
+        if USAGE.match(line):
+            in_usage = True
+        elif in_usage and line[:1].isspace() and line.strip():
+            continue  # a usage block's next line
+        else:
+            in_usage = False
+            if not HELP_HINT.match(line):
+                out.append(line)
+    return out
 
 
 def died_reason(words: str, exit_status: int | None) -> str:

@@ -4,7 +4,8 @@ import-light: `roost ls` classifies on its fast path.
 
 Statuses: starting, working, idle, waiting (the CLI asks the user something), error (the CLI
 is broken or its last turn failed: lost its server, an authentication failure, an API error, a
-usage limit; it comes with a reason, the CLI's own words on one line), exited, stopped,
+usage limit; it comes with a reason, the CLI's own words on one line), exited, stopped (the
+user stopped it), lost (meant to run, its window gone: a tmux server loss or a reboot),
 hibernated, failed, unknown. Sources: hook, screen, title, process, store.
 """
 
@@ -147,7 +148,7 @@ def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: b
              hook: tuple[str, float, str | None] | None, screen: str | None,
              activity: float | None, started_at: float | None,
              patterns: Mapping[str, Sequence[str]], now: float, title: str = "",
-             grace: float = STARTING_GRACE, typed: bool = False
+             grace: float = STARTING_GRACE, typed: bool = False, spawning: bool = False
              ) -> tuple[str, str, str | None]:
     """(status, source, reason); the reason (the CLI's words) comes with an error only.
     `base_state` is state.derive's answer (running/stopped/hibernated/failed); `hook` is the
@@ -155,14 +156,19 @@ def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: b
     when it was captured; `activity` is tmux's last output time of the window; `title` is the
     pane's title (a spinner there is work, under a dialog or an error); `grace` how long a start
     with no other signal reads "starting"; `typed`: a draft sits on the CLI's input line (so it
-    is up: its start held, whatever the grace)."""
+    is up: its start held, whatever the grace); `spawning`: a spawn stored it a moment ago and
+    has not launched it yet (its window may not exist yet)."""
     spinning = title_working(title)
     if not alive:
         if base_state in ("hibernated", "failed"):
             return base_state, "store", None
         if has_window and not roost_stopped:
             return "exited", "process", None
-        return "stopped", "process", None
+        if roost_stopped:
+            return "stopped", "process", None
+        # Meant to run with no window: being spawned, or lost with its window (a server loss);
+        # "stopped" is kept for what the user stopped.
+        return ("starting", "store", None) if spawning else ("lost", "process", None)
     # Hooks first, unless the screen moved after the last hook (a dialog or an error that hooks
     # do not report). The hook status is the current launch's already (its launch token and the
     # log's order say so: providers/hooks.py), so its time is not held against the start: the

@@ -16,6 +16,9 @@ from roost.tmux.protocol import TmuxClient
 
 VERSION_TIMEOUT = 10.0  # seconds for `<cli> --version` (a Node CLI takes ~1 s to start)
 VERSION = re.compile(r"\d+(?:\.\d+)+")
+DEFAULT_PROVIDER = "claude"  # ops.lifecycle.spawn's, when --provider is not given
+INSTALL_HINT = ("install an agent CLI: npm install -g @anthropic-ai/claude-code (or "
+                "@openai/codex, @google/gemini-cli), or pipx install aider-chat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +136,8 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
                "" if result == "ok" else "stop roost, back up the database, then "
                + command("sqlite3", str(paths.db), ".recover"))
     agents = store.agents()
-    findings = drift(agents, panes, tmux.socket)
+    findings = drift(agents, panes, tmux.socket,
+                     {a.cwd for a in agents if not os.path.isdir(a.cwd)})
     running = len({p.agent_id for p in panes if p.agent_id and not p.dead})
     report.add("drift", not findings,
                f"{counted(len(agents), 'agent')} in the store, {running} running in tmux, "
@@ -237,8 +241,12 @@ def provider_checks(report: Report, settings: Mapping[str, Any], environ: Mappin
         versions = dict(zip(found, pool.map(
             lambda exe: installed_version(exe, environ) if exe else None,
             [exe for _, _, exe in found.values()]), strict=True))
+    installed = [name for name, (_v, _w, exe) in found.items() if exe]
     for name, (verified, wanted, exe) in found.items():
         provider = base.get(name)
+        if exe is None and name == DEFAULT_PROVIDER:
+            _default_missing(report, wanted, installed)
+            continue
         if exe is None:
             used = in_use is not None and name in in_use
             hint = f"install it, or set {provider.env_var} or providers.{name}.bin in config.toml"
@@ -262,6 +270,22 @@ def provider_checks(report: Report, settings: Mapping[str, Any], environ: Mappin
                        f"nothing, if its agents behave; else install {verified} (and report "
                        "what differs)",
                        warning=True)
+
+
+def _default_missing(report: Report, wanted: str, installed: list[str]) -> None:
+    """The default provider's CLI is missing: `roost spawn NAME` (the README's first command)
+    fails with exit 6. A problem when no agent CLI is installed at all; a warning naming the
+    installed ones otherwise. Either way the `command` provider needs none."""
+    detail = (f"not installed ({wanted!r} not found), and it is the default provider: "
+              "`roost spawn NAME` fails (exit 6)")
+    if installed:
+        report.add(DEFAULT_PROVIDER, True, detail,
+                   f"roost spawn NAME --provider {installed[0]} (installed: "
+                   f"{', '.join(installed)}), or {INSTALL_HINT}", warning=True)
+        return
+    report.add(DEFAULT_PROVIDER, False, detail + "; no agent CLI is installed",
+               f"{INSTALL_HINT}; or try roost without one: roost spawn try --provider command "
+               "-- bash")
 
 
 def installed_version(exe: str, environ: Mapping[str, str]) -> str:

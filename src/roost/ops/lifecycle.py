@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost.core import lineage, orphans
+from roost.core import lineage, orphans, present
 from roost.core import settings as config_schema
 from roost.core import workspace as ws
 from roost.core.errors import RoostError, StartFailed
@@ -656,8 +656,7 @@ def capture(app: App, name: str, lines: int) -> str:
         raise RoostError(f"--lines must be between 1 and {MAX_CAPTURE}", code=2)
     current = find_view(app, name)
     if current.pane is None:
-        raise RoostError(f"{name} has no screen: it is stopped and its home is gone "
-                         f"(roost wake {name})")
+        raise RoostError(present.no_screen(name, current.state, current.agent.intent))
     return app.tmux.capture(current.pane.pane_id, lines)
 
 

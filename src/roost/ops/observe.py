@@ -99,21 +99,30 @@ def current(app: App) -> list[Observation]:
     return _look(app, app.tmux.list_panes())
 
 
-def _look(app: App, panes: list[Pane]) -> list[Observation]:
-    """Every agent as stored, joined with its pane, with its status now."""
-    seen = observation.join(listing.records(app.store.conn), panes)
-    return statuses(seen, str(app.paths.home), lambda ids: app.tmux.capture_many(ids, MARKER),
-                    pattern_overrides(app.settings), time.time())
+def _look(app: App, panes: list[Pane],
+          before: Mapping[str, tuple[str, int]] | None = None) -> list[Observation]:
+    """Every agent as stored, joined with its pane, with its status now. `before`: each agent's
+    (intent, launches) read before `panes` were listed; an agent stored, launched or stopped
+    since keeps its stored status until the next look (observation.in_step)."""
+    records = listing.records(app.store.conn)
+    seen = observation.join(records, panes)
+    steady = ({o.agent.id for o in seen} if before is None
+              else observation.in_step(records, before))
+    judged = iter(statuses([o for o in seen if o.agent.id in steady], str(app.paths.home),
+                           lambda ids: app.tmux.capture_many(ids, MARKER),
+                           pattern_overrides(app.settings), time.time()))
+    return [next(judged) if o.agent.id in steady else o for o in seen]
 
 
 def refresh(app: App) -> list[Observation]:
     """Learn what the agents' files say, observe every agent, and record the status changes."""
     agents = app.store.agents()
+    before = {a.id: (a.intent, a.launches) for a in agents}  # what the listing below speaks for
     panes = app.tmux.list_panes()
     learn_session_ids(app, agents, panes)
     for agent in agents:
         apply_hook_log(app, agent)
-    return record(app, _look(app, panes))
+    return record(app, _look(app, panes, before))
 
 
 def record(app: App, found: list[Observation]) -> list[Observation]:

@@ -25,7 +25,7 @@ from roost.system import locks
 
 MAX_REPLY = 4000  # characters of a reply or conversation handed back to the model
 MAX_WAIT = 3600.0
-SETTLED = ("idle", "waiting", "exited", "stopped", "failed")
+SETTLED = ("idle", "waiting", "exited", "stopped", "lost", "failed")
 
 
 # ---- who is calling ----------------------------------------------------------------------

@@ -38,7 +38,7 @@ from roost.providers import hooks, traits
 from roost.system import locks
 
 READY = ("idle",)
-SETTLED = ("idle", "waiting", "error", "exited", "stopped", "failed")
+SETTLED = ("idle", "waiting", "error", "exited", "stopped", "lost", "failed")
 # What a slash command may fire: its effect, where no UserPromptSubmit comes (/clear ends the
 # session and starts a new one, /compact compacts, /exit ends it).
 COMMAND_EFFECTS = ("SessionStart", "SessionEnd", "PreCompact")
@@ -104,7 +104,7 @@ def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float |
 def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Budget) -> Sent:
     ready_for = budget.left(app.clock.monotonic(), budget.ready)
     found, in_time = _wait_status(app, name, (*READY, "waiting", "error", "exited", "stopped",
-                                              "failed"), ready_for)
+                                              "lost", "failed"), ready_for)
     agent = app.store.require(name)
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     alive = pane is not None and not pane.dead

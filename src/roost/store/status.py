@@ -57,3 +57,24 @@ def record_changes(conn: sqlite3.Connection, changed: Sequence[Observation], at:
         conn.execute("UPDATE agents SET status = ?, status_source = ?, status_since = ? "
                      "WHERE id = ?", (o.status, o.status_source, at, o.agent.id))
         events.append(conn, o.agent.id, o.agent.name, at, "status", status_event(o))
+
+
+def known_names(db: str, what: str) -> list[str]:
+    """The agents' ("agents") or tabs' ("tabs") names, sorted, read-only (shell completion);
+    none when there is no database yet or it cannot be read."""
+    import os
+    import pathlib
+    import sqlite3
+
+    if not os.path.exists(db):
+        return []
+    sql = ("SELECT name FROM tabs ORDER BY name" if what == "tabs"
+           else "SELECT name FROM agents ORDER BY name")
+    try:
+        conn = sqlite3.connect(pathlib.Path(db).as_uri() + "?mode=ro", uri=True, timeout=2.0)
+        try:
+            return [str(row[0]) for row in conn.execute(sql)]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []

@@ -200,7 +200,9 @@ class TabScreen(Screen[None]):
             holder = self.query_one("#tiles")
             await holder.remove_children()  # gone before tiles with the same ids come
             if layout is not None:
-                await holder.mount(self._node(layout))
+                root = self._node(layout)
+                root.styles.height = "1fr"  # a lone tile too fills the tab, not one line
+                await holder.mount(root)
             else:
                 await holder.mount(Static(f"tab {self.tab} has no tiles: a on a parked agent "
                                           "places it here", classes="tile"))
@@ -352,6 +354,7 @@ class RoostApp(App[None]):
         self._widths: tuple[int, ...] = ()
         self._shown: str | None = None  # the agent the details and preview show
         self._screen_text = ("", "")  # the preview's agent and its last capture
+        self._name_width = 64  # the name column's room (render_rows sets it from the width)
 
     # ---- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -414,6 +417,8 @@ class RoostApp(App[None]):
         selected = self.selected_key()
         rows = rowlib.build(self.snapshot.items, self.snapshot.tab_tiles, self.snapshot.pins,
                             self.filter_text, self.buried_open)
+        providers = max([8, *(len(i.agent.provider) for i in self.snapshot.items)])
+        self._name_width = rowlib.name_room(table.size.width, providers)
         cells = [self._cells(row) for row in rows]
         if [r.key for r in rows] == [r.key for r in self.rows] and cells == self._cells_shown:
             self.rows = rows  # same rows, same text: nothing to redraw (no jump, no flicker)
@@ -460,7 +465,8 @@ class RoostApp(App[None]):
         indent = "   " * (row.depth - 1) + " └ " if row.depth else ""
         when = rowlib.ago(it.status_since or it.agent.last_active_at,
                           self.clock() if self.clock else None)
-        return (Text(indent + it.agent.name), it.agent.provider,
+        # a long name is cut (the details panel has all of it): the other columns stay in view
+        return (Text(rowlib.fit(indent + it.agent.name, self._name_width)), it.agent.provider,
                 badge(rowlib.fit(present.status_text(it), rowlib.STATUS_WIDTH), it.status), when)
 
     def selected_key(self) -> str | None:
@@ -526,6 +532,7 @@ class RoostApp(App[None]):
         preview.update(screen(text, preview.content_size.height or 60))
 
     def on_resize(self) -> None:
+        self.call_after_refresh(self.render_rows)  # the names' room follows the list's width
         if self._screen_text[0]:
             self.call_after_refresh(self._show_preview, *self._screen_text)
 

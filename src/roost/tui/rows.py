@@ -21,12 +21,29 @@ BADGE_STYLE = {
     "working": "bold yellow", "idle": "green", "waiting": "bold white on red",
     "error": "bold white on magenta",
     "starting": "cyan", "exited": "red", "failed": "bold red", "stopped": "dim",
+    "lost": "italic yellow",
     "hibernated": "dim italic", "unknown": "magenta",
 }
 
 
 STATUS_WIDTH = 14  # the status column: a status and its reason, cut to fit (the badge pads 2)
 ACTIVE_WIDTH = 6  # "active": an age like 59m or 12d
+NAME_LEAST = 10  # the name column never gets narrower than this
+CELL_PADDING = 2  # a DataTable cell's padding, left and right
+SCROLLBAR = 2  # kept free for the list's vertical scrollbar
+
+
+def name_room(table_width: int, provider_width: int) -> int:
+    """How wide the name column may be so that provider, status and age stay on screen in a
+    list `table_width` columns wide (0: not laid out yet, no limit); longer names are cut.
+
+    >>> name_room(66, 8), name_room(0, 8), name_room(30, 8)
+    (26, 64, 10)
+    """
+    if table_width <= 0:
+        return 64
+    others = provider_width + STATUS_WIDTH + 2 + ACTIVE_WIDTH + 4 * CELL_PADDING + SCROLLBAR
+    return max(NAME_LEAST, table_width - others)
 
 
 @dataclass(frozen=True, slots=True)
