@@ -37,6 +37,15 @@ def test_a_notice_is_one_bounded_line():
     assert rule.text("kid", "exited", None) == "[roost] kid exited"
 
 
+def test_nothing_a_child_writes_reaches_its_parent_as_keys():
+    # Issue 18.3: a reply holding a paste's end marker (split so one pass of removal rebuilds
+    # it), two Ctrl-C and a C1 CSI typed them into the parent, which exited.
+    reply = "first\x1b[20\x1b[201~1~\x03\x03\r\x9b201~second\x7f\x00\x1b"
+    said = rule.text("kid", "finished", reply)
+    assert said == "[roost] kid finished its turn: first[20[201~1~ 201~second"
+    assert all(ch.isprintable() for ch in said)
+
+
 def test_a_message_holds_as_many_notices_as_fit_oldest_first():
     notices = ["x" * 4000, "y" * 4000, "z"]
     text, count = rule.message(notices)
@@ -131,7 +140,7 @@ def test_an_exited_child_wakes_a_stopped_parent_or_is_held(app: App, fake: FakeT
     parent = spawn(app, "lead")
     child = spawn(app, "kid", parent="lead")
     observe.refresh(app)
-    lifecycle.kill(app, "lead")
+    fake.exit(fake.pane_of(parent.id).id, 0)  # it exited on its own (a `roost kill` holds)
     app.settings["orchestration"] = {"notify_sleeping": "hold"}
     fake.exit(fake.pane_of(child.id).id, 3)
     assert notify.deliver(app) == []

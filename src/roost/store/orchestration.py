@@ -51,6 +51,7 @@ class Notice:
     status: str
     text: str
     created_at: str
+    tries: int = 0  # deliveries its parent died on
 
 
 def enqueue(c: sqlite3.Connection, parent_id: str, child_id: str, child_name: str,
@@ -64,8 +65,8 @@ def enqueue(c: sqlite3.Connection, parent_id: str, child_id: str, child_name: st
 def pending(c: sqlite3.Connection, parent_id: str | None = None) -> list[Notice]:
     """Undelivered notices, oldest first (of one parent, or of all)."""
     where, args = ("AND parent_id = ?", (parent_id,)) if parent_id else ("", ())
-    rows = c.execute("SELECT id, parent_id, child_id, child_name, status, text, created_at "
-                     f"FROM notifications WHERE delivered_at IS NULL {where} ORDER BY id", args)
+    rows = c.execute("SELECT id, parent_id, child_id, child_name, status, text, created_at, "
+                     f"tries FROM notifications WHERE delivered_at IS NULL {where} ORDER BY id", args)
     return [Notice(*row) for row in rows]
 
 
@@ -76,3 +77,9 @@ def mark_delivered(c: sqlite3.Connection, notice_ids: list[int], at: str) -> int
         done += c.execute("UPDATE notifications SET delivered_at = ? WHERE id = ? AND "
                           "delivered_at IS NULL", (at, notice_id)).rowcount
     return done
+
+
+def mark_tried(c: sqlite3.Connection, notice_ids: list[int]) -> None:
+    """Its parent died while these notices were being delivered to it."""
+    for notice_id in notice_ids:
+        c.execute("UPDATE notifications SET tries = tries + 1 WHERE id = ?", (notice_id,))
