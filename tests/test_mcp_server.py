@@ -147,3 +147,29 @@ def test_an_unknown_caller_is_refused_at_start(world):
     world.roost("spawn", "solo", "--detached")
     proc = world.roost("mcp", check=False, env={"ROOST_AGENT_ID": "no-such-id"}, input="")
     assert proc.returncode != 0 and "no agent of roost home" in proc.stderr
+
+
+def test_a_message_that_would_wake_a_child_over_the_limits_is_refused(world):
+    # Issue 18.5: stop_agent, create_agent, then send_message to the stopped child woke it
+    # without a check: 6 live children under max_children = 2.
+    world.roost("spawn", "lead", "--detached")
+    (world.home / "config.toml").write_text("[orchestration]\nmax_children = 2\nmax_tree = 3\n")
+    lead_id = world.ls()["lead"]["id"]
+
+    async def script(session, call):
+        for name in ("one", "two"):
+            assert (await call("create_agent", provider="claude", name=name))["name"] == name
+        await call("stop_agent", name="one")
+        assert (await call("create_agent", provider="claude", name="three"))["name"] == "three"
+        refused = await call("send_message", name="one", text="wake up")
+        states = {r["name"]: r["state"] for r in await call("list_agents")}
+        assert states["one"] == "stopped", states  # not woken by the refused message
+        await call("stop_agent", name="two")
+        woken = await call("send_message", name="one", text="your turn")
+        return refused, woken
+
+    refused, woken = run_client(world, lead_id, script)
+    assert "orchestration.max_children = 2" in refused.get("error", ""), refused
+    assert woken["delivered"] is True, woken  # a free place: the message wakes it
+    live = {n: a["state"] for n, a in world.ls().items() if n != "lead"}
+    assert live == {"one": "running", "two": "stopped", "three": "running"}

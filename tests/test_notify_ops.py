@@ -102,3 +102,19 @@ def test_a_parent_that_dies_on_every_notice_ends_failed(
     assert any(e["kind"] == "notice-dropped" for e in app.store.events(lead.id))
     with app.store.write() as c:  # the newer notices wait for the person's wake
         assert [n.text[-6:] for n in queue.pending(c, lead.id)] == ["turn 2", "turn 3", "turn 4"]
+
+
+def test_a_notice_does_not_wake_a_parent_over_its_trees_limits(app: App, fake: FakeTmux):
+    # Issue 18.5: every path that makes an agent live counts against the limits; a notice that
+    # wakes a hibernated parent which is itself a child is one.
+    app.settings["orchestration"] = {"max_children": 1}
+    spawn(app, "lead")
+    mid = spawn(app, "mid", parent="lead")
+    kid = spawn(app, "kid", parent="mid")
+    lifecycle.hibernate(app, "mid")
+    spawn(app, "sib", parent="lead")  # mid's place, taken while it sleeps
+    queue_notice(app, mid, kid, "done")
+    assert notify.deliver(app) == []
+    assert app.store.require("mid").intent == "hibernated"
+    held = [e for e in app.store.events(mid.id) if e["kind"] == "notice-held"]
+    assert "orchestration.max_children = 1" in str(held[-1])

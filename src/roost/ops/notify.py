@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 
 from roost.core import notify as rule
 from roost.core import settings as config_schema
+from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
@@ -119,6 +120,14 @@ def deliver_to(app: App, parent_id: str) -> bool:
         if why is not None:
             app.store.log(parent, "notice-held", reason=why, pending=len(notices))
             return False
+        if not found.alive and found.agent.orchestration_parent:
+            from roost.ops import orchestrate
+
+            try:  # waking a parent that is itself a child counts against its tree's limits
+                orchestrate.wake_within_limits(app, found.agent)
+            except RoostError as exc:
+                app.store.log(parent, "notice-held", reason=str(exc), pending=len(notices))
+                return False
         return _send_notices(app, found.agent, notices)
 
 

@@ -154,6 +154,8 @@ def send_to(app: App, caller: scope.Caller, name: str, text: str,
         if isinstance(earlier, dict):
             return {**earlier, "duplicate": True}
     try:
+        if caller.agent_id is not None:  # a person's own client is not limited
+            wake_within_limits(app, child)
         sent = send.send(app, child.name, text, timeout=SEND_TIMEOUT)
     except BaseException:
         if idempotency_key:
@@ -172,6 +174,22 @@ def send_to(app: App, caller: scope.Caller, name: str, text: str,
     if parent is not None:
         app.store.log(parent, "child-sent", child=child.name, delivered=sent.delivered)
     return {**receipt, "duplicate": False}
+
+
+def wake_within_limits(app: App, child: Agent) -> None:
+    """Wake a stopped or hibernated child (a message or a notice for it): that counts against
+    the limits as a creation does, checked and done under the same lock (a stop, a create and a
+    message racing for the last free place must not all pass)."""
+    if child.intent == INTENT_RUNNING:
+        return  # it already counts
+    with locks.hold(app.paths.locks, "orchestration.create"):
+        found = members(app.store.agents())
+        target = next((m for m in found if m.id == child.id), None)
+        if target is None:
+            raise RoostError(f"{child.name} was removed meanwhile")
+        scope.check_wake(target, found, limits(app.settings))
+        if not target.live:
+            lifecycle.wake(app, child.name, hold=False)  # send watches it get ready
 
 
 def _asked(app: App, child: Agent) -> None:
