@@ -173,3 +173,47 @@ def test_a_message_that_would_wake_a_child_over_the_limits_is_refused(world):
     assert woken["delivered"] is True, woken  # a free place: the message wakes it
     live = {n: a["state"] for n, a in world.ls().items() if n != "lead"}
     assert live == {"one": "running", "two": "stopped", "three": "running"}
+
+
+def test_an_idempotency_key_is_bound_and_outlives_no_dead_claimer(world):
+    # Issue 18.7: a `roost mcp` killed after claiming a key left it "under way" forever, and a
+    # key reused for another child returned the first child's receipt and sent nothing.
+    world.roost("spawn", "lead", "--detached")
+    lead_id = world.ls()["lead"]["id"]
+    import sqlite3  # what a `roost mcp` killed -9 after its claim leaves: a claim, no result
+    db = sqlite3.connect(world.home / "roost.db")
+    with db:
+        db.execute("INSERT INTO requests (caller, key, kind, at) VALUES (?, 'k-dead', 'send', "
+                   "'2026-01-01T00:00:00+00:00')", (lead_id,))
+    db.close()
+
+    async def script(session, call):
+        for name in ("one", "two"):
+            await call("create_agent", provider="claude", name=name)
+        await call("wait_for_agents", timeout_seconds=20)
+        retried = await call("send_message", name="one", text="after a crash",
+                             idempotency_key="k-dead")
+        first = await call("send_message", name="one", text="hello", idempotency_key="k-1")
+        other_child = await call("send_message", name="two", text="hello",
+                                 idempotency_key="k-1")
+        other_text = await call("send_message", name="one", text="bye", idempotency_key="k-1")
+        again = await call("send_message", name="one", text="hello", idempotency_key="k-1")
+        return retried, first, other_child, other_text, again
+
+    retried, first, other_child, other_text, again = run_client(world, lead_id, script)
+    assert retried["delivered"] is True and retried["duplicate"] is False, retried
+    assert first["delivered"] is True
+    for refused in (other_child, other_text):
+        assert "idempotency key 'k-1' was used for another message" in refused.get("error", ""), \
+            refused
+    assert again["duplicate"] is True and again["delivered"] is True
+    assert prompts(world, "two") == []
+    assert prompts(world, "one") == ["after a crash", "hello"]
+
+
+def prompts(world, name: str) -> list[str]:
+    from roost.providers import hooks
+
+    log = world.home / "agents" / world.ls()[name]["id"] / "hooks.log"
+    found = [hooks.parse_line(line) for line in log.read_text().splitlines()]
+    return [str(e[2].get("prompt")) for e in found if e is not None and e[1] == "UserPromptSubmit"]

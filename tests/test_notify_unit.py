@@ -82,13 +82,19 @@ def test_queue_order_exactly_once_and_restart(tmp_path: Path):
 def test_a_request_key_answers_a_retry_with_the_first_receipt(tmp_path: Path):
     store = Store.open(tmp_path / "roost.db")
     with store.write() as c:
-        assert queue.claim_request(c, "p", "key", "send", "t") is None
-        assert queue.claim_request(c, "p", "key", "send", "t") == queue.IN_PROGRESS
+        def claim(caller: str = "p", target: str = "kid", digest: str = "d") -> queue.Claim:
+            return queue.claim_request(c, caller, "key", "send", target, digest, "t")
+
+        assert claim().state == "new"
+        # no result yet: its process died (a live one holds the key's lock: ops decides)
+        assert claim() == queue.Claim("abandoned", at="t")
         queue.finish_request(c, "p", "key", {"delivered": True})
-        assert queue.claim_request(c, "p", "key", "send", "t") == {"delivered": True}
-        assert queue.claim_request(c, "other", "key", "send", "t") is None  # per caller
+        assert claim() == queue.Claim("done", {"delivered": True})
+        assert claim(target="kid2").state == "other"  # bound to its child
+        assert claim(digest="d2").state == "other"  # and to its text
+        assert claim("other").state == "new"  # per caller
         queue.forget_request(c, "other", "key")
-        assert queue.claim_request(c, "other", "key", "send", "t") is None
+        assert claim("other").state == "new"
     store.close()
 
 
