@@ -120,10 +120,10 @@ def check_wake(target: Member, members: Sequence[Member], limits: Limits) -> Non
     or its tree is at a limit: every path that makes an agent live counts, not only creation.
 
     >>> lead = Member("a", "lead", None, True); kid = Member("b", "kid", "a", False)
-    >>> check_wake(kid, [lead, kid, Member("c", "kid2", "a", True)], Limits(max_children=1))
+    >>> check_wake(kid, [lead, kid, Member("c", "kid2", "a", True)],
+    ...            Limits(max_children=1))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ...
-    roost.core.errors.RoostError: limit reached: waking kid would give lead 2 live children (orchestration.max_children = 1); stop or remove one first
+    roost.core.errors.RoostError: limit reached: waking kid would give lead 2 live children ...
     """
     if target.live or target.parent is None:
         return  # already counted, or no tree above it (a person's own agent)

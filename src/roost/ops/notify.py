@@ -120,15 +120,16 @@ def deliver_to(app: App, parent_id: str) -> bool:
         if why is not None:
             app.store.log(parent, "notice-held", reason=why, pending=len(notices))
             return False
-        if not found.alive and found.agent.orchestration_parent:
+        parent = app.store.get_by_id(parent_id) or parent
+        if not found.alive and parent.orchestration_parent:
             from roost.ops import orchestrate
 
             try:  # waking a parent that is itself a child counts against its tree's limits
-                orchestrate.wake_within_limits(app, found.agent)
+                orchestrate.wake_within_limits(app, parent)
             except RoostError as exc:
                 app.store.log(parent, "notice-held", reason=str(exc), pending=len(notices))
                 return False
-        return _send_notices(app, found.agent, notices)
+        return _send_notices(app, parent, notices)
 
 
 def _observed(app: App, agent_id: str) -> Observation | None:

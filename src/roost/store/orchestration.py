@@ -11,6 +11,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     """What a claim of an idempotency key found: "new" (claimed now), "abandoned" (an earlier
@@ -81,7 +82,8 @@ def pending(c: sqlite3.Connection, parent_id: str | None = None) -> list[Notice]
     """Undelivered notices, oldest first (of one parent, or of all)."""
     where, args = ("AND parent_id = ?", (parent_id,)) if parent_id else ("", ())
     rows = c.execute("SELECT id, parent_id, child_id, child_name, status, text, created_at, "
-                     f"tries FROM notifications WHERE delivered_at IS NULL {where} ORDER BY id", args)
+                     f"tries FROM notifications WHERE delivered_at IS NULL {where} "
+                     "ORDER BY id", args)
     return [Notice(*row) for row in rows]
 
 
