@@ -217,3 +217,54 @@ def prompts(world, name: str) -> list[str]:
     log = world.home / "agents" / world.ls()[name]["id"] / "hooks.log"
     found = [hooks.parse_line(line) for line in log.read_text().splitlines()]
     return [str(e[2].get("prompt")) for e in found if e is not None and e[1] == "UserPromptSubmit"]
+
+
+def test_a_key_claimed_by_a_server_killed_9_is_free_for_the_retry(world):
+    # Issue 18.7, as found: kill -9 of `roost mcp` while its send (to a busy child) held a key;
+    # every retry was told "still under way", even 45 s later.
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+
+    world.roost("spawn", "lead", "--detached")
+    lead_id = world.ls()["lead"]["id"]
+    async def create(session, call):
+        return await call("create_agent", provider="claude", name="one", prompt="work 8")
+
+    assert run_client(world, lead_id, create)["prompt_delivered"] is True
+    server = subprocess.Popen([sys.executable, "-m", "roost", "mcp"], cwd=str(world.tmp),
+                              env={**world.env, "ROOST_AGENT_ID": lead_id},
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, text=True)
+    assert server.stdin is not None
+    for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "send_message", "arguments": {"name": "one", "text": "after the kill",
+                                                      "idempotency_key": "k9"}}}):
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+
+    def claimed() -> bool:
+        db = sqlite3.connect(world.home / "roost.db")
+        try:
+            return db.execute("SELECT 1 FROM requests WHERE key = 'k9' AND result IS NULL"
+                              ).fetchone() is not None
+        finally:
+            db.close()
+
+    world.wait_for(claimed, timeout=30, what="the key claimed")
+    os.kill(server.pid, signal.SIGKILL)  # while it waits for the busy child
+    server.wait(timeout=10)
+
+    async def retry(session, call):
+        return await call("send_message", name="one", text="after the kill",
+                          idempotency_key="k9")
+
+    receipt = run_client(world, lead_id, retry)
+    assert receipt["delivered"] is True and receipt["duplicate"] is False, receipt
+    assert prompts(world, "one") == ["work 8", "after the kill"]
