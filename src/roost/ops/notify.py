@@ -5,9 +5,13 @@ that are ready (`deliver`), in order, as their next prompt through ops/send.
 No daemon: delivery runs where roost already runs. Claude Code's Stop, Notification and
 SessionEnd hooks start `roost _notify` in the background (hook.sh), so a child's finished turn
 and a parent's return to idle both trigger it; tmux's pane-died hook (`roost _supervise`) runs
-it after an exit. A parent that is working keeps its queue until its own Stop; a hibernated or
-stopped parent is woken (config.toml `[orchestration] notify_sleeping = "wake"`, the default)
-or left asleep with its queue (`"hold"`) until the person wakes it.
+it after an exit. A parent that is working keeps its queue until its own Stop; a hibernated
+parent, or one that exited by itself, is woken (config.toml `[orchestration] notify_sleeping =
+"wake"`, the default) or left asleep with its queue (`"hold"`) until the person wakes it. One
+the person stopped (`roost kill`, MCP `stop_agent`) or that failed is never woken for a notice:
+its SessionStart at the person's wake delivers the queue. A parent that dies on a delivery is
+not woken again while that notice waits, and deliveries back off and give up
+(core/notify.py's rules), so a notice can never start a parent again and again.
 """
 
 from __future__ import annotations
@@ -107,8 +111,8 @@ def deliver_to(app: App, parent_id: str) -> bool:
     with locks.hold(app.paths.locks, f"{parent.name}.notify", timeout=120):
         with app.store.write() as c:
             notices = queue.pending(c, parent_id)
-        found = _observed(app, parent_id)
-        if not notices or found is None:
+        found = _observed(app, parent_id) if notices else None
+        if found is None:
             return False
         _, _, when_sleeping = config_schema.orchestration(app.settings)
         why = rule.hold_reason(alive=found.alive, status=found.status,
