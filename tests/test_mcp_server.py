@@ -147,3 +147,124 @@ def test_an_unknown_caller_is_refused_at_start(world):
     world.roost("spawn", "solo", "--detached")
     proc = world.roost("mcp", check=False, env={"ROOST_AGENT_ID": "no-such-id"}, input="")
     assert proc.returncode != 0 and "no agent of roost home" in proc.stderr
+
+
+def test_a_message_that_would_wake_a_child_over_the_limits_is_refused(world):
+    # Issue 18.5: stop_agent, create_agent, then send_message to the stopped child woke it
+    # without a check: 6 live children under max_children = 2.
+    world.roost("spawn", "lead", "--detached")
+    (world.home / "config.toml").write_text("[orchestration]\nmax_children = 2\nmax_tree = 3\n")
+    lead_id = world.ls()["lead"]["id"]
+
+    async def script(session, call):
+        for name in ("one", "two"):
+            assert (await call("create_agent", provider="claude", name=name))["name"] == name
+        await call("stop_agent", name="one")
+        assert (await call("create_agent", provider="claude", name="three"))["name"] == "three"
+        refused = await call("send_message", name="one", text="wake up")
+        states = {r["name"]: r["state"] for r in await call("list_agents")}
+        assert states["one"] == "stopped", states  # not woken by the refused message
+        await call("stop_agent", name="two")
+        woken = await call("send_message", name="one", text="your turn")
+        return refused, woken
+
+    refused, woken = run_client(world, lead_id, script)
+    assert "orchestration.max_children = 2" in refused.get("error", ""), refused
+    assert woken["delivered"] is True, woken  # a free place: the message wakes it
+    live = {n: a["state"] for n, a in world.ls().items() if n != "lead"}
+    assert live == {"one": "running", "two": "stopped", "three": "running"}
+
+
+def test_an_idempotency_key_is_bound_and_outlives_no_dead_claimer(world):
+    # Issue 18.7: a `roost mcp` killed after claiming a key left it "under way" forever, and a
+    # key reused for another child returned the first child's receipt and sent nothing.
+    world.roost("spawn", "lead", "--detached")
+    lead_id = world.ls()["lead"]["id"]
+    import sqlite3  # what a `roost mcp` killed -9 after its claim leaves: a claim, no result
+    db = sqlite3.connect(world.home / "roost.db")
+    with db:
+        db.execute("INSERT INTO requests (caller, key, kind, at) VALUES (?, 'k-dead', 'send', "
+                   "'2026-01-01T00:00:00+00:00')", (lead_id,))
+    db.close()
+
+    async def script(session, call):
+        for name in ("one", "two"):
+            await call("create_agent", provider="claude", name=name)
+        await call("wait_for_agents", timeout_seconds=20)
+        retried = await call("send_message", name="one", text="after a crash",
+                             idempotency_key="k-dead")
+        first = await call("send_message", name="one", text="hello", idempotency_key="k-1")
+        other_child = await call("send_message", name="two", text="hello",
+                                 idempotency_key="k-1")
+        other_text = await call("send_message", name="one", text="bye", idempotency_key="k-1")
+        again = await call("send_message", name="one", text="hello", idempotency_key="k-1")
+        return retried, first, other_child, other_text, again
+
+    retried, first, other_child, other_text, again = run_client(world, lead_id, script)
+    assert retried["delivered"] is True and retried["duplicate"] is False, retried
+    assert first["delivered"] is True
+    for refused in (other_child, other_text):
+        assert "idempotency key 'k-1' was used for another message" in refused.get("error", ""), \
+            refused
+    assert again["duplicate"] is True and again["delivered"] is True
+    assert prompts(world, "two") == []
+    assert prompts(world, "one") == ["after a crash", "hello"]
+
+
+def prompts(world, name: str) -> list[str]:
+    from roost.providers import hooks
+
+    log = world.home / "agents" / world.ls()[name]["id"] / "hooks.log"
+    found = [hooks.parse_line(line) for line in log.read_text().splitlines()]
+    return [str(e[2].get("prompt")) for e in found if e is not None and e[1] == "UserPromptSubmit"]
+
+
+def test_a_key_claimed_by_a_server_killed_9_is_free_for_the_retry(world):
+    # Issue 18.7, as found: kill -9 of `roost mcp` while its send (to a busy child) held a key;
+    # every retry was told "still under way", even 45 s later.
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+
+    world.roost("spawn", "lead", "--detached")
+    lead_id = world.ls()["lead"]["id"]
+    async def create(session, call):
+        return await call("create_agent", provider="claude", name="one", prompt="work 8")
+
+    assert run_client(world, lead_id, create)["prompt_delivered"] is True
+    server = subprocess.Popen([sys.executable, "-m", "roost", "mcp"], cwd=str(world.tmp),
+                              env={**world.env, "ROOST_AGENT_ID": lead_id},
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, text=True)
+    assert server.stdin is not None
+    for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "send_message", "arguments": {"name": "one", "text": "after the kill",
+                                                      "idempotency_key": "k9"}}}):
+        server.stdin.write(json.dumps(message) + "\n")
+        server.stdin.flush()
+
+    def claimed() -> bool:
+        db = sqlite3.connect(world.home / "roost.db")
+        try:
+            return db.execute("SELECT 1 FROM requests WHERE key = 'k9' AND result IS NULL"
+                              ).fetchone() is not None
+        finally:
+            db.close()
+
+    world.wait_for(claimed, timeout=30, what="the key claimed")
+    os.kill(server.pid, signal.SIGKILL)  # while it waits for the busy child
+    server.wait(timeout=10)
+
+    async def retry(session, call):
+        return await call("send_message", name="one", text="after the kill",
+                          idempotency_key="k9")
+
+    receipt = run_client(world, lead_id, retry)
+    assert receipt["delivered"] is True and receipt["duplicate"] is False, receipt
+    assert prompts(world, "one") == ["work 8", "after the kill"]

@@ -75,3 +75,46 @@ def test_a_hibernated_parent_is_woken_to_hear_of_its_child(world):
     kinds = [e["kind"] for e in lead_events]
     assert kinds.index("hibernated") < kinds.index("notified")
     assert [e["resume"] for e in lead_events if e["kind"] == "started"] == [False, True]
+
+
+def test_a_parent_the_person_stopped_stays_stopped_until_woken(world):
+    # Issue 18.4: `roost kill lead` was undone within 2 s by the delivery of a pending notice.
+    world.roost("spawn", "lead", "--detached")
+    lead_id = world.ls()["lead"]["id"]
+    create_kid(world, lead_id, "work 8")
+    world.roost("kill", "lead")
+    assert stopped_at(world, "kid") is None  # stopped before its child is done
+    world.wait_for(lambda: stopped_at(world, "kid"), timeout=30, what="the kid's Stop")
+    since_kill = world.wait_for(lambda: decided(world), timeout=30,
+                                what="the delivery's decision")
+    assert [e["kind"] for e in since_kill] == ["notice-held"], since_kill  # type: ignore
+    assert world.ls()["lead"]["state"] == "stopped"
+    world.roost("wake", "lead")  # the person wakes it: the held notice arrives then
+    told = world.wait_for(lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
+                          timeout=30, what="the woken parent told")
+    assert told == ["[roost] kid finished its turn: done working"]
+
+
+def decided(world) -> list[dict] | None:
+    """The lead's starts, deliveries and holds since its kill, once one of them decided on the
+    kid's notice (a start, a delivery, or a hold because the person stopped it)."""
+    found = json.loads(world.roost("events", "lead", "--json").stdout)
+    kill = max(i for i, e in enumerate(found) if e["kind"] == "killed")
+    since = [e for e in found[kill:] if e["kind"] in ("notice-held", "started", "notified")]
+    final = [e for e in since if e["kind"] != "notice-held" or "by its person" in str(e)]
+    return since if final else None
+
+
+def test_a_reply_that_would_type_keys_reaches_the_parent_as_text(world):
+    # Issue 18.3: a reply holding a split paste-end marker and two Ctrl-C ended the paste of
+    # its notice early and typed the Ctrl-Cs: the parent exited, was woken for the notice, and
+    # exited again (69 launches in 60 s).
+    world.roost("spawn", "lead", "--detached")
+    lead_id = world.ls()["lead"]["id"]
+    create_kid(world, lead_id, "bye\x1b[20\x1b[201~1~\x03\x03 injected")
+    told = world.wait_for(lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
+                          timeout=40, what="the parent told")
+    assert told == ["[roost] kid finished its turn: echo: bye[20[201~1~ injected"]
+    assert world.wait_status("lead", "idle")["state"] == "running"
+    kinds = [e["kind"] for e in json.loads(world.roost("events", "lead", "--json").stdout)]
+    assert kinds.count("started") == 1 and "exited" not in kinds

@@ -37,6 +37,15 @@ def test_a_notice_is_one_bounded_line():
     assert rule.text("kid", "exited", None) == "[roost] kid exited"
 
 
+def test_nothing_a_child_writes_reaches_its_parent_as_keys():
+    # Issue 18.3: a reply holding a paste's end marker (split so one pass of removal rebuilds
+    # it), two Ctrl-C and a C1 CSI typed them into the parent, which exited.
+    reply = "first\x1b[20\x1b[201~1~\x03\x03\r\x9b201~second\x7f\x00\x1b"
+    said = rule.text("kid", "finished", reply)
+    assert said == "[roost] kid finished its turn: first[20[201~1~ 201~second"
+    assert all(ch.isprintable() for ch in said)
+
+
 def test_a_message_holds_as_many_notices_as_fit_oldest_first():
     notices = ["x" * 4000, "y" * 4000, "z"]
     text, count = rule.message(notices)
@@ -73,13 +82,19 @@ def test_queue_order_exactly_once_and_restart(tmp_path: Path):
 def test_a_request_key_answers_a_retry_with_the_first_receipt(tmp_path: Path):
     store = Store.open(tmp_path / "roost.db")
     with store.write() as c:
-        assert queue.claim_request(c, "p", "key", "send", "t") is None
-        assert queue.claim_request(c, "p", "key", "send", "t") == queue.IN_PROGRESS
+        def claim(caller: str = "p", target: str = "kid", digest: str = "d") -> queue.Claim:
+            return queue.claim_request(c, caller, "key", "send", target, digest, "t")
+
+        assert claim().state == "new"
+        # no result yet: its process died (a live one holds the key's lock: ops decides)
+        assert claim() == queue.Claim("abandoned", at="t")
         queue.finish_request(c, "p", "key", {"delivered": True})
-        assert queue.claim_request(c, "p", "key", "send", "t") == {"delivered": True}
-        assert queue.claim_request(c, "other", "key", "send", "t") is None  # per caller
+        assert claim() == queue.Claim("done", {"delivered": True})
+        assert claim(target="kid2").state == "other"  # bound to its child
+        assert claim(digest="d2").state == "other"  # and to its text
+        assert claim("other").state == "new"  # per caller
         queue.forget_request(c, "other", "key")
-        assert queue.claim_request(c, "other", "key", "send", "t") is None
+        assert claim("other").state == "new"
     store.close()
 
 
@@ -131,7 +146,7 @@ def test_an_exited_child_wakes_a_stopped_parent_or_is_held(app: App, fake: FakeT
     parent = spawn(app, "lead")
     child = spawn(app, "kid", parent="lead")
     observe.refresh(app)
-    lifecycle.kill(app, "lead")
+    fake.exit(fake.pane_of(parent.id).id, 0)  # it exited on its own (a `roost kill` holds)
     app.settings["orchestration"] = {"notify_sleeping": "hold"}
     fake.exit(fake.pane_of(child.id).id, 3)
     assert notify.deliver(app) == []

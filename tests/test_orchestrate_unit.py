@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,4 +72,37 @@ def test_two_racing_creates_make_one_child_under_a_limit_of_one(
     assert len(made) == 1, outcomes
     assert any("orchestration.max_children = 1" in o for o in outcomes)
     assert [a.name for a in app.store.agents() if a.orchestration_parent == lead.id] == made
+    app.close()
+
+
+def test_a_key_held_by_a_live_attempt_is_under_way_and_freed_when_it_ends(
+        tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch):
+    # Issue 18.7: "under way" only while a process holds the key (its lock); after that the
+    # key expires even though no result was stored (the claimer was killed).
+    from roost.ops import send
+    from roost.store import orchestration as queue
+    from roost.store.db import now_iso
+    from roost.system import locks
+
+    app = open_app(tmp_path, fake, monkeypatch)
+    lead = lifecycle.spawn(app, "lead", provider="command", cwd=str(app.paths.home),
+                           args=("sh",), place=lifecycle.Place(detached=True)).agent
+    lifecycle.spawn(app, "kid", provider="command", cwd=str(app.paths.home), args=("sh",),
+                    place=lifecycle.Place(detached=True, orchestrated_by="lead"))
+    sent: list[str] = []
+    monkeypatch.setattr(send, "send", lambda app, name, text, **kw: sent.append(text)
+                        or send.Sent(True, "screen"))
+    caller = scope.Caller(lead.id)
+    with app.store.write() as c:  # the claim a killed `roost mcp` left
+        queue.claim_request(c, lead.id, "k", "send", app.store.require("kid").id,
+                            hashlib.sha256(b"hi").hexdigest(), now_iso())
+    with locks.hold(app.paths.locks, orchestrate._key_lock(lead.id, "k")):  # still alive
+        busy = orchestrate.send_to(app, caller, "kid", "hi", idempotency_key="k")
+    assert "still under way" in busy["how"] and sent == []
+    done = orchestrate.send_to(app, caller, "kid", "hi", idempotency_key="k")
+    assert done["delivered"] is True and done["duplicate"] is False and sent == ["hi"]
+    again = orchestrate.send_to(app, caller, "kid", "hi", idempotency_key="k")
+    assert again["duplicate"] is True and sent == ["hi"]
+    with pytest.raises(RoostError, match="used for another message"):
+        orchestrate.send_to(app, caller, "kid", "other text", idempotency_key="k")
     app.close()

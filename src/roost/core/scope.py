@@ -113,3 +113,30 @@ def check_create(caller: Caller, members: Sequence[Member], limits: Limits) -> N
         raise RoostError(f"limit reached: your tree already has {live_tree} live agents "
                          f"(orchestration.max_tree = {limits.max_tree}); stop or remove some "
                          "first")
+
+
+def check_wake(target: Member, members: Sequence[Member], limits: Limits) -> None:
+    """Refuse to make `target` live again (a message that wakes it, a notice) when its parent
+    or its tree is at a limit: every path that makes an agent live counts, not only creation.
+
+    >>> lead = Member("a", "lead", None, True); kid = Member("b", "kid", "a", False)
+    >>> check_wake(kid, [lead, kid, Member("c", "kid2", "a", True)],
+    ...            Limits(max_children=1))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    roost.core.errors.RoostError: limit reached: waking kid would give lead 2 live children ...
+    """
+    if target.live or target.parent is None:
+        return  # already counted, or no tree above it (a person's own agent)
+    parent = next((m for m in members if m.id == target.parent), None)
+    siblings = sum(1 for m in members if m.parent == target.parent and m.live)
+    if siblings >= limits.max_children:
+        raise RoostError(f"limit reached: waking {target.name} would give "
+                         f"{parent.name if parent else target.parent} {siblings + 1} live "
+                         f"children (orchestration.max_children = {limits.max_children}); "
+                         "stop or remove one first")
+    in_tree = subtree(members, tree_root(members, target.id))
+    live_tree = sum(1 for m in members if m.id in in_tree and m.live)
+    if live_tree >= limits.max_tree:
+        raise RoostError(f"limit reached: waking {target.name} would make its tree "
+                         f"{live_tree + 1} live agents (orchestration.max_tree = "
+                         f"{limits.max_tree}); stop or remove some first")

@@ -5,19 +5,27 @@ that are ready (`deliver`), in order, as their next prompt through ops/send.
 No daemon: delivery runs where roost already runs. Claude Code's Stop, Notification and
 SessionEnd hooks start `roost _notify` in the background (hook.sh), so a child's finished turn
 and a parent's return to idle both trigger it; tmux's pane-died hook (`roost _supervise`) runs
-it after an exit. A parent that is working keeps its queue until its own Stop; a hibernated or
-stopped parent is woken (config.toml `[orchestration] notify_sleeping = "wake"`, the default)
-or left asleep with its queue (`"hold"`) until the person wakes it.
+it after an exit. A parent that is working keeps its queue until its own Stop; a hibernated
+parent, or one that exited by itself, is woken (config.toml `[orchestration] notify_sleeping =
+"wake"`, the default) or left asleep with its queue (`"hold"`) until the person wakes it. One
+the person stopped (`roost kill`, MCP `stop_agent`) or that failed is never woken for a notice:
+its SessionStart at the person's wake delivers the queue. A parent that dies on a delivery is
+not woken again while that notice waits, and deliveries back off and give up
+(core/notify.py's rules), so a notice can never start a parent again and again.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from roost.core import notify as rule
 from roost.core import settings as config_schema
+from roost.core.errors import RoostError
+from roost.core.model import Agent
 from roost.core.observation import Observation
+from roost.core.pane import agent_panes
 from roost.ops import cli_record
 from roost.ops.context import App
 from roost.ops.learn import launch_token
@@ -26,6 +34,8 @@ from roost.store import events
 from roost.store import orchestration as queue
 from roost.store.db import now_iso
 from roost.system import locks
+
+HISTORY = 200  # events of a parent read back for the crash-loop window
 
 
 def details(app: App, changed: Sequence[Observation]) -> dict[str, str | None]:
@@ -90,52 +100,112 @@ def deliver(app: App) -> list[str]:
     """Deliver every parent's queue that can be delivered now; the parents told."""
     from roost.ops import observe
 
-    found = {o.agent.id: o for o in observe.refresh(app)}
+    observe.refresh(app)  # records the children's changes, which queues their notices
     with app.store.write() as c:
         parents = list(dict.fromkeys(n.parent_id for n in queue.pending(c)))
-    _, _, when_sleeping = config_schema.orchestration(app.settings)
     told = []
     for parent_id in parents:
-        o = found.get(parent_id)
-        if o is None:
-            continue
-        asleep = not o.alive
-        if asleep and when_sleeping != "wake":
-            continue
-        if not asleep and o.status != "idle":
-            continue  # working or waiting: its own next Stop brings it here again
         if deliver_to(app, parent_id):
-            told.append(o.agent.name)
+            parent = app.store.get_by_id(parent_id)
+            told.append(parent.name if parent else parent_id)
     return told
 
 
 def deliver_to(app: App, parent_id: str) -> bool:
     """Send the parent its pending notices (as many as fit in one message), oldest first; they
     are marked delivered once the parent's CLI confirmed the message. One delivery per parent
-    at a time (a lock), so a notice goes out once."""
-    from roost.ops import send
-
+    at a time (a lock), so a notice goes out once; whether to deliver is decided under it."""
     parent = app.store.get_by_id(parent_id)
     if parent is None:
         return False
     with locks.hold(app.paths.locks, f"{parent.name}.notify", timeout=120):
         with app.store.write() as c:
             notices = queue.pending(c, parent_id)
-        if not notices:
+        found = _observed(app, parent_id) if notices else None
+        if found is None:
             return False
-        text, count = rule.message([n.text for n in notices])
-        sent = send.send(app, parent.name, text)
-        if not sent.delivered:
-            app.store.log(parent, "notice-held", reason=sent.how, pending=len(notices))
+        _, _, when_sleeping = config_schema.orchestration(app.settings)
+        why = rule.hold_reason(alive=found.alive, status=found.status,
+                               intent=found.agent.intent, state=found.state,
+                               wake=when_sleeping == "wake",
+                               died_on=any(n.tries for n in notices))
+        if why == "busy":
             return False
-        ids = [n.id for n in notices[:count]]
-        with app.store.write() as c:
-            queue.mark_delivered(c, ids, now_iso())
-            events.append(c, parent.id, parent.name, now_iso(), "notified",
-                          {"children": [n.child_name for n in notices[:count]],
-                           "notices": [n.status for n in notices[:count]],
-                           "confirmed_by": sent.how})
-        return True
+        if why is not None:
+            app.store.log(parent, "notice-held", reason=why, pending=len(notices))
+            return False
+        parent = app.store.get_by_id(parent_id) or parent
+        if not found.alive and parent.orchestration_parent:
+            from roost.ops import orchestrate
+
+            try:  # waking a parent that is itself a child counts against its tree's limits
+                orchestrate.wake_within_limits(app, parent)
+            except RoostError as exc:
+                app.store.log(parent, "notice-held", reason=str(exc), pending=len(notices))
+                return False
+        return _send_notices(app, parent, notices)
+
+
+def _observed(app: App, agent_id: str) -> Observation | None:
+    from roost.ops import observe
+
+    return next((o for o in observe.refresh(app) if o.agent.id == agent_id), None)
+
+
+def _send_notices(app: App, parent: Agent, notices: Sequence[queue.Notice]) -> bool:
+    from roost.ops import send
+
+    deaths = _recent_deaths(app, parent)
+    if deaths:
+        app.clock.sleep(rule.backoff(deaths))  # like supervision's restarts: 1 s, 2 s, 4 s
+    text, count = rule.message([n.text for n in notices])
+    sent = send.send(app, parent.name, text)
+    batch = notices[:count]
+    if not sent.delivered:
+        if not _alive(app, parent.id):
+            _died_on(app, parent, batch, deaths + 1)
+        app.store.log(parent, "notice-held", reason=sent.how, pending=len(notices))
+        return False
+    with app.store.write() as c:
+        queue.mark_delivered(c, [n.id for n in batch], now_iso())
+        events.append(c, parent.id, parent.name, now_iso(), "notified",
+                      {"children": [n.child_name for n in batch],
+                       "notices": [n.status for n in batch], "confirmed_by": sent.how})
+    return True
+
+
+def _alive(app: App, agent_id: str) -> bool:
+    pane = agent_panes(app.tmux.list_panes()).get(agent_id)
+    return pane is not None and not pane.dead
+
+
+def _recent_deaths(app: App, parent: Agent) -> int:
+    """How many deliveries the parent died on within the crash-loop window."""
+    since = app.clock.now() - timedelta(seconds=rule.DEATH_WINDOW)
+    return sum(1 for e in app.store.events(parent.id, limit=HISTORY)
+               if e["kind"] == "died-on-notice" and datetime.fromisoformat(e["at"]) >= since)
+
+
+def _died_on(app: App, parent: Agent, batch: Sequence[queue.Notice], deaths: int) -> None:
+    """The parent died while `batch` was being delivered: no wake for these notices any more
+    (the person's wake delivers them), a notice it died on twice is given up, and dying on
+    delivery after delivery is a crash loop (`failed` until the person wakes it)."""
+    at = now_iso()
+    given_up = [n for n in batch if n.tries + 1 >= rule.MAX_TRIES]
+    with app.store.write() as c:
+        queue.mark_tried(c, [n.id for n in batch])
+        events.append(c, parent.id, parent.name, at, "died-on-notice",
+                      {"children": [n.child_name for n in batch], "deaths": deaths})
+        queue.mark_delivered(c, [n.id for n in given_up], at)
+        for n in given_up:
+            events.append(c, parent.id, parent.name, at, "notice-dropped",
+                          {"child": n.child_name, "notice": n.status, "text": n.text,
+                           "reason": f"{parent.name} died on {rule.MAX_TRIES} deliveries of it"})
+    if deaths >= rule.MAX_DEATHS:
+        app.store.update(parent.id, last_error=(
+            f"crash loop: it died on {deaths} deliveries of notices within "
+            f"{rule.DEATH_WINDOW:.0f} s; `roost wake {parent.name}` clears it"))
+        app.store.log(parent, "failed", deaths_on_notice=deaths)
 
 
 def seen_by_parent(app: App, parent_id: str, child_ids: Sequence[str]) -> None:

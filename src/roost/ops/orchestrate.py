@@ -5,9 +5,12 @@ itself and its subtree. Results are plain dicts (JSON for the MCP client), text 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import uuid
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from datetime import datetime
 from typing import Any
 
 from roost.core import scope
@@ -146,34 +149,98 @@ def send_to(app: App, caller: scope.Caller, name: str, text: str,
     """Deliver `text` to a child; the receipt says whether it arrived and how we know. With an
     idempotency key, a retry returns the first attempt's receipt instead of sending again."""
     child = _target(app, caller, name, write=True)
+    if not idempotency_key:
+        return {**_deliver(app, caller, child, text), "duplicate": False}
     who = caller.agent_id or ""
-    if idempotency_key:
-        with app.store.write() as c:
-            earlier = queue.claim_request(c, who, idempotency_key, "send", now_iso())
-        if earlier == queue.IN_PROGRESS:
-            return {"delivered": False, "how": "an earlier attempt with this idempotency key "
-                    "is still under way; wait and retry with the same key", "duplicate": True}
-        if isinstance(earlier, dict):
-            return {**earlier, "duplicate": True}
+    # The key's lock is held by the attempt until its result is stored; the kernel drops it if
+    # the process dies (even by SIGKILL), so a claim without a result and without a holder is
+    # an abandoned one, never "under way" forever.
+    held = ExitStack()
     try:
-        sent = send.send(app, child.name, text, timeout=SEND_TIMEOUT)
+        held.enter_context(locks.hold(app.paths.locks, _key_lock(who, idempotency_key),
+                                      timeout=0))
+    except RoostError:
+        return {"delivered": False, "how": "an earlier attempt with this idempotency key "
+                "is still under way; wait and retry with the same key", "duplicate": True}
+    with held:
+        return _send_once(app, caller, child, text, who, idempotency_key)
+
+
+def _key_lock(caller: str, key: str) -> str:
+    return "request." + hashlib.sha256(f"{caller}\0{key}".encode(errors="replace")).hexdigest()
+
+
+def _send_once(app: App, caller: scope.Caller, child: Agent, text: str, who: str,
+               key: str) -> dict[str, Any]:
+    """An attempt under the key's lock: a key is bound to its child and text."""
+    digest = hashlib.sha256(text.encode(errors="replace")).hexdigest()
+    with app.store.write() as c:
+        claim = queue.claim_request(c, who, key, "send", child.id, digest, now_iso())
+    if claim.state == "other":
+        raise RoostError(f"idempotency key {key!r} was used for another message (another "
+                         "child or another text); use a new key for a new message")
+    if claim.state == "done" and claim.answer is not None:
+        return {**claim.answer, "duplicate": True}
+    earlier = _taken_since(app, child, text, claim.at) if claim.state == "abandoned" else None
+    if earlier is not None:  # the dead attempt got as far as the child: never type it twice
+        with app.store.write() as c:
+            queue.finish_request(c, who, key, earlier)
+        return {**earlier, "duplicate": True}
+    try:
+        receipt = _deliver(app, caller, child, text)
     except BaseException:
-        if idempotency_key:
-            with app.store.write() as c:
-                queue.forget_request(c, who, idempotency_key)
+        with app.store.write() as c:
+            queue.forget_request(c, who, key)
         raise
+    with app.store.write() as c:
+        queue.finish_request(c, who, key, receipt)
+    return {**receipt, "duplicate": False}
+
+
+def _taken_since(app: App, child: Agent, text: str, at: str | None) -> dict[str, Any] | None:
+    """The receipt of an abandoned attempt that the child took anyway: its UserPromptSubmit
+    with this text since the claim (CLIs with hooks); None when there is no such sign."""
+    if at is None or not traits.of(child.provider).hooks:
+        return None
+    since = datetime.fromisoformat(at).timestamp() - 1
+    events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), child.id), 0,
+                                 launch_token(app, child.id))
+    if any(e == "UserPromptSubmit" and ts >= since and send.same_message(p.get("prompt"), text)
+           for ts, e, p in events):
+        return {"name": child.name, "delivered": True,
+                "how": "hook (taken by an earlier attempt that did not finish)"}
+    return None
+
+
+def _deliver(app: App, caller: scope.Caller, child: Agent, text: str) -> dict[str, Any]:
+    if caller.agent_id is not None:  # a person's own client is not limited
+        wake_within_limits(app, child)
+    sent = send.send(app, child.name, text, timeout=SEND_TIMEOUT)
     receipt: dict[str, Any] = {"name": child.name, "delivered": sent.delivered, "how": sent.how}
     if sent.failure is not None:
         receipt["turn_failed"] = sent.failure  # it took the message; its turn failed at once
     if sent.delivered:
         _asked(app, child)
-    if idempotency_key:
-        with app.store.write() as c:
-            queue.finish_request(c, who, idempotency_key, receipt)
     parent = _caller_agent(app, caller)
     if parent is not None:
         app.store.log(parent, "child-sent", child=child.name, delivered=sent.delivered)
-    return {**receipt, "duplicate": False}
+    return receipt
+
+
+def wake_within_limits(app: App, child: Agent) -> None:
+    """Wake a stopped or hibernated child (a message or a notice for it): that counts against
+    the limits as a creation does, checked and done under the same lock (a stop, a create and a
+    message racing for the last free place must not all pass)."""
+    if child.intent == INTENT_RUNNING:
+        return  # it already counts
+    with locks.hold(app.paths.locks, "orchestration.create"):
+        found = members(app.store.agents())
+        target = next((m for m in found if m.id == child.id), None)
+        if target is None:
+            raise RoostError(f"{child.name} was removed meanwhile")
+        scope.check_wake(target, found, limits(app.settings))
+        if not target.live:
+            lifecycle.wake(app, child.name, hold=False)  # send watches it get ready
 
 
 def _asked(app: App, child: Agent) -> None:

@@ -35,7 +35,9 @@ HOOK_STATUS = {
     "PreCompact": "working",
     "SessionEnd": "exited",
 }
-NOTIFY_ON = ("Stop", "Notification", "SessionEnd")  # a child done, a parent free again
+# A child done, a parent free again, or (SessionStart) a parent woken by its person: the notices
+# held for it while it was stopped arrive then.
+NOTIFY_ON = ("Stop", "Notification", "SessionEnd", "SessionStart")
 NOTIFICATION_STATUS = {"permission_prompt": "waiting", "idle_prompt": "idle",
                        "elicitation_dialog": "waiting"}
 # A turn runs from the prompt (or a tool call seen without it) to its Stop or StopFailure.

@@ -152,6 +152,15 @@ CREATE TABLE launches (
 """
 
 
+# Issue 18 (branch notify): a notice counts the deliveries its parent died on (no wake for it
+# after one, given up after two), and an idempotency key is bound to what it was used for.
+V6 = """
+ALTER TABLE notifications ADD COLUMN tries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN target TEXT NOT NULL DEFAULT '';
+ALTER TABLE requests ADD COLUMN digest TEXT NOT NULL DEFAULT '';
+"""
+
+
 def _v5_history_from_lineage(conn: sqlite3.Connection) -> None:
     """The ids an earlier roost recorded, in their order, as changes: the reason is the source
     its `session` event gave (clear, compact...) when there is one."""
@@ -177,6 +186,7 @@ MIGRATIONS: list[Step | list[Step]] = [
     V3,
     V4,
     [V5, _v5_history_from_lineage],
+    V6,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,120 @@
+"""Parents' notices on the in-memory tmux and a manual clock (issue 18.3): a parent that dies on
+a delivery is not woken again for that notice, and one that dies on delivery after delivery is
+`failed` (a crash loop), as supervision decides for exits. The real-tmux tests in
+test_notify_e2e.py cover delivery end to end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_app import PROMPT, fake_app, fake_tmux
+
+from roost.core.clock import ManualClock
+from roost.core.model import Agent
+from roost.core.pane import agent_panes
+from roost.ops import lifecycle, notify, send
+from roost.ops.context import App
+from roost.store import orchestration as queue
+from roost.store.db import now_iso
+from roost.tmux.fake import FakeTmux
+
+
+@pytest.fixture
+def fake() -> FakeTmux:
+    return fake_tmux()
+
+
+@pytest.fixture
+def app(tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
+    app = fake_app(tmp_path, fake, ManualClock(datetime.now(UTC)), monkeypatch,
+                   {"status": {"patterns": {"command": {"idle": [PROMPT]}}}})
+    yield app
+    app.close()
+
+
+def spawn(app: App, name: str, parent: str | None = None) -> Agent:
+    place = lifecycle.Place(detached=True, orchestrated_by=parent)
+    return lifecycle.spawn(app, name, provider="command", cwd=str(app.paths.home),
+                           args=("sh",), place=place).agent
+
+
+def queue_notice(app: App, lead: Agent, kid: Agent, words: str) -> None:
+    with app.store.write() as c:
+        queue.enqueue(c, lead.id, kid.id, kid.name, "finished",
+                      f"[roost] kid finished its turn: {words}", now_iso())
+
+
+def starts(app: App, agent: Agent) -> int:
+    return sum(1 for e in app.store.events(agent.id) if e["kind"] == "started")
+
+
+@pytest.fixture
+def lethal(app: App, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every delivery kills its parent (as the notice with two Ctrl-C did): the send wakes it
+    as the real one does, types, and the parent's CLI exits before it confirms anything."""
+    typed: list[str] = []
+
+    def dies_on_delivery(app: App, name: str, text: str, *args: Any, **kw: Any) -> send.Sent:
+        lifecycle.wake(app, name, hold=False)
+        agent = app.store.require(name)
+        typed.append(text)
+        fake.exit(agent_panes(app.tmux.list_panes())[agent.id].pane_id, 0)
+        return send.Sent(False, send.NO_SIGN)
+
+    monkeypatch.setattr(send, "send", dies_on_delivery)
+    return typed
+
+
+def test_a_parent_that_dies_on_a_notice_is_not_woken_again_for_it(
+        app: App, fake: FakeTmux, lethal: list[str]):
+    lead = spawn(app, "lead")
+    kid = spawn(app, "kid", parent="lead")
+    fake.exit(fake.pane_of(lead.id).id, 0)  # asleep (it exited on its own): a notice wakes it
+    queue_notice(app, lead, kid, "two Ctrl-C")
+    before = starts(app, lead)
+    for _ in range(5):  # each death runs the delivery again (tmux's pane-died hook)
+        notify.deliver(app)
+    assert len(lethal) == 1
+    assert starts(app, lead) == before + 1
+    with app.store.write() as c:
+        assert [n.child_name for n in queue.pending(c, lead.id)] == ["kid"]  # held, not lost
+    held = [e for e in app.store.events(lead.id) if e["kind"] == "notice-held"]
+    assert "stopped on an earlier delivery" in str(held[-1])
+
+
+def test_a_parent_that_dies_on_every_notice_ends_failed(
+        app: App, fake: FakeTmux, lethal: list[str]):
+    lead = spawn(app, "lead")
+    kid = spawn(app, "kid", parent="lead")
+    for i in range(5):
+        queue_notice(app, lead, kid, f"turn {i}")
+        if app.store.require("lead").last_error is None:
+            lifecycle.wake(app, "lead", hold=False)  # restarted (its on-failure policy)
+        notify.deliver(app)
+    assert len(lethal) == 3  # deliveries back off (1 s, 2 s), then it is a crash loop
+    assert app.clock.slept[:2] == [1.0, 2.0]
+    current = app.store.require("lead")
+    assert current.last_error is not None and "crash loop" in current.last_error
+    assert any(e["kind"] == "notice-dropped" for e in app.store.events(lead.id))
+    with app.store.write() as c:  # the newer notices wait for the person's wake
+        assert [n.text[-6:] for n in queue.pending(c, lead.id)] == ["turn 2", "turn 3", "turn 4"]
+
+
+def test_a_notice_does_not_wake_a_parent_over_its_trees_limits(app: App, fake: FakeTmux):
+    # Issue 18.5: every path that makes an agent live counts against the limits; a notice that
+    # wakes a hibernated parent which is itself a child is one.
+    app.settings["orchestration"] = {"max_children": 1}
+    spawn(app, "lead")
+    mid = spawn(app, "mid", parent="lead")
+    kid = spawn(app, "kid", parent="mid")
+    lifecycle.hibernate(app, "mid")
+    spawn(app, "sib", parent="lead")  # mid's place, taken while it sleeps
+    queue_notice(app, mid, kid, "done")
+    assert notify.deliver(app) == []
+    assert app.store.require("mid").intent == "hibernated"
+    held = [e for e in app.store.events(mid.id) if e["kind"] == "notice-held"]
+    assert "orchestration.max_children = 1" in str(held[-1])
