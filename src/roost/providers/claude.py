@@ -27,13 +27,18 @@ class Claude(Provider):
     traits = CLAUDE
     default_bin = "claude"
     env_var = "ROOST_CLAUDE_BIN"
-    prompt_in_argv = True
     dangerous_flags = ("--dangerously-skip-permissions",)
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
         assert agent.provider_session_id
         return [exe, "--session-id", agent.provider_session_id, *self._settings(agent, paths_home),
-                *self._common(agent), *([prompt] if prompt else [])]
+                *self._common(agent), *self._prompt(prompt)]
+
+    def prompt_argv(self, prompt: str) -> list[str] | None:
+        """After `--`, which ends claude's options. But claude (commander) still runs a
+        subcommand named by the first operand after it (`claude -- update` updates, checked on
+        2.1.332); no subcommand's name holds a space, so a one-word prompt is typed in."""
+        return ["--", prompt] if any(ch.isspace() for ch in prompt) else None
 
     @staticmethod
     def _settings(agent: Agent, paths_home: Path) -> list[str]:
