@@ -615,7 +615,10 @@ def export_cmd() -> None:
 
 @cli.command(name="import")
 @click.argument("file", type=click.File("r"))
-def import_cmd(file: IO[str]) -> None:
+@click.option("--allow-dangerous", is_flag=True,
+              help="Keep the file's dangerous mode (the workspace's and its agents') and its "
+                   "agents' CLI arguments; without it they are left off, and listed.")
+def import_cmd(file: IO[str], allow_dangerous: bool) -> None:
     """Add the agents, tabs and pins of an export; bad input changes nothing.
 
     \b
@@ -628,7 +631,7 @@ def import_cmd(file: IO[str]) -> None:
         data = json.load(file)
     except (ValueError, RecursionError) as exc:
         raise RoostError(f"import refused, nothing changed: not JSON ({exc})", code=2) from None
-    click.echo(present.imported(transfer.import_(_app(), data)))
+    click.echo(present.imported(*transfer.import_(_app(), data, allow_dangerous)))
 
 
 # ---- status, send, supervision ---------------------------------------------------------------

@@ -9,9 +9,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from roost.core.exchange import FORMAT, VERSION, refused, validate
+from roost.core.exchange import FORMAT, VERSION, leave_off_permissions, refused, validate
 from roost.ops.context import App
 from roost.providers import traits
+from roost.providers.claude import claude_dir
 from roost.store import exchange
 from roost.store.db import now_iso
 
@@ -20,14 +21,20 @@ def export(app: App) -> dict[str, Any]:
     return {"format": FORMAT, "version": VERSION, **exchange.export_tables(app.store)}
 
 
-def import_(app: App, data: Any) -> int:
-    """Add the export's records; returns how many agents. Refused whole on the first problem."""
+def import_(app: App, data: Any, allow_dangerous: bool = False) -> tuple[int, list[str]]:
+    """Add the export's records; returns how many agents, and what was left off: unless
+    `allow_dangerous` (the person said so), nothing that turns permission checks off.
+    Refused whole on the first problem."""
     seen_at = now_iso()
+    left: list[str] = []
     try:
         with app.store.write() as c:
-            validate(data, exchange.taken(c), traits.SESSION_IDS)
+            validate(data, exchange.taken(c), traits.SESSION_IDS,
+                     {"claude": str(claude_dir(app.environ))})
+            if not allow_dangerous:
+                data, left = leave_off_permissions(data)
             exchange.insert_tables(c, data, seen_at)
     except sqlite3.IntegrityError as exc:
         # validate() checks every constraint the schema has; this is its safety net
         raise refused(f"the database refused a record ({exc})") from None
-    return len(data["agents"])
+    return len(data["agents"]), left

@@ -17,10 +17,14 @@ def project_dir_name(cwd: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", cwd)
 
 
-def transcript_path(session_id: str, cwd: str, environ: Mapping[str, str]) -> Path:
+def claude_dir(environ: Mapping[str, str]) -> Path:
+    """Claude Code's own folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
     config_dir = environ.get("CLAUDE_CONFIG_DIR")
-    root = Path(config_dir) if config_dir else user_home(environ) / ".claude"
-    return root / "projects" / project_dir_name(cwd) / f"{session_id}.jsonl"
+    return Path(config_dir) if config_dir else user_home(environ) / ".claude"
+
+
+def transcript_path(session_id: str, cwd: str, environ: Mapping[str, str]) -> Path:
+    return claude_dir(environ) / "projects" / project_dir_name(cwd) / f"{session_id}.jsonl"
 
 
 class Claude(Provider):
