@@ -113,3 +113,18 @@ def test_the_id_of_a_line_that_cannot_be_parsed(line: str, rid: Any) -> None:
     from roost.mcp.server import request_id
 
     assert request_id(line) == rid
+
+
+def test_cli_arguments_or_a_mode_from_a_caller_are_refused_not_ignored(
+        world: Env, client: RawClient) -> None:
+    client.send(call(2, "create_agent", json.dumps({
+        "provider": "claude", "name": "kid", "args": ["--dangerously-skip-permissions"]})))
+    client.send(call(3, "create_agent", json.dumps({
+        "provider": "claude", "name": "kid", "dangerous": True})))
+    for rid, extra in ((2, "args"), (3, "dangerous")):
+        reply = client.reply(rid)["result"]
+        assert reply["isError"] is True and extra in reply["content"][0]["text"], reply
+    assert world.ls() == {}
+    client.request(4, "tools/list", {})
+    [create] = [t for t in client.reply(4)["result"]["tools"] if t["name"] == "create_agent"]
+    assert create["inputSchema"]["additionalProperties"] is False

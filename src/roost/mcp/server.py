@@ -133,7 +133,19 @@ def build(environ: dict[str, str], allow_write: bool) -> MCPServer:
         """Remove a child for good: stop it and forget its record and files."""
         return call(lambda app, who: orchestrate.remove(app, who, name, confirm))
 
+    refuse_unknown_arguments(server)
     return server
+
+
+def refuse_unknown_arguments(server: MCPServer) -> None:
+    """A tool call with an argument its tool does not have (`args`, `dangerous`) is refused,
+    not run without it: CLI arguments and modes are the person's to set, never a caller's, and
+    a caller must not believe it set them. The SDK ignores such arguments by default."""
+    for tool in server._tool_manager.list_tools():  # no public name for a tool's model
+        model = tool.fn_metadata.arg_model
+        model.model_config["extra"] = "forbid"
+        model.model_rebuild(force=True)
+        tool.parameters = model.model_json_schema(by_alias=True)
 
 
 def serve(environ: dict[str, str], allow_write: bool) -> None:
