@@ -91,3 +91,12 @@ def test_a_key_roost_does_not_know_is_refused(world: Env) -> None:
     data["padding"] = "x" * 1_000_000
     assert_refused(world, "import", write(world, data), code=2,
                    says="'padding' is not part of a roost workspace export")
+
+
+@pytest.mark.parametrize("change", [{"cwd": "/srv/\ud800"}, {"last_error": "x\ud800"},
+                                    {"args": ["--model", "\udfff"]}],
+                         ids=["cwd", "last_error", "args"])
+def test_a_lone_surrogate_anywhere_is_one_line_not_a_traceback(
+        world: Env, change: dict[str, Any]) -> None:
+    assert_refused(world, "import", "--allow-dangerous", write(world, one_agent(**change)),
+                   code=2, says="holds a lone surrogate")

@@ -215,6 +215,7 @@ def validate(data: Any, taken: Taken, providers: Mapping[str, str],
     agent's transcript must be."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise refused(f"not a roost workspace export (format must be {FORMAT!r})")
+    _require("a string", not_text(data))
     unknown = sorted(set(data) - set(TOP_LEVEL), key=str)
     if unknown:
         raise refused(f"{_shown(unknown[0])} is not part of a roost workspace export "
@@ -238,6 +239,25 @@ def validate(data: Any, taken: Taken, providers: Mapping[str, str],
             raise refused(f"pin {pin!r} is not an agent of this file")
     if len(set(data["pins"])) != len(data["pins"]):
         raise refused("an agent is pinned twice")
+
+
+def not_text(data: Any) -> str | None:
+    """Whether any string of the parsed file, key or value, is no text: JSON's `\\ud800` (a lone
+    surrogate) parses, but no database, file name or command line can hold it. Walked without
+    recursion: the file's depth is whatever the JSON parser allowed."""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack += [*node.keys(), *node.values()]
+        elif isinstance(node, list):
+            stack += node
+        elif isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"{_shown(node)} holds a lone surrogate (\\ud800-\\udfff), which is no text"
+    return None
 
 
 def transcript_problem(agent: dict[str, Any], provider_dirs: Mapping[str, str]) -> str | None:
