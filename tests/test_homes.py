@@ -36,7 +36,8 @@ def test_spawn_builds_a_home_with_a_keeper_and_the_agent_in_its_own_window(world
     world.wait_screen("alpha:0", "running (pid")
     # claude was started with the minted session id and the prompt as its first message
     start = world.last_start(1)
-    assert core_argv(start) == ["--session-id", a["provider_session_id"], "hello roost"]
+    assert core_argv(start) == ["--session-id", a["provider_session_id"], "--",
+                               "hello roost"]
     assert start["cwd"] == str(world.tmp / "work")
     world.wait_screen(agent["pane_id"], "echo: hello roost")
 

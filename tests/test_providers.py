@@ -26,7 +26,7 @@ def test_claude_starts_with_minted_id_and_prompt(tmp_path: Path) -> None:
     argv = get("claude").start_argv(a, "/bin/claude", "hello there", tmp_path)
     settings = tmp_path / "agents" / "rid" / "claude-settings.json"
     assert argv == ["/bin/claude", "--session-id", SID, "--settings", str(settings),
-                    "--dangerously-skip-permissions", "--model", "opus", "hello there"]
+                    "--dangerously-skip-permissions", "--model", "opus", "--", "hello there"]
     written = json.loads(settings.read_text())
     assert written["cleanupPeriodDays"] >= 3650
     assert set(written["hooks"]) >= {"SessionStart", "UserPromptSubmit", "Stop", "Notification",
@@ -66,7 +66,7 @@ def test_codex_start_and_resume(tmp_path: Path) -> None:
     a = agent("codex", dangerous=True)
     # --no-daemon: no shared app-server that `roost kill` could take down with the agent
     assert codex.start_argv(a, "/codex", "do it", tmp_path) == [
-        "/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "do it"]
+        "/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "--", "do it"]
     with pytest.raises(NotResumable, match="session id is not known"):
         codex.resume_argv(a, "/codex", {}, tmp_path)
     known = a.replace(provider_session_id=SID)
@@ -149,7 +149,7 @@ def test_gemini_starts_with_the_id_roost_chose_and_resumes_its_file(tmp_path: Pa
     assert sid is not None
     a = agent("gemini", dangerous=True, provider_session_id=sid)
     assert gemini.start_argv(a, "/g", "hi", tmp_path) == [
-        "/g", "--session-id", sid, "--yolo", "-i", "hi"]
+        "/g", "--session-id", sid, "--yolo", "--prompt-interactive=hi"]
     env = {"HOME": str(tmp_path)}
     # no chat file: gemini deletes one that holds no message, so start again under the same id
     assert gemini.resume_argv(a, "/g", env, tmp_path) == ["/g", "--session-id", sid, "--yolo"]

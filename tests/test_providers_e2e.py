@@ -25,7 +25,8 @@ def test_codex_session_id_is_learned_from_its_rollout_and_resumed(world: Env) ->
                 "--cwd", str(world.tmp / "work"))
     start = world.last_start(1)
     assert without_mcp(start["argv"]) == ["--no-daemon",
-                                          "--dangerously-bypass-approvals-and-sandbox", "hi codex"]
+                                          "--dangerously-bypass-approvals-and-sandbox", "--",
+                                          "hi codex"]
     sid = start["session_id"]
     assert world.wait_for(lambda: world.ls()["cx"]["provider_session_id"] == sid,
                           what="codex id learned")
@@ -59,7 +60,8 @@ def test_gemini_starts_with_roosts_id_and_resumes_its_file(world: Env) -> None:
                 "--cwd", str(world.tmp / "work"))
     start = world.last_start(1)
     sid = world.ls()["gm"]["provider_session_id"]
-    assert start["argv"] == ["--session-id", sid, "-i", "hello"] and start["session_id"] == sid
+    assert start["argv"] == ["--session-id", sid, "--prompt-interactive=hello"]
+    assert start["session_id"] == sid
     world.wait_for(lambda: "hello" in gemini_file(world, sid).read_text(), what="chat file")
     world.roost("kill", "gm")
     world.roost("wake", "gm")

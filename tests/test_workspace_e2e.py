@@ -206,7 +206,8 @@ def test_export_import_round_trip_exactly_and_bad_input_changes_nothing(world: E
         a["name"] = "n" + a["name"]
     refused(renamed, "already belongs to another agent")  # its conversations are taken
     for a in renamed["agents"]:
-        a["provider_session_id"], a["session_history"] = None, []
+        # no conversation, so no transcript of one either (an agent's own files only)
+        a["provider_session_id"], a["session_history"], a["transcript_path"] = None, [], None
     refused(renamed, "tab name")  # its tabs exist already
     for t in renamed["tabs"]:
         t["name"] = "n" + t["name"]

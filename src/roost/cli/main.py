@@ -650,7 +650,10 @@ def export_cmd() -> None:
 
 @cli.command(name="import")
 @click.argument("file", type=click.File("r"))
-def import_cmd(file: IO[str]) -> None:
+@click.option("--allow-dangerous", is_flag=True,
+              help="Keep the file's dangerous mode (the workspace's and its agents') and its "
+                   "agents' CLI arguments; without it they are left off, and listed.")
+def import_cmd(file: IO[str], allow_dangerous: bool) -> None:
     """Add the agents, tabs and pins of an export; bad input changes nothing.
 
     \b
@@ -664,7 +667,7 @@ def import_cmd(file: IO[str]) -> None:
     except (ValueError, RecursionError) as exc:
         raise RoostError(f"import refused, nothing changed: not JSON ({exc})", code=2) from None
     app = _app()
-    click.echo(present.imported(transfer.import_(app, data)))
+    click.echo(present.imported(*transfer.import_(app, data, allow_dangerous)))
     for name, why in transfer.cannot_resume(app, [a["id"] for a in data["agents"]]):
         click.echo(present.cannot_resume(name, why), err=True)
 

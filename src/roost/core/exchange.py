@@ -26,6 +26,7 @@ from roost.core.names import name_problem
 
 FORMAT = "roost-workspace"
 VERSION = 1
+TOP_LEVEL = ("format", "version", "tabs", "agents", "pins", "settings", "agent_files")
 AGENT_FIELDS = tuple(f.name for f in dataclasses.fields(Agent))
 
 INTENTS = (INTENT_RUNNING, INTENT_STOPPED, INTENT_HIBERNATED)
@@ -37,6 +38,9 @@ STATUS_SOURCES = ("hook", "screen", "process", "store")
 SIDES = ("a", "b")
 # The settings table, key by key: the exact values roost writes (store/workspace.py).
 SETTINGS = {"dangerous": ("0", "1")}
+# The provider whose session files roost records a path of (from its hooks), and the folder
+# under its own directory that holds them: a transcript path is read back to callers.
+TRANSCRIPTS = {"claude": "projects"}
 
 MAX_INT = 2 ** 63 - 1  # SQLite's INTEGER
 MAX_PATH = 4096
@@ -203,11 +207,19 @@ def _require(where: str, problem: str | None) -> None:
 
 
 # ---- the file ------------------------------------------------------------------------------
-def validate(data: Any, taken: Taken, providers: Mapping[str, str]) -> None:
+def validate(data: Any, taken: Taken, providers: Mapping[str, str],
+             provider_dirs: Mapping[str, str] | None = None) -> None:
     """Raise a clear error for the first thing wrong with `data` (parsed JSON). `providers`
-    maps each provider's name to how its session ids become known (its traits)."""
+    maps each provider's name to how its session ids become known (its traits);
+    `provider_dirs` a provider's own directory on this machine (claude's ~/.claude), where an
+    agent's transcript must be."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise refused(f"not a roost workspace export (format must be {FORMAT!r})")
+    _require("a string", not_text(data))
+    unknown = sorted(set(data) - set(TOP_LEVEL), key=str)
+    if unknown:
+        raise refused(f"{_shown(unknown[0])} is not part of a roost workspace export "
+                      f"(it has {', '.join(TOP_LEVEL)})")
     if data.get("version") != VERSION:
         raise refused(f"unsupported export version {_shown(data.get('version'))} "
                       f"(this roost reads {VERSION})")
@@ -216,6 +228,8 @@ def validate(data: Any, taken: Taken, providers: Mapping[str, str]) -> None:
             raise refused(f"{key!r} must be a {kind.__name__}")
     _check_settings(data["settings"])
     ids = _check_agents(data["agents"], taken, providers)
+    for i, a in enumerate(data["agents"]):
+        _require(f"agents[{i}].transcript_path", transcript_problem(a, provider_dirs or {}))
     tiled, tab_ids = _check_tabs(data["tabs"], ids, taken)
     _check_placements(data["agents"], ids, tiled, tab_ids)
     for i, pin in enumerate(data["pins"]):
@@ -225,6 +239,64 @@ def validate(data: Any, taken: Taken, providers: Mapping[str, str]) -> None:
             raise refused(f"pin {pin!r} is not an agent of this file")
     if len(set(data["pins"])) != len(data["pins"]):
         raise refused("an agent is pinned twice")
+
+
+def not_text(data: Any) -> str | None:
+    """Whether any string of the parsed file, key or value, is no text: JSON's `\\ud800` (a lone
+    surrogate) parses, but no database, file name or command line can hold it. Walked without
+    recursion: the file's depth is whatever the JSON parser allowed."""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack += [*node.keys(), *node.values()]
+        elif isinstance(node, list):
+            stack += node
+        elif isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"{_shown(node)} holds a lone surrogate (\\ud800-\\udfff), which is no text"
+    return None
+
+
+def transcript_problem(agent: dict[str, Any], provider_dirs: Mapping[str, str]) -> str | None:
+    """A transcript path must name one of the agent's own conversations in its provider's
+    folder on this machine: `<dir>/projects/<folder>/<session id>.jsonl`, nothing else (roost
+    reads it back to the agent's parent; /etc/shadow is no transcript)."""
+    path = agent["transcript_path"]
+    if path is None:
+        return None
+    root, folder = provider_dirs.get(agent["provider"]), TRANSCRIPTS.get(agent["provider"])
+    if root is None or folder is None:
+        return f"{agent['provider']} agents keep no transcript path"
+    sessions = {*agent["session_history"], agent["provider_session_id"]}
+    parts = path[len(root):].split("/") if path.startswith(root.rstrip("/") + "/") else []
+    if (len(parts) != 4 or parts[:2] != ["", folder] or parts[2] in ("", ".", "..")
+            or parts[3] not in {f"{sid}.jsonl" for sid in sessions if sid}):
+        return (f"{_shown(path)} is not one of this agent's conversations "
+                f"({root.rstrip('/')}/{folder}/<folder>/<its session id>.jsonl)")
+    return None
+
+
+def leave_off_permissions(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A checked export without what could turn permission checks off: the workspace's
+    dangerous mode, its agents' and their CLI arguments (any argument can: claude's
+    `--settings`, codex's `-c`, a `command` agent's program). Returns the rest, and what was
+    left off, for the person to read."""
+    left: list[str] = []
+    settings = dict(data["settings"])
+    if settings.get("dangerous") == "1":
+        del settings["dangerous"]
+        left.append("settings.dangerous")
+    agents = []
+    for a in data["agents"]:
+        if a["dangerous"]:
+            left.append(f"{a['name']}: dangerous mode")
+        if a["args"]:
+            left.append(f"{a['name']}: arguments {_shown(' '.join(a['args']))}")
+        agents.append({**a, "dangerous": False, "args": []})
+    return {**data, "settings": settings, "agents": agents}, left
 
 
 def _check_settings(settings: dict[str, Any]) -> None:

@@ -274,8 +274,12 @@ def collected(found: Sequence[tuple[str, str]], dry_run: bool) -> str:
     return "".join(f"{verb} {name}: {why}\n" for name, why in found)
 
 
-def imported(count: int) -> str:
-    return f"imported {count} agents; roost restore starts the tiles"
+def imported(count: int, left_off: list[str] | None = None) -> str:
+    said = f"imported {count} agents; roost restore starts the tiles"
+    if not left_off:
+        return said
+    return (f"{said}\nleft off (`roost import --allow-dangerous FILE` keeps them): "
+            + "; ".join(left_off))
 
 
 # ---- tabs --------------------------------------------------------------------------------------

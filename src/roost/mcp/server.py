@@ -6,12 +6,18 @@ Imported only by `roost mcp`: nothing else loads the SDK.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
+import anyio
+import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp.server.stdio import stdio_server
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
+from pydantic import Field, ValidationError
 
 from roost.core.errors import RoostError
 from roost.core.scope import Caller
@@ -127,7 +133,19 @@ def build(environ: dict[str, str], allow_write: bool) -> MCPServer:
         """Remove a child for good: stop it and forget its record and files."""
         return call(lambda app, who: orchestrate.remove(app, who, name, confirm))
 
+    refuse_unknown_arguments(server)
     return server
+
+
+def refuse_unknown_arguments(server: MCPServer) -> None:
+    """A tool call with an argument its tool does not have (`args`, `dangerous`) is refused,
+    not run without it: CLI arguments and modes are the person's to set, never a caller's, and
+    a caller must not believe it set them. The SDK ignores such arguments by default."""
+    for tool in server._tool_manager.list_tools():  # no public name for a tool's model
+        model = tool.fn_metadata.arg_model
+        model.model_config["extra"] = "forbid"
+        model.model_rebuild(force=True)
+        tool.parameters = model.model_json_schema(by_alias=True)
 
 
 def serve(environ: dict[str, str], allow_write: bool) -> None:
@@ -136,4 +154,109 @@ def serve(environ: dict[str, str], allow_write: bool) -> None:
         orchestrate.caller_from(app, allow_write)  # a wrong identity fails at start, loudly
     finally:
         app.close()
-    build(environ, allow_write).run("stdio")
+    anyio.run(run_stdio, build(environ, allow_write))
+
+
+# ---- every request gets an answer ----------------------------------------------------------
+async def run_stdio(server: MCPServer) -> None:
+    """The SDK's stdio server, with a screen in front: a line the SDK cannot read (JSON it
+    refuses: a lone surrogate escape, nesting deeper than its limit; or no JSON-RPC message)
+    reaches its loop only as an exception, which it logs and answers never, so the caller
+    would wait for ever. The screen answers it with a JSON-RPC error for its id instead."""
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs (no public name)
+    async with stdio_server() as (read_stream, write_stream):
+        screened_send, screened = create_context_streams[SessionMessage | Exception](0)
+
+        async def screen() -> None:
+            async with screened_send:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        await write_stream.send(SessionMessage(refusal(item)))
+                    else:
+                        await screened_send.send(item)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(screen)
+            await lowlevel.run(screened, write_stream, lowlevel.create_initialization_options())
+
+
+def refusal(exc: Exception) -> types.JSONRPCError:
+    """The error reply to a line that could not be read: a parse error (-32700) or an invalid
+    request (-32600), for the line's own id when one can be found (else null, as JSON-RPC
+    says)."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    if not errors or errors[0].get("type") == "json_invalid":
+        line = errors[0].get("input") if errors else None
+        rid = request_id(line) if isinstance(line, str) else None
+        return _error(rid, types.PARSE_ERROR, "the message is not JSON roost can read (a lone "
+                      "surrogate escape, or nested too deep)")
+    # JSON, but no message: the branches that miss a key were given the whole object
+    whole: dict[str, Any] = next((e["input"] for e in errors if e.get("type") == "missing"
+                  and isinstance(e.get("input"), dict)), {})
+    rid = whole.get("id")
+    valid = (isinstance(rid, int) and not isinstance(rid, bool)) or \
+        (isinstance(rid, str) and is_text(rid))
+    return _error(rid if valid else None, types.INVALID_REQUEST,
+                  "the message is not a JSON-RPC request")
+
+
+def _error(rid: int | str | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=rid,
+                              error=types.ErrorData(code=code, message=message))
+
+
+def request_id(line: str) -> int | str | None:
+    """The value of `"id"` among a JSON object's own keys, read without parsing the rest (it
+    may be what could not be parsed); None when there is none that is a number or a string."""
+    depth, i, key_next = 0, 0, False
+    while i < len(line):
+        ch = line[i]
+        if ch == '"':
+            end = _string_end(line, i)
+            if depth == 1 and key_next and line[i:end] == '"id"':
+                return _id_value(line[end:].lstrip())
+            key_next = False
+            i = end
+            continue
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        if ch in "{," and depth == 1:
+            key_next = True
+        i += 1
+    return None
+
+
+def _string_end(line: str, start: int) -> int:
+    """The index just past the JSON string starting at `start` (escapes skipped)."""
+    i = start + 1
+    while i < len(line) and line[i] != '"':
+        i += 2 if line[i] == "\\" else 1
+    return i + 1
+
+
+def _id_value(rest: str) -> int | str | None:
+    if not rest.startswith(":"):
+        return None
+    value = rest[1:].lstrip()
+    if value.startswith('"'):
+        text = value[:_string_end(value, 0)]
+        try:
+            found = json.loads(text)
+        except ValueError:
+            return None
+        return found if isinstance(found, str) and is_text(found) else None
+    digits = value[:len(value) - len(value.lstrip("-0123456789"))]
+    try:
+        return int(digits)
+    except ValueError:
+        return None
+
+
+def is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

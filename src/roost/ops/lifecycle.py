@@ -32,6 +32,7 @@ from roost.core.model import (
 from roost.core.names import check_name
 from roost.core.pane import Pane
 from roost.core.present import command, shell_word
+from roost.core.prompts import prompt_problem
 from roost.core.reconcile import agent_panes, view
 from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
 from roost.ops.learn import apply_hook_log, learn_session_ids
@@ -106,6 +107,8 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
           args: tuple[str, ...] = (), place: Place = Place(),
           restart: str = "never", mcp: bool = True) -> WakeResult:
     check_name(name)
+    if prompt is not None and (problem := prompt_problem(prompt)):
+        raise RoostError(f"invalid prompt: {problem}", code=2)
     if restart not in ("never", "on-failure"):
         raise RoostError("--restart must be never or on-failure", code=2)
     if home is not None:
@@ -161,11 +164,12 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
             mcpwire.mark_in_tree(str(app.paths.home), agent.id)
             mcpwire.mark_in_tree(str(app.paths.home), orchestrator.id)
         _prepare_mcp(app, agent)
-        argv = impl.start_argv(agent, exe, prompt if impl.prompt_in_argv else None, app.paths.home)
+        on_argv = prompt if prompt and impl.prompt_argv(prompt) is not None else None
+        argv = impl.start_argv(agent, exe, on_argv, app.paths.home)
         with _failure_recorded(app, agent):
             result = _launch(app, agent, argv)
     _check_held(app, result)
-    if prompt and not impl.prompt_in_argv:
+    if prompt and on_argv is None:
         _type_prompt(app, result, prompt)
     return result
 

@@ -16,11 +16,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from roost.core.exchange import FORMAT, VERSION, check_agent_files, refused, validate
+from roost.core.exchange import (
+    FORMAT,
+    VERSION,
+    check_agent_files,
+    leave_off_permissions,
+    refused,
+    validate,
+)
 from roost.core.model import Agent
 from roost.ops.context import App
 from roost.providers import base as prov
 from roost.providers import traits
+from roost.providers.claude import claude_dir
 from roost.store import exchange
 from roost.store.db import now_iso
 
@@ -42,19 +50,25 @@ def _own_files(app: App) -> dict[str, dict[str, str]]:
     return found
 
 
-def import_(app: App, data: Any) -> int:
-    """Add the export's records; returns how many agents. Refused whole on the first problem."""
+def import_(app: App, data: Any, allow_dangerous: bool = False) -> tuple[int, list[str]]:
+    """Add the export's records; returns how many agents, and what was left off: unless
+    `allow_dangerous` (the person said so), nothing that turns permission checks off.
+    Refused whole on the first problem."""
     seen_at = now_iso()
+    left: list[str] = []
     try:
         with app.store.write() as c:
-            validate(data, exchange.taken(c), traits.SESSION_IDS)
+            validate(data, exchange.taken(c), traits.SESSION_IDS,
+                     {"claude": str(claude_dir(app.environ))})
             files = check_agent_files(data.get("agent_files"), {a["id"] for a in data["agents"]})
+            if not allow_dangerous:
+                data, left = leave_off_permissions(data)
             exchange.insert_tables(c, data, seen_at)
             _write_files(app, files)  # in the transaction: a failed write changes nothing
     except sqlite3.IntegrityError as exc:
         # validate() checks every constraint the schema has; this is its safety net
         raise refused(f"the database refused a record ({exc})") from None
-    return len(data["agents"])
+    return len(data["agents"]), left
 
 
 def _write_files(app: App, files: Mapping[str, Mapping[str, str]]) -> None:

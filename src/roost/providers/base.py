@@ -39,7 +39,6 @@ class Provider:
     traits: known.Traits = known.COMMAND  # hooks, session ids, Enter delay, screen patterns
     default_bin = ""
     env_var = ""
-    prompt_in_argv = False  # the first prompt can go on the command line
     dangerous_flags: tuple[str, ...] = ()
 
     @property
@@ -74,8 +73,17 @@ class Provider:
             return None
         return str(uuid.uuid4())
 
+    def prompt_argv(self, prompt: str) -> list[str] | None:
+        """The arguments that give this CLI `prompt` as its first message, read as text only
+        (never as an option or a subcommand, whatever it holds); None when the command line
+        cannot carry it that way: it is typed in once the CLI is up."""
+        return None
+
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
         raise NotImplementedError
+
+    def _prompt(self, prompt: str | None) -> list[str]:
+        return (self.prompt_argv(prompt) or []) if prompt else []
 
     def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
                     paths_home: Path) -> list[str]:

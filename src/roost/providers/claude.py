@@ -17,23 +17,32 @@ def project_dir_name(cwd: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", cwd)
 
 
-def transcript_path(session_id: str, cwd: str, environ: Mapping[str, str]) -> Path:
+def claude_dir(environ: Mapping[str, str]) -> Path:
+    """Claude Code's own folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
     config_dir = environ.get("CLAUDE_CONFIG_DIR")
-    root = Path(config_dir) if config_dir else user_home(environ) / ".claude"
-    return root / "projects" / project_dir_name(cwd) / f"{session_id}.jsonl"
+    return Path(config_dir) if config_dir else user_home(environ) / ".claude"
+
+
+def transcript_path(session_id: str, cwd: str, environ: Mapping[str, str]) -> Path:
+    return claude_dir(environ) / "projects" / project_dir_name(cwd) / f"{session_id}.jsonl"
 
 
 class Claude(Provider):
     traits = CLAUDE
     default_bin = "claude"
     env_var = "ROOST_CLAUDE_BIN"
-    prompt_in_argv = True
     dangerous_flags = ("--dangerously-skip-permissions",)
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
         assert agent.provider_session_id
         return [exe, "--session-id", agent.provider_session_id, *self._settings(agent, paths_home),
-                *self._common(agent), *([prompt] if prompt else [])]
+                *self._common(agent), *self._prompt(prompt)]
+
+    def prompt_argv(self, prompt: str) -> list[str] | None:
+        """After `--`, which ends claude's options. But claude (commander) still runs a
+        subcommand named by the first operand after it (`claude -- update` updates, checked on
+        2.1.332); no subcommand's name holds a space, so a one-word prompt is typed in."""
+        return ["--", prompt] if any(ch.isspace() for ch in prompt) else None
 
     @staticmethod
     def _settings(agent: Agent, paths_home: Path) -> list[str]:

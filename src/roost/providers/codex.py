@@ -122,12 +122,16 @@ class Codex(Provider):
     traits = CODEX
     default_bin = "codex"
     env_var = "ROOST_CODEX_BIN"
-    prompt_in_argv = True
     dangerous_flags = ("--dangerously-bypass-approvals-and-sandbox",)
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
         return [exe, *self._own_server(agent), *self._mcp(agent, paths_home),
-                *self._common(agent), *([prompt] if prompt else [])]
+                *self._common(agent), *self._prompt(prompt)]
+
+    def prompt_argv(self, prompt: str) -> list[str] | None:
+        """After `--`: codex (clap) reads every later argument as the prompt, neither an
+        option nor a subcommand (`codex -- resume` is the prompt "resume"; checked on 0.169.0)."""
+        return ["--", prompt]
 
     def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
                     paths_home: Path) -> list[str]:

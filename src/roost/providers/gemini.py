@@ -163,13 +163,18 @@ class Gemini(Provider):
     traits = GEMINI
     default_bin = "gemini"
     env_var = "ROOST_GEMINI_BIN"
-    prompt_in_argv = True
     dangerous_flags = ("--yolo",)
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
         assert agent.provider_session_id
         return [exe, "--session-id", agent.provider_session_id, *self._common(agent),
-                *(["-i", prompt] if prompt else [])]
+                *self._prompt(prompt)]
+
+    def prompt_argv(self, prompt: str) -> list[str] | None:
+        """The option and its value in one argument: `-i --yolo` would be two options, but
+        yargs takes everything after `--prompt-interactive=` as the value, newlines too
+        (checked on 0.61.0). Not a positional: those can name a subcommand (`mcp`)."""
+        return [f"--prompt-interactive={prompt}"]
 
     def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
                     paths_home: Path) -> list[str]:
