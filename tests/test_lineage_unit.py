@@ -98,7 +98,7 @@ def test_v4_lineage_becomes_the_v5_history(tmp_path: Path) -> None:
     path = tmp_path / "roost.db"
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN")
-    schema.apply(conn, 0)
+    schema.apply(conn, 0, 4)
     conn.execute("INSERT INTO agents (id, name, provider, cwd, home, created_at, intent) "
                  "VALUES ('id-a', 'a', 'claude', '/w', 'a', 't0', 'running')")
     conn.executemany("INSERT INTO provider_sessions VALUES (?, 'id-a', ?)",
@@ -106,10 +106,6 @@ def test_v4_lineage_becomes_the_v5_history(tmp_path: Path) -> None:
     conn.execute("INSERT INTO events (agent_id, agent_name, at, kind, detail) VALUES "
                  "('id-a', 'a', '2027-01-02', 'session', ?)",
                  (json.dumps({"session_id": NEW, "previous": OLD, "source": "compact"}),))
-    conn.execute("DELETE FROM session_history")
-    conn.execute("DROP TABLE session_history")
-    conn.execute("DROP TABLE launches")
-    conn.execute("PRAGMA user_version = 4")
     conn.execute("COMMIT")
     conn.close()
     store = Store.open(path)

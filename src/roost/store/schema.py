@@ -202,16 +202,17 @@ def statements(script: str) -> list[str]:
     return found
 
 
-def apply(conn: sqlite3.Connection, from_version: int) -> None:
-    """Run the migrations after `from_version`; the caller holds the write transaction."""
-    for step in MIGRATIONS[from_version:]:
+def apply(conn: sqlite3.Connection, from_version: int, to_version: int = SCHEMA_VERSION) -> None:
+    """Run the migrations after `from_version` up to `to_version` (tests make older stores
+    this way); the caller holds the write transaction."""
+    for step in MIGRATIONS[from_version:to_version]:
         for part in step if isinstance(step, list) else [step]:
             if callable(part):
                 part(conn)
             else:
                 for statement in statements(part):
                     conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    conn.execute(f"PRAGMA user_version = {to_version}")
 
 
 # The append-only event log is left out: it grows with every status change (its quick check
