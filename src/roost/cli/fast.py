@@ -1,8 +1,8 @@
 """`roost ls`'s fast path: one SELECT, one `tmux list-panes -a`, at most one chained
 `capture-pane` call, and the hook logs' last lines, run through the status pipeline
-(ops/observe.py's `statuses`). Built to start fast: it imports only os, sys, time, sqlite3 and
-roost's import-light modules (no Click, no dataclasses, no typing, no subprocess), because people
-and scripts run `roost ls` all the time.
+(ops/observe.py's `statuses`). Built to start fast: it imports only os, sys, time, sqlite3 (in
+the store) and roost's import-light modules (no Click, no dataclasses, no typing, no
+subprocess), because people and scripts run `roost ls` all the time.
 
 It only reads. It hands over to the full CLI (returns None) whenever there is something to write
 or fix: a missing, damaged or older database, session ids to learn, unread hook events, a
@@ -12,13 +12,11 @@ status that changed since it was stored, or a pane whose exit status tmux has no
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 import time
 
 from roost.core import observation, present, settings
 from roost.ops import learn, observe
-from roost.store import schema
 from roost.store import status as listing
 from roost.system import locate
 from roost.tmux import format as panefmt
@@ -41,12 +39,9 @@ def fast(as_json: bool) -> int | None:
         if settings.problems(config):
             return None  # the full CLI says what is wrong with it
         tmux = locate.tmux_binary(config)
-        conn = sqlite3.connect(db, isolation_level=None, timeout=30.0)
-        conn.execute("PRAGMA busy_timeout = 30000")
-        if conn.execute("PRAGMA user_version").fetchone()[0] != schema.SCHEMA_VERSION:
-            return None
-        if schema.damage(conn):
-            return None  # the full CLI refuses a damaged database, with what to do
+        conn = listing.open_current(db)
+        if conn is None:
+            return None  # an older or damaged store: the full CLI says what to do
         records = listing.records(conn, history=as_json)
         if any(learn.awaits_session_id(r) for r in records):
             return None
@@ -68,7 +63,7 @@ def fast(as_json: bool) -> int | None:
     except TmuxSilent as silent:
         sys.stderr.write(f"roost: {silent}\n")
         return 5
-    except (sqlite3.DatabaseError, OSError, ValueError, _HandOver):
+    except (listing.Unreadable, OSError, ValueError, _HandOver):
         return None
     sys.stdout.write(present.render(found, as_json))
     return 0

@@ -6,7 +6,6 @@ The format and its rules are core/exchange.py; the rows are read and written by 
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from roost.core.exchange import FORMAT, VERSION, refused, validate
@@ -27,7 +26,7 @@ def import_(app: App, data: Any) -> int:
         with app.store.write() as c:
             validate(data, exchange.taken(c), traits.SESSION_IDS)
             exchange.insert_tables(c, data, seen_at)
-    except sqlite3.IntegrityError as exc:
+    except exchange.RecordRefused as exc:
         # validate() checks every constraint the schema has; this is its safety net
         raise refused(f"the database refused a record ({exc})") from None
     return len(data["agents"])
