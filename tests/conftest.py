@@ -239,3 +239,11 @@ def private_home(world: Env) -> Iterator[Path]:
                    env=world.env, check=False)
     kill_tagged_processes(world.env["ROOST_HOME"])
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that starts a real tmux server (through `world`) is marked `tmux`, whatever
+    its module says, so `pytest -m "not tmux"` is the fast daily run (README)."""
+    for item in items:
+        if "world" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.tmux)

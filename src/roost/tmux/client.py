@@ -356,15 +356,25 @@ class Tmux:
         return "\n".join(rows[-lines:]) + ("\n" if rows else "")
 
     def capture_many(self, pane_ids: list[str], marker: str) -> dict[str, str]:
-        """Many panes' last lines in one tmux call (panefmt.capture_args)."""
+        """Many panes' last lines in one tmux call (panefmt.capture_args). A pane gone since
+        the listing stops tmux's command list there (rc 1, the screens before it printed):
+        it is left out and the panes after it are asked again, so one closed window never
+        costs the other agents their screens."""
         found: dict[str, str] = {}
-        for batch in capture_batches(pane_ids, marker):
-            try:
-                found.update(split_captures(self.run(*capture_args(batch, marker)), marker))
-            except TmuxTimeout:
-                raise
-            except TmuxError:
-                pass  # a pane died between the listing and the capture: no screen this time
+        left = list(pane_ids)
+        while left:
+            batch = capture_batches(left, marker)[0]
+            self.calls += 1
+            code, out, err = self._call(self.argv(*capture_args(batch, marker)), "capture-pane")
+            got = split_captures(out, marker)
+            found.update({p: got[p] for p in batch if p in got})
+            if code == 0:
+                left = left[len(batch):]
+            elif any(s in err for s in _NO_SERVER):
+                break
+            else:  # the first pane of the batch without its screen is the one that is gone
+                gone = next((i for i, p in enumerate(batch) if p not in got), len(batch) - 1)
+                left = left[gone + 1:]
         return found
 
     def paste(self, pane_id: str, text: str, buffer: str) -> None:
