@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from conftest import Env
 from roost.tmux.fake import FakeTmux
 from roost.tmux.protocol import DuplicateSession, TmuxClient, TmuxError
+
+from conftest import Env
 
 
 @dataclass
@@ -47,7 +48,7 @@ class Side:
         return screen.strip() in self.tmux.capture(pane, 10)
 
 
-@pytest.fixture(params=["real", "fake"])
+@pytest.fixture(params=[pytest.param("real", marks=pytest.mark.tmux), "fake"])
 def side(request: pytest.FixtureRequest) -> Iterator[Side]:
     if request.param == "fake":
         yield Side(FakeTmux(), None)

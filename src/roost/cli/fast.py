@@ -20,6 +20,7 @@ from roost.ops import learn, observe
 from roost.store import status as listing
 from roost.system import locate
 from roost.tmux import format as panefmt
+from roost.tmux import run
 from roost.tmux import timeout as tmux_timeout
 
 
@@ -94,55 +95,18 @@ class TmuxSilent(Exception):
 
 
 def _tmux(tmux: str, socket: str, args: list[str]) -> str | None:
-    """A tmux client call through posix_spawn (the subprocess module costs ~10 ms to import),
-    bounded by the same time limit as every other tmux call (tmux/timeout.py). "" when no
-    server runs; None on anything unexpected (tmux missing, an error)."""
+    """One tmux client call through the runner every tmux call uses (tmux/run.py), bounded by
+    the same time limit (tmux/timeout.py). "" when no server runs; None on anything unexpected
+    (tmux missing, an error)."""
     argv = [tmux, "-u", "-L", socket, "-f", "/dev/null", *args]
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    try:
-        pid = os.posix_spawnp(tmux, argv, locate.tmux_client_env(os.environ), setpgroup=0,
-                              file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                                            (os.POSIX_SPAWN_DUP2, out_w, 1),
-                                            (os.POSIX_SPAWN_DUP2, err_w, 2)])
-    except OSError:
-        for fd in (out_r, out_w, err_r, err_w):
-            os.close(fd)
-        return None
-    os.close(out_w)
-    os.close(err_w)
     limit = tmux_timeout.seconds(os.environ)  # ValueError: the full CLI says what is wrong
     try:
-        data, error = _read_both(out_r, err_r, time.monotonic() + limit)
-    except TmuxSilent:
-        os.killpg(pid, 9)  # the client and anything it started (its own process group)
-        os.waitpid(pid, 0)
+        code, out, err = run.call(argv, locate.tmux_client_env(os.environ), limit)
+    except OSError:
+        return None
+    except run.Silent:
         raise TmuxSilent(f"tmux did not answer within {limit:g} s ({args[0]} on server "
                          f"{socket}); {tmux_timeout.ENV} sets the limit") from None
-    finally:
-        os.close(out_r)
-        os.close(err_r)
-    _, wait_status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(wait_status) == 0:
-        return data.decode(errors="replace")
-    return "" if any(s in error.decode(errors="replace") for s in panefmt.NO_SERVER) else None
-
-
-def _read_both(out_fd: int, err_fd: int, deadline: float) -> tuple[bytes, bytes]:
-    """Everything tmux writes to stdout and stderr until it closes them, or TmuxSilent."""
-    import select
-
-    chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
-    open_fds = [out_fd, err_fd]
-    while open_fds:
-        left = deadline - time.monotonic()
-        ready = select.select(open_fds, [], [], max(0.0, left))[0] if left > 0 else []
-        if not ready:
-            raise TmuxSilent
-        for fd in ready:
-            chunk = os.read(fd, 65536)
-            if chunk:
-                chunks[fd].append(chunk)
-            else:
-                open_fds.remove(fd)
-    return b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
+    if code == 0:
+        return out.decode(errors="replace")
+    return "" if any(s in err.decode(errors="replace") for s in panefmt.NO_SERVER) else None

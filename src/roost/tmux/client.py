@@ -1,4 +1,5 @@
-"""The one narrow layer that talks to tmux (protocol.TmuxClient, through subprocess).
+"""The one narrow layer that talks to tmux (protocol.TmuxClient; each call is one client run
+by tmux/run.py).
 
 Every call is an argv list (never a shell string), always on roost's own server (`-L <socket>`),
 and targets objects by tmux's ids ($session, @window, %pane), never by a name prefix.
@@ -17,11 +18,9 @@ Three rules keep what the user gives from doing more than it says:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import signal
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
@@ -29,6 +28,7 @@ from typing import ClassVar
 from roost.core.errors import RoostError
 from roost.core.pane import Pane
 from roost.system.locate import tmux_client_env
+from roost.tmux import run
 from roost.tmux import timeout as tmux_timeout
 from roost.tmux.format import FORMAT as _PANE_FORMAT
 from roost.tmux.format import NO_SERVER as _NO_SERVER
@@ -154,27 +154,19 @@ class Tmux:
         return out
 
     def _call(self, argv: list[str], what: str, input: str | None = None) -> tuple[int, str, str]:
-        """Run one tmux client within the time limit: (exit code, stdout, stderr). The client
-        gets a process group of its own, so a stuck one is killed with everything it started."""
+        """Run one tmux client within the time limit (tmux/run.py): (exit code, stdout,
+        stderr)."""
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None
-                                    else subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, env=self.server_env,
-                                    process_group=0)
+            code, out, err = run.call(argv, self.server_env, self.timeout,
+                                      None if input is None else input.encode())
         except FileNotFoundError as exc:
             raise TmuxError(f"tmux is not installed (looked for {self.binary!r} on PATH)") from exc
         except OSError as exc:
             raise TmuxError(f"cannot run tmux {self.binary!r}: {exc.strerror}") from exc
-        try:
-            out, err = proc.communicate(input, timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):  # a child that left the group
-                proc.communicate(timeout=1)  # may hold the pipes: never wait for it for long
+        except run.Silent:
             raise TmuxTimeout(f"tmux did not answer within {self.timeout:g} s ({what} on "
                               f"server {self.socket}); {tmux_timeout.ENV} sets the limit") from None
-        return proc.returncode, out, err
+        return code, out.decode(errors="replace"), err.decode(errors="replace")
 
     @staticmethod
     def is_no_server(err: TmuxError) -> bool:
