@@ -239,3 +239,14 @@ def private_home(world: Env) -> Iterator[Path]:
                    env=world.env, check=False)
     kill_tagged_processes(world.env["ROOST_HOME"])
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that starts a real tmux server (through `world`) is marked `tmux`, whatever
+    its module says; those and the real CLIs' tests are `slow`, so `pytest -m "not slow"` is
+    the fast daily run of the pure, fake-tmux and store tests (README)."""
+    for item in items:
+        if "world" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.tmux)
+        if any(m.name == "tmux" or m.name.startswith("real_") for m in item.iter_markers()):
+            item.add_marker(pytest.mark.slow)

@@ -10,7 +10,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -183,12 +182,14 @@ def test_six_writers_and_kill_9_lose_no_committed_row(tmp_path: Path) -> None:
     for round_ in range(4):
         writers = [subprocess.Popen([sys.executable, str(script), str(db), f"w{round_}x{n}"],
                                     stdout=subprocess.PIPE, text=True) for n in range(6)]
-        time.sleep(1.5)
+        # Killed once each has committed a few rows (their names read off stdout as they come):
+        # the writers are then mid-way through their loop, most likely mid-transaction.
+        early = {w.pid: [w.stdout.readline() for _ in range(3)] for w in writers}
         for w in writers:
-            os.kill(w.pid, signal.SIGKILL)  # mid-transaction, most likely
+            os.kill(w.pid, signal.SIGKILL)
         for w in writers:
             out, _ = w.communicate(timeout=30)
-            committed.update(out.split())
+            committed.update("".join(early[w.pid]).split() + out.split())
             assert w.returncode == -signal.SIGKILL  # none died of "database is locked"
     store = Store.open(db)
     assert store.integrity() == "ok"

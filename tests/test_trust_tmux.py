@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import time
 from pathlib import Path
 
@@ -28,8 +29,18 @@ def marker_dir(world: Env, marker: Path) -> Path:
     return path
 
 
-def assert_never_appears(marker: Path, settle: float = 0.5) -> None:
-    time.sleep(settle)  # tmux runs #() jobs in the background
+def assert_never_appears(world: Env, marker: Path) -> None:
+    """tmux runs #() jobs in the background, in the order it expands them: a canary job
+    expanded now on purpose has run once its file exists, and so has any job a path started
+    before it. Only then is the marker's absence a proof (with no server left, none runs)."""
+    canary = world.tmp / f"canary-{marker.name}"
+    proc = subprocess.run(["tmux", "-L", world.socket, "display-message", "-p",
+                           f"#(touch {canary})"], capture_output=True, text=True, env=world.env,
+                          check=False)
+    if proc.returncode == 0:
+        world.wait_for(canary.exists, what="tmux's canary job")
+    else:
+        assert "no server running" in proc.stderr, proc.stderr
     assert not marker.exists(), f"tmux ran a command hidden in a path: {marker} exists"
 
 
@@ -77,7 +88,7 @@ def test_a_directory_named_like_a_tmux_format_is_used_literally(world: Env) -> N
     woken = world.last_start(4) and world.starts()[2:]
     assert sorted(s["cwd"] for s in woken) == sorted([str(odd), str(other)])
     assert world.ls()["alpha"]["cwd"] == str(odd)
-    assert_never_appears(marker)
+    assert_never_appears(world, marker)
 
 
 def test_an_imported_cwd_or_home_with_a_tmux_format_runs_nothing(world: Env) -> None:
@@ -94,7 +105,7 @@ def test_an_imported_cwd_or_home_with_a_tmux_format_runs_nothing(world: Env) -> 
     fresh = {"ROOST_HOME": str(world.tmp / "other-home")}
     if world.roost("import", str(doc), env=fresh, check=False).returncode == 0:
         world.roost("wake", "alpha", env=fresh, check=False)  # a home name may be refused here
-    assert_never_appears(marker)
+    assert_never_appears(world, marker)
     # the cwd alone (a valid home): woken in exactly that directory
     for agent in exported["agents"]:
         agent["home"] = "alpha"
@@ -105,7 +116,7 @@ def test_an_imported_cwd_or_home_with_a_tmux_format_runs_nothing(world: Env) -> 
     # exits at once, which wake now reports; where it was started is what this test is about
     world.roost("wake", "alpha", env=third, check=False)
     assert world.last_start(2)["cwd"] == str(odd)
-    assert_never_appears(marker)
+    assert_never_appears(world, marker)
 
 
 def test_wake_starts_in_the_checked_directory_not_the_raw_stored_one(world: Env) -> None:
@@ -143,8 +154,11 @@ def test_every_string_the_client_gives_tmux_arrives_as_written(world: Env) -> No
     session, _keeper = tmux.new_home(f"h{odd}", str(cwd), ["sleep", "60"], {"V": odd})
     window, pane, _pid = tmux.new_window(session, f"w{odd}", str(cwd), ["sh", "-c", "exit 3"],
                                          "id-1")
-    world.wait_for(lambda: (world.tmp / "died").exists(), what="the pane-died hook")
-    assert (world.tmp / "died").read_text() == f"{pane}\n"
+    died = world.tmp / "died"
+    # The hook's line, not the file: it exists before its writer has written (a loaded machine).
+    world.wait_for(lambda: died.exists() and died.read_text().endswith("\n"),
+                   what="the pane-died hook's line")
+    assert died.read_text() == f"{pane}\n"
     tmux.respawn(pane, window, str(cwd), ["sleep", "60"])
     listed = world.tmux("list-panes", "-a", "-F",
                         "#{session_name}|#{session_path}|#{window_name}|#{pane_start_path}")
@@ -157,7 +171,7 @@ def test_every_string_the_client_gives_tmux_arrives_as_written(world: Env) -> No
         assert shown == f"title {odd}\n"
     finally:
         view.run("kill-server")
-    assert_never_appears(marker)
+    assert_never_appears(world, marker)
 
 
 def test_a_project_holding_a_roost_package_never_runs_as_roost(world: Env) -> None:

@@ -615,11 +615,10 @@ def gc(older_than: str | None, dry_run: bool, yes: bool) -> None:
     app = _app()
     found = wsops.gc_candidates(app, age)
     if not found:
-        click.echo("nothing to remove")
+        click.echo(present.collected([], dry_run), nl=False)
         return
     if dry_run or not yes:
-        for agent, why in found:
-            click.echo(f"would remove {agent.name}: {why}")
+        click.echo(present.collected([(a.name, why) for a, why in found], True), nl=False)
         if dry_run:
             return
         if not sys.stdin.isatty():
@@ -629,8 +628,8 @@ def gc(older_than: str | None, dry_run: bool, yes: bool) -> None:
             click.echo("nothing removed")
             return
     removed, kept = wsops.gc_remove(app, found)
-    for agent, why in removed:
-        click.echo(f"removed {agent.name}: {why}")
+    if removed:
+        click.echo(present.collected([(a.name, why) for a, why in removed], False), nl=False)
     for agent in kept:
         click.echo(f"kept {agent.name}: it started running meanwhile")
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sqlite3
 import sys
 import time
 import uuid
@@ -39,7 +38,7 @@ from roost.ops.learn import apply_hook_log, learn_session_ids
 from roost.providers import base as prov
 from roost.providers import hooks, mcpwire
 from roost.store import workspace as wsdb
-from roost.store.db import NameTaken, now_iso
+from roost.store.db import Connection, NameTaken, now_iso
 from roost.system import handover, locks, procs
 from roost.tmux.client import HISTORY_LIMIT, DuplicateSession, TmuxError, to_pane
 
@@ -132,7 +131,7 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
         if orchestrator else None, restart_policy=restart,
     )
 
-    def put_in_workspace(c: sqlite3.Connection) -> None:
+    def put_in_workspace(c: Connection) -> None:
         if place.detached:
             tab = wsdb.find_tab(c, place.tab or wsdb.DEFAULT_TAB)
             if place.tab and tab is None:

@@ -16,7 +16,6 @@ not woken again while that notice waits, and deliveries back off and give up
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -32,7 +31,8 @@ from roost.ops.learn import launch_token
 from roost.providers import hooks, traits
 from roost.store import events
 from roost.store import orchestration as queue
-from roost.store.db import now_iso
+from roost.store import status as listing
+from roost.store.db import Connection, now_iso
 from roost.system import locks
 
 HISTORY = 200  # events of a parent read back for the crash-loop window
@@ -76,7 +76,7 @@ def _last_stop(app: App, agent_id: str) -> str | None:
     return None
 
 
-def enqueue(c: sqlite3.Connection, changed: Sequence[Observation],
+def enqueue(c: Connection, changed: Sequence[Observation],
             detail: dict[str, str | None], at: str) -> None:
     """Queue a notice for each change a parent must hear of. Inside the transaction that
     records the changes, before they are stored: only the writer that records a change
@@ -84,14 +84,13 @@ def enqueue(c: sqlite3.Connection, changed: Sequence[Observation],
     for o in changed:
         if o.agent.id not in detail:
             continue
-        row = c.execute("SELECT a.status, p.id FROM agents a JOIN agents p ON "
-                        "p.id = a.orchestration_parent WHERE a.id = ?", (o.agent.id,)).fetchone()
-        if row is None or row[0] != o.agent.status:
+        parent_id = listing.orchestration_parent_while(c, o.agent.id, o.agent.status)
+        if parent_id is None:
             continue  # no parent any more, or another refresh recorded this change first
         kind = rule.kind_of(o.agent.status, o.status)
         assert kind is not None
         notice = rule.text(o.agent.name, kind, detail[o.agent.id])
-        queue.enqueue(c, row[1], o.agent.id, o.agent.name, kind, notice, at)
+        queue.enqueue(c, parent_id, o.agent.id, o.agent.name, kind, notice, at)
         events.append(c, o.agent.id, o.agent.name, at, "notice-queued",
                       {"parent": o.agent.orchestration_parent, "notice": kind})
 

@@ -246,14 +246,10 @@ def wake_within_limits(app: App, child: Agent) -> None:
 def _asked(app: App, child: Agent) -> None:
     """The parent gave the child a turn: it is working now, whatever a refresh saw before, so
     the end of this turn is a change (working -> idle) that notifies the parent."""
-    from roost.store import events
+    from roost.store import status as listing
 
-    at = now_iso()
     with app.store.write() as c:
-        c.execute("UPDATE agents SET status = 'working', status_source = 'parent', "
-                  "status_since = ? WHERE id = ?", (at, child.id))
-        events.append(c, child.id, child.name, at, "status",
-                      {"status": "working", "source": "parent"})
+        listing.record_status(c, child.id, child.name, "working", "parent", now_iso())
 
 
 # ---- wait, read, list --------------------------------------------------------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -65,7 +64,7 @@ def import_(app: App, data: Any, allow_dangerous: bool = False) -> tuple[int, li
                 data, left = leave_off_permissions(data)
             exchange.insert_tables(c, data, seen_at)
             _write_files(app, files)  # in the transaction: a failed write changes nothing
-    except sqlite3.IntegrityError as exc:
+    except exchange.RecordRefused as exc:
         # validate() checks every constraint the schema has; this is its safety net
         raise refused(f"the database refused a record ({exc})") from None
     return len(data["agents"]), left

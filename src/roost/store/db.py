@@ -34,6 +34,10 @@ from roost.store import events as event_log
 from roost.store import failure
 from roost.store.schema import SCHEMA_VERSION, apply, damage
 
+# The connection every store function takes, named here so that no room above the store
+# imports sqlite3 (pyproject.toml's contract keeps it in the store).
+Connection = sqlite3.Connection
+
 # The agents table's columns, in the order of Agent's fields (a record is Agent(**row)).
 AGENT_FIELDS = (
     "id", "name", "provider", "cwd", "home", "args", "dangerous", "provider_session_id",

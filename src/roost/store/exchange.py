@@ -44,6 +44,11 @@ def export_tables(store: Store) -> dict[str, Any]:
     return {"settings": settings, "tabs": tabs, "agents": agents, "pins": pins}
 
 
+# The database refused an imported record (a constraint validation missed): raised at the end of
+# the import's transaction at the latest (foreign keys are checked at commit).
+RecordRefused = sqlite3.IntegrityError
+
+
 def insert_tables(c: sqlite3.Connection, data: Mapping[str, Any], seen_at: str) -> None:
     """Write a validated export (core.exchange.validate) inside the caller's transaction."""
     c.execute("PRAGMA defer_foreign_keys = ON")  # links may point forward in the file

@@ -5,11 +5,12 @@ the listing on its fast path.
 
 from __future__ import annotations
 
+import sqlite3
+
 from roost.core.observation import Record, status_event
 
 TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Sequence
 
     from roost.core.observation import Observation
@@ -41,6 +42,29 @@ _WITH_HISTORY = _LISTING.format(history=_HISTORY)
 _WITHOUT_HISTORY = _LISTING.format(history="'[]'")
 
 
+# What the listing's readers catch: the store could not be read (locked, damaged, not a database).
+Unreadable = sqlite3.DatabaseError
+
+
+def open_current(path: str) -> sqlite3.Connection | None:
+    """The store at `path` opened to read the listing, as `roost ls`'s fast path wants it; None
+    when it is of another schema version or damaged (the full CLI opens it and says what to do).
+    Raises Unreadable when SQLite cannot read it at all."""
+    from roost.store import schema
+
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+    try:
+        conn.execute("PRAGMA busy_timeout = 30000")
+        current = conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+        if current and not schema.damage(conn):
+            return conn
+    except BaseException:
+        conn.close()
+        raise
+    conn.close()
+    return None
+
+
 def records(conn: sqlite3.Connection, history: bool = True) -> list[Record]:
     """Every agent: the pinned ones first in pin order, then the rest in creation order.
     `history`: with each one's session history (only JSON shows it: `roost ls`'s table skips
@@ -64,7 +88,6 @@ def known_names(db: str, what: str) -> list[str]:
     none when there is no database yet or it cannot be read."""
     import os
     import pathlib
-    import sqlite3
 
     if not os.path.exists(db):
         return []
@@ -78,3 +101,23 @@ def known_names(db: str, what: str) -> list[str]:
             conn.close()
     except sqlite3.Error:
         return []
+
+
+def record_status(conn: sqlite3.Connection, agent_id: str, name: str, status: str, source: str,
+                  at: str) -> None:
+    """One agent's status set by roost itself (source: who knows it), logged as a `status`
+    event. Inside a write transaction."""
+    from roost.store import events
+
+    conn.execute("UPDATE agents SET status = ?, status_source = ?, status_since = ? "
+                 "WHERE id = ?", (status, source, at, agent_id))
+    events.append(conn, agent_id, name, at, "status", {"status": status, "source": source})
+
+
+def orchestration_parent_while(conn: sqlite3.Connection, child_id: str,
+                               status: str | None) -> str | None:
+    """The child's orchestration parent's id, while the child's stored status is still
+    `status` (None: no parent any more, or another writer recorded a change first)."""
+    row = conn.execute("SELECT a.status, p.id FROM agents a JOIN agents p ON "
+                       "p.id = a.orchestration_parent WHERE a.id = ?", (child_id,)).fetchone()
+    return None if row is None or row[0] != status else str(row[1])

@@ -1,4 +1,5 @@
-"""The one narrow layer that talks to tmux (protocol.TmuxClient, through subprocess).
+"""The one narrow layer that talks to tmux (protocol.TmuxClient; each call is one client run
+by tmux/run.py).
 
 Every call is an argv list (never a shell string), always on roost's own server (`-L <socket>`),
 and targets objects by tmux's ids ($session, @window, %pane), never by a name prefix.
@@ -17,11 +18,9 @@ Three rules keep what the user gives from doing more than it says:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -30,6 +29,7 @@ from typing import ClassVar
 from roost.core.errors import RoostError
 from roost.core.pane import Pane
 from roost.system.locate import file_problem, tmux_client_env
+from roost.tmux import run
 from roost.tmux import timeout as tmux_timeout
 from roost.tmux.format import FORMAT as _PANE_FORMAT
 from roost.tmux.format import NO_SERVER as _NO_SERVER
@@ -166,27 +166,19 @@ class Tmux:
         return out
 
     def _call(self, argv: list[str], what: str, input: str | None = None) -> tuple[int, str, str]:
-        """Run one tmux client within the time limit: (exit code, stdout, stderr). The client
-        gets a process group of its own, so a stuck one is killed with everything it started."""
+        """Run one tmux client within the time limit (tmux/run.py): (exit code, stdout,
+        stderr)."""
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input is not None
-                                    else subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, env=self.server_env,
-                                    process_group=0)
+            code, out, err = run.call(argv, self.server_env, self.timeout,
+                                      None if input is None else input.encode())
         except FileNotFoundError as exc:
             raise TmuxError(f"tmux is not installed (looked for {self.binary!r} on PATH)") from exc
         except OSError as exc:
             raise TmuxError(f"cannot run tmux {self.binary!r}: {exc.strerror}") from exc
-        try:
-            out, err = proc.communicate(input, timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):  # a child that left the group
-                proc.communicate(timeout=1)  # may hold the pipes: never wait for it for long
+        except run.Silent:
             raise TmuxTimeout(f"tmux did not answer within {self.timeout:g} s ({what} on "
                               f"server {self.socket}); {tmux_timeout.ENV} sets the limit") from None
-        return proc.returncode, out, err
+        return code, out.decode(errors="replace"), err.decode(errors="replace")
 
     @staticmethod
     def is_no_server(err: TmuxError) -> bool:
@@ -407,15 +399,25 @@ class Tmux:
         return "\n".join(rows[-lines:]) + ("\n" if rows else "")
 
     def capture_many(self, pane_ids: list[str], marker: str) -> dict[str, str]:
-        """Many panes' last lines in one tmux call (panefmt.capture_args)."""
+        """Many panes' last lines in one tmux call (panefmt.capture_args). A pane gone since
+        the listing stops tmux's command list there (rc 1, the screens before it printed):
+        it is left out and the panes after it are asked again, so one closed window never
+        costs the other agents their screens."""
         found: dict[str, str] = {}
-        for batch in capture_batches(pane_ids, marker):
-            try:
-                found.update(split_captures(self.run(*capture_args(batch, marker)), marker))
-            except TmuxTimeout:
-                raise
-            except TmuxError:
-                pass  # a pane died between the listing and the capture: no screen this time
+        left = list(pane_ids)
+        while left:
+            batch = capture_batches(left, marker)[0]
+            self.calls += 1
+            code, out, err = self._call(self.argv(*capture_args(batch, marker)), "capture-pane")
+            got = split_captures(out, marker)
+            found.update({p: got[p] for p in batch if p in got})
+            if code == 0:
+                left = left[len(batch):]
+            elif any(s in err for s in _NO_SERVER):
+                break
+            else:  # the first pane of the batch without its screen is the one that is gone
+                gone = next((i for i, p in enumerate(batch) if p not in got), len(batch) - 1)
+                left = left[gone + 1:]
         return found
 
     def paste(self, pane_id: str, text: str, buffer: str) -> None:

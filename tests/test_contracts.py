@@ -1,0 +1,97 @@
+"""The architecture's promises hold, and each check that keeps them really binds: a deliberately
+wrong import or statement, planted in a copy of the source, breaks it (docs/ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src" / "roost"
+SQL_WORDS = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ", "PRAGMA ", "CREATE ", "BEGIN",
+             "REPLACE INTO", "ALTER ", "DROP ", "WITH ")
+
+
+def sql_outside_the_store(package: Path) -> list[str]:
+    """Every SQL statement or `.execute*` call outside store/ (the store owns them all)."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.relative_to(package).parts[0] == "store":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            where = f"{path.relative_to(package)}:{getattr(node, 'lineno', 0)}"
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and node.value.lstrip().startswith(SQL_WORDS)):
+                found.append(f"{where} {node.value.strip()[:40]!r}")
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in ("execute", "executemany", "executescript")):
+                found.append(f"{where} .{node.func.attr}()")
+    return found
+
+
+def test_every_sql_statement_lives_in_the_store() -> None:
+    assert sql_outside_the_store(SRC) == []
+
+
+def test_the_sql_check_finds_a_statement_planted_outside_the_store(tmp_path: Path) -> None:
+    copy = tmp_path / "roost"
+    shutil.copytree(SRC, copy)
+    with (copy / "ops" / "notify.py").open("a") as fh:
+        fh.write('\n\ndef planted(c):\n    return c.execute("SELECT 1")\n')
+    found = sql_outside_the_store(copy)
+    assert len(found) == 2 and all(f.startswith("ops/notify.py:") for f in found)
+
+
+def lint_imports(source_root: Path) -> str:
+    """lint-imports over the roost package found under `source_root`, with pyproject's
+    contracts; its report."""
+    env = {**os.environ, "PYTHONPATH": str(source_root)}
+    proc = subprocess.run([str(Path(sys.executable).parent / "lint-imports"),
+                           str(ROOT / "pyproject.toml"), "--no-cache"],
+                          capture_output=True, text=True, env=env, cwd=source_root, check=False)
+    return proc.stdout + proc.stderr
+
+
+# A planted import, where it goes, and the contract it must break.
+PLANTED = [
+    ("system/locks.py", "from roost.store import db", "Layers"),
+    ("store/failure.py", "from roost.tmux import client", "Layers"),
+    ("tmux/view.py", "from roost.providers import traits", "Layers"),
+    ("mcp/__init__.py", "from roost.tui import app", "Layers"),
+    ("ops/send.py", "import sqlite3", "SQLite belongs to the store"),
+    ("cli/fast.py", "import sqlite3", "SQLite belongs to the store"),
+    ("core/names.py", "import os", "The core is pure"),
+    ("launch.py", "import roost.core.names", "The pane's launcher"),
+]
+
+
+def dotted(module: str) -> str:
+    return "roost." + module.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def test_the_import_contracts_hold() -> None:
+    report = lint_imports(ROOT / "src")
+    verdicts = [ln for ln in report.splitlines() if ln.endswith((" KEPT", " BROKEN"))]
+    assert len(verdicts) == 4 and all(v.endswith(" KEPT") for v in verdicts), report
+
+
+def test_each_planted_import_breaks_its_contract(tmp_path: Path) -> None:
+    """All planted in one copy (one lint-imports run): each contract's report names the
+    planted importer under it."""
+    copy = tmp_path / "roost"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for module, line, _ in PLANTED:
+        with (copy / module).open("a") as fh:
+            fh.write(f"\n{line}  # planted by the test\n")
+    report = lint_imports(tmp_path)
+    sections = report.split("Broken contracts", 1)[-1]
+    for module, _, contract in PLANTED:
+        start = sections.find(contract)
+        assert start >= 0, f"{contract} not broken:\n{report}"
+        end = min((i for i in (sections.find(c, start + 1) for _, _, c in PLANTED
+                               if c != contract) if i > start), default=len(sections))
+        assert dotted(module) in sections[start:end], f"{module} not named under {contract}"
