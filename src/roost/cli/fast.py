@@ -71,12 +71,8 @@ def fast(as_json: bool) -> int | None:
 
 
 def _config(roost_home: str) -> dict[str, object]:
-    raw = locate.read_small(os.path.join(roost_home, "config.toml"))  # ValueError: hand over
-    if raw is None:
-        return {}
-    import tomllib
-
-    return tomllib.loads(raw.decode("utf-8"))
+    """config.toml read as the full CLI reads it; a ValueError hands over (it says why)."""
+    return locate.read_toml(os.path.join(roost_home, "config.toml"))[0]
 
 
 def _capture(tmux: str, socket: str, pane_ids: list[str]) -> dict[str, str]:

@@ -127,16 +127,10 @@ def socket_name() -> str:
 def load_config(p: Paths) -> dict[str, Any]:
     """The optional TOML config file, checked: a broken or wrongly typed one is one clear error
     naming the file, the line and the key, never silently ignored and never a traceback."""
-    import tomllib
-
     from roost.core import settings
 
     try:
-        raw = locate.read_small(str(p.config_file))  # a FIFO or /dev/zero: refused, not read
-        if raw is None:
-            return {}
-        text = raw.decode("utf-8")
-        data = tomllib.loads(text)
+        data, text = locate.read_toml(str(p.config_file))
     except ValueError as exc:  # no small regular file, not UTF-8, not TOML: all ValueErrors
         raise RoostError(f"config {p.config_file}: {exc}; fix or move it aside", code=2) from None
     except OSError as exc:

@@ -47,6 +47,19 @@ def read_small(path: str, limit: int = MAX_FILE) -> bytes | None:
     return data
 
 
+def read_toml(path: str) -> tuple[dict[str, object], str]:
+    """The TOML file at `path` as (data, text); ({}, "") when there is none. ValueError says
+    why it cannot be read (no small regular file, not UTF-8, not TOML). The one reader of
+    config.toml, for the full CLI (system/config.py) and `roost ls`'s fast path alike."""
+    raw = read_small(path)  # a FIFO or /dev/zero: refused, not read
+    if raw is None:
+        return {}, ""
+    import tomllib
+
+    text = raw.decode("utf-8")
+    return tomllib.loads(text), text
+
+
 def roost_home() -> str:
     """$ROOST_HOME, else the platform's user data dir for roost (XDG on Linux)."""
     env = os.environ.get("ROOST_HOME")
