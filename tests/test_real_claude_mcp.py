@@ -29,6 +29,25 @@ def tool_results(stub) -> list[str]:
     return found
 
 
+def offers_roosts_tools(stub) -> bool:
+    """Claude Code's last turn offered roost's tools: `roost mcp` had connected (on a loaded
+    machine it takes seconds, and a turn before that has no roost tools)."""
+    turns = stub.messages("main")
+    return bool(turns) and any(t.get("name") == "mcp__roost__create_agent"
+                               for t in turns[-1].body.get("tools") or [])
+
+
+def until_roosts_tools_are_offered(world: Env, stub, name: str) -> None:
+    """Turns of small talk until one offers roost's tools (the positive sign that `roost mcp`
+    is connected), at most a few."""
+    for attempt in range(6):
+        world.roost("send", name, f"are your tools ready? ({attempt})")
+        world.wait_for(lambda: world.ls()[name]["status"] == "idle", 60, f"{name} idle")
+        if offers_roosts_tools(stub):
+            return
+    raise AssertionError("Claude Code never offered roost's tools: roost mcp did not connect")
+
+
 def test_real_claude_creates_a_child_and_hears_its_result(world: Env) -> None:
     work = world.tmp / "work"
     with running_stub() as stub:
@@ -37,6 +56,7 @@ def test_real_claude_creates_a_child_and_hears_its_result(world: Env) -> None:
 
         world.roost("spawn", "lead", "--cwd", str(work))
         world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle")
+        until_roosts_tools_are_offered(world, stub, "lead")
         stub.queue_tool_use("mcp__roost__create_agent",
                             {"provider": "claude", "name": "kid", "prompt": "hello kid"})
         world.roost("send", "lead", "make a child")
