@@ -12,6 +12,7 @@ Clearing a draft and putting it back could lose or change it; refusing keeps it 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 READY_TIMEOUT = 60.0  # seconds a send waits for the agent to be ready (idle)
@@ -24,6 +25,29 @@ DRAFT_SHOWN = 40  # characters of a draft quoted back in a refusal
 # hooks: the new session of /clear, a compaction), "screen" (the screen changed after Enter),
 # "exit" (a command that ends the CLI, /exit).
 HOOK, RECORD, EFFECT, SCREEN, EXIT = "hook", "record", "effect", "screen", "exit"
+
+
+# A key sequence (CSI: ESC [ ... final byte), e.g. a colour code or the paste's own markers.
+_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+# What a paste must not carry: every C0 control but tab and line feed, DEL, and the C1 controls
+# (U+009B is an 8-bit CSI). ESC starts the end-of-paste marker and every key sequence (Shift-Tab
+# is ESC [ Z); CR, ^C and the like are keys to a CLI that reads the paste without its brackets.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def paste_safe(text: str) -> str:
+    r"""`text` as plain text for a bracketed paste: line breaks as LF, key sequences and control
+    characters removed. A fixed point in one pass: the result holds no ESC at all, so no
+    marker can be rebuilt from what is left (removing only "ESC [ 201 ~" would turn
+    "ESC [ 20 ESC [ 201 ~ 1 ~" into the marker again).
+
+    >>> paste_safe("a\x1b[20\x1b[201~1~\rb\x1b[Z\x03c")
+    'a[201~\nbc'
+    >>> paste_safe("\x1b[32m+ added\x1b[0m\r\n\tkept")
+    '+ added\n\tkept'
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", _SEQUENCE.sub("", text))
 
 
 @dataclass(frozen=True, slots=True)

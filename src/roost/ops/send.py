@@ -83,6 +83,8 @@ def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float |
     """Deliver `text` to agent `name`; `timeout` bounds the whole send (the wake, the wait for
     the agent to be ready, the paste and its confirmation, the reply waited for), each phase is
     also bounded by its own limit."""
+    # The text as it is pasted (text, never keys): what the CLI's record is compared with.
+    text = delivery.paste_safe(text)
     if not text:
         raise RoostError("nothing to send: give TEXT or pipe it on stdin", code=2)
     budget = delivery.Budget(app.clock.monotonic(), timeout, ready_timeout, confirm_timeout,
@@ -106,7 +108,6 @@ def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Bu
     agent = app.store.require(name)
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     alive = pane is not None and not pane.dead
-    text = paste_safe(text)
     command = is_slash_command(text)
     quirks = traits.of(agent.provider)
     record = None if quirks.hooks or command else readable(app, agent)
@@ -172,14 +173,6 @@ def is_slash_command(text: str) -> bool:
     command name first (a path such as `/tmp/x` is not one). A message that only looks like
     one loses nothing: its UserPromptSubmit still confirms it."""
     return SLASH_COMMAND.fullmatch(text.strip()) is not None
-
-
-def paste_safe(text: str) -> str:
-    """The text without the bracketed-paste markers: a message holding ESC [ 201 ~ would end
-    the paste early, and whatever follows would be typed as keys (an Enter among them)."""
-    for marker in ("\x1b[200~", "\x1b[201~"):
-        text = text.replace(marker, "")
-    return text
 
 
 def same_message(prompt: object, text: str) -> bool:

@@ -1,0 +1,53 @@
+"""What roost pastes into an agent (core.delivery.paste_safe): text, never keys, whatever the
+input (issue 18.2)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from roost.core.delivery import paste_safe
+from roost.ops import send
+from roost.tmux.client import Tmux
+
+# Text built from the pieces an attacker nests: markers, parts of markers, ESC, CR, ^C, C1 CSI.
+PIECES = st.lists(st.sampled_from(["\x1b", "[", "20", "0", "1", "~", "\x1b[201~", "\x1b[200~",
+                                   "\r", "\n", "\x03", "\x9b", "\x1b[Z", "a", "\t", "é"]))
+
+
+@given(PIECES.map("".join))
+def test_a_paste_holds_no_control_and_is_a_fixed_point(text: str) -> None:
+    safe = paste_safe(text)
+    assert not any(ord(c) < 32 and c not in "\t\n" or 0x7f <= ord(c) <= 0x9f for c in safe)
+    assert paste_safe(safe) == safe
+
+
+@pytest.mark.parametrize("text, pasted", [
+    ("first part\x1b[20\x1b[201~1~\rsecond part", "first part[201~\nsecond part"),
+    ("\x1b[20\x1b[20\x1b[201~1~1~", "[20[201~1~"),
+    ("mode \x1b[Z switch \x03 stop \x9b201~", "mode  switch  stop 201~"),
+    ("a\r\nb\rc", "a\nb\nc"),
+])
+def test_nested_markers_and_keys_are_removed(text: str, pasted: str) -> None:
+    assert paste_safe(text) == pasted
+
+
+def test_every_paste_through_the_tmux_layer_is_made_safe() -> None:
+    """Sends, notices, first prompts and re-pastes all go through the client's paste."""
+    loaded: list[str | None] = []
+
+    class Recording(Tmux):
+        def run(self, *args: str, input: str | None = None) -> str:
+            loaded.append(input)
+            return ""
+
+    Recording("s").paste("%1", "x\x1b[201~\ry", "b")
+    assert loaded == ["x\ny", None]  # load-buffer's text, then paste-buffer
+
+
+def test_a_message_of_nothing_but_keys_is_refused() -> None:
+    from roost.core.errors import RoostError
+
+    with pytest.raises(RoostError, match="nothing to send"):
+        send.send(None, "a", "\x1b[201~\x03")  # type: ignore[arg-type]
