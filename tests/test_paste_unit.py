@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roost.core.delivery import paste_safe
+from roost.core.delivery import paste_safe, same_message
 from roost.ops import send
 from roost.tmux.client import Tmux
 
@@ -51,3 +51,22 @@ def test_a_message_of_nothing_but_keys_is_refused() -> None:
 
     with pytest.raises(RoostError, match="nothing to send"):
         send.send(None, "a", "\x1b[201~\x03")  # type: ignore[arg-type]
+
+
+WRAPPED = '\n\n<pasted_content id="fc00">\n{}\n</pasted_content id="fc00">\n'
+
+
+@pytest.mark.parametrize("prompt, text, same", [
+    ("a\nb\nc", "a\nb\nc", True),  # under 4 lines: as typed
+    (WRAPPED.format("a\nb\nc\nd"), "a\nb\nc\nd", True),  # 4+ lines: wrapped
+    (WRAPPED.format("z" * 900), "z" * 900 + "\n", True),  # over 800 characters, end trimmed
+    (WRAPPED.format("a\nb\nc\nX"), "a\nb\nc\nd", False),  # another text, same wrapper
+    (WRAPPED.format("a\nb\nc\nd") + "more", "a\nb\nc\nd", False),  # this text inside more
+    ("typed\n" + WRAPPED.format("a\nb\nc\nd"), "a\nb\nc\nd", False),
+    ('<pasted_content id="1">\na\nb\nc\nd\n</pasted_content id="2">', "a\nb\nc\nd", False),
+    (WRAPPED.format("a\nb"), "a\nb\nc\nd", False),
+    (None, "x", False),
+])
+def test_a_prompt_is_recognised_in_each_form_claude_records_and_only_for_this_text(
+        prompt: object, text: str, same: bool) -> None:
+    assert same_message(prompt, text) is same

@@ -50,6 +50,33 @@ def paste_safe(text: str) -> str:
     return _CONTROL.sub("", _SEQUENCE.sub("", text))
 
 
+# How Claude Code (2.1.332) records a pasted block of 4+ lines or over 800 characters, in
+# UserPromptSubmit's prompt and its transcript: the text inside a tag naming the paste.
+_PASTED = re.compile(r'<pasted_content id="([^"<>]*)">\n(.*)\n</pasted_content id="\1">', re.S)
+
+
+def same_message(prompt: object, text: str) -> bool:
+    r"""Whether a prompt a CLI recorded is this text: as typed (ends trimmed, CRs turned to
+    LFs), or as Claude Code records a long paste, one `pasted_content` block holding exactly
+    this text and nothing around it. Never a different text, nor this text inside more.
+
+    >>> same_message('\n\n<pasted_content id="fc00">\na\nb\nc\nd\n</pasted_content id="fc00">\n',
+    ...              "a\nb\nc\nd\n")
+    True
+    >>> same_message('<pasted_content id="1">\na\nb\n</pasted_content id="1">\nmore', "a\nb")
+    False
+    """
+    if not isinstance(prompt, str):
+        return False
+    said = _norm(prompt)
+    block = _PASTED.fullmatch(said)
+    return said == _norm(text) or (block is not None and _norm(block[2]) == _norm(text))
+
+
+def _norm(value: str) -> str:
+    return value.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
 @dataclass(frozen=True, slots=True)
 class Found:
     """What a send found once it stopped waiting for the agent to be ready."""

@@ -175,14 +175,6 @@ def is_slash_command(text: str) -> bool:
     return SLASH_COMMAND.fullmatch(text.strip()) is not None
 
 
-def same_message(prompt: object, text: str) -> bool:
-    """Whether a prompt the CLI reports is this text (CLIs may trim the ends or turn CRs)."""
-    def norm(value: str) -> str:
-        return value.replace("\r\n", "\n").replace("\r", "\n").strip()
-
-    return isinstance(prompt, str) and norm(prompt) == norm(text)
-
-
 def _not_delivered(app: App, agent: Agent, text: str, why: str, timed_out: bool = False) -> Sent:
     app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
     return Sent(False, why, timed_out=timed_out)
@@ -238,7 +230,7 @@ def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_i
         if pane is None or pane.dead:
             return "exit" if command and pane is not None else found
         if record is not None:
-            if any(same_message(prompt, text) for prompt in record.prompts()):
+            if any(delivery.same_message(prompt, text) for prompt in record.prompts()):
                 return Record.HOW
             shown = app.tmux.capture(pane_id, 200)
             broken = _screen_error(app, agent.provider, shown)
@@ -281,7 +273,7 @@ def _confirmed_by_hooks(events: list[tuple[float, str, dict[str, object]]], text
     """The hook evidence that `text` was taken: "hook" (its UserPromptSubmit); for a slash
     command, "new session id" (the SessionStart after /clear) or "effect" (another event it
     fires: the SessionEnd before that start, a compaction); None when there is none yet."""
-    if any(event == "UserPromptSubmit" and same_message(payload.get("prompt"), text)
+    if any(event == "UserPromptSubmit" and delivery.same_message(payload.get("prompt"), text)
            for _, event, payload in events):
         return "hook"
     effects = [(event, payload) for _, event, payload in events
@@ -329,7 +321,7 @@ def transcript_reply(path: str, text: str) -> str | None:
         if entry.get("type") == "assistant" and words:
             answer.insert(0, words)
         elif entry.get("type") == "user":
-            if same_message(words, text):
+            if delivery.same_message(words, text):
                 return "\n".join(answer) if answer else None
             answer = []  # a later turn's words; keep looking for ours
     return None
