@@ -47,3 +47,78 @@ def test_an_end_of_paste_marker_rebuilt_from_pieces_cannot_split_a_send(world: E
 def test_a_first_prompt_typed_in_cannot_end_its_paste_early(world: Env) -> None:
     spawn(world, "ai", "--provider", "aider", "--prompt", HOSTILE)
     one_message(world, "ai")
+
+
+# ---- roost's own interrupted paste (issues 18.8, 19.3) ---------------------------------------
+def cut_before_enter(world: Env, signal: str) -> None:
+    """Make the next Enter roost presses the moment its process is signalled (KILL: a kill -9
+    between paste and Enter; INT: Ctrl-C there): a tmux on PATH that signals its caller instead
+    of pressing Enter, once."""
+    import shutil
+
+    folder = world.tmp / "cutbin"
+    folder.mkdir(exist_ok=True)
+    flag = world.tmp / "cut-next-enter"
+    flag.write_text("")
+    real = shutil.which("tmux")
+    wrapper = folder / "tmux"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'if [ -e "{flag}" ] && [ "$(eval echo \\${{$#}})" = Enter ]; then\n'
+        f'  case "$*" in *send-keys*)\n'
+        f'    rm -f "{flag}"; kill -{signal} "$PPID"; sleep 2; exit 1;; esac\n'
+        "fi\n"
+        f'exec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    world.env["PATH"] = f"{folder}:{world.env['PATH']}"
+
+
+def test_a_send_killed_between_paste_and_enter_is_finished_by_the_next(world: Env) -> None:
+    spawn(world, "cl")
+    world.wait_status("cl", "idle")
+    cut_before_enter(world, "KILL")
+    killed = world.roost("send", "cl", "first message", check=False)
+    assert killed.returncode == -9
+    world.wait_screen(world.pane_of("cl"), "❯ first message")  # left typed, not submitted
+
+    sent = world.roost("send", "cl", "second message", check=False)
+    assert sent.returncode == 0, sent.stderr
+    assert 'first submitted "first message", the message roost\'s interrupted send left on ' \
+           "cl's input line" in sent.stderr
+    world.wait_for(lambda: len(received(world)) == 2, what="both messages")
+    assert received(world) == ["first message", "second message"]  # each once, in order
+
+
+def test_ctrl_c_between_paste_and_enter_says_what_was_left_where(world: Env) -> None:
+    spawn(world, "cl")
+    world.wait_status("cl", "idle")
+    cut_before_enter(world, "INT")
+    stopped = world.roost("send", "cl", "first message", check=False)
+    assert stopped.returncode == 130
+    assert "interrupted between paste and Enter: the message is typed on cl's input line, " \
+           "not submitted" in stopped.stderr
+    assert "roost send cl submits it first" in stopped.stderr
+    world.wait_screen(world.pane_of("cl"), "❯ first message")
+    world.roost("send", "cl", "second message")
+    world.wait_for(lambda: len(received(world)) == 2, what="both messages")
+    assert received(world) == ["first message", "second message"]
+
+
+def test_a_notice_cut_off_before_its_enter_is_delivered_once_by_the_next_delivery(
+        world: Env) -> None:
+    """Issue 18.8: `roost _notify` killed between paste and Enter no longer wedges the parent:
+    the next delivery finishes it, and the notice is not sent again."""
+    from test_notify_e2e import create_kid, prompts
+
+    world.roost("spawn", "lead", "--detached")
+    lead_id = world.ls()["lead"]["id"]
+    cut_before_enter(world, "KILL")  # the kid's Stop starts `roost _notify`: it dies here
+    assert create_kid(world, lead_id, "work 1")["prompt_delivered"] is True
+    world.wait_for(lambda: not (world.tmp / "cut-next-enter").exists(), timeout=30,
+                   what="the notice's delivery cut off")
+    world.wait_screen(world.pane_of("lead"), "❯ [roost] kid finished its turn")
+    world.roost("_notify")  # what the next child's event runs
+    told = [p for p in prompts(world, "lead") if p.startswith("[roost]")]
+    assert told == ["[roost] kid finished its turn: done working"]
+    world.roost("_notify")
+    assert len([p for p in prompts(world, "lead") if p.startswith("[roost]")]) == 1

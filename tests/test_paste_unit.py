@@ -19,7 +19,7 @@ PIECES = st.lists(st.sampled_from(["\x1b", "[", "20", "0", "1", "~", "\x1b[201~"
 @given(PIECES.map("".join))
 def test_a_paste_holds_no_control_and_is_a_fixed_point(text: str) -> None:
     safe = paste_safe(text)
-    assert not any(ord(c) < 32 and c not in "\t\n" or 0x7f <= ord(c) <= 0x9f for c in safe)
+    assert not any((ord(c) < 32 and c not in "\t\n") or 0x7f <= ord(c) <= 0x9f for c in safe)
     assert paste_safe(safe) == safe
 
 

@@ -77,6 +77,51 @@ def _norm(value: str) -> str:
     return value.replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
+# How Claude Code shows a pasted block on its input line (2.1.332: "[Pasted text #1 +29 lines]").
+_PLACEHOLDER = re.compile(r"\[Pasted text #\d+(?: \+(\d+) lines?)?\]")
+WRAPPED_ROW = 20  # characters a draft's first row must show to be taken as a wrapped line's start
+
+
+def left_by_roost(typed: str, text: str) -> bool:
+    r"""Whether the draft the screen shows (`typed`, the input line's first row) is `text`,
+    which roost pasted and never pressed Enter for: its first line as typed (or the start of
+    it, wrapped), or Claude Code's placeholder for a block of as many lines. Anything else is
+    someone's typing, roost's text among it or not.
+
+    >>> left_by_roost("first message", "first message")
+    True
+    >>> left_by_roost("[Pasted text #1 +3 lines]", "a\nb\nc\nd")
+    True
+    >>> left_by_roost("first message and more", "first message")
+    False
+    """
+    shown = " ".join(typed.split())
+    lines = text.strip().splitlines() or [""]
+    first = " ".join(lines[0].split())
+    block = _PLACEHOLDER.fullmatch(shown)
+    if block is not None:
+        return block[1] is None or int(block[1]) == len(lines) - 1
+    return shown == first or (len(shown) >= WRAPPED_ROW and first.startswith(shown))
+
+
+def finished_note(name: str, text: str) -> str:
+    """What a send says when it first submitted the text an interrupted send left."""
+    return (f"first submitted \"{_shown(text)}\", the message roost's interrupted send left on "
+            f"{name}'s input line")
+
+
+def cut_before_enter(name: str) -> str:
+    """What a send stopped between its paste and its Enter says (Ctrl-C)."""
+    return (f"interrupted between paste and Enter: the message is typed on {name}'s input line, "
+            f"not submitted; the next roost send {name} submits it first (or clear it there: "
+            f"roost attach {name})")
+
+
+def _shown(text: str) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= DRAFT_SHOWN else one[:DRAFT_SHOWN - 1] + "…"
+
+
 @dataclass(frozen=True, slots=True)
 class Found:
     """What a send found once it stopped waiting for the agent to be ready."""
@@ -130,8 +175,7 @@ def _refusal(found: Found) -> str | None:
         if not found.pane_alive:
             return "its pane is dead"
         if found.draft:
-            shown = found.draft if len(found.draft) <= DRAFT_SHOWN else \
-                found.draft[:DRAFT_SHOWN - 1] + "…"
+            shown = _shown(found.draft)
             return (f"{name} has a draft on its input line (\"{shown}\"): sent nothing, so it "
                     f"is neither submitted nor lost; submit or clear it (roost attach {name}), "
                     "then send again")

@@ -109,12 +109,15 @@ def deliver_to(app: App, parent_id: str) -> bool:
     if parent is None:
         return False
     with locks.hold(app.paths.locks, f"{parent.name}.notify", timeout=120):
+        # A delivery killed between its paste and its Enter left its notices on the parent's
+        # input line: submit them first (marked delivered), so they are not sent again.
+        finished = send.finish_interrupted(app, parent.name) is not None
         with app.store.write() as c:
             notices = queue.pending(c, parent_id)
         if not notices:
-            return False
+            return finished
         text, count = rule.message([n.text for n in notices])
-        sent = send.send(app, parent.name, text)
+        sent = send.send(app, parent.name, text, notices=[n.id for n in notices[:count]])
         if not sent.delivered:
             app.store.log(parent, "notice-held", reason=sent.how, pending=len(notices))
             return False
