@@ -4,6 +4,10 @@ type what follows), and roost's own interrupted paste is recognised as roost's."
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+
 import pytest
 
 from conftest import Env
@@ -50,7 +54,7 @@ def test_a_first_prompt_typed_in_cannot_end_its_paste_early(world: Env) -> None:
 
 
 # ---- roost's own interrupted paste (issues 18.8, 19.3) ---------------------------------------
-def cut_before_enter(world: Env, signal: str) -> None:
+def cut_before_enter(world: Env, sig: str) -> None:
     """Make the next Enter roost presses the moment its process is signalled (KILL: a kill -9
     between paste and Enter; INT: Ctrl-C there): a tmux on PATH that signals its caller instead
     of pressing Enter, once."""
@@ -66,7 +70,7 @@ def cut_before_enter(world: Env, signal: str) -> None:
         "#!/bin/sh\n"
         f'if [ -e "{flag}" ] && [ "$(eval echo \\${{$#}})" = Enter ]; then\n'
         f'  case "$*" in *send-keys*)\n'
-        f'    rm -f "{flag}"; kill -{signal} "$PPID"; sleep 2; exit 1;; esac\n'
+        f'    rm -f "{flag}"; kill -{sig} "$PPID"; sleep 2; exit 1;; esac\n'
         "fi\n"
         f'exec "{real}" "$@"\n')
     wrapper.chmod(0o755)
@@ -93,7 +97,12 @@ def test_ctrl_c_between_paste_and_enter_says_what_was_left_where(world: Env) -> 
     spawn(world, "cl")
     world.wait_status("cl", "idle")
     cut_before_enter(world, "INT")
-    stopped = world.roost("send", "cl", "first message", check=False)
+    # as a shell runs a foreground command: Ctrl-C's default action (a parent that ignores
+    # SIGINT would hand the ignoring down)
+    stopped = subprocess.run([sys.executable, "-m", "roost", "send", "cl", "first message"],
+                             env=world.env, cwd=world.tmp, capture_output=True, text=True,
+                             timeout=60, preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                          signal.SIG_DFL))
     assert stopped.returncode == 130
     assert "interrupted between paste and Enter: the message is typed on cl's input line, " \
            "not submitted" in stopped.stderr

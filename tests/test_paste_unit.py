@@ -70,3 +70,20 @@ WRAPPED = '\n\n<pasted_content id="fc00">\n{}\n</pasted_content id="fc00">\n'
 def test_a_prompt_is_recognised_in_each_form_claude_records_and_only_for_this_text(
         prompt: object, text: str, same: bool) -> None:
     assert same_message(prompt, text) is same
+
+
+@pytest.mark.parametrize("typed, text, ours", [
+    ("first message", "first message", True),
+    ("first   message", "first message\n", True),  # spacing as drawn
+    ("[Pasted text #1 +29 lines]", "\n".join(f"line {i}" for i in range(30)), True),
+    ("[Pasted text #2 +3 lines]", "a\nb\nc\nd", True),
+    ("[Pasted text #1 +5 lines]", "a\nb\nc\nd", False),  # another block
+    ("a long first line that wrapped", "a long first line that wrapped at the edge", True),
+    ("first", "first message", False),  # too short to be a wrapped row: typed by someone
+    ("first message, and more typed", "first message", False),
+    ("other words", "first message", False),
+])
+def test_roosts_leftover_is_told_from_someones_draft(typed: str, text: str, ours: bool) -> None:
+    from roost.core.delivery import left_by_roost
+
+    assert left_by_roost(typed, text) is ours
