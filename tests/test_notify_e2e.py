@@ -54,7 +54,11 @@ def test_a_finished_child_tells_its_idle_parent(world):
     elapsed = time.monotonic() - float(done)  # type: ignore[arg-type]
     print(f"\nchild done -> parent told: {elapsed:.2f} s")
     assert told == ["[roost] kid finished its turn: done working"]
-    time.sleep(2)  # the parent's own Stop runs _notify again: nothing is delivered twice
+    # A second chance to deliver, for certain: the parent's own Stop after the notice (its hook
+    # runs _notify in the background), then _notify run here to its end. Nothing twice.
+    world.wait_for(lambda: stopped_at(world, "lead"), timeout=30, what="the parent's Stop")
+    world.roost("_notify")
+    world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 30, "the parent idle")
     assert len([p for p in prompts(world, "lead") if p.startswith("[roost]")]) == 1
     kinds = [e["kind"] for e in json.loads(world.roost("events", "--json").stdout)]
     assert "notice-queued" in kinds and "notified" in kinds

@@ -705,6 +705,8 @@ def send(name: str, text: str | None, wait: bool, timeout: float, ready_timeout:
         text = sys.stdin.read()
     result = sending.send(_app(name), name, text, wait=wait, timeout=timeout,
                           ready_timeout=ready_timeout)
+    if result.note is not None:
+        click.echo(f"roost: {result.note}", err=True)
     if not result.delivered:
         raise RoostError(present.not_delivered(name, result.how))
     if result.timed_out:

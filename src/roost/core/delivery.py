@@ -12,6 +12,7 @@ Clearing a draft and putting it back could lose or change it; refusing keeps it 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 READY_TIMEOUT = 60.0  # seconds a send waits for the agent to be ready (idle)
@@ -24,6 +25,101 @@ DRAFT_SHOWN = 40  # characters of a draft quoted back in a refusal
 # hooks: the new session of /clear, a compaction), "screen" (the screen changed after Enter),
 # "exit" (a command that ends the CLI, /exit).
 HOOK, RECORD, EFFECT, SCREEN, EXIT = "hook", "record", "effect", "screen", "exit"
+
+
+# A key sequence (CSI: ESC [ ... final byte), e.g. a colour code or the paste's own markers.
+_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+# What a paste must not carry: every C0 control but tab and line feed, DEL, and the C1 controls
+# (U+009B is an 8-bit CSI). ESC starts the end-of-paste marker and every key sequence (Shift-Tab
+# is ESC [ Z); CR, ^C and the like are keys to a CLI that reads the paste without its brackets.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def paste_safe(text: str) -> str:
+    r"""`text` as plain text for a bracketed paste: line breaks as LF, key sequences and control
+    characters removed. A fixed point in one pass: the result holds no ESC at all, so no
+    marker can be rebuilt from what is left (removing only "ESC [ 201 ~" would turn
+    "ESC [ 20 ESC [ 201 ~ 1 ~" into the marker again).
+
+    >>> paste_safe("a\x1b[20\x1b[201~1~\rb\x1b[Z\x03c")
+    'a[201~\nbc'
+    >>> paste_safe("\x1b[32m+ added\x1b[0m\r\n\tkept")
+    '+ added\n\tkept'
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", _SEQUENCE.sub("", text))
+
+
+# How Claude Code (2.1.332) records a pasted block of 4+ lines or over 800 characters, in
+# UserPromptSubmit's prompt and its transcript: the text inside a tag naming the paste.
+_PASTED = re.compile(r'<pasted_content id="([^"<>]*)">\n(.*)\n</pasted_content id="\1">', re.S)
+
+
+def same_message(prompt: object, text: str) -> bool:
+    r"""Whether a prompt a CLI recorded is this text: as typed (ends trimmed, CRs turned to
+    LFs), or as Claude Code records a long paste, one `pasted_content` block holding exactly
+    this text and nothing around it. Never a different text, nor this text inside more.
+
+    >>> same_message('\n\n<pasted_content id="fc00">\na\nb\nc\nd\n</pasted_content id="fc00">\n',
+    ...              "a\nb\nc\nd\n")
+    True
+    >>> same_message('<pasted_content id="1">\na\nb\n</pasted_content id="1">\nmore', "a\nb")
+    False
+    """
+    if not isinstance(prompt, str):
+        return False
+    said = _norm(prompt)
+    block = _PASTED.fullmatch(said)
+    return said == _norm(text) or (block is not None and _norm(block[2]) == _norm(text))
+
+
+def _norm(value: str) -> str:
+    return value.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+# How Claude Code shows a pasted block on its input line (2.1.332: "[Pasted text #1 +29 lines]").
+_PLACEHOLDER = re.compile(r"\[Pasted text #\d+(?: \+(\d+) lines?)?\]")
+WRAPPED_ROW = 20  # characters a draft's first row must show to be taken as a wrapped line's start
+
+
+def left_by_roost(typed: str, text: str) -> bool:
+    r"""Whether the draft the screen shows (`typed`, the input line's first row) is `text`,
+    which roost pasted and never pressed Enter for: its first line as typed (or the start of
+    it, wrapped), or Claude Code's placeholder for a block of as many lines. Anything else is
+    someone's typing, roost's text among it or not.
+
+    >>> left_by_roost("first message", "first message")
+    True
+    >>> left_by_roost("[Pasted text #1 +3 lines]", "a\nb\nc\nd")
+    True
+    >>> left_by_roost("first message and more", "first message")
+    False
+    """
+    shown = " ".join(typed.split())
+    lines = text.strip().splitlines() or [""]
+    first = " ".join(lines[0].split())
+    block = _PLACEHOLDER.fullmatch(shown)
+    if block is not None:
+        return block[1] is None or int(block[1]) == len(lines) - 1
+    return shown == first or (len(shown) >= WRAPPED_ROW and first.startswith(shown))
+
+
+def finished_note(name: str, text: str) -> str:
+    """What a send says when it first submitted the text an interrupted send left."""
+    return (f"first submitted \"{_shown(text)}\", the message roost's interrupted send left on "
+            f"{name}'s input line")
+
+
+def cut_before_enter(name: str) -> str:
+    """What a send stopped between its paste and its Enter says (Ctrl-C)."""
+    return (f"interrupted between paste and Enter: the message is typed on {name}'s input line, "
+            f"not submitted; the next roost send {name} submits it first (or clear it there: "
+            f"roost attach {name})")
+
+
+def _shown(text: str) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= DRAFT_SHOWN else one[:DRAFT_SHOWN - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +175,7 @@ def _refusal(found: Found) -> str | None:
         if not found.pane_alive:
             return "its pane is dead"
         if found.draft:
-            shown = found.draft if len(found.draft) <= DRAFT_SHOWN else \
-                found.draft[:DRAFT_SHOWN - 1] + "…"
+            shown = _shown(found.draft)
             return (f"{name} has a draft on its input line (\"{shown}\"): sent nothing, so it "
                     f"is neither submitted nor lost; submit or clear it (roost attach {name}), "
                     "then send again")

@@ -114,13 +114,20 @@ def deliver_to(app: App, parent_id: str) -> bool:
     """Send the parent its pending notices (as many as fit in one message), oldest first; they
     are marked delivered once the parent's CLI confirmed the message. One delivery per parent
     at a time (a lock), so a notice goes out once; whether to deliver is decided under it."""
+    from roost.ops import send
+
     parent = app.store.get_by_id(parent_id)
     if parent is None:
         return False
     with locks.hold(app.paths.locks, f"{parent.name}.notify", timeout=120):
+        # A delivery killed between its paste and its Enter left its notices on the parent's
+        # input line: submit them first (marked delivered), so they are not sent again.
+        finished = send.finish_interrupted(app, parent.name) is not None
         with app.store.write() as c:
             notices = queue.pending(c, parent_id)
-        found = _observed(app, parent_id) if notices else None
+        if not notices:
+            return finished
+        found = _observed(app, parent_id)
         if found is None:
             return False
         _, _, when_sleeping = config_schema.orchestration(app.settings)
@@ -158,8 +165,8 @@ def _send_notices(app: App, parent: Agent, notices: Sequence[queue.Notice]) -> b
     if deaths:
         app.clock.sleep(rule.backoff(deaths))  # like supervision's restarts: 1 s, 2 s, 4 s
     text, count = rule.message([n.text for n in notices])
-    sent = send.send(app, parent.name, text)
     batch = notices[:count]
+    sent = send.send(app, parent.name, text, notices=[n.id for n in batch])
     if not sent.delivered:
         if not _alive(app, parent.id):
             _died_on(app, parent, batch, deaths + 1)

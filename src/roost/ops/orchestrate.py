@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from datetime import datetime
 from typing import Any
 
-from roost.core import scope
+from roost.core import delivery, scope
 from roost.core import settings as schema
 from roost.core.errors import RoostError
 from roost.core.model import INTENT_RUNNING, Agent
@@ -205,7 +205,7 @@ def _taken_since(app: App, child: Agent, text: str, at: str | None) -> dict[str,
     since = datetime.fromisoformat(at).timestamp() - 1
     events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), child.id), 0,
                                  launch_token(app, child.id))
-    if any(e == "UserPromptSubmit" and ts >= since and send.same_message(p.get("prompt"), text)
+    if any(e == "UserPromptSubmit" and ts >= since and delivery.same_message(p.get("prompt"), text)
            for ts, e, p in events):
         return {"name": child.name, "delivered": True,
                 "how": "hook (taken by an earlier attempt that did not finish)"}

@@ -20,8 +20,11 @@ its error instead.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roost.core import delivery, replies, status
@@ -34,7 +37,9 @@ from roost.ops import cli_record, lifecycle, observe
 from roost.ops.cli_record import ENTER_AGAIN, Record, readable
 from roost.ops.context import App
 from roost.ops.learn import launch_token
-from roost.providers import hooks, traits
+from roost.providers import hooks, mcpwire, traits
+from roost.store import orchestration as notices_queue
+from roost.store.db import now_iso
 from roost.system import locks
 
 READY = ("idle",)
@@ -45,6 +50,9 @@ COMMAND_EFFECTS = ("SessionStart", "SessionEnd", "PreCompact")
 SETTLE = 1.0  # seconds a command's new session may take after its first sign
 NO_SIGN = "no sign that the agent took it"
 SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
+# The text a send pasted and has not pressed Enter for yet (and the parent's notices it
+# carries): if the send dies there, the next one knows the text on the input line is roost's.
+PENDING = "pending-send.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +65,7 @@ class Sent:
     timed_out: bool = False
     failure: str | None = None  # the turn it started ended in an error (the CLI's words)
     no_reply: str | None = None  # --wait, the turn ended but no reply was found: why
+    note: str | None = None  # an interrupted send's text it submitted first
 
 
 def _observed(app: App, name: str) -> Observation:
@@ -81,10 +90,13 @@ def _wait_status(app: App, name: str, wanted: tuple[str, ...],
 def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float | None = None,
          ready_timeout: float = delivery.READY_TIMEOUT,
          confirm_timeout: float = delivery.CONFIRM_TIMEOUT,
-         reply_timeout: float = delivery.REPLY_TIMEOUT) -> Sent:
+         reply_timeout: float = delivery.REPLY_TIMEOUT, notices: Sequence[int] = ()) -> Sent:
     """Deliver `text` to agent `name`; `timeout` bounds the whole send (the wake, the wait for
     the agent to be ready, the paste and its confirmation, the reply waited for), each phase is
-    also bounded by its own limit."""
+    also bounded by its own limit. `notices`: the parent's queued notices `text` carries
+    (ops/notify), marked delivered when an interrupted send of it is finished later."""
+    # The text as it is pasted (text, never keys): what the CLI's record is compared with.
+    text = delivery.paste_safe(text)
     if not text:
         raise RoostError("nothing to send: give TEXT or pipe it on stdin", code=2)
     budget = delivery.Budget(app.clock.monotonic(), timeout, ready_timeout, confirm_timeout,
@@ -98,17 +110,100 @@ def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float |
     # check before them. The key cannot be an agent name ('.' is not allowed in names).
     queue_for = budget.left(app.clock.monotonic(), ready_timeout + 2 * confirm_timeout)
     with locks.hold(app.paths.locks, f"{name}.send", timeout=queue_for):
-        return _send_locked(app, name, text, wait, budget)
+        note = _finish_interrupted(app, name, budget)
+        sent = _send_locked(app, name, text, wait, budget, tuple(notices))
+        return sent if note is None else Sent(sent.delivered, sent.how, sent.reply,
+                                              sent.timed_out, sent.failure, note)
 
 
-def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Budget) -> Sent:
+def finish_interrupted(app: App, name: str) -> str | None:
+    """Submit the text an interrupted send left on the agent's input line, if it is there as
+    roost left it (ops/notify does this before it reads its queue, so a notice the text carries
+    is not sent again); what was done, or None."""
+    budget = delivery.Budget(app.clock.monotonic(), None)
+    with locks.hold(app.paths.locks, f"{name}.send", timeout=budget.ready + 2 * budget.confirm):
+        return _finish_interrupted(app, name, budget)
+
+
+def _pending_path(app: App, agent_id: str) -> str:
+    return os.path.join(os.path.dirname(hooks.log_path(str(app.paths.home), agent_id)), PENDING)
+
+
+def _remember(app: App, agent: Agent, text: str, notices: tuple[int, ...]) -> None:
+    mcpwire.write_private(str(app.paths.home), agent.id, PENDING,
+                          {"text": text, "notices": list(notices)})
+
+
+def _forget(app: App, agent_id: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(_pending_path(app, agent_id))
+
+
+def _leftover(app: App, agent_id: str) -> tuple[str, list[int]] | None:
+    """The text (and notices) of a send that pasted and never pressed Enter, if one did."""
+    try:
+        with open(_pending_path(app, agent_id), encoding="utf-8") as fh:
+            found = json.load(fh)
+        text, notices = found["text"], found.get("notices", [])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if not isinstance(text, str) or not all(isinstance(n, int) for n in notices):
+        return None
+    return text, list(notices)
+
+
+def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | None:
+    """An interrupted send's text still on the input line, just as roost pasted it: press its
+    Enter and confirm it like any send (its notices delivered); gone (submitted or cleared by
+    a person): forget it. Someone typed on it: leave it, a draft the send refuses."""
+    agent = app.store.require(name)
+    left = _leftover(app, agent.id)
+    if left is None:
+        return None
+    text, notices = left
+    found, _ = _wait_status(app, name, (*READY, "waiting", "error", "exited", "stopped",
+                                        "failed"), budget.left(app.clock.monotonic(), budget.ready))
+    pane = agent_panes(app.tmux.list_panes()).get(agent.id)
+    if pane is None or pane.dead or found.status != "idle":
+        return None
+    typed = _draft(app, agent.provider, pane.pane_id)
+    if typed is None or not delivery.left_by_roost(typed, text):
+        if typed is None:
+            _forget(app, agent.id)
+        return None
+    command = is_slash_command(text)
+    quirks = traits.of(agent.provider)
+    record = None if quirks.hooks or command else readable(app, agent)
+    plan = delivery.decide(delivery.Found(name, "idle", True, 0.0), command=command,
+                           has_hooks=quirks.hooks, has_record=record is not None)
+    log = hooks.log_path(str(app.paths.home), agent.id)
+    log_before = hooks.size(log)
+    screen_before = app.tmux.capture(pane.pane_id, 200) if plan.screen_baseline else None
+    app.tmux.send_enter(pane.pane_id)
+    _forget(app, agent.id)
+    delivered, how, _ = _confirm(app, agent, plan.confirm_by, pane.pane_id, log, log_before,
+                                 screen_before, text, budget.left(app.clock.monotonic(),
+                                                                  budget.confirm), record)
+    app.store.log(agent, "sent", delivered=delivered, chars=len(text), confirmed_by=how,
+                  interrupted_send=True)
+    if not delivered:
+        return None
+    if notices:
+        with app.store.write() as c:
+            notices_queue.mark_delivered(c, notices, now_iso())
+        app.store.log(agent, "notified", notices=len(notices), confirmed_by=how,
+                      interrupted_send=True)
+    return delivery.finished_note(name, text)
+
+
+def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Budget,
+                 notices: tuple[int, ...]) -> Sent:
     ready_for = budget.left(app.clock.monotonic(), budget.ready)
     found, in_time = _wait_status(app, name, (*READY, "waiting", "error", "exited", "stopped",
                                               "lost", "failed"), ready_for)
     agent = app.store.require(name)
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     alive = pane is not None and not pane.dead
-    text = paste_safe(text)
     command = is_slash_command(text)
     quirks = traits.of(agent.provider)
     record = None if quirks.hooks or command else readable(app, agent)
@@ -125,12 +220,17 @@ def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Bu
     # A CLI without a Stop hook: its record's turns that asked this text already, so the reply
     # read afterwards is this turn's (_recorded_reply).
     asked_before = cli_record.asked(app, agent, text) if wait and not quirks.hooks else 0
-    app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
-    app.clock.sleep(quirks.enter_delay)
-    # The baseline is the screen with the pasted text in the input, so what confirms delivery is
-    # the Enter's effect, not the paste's.
-    screen_before = app.tmux.capture(pane.pane_id, 200) if plan.screen_baseline else None
-    app.tmux.send_enter(pane.pane_id)
+    _remember(app, agent, text, notices)  # until its Enter: a kill -9 leaves the file
+    try:
+        app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
+        app.clock.sleep(quirks.enter_delay)
+        # The baseline is the screen with the pasted text in the input, so what confirms
+        # delivery is the Enter's effect, not the paste's.
+        screen_before = app.tmux.capture(pane.pane_id, 200) if plan.screen_baseline else None
+        app.tmux.send_enter(pane.pane_id)
+    except KeyboardInterrupt:
+        raise RoostError(delivery.cut_before_enter(name), code=130) from None
+    _forget(app, agent.id)
 
     confirm_for = budget.left(app.clock.monotonic(), budget.confirm)
     delivered, how, failure = _confirm(app, agent, plan.confirm_by, pane.pane_id, log,
@@ -213,22 +313,6 @@ def is_slash_command(text: str) -> bool:
     return SLASH_COMMAND.fullmatch(text.strip()) is not None
 
 
-def paste_safe(text: str) -> str:
-    """The text without the bracketed-paste markers: a message holding ESC [ 201 ~ would end
-    the paste early, and whatever follows would be typed as keys (an Enter among them)."""
-    for marker in ("\x1b[200~", "\x1b[201~"):
-        text = text.replace(marker, "")
-    return text
-
-
-def same_message(prompt: object, text: str) -> bool:
-    """Whether a prompt the CLI reports is this text (CLIs may trim the ends or turn CRs)."""
-    def norm(value: str) -> str:
-        return value.replace("\r\n", "\n").replace("\r", "\n").strip()
-
-    return isinstance(prompt, str) and norm(prompt) == norm(text)
-
-
 def _not_delivered(app: App, agent: Agent, text: str, why: str, timed_out: bool = False) -> Sent:
     app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
     return Sent(False, why, timed_out=timed_out)
@@ -285,7 +369,7 @@ def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_i
         if pane is None or pane.dead:
             return "exit" if command and pane is not None else found
         if record is not None:
-            if any(same_message(prompt, text) for prompt in record.prompts()):
+            if any(delivery.same_message(prompt, text) for prompt in record.prompts()):
                 return Record.HOW
             shown = app.tmux.capture(pane_id, 200)
             broken = _screen_error(app, agent.provider, shown)
@@ -328,7 +412,7 @@ def _confirmed_by_hooks(events: list[tuple[float, str, dict[str, object]]], text
     """The hook evidence that `text` was taken: "hook" (its UserPromptSubmit); for a slash
     command, "new session id" (the SessionStart after /clear) or "effect" (another event it
     fires: the SessionEnd before that start, a compaction); None when there is none yet."""
-    if any(event == "UserPromptSubmit" and same_message(payload.get("prompt"), text)
+    if any(event == "UserPromptSubmit" and delivery.same_message(payload.get("prompt"), text)
            for _, event, payload in events):
         return "hook"
     effects = [(event, payload) for _, event, payload in events
@@ -377,7 +461,7 @@ def transcript_reply(path: str, text: str) -> str | None:
         if entry.get("type") == "assistant" and words:
             answer.insert(0, words)
         elif entry.get("type") == "user":
-            if same_message(words, text):
+            if delivery.same_message(words, text):
                 return "\n".join(answer) if answer else None
             answer = []  # a later turn's words; keep looking for ours
     return None

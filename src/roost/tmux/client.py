@@ -26,6 +26,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
+from roost.core.delivery import paste_safe
 from roost.core.errors import RoostError
 from roost.core.pane import Pane
 from roost.system.locate import file_problem, tmux_client_env
@@ -421,8 +422,9 @@ class Tmux:
         return found
 
     def paste(self, pane_id: str, text: str, buffer: str) -> None:
-        """Bracketed paste of `text` (any length, newlines kept) into a pane; no Enter."""
-        self.run("load-buffer", "-b", buffer, "-", input=text)
+        """Bracketed paste of `text` (any length, newlines kept) into a pane; no Enter. Every
+        paste goes through here, so every one is made safe here: text, never keys."""
+        self.run("load-buffer", "-b", buffer, "-", input=paste_safe(text))
         self.run("paste-buffer", "-p", "-d", "-b", buffer, "-t", pane_id)
 
     def send_enter(self, pane_id: str) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from roost.core.delivery import paste_safe
 from roost.core.pane import Pane
 from roost.system.locate import tmux_client_env
 from roost.tmux.client import MIN_VERSION, to_pane
@@ -228,7 +229,7 @@ class FakeTmux:
     def paste(self, pane_id: str, text: str, buffer: str) -> None:
         self._pane(pane_id)
         self.calls += 1  # load-buffer, then paste-buffer
-        self._record("paste", pane_id, text)
+        self._record("paste", pane_id, paste_safe(text))
 
     def send_enter(self, pane_id: str) -> None:
         self._record("send_enter", pane_id)
