@@ -48,6 +48,37 @@ def test_no_mcp_per_agent_survives_a_wake(world):
     assert wired(world.last_start(2))[0] is None
 
 
+def test_no_mcp_travels_with_an_export_into_a_fresh_home(world):
+    """--no-mcp is a fact of the agent's record: an import elsewhere keeps it (it was a marker
+    file beside the store, which the export never carried)."""
+    world.roost("spawn", "quiet", "--detached", "--no-mcp")
+    world.roost("kill", "quiet")
+    exported = json.loads(world.roost("export").stdout)
+    assert [a["mcp"] for a in exported["agents"]] == [False]
+    world.roost("rm", "quiet")
+    doc = world.tmp / "ws.json"
+    doc.write_text(json.dumps(exported))
+    fresh = {"ROOST_HOME": str(world.tmp / "fresh-home")}
+    world.roost("import", str(doc), env=fresh)
+    world.roost("wake", "quiet", "--fresh", env=fresh)
+    assert wired(world.last_start(2))[0] is None
+
+
+def test_an_export_from_before_the_mcp_field_imports_with_roost_mcp(world):
+    world.roost("spawn", "lead", "--detached")
+    world.roost("kill", "lead")
+    exported = json.loads(world.roost("export").stdout)
+    world.roost("rm", "lead")
+    for agent in exported["agents"]:
+        del agent["mcp"]
+    doc = world.tmp / "ws.json"
+    doc.write_text(json.dumps(exported))
+    fresh = {"ROOST_HOME": str(world.tmp / "fresh-home")}
+    world.roost("import", str(doc), env=fresh)
+    assert [a["mcp"] for a in json.loads(world.roost("export", env=fresh).stdout)["agents"]] \
+        == [True]
+
+
 def test_config_switches_it_off_for_everyone(world):
     world.roost("spawn", "first", "--detached")
     (world.home / "config.toml").write_text("[mcp]\nenabled = false\n")

@@ -304,3 +304,22 @@ def test_a_session_id_that_could_read_as_a_flag_is_never_stored(tmp_path: Path,
             attempt()
     assert store.require("a").provider_session_id == "s1"
     assert store.session_history("id-a") == ["s1"] and store.get("b") is None
+
+
+def test_an_earlier_roosts_no_mcp_marker_becomes_the_agents_record(tmp_path: Path) -> None:
+    from roost.store import schema
+
+    path = tmp_path / "roost.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    schema.apply(conn, 0, 6)
+    for agent_id in ("id-quiet", "id-loud"):
+        conn.execute("INSERT INTO agents (id, name, provider, cwd, home, created_at, intent) "
+                     "VALUES (?, ?, 'claude', '/w', 'h', 't0', 'stopped')",
+                     (agent_id, agent_id[3:]))
+    conn.execute("COMMIT")
+    conn.close()
+    (tmp_path / "agents" / "id-quiet").mkdir(parents=True)
+    (tmp_path / "agents" / "id-quiet" / "no-mcp").touch()
+    store = Store.open(path)
+    assert {a.name: a.mcp for a in store.agents()} == {"quiet": False, "loud": True}

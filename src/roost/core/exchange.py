@@ -195,7 +195,10 @@ FIELD_CHECKS: dict[str, Check] = {
     "conversation_seen": boolean,
     "transcript_path": optional(absolute_path),
     "hook_offset": count,
+    "mcp": boolean,
 }
+# Agent fields added after exports of this version were first written: absent means this value.
+ADDED_FIELDS: dict[str, object] = {"mcp": True}
 # The others need more than their own value (_check_agents): the provider is one of the given
 # providers, args a list of arguments, and session ids have the provider's shape.
 CHECKED_TOGETHER = ("provider", "args", "provider_session_id")
@@ -320,11 +323,13 @@ def _check_agents(agents: list[Any], taken: Taken, providers: Mapping[str, str])
         where = f"agents[{i}]"
         if not isinstance(a, dict):
             raise refused(f"{where}: must be an object, not {_shown(a)}")
-        if set(a) != set(AGENT_FIELDS) | {"session_history"}:
+        given = set(a) - {"session_history"}
+        if "session_history" not in a or not (
+                set(AGENT_FIELDS) - set(ADDED_FIELDS) <= given <= set(AGENT_FIELDS)):
             raise refused(f"{where} must have exactly the fields {sorted(AGENT_FIELDS)} "
                           "and session_history")
         for field, check in FIELD_CHECKS.items():
-            _require(f"{where}.{field}", check(a[field]))
+            _require(f"{where}.{field}", check(a.get(field, ADDED_FIELDS.get(field))))
         if a["id"] in ids | taken.ids:
             raise refused(f"{where}.id: {a['id']!r} is already used")
         if a["name"] in names | taken.names:

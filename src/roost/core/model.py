@@ -48,6 +48,7 @@ class Agent:
     conversation_seen: bool = False  # a conversation exists, so a fresh start would lose it
     transcript_path: str | None = None  # from claude's hooks
     hook_offset: int = 0  # bytes of the hook log already read
+    mcp: bool = True  # its launches get `roost mcp` (config.toml allowing); spawn --no-mcp: False
 
     def replace(self, **changes: object) -> Agent:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]

@@ -128,7 +128,7 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
         linked_parent=parent.id if parent else None,
         orchestration_parent=orchestrator.id if orchestrator else None,
         orchestration_root=(orchestrator.orchestration_root or orchestrator.id)
-        if orchestrator else None, restart_policy=restart,
+        if orchestrator else None, restart_policy=restart, mcp=mcp,
     )
 
     def put_in_workspace(c: Connection) -> None:
@@ -157,8 +157,6 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
         app.store.log(agent, "spawned", provider=agent.provider, cwd=agent.cwd,
                       placement="detached" if place.detached else "tile",
                       **({"orchestrated_by": orchestrator.name} if orchestrator else {}))
-        if not mcp:
-            mcpwire.opt_out(str(app.paths.home), agent.id)
         if orchestrator is not None:  # both ends of the link tell roost when a turn ends
             mcpwire.mark_in_tree(str(app.paths.home), agent.id)
             mcpwire.mark_in_tree(str(app.paths.home), orchestrator.id)
@@ -366,9 +364,9 @@ def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
 
 def _prepare_mcp(app: App, agent: Agent) -> None:
     """Give this launch `roost mcp` (the file its provider wires), unless config.toml's
-    `[mcp] enabled = false` or `roost spawn --no-mcp` says not to."""
+    `[mcp] enabled = false` or the agent's record (`roost spawn --no-mcp`) says not to."""
     home = str(app.paths.home)
-    if config_schema.mcp_enabled(app.settings) and not mcpwire.opted_out(home, agent.id):
+    if config_schema.mcp_enabled(app.settings) and agent.mcp:
         mcpwire.write(home, agent.id)
     else:
         mcpwire.remove(home, agent.id)

@@ -3,8 +3,9 @@
 server "roost" to the user's own servers; roost never writes the user's files.
 
 Whether an agent gets it is decided at each launch by ops/lifecycle.py (config.toml `[mcp]
-enabled`, and `roost spawn --no-mcp`, remembered by the marker file `no-mcp` in the agent's
-folder); a provider wires the file when it exists (`configured`).
+enabled`, and the agent's record: `roost spawn --no-mcp` stores `mcp = false`); a provider wires
+the file when it exists (`configured`). The `in-tree` marker beside the hook log is a copy of
+what the store says (an orchestration link), for hook.sh, which reads no database.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from roost.providers import hooks
 
 SERVER = "roost"  # tools reach the model as mcp__roost__<tool>
 CONFIG = "mcp.json"
-OPT_OUT = "no-mcp"
 IN_TREE = "in-tree"  # hook.sh starts `roost _notify` only for agents in an orchestration tree
 
 
@@ -30,14 +30,6 @@ def configured(roost_home: str, agent_id: str) -> str | None:
     """The agent's MCP config file when this launch gives it roost's server, else None."""
     path = config_path(roost_home, agent_id)
     return path if os.path.isfile(path) else None
-
-
-def opted_out(roost_home: str, agent_id: str) -> bool:
-    return os.path.exists(os.path.join(hooks.agent_dir(roost_home, agent_id), OPT_OUT))
-
-
-def opt_out(roost_home: str, agent_id: str) -> None:
-    _mark(roost_home, agent_id, OPT_OUT)
 
 
 def mark_in_tree(roost_home: str, agent_id: str) -> None:

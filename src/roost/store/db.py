@@ -45,7 +45,7 @@ AGENT_FIELDS = (
     "buried_sibling", "buried_side", "buried_direction", "buried_ratio", "linked_parent",
     "orchestration_parent", "orchestration_root", "last_active_at", "last_error", "status",
     "status_source", "status_since", "restart_policy", "conversation_seen", "transcript_path",
-    "hook_offset",
+    "hook_offset", "mcp",
 )
 _COLUMNS = ", ".join(AGENT_FIELDS)
 
@@ -73,6 +73,7 @@ def _row_to_agent(row: tuple[Any, ...]) -> Agent:
     values["args"] = tuple(json.loads(values["args"]))
     values["dangerous"] = bool(values["dangerous"])
     values["conversation_seen"] = bool(values["conversation_seen"])
+    values["mcp"] = bool(values["mcp"])
     return Agent(**values)
 
 
@@ -83,6 +84,7 @@ def insert_row(c: sqlite3.Connection, fields: Mapping[str, Any]) -> None:
     values[AGENT_FIELDS.index("args")] = json.dumps(list(fields["args"]))
     values[AGENT_FIELDS.index("dangerous")] = int(bool(fields["dangerous"]))
     values[AGENT_FIELDS.index("conversation_seen")] = int(bool(fields["conversation_seen"]))
+    values[AGENT_FIELDS.index("mcp")] = int(bool(fields["mcp"]))
     c.execute(f"INSERT INTO agents ({_COLUMNS}) VALUES ({', '.join('?' * len(AGENT_FIELDS))})",
               values)
 

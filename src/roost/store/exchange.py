@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from roost.core.exchange import Taken
+from roost.core.exchange import ADDED_FIELDS, Taken
 from roost.store.db import AGENT_FIELDS, Store, add_to_history, add_to_lineage, insert_row
 
 
@@ -57,7 +57,7 @@ def insert_tables(c: sqlite3.Connection, data: Mapping[str, Any], seen_at: str) 
                   (t["id"], t["name"], t["position"],
                    json.dumps(t["layout"]) if t["layout"] else None, t["focus"]))
     for a in data["agents"]:
-        insert_row(c, a)
+        insert_row(c, {**ADDED_FIELDS, **a})  # an older export lacks the newer fields
         previous = None
         for sid in a["session_history"]:
             add_to_lineage(c, a["id"], sid, seen_at)

@@ -161,6 +161,26 @@ ALTER TABLE requests ADD COLUMN digest TEXT NOT NULL DEFAULT '';
 """
 
 
+# Issue 20: `spawn --no-mcp` is a fact of the agent's record (export and import carry it), no
+# longer a marker file beside the store; an earlier roost's markers become the column's value.
+V7 = """
+ALTER TABLE agents ADD COLUMN mcp INTEGER NOT NULL DEFAULT 1;
+"""
+
+
+def _v7_mcp_from_markers(conn: sqlite3.Connection) -> None:
+    """Agents whose folder holds the `no-mcp` marker an earlier roost wrote: mcp = 0."""
+    import os
+
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    if not path:
+        return  # an in-memory database (tests): no folders
+    agents = os.path.join(os.path.dirname(path), "agents")
+    for (agent_id,) in conn.execute("SELECT id FROM agents").fetchall():
+        if os.path.lexists(os.path.join(agents, agent_id, "no-mcp")):
+            conn.execute("UPDATE agents SET mcp = 0 WHERE id = ?", (agent_id,))
+
+
 def _v5_history_from_lineage(conn: sqlite3.Connection) -> None:
     """The ids an earlier roost recorded, in their order, as changes: the reason is the source
     its `session` event gave (clear, compact...) when there is one."""
@@ -187,6 +207,7 @@ MIGRATIONS: list[Step | list[Step]] = [
     V4,
     [V5, _v5_history_from_lineage],
     V6,
+    [V7, _v7_mcp_from_markers],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
