@@ -45,6 +45,22 @@ def launch_token(app: App, agent_id: str) -> str | None:
     return launch[0] if launch is not None else None
 
 
+def stop_message(app: App, agent_id: str, offset: int = 0,
+                 this_turn: bool = False) -> str | None:
+    """The last Stop hook's `last_assistant_message` in the agent's current launch's log lines
+    past byte `offset`: its last answer. `this_turn`: only if no prompt came after it (a turn
+    under way, or one that said nothing, has none)."""
+    log = hooks.log_path(str(app.paths.home), agent_id)
+    events, _ = hooks.read_since(log, offset, launch_token(app, agent_id))
+    for _, event, payload in reversed(events):
+        message = payload.get("last_assistant_message")
+        if event == "Stop" and isinstance(message, str):
+            return message
+        if this_turn and event == "UserPromptSubmit":
+            return None
+    return None
+
+
 def learn_session_ids(app: App, agents: list[Agent],
                       panes: Sequence[Pane] | None = None) -> None:
     """CLIs that choose their own session id: find it from what the agent's own process shows

@@ -27,7 +27,7 @@ from roost.core.observation import Observation
 from roost.core.pane import agent_panes
 from roost.ops import cli_record
 from roost.ops.context import App
-from roost.ops.learn import launch_token
+from roost.ops.learn import stop_message
 from roost.providers import hooks, traits
 from roost.store import events
 from roost.store import orchestration as queue
@@ -65,15 +65,9 @@ def _recorded(app: App, agent_id: str) -> str | None:
 
 
 def _last_stop(app: App, agent_id: str) -> str | None:
-    log = hooks.log_path(str(app.paths.home), agent_id)
-    found, _ = hooks.read_since(log, max(0, hooks.size(log) - (256 << 10)),
-                                launch_token(app, agent_id))
-    for _, event, payload in reversed(found):
-        if event == "Stop" and isinstance(payload.get("last_assistant_message"), str):
-            return str(payload["last_assistant_message"])
-        if event == "UserPromptSubmit":
-            return None  # this turn said nothing
-    return None
+    """This turn's answer (the log's last 256 KiB are plenty for one turn)."""
+    size = hooks.size(hooks.log_path(str(app.paths.home), agent_id))
+    return stop_message(app, agent_id, max(0, size - (256 << 10)), this_turn=True)
 
 
 def enqueue(c: Connection, changed: Sequence[Observation],

@@ -20,7 +20,7 @@ from roost.core.model import INTENT_RUNNING, Agent
 from roost.core.names import name_problem
 from roost.ops import cli_record, lifecycle, observe, send
 from roost.ops.context import App
-from roost.ops.learn import launch_token
+from roost.ops.learn import launch_token, stop_message
 from roost.providers import hooks, traits
 from roost.store import orchestration as queue
 from roost.store.db import now_iso
@@ -287,12 +287,9 @@ def wait(app: App, caller: scope.Caller, names: Sequence[str] | None = None,
 def last_reply(app: App, agent: Agent) -> str | None:
     """The agent's last answer: its last Stop hook's message, else its transcript's last
     assistant words, else its CLI's own record's (codex, gemini, aider); never wakes it."""
-    events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), agent.id), 0,
-                                 launch_token(app, agent.id))
-    for _, event, payload in reversed(events):
-        message = payload.get("last_assistant_message")
-        if event == "Stop" and isinstance(message, str):
-            return message
+    message = stop_message(app, agent.id)
+    if message is not None:
+        return message
     messages = transcript_messages(agent.transcript_path) if agent.transcript_path else []
     assistant = [m["text"] for m in messages if m["role"] == "assistant"]
     return assistant[-1] if assistant else cli_record.last_reply(app, agent)

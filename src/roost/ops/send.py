@@ -36,7 +36,7 @@ from roost.core.starts import HOLD_WINDOW
 from roost.ops import cli_record, lifecycle, observe
 from roost.ops.cli_record import ENTER_AGAIN, Record, readable
 from roost.ops.context import App
-from roost.ops.learn import launch_token
+from roost.ops.learn import launch_token, stop_message
 from roost.providers import hooks, mcpwire, traits
 from roost.store import orchestration as notices_queue
 from roost.store.db import now_iso
@@ -427,12 +427,9 @@ def last_reply(app: App, agent_id: str, log_before: int, text: str) -> str | Non
     """The answer to `text`: the Stop hook's last_assistant_message after it was sent, else the
     assistant's words after `text` in the transcript (claude's). None when neither exists:
     never an earlier turn's reply."""
-    events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), agent_id), log_before,
-                                 launch_token(app, agent_id))
-    for _, event, payload in reversed(events):
-        message = payload.get("last_assistant_message")
-        if event == "Stop" and isinstance(message, str):
-            return message
+    message = stop_message(app, agent_id, log_before)
+    if message is not None:
+        return message
     agent = app.store.get_by_id(agent_id)
     if agent is not None and agent.transcript_path:
         return transcript_reply(agent.transcript_path, text)
