@@ -30,15 +30,16 @@ def marker_dir(world: Env, marker: Path) -> Path:
 
 
 def assert_never_appears(world: Env, marker: Path) -> None:
-    """tmux runs #() jobs in the background, in the order it expands them: a canary job
-    expanded now on purpose has run once its file exists, and so has any job a path started
-    before it. Only then is the marker's absence a proof (with no server left, none runs)."""
+    """tmux would run a #() job where it expands a format, in the background, from its event
+    loop. A canary run through that loop now (`run-shell` returns once its command is done)
+    shows the server has worked through what came before; only then is the marker's absence
+    a proof (with no server left, nothing runs). (`display-message -p '#(...)'` is no canary:
+    tmux 3.3a runs no job for it.)"""
     canary = world.tmp / f"canary-{marker.name}"
-    proc = subprocess.run(["tmux", "-L", world.socket, "display-message", "-p",
-                           f"#(touch {canary})"], capture_output=True, text=True, env=world.env,
-                          check=False)
+    proc = subprocess.run(["tmux", "-L", world.socket, "run-shell", f"touch {canary}"],
+                          capture_output=True, text=True, env=world.env, check=False)
     if proc.returncode == 0:
-        world.wait_for(canary.exists, what="tmux's canary job")
+        assert canary.exists(), "tmux's canary job did not run"
     else:
         assert "no server running" in proc.stderr, proc.stderr
     assert not marker.exists(), f"tmux ran a command hidden in a path: {marker} exists"
