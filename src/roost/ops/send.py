@@ -21,6 +21,7 @@ its error instead.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -112,8 +113,7 @@ def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float |
     with locks.hold(app.paths.locks, f"{name}.send", timeout=queue_for):
         note = _finish_interrupted(app, name, budget)
         sent = _send_locked(app, name, text, wait, budget, tuple(notices))
-        return sent if note is None else Sent(sent.delivered, sent.how, sent.reply,
-                                              sent.timed_out, sent.failure, note)
+        return sent if note is None else dataclasses.replace(sent, note=note)
 
 
 def finish_interrupted(app: App, name: str) -> str | None:
