@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -239,6 +240,37 @@ def private_home(world: Env) -> Iterator[Path]:
                    env=world.env, check=False)
     kill_tagged_processes(world.env["ROOST_HOME"])
     shutil.rmtree(folder, ignore_errors=True)
+
+
+# ---- the operations on the fake tmux (tests/fake_app.py): one App per test ------------------
+@pytest.fixture
+def fake() -> Any:
+    from fake_app import fake_tmux
+
+    return fake_tmux()
+
+
+@pytest.fixture
+def clock() -> Any:
+    from datetime import UTC, datetime
+
+    from roost.core.clock import ManualClock
+
+    # The store stamps events with the real time and the crash-loop window is read against the
+    # clock, so the manual clock starts at the real time (and then only moves when told).
+    return ManualClock(datetime.now(UTC))
+
+
+@pytest.fixture
+def app(tmp_path: Path, fake: Any, clock: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """An App on the fake tmux and the manual clock, whose `command` agents read idle at the
+    fake agents' prompt (a module that needs other settings defines its own `app`)."""
+    from fake_app import PROMPT, fake_app
+
+    made = fake_app(tmp_path, fake, clock, monkeypatch,
+                    {"status": {"patterns": {"command": {"idle": [PROMPT]}}}})
+    yield made
+    made.close()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -3,12 +3,11 @@ supervise decisions in milliseconds. The real-tmux tests cover the same operatio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
-from fake_app import PROMPT, fake_app, fake_tmux
+from fake_app import PROMPT
 
 from roost.core.clock import ManualClock
 from roost.core.model import INTENT_STOPPED, Agent
@@ -18,26 +17,7 @@ from roost.ops.context import App
 from roost.providers import traits
 from roost.tmux.fake import PID_BASE, FakePane, FakeTmux
 
-
-@pytest.fixture
-def fake() -> FakeTmux:
-    return fake_tmux()
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    # The store stamps events with the real time and the crash-loop window is read against the
-    # clock, so the manual clock starts at the real time (and then only moves when told).
-    return ManualClock(datetime.now(UTC))
-
-
-@pytest.fixture
-def app(tmp_path: Path, fake: FakeTmux, clock: ManualClock,
-        monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
-    app = fake_app(tmp_path, fake, clock, monkeypatch,
-                   {"status": {"patterns": {"command": {"idle": [PROMPT]}}}})
-    yield app
-    app.close()
+# `fake`, `clock` and `app`: tests/conftest.py
 
 
 def spawn(app: App, name: str, restart: str = "never", provider: str = "command") -> Agent:

@@ -4,30 +4,11 @@ store before its window exists, or its launch ends between the pane listing and 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime
-from pathlib import Path
-
 import pytest
-from fake_app import PROMPT, fake_app, fake_tmux
 
-from roost.core.clock import ManualClock
 from roost.ops import lifecycle, observe
 from roost.ops.context import App
 from roost.tmux.fake import FakeTmux
-
-
-@pytest.fixture
-def fake() -> FakeTmux:
-    return fake_tmux()
-
-
-@pytest.fixture
-def app(tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
-    app = fake_app(tmp_path, fake, ManualClock(datetime.now(UTC)), monkeypatch,
-                   {"status": {"patterns": {"command": {"idle": [PROMPT]}}}})
-    yield app
-    app.close()
 
 
 def _spawn(app: App, name: str) -> None:

@@ -6,32 +6,14 @@ anything changes, never "was not running" with nothing stopped, nor a removal cu
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
-from fake_app import PROMPT, fake_app, fake_tmux
 
-from roost.core.clock import ManualClock
 from roost.core.errors import RoostError
 from roost.ops import lifecycle
 from roost.ops.context import App
 from roost.tmux.fake import FakeTmux
-
-
-@pytest.fixture
-def fake() -> FakeTmux:
-    return fake_tmux()
-
-
-@pytest.fixture
-def app(tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
-    app = fake_app(tmp_path, fake, ManualClock(datetime.now(UTC)), monkeypatch,
-                   {"status": {"patterns": {"command": {"idle": [PROMPT]}}}})
-    yield app
-    app.close()
-
 
 STOPS: dict[str, Callable[[App, str], object]] = {
     "kill": lifecycle.kill, "rm": lifecycle.rm, "hibernate": lifecycle.hibernate}

@@ -5,15 +5,10 @@ test_notify_e2e.py cover delivery end to end."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_app import PROMPT, fake_app, fake_tmux
 
-from roost.core.clock import ManualClock
 from roost.core.model import Agent
 from roost.core.pane import agent_panes
 from roost.ops import lifecycle, notify, send
@@ -21,19 +16,6 @@ from roost.ops.context import App
 from roost.store import orchestration as queue
 from roost.store.db import now_iso
 from roost.tmux.fake import FakeTmux
-
-
-@pytest.fixture
-def fake() -> FakeTmux:
-    return fake_tmux()
-
-
-@pytest.fixture
-def app(tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
-    app = fake_app(tmp_path, fake, ManualClock(datetime.now(UTC)), monkeypatch,
-                   {"status": {"patterns": {"command": {"idle": [PROMPT]}}}})
-    yield app
-    app.close()
 
 
 def spawn(app: App, name: str, parent: str | None = None) -> Agent:

@@ -5,11 +5,10 @@ it is ready or lived well past its slowest measured start; one that dies meanwhi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from fake_app import fake_app, fake_tmux
+from fake_app import fake_app
 
 from roost.core import status
 from roost.core.clock import ManualClock
@@ -17,16 +16,6 @@ from roost.ops import holding, lifecycle
 from roost.ops.context import App
 from roost.providers import traits
 from roost.tmux.fake import FakeTmux
-
-
-@pytest.fixture
-def fake() -> FakeTmux:
-    return fake_tmux()
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(datetime.now(UTC))
 
 
 @pytest.fixture
