@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pytest
-from test_store_damage import can_mount, digest, read_only
+from test_store_damage import can_mount, digest, full_home, read_only
 
 from conftest import Env
 
@@ -40,22 +39,5 @@ def test_reads_work_on_a_read_only_roost_home(world: Env) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a full filesystem is a small tmpfs: needs root")
 def test_reads_work_on_a_full_disk(world: Env) -> None:
-    world.home.mkdir(mode=0o700)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs",
-                    str(world.home)], check=True)
-    try:
-        world.roost("spawn", "keep", "--cwd", str(world.tmp / "work"))
-        filler = world.home / "filler"
-        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-        try:
-            while os.write(fd, b"\0" * 4096):
-                pass
-        except OSError:
-            pass  # full
-        finally:
-            os.close(fd)
+    with full_home(world):
         assert_reads_work(world)
-    finally:
-        subprocess.run(["tmux", "-L", world.socket, "kill-server"], capture_output=True,
-                       env=world.env)
-        subprocess.run(["umount", "-l", str(world.home)], check=True)

@@ -143,8 +143,10 @@ def test_a_read_only_database_is_one_line_without_the_damage_advice(populated: E
     assert any(p["window"] == "keep" and p["dead"] == "0" for p in populated.panes())
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="a full filesystem is a small tmpfs: needs root")
-def test_a_full_disk_is_one_line_without_the_damage_advice(world: Env) -> None:
+@contextmanager
+def full_home(world: Env) -> Iterator[Path]:
+    """The roost home on a 1 MiB tmpfs holding agent `keep` (running), then filled to the
+    last byte; yields the filler file (unlink it to free the space)."""
     world.home.mkdir(mode=0o700)
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs",
                     str(world.home)], check=True)
@@ -159,6 +161,16 @@ def test_a_full_disk_is_one_line_without_the_damage_advice(world: Env) -> None:
             pass  # full
         finally:
             os.close(fd)
+        yield filler
+    finally:
+        subprocess.run(["tmux", "-L", world.socket, "kill-server"], capture_output=True,
+                       env=world.env)
+        subprocess.run(["umount", "-l", str(world.home)], check=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a full filesystem is a small tmpfs: needs root")
+def test_a_full_disk_is_one_line_without_the_damage_advice(world: Env) -> None:
+    with full_home(world) as filler:
         proc = world.roost("policy", "keep", "on-failure", check=False)
         assert proc.returncode == 3, proc.stderr
         [line] = proc.stderr.splitlines()
@@ -168,7 +180,3 @@ def test_a_full_disk_is_one_line_without_the_damage_advice(world: Env) -> None:
         conn = sqlite3.connect(world.home / "roost.db")
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         conn.close()
-    finally:
-        subprocess.run(["tmux", "-L", world.socket, "kill-server"], capture_output=True,
-                       env=world.env)
-        subprocess.run(["umount", "-l", str(world.home)], check=True)
