@@ -278,3 +278,26 @@ def test_a_send_that_wakes_its_agent_ends_within_its_timeout(
     sent = send.send(app, "w1", "hello", timeout=1.0)
     assert not sent.delivered and sent.timed_out
     assert clock.monotonic() - began <= 1.0 + 0.2
+
+
+# ---- the O(1) promise: a status refresh costs the same tmux calls for one agent or ten --------
+def test_a_refresh_costs_the_same_tmux_calls_for_one_agent_or_ten(app: App,
+                                                                   fake: FakeTmux) -> None:
+    """One listing and at most one chained capture, whatever the number of agents (it was a
+    real-tmux test of ten spawns: 34 s to count what the fake counts in milliseconds; the
+    real client's capture is held to the fake's by tests/test_tmux_parity.py)."""
+    from roost.ops import observe
+
+    def calls_for_refresh() -> int:
+        before = fake.calls
+        observe.refresh(app)
+        return fake.calls - before
+
+    spawn(app, "a0")
+    fake.set_screen(pane_of(fake, app.store.require("a0")).id, "output with no prompt")
+    one = calls_for_refresh()
+    for i in range(1, 10):
+        spawn(app, f"a{i}")
+        fake.set_screen(pane_of(fake, app.store.require(f"a{i}")).id, "output with no prompt")
+    ten = calls_for_refresh()
+    assert one == ten == 2  # the listing, and one capture for the screens it needs

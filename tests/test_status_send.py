@@ -218,28 +218,6 @@ def test_watch_prints_changes_until_interrupted(world: Env) -> None:
     assert watcher.returncode in (0, 130)
 
 
-def test_a_refresh_costs_the_same_tmux_calls_for_one_agent_or_ten(world: Env,
-                                                                  monkeypatch: pytest.MonkeyPatch
-                                                                  ) -> None:
-    for key, value in world.env.items():
-        monkeypatch.setenv(key, value)
-    from roost.ops import observe
-    from roost.ops.context import open_app
-
-    def calls_for_refresh() -> int:
-        app = open_app()
-        before = app.tmux.calls
-        observe.refresh(app)
-        return app.tmux.calls - before
-
-    spawn(world, "a0", "--provider", "command", "--", "sleep", "1000")
-    one = calls_for_refresh()
-    for i in range(1, 10):
-        spawn(world, f"a{i}", "--provider", "command", "--", "sleep", "1000")
-    ten = calls_for_refresh()
-    assert one == ten <= 2
-
-
 def test_ls_fast_path_loads_nothing_heavy(world: Env) -> None:
     """`roost ls` is run all the time: its fast path answers without Click, typing,
     dataclasses, subprocess, psutil or json (no hook line to read for a command agent)."""
