@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from test_lineage_unit import NEW, OLD, one_claude
 
 from roost.core import lineage, status
 from roost.core.model import Agent
@@ -50,17 +51,11 @@ def test_status_and_lineage_refuse_the_same_lines() -> None:
 
 
 # ---- clock steps: the token and the log's order decide, a line's time only warns ---------------
-OLD, NEW = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
-
-
 @pytest.fixture
 def app(tmp_path: Path) -> SimpleNamespace:
-    store = Store.open(tmp_path / "roost.db")
-    store.insert(Agent(id="id-a", name="a", provider="claude", cwd="/w", home="a",
-                       provider_session_id=OLD, created_at="2027-01-01T00:00:00+00:00",
-                       started_at="2027-01-15T08:00:00+00:00", launches=1))
-    store.begin_launch("id-a", "t0k", LAUNCH_AT)
-    return SimpleNamespace(store=store, paths=SimpleNamespace(home=tmp_path))
+    made = one_claude(tmp_path)  # agent `a`, session OLD
+    made.store.begin_launch("id-a", "t0k", LAUNCH_AT)
+    return made
 
 
 def apply(app: SimpleNamespace, *lines: str) -> Agent:

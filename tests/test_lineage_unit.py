@@ -20,13 +20,19 @@ LAUNCH_AT = 1_800_000_000.0
 OLD, NEW = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> SimpleNamespace:
+def one_claude(tmp_path: Path) -> SimpleNamespace:
+    """A store holding claude agent `a` (session OLD, launched once, cwd /w): enough of an App
+    for the hook log's readers."""
     store = Store.open(tmp_path / "roost.db")
     store.insert(Agent(id="id-a", name="a", provider="claude", cwd="/w", home="a",
                        provider_session_id=OLD, created_at="2027-01-01T00:00:00+00:00",
                        started_at="2027-01-15T08:00:00+00:00", launches=1))
     return SimpleNamespace(store=store, paths=SimpleNamespace(home=tmp_path))
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> SimpleNamespace:
+    return one_claude(tmp_path)
 
 
 def clear_line(token: str | None, at: float = LAUNCH_AT + 5, cwd: str = "/w") -> str:
