@@ -8,15 +8,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from test_lineage_unit import NEW, OLD, one_claude
+from test_lineage_unit import LAUNCH_AT, NEW, OLD, apply, one_claude
 
 from roost.core import lineage, status
 from roost.core.model import Agent
-from roost.ops.learn import apply_hook_log
 from roost.providers import hooks, traits
 from roost.store.db import Store
-
-LAUNCH_AT = 1_800_000_000.0
 
 
 def write_log(home: str, *lines: str) -> None:
@@ -56,15 +53,6 @@ def app(tmp_path: Path) -> SimpleNamespace:
     made = one_claude(tmp_path)  # agent `a`, session OLD
     made.store.begin_launch("id-a", "t0k", LAUNCH_AT)
     return made
-
-
-def apply(app: SimpleNamespace, *lines: str) -> Agent:
-    log = Path(hooks.log_path(str(app.paths.home), "id-a"))
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("a") as fh:
-        fh.writelines(lines)
-    apply_hook_log(app, app.store.require("a"))  # type: ignore[arg-type]
-    return app.store.require("a")
 
 
 def test_lines_of_the_launch_stamped_an_hour_before_it_are_taken_with_a_warning(
