@@ -18,7 +18,12 @@ if ! command -v tmux >/dev/null 2>&1; then
     fi
 fi
 python3 -m venv "$venv"
-"$venv/bin/pip" install -q "$here"
+"$venv/bin/pip" install -q "$here[web]"
+# xterm.js for `roost web`'s terminal (pinned; without npm the page shows the screen and send box)
+if command -v npm >/dev/null 2>&1; then
+    npm install --prefix "$venv/share/roost-web" --no-save --no-audit --no-fund @xterm/xterm@6.0.0 >/dev/null ||
+        echo "install: xterm.js not installed; roost web shows screens without a live terminal"
+fi
 mkdir -p "$bin"
 ln -sf "$venv/bin/roost" "$bin/roost"
 echo "installed: $bin/roost"

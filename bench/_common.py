@@ -53,10 +53,16 @@ class World:
 
     def panes(self, fmt: str) -> list[list[str]]:
         """`list-panes -a -F fmt` split on tabs; [] when no server runs."""
-        proc = subprocess.run(self.tmux_argv("list-panes", "-a", "-F", fmt), env=self.env,
-                              capture_output=True, text=True, timeout=30)
-        return [line.split("\t") for line in proc.stdout.splitlines()] if proc.returncode == 0 \
-            else []
+        proc = subprocess.run(
+            self.tmux_argv("list-panes", "-a", "-F", fmt),
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return (
+            [line.split("\t") for line in proc.stdout.splitlines()] if proc.returncode == 0 else []
+        )
 
 
 def run(argv: Sequence[str], env: dict[str, str], cwd: Path | None = None) -> str:
@@ -79,14 +85,23 @@ def world(tag: str) -> Iterator[World]:
         (tmp / sub).mkdir(mode=0o700)
     sock_path = tmp / "tmux" / f"tmux-{os.getuid()}" / socket
     assert len(str(sock_path)) < 107, f"tmux socket path too long: {sock_path}"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("TMUX", "ROOST_", "FAKE_AGENT", "CLAUDE", "CODEX"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TMUX", "ROOST_", "FAKE_AGENT", "CLAUDE", "CODEX"))
+    }
     env.update(
-        ROOST_HOME=str(tmp / "roost"), ROOST_TMUX_SOCKET=socket, TMUX_TMPDIR=str(tmp / "tmux"),
-        HOME=str(tmp / "user"), FAKE_AGENT_LOG=str(tmp / "starts.jsonl"),
-        ROOST_CLAUDE_BIN=str(FAKE_BIN / "claude"), ROOST_CODEX_BIN=str(FAKE_BIN / "codex"),
-        ROOST_GEMINI_BIN=str(FAKE_BIN / "gemini"), ROOST_AIDER_BIN=str(FAKE_BIN / "aider"),
-        FAKE_AGENT_PYTHON=PYTHON, LANG="C.UTF-8",
+        ROOST_HOME=str(tmp / "roost"),
+        ROOST_TMUX_SOCKET=socket,
+        TMUX_TMPDIR=str(tmp / "tmux"),
+        HOME=str(tmp / "user"),
+        FAKE_AGENT_LOG=str(tmp / "starts.jsonl"),
+        ROOST_CLAUDE_BIN=str(FAKE_BIN / "claude"),
+        ROOST_CODEX_BIN=str(FAKE_BIN / "codex"),
+        ROOST_GEMINI_BIN=str(FAKE_BIN / "gemini"),
+        ROOST_AIDER_BIN=str(FAKE_BIN / "aider"),
+        FAKE_AGENT_PYTHON=PYTHON,
+        LANG="C.UTF-8",
         # Cached bytecode, as in a normal install, kept in the temp dir: the tree stays untouched.
         PYTHONPYCACHEPREFIX=str(tmp / "pyc"),
     )
@@ -116,12 +131,13 @@ def kill_tagged_processes(roost_home: str) -> None:
 def timed(argv: Sequence[str], env: dict[str, str], cwd: Path | None = None) -> float:
     """Wall seconds of one run, output read through pipes as a script would; fails loudly."""
     start = time.perf_counter()
-    proc = subprocess.run(list(argv), env=env, cwd=cwd, capture_output=True,
-                          timeout=60)
+    proc = subprocess.run(list(argv), env=env, cwd=cwd, capture_output=True, timeout=60)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): "
-                           f"{proc.stderr.decode(errors='replace').strip()}")
+        raise RuntimeError(
+            f"{' '.join(argv)} failed ({proc.returncode}): "
+            f"{proc.stderr.decode(errors='replace').strip()}"
+        )
     return elapsed
 
 
@@ -144,9 +160,12 @@ def table(rows: Sequence[Sequence[object]]) -> str:
     """A plain text table; the first row is the header."""
     cells = [[str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
-    lines = ["  ".join(c.rjust(w) if i else c.ljust(w)
-                       for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-             for r in cells]
+    lines = [
+        "  ".join(
+            c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in cells
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -159,8 +178,13 @@ def parser(description: str) -> argparse.ArgumentParser:
 
 def machine() -> dict[str, object]:
     tmux_v = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip()
-    return {"python": sys.version.split()[0], "executable": PYTHON, "tmux": tmux_v,
-            "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}
+    return {
+        "python": sys.version.split()[0],
+        "executable": PYTHON,
+        "tmux": tmux_v,
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
 
 
 def finish(name: str, results: dict[str, object], human: str, ok: bool, as_json: bool) -> int:
@@ -185,3 +209,23 @@ def environ(env: dict[str, str]) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+# Words for agents' names in the benchmarks' made-up fleets.
+WORDS = [
+    "fix",
+    "api",
+    "login",
+    "tests",
+    "docs",
+    "refactor",
+    "review",
+    "perf",
+    "ui",
+    "db",
+    "auth",
+    "deploy",
+    "flaky",
+    "cache",
+    "search",
+]

@@ -25,8 +25,11 @@ PROMPT = "Enter wakes every agent here"  # the keeper's last line before it read
 
 def keeper_pids(w: World) -> dict[str, int]:
     """Each home's window-0 pane pid."""
-    return {s: int(pid) for s, idx, pid in
-            w.panes("#{session_name}\t#{window_index}\t#{pane_pid}") if idx == "0"}
+    return {
+        s: int(pid)
+        for s, idx, pid in w.panes("#{session_name}\t#{window_index}\t#{pane_pid}")
+        if idx == "0"
+    }
 
 
 def settled(w: World, homes: list[str]) -> bool:
@@ -83,17 +86,23 @@ def main() -> int:
     rows.append(("RSS", mb(statistics.mean(rss)), mb(max(rss))))
     if uss:
         rows.append(("USS", mb(statistics.mean(uss)), mb(max(uss))))
-    human = "\n".join([
-        f"keeper memory, {len(homes)} homes; sh is {os.path.realpath(sh)} (keeper runs {shell})\n",
-        table(rows),
-        f"\ntarget: every keeper under {mb(TARGET_RSS)} MB RSS; "
-        f"processes per keeper tree: {max(m[2] for m in mem.values())}",
-    ])
-    results = {"homes": len(homes), "shell": os.path.realpath(sh), "target_rss_bytes": TARGET_RSS,
-               "rss_bytes": {"mean": statistics.mean(rss), "max": max(rss)},
-               "uss_bytes": {"mean": statistics.mean(uss), "max": max(uss)} if uss else None,
-               "per_home": {h: {"rss": m[0], "uss": m[1], "processes": m[2]}
-                            for h, m in mem.items()}}
+    human = "\n".join(
+        [
+            f"keeper memory, {len(homes)} homes; sh is {os.path.realpath(sh)} (keeper "
+            f"runs {shell})\n",
+            table(rows),
+            f"\ntarget: every keeper under {mb(TARGET_RSS)} MB RSS; "
+            f"processes per keeper tree: {max(m[2] for m in mem.values())}",
+        ]
+    )
+    results = {
+        "homes": len(homes),
+        "shell": os.path.realpath(sh),
+        "target_rss_bytes": TARGET_RSS,
+        "rss_bytes": {"mean": statistics.mean(rss), "max": max(rss)},
+        "uss_bytes": {"mean": statistics.mean(uss), "max": max(uss)} if uss else None,
+        "per_home": {h: {"rss": m[0], "uss": m[1], "processes": m[2]} for h, m in mem.items()},
+    }
     return finish("bench_keeper", results, human, ok, opts.json)
 
 

@@ -43,14 +43,12 @@ from roost.store import workspace as wsdb
 from roost.store.db import Store
 from roost.system.config import Paths
 
-from _common import World, finish, ms, parser, summary, table, world
+from _common import WORDS, World, finish, ms, parser, summary, table, world
 
 PLAN_TARGET = 0.050  # seconds, median
 RATIO_TARGET = 1.5
 PROMPT = "❯ "  # the fake claude's idle prompt
 TABS = ("main", "review")
-WORDS = ["fix", "api", "login", "tests", "docs", "refactor", "review", "perf", "ui", "db",
-         "auth", "deploy", "flaky", "cache", "search"]
 END = "rb-end"  # separates the captures of several panes in one tmux call
 
 
@@ -83,19 +81,26 @@ def seed(w: World, total: int, live: int) -> list[Agent]:
         orchestrator = earlier if earlier and rng.random() < 0.05 else None
         placement = "tile" if i in live_at else "detached" if i in parked_at else "buried"
         agent = Agent(
-            id=str(uuid.uuid4()), name=f"{rng.choice(WORDS)}-{rng.choice(WORDS)}-{i:04d}",
-            provider="claude", cwd=rng.choice(cwds), home=f"h{i:04d}",
-            args=rng.choice([(), (), ("--model", "opus")]), dangerous=rng.random() < 0.2,
+            id=str(uuid.uuid4()),
+            name=f"{rng.choice(WORDS)}-{rng.choice(WORDS)}-{i:04d}",
+            provider="claude",
+            cwd=rng.choice(cwds),
+            home=f"h{i:04d}",
+            args=rng.choice([(), (), ("--model", "opus")]),
+            dangerous=rng.random() < 0.2,
             provider_session_id=str(uuid.uuid4()),
             created_at=created.isoformat(timespec="milliseconds"),
-            intent=INTENT_RUNNING if placement == "tile" else
-            rng.choice([INTENT_HIBERNATED, INTENT_STOPPED]),
+            intent=INTENT_RUNNING
+            if placement == "tile"
+            else rng.choice([INTENT_HIBERNATED, INTENT_STOPPED]),
             started_at=(created + timedelta(minutes=5)).isoformat(timespec="milliseconds"),
-            launches=rng.randint(1, 6), last_exit=rng.choice([None, 0, 130]),
+            launches=rng.randint(1, 6),
+            last_exit=rng.choice([None, 0, 130]),
             linked_parent=earlier.id if earlier and rng.random() < 0.1 else None,
             orchestration_parent=orchestrator.id if orchestrator else None,
             orchestration_root=(orchestrator.orchestration_root or orchestrator.id)
-            if orchestrator else None,
+            if orchestrator
+            else None,
             last_active_at=(created + timedelta(minutes=50)).isoformat(timespec="milliseconds"),
         )
         tab_name = TABS[i % len(TABS)]
@@ -103,11 +108,18 @@ def seed(w: World, total: int, live: int) -> list[Agent]:
         def place(c, agent=agent, placement=placement, tab_name=tab_name) -> None:
             tab = wsdb.ensure_tab(c, tab_name)
             if placement == "detached":  # parked: remembers its project tab
-                c.execute("UPDATE agents SET placement = 'detached', tab_id = ? WHERE id = ?",
-                          (tab.id, agent.id))
+                c.execute(
+                    "UPDATE agents SET placement = 'detached', tab_id = ? WHERE id = ?",
+                    (tab.id, agent.id),
+                )
                 return
-            wsdb.tile(c, agent.id, tab, direction=rng.choice(workspace.DIRECTIONS),
-                      ratio=rng.choice([0.5, 0.4, 0.6]))
+            wsdb.tile(
+                c,
+                agent.id,
+                tab,
+                direction=rng.choice(workspace.DIRECTIONS),
+                ratio=rng.choice([0.5, 0.4, 0.6]),
+            )
             if placement == "buried":
                 wsdb.bury(c, agent.id)
 
@@ -133,10 +145,15 @@ def time_plan(db: Path, reps: int, live: list[Agent], total: int) -> dict[str, l
     conn = store.conn
     plan = workspace.plan_restore(wsdb.load(conn), running=[])
     assert list(plan.start) == [a.id for a in live], "the plan does not start the 10 tiles"
-    assert len(plan.hibernate) == total - len(live) and not plan.running and not plan.stray, \
+    assert len(plan.hibernate) == total - len(live) and not plan.running and not plan.stray, (
         f"the plan hibernates {len(plan.hibernate)}, expected {total - len(live)}"
-    out: dict[str, list[float]] = {"load + plan_restore": [], "wsdb.load": [],
-                                   "plan_restore": [], "store.agents() (restore's name map)": []}
+    )
+    out: dict[str, list[float]] = {
+        "load + plan_restore": [],
+        "wsdb.load": [],
+        "plan_restore": [],
+        "store.agents() (restore's name map)": [],
+    }
     for i in range(reps + 5):  # 5 warm-up repetitions
         t0 = time.perf_counter()
         ws = wsdb.load(conn)
@@ -155,8 +172,14 @@ def time_plan(db: Path, reps: int, live: list[Agent], total: int) -> dict[str, l
 
 
 # ---- watching screens ------------------------------------------------------------------------
-def wait_prompts(w: World, keys: set[str], key_field: str, t0: float,
-                 proc: subprocess.Popen | None = None, timeout: float = 20.0) -> dict[str, float]:
+def wait_prompts(
+    w: World,
+    keys: set[str],
+    key_field: str,
+    t0: float,
+    proc: subprocess.Popen | None = None,
+    timeout: float = 20.0,
+) -> dict[str, float]:
     """Seconds from t0 until each pane (found by `key_field`, a tmux format, in `keys`) shows the
     idle prompt on its last non-blank line. One `list-panes` while panes are missing, then one
     tmux call that captures every pane not yet ready; the same for roost and bare tmux."""
@@ -167,8 +190,10 @@ def wait_prompts(w: World, keys: set[str], key_field: str, t0: float,
         if time.monotonic() > deadline or (proc is not None and proc.poll() not in (None, 0)):
             screens = {k: _captures(w, [p]).get(p, "") for k, p in panes.items() if k not in ready}
             err = proc.stderr.read().decode(errors="replace") if proc and proc.poll() else ""
-            raise RuntimeError(f"{len(keys) - len(ready)} agents never showed the prompt "
-                               f"(found panes {len(panes)}/{len(keys)}): {err}\n{screens}")
+            raise RuntimeError(
+                f"{len(keys) - len(ready)} agents never showed the prompt "
+                f"(found panes {len(panes)}/{len(keys)}): {err}\n{screens}"
+            )
         if len(panes) < len(keys):
             for pane_id, key in w.panes(f"#{{pane_id}}\t{key_field}"):
                 if key in keys:
@@ -189,10 +214,22 @@ def wait_prompts(w: World, keys: set[str], key_field: str, t0: float,
 def _captures(w: World, pane_ids: list[str]) -> dict[str, str]:
     args: list[str] = []
     for p in pane_ids:
-        args += ["capture-pane", "-p", "-t", p, ";", "display-message", "-p", "-t", p,
-                 f"{END} #{{pane_id}}", ";"]
-    proc = subprocess.run(w.tmux_argv(*args[:-1]), env=w.env, capture_output=True, text=True,
-                          timeout=30)
+        args += [
+            "capture-pane",
+            "-p",
+            "-t",
+            p,
+            ";",
+            "display-message",
+            "-p",
+            "-t",
+            p,
+            f"{END} #{{pane_id}}",
+            ";",
+        ]
+    proc = subprocess.run(
+        w.tmux_argv(*args[:-1]), env=w.env, capture_output=True, text=True, timeout=30
+    )
     out: dict[str, str] = {}
     chunk: list[str] = []
     for line in proc.stdout.splitlines():
@@ -209,8 +246,10 @@ def agent_processes(w: World) -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter(["cmdline"]):
         try:
-            if any(a.endswith("fake_agent.py") for a in proc.info["cmdline"] or []) and \
-                    proc.environ().get("HOME") == w.env["HOME"]:
+            if (
+                any(a.endswith("fake_agent.py") for a in proc.info["cmdline"] or [])
+                and proc.environ().get("HOME") == w.env["HOME"]
+            ):
                 found.append(proc)
         except (psutil.Error, OSError):
             continue
@@ -246,11 +285,11 @@ def round_roost(w: World, live: list[Agent], cap: int, gap: float) -> dict[str, 
     before = log_lines(w)
     argv = w.roost_argv("restore", "--json", "--concurrency", str(cap), "--stagger", str(gap))
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, env=w.env, cwd=w.tmp, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        argv, env=w.env, cwd=w.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     exited: list[float] = []
-    waiter = threading.Thread(target=lambda: (proc.wait(),
-                                              exited.append(time.perf_counter() - t0)))
+    waiter = threading.Thread(target=lambda: (proc.wait(), exited.append(time.perf_counter() - t0)))
     waiter.start()
     ready = wait_prompts(w, {a.id for a in live}, "#{@roost_id}", t0, proc)
     out, err = proc.communicate(timeout=60)
@@ -259,18 +298,28 @@ def round_roost(w: World, live: list[Agent], cap: int, gap: float) -> dict[str, 
         raise RuntimeError(f"roost restore failed ({proc.returncode}): {err.decode().strip()}")
     homes = {row[0] for row in w.panes("#{session_name}")}
     starts = starts_logged(w, before)
-    return {"all_running": max(ready.values()), "first_running": min(ready.values()),
-            "returned": exited[0], "report": json.loads(out),
-            "processes": len(agent_processes(w)), "homes": len(homes),
-            "started_ids": [e["env"].get("ROOST_AGENT_ID", "?") for e in starts],
-            "resumed": sum("--resume" in e["argv"] for e in starts)}
+    return {
+        "all_running": max(ready.values()),
+        "first_running": min(ready.values()),
+        "returned": exited[0],
+        "report": json.loads(out),
+        "processes": len(agent_processes(w)),
+        "homes": len(homes),
+        "started_ids": [e["env"].get("ROOST_AGENT_ID", "?") for e in starts],
+        "resumed": sum("--resume" in e["argv"] for e in starts),
+    }
 
 
 def bare_argv(exe: str, agent: Agent) -> list[str]:
     """What roost runs for the agent (Claude.resume_argv) without roost's `--settings` (hooks)."""
     assert agent.provider_session_id
-    return [exe, "--resume", agent.provider_session_id,
-            *(["--dangerously-skip-permissions"] if agent.dangerous else []), *agent.args]
+    return [
+        exe,
+        "--resume",
+        agent.provider_session_id,
+        *(["--dangerously-skip-permissions"] if agent.dangerous else []),
+        *agent.args,
+    ]
 
 
 def round_tmux(w: World, live: list[Agent], cap: int, gap: float) -> dict[str, object]:
@@ -286,9 +335,25 @@ def round_tmux(w: World, live: list[Agent], cap: int, gap: float) -> dict[str, o
             now_peak[0] += 1
             now_peak[1] = max(now_peak)
         try:
-            subprocess.run(w.tmux_argv("new-session", "-d", "-s", agent.name, "-x", "200",
-                                       "-y", "50", "-c", agent.cwd, *bare_argv(exe, agent)),
-                           env=w.env, check=True, capture_output=True, timeout=30)
+            subprocess.run(
+                w.tmux_argv(
+                    "new-session",
+                    "-d",
+                    "-s",
+                    agent.name,
+                    "-x",
+                    "200",
+                    "-y",
+                    "50",
+                    "-c",
+                    agent.cwd,
+                    *bare_argv(exe, agent),
+                ),
+                env=w.env,
+                check=True,
+                capture_output=True,
+                timeout=30,
+            )
         finally:
             with lock:
                 now_peak[0] -= 1
@@ -305,8 +370,12 @@ def round_tmux(w: World, live: list[Agent], cap: int, gap: float) -> dict[str, o
     scheduler.start()
     ready = wait_prompts(w, {a.name for a in live}, "#{session_name}", t0)
     scheduler.join()
-    return {"all_running": max(ready.values()), "first_running": min(ready.values()),
-            "peak": now_peak[1], "processes": len(agent_processes(w))}
+    return {
+        "all_running": max(ready.values()),
+        "first_running": min(ready.values()),
+        "peak": now_peak[1],
+        "processes": len(agent_processes(w)),
+    }
 
 
 def idle_restore(w: World, reps: int = 5) -> tuple[list[float], dict]:
@@ -320,8 +389,9 @@ def idle_restore(w: World, reps: int = 5) -> tuple[list[float], dict]:
 
 
 # ---- main ----------------------------------------------------------------------------------
-def interleaved(w: World, live: list[Agent], cap: int, gap: float,
-                rounds: int) -> tuple[list[dict], list[dict]]:
+def interleaved(
+    w: World, live: list[Agent], cap: int, gap: float, rounds: int
+) -> tuple[list[dict], list[dict]]:
     """`rounds` rounds of each, who goes first alternating; every round from a killed server."""
     runs: dict[str, list[dict]] = {"roost": [], "tmux": []}
     for r in range(rounds):
@@ -330,29 +400,52 @@ def interleaved(w: World, live: list[Agent], cap: int, gap: float,
     return runs["roost"], runs["tmux"]
 
 
-def check(label: str, roost_rounds: list[dict], tmux_rounds: list[dict], live_ids: set[str],
-          total: int, cap: int) -> list[str]:
+def check(
+    label: str,
+    roost_rounds: list[dict],
+    tmux_rounds: list[dict],
+    live_ids: set[str],
+    total: int,
+    cap: int,
+) -> list[str]:
     problems = []
     n_live = len(live_ids)
     for i, r in enumerate(roost_rounds):
         rep = r["report"]
-        want = {"live_expected": n_live, "started": n_live, "already_running": 0,
-                "hibernated": total - n_live, "failed": 0}
-        problems += [f"{label} roost round {i}: restore says {k}={rep[k]}, expected {v}"
-                     for k, v in want.items() if rep[k] != v]
+        want = {
+            "live_expected": n_live,
+            "started": n_live,
+            "already_running": 0,
+            "hibernated": total - n_live,
+            "failed": 0,
+        }
+        problems += [
+            f"{label} roost round {i}: restore says {k}={rep[k]}, expected {v}"
+            for k, v in want.items()
+            if rep[k] != v
+        ]
         if not 1 <= rep["peak_concurrent_starts"] <= cap:
-            problems.append(f"{label} roost round {i}: peak_concurrent_starts "
-                            f"{rep['peak_concurrent_starts']}, cap {cap}")
-        if r["processes"] != n_live or sorted(r["started_ids"]) != sorted(live_ids) \
-                or r["homes"] != n_live or r["resumed"] != n_live:
-            problems.append(f"{label} roost round {i}: {r['processes']} agent processes, "
-                            f"{len(r['started_ids'])} starts logged ({r['resumed']} --resume), "
-                            f"{r['homes']} homes; expected exactly the {n_live} live agents, "
-                            "resumed, one home each")
+            problems.append(
+                f"{label} roost round {i}: peak_concurrent_starts "
+                f"{rep['peak_concurrent_starts']}, cap {cap}"
+            )
+        if (
+            r["processes"] != n_live
+            or sorted(r["started_ids"]) != sorted(live_ids)
+            or r["homes"] != n_live
+            or r["resumed"] != n_live
+        ):
+            problems.append(
+                f"{label} roost round {i}: {r['processes']} agent processes, "
+                f"{len(r['started_ids'])} starts logged ({r['resumed']} --resume), "
+                f"{r['homes']} homes; expected exactly the {n_live} live agents, "
+                "resumed, one home each"
+            )
     for i, r in enumerate(tmux_rounds):
         if r["processes"] != n_live or not 1 <= r["peak"] <= cap:
-            problems.append(f"{label} bare tmux round {i}: {r['processes']} processes, "
-                            f"peak {r['peak']}")
+            problems.append(
+                f"{label} bare tmux round {i}: {r['processes']} processes, peak {r['peak']}"
+            )
     return problems
 
 
@@ -362,30 +455,49 @@ def stats_of(roost_rounds: list[dict], tmux_rounds: list[dict]) -> dict[str, obj
     r_stats["returned"] = summary([r["returned"] for r in roost_rounds])
     r_stats["restore_seconds"] = summary([r["report"]["seconds"] for r in roost_rounds])
     t_stats = {m: summary([r[m] for r in tmux_rounds]) for m in metrics}
-    return {"roost_s": r_stats, "tmux_s": t_stats,
-            "ratio": r_stats["all_running"]["median"] / t_stats["all_running"]["median"],
-            "roost_peaks": [r["report"]["peak_concurrent_starts"] for r in roost_rounds],
-            "tmux_peaks": [r["peak"] for r in tmux_rounds],
-            "agent_processes": [r["processes"] for r in roost_rounds],
-            "homes": [r["homes"] for r in roost_rounds],
-            "samples_s": {"roost_all_running": [r["all_running"] for r in roost_rounds],
-                          "tmux_all_running": [r["all_running"] for r in tmux_rounds]}}
+    return {
+        "roost_s": r_stats,
+        "tmux_s": t_stats,
+        "ratio": r_stats["all_running"]["median"] / t_stats["all_running"]["median"],
+        "roost_peaks": [r["report"]["peak_concurrent_starts"] for r in roost_rounds],
+        "tmux_peaks": [r["peak"] for r in tmux_rounds],
+        "agent_processes": [r["processes"] for r in roost_rounds],
+        "homes": [r["homes"] for r in roost_rounds],
+        "samples_s": {
+            "roost_all_running": [r["all_running"] for r in roost_rounds],
+            "tmux_all_running": [r["all_running"] for r in tmux_rounds],
+        },
+    }
 
 
 def start_table(s: dict) -> str:
     r, t = s["roost_s"], s["tmux_s"]
-    return table([("", "first median", "all median", "all p90", "all min", "all max")] + [
-        (name, ms(x["first_running"]["median"]), ms(x["all_running"]["median"]),
-         ms(x["all_running"]["p90"]), ms(x["all_running"]["min"]), ms(x["all_running"]["max"]))
-        for name, x in (("roost restore", r), ("bare tmux", t))]
-        + [("ratio (medians)", "", f"{s['ratio']:.2f}x", "", "", "")])
+    return table(
+        [("", "first median", "all median", "all p90", "all min", "all max")]
+        + [
+            (
+                name,
+                ms(x["first_running"]["median"]),
+                ms(x["all_running"]["median"]),
+                ms(x["all_running"]["p90"]),
+                ms(x["all_running"]["min"]),
+                ms(x["all_running"]["max"]),
+            )
+            for name, x in (("roost restore", r), ("bare tmux", t))
+        ]
+        + [("ratio (medians)", "", f"{s['ratio']:.2f}x", "", "", "")]
+    )
 
 
 def main() -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=6)
-    p.add_argument("--raw-rounds", type=int, default=3,
-                   help="extra rounds with --stagger 0 (reported, no target); 0: none")
+    p.add_argument(
+        "--raw-rounds",
+        type=int,
+        default=3,
+        help="extra rounds with --stagger 0 (reported, no target); 0: none",
+    )
     p.add_argument("--agents", type=int, default=1000)
     p.add_argument("--live", type=int, default=10)
     p.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY)
@@ -427,39 +539,68 @@ def main() -> int:
     idle = summary(idle_times)
     r_stats = main_stats["roost_s"]
 
-    human = "\n".join([
-        f"roost restore: {opts.agents} agents, {n_live} live in 2 tabs; concurrency {cap}, "
-        f"stagger {gap:g} s; {opts.rounds} interleaved rounds (workspace stored in "
-        f"{seeded:.1f} s)\n",
-        f"plan, in-process, {opts.plan_reps} repetitions (ms):",
-        table([("", "median", "p90", "max")] + [
-            (k, f"{s['median'] * 1000:.2f}", f"{s['p90'] * 1000:.2f}", f"{s['max'] * 1000:.2f}")
-            for k, s in plan_stats.items()]),
-        f"plan target: load + plan_restore median < {PLAN_TARGET * 1000:g} ms: "
-        f"{'met' if ok_plan else 'MISSED'}\n",
-        f"until all {n_live} show their prompt, from a killed server (ms):",
-        start_table(main_stats),
-        f"ratio target: < {RATIO_TARGET:g}x: {'met' if ok_ratio else 'MISSED'}\n",
-        f"roost restore returned after {ms(r_stats['returned']['median'])} ms (median; its own "
-        f"'seconds' {ms(r_stats['restore_seconds']['median'])} ms); restore with the {n_live} "
-        f"already running: {ms(idle['median'])} ms median",
-        f"restore's JSON (last round): started {last['started']}, hibernated "
-        f"{last['hibernated']}, failed {last['failed']}, peak_concurrent_starts "
-        f"{last['peak_concurrent_starts']} (all rounds: {main_stats['roost_peaks']}, bare tmux "
-        f"{main_stats['tmux_peaks']}; cap {cap}); agent processes per round: "
-        f"{main_stats['agent_processes']}, homes {main_stats['homes']}",
-        *([f"\nthe same with --stagger 0 (no target), {opts.raw_rounds} interleaved rounds (ms):",
-           start_table(raw_stats),
-           f"peaks: roost {raw_stats['roost_peaks']}, bare tmux {raw_stats['tmux_peaks']}; "
-           f"agent processes per round: {raw_stats['agent_processes']}"] if raw_stats else []),
-        *(["\nproblems:", *(f"  {x}" for x in problems)] if problems else []),
-    ])
+    human = "\n".join(
+        [
+            f"roost restore: {opts.agents} agents, {n_live} live in 2 tabs; concurrency {cap}, "
+            f"stagger {gap:g} s; {opts.rounds} interleaved rounds (workspace stored in "
+            f"{seeded:.1f} s)\n",
+            f"plan, in-process, {opts.plan_reps} repetitions (ms):",
+            table(
+                [("", "median", "p90", "max")]
+                + [
+                    (
+                        k,
+                        f"{s['median'] * 1000:.2f}",
+                        f"{s['p90'] * 1000:.2f}",
+                        f"{s['max'] * 1000:.2f}",
+                    )
+                    for k, s in plan_stats.items()
+                ]
+            ),
+            f"plan target: load + plan_restore median < {PLAN_TARGET * 1000:g} ms: "
+            f"{'met' if ok_plan else 'MISSED'}\n",
+            f"until all {n_live} show their prompt, from a killed server (ms):",
+            start_table(main_stats),
+            f"ratio target: < {RATIO_TARGET:g}x: {'met' if ok_ratio else 'MISSED'}\n",
+            f"roost restore returned after {ms(r_stats['returned']['median'])} ms (median; its own "
+            f"'seconds' {ms(r_stats['restore_seconds']['median'])} ms); restore with the {n_live} "
+            f"already running: {ms(idle['median'])} ms median",
+            f"restore's JSON (last round): started {last['started']}, hibernated "
+            f"{last['hibernated']}, failed {last['failed']}, peak_concurrent_starts "
+            f"{last['peak_concurrent_starts']} (all rounds: {main_stats['roost_peaks']}, bare tmux "
+            f"{main_stats['tmux_peaks']}; cap {cap}); agent processes per round: "
+            f"{main_stats['agent_processes']}, homes {main_stats['homes']}",
+            *(
+                [
+                    f"\nthe same with --stagger 0 (no target), {opts.raw_rounds} "
+                    "interleaved rounds (ms):",
+                    start_table(raw_stats),
+                    f"peaks: roost {raw_stats['roost_peaks']}, bare tmux "
+                    f"{raw_stats['tmux_peaks']}; "
+                    f"agent processes per round: {raw_stats['agent_processes']}",
+                ]
+                if raw_stats
+                else []
+            ),
+            *(["\nproblems:", *(f"  {x}" for x in problems)] if problems else []),
+        ]
+    )
     results = {
-        "agents": opts.agents, "live": n_live, "rounds": opts.rounds, "concurrency": cap,
-        "stagger": gap, "plan_target_s": PLAN_TARGET, "ratio_target": RATIO_TARGET,
-        "plan_stats_s": plan_stats, "plan_samples_s": plan["load + plan_restore"],
-        "start": main_stats, "ratio": ratio, "start_stagger_0": raw_stats,
-        "idle_restore_s": idle, "restore_json_last": last, "problems": problems,
+        "agents": opts.agents,
+        "live": n_live,
+        "rounds": opts.rounds,
+        "concurrency": cap,
+        "stagger": gap,
+        "plan_target_s": PLAN_TARGET,
+        "ratio_target": RATIO_TARGET,
+        "plan_stats_s": plan_stats,
+        "plan_samples_s": plan["load + plan_restore"],
+        "start": main_stats,
+        "ratio": ratio,
+        "start_stagger_0": raw_stats,
+        "idle_restore_s": idle,
+        "restore_json_last": last,
+        "problems": problems,
     }
     return finish("bench_restore", results, human, ok, opts.json)
 

@@ -47,8 +47,17 @@ def spawn_roost(w: World, name: str) -> tuple[float, float]:
 def spawn_tmux(w: World, name: str) -> tuple[float, float]:
     start = time.perf_counter()
     w.tmux("new-session", "-d", "-s", name, "-c", str(w.tmp / "work"), *COMMAND)
-    out = w.tmux("new-window", "-t", f"{name}:", "-c", str(w.tmp / "work"),
-                 "-P", "-F", "#{pane_pid}", *COMMAND)
+    out = w.tmux(
+        "new-window",
+        "-t",
+        f"{name}:",
+        "-c",
+        str(w.tmp / "work"),
+        "-P",
+        "-F",
+        "#{pane_pid}",
+        *COMMAND,
+    )
     returned = time.perf_counter() - start
     return returned, wait_running(int(out), start)
 
@@ -59,8 +68,7 @@ def main() -> int:
     opts = p.parse_args()
 
     kinds = {"roost spawn": spawn_roost, "bare tmux": spawn_tmux}
-    samples: dict[str, dict[str, list[float]]] = {k: {"returned": [], "running": []}
-                                                  for k in kinds}
+    samples: dict[str, dict[str, list[float]]] = {k: {"returned": [], "running": []} for k in kinds}
     with world("spawn") as w:
         w.roost("ls")  # warm up: bytecode, the store's schema
         w.tmux("new-session", "-d", "-s", "warm-up", *COMMAND)  # the server is up for both
@@ -73,18 +81,44 @@ def main() -> int:
         time.sleep(0.3)  # let the keepers' first redraws finish before the server goes
 
     stats = {k: {m: summary(v) for m, v in s.items()} for k, s in samples.items()}
-    ratio = {m: stats["roost spawn"][m]["median"] / stats["bare tmux"][m]["median"]
-             for m in ("returned", "running")}
-    human = "\n".join([
-        f"spawn latency, {opts.agents} agents each, interleaved (ms)\n",
-        table([("", "returned med", "p90", "running med", "p90")] + [
-            (k, ms(s["returned"]["median"]), ms(s["returned"]["p90"]),
-             ms(s["running"]["median"]), ms(s["running"]["p90"])) for k, s in stats.items()]
-            + [("ratio (medians)", f"{ratio['returned']:.1f}x", "",
-                f"{ratio['running']:.1f}x", "")]),
-    ])
-    results = {"agents": opts.agents, "command": COMMAND, "ratio": ratio, "stats_s": stats,
-               "samples_s": samples}
+    ratio = {
+        m: stats["roost spawn"][m]["median"] / stats["bare tmux"][m]["median"]
+        for m in ("returned", "running")
+    }
+    human = "\n".join(
+        [
+            f"spawn latency, {opts.agents} agents each, interleaved (ms)\n",
+            table(
+                [("", "returned med", "p90", "running med", "p90")]
+                + [
+                    (
+                        k,
+                        ms(s["returned"]["median"]),
+                        ms(s["returned"]["p90"]),
+                        ms(s["running"]["median"]),
+                        ms(s["running"]["p90"]),
+                    )
+                    for k, s in stats.items()
+                ]
+                + [
+                    (
+                        "ratio (medians)",
+                        f"{ratio['returned']:.1f}x",
+                        "",
+                        f"{ratio['running']:.1f}x",
+                        "",
+                    )
+                ]
+            ),
+        ]
+    )
+    results = {
+        "agents": opts.agents,
+        "command": COMMAND,
+        "ratio": ratio,
+        "stats_s": stats,
+        "samples_s": samples,
+    }
     return finish("bench_spawn", results, human, True, opts.json)
 
 

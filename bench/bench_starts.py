@@ -49,26 +49,42 @@ def setups(home: Path, cwd: Path) -> dict[str, tuple[list[str], dict[str, str], 
     found: dict[str, tuple[list[str], dict[str, str], object]] = {}
     gem = GeminiStub()
     real_gemini.prepare_home(home)
-    found["gemini"] = ([str(real_gemini.install_gemini())],
-                       real_gemini.gemini_env(base, home, gem.url), gem)
+    found["gemini"] = (
+        [str(real_gemini.install_gemini())],
+        real_gemini.gemini_env(base, home, gem.url),
+        gem,
+    )
     chat = ChatCompletionsStub()
     aider = real_aider.install_aider()
     real_aider.prepare_home(home, chat.url, aider)
     found["aider"] = ([str(aider)], real_aider.aider_env(base, home), chat)
     ant = AnthropicStub()
     real_claude.prepare_home(home, [cwd])
-    found["claude"] = ([str(real_claude.install_claude())],
-                       real_claude.claude_env(base, home, ant.url), ant)
+    found["claude"] = (
+        [str(real_claude.install_claude())],
+        real_claude.claude_env(base, home, ant.url),
+        ant,
+    )
     resp = ResponsesStub()
     codex_home = home / ".codex"
     real_codex.prepare_codex_home(codex_home, resp.url, [cwd])
-    found["codex"] = ([str(real_codex.install_codex()), "--no-daemon"],
-                      real_codex.codex_env(base, home, codex_home, resp.url), resp)
+    found["codex"] = (
+        [str(real_codex.install_codex()), "--no-daemon"],
+        real_codex.codex_env(base, home, codex_home, resp.url),
+        resp,
+    )
     return found
 
 
-def measure(tmux: object, cli: str, argv: list[str], env: dict[str, str], cwd: Path,
-            bad: bool, limit: float = 120.0) -> float | None:
+def measure(
+    tmux: object,
+    cli: str,
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    bad: bool,
+    limit: float = 120.0,
+) -> float | None:
     """Seconds until the pane shows the CLI ready (or, with `bad`, until it dies)."""
     patterns = status.patterns_for(traits.of(cli).patterns)
     began = time.monotonic()
@@ -110,10 +126,13 @@ def main() -> int:
                 argv, env, stub = found[cli]
                 with stub:  # type: ignore[attr-defined]
                     results[cli] = {
-                        "ready": [measure(tmux, cli, argv, env, cwd, False)
-                                  for _ in range(args.runs)],
-                        "bad_flag_death": [measure(tmux, cli, argv, env, cwd, True)
-                                           for _ in range(args.runs)]}
+                        "ready": [
+                            measure(tmux, cli, argv, env, cwd, False) for _ in range(args.runs)
+                        ],
+                        "bad_flag_death": [
+                            measure(tmux, cli, argv, env, cwd, True) for _ in range(args.runs)
+                        ],
+                    }
         finally:
             tmux.kill()
             for s in spinners:

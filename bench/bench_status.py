@@ -73,8 +73,9 @@ def spawn_up_to(app: App, w: World, have: int, want: int) -> float:
     return time.perf_counter() - t0
 
 
-def wait_until(app: App, ok: Callable[[Observation], bool], what: str,
-               timeout: float = 60.0) -> float:
+def wait_until(
+    app: App, ok: Callable[[Observation], bool], what: str, timeout: float = 60.0
+) -> float:
     """Refresh every 0.25 s until every agent passes `ok`; seconds waited."""
     t0 = time.monotonic()
     while True:
@@ -107,7 +108,7 @@ class Probe:
             self.captured.append(list(pane_ids))
             return capture_many(pane_ids, marker)
 
-        app.tmux.run = timed_run  # type: ignore[method-assign]
+        app.tmux.run = timed_run
         app.tmux.capture_many = counted_capture_many  # type: ignore[method-assign]
 
     def reset(self) -> None:
@@ -119,12 +120,14 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def time_refreshes(app: App, server: psutil.Process, probe: Probe, reps: int,
-                   expect: dict[str, str]) -> dict[str, object]:
+def time_refreshes(
+    app: App, server: psutil.Process, probe: Probe, reps: int, expect: dict[str, str]
+) -> dict[str, object]:
     """`reps` refreshes after one warm-up; every agent's status must be as expected."""
     observe.refresh(app)
-    out: dict[str, list[float]] = {k: [] for k in ("calls", "captured", "wall", "in_tmux", "cpu",
-                                                   "children")}
+    out: dict[str, list[float]] = {
+        k: [] for k in ("calls", "captured", "wall", "in_tmux", "cpu", "children")
+    }
     s0 = server.cpu_times()
     for _ in range(reps):
         probe.reset()
@@ -144,13 +147,17 @@ def time_refreshes(app: App, server: psutil.Process, probe: Probe, reps: int,
             raise RuntimeError(f"unexpected statuses while timing: {wrong} ({len(items)} agents)")
     s1 = server.cpu_times()
     server_cpu = (s1.user + s1.system - s0.user - s0.system) / reps
-    return {"samples": out, "server_cpu_per_refresh": server_cpu,
-            "captured_panes": probe.captured[-1] if probe.captured else [],
-            "stats": {k: summary(v) for k, v in out.items()}}
+    return {
+        "samples": out,
+        "server_cpu_per_refresh": server_cpu,
+        "captured_panes": probe.captured[-1] if probe.captured else [],
+        "stats": {k: summary(v) for k, v in out.items()},
+    }
 
 
-def time_tmux_alone(app: App, server: psutil.Process, panes: list[str],
-                    reps: int) -> dict[str, dict[str, float]]:
+def time_tmux_alone(
+    app: App, server: psutil.Process, panes: list[str], reps: int
+) -> dict[str, dict[str, float]]:
     """The refresh's two tmux calls on their own, through the same client code (`Tmux.run`), and
     an O(1) round trip for scale: wall median and the server's CPU per call."""
     calls = {
@@ -170,17 +177,25 @@ def time_tmux_alone(app: App, server: psutil.Process, panes: list[str],
             app.tmux.run(*args)
             walls.append(time.perf_counter() - t0)
         s1 = server.cpu_times()
-        out[label] = {"wall": summary(walls)["median"],
-                      "server_cpu": (s1.user + s1.system - s0.user - s0.system) / reps}
+        out[label] = {
+            "wall": summary(walls)["median"],
+            "server_cpu": (s1.user + s1.system - s0.user - s0.system) / reps,
+        }
     return out
 
 
 def ls_is_fast(w: World) -> bool:
     """Whether `roost ls` would take its fast path (lsfast.fast answers instead of the CLI)."""
-    code = ("import io, sys\nfrom roost.cli import fast as lsfast\nsys.stdout = io.StringIO()\n"
-            "r = lsfast.fast(False)\nsys.stdout = sys.__stdout__\nprint(r == 0)")
-    return subprocess.run([PYTHON, "-c", code], env=w.env, cwd=w.tmp, capture_output=True,
-                          text=True, timeout=60).stdout.strip() == "True"
+    code = (
+        "import io, sys\nfrom roost.cli import fast as lsfast\nsys.stdout = io.StringIO()\n"
+        "r = lsfast.fast(False)\nsys.stdout = sys.__stdout__\nprint(r == 0)"
+    )
+    return (
+        subprocess.run(
+            [PYTHON, "-c", code], env=w.env, cwd=w.tmp, capture_output=True, text=True, timeout=60
+        ).stdout.strip()
+        == "True"
+    )
 
 
 def time_ls(w: World, runs: int) -> dict[str, list[float]]:
@@ -199,8 +214,11 @@ def time_ls(w: World, runs: int) -> dict[str, list[float]]:
 # ---- working agents --------------------------------------------------------------------------
 def pane_ttys(w: World) -> dict[str, tuple[str, str]]:
     """Agent window name -> (pane id, pane tty)."""
-    return {name: (pane, tty) for name, pane, tty in
-            w.panes("#{window_name}\t#{pane_id}\t#{pane_tty}") if name != "home"}
+    return {
+        name: (pane, tty)
+        for name, pane, tty in w.panes("#{window_name}\t#{pane_id}\t#{pane_tty}")
+        if name != "home"
+    }
 
 
 class Spinner:
@@ -233,14 +251,27 @@ class Spinner:
             os.close(fd)
 
 
-def working_phase(app: App, w: World, server: psutil.Process, probe: Probe,
-                  names: list[str], workers: list[str], reps: int) -> dict[str, object]:
+def working_phase(
+    app: App,
+    w: World,
+    server: psutil.Process,
+    probe: Probe,
+    names: list[str],
+    workers: list[str],
+    reps: int,
+) -> dict[str, object]:
     sends = []
     for name in workers:
         c0, t0 = app.tmux.calls, time.perf_counter()
         result = sending.send(app, name, f"work {WORK_SECONDS}")
-        sends.append({"name": name, "wall": time.perf_counter() - t0,
-                      "calls": app.tmux.calls - c0, "how": result.how})
+        sends.append(
+            {
+                "name": name,
+                "wall": time.perf_counter() - t0,
+                "calls": app.tmux.calls - c0,
+                "how": result.how,
+            }
+        )
         if not result.delivered:
             raise RuntimeError(f"work not delivered to {name}: {result.how}")
     expect = {n: "working" if n in workers else "idle" for n in names}
@@ -263,8 +294,9 @@ def cli_send(w: World, *args: str) -> tuple[float, str]:
     proc = subprocess.run(argv, env=w.env, cwd=w.tmp, capture_output=True, text=True, timeout=90)
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise RuntimeError(f"roost send {' '.join(args)} failed ({proc.returncode}): "
-                           f"{proc.stderr.strip()}")
+        raise RuntimeError(
+            f"roost send {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}"
+        )
     return elapsed, proc.stdout
 
 
@@ -299,9 +331,12 @@ def send_latency(app: App, w: World, claude: str, codex: str, rounds: int) -> di
                 raise RuntimeError(f"in-process send to {name}: {result.how}")
             wait_until(app, idle, "the agents idle after a send")
         inproc[name] = samples
-    return {"cli_s": cli, "cli": {k: summary(v) for k, v in cli.items()},
-            "in_process": {n: {k: summary(v) for k, v in s.items()} for n, s in inproc.items()},
-            "in_process_samples": inproc}
+    return {
+        "cli_s": cli,
+        "cli": {k: summary(v) for k, v in cli.items()},
+        "in_process": {n: {k: summary(v) for k, v in s.items()} for n, s in inproc.items()},
+        "in_process_samples": inproc,
+    }
 
 
 # ---- main ------------------------------------------------------------------------------------
@@ -331,24 +366,36 @@ def main() -> int:
             waited = wait_until(app, lambda i: i.status == "idle", f"{n} agents idle")
             if server is None:
                 server = psutil.Process(int(w.panes("#{pid}")[0][0]))
-            idle = time_refreshes(app, server, probe, opts.refreshes,
-                                  dict.fromkeys(names, "idle"))
-            alone = time_tmux_alone(app, server, idle["captured_panes"],
-                                    max(50, opts.refreshes))
+            idle = time_refreshes(app, server, probe, opts.refreshes, dict.fromkeys(names, "idle"))
+            alone = time_tmux_alone(app, server, idle["captured_panes"], max(50, opts.refreshes))
             fast = ls_is_fast(w)
             ls = time_ls(w, opts.ls_runs)
-            workers = [x for x in names if x.startswith("claude-")][:opts.working] + \
-                [x for x in names if x.startswith("codex-")][:1]
+            workers = [x for x in names if x.startswith("claude-")][: opts.working] + [
+                x for x in names if x.startswith("codex-")
+            ][:1]
             work = working_phase(app, w, server, probe, names, workers, opts.refreshes)
-            stages.append({"agents": n, "mix": {k: sum(x.startswith(k + "-") for x in names)
-                                                for k in ("claude", "codex", "command")},
-                           "spawn_s": spawned, "idle_after_s": waited, "idle": idle,
-                           "tmux_alone": alone, "ls_fast_path": fast, "ls_s": ls,
-                           "ls": {k: summary(v) for k, v in ls.items()}, **work})
+            stages.append(
+                {
+                    "agents": n,
+                    "mix": {
+                        k: sum(x.startswith(k + "-") for x in names)
+                        for k in ("claude", "codex", "command")
+                    },
+                    "spawn_s": spawned,
+                    "idle_after_s": waited,
+                    "idle": idle,
+                    "tmux_alone": alone,
+                    "ls_fast_path": fast,
+                    "ls_s": ls,
+                    "ls": {k: summary(v) for k, v in ls.items()},
+                    **work,
+                }
+            )
         claude = [x for x in names if x.startswith("claude-")]
         codex = [x for x in names if x.startswith("codex-")]
-        sends = send_latency(app, w, claude[-1], codex[-1], opts.sends) if claude and codex \
-            else None
+        sends = (
+            send_latency(app, w, claude[-1], codex[-1], opts.sends) if claude and codex else None
+        )
         app.close()
     total = time.perf_counter() - t_start
 
@@ -361,67 +408,120 @@ def main() -> int:
         claude_workers = sum(x.startswith("claude-") for x in s["workers"])
         still, moving = (s[k]["stats"]["captured"]["median"] for k in ("still", "moving"))
         if moving != still + claude_workers:
-            problems.append(f"N={s['agents']}: {moving:g} panes captured while moving, expected "
-                            f"{still:g} + {claude_workers} working claude agents")
+            problems.append(
+                f"N={s['agents']}: {moving:g} panes captured while moving, expected "
+                f"{still:g} + {claude_workers} working claude agents"
+            )
     ok = all(len(v) == 1 and v[0] <= 2 for v in flat.values()) and not problems
 
     def row(s: dict, state: str, label: str) -> tuple:
         r = s[state]
         st = r["stats"]
         calls = sorted({int(c) for c in r["samples"]["calls"]})
-        return (s["agents"], label, "/".join(map(str, calls)),
-                int(st["captured"]["median"]), ms(st["wall"]["median"]), ms(st["wall"]["p90"]),
-                ms(st["in_tmux"]["median"]), ms(st["cpu"]["median"]),
-                ms(st["children"]["median"]), ms(r["server_cpu_per_refresh"]))
+        return (
+            s["agents"],
+            label,
+            "/".join(map(str, calls)),
+            int(st["captured"]["median"]),
+            ms(st["wall"]["median"]),
+            ms(st["wall"]["p90"]),
+            ms(st["in_tmux"]["median"]),
+            ms(st["cpu"]["median"]),
+            ms(st["children"]["median"]),
+            ms(r["server_cpu_per_refresh"]),
+        )
 
-    rows = [("N", "agents' state", "tmux calls", "captured", "wall", "p90", "in tmux calls",
-             "cpu", "clients cpu", "server cpu")]
+    rows = [
+        (
+            "N",
+            "agents' state",
+            "tmux calls",
+            "captured",
+            "wall",
+            "p90",
+            "in tmux calls",
+            "cpu",
+            "clients cpu",
+            "server cpu",
+        )
+    ]
     for s in stages:
         rows.append(row(s, "idle", "all idle"))
         rows.append(row(s, "still", f"{len(s['workers'])} working, still"))
         rows.append(row(s, "moving", f"{len(s['workers'])} working, moving"))
     alone = [("N", "tmux call", "wall", "server cpu")]
     for s in stages:
-        alone += [(s["agents"], k, ms(v["wall"]), ms(v["server_cpu"]))
-                  for k, v in s["tmux_alone"].items()]
+        alone += [
+            (s["agents"], k, ms(v["wall"]), ms(v["server_cpu"])) for k, v in s["tmux_alone"].items()
+        ]
     lines = [
         f"status refresh, in-process, {opts.refreshes} refreshes per row (medians, ms; in tmux "
         "calls = wall time inside Tmux.run; cpu = this process; clients cpu = its tmux client "
         "children; server cpu = the tmux server, mean per refresh)\n",
         table(rows),
-        "\nmix: " + "; ".join(f"N={s['agents']}: " + ", ".join(f"{v} {k}" for k, v in
-                                                               s["mix"].items()) for s in stages),
+        "\nmix: "
+        + "; ".join(
+            f"N={s['agents']}: " + ", ".join(f"{v} {k}" for k, v in s["mix"].items())
+            for s in stages
+        ),
         f"\nthe same tmux calls alone, through Tmux.run, {max(50, opts.refreshes)} each (ms; wall "
         "median, "
         "server cpu mean per call):",
         table(alone),
         f"\n`python -m roost ls` with every agent idle, {opts.ls_runs} rounds interleaved with "
         "`python -c pass` (ms):",
-        table([("N", "roost ls", "p90", "python -c pass", "difference", "fast path")] + [
-            (s["agents"], ms(s["ls"]["roost ls"]["median"]), ms(s["ls"]["roost ls"]["p90"]),
-             ms(s["ls"]["python -c pass"]["median"]),
-             ms(s["ls"]["roost ls"]["median"] - s["ls"]["python -c pass"]["median"]),
-             "yes" if s["ls_fast_path"] else "no") for s in stages]),
-        "\nsetup: " + "; ".join(f"N={s['agents']}: spawned in {s['spawn_s']:.1f} s, all idle "
-                                f"{s['idle_after_s']:.1f} s later" for s in stages),
+        table(
+            [("N", "roost ls", "p90", "python -c pass", "difference", "fast path")]
+            + [
+                (
+                    s["agents"],
+                    ms(s["ls"]["roost ls"]["median"]),
+                    ms(s["ls"]["roost ls"]["p90"]),
+                    ms(s["ls"]["python -c pass"]["median"]),
+                    ms(s["ls"]["roost ls"]["median"] - s["ls"]["python -c pass"]["median"]),
+                    "yes" if s["ls_fast_path"] else "no",
+                )
+                for s in stages
+            ]
+        ),
+        "\nsetup: "
+        + "; ".join(
+            f"N={s['agents']}: spawned in {s['spawn_s']:.1f} s, all idle "
+            f"{s['idle_after_s']:.1f} s later"
+            for s in stages
+        ),
     ]
     if sends:
         lines += [
             f"\nsend latency with {ns[-1]} agents, {opts.sends} interleaved rounds (ms):",
-            table([("", "median", "p90", "min", "max")] + [
-                (k, ms(v["median"]), ms(v["p90"]), ms(v["min"]), ms(v["max"]))
-                for k, v in sends["cli"].items()]),
-            "in-process send.send (no interpreter start-up): " + "; ".join(
+            table(
+                [("", "median", "p90", "min", "max")]
+                + [
+                    (k, ms(v["median"]), ms(v["p90"]), ms(v["min"]), ms(v["max"]))
+                    for k, v in sends["cli"].items()
+                ]
+            ),
+            "in-process send.send (no interpreter start-up): "
+            + "; ".join(
                 f"{n} {ms(v['wall']['median'])} ms, {v['calls']['median']:.0f} tmux calls"
-                for n, v in sends["in_process"].items()),
+                for n, v in sends["in_process"].items()
+            ),
         ]
     lines += ["\nproblems:", *(f"  {x}" for x in problems)] if problems else []
-    lines.append(f"\ntmux calls per refresh over every N: idle {flat['idle']}, working still "
-                 f"{flat['still']}, working moving {flat['moving']} (target: one value each, "
-                 f"<= 2); total {total:.0f} s")
-    results = {"ns": ns, "refreshes": opts.refreshes, "calls_per_refresh": flat,
-               "problems": problems,
-               "stages": stages, "send": sends, "total_s": total}
+    lines.append(
+        f"\ntmux calls per refresh over every N: idle {flat['idle']}, working still "
+        f"{flat['still']}, working moving {flat['moving']} (target: one value each, "
+        f"<= 2); total {total:.0f} s"
+    )
+    results = {
+        "ns": ns,
+        "refreshes": opts.refreshes,
+        "calls_per_refresh": flat,
+        "problems": problems,
+        "stages": stages,
+        "send": sends,
+        "total_s": total,
+    }
     return finish("bench_status", results, "\n".join(lines), ok, opts.json)
 
 

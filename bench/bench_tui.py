@@ -99,8 +99,9 @@ def spawn_up_to(w: World, have: int, want: int, spawners: int) -> float:
     for i in range(have, want):
         if i in TABS:
             spawn_one(w, i)
-    rest = sorted((i for i in range(have, want) if i not in TABS),
-                  key=lambda i: kind(i) != "command")
+    rest = sorted(
+        (i for i in range(have, want) if i not in TABS), key=lambda i: kind(i) != "command"
+    )
     with ThreadPoolExecutor(max_workers=spawners) as pool:
         list(pool.map(lambda i: spawn_one(w, i), rest))  # list(): raise the first failure
     app = open_app()
@@ -172,8 +173,9 @@ class Calls:
         calls = self
 
         def counted_run(tmux: Tmux, *args: str, **kw: Any) -> str:
-            calls.add(args[0] if args else "?", args.count(";") if args[:1] == ("capture-pane",)
-                      else 0)
+            calls.add(
+                args[0] if args else "?", args.count(";") if args[:1] == ("capture-pane",) else 0
+            )
             return run(tmux, *args, **kw)
 
         def counted_version(tmux: Tmux) -> tuple[int, int]:
@@ -207,8 +209,9 @@ class MeteredSource(LiveSource):
         return self._metered("snapshot", super().snapshot)
 
     def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
-        return self._metered("preview", lambda: super(MeteredSource, self).preview(
-            name, lines, pane_id=pane_id))
+        return self._metered(
+            "preview", lambda: super(MeteredSource, self).preview(name, lines, pane_id=pane_id)
+        )
 
     def events(self, name: str, limit: int = 8) -> list[dict]:
         return self._metered("events", lambda: super(MeteredSource, self).events(name, limit))
@@ -229,7 +232,7 @@ def details_name(app: RoostApp) -> str | None:
     """The agent the details panel shows ("[b]NAME[/b] ..." on its first line), or None."""
     text = str(app.query_one("#details").content)  # type: ignore[attr-defined]
     first = text.split("\n", 1)[0]
-    return first[3:first.index("[/b]")] if first.startswith("[b]") and "[/b]" in first else None
+    return first[3 : first.index("[/b]")] if first.startswith("[b]") and "[/b]" in first else None
 
 
 def preview_name(app: RoostApp) -> str | None:
@@ -312,8 +315,11 @@ class Mover:
         shown = self.shown
         await until(lambda: shown.first(shown.details, name, t0) is not None)
         await until(lambda: shown.first(shown.preview, name, t0) is not None)
-        return (name, shown.first(shown.details, name, t0) - t0,  # type: ignore[operator]
-                shown.first(shown.preview, name, t0) - t0)  # type: ignore[operator]
+        return (
+            name,
+            shown.first(shown.details, name, t0) - t0,  # type: ignore[operator]
+            shown.first(shown.preview, name, t0) - t0,
+        )
 
 
 async def settle(app: RoostApp) -> None:
@@ -341,8 +347,9 @@ async def watch_lag(stop: asyncio.Event, lags: list[float], tick: float = 0.02) 
         lags.append(time.perf_counter() - t0 - tick)
 
 
-async def drive(n: int, seconds: float, press_every: float, burst: int, renders: int,
-                server: psutil.Process) -> dict[str, Any]:
+async def drive(
+    n: int, seconds: float, press_every: float, burst: int, renders: int, server: psutil.Process
+) -> dict[str, Any]:
     calls = Calls()
     calls.install()
     source = MeteredSource(calls)
@@ -416,8 +423,7 @@ async def drive(n: int, seconds: float, press_every: float, burst: int, renders:
                     next_press += press_every
                 await asyncio.sleep(0.02)
             wall = time.perf_counter() - t0
-            cpu, kids, srv = (time.process_time() - p0, children_cpu() - k0,
-                              proc_cpu(server) - s0)
+            cpu, kids, srv = (time.process_time() - p0, children_cpu() - k0, proc_cpu(server) - s0)
             ncalls = calls.total() - c0
             presses = mover.presses - presses0
             highlights = sum(1 for h in highlighted if t0 <= h <= t0 + wall)
@@ -454,36 +460,51 @@ async def drive(n: int, seconds: float, press_every: float, burst: int, renders:
         ops[op] += count
         commands[f"{op}: {command}"] += count
     return {
-        "agents": n, "wall_s": wall,
+        "agents": n,
+        "wall_s": wall,
         "statuses_seen": dict(sum(window_seen, Counter())),
         "all_idle": bool(window_seen) and all(c == Counter(idle=n) for c in window_seen),
         "calls_per_snapshot": ops["snapshot"] / max(1, len(window_times["snapshot"])),
         "calls_per_preview": ops["preview"] / max(1, len(window_times["preview"])),
-        "tmux_calls": ncalls, "tmux_calls_per_s": ncalls / wall,
+        "tmux_calls": ncalls,
+        "tmux_calls_per_s": ncalls / wall,
         "calls_by_op_per_s": {k: v / wall for k, v in sorted(ops.items())},
         "calls_by_command": dict(sorted(commands.items())),
         "panes_per_chained_capture": summary(captured) if captured else None,
-        "cpu_self_pct": 100 * cpu / wall, "cpu_tmux_clients_pct": 100 * kids / wall,
+        "cpu_self_pct": 100 * cpu / wall,
+        "cpu_tmux_clients_pct": 100 * kids / wall,
         "cpu_tmux_server_pct": 100 * srv / wall,
-        "snapshots": len(window_times["snapshot"]), "previews": len(window_times["preview"]),
+        "snapshots": len(window_times["snapshot"]),
+        "previews": len(window_times["preview"]),
         "events_reads": len(window_times["events"]),
         "snapshot_s": summary(window_times["snapshot"]),
         "preview_s": summary(window_times["preview"]) if window_times["preview"] else None,
-        "render_rows_s": summary(in_window_render), "apply_snapshot_s": summary(in_window_apply),
-        "loop_lag_s": summary(lags), "loop_lags_over_50ms": sorted(x for x in lags if x > 0.05),
-        "highlights": highlights, "highlights_without_a_key_per_s":
-            (highlights - presses) / wall,
+        "render_rows_s": summary(in_window_render),
+        "apply_snapshot_s": summary(in_window_apply),
+        "loop_lag_s": summary(lags),
+        "loop_lags_over_50ms": sorted(x for x in lags if x > 0.05),
+        "highlights": highlights,
+        "highlights_without_a_key_per_s": (highlights - presses) / wall,
         "presses": presses,
-        "moves": len(moves), "details_latency_s": summary([m[1] for m in moves]),
+        "moves": len(moves),
+        "details_latency_s": summary([m[1] for m in moves]),
         "preview_latency_s": summary([m[2] for m in moves]),
-        "burst": {"presses": burst, "wall_s": burst_wall, "previews": burst_previews,
-                  "highlights": burst_highlights,
-                  "tmux_calls": sum(burst_by.values()),
-                  "preview_calls": sum(v for (op, _c), v in burst_by.items() if op == "preview")},
+        "burst": {
+            "presses": burst,
+            "wall_s": burst_wall,
+            "previews": burst_previews,
+            "highlights": burst_highlights,
+            "tmux_calls": sum(burst_by.values()),
+            "preview_calls": sum(v for (op, _c), v in burst_by.items() if op == "preview"),
+        },
         "render_rows_alone_s": summary(micro_render),
-        "samples": {"snapshot": window_times["snapshot"], "render_rows": in_window_render,
-                    "render_rows_alone": micro_render, "details_latency": [m[1] for m in moves],
-                    "preview_latency": [m[2] for m in moves]},
+        "samples": {
+            "snapshot": window_times["snapshot"],
+            "render_rows": in_window_render,
+            "render_rows_alone": micro_render,
+            "details_latency": [m[1] for m in moves],
+            "preview_latency": [m[2] for m in moves],
+        },
     }
 
 
@@ -535,8 +556,11 @@ def standalone_snapshots(reps: int) -> dict[str, Any]:
         app.close()
         opened.append(t1 - t0)
         refreshed.append(t2 - t1)
-    return {"snapshot_s": summary(whole), "open_app_s": summary(opened),
-            "refresh_s": summary(refreshed)}
+    return {
+        "snapshot_s": summary(whole),
+        "open_app_s": summary(opened),
+        "refresh_s": summary(refreshed),
+    }
 
 
 # ---- main ------------------------------------------------------------------------------------
@@ -565,13 +589,18 @@ def main() -> int:
             waited = wait_idle(n)
             if server is None:
                 server = psutil.Process(int(w.panes("#{pid}")[0][0]))
-            stage = asyncio.run(drive(n, opts.seconds, opts.press_every, opts.burst,
-                                      opts.renders, server))
-            stage.update(spawn_s=spawned, idle_after_s=waited,
-                         standalone=standalone_snapshots(opts.snapshots),
-                         mix={k: sum(kind(i) == k for i in range(n))
-                              for k in ("codex", "claude", "command")},
-                         live_panes=len(w.panes("#{pane_id}")))
+            stage = asyncio.run(
+                drive(n, opts.seconds, opts.press_every, opts.burst, opts.renders, server)
+            )
+            stage.update(
+                spawn_s=spawned,
+                idle_after_s=waited,
+                standalone=standalone_snapshots(opts.snapshots),
+                mix={
+                    k: sum(kind(i) == k for i in range(n)) for k in ("codex", "claude", "command")
+                },
+                live_panes=len(w.panes("#{pane_id}")),
+            )
             stages.append(stage)
     total = time.perf_counter() - t_start
 
@@ -583,66 +612,150 @@ def main() -> int:
     def pct(x: float) -> str:
         return f"{x:.1f}"
 
-    rows = [("N", "tmux calls/s", "snapshot/preview/events", "cpu % TUI", "tmux clients",
-             "tmux server", "snapshot med", "p90", "render_rows med", "p90", "loop lag p90",
-             "max")]
+    rows = [
+        (
+            "N",
+            "tmux calls/s",
+            "snapshot/preview/events",
+            "cpu % TUI",
+            "tmux clients",
+            "tmux server",
+            "snapshot med",
+            "p90",
+            "render_rows med",
+            "p90",
+            "loop lag p90",
+            "max",
+        )
+    ]
     for s in stages:
         by = s["calls_by_op_per_s"]
-        rows.append((s["agents"], f"{s['tmux_calls_per_s']:.2f}",
-                     "/".join(f"{by.get(k, 0):.2f}" for k in ("snapshot", "preview", "events")),
-                     pct(s["cpu_self_pct"]), pct(s["cpu_tmux_clients_pct"]),
-                     pct(s["cpu_tmux_server_pct"]), ms(s["snapshot_s"]["median"]),
-                     ms(s["snapshot_s"]["p90"]), ms(s["render_rows_s"]["median"]),
-                     ms(s["render_rows_s"]["p90"]), ms(s["loop_lag_s"]["p90"]),
-                     ms(s["loop_lag_s"]["max"])))
+        rows.append(
+            (
+                s["agents"],
+                f"{s['tmux_calls_per_s']:.2f}",
+                "/".join(f"{by.get(k, 0):.2f}" for k in ("snapshot", "preview", "events")),
+                pct(s["cpu_self_pct"]),
+                pct(s["cpu_tmux_clients_pct"]),
+                pct(s["cpu_tmux_server_pct"]),
+                ms(s["snapshot_s"]["median"]),
+                ms(s["snapshot_s"]["p90"]),
+                ms(s["render_rows_s"]["median"]),
+                ms(s["render_rows_s"]["p90"]),
+                ms(s["loop_lag_s"]["p90"]),
+                ms(s["loop_lag_s"]["max"]),
+            )
+        )
     lat = [("N", "moves", "details med", "p90", "max", "preview med", "p90", "max")]
     for s in stages:
         d, v = s["details_latency_s"], s["preview_latency_s"]
-        lat.append((s["agents"], s["moves"], ms(d["median"]), ms(d["p90"]), ms(d["max"]),
-                    ms(v["median"]), ms(v["p90"]), ms(v["max"])))
-    extra = [("N", "snapshots", "calls each", "previews", "calls each", "preview med",
-              "events", "panes/capture", "apply_snapshot med",
-              "render_rows alone med", "snapshot alone med", "open_app", "observe.refresh")]
+        lat.append(
+            (
+                s["agents"],
+                s["moves"],
+                ms(d["median"]),
+                ms(d["p90"]),
+                ms(d["max"]),
+                ms(v["median"]),
+                ms(v["p90"]),
+                ms(v["max"]),
+            )
+        )
+    extra = [
+        (
+            "N",
+            "snapshots",
+            "calls each",
+            "previews",
+            "calls each",
+            "preview med",
+            "events",
+            "panes/capture",
+            "apply_snapshot med",
+            "render_rows alone med",
+            "snapshot alone med",
+            "open_app",
+            "observe.refresh",
+        )
+    ]
     for s in stages:
         sa = s["standalone"]
         cap = s["panes_per_chained_capture"]
-        extra.append((s["agents"], s["snapshots"], f"{s['calls_per_snapshot']:.1f}",
-                      s["previews"], f"{s['calls_per_preview']:.1f}",
-                      ms(s["preview_s"]["median"]) if s["preview_s"] else "-", s["events_reads"],
-                      f"{cap['median']:.0f}" if cap else "-", ms(s["apply_snapshot_s"]["median"]),
-                      ms(s["render_rows_alone_s"]["median"]), ms(sa["snapshot_s"]["median"]),
-                      ms(sa["open_app_s"]["median"]), ms(sa["refresh_s"]["median"])))
+        extra.append(
+            (
+                s["agents"],
+                s["snapshots"],
+                f"{s['calls_per_snapshot']:.1f}",
+                s["previews"],
+                f"{s['calls_per_preview']:.1f}",
+                ms(s["preview_s"]["median"]) if s["preview_s"] else "-",
+                s["events_reads"],
+                f"{cap['median']:.0f}" if cap else "-",
+                ms(s["apply_snapshot_s"]["median"]),
+                ms(s["render_rows_alone_s"]["median"]),
+                ms(sa["snapshot_s"]["median"]),
+                ms(sa["open_app_s"]["median"]),
+                ms(sa["refresh_s"]["median"]),
+            )
+        )
     lines = [
-        (f"TUI with refresh_every=1.0, headless 160x50, {opts.seconds:.0f} s per N, a move every "
-         f"{opts.press_every} s (ms; cpu in % of one core: this process, its tmux clients, the "
-         "tmux server)\n"),
+        (
+            f"TUI with refresh_every=1.0, headless 160x50, {opts.seconds:.0f} s per N, a "
+            "move every "
+            f"{opts.press_every} s (ms; cpu in % of one core: this process, its tmux clients, the "
+            "tmux server)\n"
+        ),
         table(rows),
         "\nfrom a key press until the details panel / the preview show the new agent (ms):",
         table(lat),
         "\nin the window (counts), and timed on their own (ms):",
         table(extra),
-        "\ntmux calls in the window by command: " + "; ".join(
+        "\ntmux calls in the window by command: "
+        + "; ".join(
             f"N={s['agents']}: " + ", ".join(f"{k} {v}" for k, v in s["calls_by_command"].items())
-            for s in stages),
-        "RowHighlighted per second with no key pressed: " + "; ".join(
+            for s in stages
+        ),
+        "RowHighlighted per second with no key pressed: "
+        + "; ".join(
             f"N={s['agents']}: {s['highlights_without_a_key_per_s']:.2f} ({s['highlights']} in "
-            f"the window, {s['presses']} key presses)" for s in stages),
-        "burst of key presses: " + "; ".join(
+            f"the window, {s['presses']} key presses)"
+            for s in stages
+        ),
+        "burst of key presses: "
+        + "; ".join(
             f"N={s['agents']}: {s['burst']['presses']} presses in {s['burst']['wall_s']:.2f} s, "
             f"{s['burst']['previews']} previews, {s['burst']['tmux_calls']} tmux calls"
-            for s in stages),
-        "mix: " + "; ".join(f"N={s['agents']}: " + ", ".join(f"{v} {k}" for k, v in
-                                                             s["mix"].items())
-                            + f" ({s['live_panes']} panes with the keepers)" for s in stages),
-        "setup: " + "; ".join(f"N={s['agents']}: spawned in {s['spawn_s']:.1f} s, all idle "
-                              f"{s['idle_after_s']:.1f} s later" for s in stages),
-        (f"\ntmux calls per second, N={last['agents']} / N={first['agents']}: {ratio:.2f} "
-         f"(target <= {TARGET}); every snapshot in the windows showed all N agents idle: "
-         f"{'yes' if all_idle else 'NO: ' + '; '.join(str(s['statuses_seen']) for s in stages)}"
-         f"; total {total:.0f} s"),
+            for s in stages
+        ),
+        "mix: "
+        + "; ".join(
+            f"N={s['agents']}: "
+            + ", ".join(f"{v} {k}" for k, v in s["mix"].items())
+            + f" ({s['live_panes']} panes with the keepers)"
+            for s in stages
+        ),
+        "setup: "
+        + "; ".join(
+            f"N={s['agents']}: spawned in {s['spawn_s']:.1f} s, all idle "
+            f"{s['idle_after_s']:.1f} s later"
+            for s in stages
+        ),
+        (
+            f"\ntmux calls per second, N={last['agents']} / N={first['agents']}: {ratio:.2f} "
+            f"(target <= {TARGET}); every snapshot in the windows showed all N agents idle: "
+            f"{'yes' if all_idle else 'NO: ' + '; '.join(str(s['statuses_seen']) for s in stages)}"
+            f"; total {total:.0f} s"
+        ),
     ]
-    results = {"ns": ns, "seconds": opts.seconds, "press_every": opts.press_every,
-               "calls_ratio": ratio, "target": TARGET, "stages": stages, "total_s": total}
+    results = {
+        "ns": ns,
+        "seconds": opts.seconds,
+        "press_every": opts.press_every,
+        "calls_ratio": ratio,
+        "target": TARGET,
+        "stages": stages,
+        "total_s": total,
+    }
     return finish("bench_tui", results, "\n".join(lines), ok, opts.json)
 
 

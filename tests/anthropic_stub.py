@@ -47,26 +47,9 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
-from llm_stub_server import REPLY_PREFIX, LoopbackStub, sample_of
-
-
-@dataclass
-class Request:
-    """One request the stub received."""
-
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    body: Any
-    time: float = field(default_factory=time.time)
-    kind: str = ""  # "main", "side", "count_tokens", "models", "hello", "unknown"
-    reply: str | None = None  # the text the stub answered with, for /v1/messages
+from llm_stub_server import REPLY_PREFIX, Exchange, LoopbackStub, Request, sample_of
 
 
 def _text_of(content: Any) -> list[str]:
@@ -87,8 +70,11 @@ def last_user_text(body: dict[str, Any]) -> str:
     for message in reversed(body.get("messages") or []):
         if not isinstance(message, dict) or message.get("role") != "user":
             continue
-        texts = [t for t in _text_of(message.get("content"))
-                 if t.strip() and not t.lstrip().startswith("<")]
+        texts = [
+            t
+            for t in _text_of(message.get("content"))
+            if t.strip() and not t.lstrip().startswith("<")
+        ]
         if texts:
             return texts[-1].strip()
     return ""
@@ -127,8 +113,12 @@ def is_main_request(body: dict[str, Any]) -> bool:
 
 
 def _usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
-    return {"input_tokens": input_tokens, "output_tokens": output_tokens,
-            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
 
 
 def _rough_tokens(body: Any) -> int:
@@ -139,22 +129,31 @@ class AnthropicStub(LoopbackStub):
     """The running stand-in. Use :func:`running_stub` to get one."""
 
     name = "anthropic-stub"
+    methods = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH")
 
     def __init__(self) -> None:
         super().__init__()
         self._script: list[dict[str, Any]] = []
         self._failure: tuple[int, str, str] | None = None
+        self._failure_headers: dict[str, str] = {}
         self.failures = 0
         self.reply_for = self.default_reply
 
     # -- public ---------------------------------------------------------------------------------
 
-    def fail_with(self, status: int | None, error_type: str = "api_error",
-                  message: str = "Internal server error") -> None:
+    def fail_with(
+        self,
+        status: int | None,
+        error_type: str = "api_error",
+        message: str = "Internal server error",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         """Answer every later ``/v1/messages`` request (main and side) with HTTP ``status`` and
-        the API's error body, as the real API does (``None`` answers normally again)."""
+        the API's error body, as the real API does (``None`` answers normally again), with
+        ``headers`` too (a subscription's limit: ``anthropic-ratelimit-unified-*``)."""
         with self._lock:
             self._failure = None if status is None else (int(status), error_type, message)
+            self._failure_headers = dict(headers or {})
 
     def _failing(self) -> tuple[int, str, str] | None:
         with self._lock:
@@ -186,11 +185,20 @@ class AnthropicStub(LoopbackStub):
         """The content block to answer ``body`` with."""
         choice = body.get("tool_choice") or {}
         if isinstance(choice, dict) and choice.get("type") == "tool" and choice.get("name"):
-            schema = next((t.get("input_schema") for t in body.get("tools") or []
-                           if isinstance(t, dict) and t.get("name") == choice["name"]), None)
+            schema = next(
+                (
+                    t.get("input_schema")
+                    for t in body.get("tools") or []
+                    if isinstance(t, dict) and t.get("name") == choice["name"]
+                ),
+                None,
+            )
             tool_input = sample_of(schema) if schema else {}
-            return {"type": "tool_use", "name": choice["name"],
-                    "input": tool_input if isinstance(tool_input, dict) else {}}
+            return {
+                "type": "tool_use",
+                "name": choice["name"],
+                "input": tool_input if isinstance(tool_input, dict) else {},
+            }
         schema = structured_format(body)
         if schema is not None:
             return {"type": "text", "text": json.dumps(sample_of(schema))}
@@ -204,180 +212,194 @@ class AnthropicStub(LoopbackStub):
     def messages(self, kind: str | None = None) -> list[Request]:
         """The ``/v1/messages`` requests seen so far (``kind``: "main" or "side")."""
         with self._lock:
-            return [r for r in self.requests
-                    if r.kind in ("main", "side") and (kind is None or r.kind == kind)]
+            return [
+                r
+                for r in self.requests
+                if r.kind in ("main", "side") and (kind is None or r.kind == kind)
+            ]
 
     def user_texts(self) -> list[str]:
         """The last user text of every main request, in order."""
         return [last_user_text(r.body) for r in self.messages("main")]
 
-    # -- internals --------------------------------------------------------------------------------
+    # -- the API ------------------------------------------------------------------------------
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        stub = self
+    def response_headers(self) -> dict[str, str]:
+        return {"request-id": f"req_stub_{uuid.uuid4().hex[:16]}"}
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            server_version = "anthropic-stub/1"
+    def not_found(self, ex: Exchange) -> None:
+        ex.req.kind = "unknown"
+        ex.record()
+        ex.json(
+            404,
+            {
+                "type": "error",
+                "error": {"type": "not_found_error", "message": f"Not found: {ex.target}"},
+            },
+        )
 
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # keep test output clean; everything is in stub.requests
-
-            def _read_body(self) -> Any:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                if not raw:
-                    return None
-                try:
-                    return json.loads(raw)
-                except ValueError:
-                    return raw.decode("utf-8", "replace")
-
-            def _send_json(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("request-id", f"req_stub_{uuid.uuid4().hex[:16]}")
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-
-            def _not_found(self) -> None:
-                self._send_json(404, {"type": "error", "error": {
-                    "type": "not_found_error", "message": f"Not found: {self.path}"}})
-
-            def _handle(self, method: str) -> None:
-                split = urlsplit(self.path)
-                path = split.path.rstrip("/") or "/"
-                body = self._read_body() if method in ("POST", "PUT", "PATCH") else None
-                req = Request(method=method, path=path, query=parse_qs(split.query),
-                              headers={k.lower(): v for k, v in self.headers.items()}, body=body)
-                try:
-                    if method == "POST" and path == "/v1/messages" and isinstance(body, dict):
-                        req.kind = "main" if is_main_request(body) else "side"
-                        stub._record(req)
-                        failure = stub._failing()
-                        if failure is not None:
-                            status, error_type, message = failure
-                            self._send_json(status, {"type": "error", "error": {
-                                "type": error_type, "message": message}})
-                        else:
-                            self._messages(req, body)
-                    elif method == "POST" and path == "/v1/messages/count_tokens":
-                        req.kind = "count_tokens"
-                        stub._record(req)
-                        self._send_json(200, {"input_tokens": _rough_tokens(body)})
-                    elif method == "GET" and path == "/v1/models":
-                        req.kind = "models"
-                        stub._record(req)
-                        self._send_json(200, {"data": [{
-                            "type": "model", "id": "claude-sonnet-4-5",
+    def route(self, ex: Exchange) -> None:
+        req, body = ex.req, ex.req.body
+        # The body only counts where the API reads one.
+        if req.method not in ("POST", "PUT", "PATCH"):
+            req.body = body = None
+        if req.method == "POST" and req.path == "/v1/messages" and isinstance(body, dict):
+            req.kind = "main" if is_main_request(body) else "side"
+            ex.record()  # seen at once, while its answer may be held
+            failure = self._failing()
+            if failure is not None:
+                status, error_type, message = failure
+                ex.json(
+                    status,
+                    {"type": "error", "error": {"type": error_type, "message": message}},
+                    self._failure_headers,
+                )
+            else:
+                self._messages(ex, body)
+        elif req.method == "POST" and req.path == "/v1/messages/count_tokens":
+            req.kind = "count_tokens"
+            ex.record()
+            ex.json(200, {"input_tokens": _rough_tokens(body)})
+        elif req.method == "GET" and req.path == "/v1/models":
+            req.kind = "models"
+            ex.record()
+            ex.json(
+                200,
+                {
+                    "data": [
+                        {
+                            "type": "model",
+                            "id": "claude-sonnet-4-5",
                             "display_name": "Claude Sonnet 4.5",
-                            "created_at": "2025-09-29T00:00:00Z"}],
-                            "has_more": False, "first_id": "claude-sonnet-4-5",
-                            "last_id": "claude-sonnet-4-5"})
-                    elif method in ("GET", "HEAD") and path == "/api/hello":
-                        # Claude Code's connectivity check (sent unless nonessential traffic
-                        # is disabled).
-                        req.kind = "hello"
-                        stub._record(req)
-                        self._send_json(200, {"message": "hello"})
-                    else:
-                        req.kind = "unknown"
-                        stub._record(req)
-                        self._not_found()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (an interrupted turn): nothing to answer
+                            "created_at": "2025-09-29T00:00:00Z",
+                        }
+                    ],
+                    "has_more": False,
+                    "first_id": "claude-sonnet-4-5",
+                    "last_id": "claude-sonnet-4-5",
+                },
+            )
+        elif req.method in ("GET", "HEAD") and req.path == "/api/hello":
+            # Claude Code's connectivity check (sent unless nonessential traffic is disabled).
+            req.kind = "hello"
+            ex.record()
+            ex.json(200, {"message": "hello"})
+        else:
+            self.not_found(ex)
 
-            def do_POST(self) -> None:
-                self._handle("POST")
+    def _messages(self, ex: Exchange, body: dict[str, Any]) -> None:
+        req = ex.req
+        model = str(body.get("model") or "claude-sonnet-4-5")
+        msg_id = f"msg_stub_{uuid.uuid4().hex[:20]}"
+        in_tokens = _rough_tokens(body.get("messages"))
+        block = self._next_block(req, body)
+        if block["type"] == "tool_use":
+            block["id"] = f"toolu_stub_{uuid.uuid4().hex[:20]}"
+            text = ""
+            stop_reason = "tool_use"
+        else:
+            text = block["text"]
+            stop_reason = "end_turn"
+        req.reply = text
+        out_tokens = max(1, len(text) // 4)
+        req.usage = {"id": msg_id, "model": model, **_usage(in_tokens, out_tokens)}
+        if req.kind == "main":
+            self.wait_delay()
+        if self._stopping.is_set():
+            return
+        if not body.get("stream"):
+            ex.json(
+                200,
+                {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [block],
+                    "stop_reason": stop_reason,
+                    "stop_sequence": None,
+                    "usage": _usage(in_tokens, out_tokens),
+                },
+            )
+            return
+        ex.start_stream()
 
-            def do_GET(self) -> None:
-                self._handle("GET")
+        def event(name: str, data: dict[str, Any]) -> None:
+            ex.event(data, name)
 
-            def do_HEAD(self) -> None:
-                self._handle("HEAD")
-
-            def do_PUT(self) -> None:
-                self._handle("PUT")
-
-            def do_DELETE(self) -> None:
-                self._handle("DELETE")
-
-            def do_PATCH(self) -> None:
-                self._handle("PATCH")
-
-            # -- /v1/messages ----------------------------------------------------------------
-
-            def _messages(self, req: Request, body: dict[str, Any]) -> None:
-                model = str(body.get("model") or "claude-sonnet-4-5")
-                msg_id = f"msg_stub_{uuid.uuid4().hex[:20]}"
-                in_tokens = _rough_tokens(body.get("messages"))
-                block = stub._next_block(req, body)
-                if block["type"] == "tool_use":
-                    block["id"] = f"toolu_stub_{uuid.uuid4().hex[:20]}"
-                    text = ""
-                    stop_reason = "tool_use"
-                else:
-                    text = block["text"]
-                    stop_reason = "end_turn"
-                req.reply = text
-                out_tokens = max(1, len(text) // 4)
-                if req.kind == "main":
-                    stub.wait_delay()
-                if stub._stopping.is_set():
-                    return
-                if not body.get("stream"):
-                    self._send_json(200, {
-                        "id": msg_id, "type": "message", "role": "assistant", "model": model,
-                        "content": [block], "stop_reason": stop_reason, "stop_sequence": None,
-                        "usage": _usage(in_tokens, out_tokens)})
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.send_header("request-id", f"req_stub_{uuid.uuid4().hex[:16]}")
-                self.end_headers()
-                self.close_connection = True
-                self._event("message_start", {"type": "message_start", "message": {
-                    "id": msg_id, "type": "message", "role": "assistant", "model": model,
-                    "content": [], "stop_reason": None, "stop_sequence": None,
-                    "usage": _usage(in_tokens, 1)}})
-                if block["type"] == "text":
-                    self._event("content_block_start", {
-                        "type": "content_block_start", "index": 0,
-                        "content_block": {"type": "text", "text": ""}})
-                    self._event("ping", {"type": "ping"})
-                    # Two deltas, to exercise the client's accumulation.
-                    half = len(text) // 2
-                    for piece in (text[:half], text[half:]):
-                        if piece:
-                            self._event("content_block_delta", {
-                                "type": "content_block_delta", "index": 0,
-                                "delta": {"type": "text_delta", "text": piece}})
-                else:
-                    self._event("content_block_start", {
-                        "type": "content_block_start", "index": 0,
-                        "content_block": {"type": "tool_use", "id": block["id"],
-                                          "name": block["name"], "input": {}}})
-                    self._event("content_block_delta", {
-                        "type": "content_block_delta", "index": 0,
-                        "delta": {"type": "input_json_delta",
-                                  "partial_json": json.dumps(block["input"])}})
-                self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
-                self._event("message_delta", {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                    "usage": {"output_tokens": out_tokens}})
-                self._event("message_stop", {"type": "message_stop"})
-
-            def _event(self, name: str, data: dict[str, Any]) -> None:
-                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                self.wfile.flush()
-
-        return Handler
+        event(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": _usage(in_tokens, 1),
+                },
+            },
+        )
+        if block["type"] == "text":
+            event(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
+            event("ping", {"type": "ping"})
+            # Two deltas, to exercise the client's accumulation.
+            half = len(text) // 2
+            for piece in (text[:half], text[half:]):
+                if piece:
+                    event(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": 0,
+                            "delta": {"type": "text_delta", "text": piece},
+                        },
+                    )
+        else:
+            event(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {
+                        "type": "tool_use",
+                        "id": block["id"],
+                        "name": block["name"],
+                        "input": {},
+                    },
+                },
+            )
+            event(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {
+                        "type": "input_json_delta",
+                        "partial_json": json.dumps(block["input"]),
+                    },
+                },
+            )
+        event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": out_tokens},
+            },
+        )
+        event("message_stop", {"type": "message_stop"})
 
 
 @contextmanager

@@ -30,24 +30,40 @@ def runs_as(binary: Path, version: str, env: Mapping[str, str] | None = None) ->
     if not (binary.is_file() and os.access(binary, os.X_OK)):
         return False
     try:
-        proc = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
-                              timeout=120, env={**os.environ, **(env or {})}, check=False,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [str(binary), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, **(env or {})},
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return proc.returncode == 0 and version in proc.stdout
 
 
 def _run(cmd: Sequence[str], cwd: Path | None = None, timeout: float = 1800) -> None:
-    proc = subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          check=False, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        list(cmd),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
-                           f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        raise RuntimeError(
+            f"{' '.join(cmd)} failed ({proc.returncode}):\n"
+            f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+        )
 
 
-def npm_install(package: str, version: str, target: Path,
-                find: Callable[[Path], Path | None]) -> Path:
+def npm_install(
+    package: str, version: str, target: Path, find: Callable[[Path], Path | None]
+) -> Path:
     """``npm install package@version`` into ``target`` (once); returns the executable that
     ``find(install root)`` picks (None: that install has no runnable one)."""
     found = find(target) if target.exists() else None
@@ -65,11 +81,24 @@ def npm_install(package: str, version: str, target: Path,
         staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=target.parent))
         try:
             (staging / "package.json").write_text('{"private": true}\n')
-            _run([npm, "install", "--no-audit", "--no-fund", "--no-save", "--no-package-lock",
-                  "--loglevel=error", f"{package}@{version}"], cwd=staging)
+            _run(
+                [
+                    npm,
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--no-save",
+                    "--no-package-lock",
+                    "--loglevel=error",
+                    f"{package}@{version}",
+                ],
+                cwd=staging,
+            )
             if find(staging) is None:
-                raise RuntimeError(f"{package}@{version} installed but no runnable executable "
-                                   f"was found in {staging}/node_modules")
+                raise RuntimeError(
+                    f"{package}@{version} installed but no runnable executable "
+                    f"was found in {staging}/node_modules"
+                )
             if target.exists():
                 shutil.rmtree(target)
             staging.chmod(0o755)

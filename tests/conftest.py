@@ -46,20 +46,39 @@ class Env:
     def agent_log(self) -> Path:
         return Path(self.env["FAKE_AGENT_LOG"])
 
-    def roost(self, *args: str, check: bool = True, input: str | None = None,
-              env: dict[str, str] | None = None,
-              timeout: float = 60) -> subprocess.CompletedProcess:
-        """Run the real CLI (`python -m roost`) as a user would."""
-        proc = subprocess.run([sys.executable, "-m", "roost", *args], capture_output=True,
-                              text=True, env={**self.env, **(env or {})}, input=input,
-                              timeout=timeout, cwd=self.tmp)
+    def roost(
+        self,
+        *args: str,
+        check: bool = True,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess:
+        """Run the real CLI (`python -m roost`) as a user would: a process of its own, forked
+        from a warm roost (tests/zygote.py) when the environment allows."""
+        call_env = {**self.env, **(env or {})}
+        zygote = _zygote()
+        if zygote is not None and zygote.serves(call_env):
+            proc = zygote.run(list(args), call_env, str(self.tmp), input, timeout)
+        else:
+            proc = subprocess.run(
+                [sys.executable, "-m", "roost", *args],
+                capture_output=True,
+                text=True,
+                env=call_env,
+                input=input,
+                timeout=timeout,
+                cwd=self.tmp,
+            )
         if check and proc.returncode != 0:
-            raise AssertionError(f"roost {' '.join(args)} failed ({proc.returncode}):\n"
-                                 f"{proc.stdout}\n{proc.stderr}")
+            raise AssertionError(
+                f"roost {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+            )
         return proc
 
-    def roost_inprocess(self, *args: str, env: dict[str, str] | None = None
-                        ) -> subprocess.CompletedProcess:
+    def roost_inprocess(
+        self, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess:
         """Run the CLI in this process: for refusals that never reach tmux (bad names, bad
         flags), where a fresh interpreter per call would only cost time. Same entry point,
         same error handling, same exit codes as `python -m roost`."""
@@ -71,8 +90,11 @@ class Env:
 
         out, err = io.StringIO(), io.StringIO()
         code = 0
-        with mock.patch.dict(os.environ, {**self.env, **(env or {})}, clear=True), \
-                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with (
+            mock.patch.dict(os.environ, {**self.env, **(env or {})}, clear=True),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
             try:
                 main(list(args))
             except SystemExit as exc:
@@ -83,25 +105,63 @@ class Env:
         return {a["name"]: a for a in json.loads(self.roost("ls", "--json").stdout)}
 
     def tmux(self, *args: str, check: bool = True) -> str:
-        proc = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, env=self.env, timeout=30)
+        proc = subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=30,
+        )
         if check and proc.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)}: {proc.stderr}")
         return proc.stdout
 
     def panes(self) -> list[dict[str, str]]:
-        keys = ["session", "session_id", "window_index", "window", "window_id", "pane_id", "pid",
-                "dead", "status", "roost_id", "keeper", "home"]
-        fmt = "\t".join(["#{session_name}", "#{session_id}", "#{window_index}", "#{window_name}",
-                         "#{window_id}", "#{pane_id}", "#{pane_pid}", "#{pane_dead}",
-                         "#{pane_dead_status}", "#{@roost_id}", "#{@roost_keeper}",
-                         "#{@roost_home}"])
-        proc = subprocess.run(["tmux", "-L", self.socket, "list-panes", "-a", "-F", fmt],
-                              capture_output=True, text=True, env=self.env, timeout=30)
+        keys = [
+            "session",
+            "session_id",
+            "window_index",
+            "window",
+            "window_id",
+            "pane_id",
+            "pid",
+            "dead",
+            "status",
+            "roost_id",
+            "keeper",
+            "home",
+        ]
+        fmt = "\t".join(
+            [
+                "#{session_name}",
+                "#{session_id}",
+                "#{window_index}",
+                "#{window_name}",
+                "#{window_id}",
+                "#{pane_id}",
+                "#{pane_pid}",
+                "#{pane_dead}",
+                "#{pane_dead_status}",
+                "#{@roost_id}",
+                "#{@roost_keeper}",
+                "#{@roost_home}",
+            ]
+        )
+        proc = subprocess.run(
+            ["tmux", "-L", self.socket, "list-panes", "-a", "-F", fmt],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=30,
+        )
         if proc.returncode != 0:
             return []
-        return [dict(zip(keys, line.split("\t"), strict=False))
-                for line in proc.stdout.splitlines()]
+        from roost.core.service import SESSION  # the service's hidden session: no agent's
+
+        rows = [
+            dict(zip(keys, line.split("\t"), strict=False)) for line in proc.stdout.splitlines()
+        ]
+        return [r for r in rows if r["session"] != SESSION]
 
     def screen(self, target: str) -> str:
         return self.tmux("capture-pane", "-p", "-J", "-t", target)
@@ -116,12 +176,15 @@ class Env:
         """The latest fake-agent start, waiting until `count` starts (default: one more than
         were logged when the test last asked) have been logged."""
         want = count if count is not None else 1
-        starts = self.wait_for(lambda: len(self.starts()) >= want and self.starts(),
-                               what=f"{want} agent start(s)")
-        return starts[-1]  # type: ignore[index]
+        starts = self.wait_for(
+            lambda: len(self.starts()) >= want and self.starts(), what=f"{want} agent start(s)"
+        )
+        return starts[-1]
 
-    def wait_for(self, predicate: Callable[[], object], timeout: float = 15,
-                 what: str = "condition") -> object:
+    def wait_for(
+        self, predicate: Callable[[], object], timeout: float = 15, what: str = "condition"
+    ) -> Any:
+        """The predicate's first truthy value (Any: callers index what their predicate gave)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             value = predicate()
@@ -132,16 +195,22 @@ class Env:
 
     def wait_status(self, name: str, wanted: str, timeout: float = 20) -> dict:
         """The agent's `ls --json` entry once its status is `wanted`."""
-        return self.wait_for(lambda: (a := self.ls()[name])["status"] == wanted and a,
-                             timeout, f"{name} {wanted}")  # type: ignore[return-value]
+        return self.wait_for(
+            lambda: (a := self.ls()[name])["status"] == wanted and a, timeout, f"{name} {wanted}"
+        )
 
     def pane_of(self, name: str) -> str:
         """The id of the agent's own pane (its window is named after it)."""
         return next(p["pane_id"] for p in self.panes() if p["window"] == name)
 
     def wait_screen(self, target: str, text: str, timeout: float = 15) -> str:
-        return str(self.wait_for(lambda: text in self.screen(target) and self.screen(target),
-                                 timeout, f"{text!r} on {target}"))
+        return str(
+            self.wait_for(
+                lambda: text in self.screen(target) and self.screen(target),
+                timeout,
+                f"{text!r} on {target}",
+            )
+        )
 
     def type(self, target: str, text: str) -> None:
         """Type a line into a pane the way a user would."""
@@ -156,12 +225,49 @@ def core_argv(start: dict) -> list[str]:
     if "--mcp-config" in argv:
         i = argv.index("--mcp-config")
         assert argv[i + 1].endswith("mcp.json"), argv
-        del argv[i:i + 2]
+        del argv[i : i + 2]
     if "--settings" in argv:
         i = argv.index("--settings")
         assert argv[i + 1].endswith("claude-settings.json"), argv
-        del argv[i:i + 2]
+        del argv[i : i + 2]
     return argv
+
+
+_ZYGOTES: list[Any] = []
+
+
+def _zygote() -> Any:
+    """This test process's warm roost (tests/zygote.py), started at the first call; None when
+    ROOST_TEST_ZYGOTE=0 or it cannot start (every call is then a plain subprocess)."""
+    if os.environ.get("ROOST_TEST_ZYGOTE") == "0":
+        return None
+    if not _ZYGOTES:
+        import atexit
+
+        from zygote import Zygote
+
+        try:
+            made = Zygote(tempfile.mkdtemp(prefix="rz"))
+        except (OSError, RuntimeError):
+            made = None
+        _ZYGOTES.append(made)
+        if made is not None:
+            atexit.register(made.stop)
+    return _ZYGOTES[0]
+
+
+def files_held(root: Any) -> set[str]:
+    """The paths a process (a psutil.Process) and its descendants hold open. A child that ends
+    while they are read (codex runs its notify program at a turn's end) holds nothing."""
+    import psutil
+
+    held: set[str] = set()
+    for proc in (root, *root.children(recursive=True)):
+        try:
+            held.update(f.path for f in proc.open_files())
+        except psutil.NoSuchProcess:
+            continue
+    return held
 
 
 def make_env(tmp_path: Path) -> Env:
@@ -174,39 +280,65 @@ def make_env(tmp_path: Path) -> Env:
     work.mkdir()
     # A user's terminal, not the CI runner's: CI=true would make gemini headless (and doctor
     # say so), so neither CI variable reaches roost or its agents.
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("TMUX", "ROOST_", "FAKE_AGENT", "CLAUDE", "CODEX"))
-           and k not in ("CI", "GITHUB_ACTIONS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TMUX", "ROOST_", "FAKE_AGENT", "CLAUDE", "CODEX"))
+        and k not in ("CI", "GITHUB_ACTIONS")
+    }
+    # No roost service unless a test asks for one (@pytest.mark.service) or starts it: it costs
+    # about 2 CPU-seconds a world (its MCP endpoint loads at the first agent's start), which
+    # most tests do not exercise (docs/TESTING.md).
+    env["ROOST_SERVICE_AUTOSTART"] = "0"
     env.update(
-        ROOST_HOME=str(tmp_path / "roost"), ROOST_TMUX_SOCKET=socket, TMUX_TMPDIR=str(tmux_tmp),
-        HOME=str(user_home), FAKE_AGENT_LOG=str(tmp_path / "starts.jsonl"),
-        ROOST_CLAUDE_BIN=str(FAKE_BIN / "claude"), ROOST_CODEX_BIN=str(FAKE_BIN / "codex"),
-        ROOST_GEMINI_BIN=str(FAKE_BIN / "gemini"), ROOST_AIDER_BIN=str(FAKE_BIN / "aider"),
-        LANG="C.UTF-8", PYTHONDONTWRITEBYTECODE="1", FAKE_AGENT_PYTHON=sys.executable,
+        ROOST_HOME=str(tmp_path / "roost"),
+        ROOST_TMUX_SOCKET=socket,
+        TMUX_TMPDIR=str(tmux_tmp),
+        HOME=str(user_home),
+        FAKE_AGENT_LOG=str(tmp_path / "starts.jsonl"),
+        ROOST_CLAUDE_BIN=str(FAKE_BIN / "claude"),
+        ROOST_CODEX_BIN=str(FAKE_BIN / "codex"),
+        ROOST_GEMINI_BIN=str(FAKE_BIN / "gemini"),
+        ROOST_AIDER_BIN=str(FAKE_BIN / "aider"),
+        LANG="C.UTF-8",
+        PYTHONDONTWRITEBYTECODE="1",
+        FAKE_AGENT_PYTHON=sys.executable,
     )
     return Env(tmp=tmp_path, env=env, socket=socket)
 
 
 def kill_tagged_processes(roost_home: str) -> None:
-    """Belt and braces: agents a failing test left behind (tagged with this test's ROOST_HOME)."""
+    """Belt and braces: agents a failing test left behind (tagged with this test's ROOST_HOME),
+    until a look finds none: a dying agent's hook can start a `roost _notify` after one look,
+    which wakes its parent on a new tmux server (tagged too), so one look is not enough."""
     import psutil
 
-    for proc in psutil.process_iter():
-        try:
-            if proc.environ().get("ROOST_HOME") == roost_home:
-                proc.kill()
-        except (psutil.Error, OSError):
-            continue
+    for _ in range(10):
+        killed = []
+        for proc in psutil.process_iter():
+            try:
+                if proc.environ().get("ROOST_HOME") == roost_home:
+                    proc.kill()
+                    killed.append(proc)
+            except (psutil.Error, OSError):
+                continue
+        if not killed:
+            return
+        psutil.wait_procs(killed, timeout=5)
 
 
 @pytest.fixture
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+def world(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Env]:
     if shutil.which("tmux") is None:
         pytest.fail("tmux is required for the integration tests (.ci/run installs it)")
     # A short path: a unix socket path is limited to 107 bytes, and pytest's per-test
     # directories (long test names, xdist's popen-gwN) can push the tmux socket past it.
     tmp_path = tmp_path_factory.mktemp("w")
     env = make_env(tmp_path)
+    if request.node.get_closest_marker("service"):  # as a user's roost: launches start it
+        del env.env["ROOST_SERVICE_AUTOSTART"]
     yield env
     subprocess.run(["tmux", "-L", env.socket, "kill-server"], capture_output=True, env=env.env)
     kill_tagged_processes(env.env["ROOST_HOME"])
@@ -236,10 +368,24 @@ def private_home(world: Env) -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="home-", dir=_private_base()))
     world.env["ROOST_HOME"] = str(folder / "roost")
     yield folder
-    subprocess.run(["tmux", "-L", world.socket, "kill-server"], capture_output=True,
-                   env=world.env, check=False)
+    subprocess.run(
+        ["tmux", "-L", world.socket, "kill-server"], capture_output=True, env=world.env, check=False
+    )
     kill_tagged_processes(world.env["ROOST_HOME"])
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def fleet(world: Env) -> Iterator[Any]:
+    """`world` as the local machine, with remote hosts a test adds (`fleet.add("h1")`): each a
+    real sshd on 127.0.0.1 and a roost world of its own (tests/sshd.py)."""
+    if not os.path.exists("/usr/sbin/sshd") or shutil.which("ssh") is None:
+        pytest.fail("OpenSSH is required for the hosts tests (.ci/run installs openssh-server)")
+    from sshd import make_fleet
+
+    made = make_fleet(world)
+    yield made
+    made.close()
 
 
 # ---- the operations on the fake tmux (tests/fake_app.py): one App per test ------------------
@@ -252,23 +398,26 @@ def fake() -> Any:
 
 @pytest.fixture
 def clock() -> Any:
-    from datetime import UTC, datetime
+    from fake_app import manual_clock
 
-    from roost.core.clock import ManualClock
-
-    # The store stamps events with the real time and the crash-loop window is read against the
-    # clock, so the manual clock starts at the real time (and then only moves when told).
-    return ManualClock(datetime.now(UTC))
+    # The App's one clock, the store's stamps included: a fixed day far from today, that moves
+    # only when told (or slept on).
+    return manual_clock()
 
 
 @pytest.fixture
-def app(tmp_path: Path, fake: Any, clock: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """An App on the fake tmux and the manual clock, whose `command` agents read idle at the
-    fake agents' prompt (a module that needs other settings defines its own `app`)."""
+def app(tmp_path: Path, fake: Any, clock: Any) -> Iterator[Any]:
+    """An App on the fake tmux, the manual clock and a fake process table, whose `command`
+    agents read idle at the fake agents' prompt (a module that needs other settings defines its
+    own `app`)."""
     from fake_app import PROMPT, fake_app
 
-    made = fake_app(tmp_path, fake, clock, monkeypatch,
-                    {"status": {"patterns": {"command": {"idle": [PROMPT]}}}})
+    made = fake_app(
+        tmp_path,
+        fake,
+        clock,
+        {"status": {"patterns": {"command": {"idle": [PROMPT]}}}},
+    )
     yield made
     made.close()
 
@@ -282,3 +431,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.tmux)
         if any(m.name == "tmux" or m.name.startswith("real_") for m in item.iter_markers()):
             item.add_marker(pytest.mark.slow)
+    items[:] = sorted(items, key=run_order)
+
+
+def run_order(item: pytest.Item) -> int:
+    """Longest first: the real CLIs' tests (a minute or more each), then the real-tmux ones,
+    then the rest (milliseconds). With `-n 2`, xdist deals tests out in this order as workers
+    free up, so no worker is left alone with a long test at the end while the other waits
+    (a stable sort: within each group, the collection's order)."""
+    marks = list(item.iter_markers())
+    names = {m.name for m in marks}
+    # a test that asks for more than the default 120 s timeout says it is long (install.sh's
+    # venv, the 20-round race): it goes with the real CLIs
+    long = any(m.name == "timeout" and m.args and float(m.args[0]) > 120 for m in marks)
+    if long or any(name.startswith("real_") for name in names):
+        return 0
+    return 1 if "tmux" in names else 2

@@ -35,6 +35,10 @@ real CLI's error line for a failed turn.
   FAKE_AGENT_RECAP_AFTER=<secs>    (claude) idle this long after the terminal lost focus, write
                                    a recap (a SubagentStop outside any turn); default 180
   FAKE_AGENT_VERSION=<text>        what ``--version`` prints instead of the flavor's own line
+  FAKE_AGENT_LIMIT_WORDS=<text>    (claude) the usage-limit words ``fail limit`` shows
+  FAKE_AGENT_LIMIT_FILE=<file>     (claude) while this file exists, every prompt hits the usage
+                                   limit as ``fail limit`` does (the account's limit: a test
+                                   removes the file at the reset)
 
 Claude flavor, like Claude Code 2.1.332: a slash command (``/clear``, ``/compact``, ``/exit``)
 fires no UserPromptSubmit and no Stop, only its effect's hooks; ``fail auth|500|429`` ends the
@@ -60,6 +64,7 @@ import signal
 import subprocess
 import sys
 import termios
+import threading
 import time
 import tomllib
 import tty
@@ -77,24 +82,44 @@ IGNORE_HUP = bool(os.environ.get("FAKE_AGENT_IGNORE_HUP"))
 ESC_WAIT = 0.05  # how long a lone ESC waits for the rest of an escape sequence
 LOGGED_ENV_PREFIXES = ("ROOST_", "FAKE_", "LANG", "LC_", "TMUX", "MY_")
 # What each real CLI prints for --version (the versions roost's traits were verified against).
-VERSIONS = {"claude": "2.1.332 (Claude Code)", "codex": "codex-cli 0.169.0",
-            "gemini": "0.61.0", "aider": "aider 0.86.2"}
+VERSIONS = {
+    "claude": "2.1.332 (Claude Code)",
+    "codex": "codex-cli 0.169.0",
+    "gemini": "0.61.0",
+    "aider": "aider 0.86.2",
+}
 SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t].*)?")
 RECAP_AFTER = float(os.environ.get("FAKE_AGENT_RECAP_AFTER") or 180.0)
 # Claude Code 2.1.332's failed turns (API stand-in answering 401, 500, 429): StopFailure's
 # error code, the words it prints, and the hint its empty prompt box shows until the next message.
 FAILURES = {
-    "fail auth": ("authentication_failed", "Invalid API key · Fix external API key",
-                  "Once fixed, resend your message"),
-    "fail 500": ("server_error", "API Error: 500 Internal server error. This is a server-side "
-                 "issue, usually temporary — try again in a moment.",
-                 "Resend your message to try again"),
-    "fail 429": ("rate_limit", "API Error: Request rejected (429) · Number of request tokens has "
-                 "exceeded your per-minute rate limit", "Resend your message to try again"),
+    "fail auth": (
+        "authentication_failed",
+        "Invalid API key · Fix external API key",
+        "Once fixed, resend your message",
+    ),
+    "fail 500": (
+        "server_error",
+        "API Error: 500 Internal server error. This is a server-side "
+        "issue, usually temporary — try again in a moment.",
+        "Resend your message to try again",
+    ),
+    "fail 429": (
+        "rate_limit",
+        "API Error: Request rejected (429) · Number of request tokens has "
+        "exceeded your per-minute rate limit",
+        "Resend your message to try again",
+    ),
 }
 
 
 # --------------------------------------------------------------------------- small helpers
+
+
+def limit_holds() -> bool:
+    """The account's usage limit, as the test set it (FAKE_AGENT_LIMIT_FILE)."""
+    path = os.environ.get("FAKE_AGENT_LIMIT_FILE")
+    return path is not None and os.path.exists(path)
 
 
 def now_iso() -> str:
@@ -243,7 +268,12 @@ def parse_args(flavor: str, argv: list[str]) -> Options:
     while args:
         arg = args.popleft()
         if only_positionals or arg == "-" or not arg.startswith("-"):
-            if flavor == "codex" and arg == "resume" and opts.subcommand is None and not opts.positionals:
+            if (
+                flavor == "codex"
+                and arg == "resume"
+                and opts.subcommand is None
+                and not opts.positionals
+            ):
                 opts.subcommand = "resume"
             else:
                 opts.positionals.append(arg)
@@ -353,8 +383,16 @@ class ClaudeStore(Store):
             return self.new_session("startup", o.session_id)
         if o.fork:
             new_id = o.session_id or str(uuid.uuid4())
-            return Session(id=new_id, path=self.transcript(new_id), cwd=self.cwd, source="resume", fork_from=old)
-        return Session(id=old.stem, path=old, cwd=self.cwd, source="resume", last_uuid=self.last_uuid(old))
+            return Session(
+                id=new_id,
+                path=self.transcript(new_id),
+                cwd=self.cwd,
+                source="resume",
+                fork_from=old,
+            )
+        return Session(
+            id=old.stem, path=old, cwd=self.cwd, source="resume", last_uuid=self.last_uuid(old)
+        )
 
     def find_resumable(self) -> Path | None:
         o = self.opts
@@ -447,7 +485,9 @@ class CodexStore(Store):
             if not o.positionals:
                 raise Fail("error: `codex resume` needs a session id (or --last)", 2)
             sid = o.positionals.pop(0)  # the rest, if any, is the prompt
-            found = [p for p in self.rollouts(glob.escape(sid)) if self.meta(p).get("cwd") == self.cwd]
+            found = [
+                p for p in self.rollouts(glob.escape(sid)) if self.meta(p).get("cwd") == self.cwd
+            ]
             if not found:
                 raise Fail(f"No saved session found with ID {sid}")
             path = found[0]
@@ -469,7 +509,11 @@ class CodexStore(Store):
     def new_session(self, source: str) -> Session:
         sid = str(uuid.uuid4())
         local = datetime.now()
-        path = self.sessions / local.strftime("%Y/%m/%d") / f"rollout-{local.strftime('%Y-%m-%dT%H-%M-%S')}-{sid}.jsonl"
+        path = (
+            self.sessions
+            / local.strftime("%Y/%m/%d")
+            / f"rollout-{local.strftime('%Y-%m-%dT%H-%M-%S')}-{sid}.jsonl"
+        )
         return Session(id=sid, path=path, cwd=self.cwd, source=source)
 
     def begin(self, session: Session) -> None:
@@ -495,12 +539,22 @@ class CodexStore(Store):
             self.append(session.path, {"timestamp": ts, "type": "session_meta", "payload": meta})
         kind = "input_text" if role == "user" else "output_text"
         payload = {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
-        self.append(session.path, {"timestamp": now_iso(), "type": "response_item", "payload": payload})
+        self.append(
+            session.path, {"timestamp": now_iso(), "type": "response_item", "payload": payload}
+        )
         # and as 0.169.0's turn events, where roost reads replies (tests/test_real_replies.py)
-        item = {"type": "UserMessage" if role == "user" else "AgentMessage",
-                "content": [{"type": "text" if role == "user" else "Text", "text": text}]}
-        self.append(session.path, {"timestamp": now_iso(), "type": "event_msg",
-                                   "payload": {"type": "item_completed", "item": item}})
+        item = {
+            "type": "UserMessage" if role == "user" else "AgentMessage",
+            "content": [{"type": "text" if role == "user" else "Text", "text": text}],
+        }
+        self.append(
+            session.path,
+            {
+                "timestamp": now_iso(),
+                "type": "event_msg",
+                "payload": {"type": "item_completed", "item": item},
+            },
+        )
 
 
 class GeminiStore(Store):
@@ -510,8 +564,10 @@ class GeminiStore(Store):
     message is appended as a line, with a ``$set`` line after it. The file exists from start-up
     and is deleted at exit while it holds no message."""
 
-    EXISTS = ('Error starting session: Session ID "{}" already exists. Use --resume to resume '
-              "it, or provide a different ID.")
+    EXISTS = (
+        'Error starting session: Session ID "{}" already exists. Use --resume to resume '
+        "it, or provide a different ID."
+    )
     INVALID = 'Error resuming session: Invalid session identifier "{}".'
 
     @property
@@ -576,9 +632,14 @@ class GeminiStore(Store):
         if hit is None:
             raise Fail(self.INVALID.format(ref), 42)
         path, head = hit
-        return Session(id=head["sessionId"], path=path, cwd=self.cwd, source="resume",
-                       start_time=head.get("startTime", now_iso()),
-                       messages=[{"type": "user"}] * self.count_user(path))
+        return Session(
+            id=head["sessionId"],
+            path=path,
+            cwd=self.cwd,
+            source="resume",
+            start_time=head.get("startTime", now_iso()),
+            messages=[{"type": "user"}] * self.count_user(path),
+        )
 
     @staticmethod
     def count_user(path: Path) -> int:
@@ -593,22 +654,35 @@ class GeminiStore(Store):
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M")
         chats = self.chats(create=True)
         assert chats is not None
-        return Session(id=sid, path=chats / f"session-{stamp}-{sid[:8]}.jsonl", cwd=self.cwd,
-                       source=source)
+        return Session(
+            id=sid, path=chats / f"session-{stamp}-{sid[:8]}.jsonl", cwd=self.cwd, source=source
+        )
 
     def begin(self, session: Session) -> None:
         if session.source != "resume":
-            append_jsonl(session.path, {
-                "sessionId": session.id, "projectHash": sha256_hex(self.cwd),
-                "startTime": session.start_time, "lastUpdated": session.start_time,
-                "kind": "main"})
+            append_jsonl(
+                session.path,
+                {
+                    "sessionId": session.id,
+                    "projectHash": sha256_hex(self.cwd),
+                    "startTime": session.start_time,
+                    "lastUpdated": session.start_time,
+                    "kind": "main",
+                },
+            )
 
     def record(self, session: Session, role: str, text: str) -> None:
         stamp = now_iso()
         content: Any = [{"text": text}] if role == "user" else text
-        append_jsonl(session.path, {"id": str(uuid.uuid4()), "timestamp": stamp,
-                                    "type": "user" if role == "user" else "gemini",
-                                    "content": content})
+        append_jsonl(
+            session.path,
+            {
+                "id": str(uuid.uuid4()),
+                "timestamp": stamp,
+                "type": "user" if role == "user" else "gemini",
+                "content": content,
+            },
+        )
         append_jsonl(session.path, {"$set": {"lastUpdated": stamp}})
         if role == "user":
             session.messages.append({"type": "user"})
@@ -648,8 +722,12 @@ class AiderStore(Store):
         return count
 
     def new_session(self, source: str) -> Session:
-        return Session(id=None, path=Path(self.cwd, self.opts.chat_history_file or ".aider.chat.history.md"),
-                       cwd=self.cwd, source=source)
+        return Session(
+            id=None,
+            path=Path(self.cwd, self.opts.chat_history_file or ".aider.chat.history.md"),
+            cwd=self.cwd,
+            source=source,
+        )
 
     def record(self, session: Session, role: str, text: str) -> None:
         if role == "user":
@@ -703,7 +781,9 @@ class Hooks:
                     notify = tomllib.loads(f"v = {value}")["v"]
                 except tomllib.TOMLDecodeError as e:
                     raise Fail(f"Error loading config: {e}") from None
-                if not (isinstance(notify, list) and notify and all(isinstance(a, str) for a in notify)):
+                if not (
+                    isinstance(notify, list) and notify and all(isinstance(a, str) for a in notify)
+                ):
                     raise Fail("Error loading config: notify must be a non-empty array of strings")
         return cls(settings, notify)
 
@@ -714,7 +794,11 @@ class Hooks:
             matcher = group.get("matcher") or "*"
             if matcher != "*" and not self.matches(matcher, subject):
                 continue
-            found += [h["command"] for h in group.get("hooks", []) if h.get("type") == "command" and h.get("command")]
+            found += [
+                h["command"]
+                for h in group.get("hooks", [])
+                if h.get("type") == "command" and h.get("command")
+            ]
         return found
 
     @staticmethod
@@ -751,6 +835,39 @@ class Hooks:
         run_quietly([*self.notify, json.dumps(payload)], b"", session.cwd, dict(os.environ))
 
 
+class GeminiHooks(Hooks):
+    """Gemini CLI 0.61.0's command hooks, from the ``hooks`` of its system settings file
+    (``$GEMINI_CLI_SYSTEM_SETTINGS_PATH``): its own event names, the payload on stdin."""
+
+    NAMES: ClassVar[dict[str, str]] = {
+        "SessionStart": "SessionStart",
+        "UserPromptSubmit": "BeforeAgent",
+        "Stop": "AfterAgent",
+        "Notification": "Notification",
+        "SessionEnd": "SessionEnd",
+    }
+    TYPES: ClassVar[dict[str, str]] = {"permission_prompt": "ToolPermission"}
+
+    @classmethod
+    def from_environment(cls) -> GeminiHooks:
+        path = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+        try:
+            settings = json.loads(Path(path).read_text(encoding="utf-8")) if path else {}
+        except (OSError, ValueError):
+            settings = {}
+        return cls(settings if isinstance(settings, dict) else {})
+
+    def fire(self, event: str, session: Session, **fields: Any) -> None:
+        name = self.NAMES.get(event)
+        if name is None:
+            return
+        if "notification_type" in fields:
+            fields["notification_type"] = self.TYPES.get(fields["notification_type"], "")
+        if "last_assistant_message" in fields:
+            fields = {"prompt_response": fields["last_assistant_message"]}
+        super().fire(name, session, **fields)
+
+
 def check_settings(settings: Any) -> None:
     """Reject malformed hooks at start (as the real CLI does) rather than mid-session."""
     if not isinstance(settings, dict):
@@ -758,6 +875,7 @@ def check_settings(settings: Any) -> None:
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict):
         raise ValueError("hooks must be an object")
+
     def well_formed(group: Any) -> bool:
         inner = group.get("hooks", []) if isinstance(group, dict) else None
         return isinstance(inner, list) and all(isinstance(h, dict) for h in inner)
@@ -773,8 +891,13 @@ def run_quietly(argv: list[str], stdin: bytes, cwd: str, env: dict[str, str]) ->
     lets a timeout kill whatever the hook started too."""
     try:
         with subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=cwd, env=env, start_new_session=True,
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
         ) as proc:
             try:
                 proc.communicate(stdin, timeout=HOOK_TIMEOUT)
@@ -789,7 +912,9 @@ def run_quietly(argv: list[str], stdin: bytes, cwd: str, env: dict[str, str]) ->
 
 
 def codex_home() -> Path:
-    return Path(os.environ.get("CODEX_HOME") or Path(os.environ.get("HOME") or Path.home()) / ".codex")
+    return Path(
+        os.environ.get("CODEX_HOME") or Path(os.environ.get("HOME") or Path.home()) / ".codex"
+    )
 
 
 def process_alive(pid: int) -> bool:
@@ -834,10 +959,21 @@ class AppServer:
             pid = self.running()
             if pid is None:
                 proc = subprocess.Popen(
-                    [sys.executable, os.path.abspath(__file__), "--flavor", "codex", "app-server",
-                     "--listen", "unix://", "--managed-daemon"],
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                    start_new_session=True)
+                    [
+                        sys.executable,
+                        os.path.abspath(__file__),
+                        "--flavor",
+                        "codex",
+                        "app-server",
+                        "--listen",
+                        "unix://",
+                        "--managed-daemon",
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
                 pid = proc.pid
                 self.pidfile.write_text(str(pid))
         return pid
@@ -861,9 +997,9 @@ class AppServer:
 
 CODEX_ERRORS = {  # what codex 0.169.0 shows for a failed turn (tests/test_real_codex.py)
     "auth": "unexpected status 401 Unauthorized: Incorrect API key provided, url: "
-            "http://127.0.0.1/v1/responses",
+    "http://127.0.0.1/v1/responses",
     "usage": "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), or "
-             "try again at 8:49 PM.",
+    "try again at 8:49 PM.",
     "server": "We’re currently experiencing high demand, which may cause temporary errors.",
     "rate": "exceeded retry limit, last status: 429 Too Many Requests",
 }
@@ -946,7 +1082,7 @@ class Keyboard:
             return None  # other control keys mean nothing here
         run = re.match(r"[^\x00-\x08\x0a-\x1f\x7f]*", self.buf)
         text = c + (run.group(0) if run else "")
-        self.buf = self.buf[len(text) - 1:]
+        self.buf = self.buf[len(text) - 1 :]
         return Key("text", text)
 
     def parse_escape(self) -> Key | None:
@@ -963,7 +1099,7 @@ class Keyboard:
             if not self.fill(ESC_WAIT):
                 self.buf = self.buf[2:]  # truncated sequence: drop it
                 return None
-        seq, self.buf = m.group(0), self.buf[m.end():]
+        seq, self.buf = m.group(0), self.buf[m.end() :]
         if seq == "\x1b[200~":
             return self.read_paste()
         if seq in ("\x1b[I", "\x1b[O"):  # the terminal gained / lost focus
@@ -1045,25 +1181,34 @@ CUES = {
     "claude": Cues(),
     # Codex CLI 0.169: its composer "› ", "• Working (0s • esc to interrupt)" while it works, and
     # "Worked for <1s" under each answer.
-    "codex": Cues(prompt="› ", busy="• Working (0s • esc to interrupt)", answer="• ",
-                  after="  Worked for <1s"),
+    "codex": Cues(
+        prompt="› ", busy="• Working (0s • esc to interrupt)", answer="• ", after="  Worked for <1s"
+    ),
     # Gemini CLI 0.61: "✦ " before an answer, "(esc to cancel, Ns)" while it works, and
     # "? for shortcuts" above its input box.
-    "gemini": Cues(prompt=" > ", hint="? for shortcuts", busy="⠋ Thinking... (esc to cancel, 0s)",
-                   answer="✦ ",
-                   ask="Allow execution of [Shell]?\n● 1. Allow once\n  2. Allow for this session\n"
-                       "  3. No, suggest changes (esc)",
-                   error='✕ [API Error: {"error":{"code":401,"message":"API key not valid. Please '
-                         'pass a valid API key.","status":"UNAUTHENTICATED"}}]\nℹ This request '
-                         'failed. Press F12 for diagnostics.'),
+    "gemini": Cues(
+        prompt=" > ",
+        hint="? for shortcuts",
+        busy="⠋ Thinking... (esc to cancel, 0s)",
+        answer="✦ ",
+        ask="Allow execution of [Shell]?\n● 1. Allow once\n  2. Allow for this session\n"
+        "  3. No, suggest changes (esc)",
+        error='✕ [API Error: {"error":{"code":401,"message":"API key not valid. Please '
+        'pass a valid API key.","status":"UNAUTHENTICATED"}}]\nℹ This request '
+        "failed. Press F12 for diagnostics.",
+    ),
     # Aider 0.86: "Waiting for <model>" while it works, "Tokens: ..." after each answer, and its
     # ">" prompt alone on the last line.
-    "aider": Cues(prompt="> ", busy="░█  Waiting for {model}", answer="",
-                  after="Tokens: 2.4k sent, 5 received. Cost: $0.0061 message, $0.01 session.",
-                  ask="Run shell command? (Y)es/(N)o [Yes]: ",
-                  error="litellm.AuthenticationError: AuthenticationError: OpenAIException - "
-                        "Incorrect API key provided\nThe API provider is not able to "
-                        "authenticate you. Check your API key."),
+    "aider": Cues(
+        prompt="> ",
+        busy="░█  Waiting for {model}",
+        answer="",
+        after="Tokens: 2.4k sent, 5 received. Cost: $0.0061 message, $0.01 session.",
+        ask="Run shell command? (Y)es/(N)o [Yes]: ",
+        error="litellm.AuthenticationError: AuthenticationError: OpenAIException - "
+        "Incorrect API key provided\nThe API provider is not able to "
+        "authenticate you. Check your API key.",
+    ),
 }
 
 
@@ -1075,7 +1220,9 @@ class Exit(Exception):
 
 
 class Agent:
-    def __init__(self, opts: Options, store: Store, session: Session, hooks: Hooks, screen: Screen) -> None:
+    def __init__(
+        self, opts: Options, store: Store, session: Session, hooks: Hooks, screen: Screen
+    ) -> None:
         self.opts = opts
         self.store = store
         self.session = session
@@ -1163,8 +1310,12 @@ class Agent:
         elif command == "/clear":
             self.clear()
         elif command.split()[0] == "/compact":
-            self.hooks.fire("PreCompact", self.session, trigger="manual",
-                            custom_instructions=command[len("/compact"):].strip())
+            self.hooks.fire(
+                "PreCompact",
+                self.session,
+                trigger="manual",
+                custom_instructions=command[len("/compact") :].strip(),
+            )
             self.screen.line("  ⎿  Not enough messages to compact.")
         else:
             self.screen.line(f"  ⎿  fake-claude has no command {command.split()[0]}")
@@ -1177,8 +1328,7 @@ class Agent:
 
     def recap_wait(self) -> float | None:
         """Seconds until an idle, unfocused claude writes its recap; None when it will not."""
-        if self.opts.flavor != "claude" or self.blurred_at is None or self.recapped or \
-                self.input:
+        if self.opts.flavor != "claude" or self.blurred_at is None or self.recapped or self.input:
             return None
         return max(0.0, self.blurred_at + RECAP_AFTER - time.monotonic())
 
@@ -1192,9 +1342,13 @@ class Agent:
         agent_id = uuid.uuid4().hex[:17]
         subagents = self.session.path.with_suffix("") / "subagents"
         self.hooks.fire(
-            "SubagentStop", self.session, agent_id=agent_id, agent_type="",
+            "SubagentStop",
+            self.session,
+            agent_id=agent_id,
+            agent_type="",
             agent_transcript_path=str(subagents / f"agent-{agent_id}.jsonl"),
-            stop_hook_active=False, last_assistant_message=text,
+            stop_hook_active=False,
+            last_assistant_message=text,
         )
 
     def aider_banner(self) -> None:
@@ -1318,6 +1472,12 @@ class Agent:
         elif self.opts.flavor == "claude" and prompt in FAILURES:
             self.hooks.fire("UserPromptSubmit", self.session, prompt=text)
             self.fail(*FAILURES[prompt])
+        elif self.opts.flavor == "claude" and (prompt == "fail limit" or limit_holds()):
+            # A subscription's usage limit: Claude Code 2.1.332's "You've hit your <limit> ·
+            # resets <time> (<zone>)" (FAKE_AGENT_LIMIT_WORDS), a rate_limit StopFailure.
+            self.hooks.fire("UserPromptSubmit", self.session, prompt=text)
+            words = os.environ.get("FAKE_AGENT_LIMIT_WORDS") or "You've hit your limit"
+            self.fail("rate_limit", words, "Resend your message to try again")
         elif prompt == "api-error":  # the API refused the turn: the CLI says so, no answer
             self.hooks.fire("UserPromptSubmit", self.session, prompt=text)
             self.screen.line(self.cues.error)
@@ -1333,8 +1493,9 @@ class Agent:
             self.screen.line(f"{self.cues.answer}{reply}")
             if self.cues.after:
                 self.screen.line(self.cues.after)
-            self.hooks.fire("Stop", self.session, last_assistant_message=reply,
-                            stop_hook_active=False)
+            self.hooks.fire(
+                "Stop", self.session, last_assistant_message=reply, stop_hook_active=False
+            )
             self.hooks.notify_turn(self.session, text, reply)
         if self.blurred_at is not None:  # a turn ended while away: the recap waits from here
             self.blurred_at, self.recapped = time.monotonic(), False
@@ -1384,8 +1545,10 @@ class Agent:
             return "approved"
         self.screen.write(self.cues.ask)
         self.hooks.fire(
-            "Notification", self.session,
-            notification_type="permission_prompt", message="Claude needs your permission to use Bash",
+            "Notification",
+            self.session,
+            notification_type="permission_prompt",
+            message="Claude needs your permission to use Bash",
         )
         answer = None
         while answer is None:
@@ -1394,7 +1557,11 @@ class Agent:
                 continue
             if (key.kind == "text" and key.text[:1] in "1y") or key.kind == "enter":
                 answer = "approved"
-            elif (key.kind == "text" and key.text[:1] in "2n") or key.kind in ("esc", "ctrl_c", "eof"):
+            elif (key.kind == "text" and key.text[:1] in "2n") or key.kind in (
+                "esc",
+                "ctrl_c",
+                "eof",
+            ):
                 answer = "denied"
             if key.kind == "eof":
                 self.pending.append(key)  # still exit afterwards
@@ -1412,7 +1579,9 @@ class Agent:
             "    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
             "print(p.pid)\n"
         )
-        out = subprocess.run([sys.executable, "-c", helper], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", helper], env=env, capture_output=True, text=True, check=True
+        )
         detached = int(out.stdout.strip())
         # 2. nohup: our child in our session and process group, but deaf to the SIGHUP tmux
         #    sends on kill-pane.  (nohup execs sleep, so the pid is the sleeper's.)
@@ -1489,10 +1658,51 @@ def log_start(flavor: str, argv: list[str], session_id: str | None, error: str |
         "error": error,
         "tty": sys.stdin.isatty(),
         "time": now_iso(),
-        "env": {k: v for k, v in os.environ.items()
-                if k.startswith(LOGGED_ENV_PREFIXES) or k in extra_logged},
+        "env": {
+            k: v
+            for k, v in os.environ.items()
+            if k.startswith(LOGGED_ENV_PREFIXES) or k in extra_logged
+        },
     }
     append_jsonl(Path(path), entry)
+
+
+def mcp_endpoint(opts: Options) -> None:
+    """As the real CLIs do at start: connect to roost's shared MCP endpoint, when wired to it,
+    and list its tools (with the launch token as bearer token), in the background."""
+    url = None
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        if opts.flavor == "claude" and opts.mcp_config:
+            url = json.loads(Path(opts.mcp_config).read_text())["mcpServers"]["roost"].get("url")
+        elif opts.flavor == "codex":
+            prefix = "mcp_servers.roost.url="
+            found = [c[len(prefix) :] for c in opts.config if c.startswith(prefix)]
+            url = json.loads(found[0]) if found else None
+        elif opts.flavor == "gemini":
+            settings = Path(os.environ["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text()
+            url = json.loads(settings)["mcpServers"]["roost"].get("httpUrl")
+    token = os.environ.get("ROOST_LAUNCH_TOKEN")
+    if not url or not token:
+        return
+
+    def connect() -> None:
+        import urllib.request
+
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+        request = urllib.request.Request(
+            url,
+            data=body,
+            method="POST",
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+        with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=30):
+            pass
+
+    threading.Thread(target=connect, daemon=True).start()
 
 
 def main(argv: list[str]) -> int:
@@ -1506,9 +1716,14 @@ def main(argv: list[str]) -> int:
             return AppServer(codex_home()).serve()
         opts = parse_args(flavor, rest)
         if flavor == "claude" and opts.skip_permissions and os.environ.get("FAKE_AGENT_AS_ROOT"):
-            raise Fail("--dangerously-skip-permissions cannot be used with root/sudo privileges "
-                       "for security reasons")
-        hooks = Hooks.from_options(opts) if flavor in ("claude", "codex") else Hooks({})
+            raise Fail(
+                "--dangerously-skip-permissions cannot be used with root/sudo privileges "
+                "for security reasons"
+            )
+        if flavor == "gemini":
+            hooks: Hooks = GeminiHooks.from_environment()
+        else:
+            hooks = Hooks.from_options(opts) if flavor in ("claude", "codex") else Hooks({})
         cwd = os.getcwd()
         store = STORES[flavor](opts, cwd)
         session = store.open()
@@ -1520,10 +1735,13 @@ def main(argv: list[str]) -> int:
     if code := os.environ.get("FAKE_AGENT_EXIT_ON_START"):
         return int(code)
     if os.environ.get("FAKE_AGENT_AUTH_ERROR"):
-        print('API Error: 401 {"type":"error","error":{"type":"authentication_error",'
-              f'"message":"invalid x-api-key"}},"request_id":"req_{uuid.uuid4().hex[:24]}"}}',
-              flush=True)
+        print(
+            'API Error: 401 {"type":"error","error":{"type":"authentication_error",'
+            f'"message":"invalid x-api-key"}},"request_id":"req_{uuid.uuid4().hex[:24]}"}}',
+            flush=True,
+        )
         return 1
+    mcp_endpoint(opts)
     store.begin(session)
     agent = Agent(opts, store, session, hooks, Screen(sys.stdin.isatty()))
     if flavor == "codex" and not opts.no_daemon:

@@ -1,24 +1,33 @@
 """An App on the in-memory tmux (roost.tmux.fake): the shared set-up of the fast operation tests.
 
-An agent's "process tree" is its fake pane; stopping it ends the pane as SIGTERM would.
+Its world is injected, never patched: the test's manual clock, and a fake process table
+(tests/fake_procs.py) in which an agent's process is its fake pane; stopping it ends the pane as
+SIGTERM would.
 """
 
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
+from fake_procs import FakeProcesses
 
 from roost.core.clock import ManualClock
 from roost.ops.context import App
 from roost.store.db import Store
 from roost.system import config as cfg
-from roost.system import procs
-from roost.tmux.fake import FakePane, FakeTmux
+from roost.tmux.fake import FakeTmux
 
 PROMPT = "ready>"  # what the fake agents' screens show when they wait for input
+# When the fake world's clocks start: years from any day the suite runs on, so that a stamp
+# or a deadline read from the real clock instead shows (tests/test_world_injected.py).
+WORLD_START = datetime(2031, 3, 4, 5, 6, 7, tzinfo=UTC)
+
+
+def manual_clock() -> ManualClock:
+    return ManualClock(WORLD_START)
 
 
 def fake_tmux() -> FakeTmux:
@@ -27,21 +36,21 @@ def fake_tmux() -> FakeTmux:
     return tmux
 
 
-def fake_app(tmp_path: Path, fake: FakeTmux, clock: ManualClock,
-             monkeypatch: pytest.MonkeyPatch, settings: dict[str, Any]) -> App:
+def fake_app(tmp_path: Path, fake: FakeTmux, clock: ManualClock, settings: dict[str, Any]) -> App:
     paths = cfg.Paths(tmp_path / "home")
     cfg.ensure_private_dir(paths.home)
+    return App(
+        paths=paths,
+        store=Store.open(paths.db, clock=clock),
+        tmux=fake,
+        environ={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+        settings=settings,
+        clock=clock,
+        procs=FakeProcesses(fake, str(paths.home), clock),
+    )
 
-    def snapshot(pid: int | None, agent_id: str, roost_home: str = "") -> list[FakePane]:
-        return [p for p in fake.panes.values() if p.pid == pid and not p.dead]
 
-    def kill_tree(tree: list[FakePane]) -> list[int]:
-        for pane in tree:
-            fake.exit(pane.id, 128 + 15)
-        return []
-
-    monkeypatch.setattr(procs, "snapshot", snapshot)
-    monkeypatch.setattr(procs, "kill_tree", kill_tree)
-    return App(paths=paths, store=Store.open(paths.db), tmux=fake,
-               environ={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
-               settings=settings, clock=clock)
+def procs_of(app: App) -> FakeProcesses:
+    """The fake process table of an App fake_app made."""
+    assert isinstance(app.procs, FakeProcesses)
+    return app.procs

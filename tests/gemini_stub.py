@@ -33,19 +33,34 @@ def _error(code: int, status: str, message: str) -> Failure:
     return Failure(code, {"error": {"code": code, "message": message, "status": status}})
 
 
-UNAUTHENTICATED = _error(401, "UNAUTHENTICATED",
-                         "API key not valid. Please pass a valid API key.")
+UNAUTHENTICATED = _error(401, "UNAUTHENTICATED", "API key not valid. Please pass a valid API key.")
 # The free tier's daily limit, as the API words it: the CLI gives up at once (a per-minute
 # limit it retries, quietly, for minutes).
-QUOTA = Failure(429, {"error": {
-    "code": 429, "status": "RESOURCE_EXHAUSTED",
-    "message": "You exceeded your current quota, please check your plan and billing details. "
-               "* Quota exceeded for metric: generativelanguage.googleapis.com/"
-               "generate_content_free_tier_requests, limit: 50, model: gemini-2.5-pro",
-    "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
-        "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
-        "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
-        "quotaValue": "50"}]}]}})
+QUOTA = Failure(
+    429,
+    {
+        "error": {
+            "code": 429,
+            "status": "RESOURCE_EXHAUSTED",
+            "message": "You exceeded your current quota, please check your plan and "
+            "billing details. "
+            "* Quota exceeded for metric: generativelanguage.googleapis.com/"
+            "generate_content_free_tier_requests, limit: 50, model: gemini-2.5-pro",
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [
+                        {
+                            "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",  # noqa: E501
+                            "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                            "quotaValue": "50",
+                        }
+                    ],
+                }
+            ],
+        }
+    },
+)
 INTERNAL = _error(500, "INTERNAL", "An internal error has occurred. Please retry.")
 SIDE_REPLY = "stub summary"
 
@@ -75,8 +90,9 @@ def user_texts(body: Any) -> list[str]:
     out = []
     for content in (body.get("contents") or []) if isinstance(body, dict) else []:
         if isinstance(content, dict) and content.get("role") == "user":
-            out += [t.strip() for t in texts_of(content)
-                    if t.strip() and not t.lstrip().startswith("<")]
+            out += [
+                t.strip() for t in texts_of(content) if t.strip() and not t.lstrip().startswith("<")
+            ]
     return out
 
 
@@ -99,12 +115,16 @@ def asked_schema(body: Any) -> Any:
 def _usage(body: Any, text: str) -> dict[str, int]:
     prompt = max(1, len(json.dumps(body)) // 4)
     out = max(1, len(text) // 4)
-    return {"promptTokenCount": prompt, "candidatesTokenCount": out,
-            "totalTokenCount": prompt + out}
+    return {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": out,
+        "totalTokenCount": prompt + out,
+    }
 
 
-def _response(parts: list[dict[str, Any]], model: str, finished: bool,
-              usage: dict[str, int] | None) -> Any:
+def _response(
+    parts: list[dict[str, Any]], model: str, finished: bool, usage: dict[str, int] | None
+) -> Any:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
     if finished:
         candidate["finishReason"] = "STOP"

@@ -1,11 +1,13 @@
-"""What the local model-API stand-ins share: tests/gemini_stub.py and tests/chat_completions_stub.py
-build on :class:`StubServer`; tests/anthropic_stub.py and tests/openai_responses_stub.py (older,
-with handlers of their own) take :class:`QuietServer`, :func:`sample_of` and the reply prefix.
+"""What the local model-API stand-ins share: one request handler, one :class:`Request` record
+and one :class:`Exchange` to answer through. Every stand-in (tests/anthropic_stub.py,
+tests/openai_responses_stub.py, tests/gemini_stub.py, tests/chat_completions_stub.py) is a
+:class:`LoopbackStub` that answers its API's paths in :meth:`LoopbackStub.route`;
+tests/gemini_stub.py and tests/chat_completions_stub.py build on :class:`StubServer`, which adds
+scripted answers and API errors (:meth:`StubServer.fail_with`).
 
-Stdlib only: an ``http.server`` in a daemon thread on 127.0.0.1, port 0. Each stand-in answers
-its API's paths in :meth:`StubServer.route`; this base records every request, holds replies
-while a test watches the busy state (:meth:`set_delay`, :meth:`release`), and answers with an
-API error when a test asks for one (:meth:`fail_with`).
+Stdlib only: an ``http.server`` in a daemon thread on 127.0.0.1, port 0. This base records
+every request and holds replies while a test watches the busy state (:meth:`set_delay`,
+:meth:`release`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
@@ -35,6 +38,7 @@ class Request:
     time: float = field(default_factory=time.time)
     kind: str = ""  # the stand-in's name for it: "turn", "router", "unknown", ...
     reply: str | None = None  # the text answered, for a model call
+    usage: dict[str, Any] | None = None  # the usage answered with it (anthropic_stub.py)
     status: int = 200
 
 
@@ -88,29 +92,54 @@ class QuietServer(ThreadingHTTPServer):
 class Exchange:
     """One request being answered: what the stand-ins' routes write through."""
 
-    def __init__(self, handler: BaseHTTPRequestHandler, req: Request) -> None:
+    def __init__(self, stub: LoopbackStub, handler: BaseHTTPRequestHandler, req: Request) -> None:
+        self.stub = stub
         self.handler = handler
         self.req = req
+        self._recorded = False
 
-    def json(self, status: int, payload: Any) -> None:
+    @property
+    def target(self) -> str:
+        """The request's path as sent (with its query), for error messages."""
+        return self.handler.path
+
+    def record(self) -> None:
+        """Add the request to ``stub.requests`` now (once). Done before the first byte of an
+        answer, so a client that has its answer finds its request recorded; a route whose
+        answer may be held calls it earlier, so a test sees the request while it waits."""
+        if not self._recorded:
+            self._recorded = True
+            self.stub._record(self.req)
+
+    def json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.req.status = status
+        self.record()
         h = self.handler
         h.send_response(status)
+        for key, value in (headers or {}).items():
+            h.send_header(key, value)
         h.send_header("Content-Type", "application/json")
         h.send_header("Content-Length", str(len(data)))
+        self._own_headers()
         h.end_headers()
         if h.command != "HEAD":
             h.wfile.write(data)
 
     def start_stream(self) -> None:
+        self.record()
         h = self.handler
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Cache-Control", "no-cache")
         h.send_header("Connection", "close")
+        self._own_headers()
         h.end_headers()
         h.close_connection = True
+
+    def _own_headers(self) -> None:
+        for key, value in self.stub.response_headers().items():
+            self.handler.send_header(key, value)
 
     def event(self, data: Any, name: str | None = None) -> None:
         """One server-sent event (``data: <json>``, a string as it is)."""
@@ -122,10 +151,12 @@ class Exchange:
 
 class LoopbackStub:
     """What every stand-in shares: a threaded HTTP server on 127.0.0.1 (started and stopped
-    with ``with``), the requests it saw, and a delay that holds replies until released.
-    Subclasses give the request handler (:meth:`_handler_class`)."""
+    with ``with``), one request handler, the requests it saw, and a delay that holds replies
+    until released. Subclasses answer their API in :meth:`route`."""
 
     name = "stub"
+    # The HTTP methods the stand-in answers; any other gets http.server's own 501.
+    methods: tuple[str, ...] = ("GET", "HEAD", "POST")
 
     def __init__(self, port: int = 0) -> None:
         self.requests: list[Any] = []
@@ -135,9 +166,12 @@ class LoopbackStub:
         self._release = threading.Event()
         self._stopping = threading.Event()
         self._server = QuietServer(("127.0.0.1", port), self._handler_class())
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True,
-                                        name=self.name)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
+            name=self.name,
+        )
 
     @property
     def port(self) -> int:
@@ -182,6 +216,22 @@ class LoopbackStub:
             self._release.wait(delay)
         return not self._stopping.is_set()
 
+    # -- for subclasses -------------------------------------------------------------------------
+
+    def route(self, ex: Exchange) -> None:
+        """Answer ``ex.req`` (set ``ex.req.kind``); the default knows no path."""
+        self.not_found(ex)
+
+    def not_found(self, ex: Exchange) -> None:
+        ex.req.kind = "unknown"
+        ex.json(404, {"error": {"code": 404, "message": f"Not found: {ex.req.path}"}})
+
+    def response_headers(self) -> dict[str, str]:
+        """Headers the API sends with every answer (beyond the content's own)."""
+        return {}
+
+    # -- internals ------------------------------------------------------------------------------
+
     def _record(self, req: Any) -> None:
         with self._lock:
             self.requests.append(req)
@@ -189,7 +239,66 @@ class LoopbackStub:
                 self.unknown.append(req)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        raise NotImplementedError
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            server_version = f"{stub.name}/1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # everything is in stub.requests
+
+            def _read_body(self) -> Any:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                if not raw:
+                    return None
+                if (self.headers.get("Content-Encoding") or "").lower() == "zstd":
+                    return raw  # codex compresses only over its websocket transport: kept raw
+                try:
+                    return json.loads(raw)
+                except ValueError:
+                    return raw.decode("utf-8", "replace")
+
+            def _handle(self, method: str) -> None:
+                if method not in stub.methods:  # as http.server answers a method it lacks
+                    self.send_error(HTTPStatus.NOT_IMPLEMENTED, f"Unsupported method ({method!r})")
+                    return
+                split = urlsplit(self.path)
+                req = Request(
+                    method=method,
+                    path=split.path.rstrip("/") or "/",
+                    query=parse_qs(split.query),
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=self._read_body(),
+                )
+                ex = Exchange(stub, self, req)
+                try:
+                    stub.route(ex)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (an interrupted turn): nothing to answer
+                finally:
+                    ex.record()
+
+            def do_GET(self) -> None:
+                self._handle("GET")
+
+            def do_HEAD(self) -> None:
+                self._handle("HEAD")
+
+            def do_POST(self) -> None:
+                self._handle("POST")
+
+            def do_PUT(self) -> None:
+                self._handle("PUT")
+
+            def do_DELETE(self) -> None:
+                self._handle("DELETE")
+
+            def do_PATCH(self) -> None:
+                self._handle("PATCH")
+
+        return Handler
 
 
 class StubServer(LoopbackStub):
@@ -222,14 +331,6 @@ class StubServer(LoopbackStub):
 
     # -- for subclasses -------------------------------------------------------------------------
 
-    def route(self, ex: Exchange) -> None:
-        """Answer ``ex.req`` (set ``ex.req.kind``); the default knows no path."""
-        self.not_found(ex)
-
-    def not_found(self, ex: Exchange) -> None:
-        ex.req.kind = "unknown"
-        ex.json(404, {"error": {"code": 404, "message": f"Not found: {ex.req.path}"}})
-
     def failure(self, kind: str) -> Failure | None:
         """The API error a model call of this kind gets, if any."""
         with self._lock:
@@ -242,46 +343,3 @@ class StubServer(LoopbackStub):
         with self._lock:
             scripted = self._script.pop(0) if self._script else None
         return scripted if scripted is not None else self.reply_for(user_text)
-
-    # -- internals ------------------------------------------------------------------------------
-
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            server_version = f"{stub.name}/1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # everything is in stub.requests
-
-            def _handle(self, method: str) -> None:
-                split = urlsplit(self.path)
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                body: Any = None
-                if raw:
-                    try:
-                        body = json.loads(raw)
-                    except ValueError:
-                        body = raw.decode("utf-8", "replace")
-                req = Request(method=method, path=split.path.rstrip("/") or "/",
-                              query=parse_qs(split.query),
-                              headers={k.lower(): v for k, v in self.headers.items()}, body=body)
-                try:
-                    stub.route(Exchange(self, req))
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (an interrupted turn): nothing to answer
-                finally:
-                    stub._record(req)
-
-            def do_POST(self) -> None:
-                self._handle("POST")
-
-            def do_GET(self) -> None:
-                self._handle("GET")
-
-            def do_HEAD(self) -> None:
-                self._handle("HEAD")
-
-        return Handler

@@ -28,27 +28,11 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import urlsplit
 
-from llm_stub_server import REPLY_PREFIX, LoopbackStub
+from llm_stub_server import REPLY_PREFIX, Exchange, LoopbackStub, Request
 
 TITLE = "Stub title"
-
-
-@dataclass
-class Request:
-    """One request the stub received."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    time: float = field(default_factory=time.time)
-    kind: str = ""  # "main", "title", "models", "unknown"
-    reply: str | None = None  # the text the stub answered with, for /v1/responses
 
 
 def input_texts(body: Any, role: str = "user") -> list[str]:
@@ -107,6 +91,7 @@ class ResponsesStub(LoopbackStub):
     """The running stand-in. Use :func:`running_stub` to get one."""
 
     name = "responses-stub"
+    methods = ("GET", "POST")
 
     def __init__(self, port: int = 0) -> None:
         super().__init__(port)
@@ -115,17 +100,23 @@ class ResponsesStub(LoopbackStub):
 
     # -- public ---------------------------------------------------------------------------------
 
-    def fail_next(self, status: int, message: str, error_type: str = "invalid_request_error",
-                  **fields: Any) -> None:
+    def fail_next(
+        self, status: int, message: str, error_type: str = "invalid_request_error", **fields: Any
+    ) -> None:
         """Answer the next main request with HTTP ``status`` and an API error body
         ``{"error": {"message", "type", ...fields}}`` (``error_type`` "usage_limit_reached"
         with a 429 is a usage limit)."""
         with self._lock:
-            self._failures.append((status, {"message": message, "type": error_type,
-                                            "code": None, "param": None, **fields}))
+            self._failures.append(
+                (
+                    status,
+                    {"message": message, "type": error_type, "code": None, "param": None, **fields},
+                )
+            )
 
-    def queue_tool_call(self, name: str, arguments: dict[str, Any],
-                        namespace: str | None = None) -> None:
+    def queue_tool_call(
+        self, name: str, arguments: dict[str, Any], namespace: str | None = None
+    ) -> None:
         """Answer the next main request by calling codex's tool ``name`` (a ``function_call``
         item), e.g. ``queue_tool_call("exec_command", {"cmd": "touch x", "sandbox_permissions":
         "require_escalated", "justification": "why"})`` to make codex ask for approval. The
@@ -140,8 +131,11 @@ class ResponsesStub(LoopbackStub):
     def responses(self, kind: str | None = None) -> list[Request]:
         """The ``/v1/responses`` requests so far (``kind``: "main" or "title")."""
         with self._lock:
-            return [r for r in self.requests
-                    if r.kind in ("main", "title") and (kind is None or r.kind == kind)]
+            return [
+                r
+                for r in self.requests
+                if r.kind in ("main", "title") and (kind is None or r.kind == kind)
+            ]
 
     def user_texts(self) -> list[str]:
         """The last typed user text of every main request, in order."""
@@ -153,160 +147,173 @@ class ResponsesStub(LoopbackStub):
         with self._lock:
             return self._failures.pop(0) if self._failures else None
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        stub = self
+    # -- the API ------------------------------------------------------------------------------
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            server_version = "responses-stub/1"
+    def not_found(self, ex: Exchange) -> None:
+        ex.req.kind = "unknown"
+        ex.record()
+        ex.json(
+            404,
+            {
+                "error": {
+                    "message": f"Not found: {ex.target}",
+                    "type": "invalid_request_error",
+                    "code": "not_found",
+                }
+            },
+        )
 
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # keep test output clean; everything is in stub.requests
+    def route(self, ex: Exchange) -> None:
+        req = ex.req
+        if req.method != "POST":
+            req.body = None  # the body only counts where the API reads one
+        if req.method == "POST" and req.path == "/v1/responses" and isinstance(req.body, dict):
+            req.kind = "title" if is_title_request(req.body) else "main"
+            ex.record()  # seen at once, while its answer may be held
+            self._responses(ex, req.body)
+        elif req.method == "GET" and req.path == "/v1/models":
+            req.kind = "models"
+            ex.record()
+            ex.json(200, {"object": "list", "data": [], "models": []})
+        else:
+            self.not_found(ex)
 
-            def _read_body(self) -> Any:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                if not raw:
-                    return None
-                if (self.headers.get("Content-Encoding") or "").lower() == "zstd":
-                    return raw  # not expected without the websocket transport; kept raw
-                try:
-                    return json.loads(raw)
-                except ValueError:
-                    return raw.decode("utf-8", "replace")
+    def _responses(self, ex: Exchange, body: dict[str, Any]) -> None:
+        req = ex.req
+        if req.kind == "main":
+            failure = self._failure()
+            if failure is not None:
+                req.reply = None
+                ex.json(failure[0], {"error": failure[1]})
+                return
+            call = self._tool_call()
+            if call is not None:
+                self._function_call(ex, body, *call)
+                return
+            output = last_tool_output(body)
+            texts = typed_user_texts(body)
+            text = REPLY_PREFIX + (
+                f"tool output: {output[:200]}" if output is not None else texts[-1] if texts else ""
+            )
+        else:
+            text = json.dumps({"title": TITLE})
+        req.reply = text
+        item_id = f"msg_stub_{uuid.uuid4().hex[:20]}"
+        self._stream(
+            ex,
+            body,
+            [
+                {
+                    "type": "message",
+                    "id": item_id,
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}],
+                }
+            ],
+            wait=req.kind == "main",
+        )
 
-            def _send_json(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
+    def _stream(
+        self, ex: Exchange, body: dict[str, Any], items: list[dict[str, Any]], wait: bool = True
+    ) -> None:
+        """The SSE answer: each output item added, its text in two deltas (a message), done;
+        then the response completed with its usage."""
+        if wait:
+            self.wait_delay()
+        if self._stopping.is_set():
+            return
+        ex.start_stream()
 
-            def _handle(self, method: str) -> None:
-                path = urlsplit(self.path).path.rstrip("/") or "/"
-                body = self._read_body() if method == "POST" else None
-                req = Request(method=method, path=path,
-                              headers={k.lower(): v for k, v in self.headers.items()}, body=body)
-                try:
-                    if method == "POST" and path == "/v1/responses" and isinstance(body, dict):
-                        req.kind = "title" if is_title_request(body) else "main"
-                        stub._record(req)
-                        self._responses(req, body)
-                    elif method == "GET" and path == "/v1/models":
-                        req.kind = "models"
-                        stub._record(req)
-                        self._send_json(200, {"object": "list", "data": [], "models": []})
-                    else:
-                        req.kind = "unknown"
-                        stub._record(req)
-                        self._send_json(404, {"error": {
-                            "message": f"Not found: {self.path}", "type": "invalid_request_error",
-                            "code": "not_found"}})
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (an interrupted turn): nothing to answer
+        def event(name: str, data: dict[str, Any]) -> None:
+            ex.event(data, name)
 
-            def do_POST(self) -> None:
-                self._handle("POST")
+        response = {
+            "id": f"resp_stub_{uuid.uuid4().hex[:20]}",
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": "in_progress",
+            "model": str(body.get("model") or "stub-model"),
+            "output": [],
+        }
+        event("response.created", {"type": "response.created", "response": response})
+        out_chars = 0
+        for index, item in enumerate(items):
+            if item["type"] == "message":
+                event(
+                    "response.output_item.added",
+                    {
+                        "type": "response.output_item.added",
+                        "output_index": index,
+                        "item": {**item, "status": "in_progress", "content": []},
+                    },
+                )
+                text = item["content"][0]["text"]
+                out_chars += len(text)
+                half = len(text) // 2
+                for piece in (text[:half], text[half:]):
+                    if piece:
+                        event(
+                            "response.output_text.delta",
+                            {
+                                "type": "response.output_text.delta",
+                                "item_id": item["id"],
+                                "output_index": index,
+                                "content_index": 0,
+                                "delta": piece,
+                            },
+                        )
+            else:
+                event(
+                    "response.output_item.added",
+                    {"type": "response.output_item.added", "output_index": index, "item": item},
+                )
+                out_chars += len(json.dumps(item))
+            event(
+                "response.output_item.done",
+                {"type": "response.output_item.done", "output_index": index, "item": item},
+            )
+        in_tokens = max(1, len(json.dumps(body.get("input"))) // 4)
+        out_tokens = max(1, out_chars // 4)
+        event(
+            "response.completed",
+            {
+                "type": "response.completed",
+                "response": {
+                    **response,
+                    "status": "completed",
+                    "output": items,
+                    "usage": {
+                        "input_tokens": in_tokens,
+                        "input_tokens_details": {"cached_tokens": 0},
+                        "output_tokens": out_tokens,
+                        "output_tokens_details": {"reasoning_tokens": 0},
+                        "total_tokens": in_tokens + out_tokens,
+                    },
+                },
+            },
+        )
 
-            def do_GET(self) -> None:
-                self._handle("GET")
-
-            # -- /v1/responses ---------------------------------------------------------------
-
-            def _responses(self, req: Request, body: dict[str, Any]) -> None:
-                if req.kind == "main":
-                    failure = stub._failure()
-                    if failure is not None:
-                        req.reply = None
-                        self._send_json(failure[0], {"error": failure[1]})
-                        return
-                    call = stub._tool_call()
-                    if call is not None:
-                        self._function_call(req, body, *call)
-                        return
-                    output = last_tool_output(body)
-                    texts = typed_user_texts(body)
-                    text = REPLY_PREFIX + (f"tool output: {output[:200]}" if output is not None
-                                           else texts[-1] if texts else "")
-                else:
-                    text = json.dumps({"title": TITLE})
-                req.reply = text
-                item_id = f"msg_stub_{uuid.uuid4().hex[:20]}"
-                self._stream(body, [{"type": "message", "id": item_id, "role": "assistant",
-                                     "status": "completed", "content": [
-                                         {"type": "output_text", "text": text,
-                                          "annotations": []}]}],
-                             wait=req.kind == "main")
-
-            def _stream(self, body: dict[str, Any], items: list[dict[str, Any]],
-                        wait: bool = True) -> None:
-                """The SSE answer: each output item added, its text in two deltas (a message),
-                done; then the response completed with its usage."""
-                if wait:
-                    stub.wait_delay()
-                if stub._stopping.is_set():
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.close_connection = True
-                response = {"id": f"resp_stub_{uuid.uuid4().hex[:20]}", "object": "response",
-                            "created_at": int(time.time()), "status": "in_progress",
-                            "model": str(body.get("model") or "stub-model"), "output": []}
-                self._event("response.created", {"type": "response.created",
-                                                 "response": response})
-                out_chars = 0
-                for index, item in enumerate(items):
-                    if item["type"] == "message":
-                        self._event("response.output_item.added", {
-                            "type": "response.output_item.added", "output_index": index,
-                            "item": {**item, "status": "in_progress", "content": []}})
-                        text = item["content"][0]["text"]
-                        out_chars += len(text)
-                        half = len(text) // 2
-                        for piece in (text[:half], text[half:]):
-                            if piece:
-                                self._event("response.output_text.delta", {
-                                    "type": "response.output_text.delta", "item_id": item["id"],
-                                    "output_index": index, "content_index": 0,
-                                    "delta": piece})
-                    else:
-                        self._event("response.output_item.added", {
-                            "type": "response.output_item.added", "output_index": index,
-                            "item": item})
-                        out_chars += len(json.dumps(item))
-                    self._event("response.output_item.done", {
-                        "type": "response.output_item.done", "output_index": index,
-                        "item": item})
-                in_tokens = max(1, len(json.dumps(body.get("input"))) // 4)
-                out_tokens = max(1, out_chars // 4)
-                self._event("response.completed", {"type": "response.completed", "response": {
-                    **response, "status": "completed", "output": items,
-                    "usage": {"input_tokens": in_tokens,
-                              "input_tokens_details": {"cached_tokens": 0},
-                              "output_tokens": out_tokens,
-                              "output_tokens_details": {"reasoning_tokens": 0},
-                              "total_tokens": in_tokens + out_tokens}}})
-
-            def _function_call(self, req: Request, body: dict[str, Any], name: str,
-                               arguments: dict[str, Any], namespace: str | None) -> None:
-                req.reply = f"call {name}"
-                call_id = f"call_stub_{uuid.uuid4().hex[:20]}"
-                item = {"type": "function_call", "id": f"fc_stub_{uuid.uuid4().hex[:20]}",
-                        "status": "completed", "call_id": call_id, "name": name,
-                        "arguments": json.dumps(arguments),
-                        **({"namespace": namespace} if namespace else {})}
-                self._stream(body, [item], wait=False)
-
-            def _event(self, name: str, data: dict[str, Any]) -> None:
-                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                self.wfile.flush()
-
-        return Handler
+    def _function_call(
+        self,
+        ex: Exchange,
+        body: dict[str, Any],
+        name: str,
+        arguments: dict[str, Any],
+        namespace: str | None,
+    ) -> None:
+        ex.req.reply = f"call {name}"
+        call_id = f"call_stub_{uuid.uuid4().hex[:20]}"
+        item = {
+            "type": "function_call",
+            "id": f"fc_stub_{uuid.uuid4().hex[:20]}",
+            "status": "completed",
+            "call_id": call_id,
+            "name": name,
+            "arguments": json.dumps(arguments),
+            **({"namespace": namespace} if namespace else {}),
+        }
+        self._stream(ex, body, [item], wait=False)
 
 
 @contextmanager

@@ -52,22 +52,33 @@ def prepare_home(home: Path, base_url: str, aider: Path) -> Path:
         "check-update: false\n"
         "show-release-notes: false\n"
         "show-model-warnings: false\n"
-        "git: false\n")
-    bundled = next(aider.parent.parent.glob(
-        "lib/python*/site-packages/litellm/model_prices_and_context_window_backup.json"))
+        "git: false\n"
+    )
+    bundled = next(
+        aider.parent.parent.glob(
+            "lib/python*/site-packages/litellm/model_prices_and_context_window_backup.json"
+        )
+    )
     cache = home / ".aider" / "caches" / "model_prices_and_context_window.json"
     cache.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(bundled, cache)
     return config
 
 
-def aider_env(base: Mapping[str, str], home: Path, api_key: str = DUMMY_API_KEY
-              ) -> dict[str, str]:
+def aider_env(base: Mapping[str, str], home: Path, api_key: str = DUMMY_API_KEY) -> dict[str, str]:
     """The environment for an offline aider run against the stand-in."""
-    env = {k: v for k, v in base.items()
-           if not k.startswith(("TMUX", "OPENAI", "AIDER", "ANTHROPIC", "LITELLM"))}
-    env.update(HOME=str(home), OPENAI_API_KEY=api_key, LITELLM_LOCAL_MODEL_COST_MAP="True",
-               TERM="xterm-256color", LANG="C.UTF-8")
+    env = {
+        k: v
+        for k, v in base.items()
+        if not k.startswith(("TMUX", "OPENAI", "AIDER", "ANTHROPIC", "LITELLM"))
+    }
+    env.update(
+        HOME=str(home),
+        OPENAI_API_KEY=api_key,
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        TERM="xterm-256color",
+        LANG="C.UTF-8",
+    )
     return env
 
 

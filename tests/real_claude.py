@@ -49,6 +49,7 @@ HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "Notification", "Sess
 
 # -- install --------------------------------------------------------------------------------------
 
+
 def install_dir(version: str = PINNED_VERSION) -> Path:
     return cache_root() / "claude-code" / version
 
@@ -59,26 +60,35 @@ def _find_binary(root: Path, version: str) -> Path | None:
     modules = root / "node_modules"
     candidates = [modules / ".bin" / "claude"]
     candidates += sorted(modules.glob("@anthropic-ai/claude-code-*/claude"))
-    return next((c for c in candidates
-                 if runs_as(c, version, {"DISABLE_AUTOUPDATER": "1"})), None)
+    return next((c for c in candidates if runs_as(c, version, {"DISABLE_AUTOUPDATER": "1"})), None)
 
 
 def install_claude(version: str = PINNED_VERSION) -> Path:
     """Install ``@anthropic-ai/claude-code@version`` (once) and return its ``claude`` executable
     (tests/cli_install.py: safe from concurrent test workers)."""
-    return npm_install(PACKAGE, version, install_dir(version),
-                       lambda root: _find_binary(root, version))
+    return npm_install(
+        PACKAGE, version, install_dir(version), lambda root: _find_binary(root, version)
+    )
 
 
 # -- config ---------------------------------------------------------------------------------------
 
-def prepare_home(home: Path, cwds: Iterable[Path], api_key: str = DUMMY_API_KEY,
-                 extra: Mapping[str, Any] | None = None) -> Path:
+
+def prepare_home(
+    home: Path,
+    cwds: Iterable[Path],
+    api_key: str = DUMMY_API_KEY,
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
     """Write ``home/.claude.json`` so Claude Code starts straight at its prompt: onboarding done,
     the API key approved, and each cwd's trust dialog accepted. Returns the file's path."""
     home.mkdir(parents=True, exist_ok=True)
-    project = {"allowedTools": [], "hasTrustDialogAccepted": True,
-               "hasCompletedProjectOnboarding": True, "projectOnboardingSeenCount": 1}
+    project = {
+        "allowedTools": [],
+        "hasTrustDialogAccepted": True,
+        "hasCompletedProjectOnboarding": True,
+        "projectOnboardingSeenCount": 1,
+    }
     config: dict[str, Any] = {
         "hasCompletedOnboarding": True,
         "customApiKeyResponses": {"approved": [api_key[-20:]], "rejected": []},
@@ -99,11 +109,15 @@ def real_world(world: Any, stub_url: str, **extra: str) -> None:
     world.env.update(extra)
 
 
-def claude_env(base: Mapping[str, str], home: Path, base_url: str,
-               api_key: str = DUMMY_API_KEY) -> dict[str, str]:
+def claude_env(
+    base: Mapping[str, str], home: Path, base_url: str, api_key: str = DUMMY_API_KEY
+) -> dict[str, str]:
     """The environment for an offline Claude Code run against the stub."""
-    env = {k: v for k, v in base.items()
-           if not k.startswith(("TMUX", "CLAUDE", "ANTHROPIC", "CLAUDECODE"))}
+    env = {
+        k: v
+        for k, v in base.items()
+        if not k.startswith(("TMUX", "CLAUDE", "ANTHROPIC", "CLAUDECODE"))
+    }
     env.update(
         HOME=str(home),
         ANTHROPIC_API_KEY=api_key,
@@ -125,10 +139,12 @@ def hook_settings(path: Path, log: Path, events: Iterable[str] = HOOK_EVENTS) ->
         "import json, sys\n"
         "payload = json.load(sys.stdin)\n"
         "with open(sys.argv[1], 'a') as f:\n"
-        "    f.write(json.dumps(payload) + '\\n')\n")
+        "    f.write(json.dumps(payload) + '\\n')\n"
+    )
     command = " ".join(shlex.quote(p) for p in (sys.executable, str(script), str(log)))
-    settings = {"hooks": {event: [{"hooks": [{"type": "command", "command": command}]}]
-                          for event in events}}
+    settings = {
+        "hooks": {event: [{"hooks": [{"type": "command", "command": command}]}] for event in events}
+    }
     path.write_text(json.dumps(settings, indent=2))
     return path
 
@@ -170,12 +186,16 @@ def transcript_texts(entries: list[dict[str, Any]], role: str) -> list[str]:
         if isinstance(content, str):
             texts.append(content)
         elif isinstance(content, list):
-            texts += [b.get("text", "") for b in content
-                      if isinstance(b, dict) and b.get("type") == "text"]
+            texts += [
+                b.get("text", "")
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "text"
+            ]
     return texts
 
 
 # -- tmux -----------------------------------------------------------------------------------------
+
 
 class PrivateTmux:
     """A tmux server of our own: unique ``-L`` socket, ``-f /dev/null``, ``TMUX_TMPDIR`` in a short
@@ -192,9 +212,14 @@ class PrivateTmux:
         self._started = False
 
     def run(self, *args: str, check: bool = True) -> str:
-        proc = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, env=self.env, timeout=30,
-                              check=False)
+        proc = subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=30,
+            check=False,
+        )
         if check and proc.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)}: {proc.stderr.strip()}")
         return proc.stdout
@@ -204,28 +229,51 @@ class PrivateTmux:
         ``remain-on-exit`` setting, and the server outlives every agent)."""
         if self._started:
             return
-        self.run("new-session", "-d", "-s", "keeper", "-x", str(width), "-y", str(height),
-                 "sleep", "infinity")
+        self.run(
+            "new-session",
+            "-d",
+            "-s",
+            "keeper",
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            "sleep",
+            "infinity",
+        )
         self.run("set-option", "-g", "remain-on-exit", "on")
         self._started = True
 
-    def new_window(self, argv: list[str], cwd: Path, env: Mapping[str, str],
-                   width: int = 120, height: int = 40) -> str:
+    def new_window(
+        self, argv: list[str], cwd: Path, env: Mapping[str, str], width: int = 120, height: int = 40
+    ) -> str:
         """Start ``argv`` in a new window of the keeper session; returns the pane id.
         The pane stays after its program exits (``remain-on-exit``) so its last screen and
         exit status can be read."""
         self._ensure_server(width, height)
-        env_args = [a for k, v in env.items() if self.env.get(k) != v
-                    for a in ("-e", f"{k}={v}")]
-        return self.run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "=keeper:",
-                        "-c", str(cwd), *env_args, *argv).strip()
+        env_args = [a for k, v in env.items() if self.env.get(k) != v for a in ("-e", f"{k}={v}")]
+        return self.run(
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            "=keeper:",
+            "-c",
+            str(cwd),
+            *env_args,
+            *argv,
+        ).strip()
 
     def screen(self, pane: str) -> str:
         return self.run("capture-pane", "-p", "-J", "-t", pane)
 
     def pane_dead(self, pane: str) -> bool:
-        return self.run("display-message", "-p", "-t", pane, "#{pane_dead}",
-                        check=False).strip() == "1"
+        return (
+            self.run("display-message", "-p", "-t", pane, "#{pane_dead}", check=False).strip()
+            == "1"
+        )
 
     def dead_status(self, pane: str) -> int | None:
         """The exit status of a dead pane's program (128+N for signal N), or None.
@@ -234,8 +282,14 @@ class PrivateTmux:
         hits EOF, but learns the status only when it reaps the child, and here it often misses
         the SIGCHLD (the child stays a zombie until some later SIGCHLD reaches the server), so
         the status can stay unknown indefinitely. Use :meth:`pane_dead` to tell "exited"."""
-        out = self.run("display-message", "-p", "-t", pane,
-                       "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}", check=False)
+        out = self.run(
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}",
+            check=False,
+        )
         dead, status, signal = ([*out.strip().split(":"), "", "", ""])[:3]
         if dead != "1":
             return None
@@ -249,8 +303,14 @@ class PrivateTmux:
         """Paste ``text`` as a bracketed paste, then (after a pause, so it is not taken as a
         newline inside the paste) press Enter."""
         name = f"b{uuid.uuid4().hex[:8]}"
-        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "load-buffer", "-b", name,
-                        "-"], input=text, text=True, env=self.env, check=True, timeout=30)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", "load-buffer", "-b", name, "-"],
+            input=text,
+            text=True,
+            env=self.env,
+            check=True,
+            timeout=30,
+        )
         self.run("paste-buffer", "-p", "-d", "-b", name, "-t", pane)
         if enter_after is not None:
             time.sleep(enter_after)
@@ -260,13 +320,23 @@ class PrivateTmux:
         self.run("send-keys", "-t", pane, *keys)
 
     def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "kill-server"],
-                       capture_output=True, env=self.env, timeout=30, check=False)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", "kill-server"],
+            capture_output=True,
+            env=self.env,
+            timeout=30,
+            check=False,
+        )
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 20, what: str = "condition",
-             interval: float = 0.1, on_timeout: Callable[[], str] | None = None) -> Any:
+def wait_for(
+    predicate: Callable[[], Any],
+    timeout: float = 20,
+    what: str = "condition",
+    interval: float = 0.1,
+    on_timeout: Callable[[], str] | None = None,
+) -> Any:
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -280,9 +350,9 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 20, what: str = "con
 
 # -- screen cues (checked on 2.1.332 in a 120x40 pane) ---------------------------------------------
 
-BUSY_CUE = "esc to interrupt"          # footer while a turn runs (and while a tool waits)
+BUSY_CUE = "esc to interrupt"  # footer while a turn runs (and while a tool waits)
 PERMISSION_CUE = "Do you want to proceed?"  # a tool permission dialog (waiting for the user)
-DIALOG_CUE = "Esc to cancel"           # footer of every selection dialog (permission, trust)
+DIALOG_CUE = "Esc to cancel"  # footer of every selection dialog (permission, trust)
 TRUST_CUE = "Quick safety check: Is this a project you created or one you trust?"
 EXIT_CUE = "Resume this session with:"  # printed on the way out, then `claude ... --resume <id>`
 SPINNER_RE = re.compile(r"^[·✢*✶✻✽] \S[^\n]*…", re.MULTILINE)  # "✻ Razzle-dazzling…" while busy
@@ -294,8 +364,11 @@ def input_box(screen: str) -> str | None:
     no prompt box is drawn (a dialog is up, the program is starting or gone)."""
     lines = screen.splitlines()
     for i in range(len(lines) - 2, 0, -1):
-        if (lines[i].startswith("❯") and lines[i - 1].startswith(RULE)
-                and lines[i + 1].startswith(RULE)):
+        if (
+            lines[i].startswith("❯")
+            and lines[i - 1].startswith(RULE)
+            and lines[i + 1].startswith(RULE)
+        ):
             return lines[i][1:].strip()
     return None
 
@@ -306,8 +379,12 @@ def is_busy(screen: str) -> bool:
 
 def is_ready(screen: str) -> bool:
     """Idle at an empty prompt: the prompt box is drawn and empty, no turn runs, no dialog."""
-    return (input_box(screen) == "" and not is_busy(screen) and PERMISSION_CUE not in screen
-            and DIALOG_CUE not in screen)
+    return (
+        input_box(screen) == ""
+        and not is_busy(screen)
+        and PERMISSION_CUE not in screen
+        and DIALOG_CUE not in screen
+    )
 
 
 class ClaudeWorld:
@@ -325,8 +402,7 @@ class ClaudeWorld:
                 world.close()
     """
 
-    def __init__(self, base: Path, stub: Any, claude: Path,
-                 api_key: str = DUMMY_API_KEY) -> None:
+    def __init__(self, base: Path, stub: Any, claude: Path, api_key: str = DUMMY_API_KEY) -> None:
         self.base = base
         self.claude = claude
         self.stub = stub
@@ -346,13 +422,21 @@ class ClaudeWorld:
             argv += ["--settings", str(self.settings)]
         return self.tmux.new_window(argv, cwd or self.work, self.env)
 
-    def run_plain(self, *args: str, cwd: Path | None = None,
-                  timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    def run_plain(
+        self, *args: str, cwd: Path | None = None, timeout: float = 30
+    ) -> subprocess.CompletedProcess[str]:
         """Run ``claude`` without a terminal (stdin /dev/null), capturing its output: the
         reliable way to read a start-up refusal, which on a tty can be wiped from the pane."""
-        return subprocess.run([str(self.claude), *args], cwd=cwd or self.work, env=self.env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        return subprocess.run(
+            [str(self.claude), *args],
+            cwd=cwd or self.work,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
     def screen(self, pane: str) -> str:
         return self.tmux.screen(pane)
@@ -362,15 +446,18 @@ class ClaudeWorld:
         self.screens[name] = text
         return text
 
-    def wait(self, pane: str, predicate: Callable[[str], Any], what: str,
-             timeout: float = 20) -> str:
+    def wait(
+        self, pane: str, predicate: Callable[[str], Any], what: str, timeout: float = 20
+    ) -> str:
         """Poll the pane until ``predicate(screen)`` holds; return that screen."""
+
         def check() -> str | None:
             text = self.screen(pane)
             return text if predicate(text) else None
 
-        return str(wait_for(check, timeout, what, interval=0.05,
-                            on_timeout=lambda: self.screen(pane)))
+        return str(
+            wait_for(check, timeout, what, interval=0.05, on_timeout=lambda: self.screen(pane))
+        )
 
     def wait_screen(self, pane: str, text: str, timeout: float = 20) -> str:
         return self.wait(pane, lambda s: text in s, repr(text), timeout)
@@ -381,21 +468,33 @@ class ClaudeWorld:
     def wait_dead(self, pane: str, timeout: float = 20) -> str:
         """Wait until the pane's program has exited (its pty closed); return the pane's last
         screen. (Not its exit status: see :meth:`PrivateTmux.dead_status`.)"""
-        wait_for(lambda: self.tmux.pane_dead(pane), timeout, f"pane {pane} to exit",
-                 on_timeout=lambda: self.screen(pane))
+        wait_for(
+            lambda: self.tmux.pane_dead(pane),
+            timeout,
+            f"pane {pane} to exit",
+            on_timeout=lambda: self.screen(pane),
+        )
         return self.screen(pane)
 
     def submit(self, pane: str, text: str) -> None:
         self.tmux.paste(pane, text)
 
     def hooks(self, event: str | None = None) -> list[dict[str, Any]]:
-        return [h for h in read_hooks(self.hooks_log)
-                if event is None or h.get("hook_event_name") == event]
+        return [
+            h
+            for h in read_hooks(self.hooks_log)
+            if event is None or h.get("hook_event_name") == event
+        ]
 
     def wait_hooks(self, event: str, count: int = 1, timeout: float = 20) -> list[dict[str, Any]]:
-        return list(wait_for(lambda: len(self.hooks(event)) >= count and self.hooks(event),
-                             timeout, f"{count} {event} hook(s)",
-                             on_timeout=lambda: json.dumps(self.hooks(), indent=1)))
+        return list(
+            wait_for(
+                lambda: len(self.hooks(event)) >= count and self.hooks(event),
+                timeout,
+                f"{count} {event} hook(s)",
+                on_timeout=lambda: json.dumps(self.hooks(), indent=1),
+            )
+        )
 
     def transcript(self, session_id: str, cwd: Path | None = None) -> Path:
         return transcript_path(self.home, cwd or self.work, session_id)

@@ -44,12 +44,13 @@ PACKAGE = "@openai/codex"
 DUMMY_API_KEY = "sk-roost-test-codex-0000000000000000"
 
 # -- screen cues, read off 0.169.0 in a 120x40 pane -----------------------------------------------
-IDLE_CUE = "? for shortcuts"    # the footer under the composer ("› Ask Codex to do anything")
-BUSY_CUE = "esc to interrupt"   # "• Working (3s • esc to interrupt)" while a turn runs
+IDLE_CUE = "? for shortcuts"  # the footer under the composer ("› Ask Codex to do anything")
+BUSY_CUE = "esc to interrupt"  # "• Working (3s • esc to interrupt)" while a turn runs
 RECONNECTING_CUE = "Reconnecting to server"  # its shared app-server went away
 
 
 # -- install --------------------------------------------------------------------------------------
+
 
 def install_dir(version: str = PINNED_VERSION) -> Path:
     return cache_root() / "codex" / version
@@ -58,6 +59,7 @@ def install_dir(version: str = PINNED_VERSION) -> Path:
 def install_codex(version: str = PINNED_VERSION) -> Path:
     """Install ``@openai/codex@version`` (once) and return its ``codex`` executable
     (tests/cli_install.py: safe from concurrent test workers)."""
+
     def find(root: Path) -> Path | None:
         binary = root / "node_modules" / ".bin" / "codex"
         return binary if runs_as(binary, f"codex-cli {version}") else None
@@ -66,6 +68,7 @@ def install_codex(version: str = PINNED_VERSION) -> Path:
 
 
 # -- config ---------------------------------------------------------------------------------------
+
 
 def _toml_string(text: str) -> str:
     return json.dumps(text)  # a JSON string is a valid TOML basic string
@@ -90,20 +93,30 @@ def prepare_codex_home(codex_home: Path, base_url: str, cwds: Iterable[Path]) ->
         "stream_max_retries = 0",
     ]
     for cwd in cwds:
-        lines += ["", f"[projects.{_toml_string(str(Path(cwd).resolve()))}]",
-                  'trust_level = "trusted"']
+        lines += [
+            "",
+            f"[projects.{_toml_string(str(Path(cwd).resolve()))}]",
+            'trust_level = "trusted"',
+        ]
     path = codex_home / "config.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def codex_env(base: Mapping[str, str], home: Path, codex_home: Path,
-              api_key: str = DUMMY_API_KEY) -> dict[str, str]:
+def codex_env(
+    base: Mapping[str, str], home: Path, codex_home: Path, api_key: str = DUMMY_API_KEY
+) -> dict[str, str]:
     """The environment for an offline codex run against the stand-in."""
-    env = {k: v for k, v in base.items()
-           if not k.startswith(("TMUX", "CODEX", "OPENAI", "RUST_LOG"))}
-    env.update(HOME=str(home), CODEX_HOME=str(codex_home), OPENAI_API_KEY=api_key,
-               TERM="xterm-256color", LANG="C.UTF-8")
+    env = {
+        k: v for k, v in base.items() if not k.startswith(("TMUX", "CODEX", "OPENAI", "RUST_LOG"))
+    }
+    env.update(
+        HOME=str(home),
+        CODEX_HOME=str(codex_home),
+        OPENAI_API_KEY=api_key,
+        TERM="xterm-256color",
+        LANG="C.UTF-8",
+    )
     return env
 
 
@@ -130,8 +143,13 @@ def stop_daemon(codex: Path, env: Mapping[str, str], codex_home: Path) -> None:
     """Stop the daemon of ``codex_home`` and whatever helper of it outlives the stop."""
     import psutil
 
-    subprocess.run([str(codex), "app-server", "daemon", "stop"], env={**env, "CODEX_HOME":
-                   str(codex_home)}, capture_output=True, timeout=60, check=False)
+    subprocess.run(
+        [str(codex), "app-server", "daemon", "stop"],
+        env={**env, "CODEX_HOME": str(codex_home)},
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     procs = []
     for pid in _daemon_processes(codex_home):
         with contextlib.suppress(psutil.Error):
@@ -156,12 +174,20 @@ def daemon_template(codex: Path, version: str = PINNED_VERSION) -> Path:
         staging = Path(tempfile.mkdtemp(prefix=f".{version}-home-", dir=target.parent))
         try:
             env = codex_env(os.environ, staging / "home", staging)
-            proc = subprocess.run([str(codex), "app-server", "daemon", "start"], env=env,
-                                  capture_output=True, text=True, timeout=300, check=False)
+            proc = subprocess.run(
+                [str(codex), "app-server", "daemon", "start"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
             stop_daemon(codex, env, staging)
             if proc.returncode != 0 or not (staging / DAEMON_PACKAGE / "current").exists():
-                raise RuntimeError(f"codex app-server daemon start failed ({proc.returncode}):"
-                                   f"\n{proc.stdout}\n{proc.stderr}")
+                raise RuntimeError(
+                    f"codex app-server daemon start failed ({proc.returncode}):"
+                    f"\n{proc.stdout}\n{proc.stderr}"
+                )
             kept = Path(tempfile.mkdtemp(prefix=f".{version}-kept-", dir=target.parent))
             (staging / PACKAGES).rename(kept / PACKAGES)
             _relink_current(kept)
@@ -190,8 +216,9 @@ def daemon_home(codex: Path, codex_home: Path) -> Path:
     template = daemon_template(codex)
     codex_home.mkdir(parents=True, exist_ok=True)
     try:
-        shutil.copytree(template / PACKAGES, codex_home / PACKAGES, symlinks=True,
-                        copy_function=os.link)
+        shutil.copytree(
+            template / PACKAGES, codex_home / PACKAGES, symlinks=True, copy_function=os.link
+        )
     except (OSError, shutil.Error):
         shutil.rmtree(codex_home / PACKAGES, ignore_errors=True)
         shutil.copytree(template / PACKAGES, codex_home / PACKAGES, symlinks=True)
@@ -202,19 +229,27 @@ def daemon_home(codex: Path, codex_home: Path) -> Path:
 def start_daemon(codex: Path, env: Mapping[str, str], codex_home: Path) -> int:
     """Start the shared app-server daemon on ``codex_home`` as a user's own codex would, outside
     any agent (own process group); returns its pid."""
-    proc = subprocess.run([str(codex), "app-server", "daemon", "start"],
-                          env={**env, "CODEX_HOME": str(codex_home)}, capture_output=True,
-                          text=True, timeout=120, check=False, start_new_session=True)
+    proc = subprocess.run(
+        [str(codex), "app-server", "daemon", "start"],
+        env={**env, "CODEX_HOME": str(codex_home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        start_new_session=True,
+    )
     for line in proc.stdout.splitlines():
         with contextlib.suppress(ValueError):
             answer = json.loads(line)
             if isinstance(answer, dict) and answer.get("status") == "started":
                 return int(answer["pid"])
-    raise RuntimeError(f"codex app-server daemon start failed ({proc.returncode}):\n"
-                       f"{proc.stdout}\n{proc.stderr}")
+    raise RuntimeError(
+        f"codex app-server daemon start failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    )
 
 
 # -- rollout files --------------------------------------------------------------------------------
+
 
 def rollouts(codex_home: Path) -> list[Path]:
     """Every rollout file: ``sessions/YYYY/MM/DD/rollout-<local time>-<id>.jsonl``."""
@@ -247,8 +282,9 @@ def rollout_texts(path: Path, role: str) -> list[str]:
             continue
         if payload.get("type") != "message" or payload.get("role") != role:
             continue
-        texts += [part.get("text", "") for part in payload.get("content") or []
-                  if isinstance(part, dict)]
+        texts += [
+            part.get("text", "") for part in payload.get("content") or [] if isinstance(part, dict)
+        ]
     return texts
 
 

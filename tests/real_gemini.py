@@ -34,6 +34,7 @@ def install_dir(version: str = PINNED_VERSION) -> Path:
 
 def install_gemini(version: str = PINNED_VERSION) -> Path:
     """Install ``@google/gemini-cli@version`` (once) and return its ``gemini`` executable."""
+
     def find(root: Path) -> Path | None:
         binary = root / "node_modules" / ".bin" / "gemini"
         return binary if runs_as(binary, version) else None
@@ -44,8 +45,7 @@ def install_gemini(version: str = PINNED_VERSION) -> Path:
 def prepare_home(home: Path) -> Path:
     """Write ``home/.gemini/settings.json`` for an offline run; returns its path."""
     settings = {
-        "security": {"auth": {"selectedType": "gemini-api-key"},
-                     "folderTrust": {"enabled": False}},
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
         "privacy": {"usageStatisticsEnabled": False},
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
     }
@@ -55,16 +55,25 @@ def prepare_home(home: Path) -> Path:
     return path
 
 
-def gemini_env(base: Mapping[str, str], home: Path, base_url: str,
-               api_key: str = DUMMY_API_KEY) -> dict[str, str]:
+def gemini_env(
+    base: Mapping[str, str], home: Path, base_url: str, api_key: str = DUMMY_API_KEY
+) -> dict[str, str]:
     """The environment for an offline Gemini CLI run against the stand-in. Without CI and
     GITHUB_ACTIONS: Gemini CLI 0.61.0 runs headless when either is "true" (a CI machine's
     environment would make every interactive agent exit 42 at once; docs/PROVIDERS.md)."""
-    env = {k: v for k, v in base.items()
-           if not k.startswith(("TMUX", "GEMINI", "GOOGLE", "CLOUDSDK"))
-           and k not in ("CI", "GITHUB_ACTIONS")}
-    env.update(HOME=str(home), GEMINI_API_KEY=api_key, GOOGLE_GEMINI_BASE_URL=base_url,
-               TERM="xterm-256color", LANG="C.UTF-8")
+    env = {
+        k: v
+        for k, v in base.items()
+        if not k.startswith(("TMUX", "GEMINI", "GOOGLE", "CLOUDSDK"))
+        and k not in ("CI", "GITHUB_ACTIONS")
+    }
+    env.update(
+        HOME=str(home),
+        GEMINI_API_KEY=api_key,
+        GOOGLE_GEMINI_BASE_URL=base_url,
+        TERM="xterm-256color",
+        LANG="C.UTF-8",
+    )
     return env
 
 

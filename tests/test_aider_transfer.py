@@ -45,8 +45,10 @@ def test_aiders_history_travels_with_the_export_and_a_missing_one_is_named(world
     del exported["agent_files"]
     (world.tmp / "old.json").write_text(json.dumps(exported))
     warned = world.roost("import", str(world.tmp / "old.json"))
-    assert "warning: ai cannot resume its conversation: its aider chat history did not come " \
+    assert (
+        "warning: ai cannot resume its conversation: its aider chat history did not come "
         "with the export" in warned.stderr
+    )
 
 
 def test_a_hostile_agent_file_name_is_refused_and_nothing_changes(world: Env) -> None:

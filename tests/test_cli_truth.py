@@ -30,8 +30,10 @@ def test_a_failed_turn_is_an_error_with_the_clis_words_and_send_refuses_it(world
     world.wait_status("cl", "idle")
     assert world.roost("send", "cl", "fail 500").stdout.startswith("delivered")
     failed = world.wait_status("cl", "error")
-    words = "API Error: 500 Internal server error. This is a server-side issue, usually " \
-            "temporary — try again in a moment."
+    words = (
+        "API Error: 500 Internal server error. This is a server-side issue, usually "
+        "temporary — try again in a moment."
+    )
     assert (failed["status_source"], failed["status_reason"]) == ("hook", words)
     assert "error: API Error: 500 Internal server error" in world.roost("ls").stdout
     # never "delivered" to a broken agent: refused at once, with the reason
@@ -39,8 +41,10 @@ def test_a_failed_turn_is_an_error_with_the_clis_words_and_send_refuses_it(world
     assert refused.returncode == 1
     assert f"cl shows an error: {words}" in refused.stderr
     events = json.loads(world.roost("events", "cl", "--json").stdout)
-    assert any(e["kind"] == "status" and e["status"] == "error" and e.get("reason") == words
-               for e in events)
+    assert any(
+        e["kind"] == "status" and e["status"] == "error" and e.get("reason") == words
+        for e in events
+    )
     assert events[-1]["kind"] == "sent" and events[-1]["delivered"] is False
     # the user sees it through: the next message they type ends the error
     world.type(world.pane_of("cl"), "hello again")
@@ -67,8 +71,10 @@ def test_the_screen_alone_shows_a_failed_turn(world: Env) -> None:
     db.commit()
     db.close()
     seen = world.wait_status("cl", "error")
-    assert (seen["status_source"], seen["status_reason"]) == \
-        ("screen", "Resend your message to try again")
+    assert (seen["status_source"], seen["status_reason"]) == (
+        "screen",
+        "Resend your message to try again",
+    )
 
 
 def test_a_recap_while_away_is_not_work(world: Env) -> None:
@@ -79,8 +85,10 @@ def test_a_recap_while_away_is_not_work(world: Env) -> None:
     world.wait_screen(pane, "echo: hello")
     world.tmux("send-keys", "-t", pane, "-H", "1b", "5b", "4f")  # the terminal loses focus
     world.wait_screen(pane, "※ recap:")
-    world.wait_for(lambda: hook_events(world, agent["id"])[-1] == "SubagentStop",
-                   what="the recap's SubagentStop")
+    world.wait_for(
+        lambda: hook_events(world, agent["id"])[-1] == "SubagentStop",
+        what="the recap's SubagentStop",
+    )
     assert world.ls()["cl"]["status"] == "idle"
     sent = world.roost("send", "cl", "still there?", timeout=20)  # not refused for a minute
     assert "confirmed by hook" in sent.stdout
@@ -105,11 +113,18 @@ def test_clear_is_delivered_once_and_confirmed_by_the_new_session(world: Env) ->
 
 def test_a_silent_command_is_idle_after_its_grace_and_working_while_it_prints(world: Env) -> None:
     spawn(world, "quiet", "--provider", "command", "--", "sleep", "1000")
-    spawn(world, "ticker", "--provider", "command", "--", "sh", "-c",
-          "while :; do date +%s%N; sleep 0.2; done")
+    spawn(
+        world,
+        "ticker",
+        "--provider",
+        "command",
+        "--",
+        "sh",
+        "-c",
+        "while :; do date +%s%N; sleep 0.2; done",
+    )
     assert world.ls()["quiet"]["status"] == "starting"
-    long_ago = (datetime.now(UTC) - timedelta(minutes=2)).isoformat(
-        timespec="milliseconds")
+    long_ago = (datetime.now(UTC) - timedelta(minutes=2)).isoformat(timespec="milliseconds")
     db = sqlite3.connect(world.home / "roost.db")  # the start grace, over without waiting
     db.execute("UPDATE agents SET started_at = ?", (long_ago,))
     db.commit()
@@ -150,15 +165,27 @@ def test_a_cli_that_breaks_as_it_takes_the_message_is_not_delivered(world: Env) 
     "Reconnecting to server…" when its server is gone): error patterns from config.toml."""
     (world.home).mkdir(parents=True, exist_ok=True)
     (world.home / "config.toml").write_text(
-        '[status.patterns.command]\nerror = ["Reconnecting to server"]\n')
-    spawn(world, "cx", "--provider", "command", "--", "sh", "-c",
-          'printf "ready> "; read line; echo; echo "■ Reconnecting to server… 3/5"; sleep 1000')
+        '[status.patterns.command]\nerror = ["Reconnecting to server"]\n'
+    )
+    spawn(
+        world,
+        "cx",
+        "--provider",
+        "command",
+        "--",
+        "sh",
+        "-c",
+        'printf "ready> "; read line; echo; echo "■ Reconnecting to server… 3/5"; sleep 1000',
+    )
     world.wait_status("cx", "idle")
     proc = world.roost("send", "cx", "hello", check=False)
     assert proc.returncode == 1
     assert "not delivered to cx: cx shows an error: Reconnecting to server… 3/5" in proc.stderr
     broken = world.ls()["cx"]
-    assert (broken["status"], broken["status_source"], broken["status_reason"]) == \
-        ("error", "screen", "Reconnecting to server… 3/5")
+    assert (broken["status"], broken["status_source"], broken["status_reason"]) == (
+        "error",
+        "screen",
+        "Reconnecting to server… 3/5",
+    )
     again = world.roost("send", "cx", "hello?", check=False, timeout=20)  # refused at once
     assert again.returncode == 1 and "cx shows an error: Reconnecting" in again.stderr

@@ -27,8 +27,7 @@ def session_of(world: Env, pid: int) -> str:
     return next(s["session_id"] for s in world.starts() if s["pid"] == pid)
 
 
-def test_three_agents_in_one_cwd_messaged_in_reverse_order_keep_their_own_ids(
-        world: Env) -> None:
+def test_three_agents_in_one_cwd_messaged_in_reverse_order_keep_their_own_ids(world: Env) -> None:
     names = ["ca", "cb", "cc"]
     for name in names:
         spawn(world, name)
@@ -59,13 +58,23 @@ def test_kill_leaves_the_users_shared_codex_server_and_other_agents_alone(world:
     # the user's own codex (not roost's) on the same ~/.codex, with its shared app-server
     user_env = {k: v for k, v in world.env.items() if not k.startswith("ROOST_")}
     user_env["FAKE_AGENT_DAEMON_LINGER"] = "60"
-    user = subprocess.Popen([str(FAKE_BIN / "codex")], stdin=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=user_env,
-                            cwd=world.tmp)
+    user = subprocess.Popen(
+        [str(FAKE_BIN / "codex")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=user_env,
+        cwd=world.tmp,
+    )
     try:
         pidfile = world.user_home / ".codex" / "fake-app-server" / "pid"
-        server = int(str(world.wait_for(lambda: pidfile.exists() and pidfile.read_text(),
-                                        what="the user's app-server")))
+        server = int(
+            str(
+                world.wait_for(
+                    lambda: pidfile.exists() and pidfile.read_text(), what="the user's app-server"
+                )
+            )
+        )
         spawn(world, "ca")
         spawn(world, "cb")
         world.wait_status("ca", "idle")
@@ -74,8 +83,11 @@ def test_kill_leaves_the_users_shared_codex_server_and_other_agents_alone(world:
             argv = psutil.Process(world.ls()[name]["pid"]).cmdline()
             assert "--no-daemon" in argv
         world.roost("kill", "ca")
-        stopped = next(e for e in json.loads(world.roost("events", "ca", "--json").stdout)
-                       if e["kind"] == "killed")["pids"]
+        stopped = next(
+            e
+            for e in json.loads(world.roost("events", "ca", "--json").stdout)
+            if e["kind"] == "killed"
+        )["pids"]
         assert server not in stopped and user.pid not in stopped
         assert psutil.pid_exists(server) and user.poll() is None
         assert int(pidfile.read_text()) == server  # no agent started a server of its own
@@ -103,8 +115,7 @@ def test_a_failed_turn_shows_error_and_send_refuses_until_the_next_turn(world: E
     world.wait_status("cx", "idle")
 
 
-def test_an_agent_that_quit_before_roost_looked_resumes_its_own_conversation(
-        world: Env) -> None:
+def test_an_agent_that_quit_before_roost_looked_resumes_its_own_conversation(world: Env) -> None:
     spawn(world, "cx")
     spawn(world, "other")  # same cwd, messaged later: its rollout is the newest
     world.wait_status("cx", "idle")

@@ -17,12 +17,14 @@ pytestmark = pytest.mark.tmux
 
 
 def events(world: Env, name: str, kind: str) -> list[dict]:
-    return [e for e in json.loads(world.roost("events", name, "--json").stdout)
-            if e["kind"] == kind]
+    return [
+        e for e in json.loads(world.roost("events", name, "--json").stdout) if e["kind"] == kind
+    ]
 
 
 def test_restore_starts_an_unmessaged_codex_fresh_and_refuses_one_with_an_unknown_rollout(
-        world: Env) -> None:
+    world: Env,
+) -> None:
     quiet, typed = world.tmp / "work", world.tmp / "typed"
     typed.mkdir()
     world.roost("spawn", "quiet", "--provider", "codex", "--cwd", str(quiet))
@@ -33,8 +35,9 @@ def test_restore_starts_an_unmessaged_codex_fresh_and_refuses_one_with_an_unknow
     # roost never learns the id of the rollout codex wrote.
     world.type(world.pane_of("typed"), "by hand")
     rollouts = Path(world.user_home, ".codex", "sessions")
-    (rollout,) = world.wait_for(lambda: list(rollouts.rglob("rollout-*.jsonl")),
-                                what="typed's rollout")
+    (rollout,) = world.wait_for(
+        lambda: list(rollouts.rglob("rollout-*.jsonl")), what="typed's rollout"
+    )
     sid = json.loads(rollout.read_text().splitlines()[0])["payload"]["id"]
     world.tmux("kill-server")
 

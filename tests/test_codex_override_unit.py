@@ -10,8 +10,13 @@ import pytest
 
 from roost.providers.mcpwire import server_entry, toml_value
 
-HOMES = ["/home/u/.local/share/roost", "/tmp/r\U0001F600ost", "/tmp/\u00e9t\u00e9 \"q\" \\b",
-         "/tmp/ctl\x01\x7f\tx", "/tmp/\U00010348\U0001F9EA"]
+HOMES = [
+    "/home/u/.local/share/roost",
+    "/tmp/r\U0001f600ost",
+    '/tmp/\u00e9t\u00e9 "q" \\b',
+    "/tmp/ctl\x01\x7f\tx",
+    "/tmp/\U00010348\U0001f9ea",
+]
 
 
 @pytest.mark.parametrize("home", HOMES)

@@ -13,9 +13,17 @@ pytestmark = pytest.mark.tmux
 
 
 def run_many(world: Env, count: int, *args: str) -> list[subprocess.CompletedProcess]:
-    procs = [subprocess.Popen([sys.executable, "-m", "roost", *args], env=world.env,
-                              cwd=world.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(count)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "roost", *args],
+            env=world.env,
+            cwd=world.tmp,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(count)
+    ]
     results = []
     for p in procs:
         out, err = p.communicate(timeout=120)
@@ -29,8 +37,10 @@ def test_twenty_concurrent_spawns_of_one_name_make_one_agent(world: Env) -> None
     losers = [r for r in results if r.returncode != 0]
     assert len(winners) == 1, [r.stderr for r in results]
     for r in losers:
-        assert r.stderr.strip() == "roost: agent 'racer' already exists and is running " \
-                                   "(roost attach racer)", r.stderr
+        assert (
+            r.stderr.strip() == "roost: agent 'racer' already exists and is running "
+            "(roost attach racer)"
+        ), r.stderr
     panes = world.panes()
     assert [(p["session"], p["window"]) for p in panes] == [("racer", "home"), ("racer", "racer")]
     assert len(world.ls()) == 1
@@ -54,9 +64,26 @@ def test_concurrent_wakes_start_one_process(world: Env) -> None:
 
 def test_concurrent_spawns_of_different_names_into_one_team_home(world: Env) -> None:
     names = [f"t{i}" for i in range(8)]
-    procs = [subprocess.Popen([sys.executable, "-m", "roost", "spawn", n, "--home", "team",
-                               "--cwd", str(world.tmp / "work")], env=world.env, cwd=world.tmp,
-                              stderr=subprocess.PIPE, text=True) for n in names]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "roost",
+                "spawn",
+                n,
+                "--home",
+                "team",
+                "--cwd",
+                str(world.tmp / "work"),
+            ],
+            env=world.env,
+            cwd=world.tmp,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in names
+    ]
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert all(p.returncode == 0 for p in procs), errors
     panes = world.panes()

@@ -24,13 +24,20 @@ LIMIT = 20.0  # seconds: far above a normal `roost spawn` here, far below a hang
 
 def capped(world: Env, *args: str) -> subprocess.CompletedProcess:
     """`roost ARGS` with 1 GiB of address space: a runaway read fails fast, not the machine."""
+
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
     try:
-        return subprocess.run([sys.executable, "-m", "roost", *args], capture_output=True,
-                              text=True, env=world.env, timeout=LIMIT, cwd=world.tmp,
-                              preexec_fn=cap)
+        return subprocess.run(
+            [sys.executable, "-m", "roost", *args],
+            capture_output=True,
+            text=True,
+            env=world.env,
+            timeout=LIMIT,
+            cwd=world.tmp,
+            preexec_fn=cap,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"roost {' '.join(args)} hung (over {LIMIT:g} s)")
 
@@ -87,8 +94,9 @@ def test_a_tmux_conf_line_tmux_rejects_warns_and_agents_start_and_restore(world:
 
 
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
-def test_a_tmux_conf_that_is_no_regular_file_is_skipped_with_a_warning(world: Env,
-                                                                       kind: str) -> None:
+def test_a_tmux_conf_that_is_no_regular_file_is_skipped_with_a_warning(
+    world: Env, kind: str
+) -> None:
     world.home.mkdir(mode=0o700, parents=True)
     make(world, "tmux.conf", kind)
     started = time.monotonic()

@@ -12,8 +12,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "roost"
-SQL_WORDS = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ", "PRAGMA ", "CREATE ", "BEGIN",
-             "REPLACE INTO", "ALTER ", "DROP ", "WITH ")
+SQL_WORDS = (
+    "SELECT ",
+    "INSERT ",
+    "UPDATE ",
+    "DELETE ",
+    "PRAGMA ",
+    "CREATE ",
+    "BEGIN",
+    "REPLACE INTO",
+    "ALTER ",
+    "DROP ",
+    "WITH ",
+)
 
 
 def sql_outside_the_store(package: Path) -> list[str]:
@@ -24,11 +35,17 @@ def sql_outside_the_store(package: Path) -> list[str]:
             continue
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             where = f"{path.relative_to(package)}:{getattr(node, 'lineno', 0)}"
-            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                    and node.value.lstrip().startswith(SQL_WORDS)):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and node.value.lstrip().startswith(SQL_WORDS)
+            ):
                 found.append(f"{where} {node.value.strip()[:40]!r}")
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                  and node.func.attr in ("execute", "executemany", "executescript")):
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("execute", "executemany", "executescript")
+            ):
                 found.append(f"{where} .{node.func.attr}()")
     return found
 
@@ -50,9 +67,18 @@ def lint_imports(source_root: Path) -> str:
     """lint-imports over the roost package found under `source_root`, with pyproject's
     contracts; its report."""
     env = {**os.environ, "PYTHONPATH": str(source_root)}
-    proc = subprocess.run([str(Path(sys.executable).parent / "lint-imports"),
-                           str(ROOT / "pyproject.toml"), "--no-cache"],
-                          capture_output=True, text=True, env=env, cwd=source_root, check=False)
+    proc = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "lint-imports"),
+            str(ROOT / "pyproject.toml"),
+            "--no-cache",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=source_root,
+        check=False,
+    )
     return proc.stdout + proc.stderr
 
 
@@ -92,6 +118,12 @@ def test_each_planted_import_breaks_its_contract(tmp_path: Path) -> None:
     for module, _, contract in PLANTED:
         start = sections.find(contract)
         assert start >= 0, f"{contract} not broken:\n{report}"
-        end = min((i for i in (sections.find(c, start + 1) for _, _, c in PLANTED
-                               if c != contract) if i > start), default=len(sections))
+        end = min(
+            (
+                i
+                for i in (sections.find(c, start + 1) for _, _, c in PLANTED if c != contract)
+                if i > start
+            ),
+            default=len(sections),
+        )
         assert dotted(module) in sections[start:end], f"{module} not named under {contract}"

@@ -13,8 +13,14 @@ from roost.providers import traits
 
 
 # ---- what a send does ----------------------------------------------------------------------------
-def found(status_: str | None = "idle", *, in_time: bool = True, draft: str | None = None,
-          alive: bool = True, reason: str | None = None) -> Found:
+def found(
+    status_: str | None = "idle",
+    *,
+    in_time: bool = True,
+    draft: str | None = None,
+    alive: bool = True,
+    reason: str | None = None,
+) -> Found:
     return Found("ag", status_, in_time, 5.0, reason, alive, draft)
 
 
@@ -23,18 +29,33 @@ DECISIONS = {
     "idle, hooks": (found(), False, True, False, (True, (HOOK,), False, False)),
     "idle, record": (found(), False, False, True, (True, (RECORD,), False, False)),
     "idle, screen only": (found(), False, False, False, (True, (SCREEN,), True, False)),
-    "slash command, hooks": (found(), True, True, False,
-                             (True, (EFFECT, SCREEN, EXIT), True, False)),
+    "slash command, hooks": (
+        found(),
+        True,
+        True,
+        False,
+        (True, (EFFECT, SCREEN, EXIT), True, False),
+    ),
     "slash command, no hooks": (found(), True, False, True, (True, (SCREEN, EXIT), True, False)),
     "draft": (found(draft="half"), False, True, False, (False, (), False, False)),
     "draft before a command": (found(draft="x"), True, True, False, (False, (), False, False)),
     "dead pane": (found(alive=False), False, True, False, (False, (), False, False)),
     "waiting": (found("waiting"), False, True, False, (False, (), False, False)),
     "error": (found("error", reason="boom"), False, True, False, (False, (), False, False)),
-    "busy past the ready wait": (found("working", in_time=False), False, True, False,
-                                 (False, (), False, True)),
-    "starting past the ready wait": (found("starting", in_time=False), False, False, False,
-                                     (False, (), False, True)),
+    "busy past the ready wait": (
+        found("working", in_time=False),
+        False,
+        True,
+        False,
+        (False, (), False, True),
+    ),
+    "starting past the ready wait": (
+        found("starting", in_time=False),
+        False,
+        False,
+        False,
+        (False, (), False, True),
+    ),
     "exited": (found("exited"), False, True, False, (False, (), False, False)),
 }
 
@@ -43,21 +64,31 @@ DECISIONS = {
 def test_what_a_send_does(case: str) -> None:
     given, command, hooks, record, (deliver, confirm_by, baseline, timed_out) = DECISIONS[case]
     plan = decide(given, command=command, has_hooks=hooks, has_record=record)
-    assert (plan.deliver, plan.confirm_by, plan.screen_baseline, plan.timed_out) == \
-        (deliver, confirm_by, baseline, timed_out)
+    assert (plan.deliver, plan.confirm_by, plan.screen_baseline, plan.timed_out) == (
+        deliver,
+        confirm_by,
+        baseline,
+        timed_out,
+    )
     assert bool(plan.why) != plan.deliver  # a refusal always says why
 
 
 REFUSALS = {
-    "draft": (found(draft="draft-words"),
-              'ag has a draft on its input line ("draft-words"): sent nothing, so it is neither '
-              "submitted nor lost; submit or clear it (roost attach ag), then send again"),
+    "draft": (
+        found(draft="draft-words"),
+        'ag has a draft on its input line ("draft-words"): sent nothing, so it is neither '
+        "submitted nor lost; submit or clear it (roost attach ag), then send again",
+    ),
     "long draft": (found(draft="x" * 100), '("' + "x" * 39 + '…")'),
-    "busy": (found("working", in_time=False),
-             "timed out after 5 s waiting for ag to be ready for input (it is working; "
-             "--ready-timeout waits longer)"),
-    "error": (found("error", reason="Invalid API key"),
-              "ag shows an error: Invalid API key (roost attach ag to see it through)"),
+    "busy": (
+        found("working", in_time=False),
+        "timed out after 5 s waiting for ag to be ready for input (it is working; "
+        "--ready-timeout waits longer)",
+    ),
+    "error": (
+        found("error", reason="Invalid API key"),
+        "ag shows an error: Invalid API key (roost attach ag to see it through)",
+    ),
     "waiting": (found("waiting"), "ag is waiting for you (roost attach ag)"),
 }
 
@@ -85,8 +116,10 @@ def test_one_deadline_bounds_every_phase(case: str) -> None:
 
 def test_time_limits_must_be_positive() -> None:
     assert delivery.check_timeouts(600.0, 60.0) is None
-    assert delivery.check_timeouts(0.0, 60.0) == \
-        "--timeout must be a positive number of seconds, not 0"
+    assert (
+        delivery.check_timeouts(0.0, 60.0)
+        == "--timeout must be a positive number of seconds, not 0"
+    )
     assert "--ready-timeout" in (delivery.check_timeouts(5.0, -1.0) or "")
 
 
@@ -99,8 +132,11 @@ SCREENS = {
     # name: (provider, screen) -> the draft seen
     "claude, draft": ("claude", CLAUDE_BOX.format("draft-words"), "draft-words"),
     "claude, empty": ("claude", CLAUDE_BOX.format(""), None),
-    "claude, failed turn's hint": ("claude", CLAUDE_BOX.format("Resend your message to try "
-                                                               "again"), None),
+    "claude, failed turn's hint": (
+        "claude",
+        CLAUDE_BOX.format("Resend your message to try again"),
+        None,
+    ),
     "claude, suggestion": ("claude", CLAUDE_BOX.format('Try "refactor <filepath>"'), None),
     "claude, old box": ("claude", "╭───╮\n│ > half typed   │\n╰───╯\n", "half typed"),
     "claude fake": ("claude", "fake-claude session x\n● echo: a\n❯ half\n", "half"),
@@ -150,8 +186,10 @@ def test_whether_a_start_held(case: str) -> None:
     assert starts.verdict(*given) == verdict
 
 
-AUTH_401 = ('API Error: 401 {"type":"error","error":{"type":"authentication_error","message":'
-            '"invalid x-api-key"},"request_id":"req_%s"}')
+AUTH_401 = (
+    'API Error: 401 {"type":"error","error":{"type":"authentication_error","message":'
+    '"invalid x-api-key"},"request_id":"req_%s"}'
+)
 
 
 def test_identical_auth_failures_stop_a_provider() -> None:
@@ -163,8 +201,10 @@ def test_identical_auth_failures_stop_a_provider() -> None:
     assert starts.stopped_providers([("claude", "Error: boom"), ("claude", "Error: boom")]) == {}
     assert starts.stopped_providers([("claude", one), ("claude", "Invalid API key")]) == {}
     advice = starts.advice({"claude": one})
-    assert advice == ["stopped starting claude agents after 2 identical authentication failures; "
-                      "log in to claude (or fix its API key), then run roost restore again"]
+    assert advice == [
+        f"stopped starting claude agents after 2 identical authentication failures ({one}): "
+        "log in to claude once (or fix its API key), then `roost restore`"
+    ]
 
 
 def test_last_words_are_bounded_and_leave_tmux_out() -> None:
@@ -175,10 +215,17 @@ def test_last_words_are_bounded_and_leave_tmux_out() -> None:
 
 
 def test_restore_report_says_what_was_not_started_and_fails() -> None:
-    report = Report(live=3, started=["a"], already_running=[], hibernated=[],
-                    failed={"b": "its start failed at once (exit 1): API Error: 401"}, peak=1,
-                    seconds=1.0, skipped={"c": "not started: ..."},
-                    advice=["stopped starting claude agents ..."])
+    report = Report(
+        live=3,
+        started=["a"],
+        already_running=[],
+        hibernated=[],
+        failed={"b": "its start failed at once (exit 1): API Error: 401"},
+        peak=1,
+        seconds=1.0,
+        skipped={"c": "not started: ..."},
+        advice=["stopped starting claude agents ..."],
+    )
     assert not report.ok
     text = report.text()
     assert "1 failed, 1 not started" in text and "failed b: its start failed" in text

@@ -32,22 +32,26 @@ def test_after_a_server_loss_doctor_advises_one_restore_then_is_happy(world: Env
     world.roost("bury", "delta")
     world.tmux("kill-server")
     # the agents die with their panes (SIGHUP); until then they would be orphans, not the point
-    world.wait_for(lambda: next(c for c in doctor(world)[2]["checks"]
-                                if c["name"] == "orphans")["ok"], what="agents gone")
+    world.wait_for(
+        lambda: next(c for c in doctor(world)[2]["checks"] if c["name"] == "orphans")["ok"],
+        what="agents gone",
+    )
     code, out, report = doctor(world)
     assert code == 1
     # the tiles; parked gamma and buried delta are hibernated (a restore leaves them so)
-    assert "roost's tmux server: is not running: 2 agents should be running " \
-           "(alpha, beta)" in out
+    assert "roost's tmux server: is not running: 2 agents should be running (alpha, beta)" in out
     assert "fix: roost restore" in out
     assert "roost wake" not in out  # one fix for them all
-    assert [c["name"] for c in report["checks"] if not c["ok"]] == ["drift",
-                                                                    "roost's tmux server"]
+    assert [c["name"] for c in report["checks"] if not c["ok"]] == ["drift", "roost's tmux server"]
 
     world.roost("restore")
     states = {name: a["state"] for name, a in world.ls().items()}
-    assert states == {"alpha": "running", "beta": "running", "gamma": "hibernated",
-                      "delta": "hibernated"}
+    assert states == {
+        "alpha": "running",
+        "beta": "running",
+        "gamma": "hibernated",
+        "delta": "hibernated",
+    }
     code, out, report = doctor(world)
     assert code == 0 and report["ok"], out  # parked and buried agents that sleep: no alarm
     assert "2 running in tmux" in out
@@ -98,14 +102,20 @@ def test_doctor_warns_that_ci_true_makes_gemini_headless(tmp_path) -> None:
     from roost.ops.doctor import Report, provider_checks
 
     bin_dir = Path(__file__).parent / "bin"
-    base = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp_path),
-            "FAKE_AGENT_PYTHON": sys.executable}
+    base = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        "FAKE_AGENT_PYTHON": sys.executable,
+    }
 
     def gemini_lines(environ: dict[str, str]) -> list[str]:
         report = Report()
         provider_checks(report, {}, environ, None)
-        return [f"{c.detail} | {c.advice}" for c in report.checks
-                if c.name == "gemini" and c.warning and "headless" in c.detail]
+        return [
+            f"{c.detail} | {c.advice}"
+            for c in report.checks
+            if c.name == "gemini" and c.warning and "headless" in c.detail
+        ]
 
     for key in ("CI", "GITHUB_ACTIONS"):
         warned = gemini_lines({**base, key: "true"})

@@ -17,21 +17,36 @@ def test_doctor_is_happy_with_a_healthy_setup(world: Env) -> None:
     report = json.loads(world.roost("doctor", "--json").stdout)
     assert report["ok"], report
     names = [c["name"] for c in report["checks"]]
-    assert names == ["tmux", "socket", "socket directory", "roost home", "config", "store",
-                     "drift", "orphans", "workspace", "claude", "codex", "gemini", "aider"]
+    assert names == [
+        "tmux",
+        "socket",
+        "socket directory",
+        "roost home",
+        "config",
+        "store",
+        "drift",
+        "orphans",
+        "workspace",
+        "claude",
+        "codex",
+        "gemini",
+        "aider",
+    ]
 
 
 def test_doctor_reports_a_workspace_inconsistency(world: Env) -> None:
     world.roost("spawn", "alpha", "--cwd", str(world.tmp / "work"))
     import sqlite3
 
-    db = sqlite3.connect(world.home / "roost.db")  # a tile that no tab holds any more
-    db.execute("UPDATE tabs SET layout = NULL, focus = NULL")
+    db = sqlite3.connect(world.home / "roost.db")  # a tile that a second tab holds too
+    db.execute(
+        "INSERT INTO tabs (id, name, position, layout) SELECT 'tab-2', 'other', 1, layout FROM tabs"
+    )
     db.commit()
     db.close()
     proc = world.roost("doctor", check=False)
     assert proc.returncode == 1
-    assert "alpha is placed as a tile but no tab holds it" in proc.stdout
+    assert "alpha is a tile in 2 places: main, other" in proc.stdout
 
 
 def test_doctor_reports_drift_with_advice_and_kills_nothing(world: Env) -> None:
@@ -78,5 +93,9 @@ def test_keeper_redraws_when_its_agent_crashes(world: Env) -> None:
     world.type(pane["pane_id"], "crash 5")
     # tmux 3.3a now and then misses the SIGCHLD of a dying pane; any roost command that lists
     # panes nudges it (see tmux.list_panes), as a user's `roost ls` would.
-    world.wait_for(lambda: world.ls()["alpha"]["exit_code"] == 5
-                   and "exited (status 5)" in world.screen("alpha:0"), what="keeper redrawn")
+    world.wait_for(
+        lambda: (
+            world.ls()["alpha"]["exit_code"] == 5 and "exited (status 5)" in world.screen("alpha:0")
+        ),
+        what="keeper redrawn",
+    )

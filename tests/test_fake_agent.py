@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from conftest import files_held
+
 TESTS = Path(__file__).resolve().parent
 FAKE = TESTS / "fake_agent.py"
 BIN = TESTS / "bin"
@@ -35,7 +37,11 @@ BIN = TESTS / "bin"
 def env(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir()
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "FAKE_", "ROOST_", "CODEX_"))}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TMUX", "FAKE_", "ROOST_", "CODEX_"))
+    }
     return {
         **base,
         "HOME": str(home),
@@ -53,7 +59,12 @@ def project(tmp_path: Path) -> Path:
 
 
 def run(
-    flavor: str, *args: str, env: dict[str, str], cwd: Path, stdin: str = "/exit\n", timeout: float = 10
+    flavor: str,
+    *args: str,
+    env: dict[str, str],
+    cwd: Path,
+    stdin: str = "/exit\n",
+    timeout: float = 10,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(BIN / flavor), *args],
@@ -62,7 +73,9 @@ def run(
 
 
 def claude_transcript(env: dict[str, str], cwd: Path, sid: str) -> Path:
-    return Path(env["HOME"], ".claude", "projects", re.sub(r"[^A-Za-z0-9]", "-", str(cwd)), f"{sid}.jsonl")
+    return Path(
+        env["HOME"], ".claude", "projects", re.sub(r"[^A-Za-z0-9]", "-", str(cwd)), f"{sid}.jsonl"
+    )
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -100,13 +113,25 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "
 # --------------------------------------------------------------------------- wrappers & argv
 
 
-def test_wrappers_work_by_absolute_relative_and_symlinked_path(env: dict[str, str], tmp_path: Path) -> None:
+def test_wrappers_work_by_absolute_relative_and_symlinked_path(
+    env: dict[str, str], tmp_path: Path
+) -> None:
     link_dir = tmp_path / "links"
     link_dir.mkdir()
     (link_dir / "claude").symlink_to(BIN / "claude")
-    for argv0, cwd in [(str(BIN / "codex"), tmp_path), ("bin/codex", TESTS), (str(link_dir / "claude"), tmp_path)]:
+    for argv0, cwd in [
+        (str(BIN / "codex"), tmp_path),
+        ("bin/codex", TESTS),
+        (str(link_dir / "claude"), tmp_path),
+    ]:
         proc = subprocess.run(
-            [argv0, "--bogus"], capture_output=True, text=True, env=env, cwd=cwd, timeout=10, check=False
+            [argv0, "--bogus"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=cwd,
+            timeout=10,
+            check=False,
         )
         assert proc.returncode in (1, 2), proc.stderr
         assert "--bogus" in proc.stderr
@@ -128,9 +153,16 @@ def test_unknown_option_is_rejected_in_each_clis_words(
     assert (proc.returncode, proc.stderr.strip()) == (code, message)
 
 
-def test_start_log_records_argv_env_and_failures(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def test_start_log_records_argv_env_and_failures(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
     sid = str(uuid.uuid4())
-    env |= {"ROOST_AGENT_ID": "a1", "MY_VAR": "x", "UNRELATED": "y", "FAKE_AGENT_EXIT_ON_START": "7"}
+    env |= {
+        "ROOST_AGENT_ID": "a1",
+        "MY_VAR": "x",
+        "UNRELATED": "y",
+        "FAKE_AGENT_EXIT_ON_START": "7",
+    }
     assert run("claude", "--session-id", sid, "--model", "m", env=env, cwd=project).returncode == 7
     assert run("claude", "--session-id", "nope", env=env, cwd=project).returncode == 1
     first, second = read_jsonl(tmp_path / "starts.jsonl")
@@ -147,7 +179,9 @@ def test_start_log_records_argv_env_and_failures(env: dict[str, str], project: P
 # --------------------------------------------------------------------------- claude sessions
 
 
-def test_new_session_writes_transcript_under_mangled_cwd(env: dict[str, str], project: Path) -> None:
+def test_new_session_writes_transcript_under_mangled_cwd(
+    env: dict[str, str], project: Path
+) -> None:
     sid = str(uuid.uuid4())
     proc = run("claude", "--session-id", sid, env=env, cwd=project, stdin="hello there\n/exit\n")
     assert proc.returncode == 0, proc.stderr
@@ -158,15 +192,22 @@ def test_new_session_writes_transcript_under_mangled_cwd(env: dict[str, str], pr
     user, assistant, _exit = read_jsonl(path)
     assert user["type"] == "user" and user["sessionId"] == sid and user["cwd"] == str(project)
     assert user["message"] == {"role": "user", "content": "hello there"}
-    assert assistant["message"] == {"role": "assistant", "content": [{"type": "text", "text": "echo: hello there"}]}
+    assert assistant["message"] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "echo: hello there"}],
+    }
 
 
-def test_minted_session_id_and_positional_prompt(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def test_minted_session_id_and_positional_prompt(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
     proc = run("claude", "first words", env=env, cwd=project)
     assert "● echo: first words" in proc.stdout
     sid = read_jsonl(tmp_path / "starts.jsonl")[0]["session_id"]
     assert uuid.UUID(sid).version == 4
-    assert read_jsonl(claude_transcript(env, project, sid))[0]["message"]["content"] == "first words"
+    assert (
+        read_jsonl(claude_transcript(env, project, sid))[0]["message"]["content"] == "first words"
+    )
 
 
 def test_session_id_rules(env: dict[str, str], project: Path, tmp_path: Path) -> None:
@@ -176,50 +217,90 @@ def test_session_id_rules(env: dict[str, str], project: Path, tmp_path: Path) ->
     elsewhere.mkdir()
     # in use anywhere under ~/.claude/projects, not only in this cwd
     proc = run("claude", "--session-id", sid, env=env, cwd=elsewhere)
-    assert (proc.returncode, proc.stderr.strip()) == (1, f"Error: Session ID {sid} is already in use.")
+    assert (proc.returncode, proc.stderr.strip()) == (
+        1,
+        f"Error: Session ID {sid} is already in use.",
+    )
     proc = run("claude", "--session-id", "not-a-uuid", env=env, cwd=project)
-    assert (proc.returncode, proc.stderr.strip()) == (1, "Error: Invalid session ID. Must be a valid UUID.")
+    assert (proc.returncode, proc.stderr.strip()) == (
+        1,
+        "Error: Invalid session ID. Must be a valid UUID.",
+    )
 
 
 def test_lazy_transcript_appears_on_first_message(env: dict[str, str], project: Path) -> None:
     sid = str(uuid.uuid4())
     env["FAKE_AGENT_LAZY_TRANSCRIPT"] = "1"
-    run("claude", "--session-id", sid, env=env, cwd=project, stdin="")  # EOF: quit without a message
+    run(
+        "claude", "--session-id", sid, env=env, cwd=project, stdin=""
+    )  # EOF: quit without a message
     assert not claude_transcript(env, project, sid).exists()
-    assert run("claude", "--session-id", sid, env=env, cwd=project, stdin="hi\n/exit\n").returncode == 0
+    assert (
+        run("claude", "--session-id", sid, env=env, cwd=project, stdin="hi\n/exit\n").returncode
+        == 0
+    )
     assert claude_transcript(env, project, sid).exists()
 
 
-def test_resume_only_in_the_original_cwd(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def test_resume_only_in_the_original_cwd(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
     sid = str(uuid.uuid4())
     run("claude", "--session-id", sid, env=env, cwd=project, stdin="one\n/exit\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     proc = run("claude", "--resume", sid, env=env, cwd=elsewhere)
-    assert (proc.returncode, proc.stderr.strip()) == (1, f"No conversation found with session ID: {sid}")
+    assert (proc.returncode, proc.stderr.strip()) == (
+        1,
+        f"No conversation found with session ID: {sid}",
+    )
     missing = str(uuid.uuid4())
     proc = run("claude", "--resume", missing, env=env, cwd=project)
-    assert (proc.returncode, proc.stderr.strip()) == (1, f"No conversation found with session ID: {missing}")
+    assert (proc.returncode, proc.stderr.strip()) == (
+        1,
+        f"No conversation found with session ID: {missing}",
+    )
 
     settings = hook_settings(tmp_path, ["SessionStart"])
-    proc = run("claude", "--resume", sid, "--settings", str(settings), env=env, cwd=project, stdin="two\n/exit\n")
+    proc = run(
+        "claude",
+        "--resume",
+        sid,
+        "--settings",
+        str(settings),
+        env=env,
+        cwd=project,
+        stdin="two\n/exit\n",
+    )
     assert proc.returncode == 0, proc.stderr
-    texts = [e["message"]["content"] for e in read_jsonl(claude_transcript(env, project, sid)) if e["type"] == "user"]
+    texts = [
+        e["message"]["content"]
+        for e in read_jsonl(claude_transcript(env, project, sid))
+        if e["type"] == "user"
+    ]
     assert texts == ["one", "/exit", "two", "/exit"]
     (start,) = read_jsonl(tmp_path / "events.jsonl")
     assert (start["source"], start["session_id"]) == ("resume", sid)
 
 
-def test_fork_session_copies_transcript_under_new_id(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def test_fork_session_copies_transcript_under_new_id(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
     sid = str(uuid.uuid4())
     run("claude", "--session-id", sid, env=env, cwd=project, stdin="original\n/exit\n")
-    proc = run("claude", "--resume", sid, "--fork-session", env=env, cwd=project, stdin="forked\n/exit\n")
+    proc = run(
+        "claude", "--resume", sid, "--fork-session", env=env, cwd=project, stdin="forked\n/exit\n"
+    )
     assert proc.returncode == 0, proc.stderr
     new_id = read_jsonl(tmp_path / "starts.jsonl")[-1]["session_id"]
     assert new_id != sid
     entries = read_jsonl(claude_transcript(env, project, new_id))
     assert {e["sessionId"] for e in entries} == {new_id}
-    assert [e["message"]["content"] for e in entries if e["type"] == "user"][:3] == ["original", "/exit", "forked"]
+    assert [e["message"]["content"] for e in entries if e["type"] == "user"][:3] == [
+        "original",
+        "/exit",
+        "forked",
+    ]
     assert "forked" not in claude_transcript(env, project, sid).read_text()
     # --session-id alongside --resume needs --fork-session
     proc = run("claude", "--resume", sid, "--session-id", str(uuid.uuid4()), env=env, cwd=project)
@@ -229,17 +310,27 @@ def test_fork_session_copies_transcript_under_new_id(env: dict[str, str], projec
 # --------------------------------------------------------------------------- hooks
 
 
-def test_hook_payloads_for_a_whole_session(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def test_hook_payloads_for_a_whole_session(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
     sid = str(uuid.uuid4())
     transcript = claude_transcript(env, project, sid)
     names = ["SessionStart", "UserPromptSubmit", "Stop", "Notification", "SessionEnd"]
     settings = json.loads(hook_settings(tmp_path, names).read_text())
     # a second UserPromptSubmit hook proves the transcript is written before hooks fire
     count_users = f"grep -c '\"type\": \"user\"' '{transcript}' >> '{tmp_path}/counts'"
-    settings["hooks"]["UserPromptSubmit"].append({"hooks": [{"type": "command", "command": count_users}]})
+    settings["hooks"]["UserPromptSubmit"].append(
+        {"hooks": [{"type": "command", "command": count_users}]}
+    )
     proc = run(
-        "claude", "--session-id", sid, "--settings", json.dumps(settings),  # inline JSON form
-        env=env, cwd=project, stdin="hello\nask\n2\n/exit\n",
+        "claude",
+        "--session-id",
+        sid,
+        "--settings",
+        json.dumps(settings),  # inline JSON form
+        env=env,
+        cwd=project,
+        stdin="hello\nask\n2\n/exit\n",
     )
     assert proc.returncode == 0, proc.stderr
     events = read_jsonl(tmp_path / "events.jsonl")
@@ -249,7 +340,11 @@ def test_hook_payloads_for_a_whole_session(env: dict[str, str], project: Path, t
         "SessionEnd",  # /exit, like every slash command of Claude Code, fires no prompt hooks
     ]  # fmt: skip
     for e in events:
-        assert e["session_id"] == sid and e["transcript_path"] == str(transcript) and e["cwd"] == str(project)
+        assert (
+            e["session_id"] == sid
+            and e["transcript_path"] == str(transcript)
+            and e["cwd"] == str(project)
+        )
     assert events[0]["source"] == "startup"
     assert events[1]["prompt"] == "hello"
     assert events[2]["last_assistant_message"] == "echo: hello"
@@ -259,8 +354,12 @@ def test_hook_payloads_for_a_whole_session(env: dict[str, str], project: Path, t
     assert (tmp_path / "counts").read_text().split() == ["1", "2"]
 
 
-def test_hook_matchers_and_bypass_permissions(env: dict[str, str], project: Path, tmp_path: Path) -> None:
-    settings = hook_settings(tmp_path, ["SessionStart", "Notification", "SessionEnd"], SessionStart="resume|clear")
+def test_hook_matchers_and_bypass_permissions(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    settings = hook_settings(
+        tmp_path, ["SessionStart", "Notification", "SessionEnd"], SessionStart="resume|clear"
+    )
     proc = run(
         "claude", "--settings", str(settings), "--dangerously-skip-permissions",
         env=env, cwd=project, stdin="ask\n/clear\n\x04",
@@ -294,7 +393,9 @@ def test_bad_settings_fail_at_start_and_slow_hooks_are_cut_off(
     wait_until(lambda: gone(hook_child), what="the timed-out hook's child to be killed")
 
 
-def test_continue_picks_the_latest_transcript_here(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def test_continue_picks_the_latest_transcript_here(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
     proc = run("claude", "--continue", env=env, cwd=project)
     assert (proc.returncode, proc.stderr.strip()) == (1, "No conversation found to continue")
     for sid in (str(uuid.uuid4()), latest := str(uuid.uuid4())):
@@ -304,14 +405,18 @@ def test_continue_picks_the_latest_transcript_here(env: dict[str, str], project:
     assert read_jsonl(tmp_path / "starts.jsonl")[-1]["session_id"] == latest
 
 
-def test_crash_exits_without_session_end(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def test_crash_exits_without_session_end(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
     settings = hook_settings(tmp_path, ["SessionEnd"])
     proc = run("claude", "--settings", str(settings), env=env, cwd=project, stdin="crash 42\n")
     assert proc.returncode == 42
     assert not (tmp_path / "events.jsonl").exists()
 
 
-def test_sigterm_fires_session_end_and_exits_143(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def test_sigterm_fires_session_end_and_exits_143(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
     settings = hook_settings(tmp_path, ["SessionStart", "SessionEnd"])
     proc = subprocess.Popen(
         [str(BIN / "claude"), "--settings", str(settings)], stdin=subprocess.PIPE,
@@ -320,8 +425,9 @@ def test_sigterm_fires_session_end_and_exits_143(env: dict[str, str], project: P
     try:
         events = tmp_path / "events.jsonl"
         # the whole SessionStart line, not just the file: a signal mid-write would mix lines
-        wait_until(lambda: events.exists() and events.read_text().endswith("\n"),
-                   what="SessionStart")
+        wait_until(
+            lambda: events.exists() and events.read_text().endswith("\n"), what="SessionStart"
+        )
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 143
     finally:
@@ -332,7 +438,9 @@ def test_sigterm_fires_session_end_and_exits_143(env: dict[str, str], project: P
 # --------------------------------------------------------------------------- message commands
 
 
-def test_received_text_survives_paste_verbatim(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def test_received_text_survives_paste_verbatim(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
     received = tmp_path / "received"
     env["FAKE_AGENT_RECEIVED_DIR"] = str(received)
     text = "line one\n\n  indented ❯ line\ttab\n" + "x" * 300
@@ -348,22 +456,37 @@ def test_received_text_survives_paste_verbatim(env: dict[str, str], project: Pat
 def test_work_queues_typeahead_and_ask_answers(env: dict[str, str], project: Path) -> None:
     proc = run("claude", env=env, cwd=project, stdin="work 0.2\nlater\nask\n1\nask\n2\n/exit\n")
     out = proc.stdout
-    assert out.index("✻ Working… (esc to interrupt)") < out.index("● done working") < out.index("● echo: later")
+    assert (
+        out.index("✻ Working… (esc to interrupt)")
+        < out.index("● done working")
+        < out.index("● echo: later")
+    )
     assert "● approved" in out and "● denied" in out
 
 
-def test_orphan_processes_escape_the_tree(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def test_orphan_processes_escape_the_tree(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
     orphan_file = tmp_path / "orphans"
     env |= {"FAKE_AGENT_ORPHAN_FILE": str(orphan_file), "ROOST_TAG": "t1"}
     proc = subprocess.Popen(
-        [str(BIN / "claude")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=project, text=True
+        [str(BIN / "claude")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        cwd=project,
+        text=True,
     )
     pids: list[int] = []
     try:
         assert proc.stdin is not None
         proc.stdin.write("orphan\n")
         proc.stdin.flush()
-        pids = wait_until(lambda: [int(p) for p in orphan_file.read_text().split()] if orphan_file.exists() else [])
+        pids = wait_until(
+            lambda: (
+                [int(p) for p in orphan_file.read_text().split()] if orphan_file.exists() else []
+            )
+        )
         agent_pid = read_jsonl(tmp_path / "starts.jsonl")[0]["pid"]
         detached, nohup = pids
         assert os.getsid(detached) == detached  # own session
@@ -398,7 +521,11 @@ def ppid(pid: int) -> int:
 
 
 def hup_ignored(pid: int) -> bool:
-    sigign = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("SigIgn"))
+    sigign = next(
+        line
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("SigIgn")
+    )
     return bool(int(sigign.split()[1], 16) & (1 << (signal.SIGHUP - 1)))
 
 
@@ -409,10 +536,20 @@ def environ(pid: int) -> str:
 # --------------------------------------------------------------------------- other flavors
 
 
-def test_codex_rollout_resume_and_notify(env: dict[str, str], project: Path, tmp_path: Path) -> None:
+def test_codex_rollout_resume_and_notify(
+    env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
     notify_log = tmp_path / "notify.log"
     notify = f'notify=["sh", "-c", "printf %s \\"$1\\" >> {notify_log}", "sh"]'
-    proc = run("codex", "--dangerously-bypass-approvals-and-sandbox", "-c", notify, "hi", env=env, cwd=project)
+    proc = run(
+        "codex",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "-c",
+        notify,
+        "hi",
+        env=env,
+        cwd=project,
+    )
     assert proc.returncode == 0, proc.stderr
     (rollout,) = Path(env["HOME"], ".codex", "sessions").glob("*/*/*/rollout-*.jsonl")
     meta = read_jsonl(rollout)[0]
@@ -428,7 +565,10 @@ def test_codex_rollout_resume_and_notify(env: dict[str, str], project: Path, tmp
     elsewhere.mkdir()
     for where, wanted in [(elsewhere, sid), (project, str(uuid.uuid4()))]:
         proc = run("codex", "resume", wanted, env=env, cwd=where)
-        assert (proc.returncode, proc.stderr.strip()) == (1, f"No saved session found with ID {wanted}")
+        assert (proc.returncode, proc.stderr.strip()) == (
+            1,
+            f"No saved session found with ID {wanted}",
+        )
     proc = run("codex", "--session-id", sid, env=env, cwd=project)
     assert proc.returncode == 2
 
@@ -460,7 +600,9 @@ def test_gemini_session_file_resume_and_one_shot(env: dict[str, str], project: P
     assert re.fullmatch(rf"session-\d{{4}}-\d\d-\d\dT\d\d-\d\d-{sid[:8]}\.jsonl", path.name)
     assert head["projectHash"] == hashlib.sha256(str(project).encode()).hexdigest()
     assert [(e["type"], e["content"]) for e in entries if "type" in e][:2] == [
-        ("user", [{"text": "hello"}]), ("gemini", "echo: hello")]
+        ("user", [{"text": "hello"}]),
+        ("gemini", "echo: hello"),
+    ]
 
     for ref in (sid, "latest", "1"):
         assert run("gemini", "-r", ref, env=env, cwd=project, stdin="more\n/exit\n").returncode == 0
@@ -469,7 +611,9 @@ def test_gemini_session_file_resume_and_one_shot(env: dict[str, str], project: P
     missing = str(uuid.uuid4())
     proc = run("gemini", "--resume", missing, env=env, cwd=project)
     assert (proc.returncode, proc.stderr.strip()) == (
-        42, f'Error resuming session: Invalid session identifier "{missing}".')
+        42,
+        f'Error resuming session: Invalid session identifier "{missing}".',
+    )
     proc = run("gemini", "--session-id", sid, env=env, cwd=project)
     assert proc.returncode == 42 and f'Session ID "{sid}" already exists' in proc.stderr
     # a positional prompt is one-shot: answer and exit without reading stdin
@@ -478,12 +622,15 @@ def test_gemini_session_file_resume_and_one_shot(env: dict[str, str], project: P
 
 
 def test_gemini_chooses_no_id_when_given_one_and_keeps_no_empty_session(
-        env: dict[str, str], project: Path) -> None:
+    env: dict[str, str], project: Path
+) -> None:
     sid = str(uuid.uuid4())
     assert run("gemini", "--session-id", sid, env=env, cwd=project).returncode == 0
     assert not list(gemini_chats(env, project).glob("*"))  # no message: no file left
-    assert run("gemini", "--session-id", sid, env=env, cwd=project, stdin="hi\n/exit\n"
-               ).returncode == 0
+    assert (
+        run("gemini", "--session-id", sid, env=env, cwd=project, stdin="hi\n/exit\n").returncode
+        == 0
+    )
     (path,) = gemini_chats(env, project).glob(f"session-*-{sid[:8]}.jsonl")
     assert gemini_lines(path)[0]["sessionId"] == sid
     other = project.parent / "other" / project.name  # a second cwd with the same name
@@ -500,7 +647,9 @@ def test_aider_chat_history_and_restore(env: dict[str, str], project: Path) -> N
     assert "#### first  \n" in history and "echo: second" in history
     proc = run("aider", *args, "--restore-chat-history", env=env, cwd=project)
     assert "Restored 5 messages" in proc.stdout  # first, reply, second, reply, /exit
-    proc = run("aider", "--chat-history-file", "new.md", "--restore-chat-history", env=env, cwd=project)
+    proc = run(
+        "aider", "--chat-history-file", "new.md", "--restore-chat-history", env=env, cwd=project
+    )
     assert proc.returncode == 0 and "Restored" not in proc.stdout
 
 
@@ -554,7 +703,11 @@ class Tmux:
 
     def kill(self) -> None:
         subprocess.run(
-            ["tmux", "-L", self.socket, "kill-server"], env=self.env, capture_output=True, timeout=10, check=False
+            ["tmux", "-L", self.socket, "kill-server"],
+            env=self.env,
+            capture_output=True,
+            timeout=10,
+            check=False,
         )
         self.socket_path.unlink(missing_ok=True)
 
@@ -622,7 +775,10 @@ def test_tmux_ctrl_c_twice_exits_zero(tmux: Tmux, project: Path) -> None:
     tmux.wait_screen(pane, r"Press Ctrl-C again to exit")
     assert tmux.dead_status(pane) is None
     tmux("send-keys", "-t", pane, "C-c")
-    assert wait_until(lambda: tmux.dead_status(pane) is not None, what="exit") and tmux.dead_status(pane) == 0
+    assert (
+        wait_until(lambda: tmux.dead_status(pane) is not None, what="exit")
+        and tmux.dead_status(pane) == 0
+    )
 
 
 @pytest.mark.tmux
@@ -631,7 +787,11 @@ def test_tmux_kill_pane_fires_session_end(tmux: Tmux, project: Path, tmp_path: P
     pane = tmux.start(project, str(BIN / "claude"), "--settings", str(settings))
     tmux.wait_screen(pane, r"^❯ ?$")
     tmux("kill-pane", "-t", pane)  # SIGHUP
-    (end,) = wait_until(lambda: read_jsonl(tmp_path / "events.jsonl") if (tmp_path / "events.jsonl").exists() else None)
+    (end,) = wait_until(
+        lambda: (
+            read_jsonl(tmp_path / "events.jsonl") if (tmp_path / "events.jsonl").exists() else None
+        )
+    )
     assert end["reason"] == "other"
 
 
@@ -658,7 +818,8 @@ def codex_server_pid(env: dict[str, str]) -> int | None:
 
 @pytest.mark.tmux
 def test_codex_shares_one_background_server_unless_no_daemon(
-        tmux: Tmux, project: Path, env: dict[str, str]) -> None:
+    tmux: Tmux, project: Path, env: dict[str, str]
+) -> None:
     import psutil
 
     tmux.env["FAKE_AGENT_DAEMON_LINGER"] = "2"
@@ -691,7 +852,8 @@ def test_codex_shares_one_background_server_unless_no_daemon(
 
 @pytest.mark.tmux
 def test_codex_writes_its_rollout_at_the_first_message_and_holds_it_open(
-        tmux: Tmux, project: Path, env: dict[str, str]) -> None:
+    tmux: Tmux, project: Path, env: dict[str, str]
+) -> None:
     import psutil
 
     pane = tmux.start(project, str(BIN / "codex"), "--no-daemon")
@@ -703,8 +865,7 @@ def test_codex_writes_its_rollout_at_the_first_message_and_holds_it_open(
     tmux.wait_screen(pane, r"^• echo: hello\n  Worked for <1s\n› ?$")
     (rollout,) = sessions.glob("*/*/*/rollout-*.jsonl")
     tui = psutil.Process(int(tmux("display-message", "-p", "-t", pane, "#{pane_pid}")))
-    held = {f.path for p in (tui, *tui.children(recursive=True)) for f in p.open_files()}
-    assert str(rollout) in held
+    assert str(rollout) in files_held(tui)
     tmux("send-keys", "-t", pane, "-l", "fail auth")
     tmux("send-keys", "-t", pane, "Enter")
     tmux.wait_screen(pane, r"^■ unexpected status 401 Unauthorized: .*\n› ?$")
@@ -715,13 +876,15 @@ def test_codex_writes_its_rollout_at_the_first_message_and_holds_it_open(
 
 
 def test_an_expired_login_prints_the_apis_401_and_exits_at_once(
-        env: dict[str, str], project: Path) -> None:
+    env: dict[str, str], project: Path
+) -> None:
     env |= {"FAKE_AGENT_AUTH_ERROR": "1"}
     first = run("claude", env=env, cwd=project)
     second = run("claude", env=env, cwd=project)
     assert first.returncode == second.returncode == 1
-    assert first.stdout.startswith('API Error: 401 {"type":"error","error":{"type":'
-                                   '"authentication_error"')
+    assert first.stdout.startswith(
+        'API Error: 401 {"type":"error","error":{"type":"authentication_error"'
+    )
     assert first.stdout != second.stdout  # each answer has its own request id
 
 
@@ -729,6 +892,7 @@ def test_claude_refuses_to_skip_permissions_as_root(env: dict[str, str], project
     env |= {"FAKE_AGENT_AS_ROOT": "1"}
     refused = run("claude", "--dangerously-skip-permissions", env=env, cwd=project)
     assert refused.returncode == 1
-    assert "--dangerously-skip-permissions cannot be used with root/sudo privileges" in \
-        refused.stderr
+    assert (
+        "--dangerously-skip-permissions cannot be used with root/sudo privileges" in refused.stderr
+    )
     assert run("claude", env=env, cwd=project).returncode == 0  # without the flag it runs

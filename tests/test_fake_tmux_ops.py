@@ -4,7 +4,7 @@ supervise decisions in milliseconds. The real-tmux tests cover the same operatio
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 
 import pytest
 from fake_app import PROMPT
@@ -22,12 +22,14 @@ from roost.tmux.fake import PID_BASE, FakePane, FakeTmux
 
 def spawn(app: App, name: str, restart: str = "never", provider: str = "command") -> Agent:
     if provider == "command":
-        result = lifecycle.spawn(app, name, provider="command", cwd=str(app.paths.home),
-                                 args=("sh",), restart=restart)
+        result = lifecycle.spawn(
+            app, name, provider="command", cwd=str(app.paths.home), args=("sh",), restart=restart
+        )
     else:  # a CLI with a conversation: the fake tmux never runs it, any executable will do
         app.environ[f"ROOST_{provider.upper()}_BIN"] = "/bin/sh"
-        result = lifecycle.spawn(app, name, provider=provider, cwd=str(app.paths.home),
-                                 restart=restart)
+        result = lifecycle.spawn(
+            app, name, provider=provider, cwd=str(app.paths.home), restart=restart
+        )
     return result.agent
 
 
@@ -41,11 +43,14 @@ def kinds(app: App, agent: Agent) -> list[str]:
 
 # ---- lifecycle --------------------------------------------------------------------------------
 def test_spawn_creates_a_home_with_its_keeper_and_a_tagged_window(app: App, fake: FakeTmux) -> None:
-    result = lifecycle.spawn(app, "w1", provider="command", cwd=str(app.paths.home),
-                             args=("sh", "-i"))
+    result = lifecycle.spawn(
+        app, "w1", provider="command", cwd=str(app.paths.home), args=("sh", "-i")
+    )
     panes = fake.list_panes()
     assert [(p.window_index, p.is_home, p.is_keeper, p.agent_id) for p in panes] == [
-        (0, True, True, ""), (1, True, False, result.agent.id)]
+        (0, True, True, ""),
+        (1, True, False, result.agent.id),
+    ]
     agent_pane = panes[1]
     assert agent_pane.session_name == "w1" and agent_pane.window_name == "w1"
     assert result.started and result.pid == agent_pane.pid
@@ -58,12 +63,14 @@ def test_spawn_creates_a_home_with_its_keeper_and_a_tagged_window(app: App, fake
 
 def test_a_second_agent_in_the_same_home_gets_a_window_there(app: App, fake: FakeTmux) -> None:
     first = spawn(app, "w1")
-    second = lifecycle.spawn(app, "w2", provider="command", cwd=str(app.paths.home),
-                             args=("sh",), home="w1").agent
+    second = lifecycle.spawn(
+        app, "w2", provider="command", cwd=str(app.paths.home), args=("sh",), home="w1"
+    ).agent
     assert len(fake.calls_of("new_home")) == 1  # the second found the home by its name
     assert pane_of(fake, first).window_id != pane_of(fake, second).window_id
-    assert {fake.windows[pane_of(fake, a).window_id].session_id for a in (first, second)} == \
-        set(fake.sessions)
+    assert {fake.windows[pane_of(fake, a).window_id].session_id for a in (first, second)} == set(
+        fake.sessions
+    )
 
 
 def test_waking_a_running_agent_starts_nothing(app: App, fake: FakeTmux) -> None:
@@ -104,23 +111,31 @@ def test_kill_marks_the_window_stopped_and_the_agent_stopped(app: App, fake: Fak
 
 # ---- send -------------------------------------------------------------------------------------
 def test_send_pastes_then_presses_enter_and_sees_the_screen_move(
-        app: App, fake: FakeTmux, clock: ManualClock) -> None:
+    app: App, fake: FakeTmux, clock: ManualClock
+) -> None:
     agent = spawn(app, "w1")
     pane = pane_of(fake, agent)
     fake.on_enter = lambda p: fake.set_screen(p.id, f"{PROMPT} hello\nworking...")
     sent = send.send(app, "w1", "hello")
     assert sent.delivered and sent.how == "screen"
     assert [c[0] for c in fake.history if c[0] in ("paste", "capture", "send_enter")] == [
-        "paste", "capture", "send_enter", "capture"]  # the baseline is taken after the paste
-    assert fake.calls_of("paste", "send_enter") == [("paste", pane.id, "hello"),
-                                                    ("send_enter", pane.id)]
+        "paste",
+        "capture",
+        "send_enter",
+        "capture",
+    ]  # the baseline is taken after the paste
+    assert fake.calls_of("paste", "send_enter") == [
+        ("paste", pane.id, "hello"),
+        ("send_enter", pane.id),
+    ]
     assert clock.slept[0] == traits.of("command").enter_delay  # Enter waits after the paste
     last = app.store.events(agent.id)[-1]
     assert (last["kind"], last["delivered"], last["confirmed_by"]) == ("sent", True, "screen")
 
 
 def test_send_is_not_delivered_when_the_screen_never_moves(
-        app: App, fake: FakeTmux, clock: ManualClock) -> None:
+    app: App, fake: FakeTmux, clock: ManualClock
+) -> None:
     agent = spawn(app, "w1")
     sent = send.send(app, "w1", "hello", confirm_timeout=2.0)
     assert not sent.delivered and sent.how == "no sign that the agent took it"
@@ -135,12 +150,16 @@ def test_send_to_a_dead_agent_wakes_it_first(app: App, fake: FakeTmux) -> None:
     fake.on_enter = lambda p: fake.set_screen(p.id, "took it")
     assert send.send(app, "w1", "hello").delivered
     assert [c[0] for c in fake.history if c[0] in ("respawn", "paste", "send_enter")] == [
-        "respawn", "paste", "send_enter"]
+        "respawn",
+        "paste",
+        "send_enter",
+    ]
 
 
 # ---- supervise --------------------------------------------------------------------------------
-def test_an_exit_under_never_is_logged_and_left(app: App, fake: FakeTmux,
-                                                clock: ManualClock) -> None:
+def test_an_exit_under_never_is_logged_and_left(
+    app: App, fake: FakeTmux, clock: ManualClock
+) -> None:
     agent = spawn(app, "w1")
     pane = pane_of(fake, agent)
     fake.exit(pane.id, 2)
@@ -150,8 +169,9 @@ def test_an_exit_under_never_is_logged_and_left(app: App, fake: FakeTmux,
     assert clock.slept == [] and fake.calls_of("respawn") == []
 
 
-def test_a_crash_loop_restarts_with_backoff_then_fails(app: App, fake: FakeTmux,
-                                                       clock: ManualClock) -> None:
+def test_a_crash_loop_restarts_with_backoff_then_fails(
+    app: App, fake: FakeTmux, clock: ManualClock
+) -> None:
     agent = spawn(app, "w1", restart="on-failure")
     outcomes = []
     for _ in range(5):
@@ -168,8 +188,7 @@ def test_a_crash_loop_restarts_with_backoff_then_fails(app: App, fake: FakeTmux,
     assert kinds(app, agent).count("restarted") == 3 and kinds(app, agent)[-1] == "failed"
 
 
-def test_a_lost_conversation_is_marked_unresumable_not_restarted(app: App,
-                                                                 fake: FakeTmux) -> None:
+def test_a_lost_conversation_is_marked_unresumable_not_restarted(app: App, fake: FakeTmux) -> None:
     agent = spawn(app, "w1", restart="on-failure", provider="claude")
     pane = pane_of(fake, agent)
     fake.set_screen(pane.id, "No conversation found with session ID abc\n\n\n\n")
@@ -198,20 +217,23 @@ def test_a_user_acting_during_the_backoff_wins(app: App, fake: FakeTmux, user: s
     pane = pane_of(fake, agent)
     fake.exit(pane.id, 1)
     actions: dict[str, Callable[[App, str], object]] = {
-        "wake": lifecycle.wake, "kill": lifecycle.kill, "rm": lifecycle.rm}
+        "wake": lifecycle.wake,
+        "kill": lifecycle.kill,
+        "rm": lifecycle.rm,
+    }
     act = actions[user]
-    app.clock = ActingClock(datetime.now(UTC), lambda: act(app, "w1"))
+    app.clock = ActingClock(app.clock.now(), lambda: act(app, "w1"))
     assert supervise.on_pane_died(app, pane.id) == "left"
     assert len(fake.calls_of("respawn")) == (1 if user == "wake" else 0)  # never a second start
 
 
 @pytest.mark.parametrize("case", ["unknown pane", "alive", "untagged"])
-def test_deaths_that_are_not_an_agent_exit_are_ignored(app: App, fake: FakeTmux,
-                                                       case: str) -> None:
+def test_deaths_that_are_not_an_agent_exit_are_ignored(app: App, fake: FakeTmux, case: str) -> None:
     agent = spawn(app, "w1", restart="on-failure")
     keeper = next(p for p in fake.list_panes() if p.is_keeper)
-    pane_id = {"unknown pane": "%99", "alive": pane_of(fake, agent).id,
-               "untagged": keeper.pane_id}[case]
+    pane_id = {"unknown pane": "%99", "alive": pane_of(fake, agent).id, "untagged": keeper.pane_id}[
+        case
+    ]
     if case == "untagged":
         fake.exit(pane_id, 0)
     assert supervise.on_pane_died(app, pane_id) == "ignored"
@@ -219,7 +241,8 @@ def test_deaths_that_are_not_an_agent_exit_are_ignored(app: App, fake: FakeTmux,
 
 
 def test_the_mcp_send_to_a_busy_child_gives_up_within_its_bound(
-        app: App, fake: FakeTmux, clock: ManualClock) -> None:
+    app: App, fake: FakeTmux, clock: ManualClock
+) -> None:
     app.settings["status"]["patterns"]["command"]["working"] = ["busy now"]
     agent = spawn(app, "w1")
     fake.set_screen(pane_of(fake, agent).id, "busy now")
@@ -242,14 +265,16 @@ def test_a_draft_is_never_pasted_into(app: App, fake: FakeTmux) -> None:
 
 
 def test_a_turn_that_fails_right_after_the_cli_took_the_text_is_delivered_and_failed(
-        app: App, fake: FakeTmux) -> None:
+    app: App, fake: FakeTmux
+) -> None:
     """The CLI cleared its input (it took the text) and its turn failed at once: that is a
     delivery whose turn failed, never "not delivered" (a script would send it twice)."""
     agent = spawn(app, "cx", provider="codex")
     pane = pane_of(fake, agent).id
     fake.set_screen(pane, "› Ask Codex to do anything\n? for shortcuts")
-    fake.on_enter = lambda p: fake.set_screen(p.id, "› hello\n■ unexpected status 401 "
-                                              "Unauthorized: bad key\n› \n? for shortcuts")
+    fake.on_enter = lambda p: fake.set_screen(
+        p.id, "› hello\n■ unexpected status 401 Unauthorized: bad key\n› \n? for shortcuts"
+    )
     sent = send.send(app, "cx", "hello")
     assert sent.delivered and sent.how == "screen"
     assert sent.failure == "unexpected status 401 Unauthorized: bad key"
@@ -261,14 +286,16 @@ def test_an_error_with_the_text_still_typed_is_not_delivered(app: App, fake: Fak
     agent = spawn(app, "cx", provider="codex")
     pane = pane_of(fake, agent).id
     fake.set_screen(pane, "› Ask Codex to do anything\n? for shortcuts")
-    fake.on_enter = lambda p: fake.set_screen(p.id, "◦ Reconnecting to server… (2s)\n› hello\n"
-                                              "? for shortcuts")
+    fake.on_enter = lambda p: fake.set_screen(
+        p.id, "◦ Reconnecting to server… (2s)\n› hello\n? for shortcuts"
+    )
     sent = send.send(app, "cx", "hello")
     assert not sent.delivered and "Reconnecting to server" in sent.how
 
 
 def test_a_send_that_wakes_its_agent_ends_within_its_timeout(
-        app: App, fake: FakeTmux, clock: ManualClock) -> None:
+    app: App, fake: FakeTmux, clock: ManualClock
+) -> None:
     """The start check of the wake inside a send is cut to what is left of --timeout (it used
     to take its own 3 s on top)."""
     agent = spawn(app, "w1")
@@ -281,8 +308,7 @@ def test_a_send_that_wakes_its_agent_ends_within_its_timeout(
 
 
 # ---- the O(1) promise: a status refresh costs the same tmux calls for one agent or ten --------
-def test_a_refresh_costs_the_same_tmux_calls_for_one_agent_or_ten(app: App,
-                                                                   fake: FakeTmux) -> None:
+def test_a_refresh_costs_the_same_tmux_calls_for_one_agent_or_ten(app: App, fake: FakeTmux) -> None:
     """One listing and at most one chained capture, whatever the number of agents (it was a
     real-tmux test of ten spawns: 34 s to count what the fake counts in milliseconds; the
     real client's capture is held to the fake's by tests/test_tmux_parity.py)."""

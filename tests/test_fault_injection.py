@@ -18,20 +18,25 @@ import uuid
 import psutil
 import pytest
 
+from roost.core.service import SESSION as SERVICE_SESSION
+
 from conftest import Env
 
 pytestmark = pytest.mark.tmux
 
 SEED = 20261130
-TRIALS = (["spawn"] * 4 + ["wake"] * 4 + ["restore"] * 3 + ["import"] * 3 + ["gc"] * 3
-          + ["send"] * 3)
+TRIALS = ["spawn"] * 4 + ["wake"] * 4 + ["restore"] * 3 + ["import"] * 3 + ["gc"] * 3 + ["send"] * 3
 
 
 def kill_midway(world: Env, args: list[str], after: float) -> None:
     """Start `roost ARGS` and SIGKILL it `after` seconds in (the fault point)."""
-    proc = subprocess.Popen([sys.executable, "-m", "roost", *args], env=world.env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "roost", *args],
+        env=world.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         proc.wait(timeout=after)  # it may finish first: that is a trial too
     except subprocess.TimeoutExpired:
@@ -59,10 +64,14 @@ def check(world: Env, must_stay: set[str]) -> None:
     finally:
         conn.close()
     assert must_stay <= set(rows), must_stay - set(rows)
-    # no stray home: every session is a roost home of a recorded agent
-    listing = world.tmux("list-sessions", "-F", "#{session_name}\t#{@roost_home}", check=False)
+    # no stray home: every session is a roost home of a recorded agent, or the roost service's
+    listing = world.tmux(
+        "list-sessions", "-F", "#{session_name}\t#{@roost_home}\t#{@roost_service}", check=False
+    )
     for line in listing.splitlines():
-        session, tagged = line.split("\t")
+        session, tagged, service = line.split("\t")
+        if service == "1" and session == SERVICE_SESSION:
+            continue
         assert tagged == "1" and session in set(rows.values()), line
     # no orphan: a process tagged as one of this world's agents runs inside a live pane
     pane_pids = {int(p["pid"]) for p in world.panes() if p["dead"] == "0" and p["pid"]}
@@ -82,20 +91,50 @@ def export_of(count: int, tag: str) -> dict:
     """A small valid export of `count` parked agents with fresh ids and names."""
     agents = []
     for i in range(count):
-        agents.append({
-            "id": str(uuid.uuid4()), "name": f"imp-{tag}-{i}", "provider": "claude",
-            "cwd": "/", "home": f"imp-{tag}-{i}", "args": [], "dangerous": False,
-            "provider_session_id": str(uuid.uuid4()), "created_at": "2026-01-01T00:00:00+00:00",
-            "intent": "stopped", "started_at": None, "launches": 0, "last_exit": None,
-            "placement": "detached", "tab_id": None, "buried_sibling": None, "buried_side": None,
-            "buried_direction": None, "buried_ratio": None, "linked_parent": None,
-            "orchestration_parent": None, "orchestration_root": None,
-            "last_active_at": "2026-01-01T00:00:00+00:00", "last_error": None, "status": None,
-            "status_source": None, "status_since": None, "restart_policy": "never",
-            "conversation_seen": False, "transcript_path": None, "hook_offset": 0,
-            "session_history": []})
-    return {"format": "roost-workspace", "version": 1, "settings": {}, "tabs": [],
-            "agents": agents, "pins": []}
+        agents.append(
+            {
+                "id": str(uuid.uuid4()),
+                "name": f"imp-{tag}-{i}",
+                "provider": "claude",
+                "cwd": "/",
+                "home": f"imp-{tag}-{i}",
+                "args": [],
+                "dangerous": False,
+                "provider_session_id": str(uuid.uuid4()),
+                "created_at": "2026-01-01T00:00:00+00:00",
+                "intent": "stopped",
+                "started_at": None,
+                "launches": 0,
+                "last_exit": None,
+                "placement": "detached",
+                "tab_id": None,
+                "buried_sibling": None,
+                "buried_side": None,
+                "buried_direction": None,
+                "buried_ratio": None,
+                "linked_parent": None,
+                "orchestration_parent": None,
+                "orchestration_root": None,
+                "last_active_at": "2026-01-01T00:00:00+00:00",
+                "last_error": None,
+                "status": None,
+                "status_source": None,
+                "status_since": None,
+                "restart_policy": "never",
+                "conversation_seen": False,
+                "transcript_path": None,
+                "hook_offset": 0,
+                "session_history": [],
+            }
+        )
+    return {
+        "format": "roost-workspace",
+        "version": 1,
+        "settings": {},
+        "tabs": [],
+        "agents": agents,
+        "pins": [],
+    }
 
 
 @pytest.mark.timeout(600)
@@ -134,9 +173,11 @@ def test_kill_9_at_random_points_loses_nothing(world: Env) -> None:
         check(world, must_stay)
     # every secret handed to a launcher is gone once its writer is (the sweep of any command)
     run = world.home / "run"
-    world.wait_for(lambda: (world.roost("events", "--limit", "1"),
-                            not any(run.glob("*.json")))[1], timeout=40,
-                   what="abandoned launch specs swept")
+    world.wait_for(
+        lambda: (world.roost("events", "--limit", "1"), not any(run.glob("*.json")))[1],
+        timeout=40,
+        what="abandoned launch specs swept",
+    )
     # and the workspace still works: one restore, one process per live agent
     world.roost("restore")
     world.roost("wake", "keep")

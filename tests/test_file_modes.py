@@ -37,8 +37,13 @@ def test_the_database_hook_log_and_settings_are_owner_only(spawned: tuple[Env, P
 
 
 def test_a_new_database_is_owner_only_even_under_a_loose_umask(world: Env) -> None:
-    subprocess.run(["sh", "-c", 'umask 000 && exec "$0" -m roost ls', sys.executable],
-                   env=world.env, check=True, capture_output=True, cwd=world.tmp)
+    subprocess.run(
+        ["sh", "-c", 'umask 000 && exec "$0" -m roost ls', sys.executable],
+        env=world.env,
+        check=True,
+        capture_output=True,
+        cwd=world.tmp,
+    )
     assert mode(world.home / "roost.db") == 0o600
 
 
@@ -50,7 +55,8 @@ def plant(link: Path, victim: Path) -> str:
 
 
 def test_a_symlink_at_the_settings_tmp_file_is_not_written_through(
-        spawned: tuple[Env, Path]) -> None:
+    spawned: tuple[Env, Path],
+) -> None:
     world, folder = spawned
     victim = world.tmp / "victim-settings"
     world.roost("kill", "keep")

@@ -31,8 +31,9 @@ def test_agent_and_tab_names_complete_in_bash_zsh_and_fish(world: Env) -> None:
     assert "web" in zsh.split("\n"), zsh
     tabs = _complete(world, "bash", "roost place web --tab rev", 4).split()
     assert tabs == ["plain,review"], tabs
-    fish = world.roost(env={"_ROOST_COMPLETE": "fish_complete",
-                            "COMP_WORDS": "roost kill a", "COMP_CWORD": "a"}).stdout
+    fish = world.roost(
+        env={"_ROOST_COMPLETE": "fish_complete", "COMP_WORDS": "roost kill a", "COMP_CWORD": "a"}
+    ).stdout
     assert "plain,api-fix" in fish and "web" not in fish, fish
     for shell in ("bash", "zsh", "fish"):
         script = world.roost("completion", shell).stdout
@@ -44,10 +45,13 @@ def test_the_bash_script_completes_in_a_real_bash(world: Env) -> None:
     if shutil.which("bash") is None:
         pytest.fail("bash is needed for this test")
     script = world.roost("completion", "bash").stdout
-    probe = (script + '\nCOMP_WORDS=(roost wake so); COMP_CWORD=2; _roost_completion roost; '
-             'echo "${COMPREPLY[@]}"\n')
+    probe = (
+        script + "\nCOMP_WORDS=(roost wake so); COMP_CWORD=2; _roost_completion roost; "
+        'echo "${COMPREPLY[@]}"\n'
+    )
     bindir = str(Path(sys.executable).parent)  # the venv's `roost` entry point
     env = {**world.env, "PATH": f"{bindir}:{world.env['PATH']}"}
-    out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, env=env,
-                         timeout=60, cwd=world.tmp).stdout
+    out = subprocess.run(
+        ["bash", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=world.tmp
+    ).stdout
     assert out.split() == ["solo"], out

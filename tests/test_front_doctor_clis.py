@@ -27,8 +27,17 @@ def test_no_agent_cli_is_a_problem_and_says_how_to_try_roost(world: Env) -> None
     assert "no agent CLI is installed" in lines[bad], lines[bad]
     fix = lines[bad + 1]
     assert "--provider command" in fix and "@anthropic-ai/claude-code" in fix, fix
-    tried = world.roost("spawn", "try", "--provider", "command", "--cwd",
-                        str(world.tmp / "work"), "--", "sh", env=none)
+    tried = world.roost(
+        "spawn",
+        "try",
+        "--provider",
+        "command",
+        "--cwd",
+        str(world.tmp / "work"),
+        "--",
+        "sh",
+        env=none,
+    )
     assert "spawned try (command" in tried.stdout
 
 

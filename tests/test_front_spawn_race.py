@@ -20,8 +20,9 @@ def _statuses(app: App, name: str) -> list[str]:
     return [str(e.get("status")) for e in app.store.events(agent.id) if e["kind"] == "status"]
 
 
-def test_a_refresh_before_the_window_exists_says_starting(app: App, fake: FakeTmux,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refresh_before_the_window_exists_says_starting(
+    app: App, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_new_window = fake.new_window
 
     def refresh_first(*args: object, **kw: object) -> object:
@@ -37,7 +38,8 @@ def test_a_refresh_before_the_window_exists_says_starting(app: App, fake: FakeTm
 
 
 def test_a_launch_between_the_listing_and_the_store_read_logs_nothing(
-        app: App, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> None:
+    app: App, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _spawn(app, "first")
     real_list = fake.list_panes
     spawned: list[str] = []
@@ -53,5 +55,6 @@ def test_a_launch_between_the_listing_and_the_store_read_logs_nothing(
     observe.refresh(app)
     monkeypatch.setattr(fake, "list_panes", real_list)
     observe.refresh(app)
-    assert "stopped" not in _statuses(app, "b") and "lost" not in _statuses(app, "b"), \
-        _statuses(app, "b")
+    assert "stopped" not in _statuses(app, "b") and "lost" not in _statuses(app, "b"), _statuses(
+        app, "b"
+    )

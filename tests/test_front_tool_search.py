@@ -29,8 +29,11 @@ def _found_by_search(body: dict) -> list[str]:
         content = message.get("content")
         for block in content if isinstance(content, list) else []:
             if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
-                found += [str(r.get("tool_name")) for r in block["content"]
-                          if r.get("type") == "tool_reference"]
+                found += [
+                    str(r.get("tool_name"))
+                    for r in block["content"]
+                    if r.get("type") == "tool_reference"
+                ]
     return found
 
 
@@ -49,8 +52,12 @@ def test_real_claude_finds_roosts_tools_through_tool_search(world: Env) -> None:
                 break
         requests = [r.body for r in stub.messages("main")]
         assert all("ToolSearch" in _tool_names(b) for b in requests)
-        offered = [t for b in requests for t in b.get("tools") or []
-                   if str(t.get("name")).startswith("mcp__roost__") and not t.get("defer_loading")]
+        offered = [
+            t
+            for b in requests
+            for t in b.get("tools") or []
+            if str(t.get("name")).startswith("mcp__roost__") and not t.get("defer_loading")
+        ]
         assert not offered, offered  # never offered up front
         assert "mcp__roost__create_agent" in found, found
         said = json.dumps(requests[-1])

@@ -18,18 +18,26 @@ from roost.tui.demo import StaticSource, item
 
 @pytest.mark.parametrize("size", [(120, 30), (80, 24)])
 def test_a_tab_with_one_tile_shows_the_bottom_of_its_screen_at_full_height(
-        size: tuple[int, int]) -> None:
+    size: tuple[int, int],
+) -> None:
     source = TallScreens()
-    source.snap = replace(source.snap, tab_tiles=[("main", ["api-fix"])],
-                          layouts={"main": {"leaf": "api-fix"}})
+    source.snap = replace(
+        source.snap, tab_tiles=[("main", ["api-fix"])], layouts={"main": {"leaf": "api-fix"}}
+    )
 
     async def run() -> None:
         app = app_on(source)
         async with app.run_test(size=size) as pilot:
             await settle(pilot, app, lambda: app.rows)
             await pilot.press("t")
-            await settle(pilot, app, lambda: isinstance(app.screen, TabScreen) and "❯" in
-                         shown_text(app.screen.query_one("#tile-api-fix")))
+            await settle(
+                pilot,
+                app,
+                lambda: (
+                    isinstance(app.screen, TabScreen)
+                    and "❯" in shown_text(app.screen.query_one("#tile-api-fix"))
+                ),
+            )
             tile = app.screen.query_one("#tile-api-fix")
             text = shown_text(tile).rstrip("\n")
             assert tile.outer_size.height >= size[1] - 4, tile.outer_size  # the whole tab
@@ -44,9 +52,11 @@ def test_a_64_character_name_leaves_the_other_columns_on_screen(size: tuple[int,
     long = "n" * (MAX_NAME - 4) + "-end"
     source = StaticSource()
     items = [*source.snap.items, item(long, "waiting", provider="codex", tab="main")]
-    source.snap = replace(source.snap, items=items,
-                          tab_tiles=[("main", ["api-fix", "api-tests", long]),
-                                     *source.snap.tab_tiles[1:]])
+    source.snap = replace(
+        source.snap,
+        items=items,
+        tab_tiles=[("main", ["api-fix", "api-tests", long]), *source.snap.tab_tiles[1:]],
+    )
 
     async def run() -> None:
         app = app_on(source)

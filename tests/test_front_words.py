@@ -10,17 +10,27 @@ from pathlib import Path
 import pytest
 
 from roost.core import present, starts, status
-from roost.core.model import INTENT_RUNNING, Agent, Pane
+from roost.core.model import INTENT_RUNNING, Agent
 from roost.core.names import name_problem
+from roost.core.pane import Pane
 from roost.core.reconcile import drift
 
 from conftest import Env
 
 
 def _classify(**kw: object) -> tuple[str, str]:
-    base = dict(alive=False, has_window=False, base_state="stopped", roost_stopped=False,
-                hook=None, screen=None, activity=None, started_at=None,
-                patterns=status.patterns_for({}), now=1000.0)
+    base = dict(
+        alive=False,
+        has_window=False,
+        base_state="stopped",
+        roost_stopped=False,
+        hook=None,
+        screen=None,
+        activity=None,
+        started_at=None,
+        patterns=status.patterns_for({}),
+        now=1000.0,
+    )
     base.update(kw)
     found, source, _reason = status.classify(**base)  # type: ignore[arg-type]
     return found, source
@@ -40,8 +50,11 @@ def test_after_a_server_loss_agents_read_lost_and_the_stopped_one_stopped(world:
     world.roost("hibernate", "c")
     world.tmux("kill-server")
     agents = world.ls()
-    assert {n: a["status"] for n, a in agents.items()} == \
-        {"a": "lost", "b": "stopped", "c": "hibernated"}
+    assert {n: a["status"] for n, a in agents.items()} == {
+        "a": "lost",
+        "b": "stopped",
+        "c": "hibernated",
+    }
     row = next(line for line in world.roost("ls").stdout.splitlines() if line.startswith("a "))
     assert " lost " in row, row
 
@@ -83,22 +96,33 @@ def test_a_refused_reload_says_each_reason_once() -> None:
 
 
 def _agent(name: str, cwd: str) -> Agent:
-    return Agent(id=f"id-{name}", name=name, provider="claude", cwd=cwd, home=name,
-                 intent=INTENT_RUNNING)
+    return Agent(
+        id=f"id-{name}", name=name, provider="claude", cwd=cwd, home=name, intent=INTENT_RUNNING
+    )
 
 
 def _keeper(session: str) -> Pane:
-    return Pane(session_id=f"${session}", session_name=session, window_id="@0",
-                window_name="home", window_index=0, pane_id="%0", pid=1, dead=False,
-                dead_status=None, agent_id="", is_keeper=True, is_home=True)
+    return Pane(
+        session_id=f"${session}",
+        session_name=session,
+        window_id="@0",
+        window_name="home",
+        window_index=0,
+        pane_id="%0",
+        pid=1,
+        dead=False,
+        dead_status=None,
+        agent_id="",
+        is_keeper=True,
+        is_home=True,
+    )
 
 
 def test_doctor_never_suggests_a_wake_whose_cwd_is_gone(tmp_path: Path) -> None:
     here = _agent("here", str(tmp_path))
     gone = _agent("gone", str(tmp_path / "deleted"))
     panes = [_keeper("here"), _keeper("gone")]
-    found = {f.subject: f for f in drift([here, gone], panes, "roost",
-                                         missing_cwds={gone.cwd})}
+    found = {f.subject: f for f in drift([here, gone], panes, "roost", missing_cwds={gone.cwd})}
     assert found["here"].advice == "roost wake here"
     assert "working directory" in found["gone"].problem and gone.cwd in found["gone"].problem
     advice = found["gone"].advice  # the directory first: a wake alone must fail
@@ -125,8 +149,18 @@ def test_real_codex_refusing_a_flag_says_its_error_line(world: Env) -> None:
     from real_codex import install_codex
 
     codex = install_codex()
-    proc = world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(world.tmp / "work"),
-                       "--", "--bogus", env={"ROOST_CODEX_BIN": str(codex)}, check=False)
+    proc = world.roost(
+        "spawn",
+        "cx",
+        "--provider",
+        "codex",
+        "--cwd",
+        str(world.tmp / "work"),
+        "--",
+        "--bogus",
+        env={"ROOST_CODEX_BIN": str(codex)},
+        check=False,
+    )
     assert proc.returncode != 0, proc.stdout
     assert "error: unexpected argument '--bogus' found" in proc.stderr, proc.stderr
     assert "Usage:" not in proc.stderr and "--help" not in proc.stderr, proc.stderr

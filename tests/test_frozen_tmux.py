@@ -18,8 +18,14 @@ def test_a_spawn_on_a_frozen_server_stores_nothing(world: Env) -> None:
     server = int(world.tmux("display-message", "-p", "#{pid}").strip())
     os.kill(server, signal.SIGSTOP)
     try:
-        proc = world.roost("spawn", "beta", "--cwd", str(world.tmp / "work"), check=False,
-                           env={"ROOST_TMUX_TIMEOUT": "2"})
+        proc = world.roost(
+            "spawn",
+            "beta",
+            "--cwd",
+            str(world.tmp / "work"),
+            check=False,
+            env={"ROOST_TMUX_TIMEOUT": "2"},
+        )
     finally:
         os.kill(server, signal.SIGCONT)
     assert proc.returncode == 5, (proc.stdout, proc.stderr)

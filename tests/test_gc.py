@@ -27,8 +27,11 @@ def idle_since_2020(world: Env, *names: str) -> None:
     claude hook: the hooks of a kill or hibernate are read first)."""
     world.ls()
     db = sqlite3.connect(world.home / "roost.db")
-    db.execute(f"UPDATE agents SET last_active_at = '2020-01-01T00:00:00+00:00' "
-               f"WHERE name IN ({', '.join('?' * len(names))})", names)
+    db.execute(
+        f"UPDATE agents SET last_active_at = '2020-01-01T00:00:00+00:00' "
+        f"WHERE name IN ({', '.join('?' * len(names))})",
+        names,
+    )
     db.commit()
     db.close()
 
@@ -36,8 +39,9 @@ def idle_since_2020(world: Env, *names: str) -> None:
 def settle(world: Env, count: int) -> None:
     """Every agent up, and its hook events read (reading them counts as activity)."""
     world.last_start(count)
-    world.wait_for(lambda: all(a["status"] != "starting" for a in world.ls().values()),
-                   what="hooks read")
+    world.wait_for(
+        lambda: all(a["status"] != "starting" for a in world.ls().values()), what="hooks read"
+    )
 
 
 def test_gc_never_removes_a_running_agent_nor_one_whose_screen_just_moved(world: Env) -> None:
@@ -50,8 +54,7 @@ def test_gc_never_removes_a_running_agent_nor_one_whose_screen_just_moved(world:
     world.roost("hibernate", "gone")  # no process, no screen: really idle
     idle_since_2020(world, "runner", "printer", "shown", "gone")
     dry = world.roost("gc", "--older-than", "2m", "--dry-run").stdout
-    assert dry.splitlines() == ["would remove gone: detached, idle since "
-                                "2020-01-01T00:00:00+00:00"]
+    assert dry.splitlines() == ["would remove gone: detached, idle since 2020-01-01T00:00:00+00:00"]
     out = world.roost("gc", "--older-than", "2m", "--yes").stdout
     assert out.splitlines() == ["removed gone: detached, idle since 2020-01-01T00:00:00+00:00"]
     agents = world.ls()
@@ -66,8 +69,9 @@ def test_gc_without_a_terminal_or_yes_removes_nothing_and_says_so(world: Env) ->
     idle_since_2020(world, "old")
     proc = world.roost("gc", "--older-than", "2m", check=False, input="")
     assert proc.returncode == 2
-    assert proc.stdout.splitlines() == ["would remove old: detached, idle since "
-                                        "2020-01-01T00:00:00+00:00"]
+    assert proc.stdout.splitlines() == [
+        "would remove old: detached, idle since 2020-01-01T00:00:00+00:00"
+    ]
     assert len(proc.stderr.splitlines()) == 1 and "--yes" in proc.stderr
     assert set(world.ls()) == {"old"}
 
@@ -75,9 +79,15 @@ def test_gc_without_a_terminal_or_yes_removes_nothing_and_says_so(world: Env) ->
 def in_terminal(world: Env, answer: str, *args: str) -> tuple[int, str]:
     """Run roost with a terminal on stdin, answer its question, return (exit code, output)."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "roost", *args], stdin=follower,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=world.env,
-                            cwd=world.tmp, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "roost", *args],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=world.env,
+        cwd=world.tmp,
+        text=True,
+    )
     os.close(follower)
     os.write(leader, answer.encode() + b"\n")
     out, _ = proc.communicate(timeout=60)

@@ -14,8 +14,7 @@ from conftest import Env
 pytestmark = pytest.mark.tmux
 
 
-def test_a_home_inside_a_folder_others_may_write_is_refused_and_doctor_names_it(
-        world: Env) -> None:
+def test_a_home_inside_a_folder_others_may_write_is_refused_and_doctor_names_it(world: Env) -> None:
     shared = world.tmp / "shared"
     shared.mkdir()
     shared.chmod(0o777)  # world-writable, not sticky: anyone may rename roost's home away

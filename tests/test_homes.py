@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
+import sys
 
 import psutil
 import pytest
@@ -23,11 +23,16 @@ def agent_pane(world: Env, name: str) -> dict:
 
 
 def test_spawn_builds_a_home_with_a_keeper_and_the_agent_in_its_own_window(world: Env) -> None:
+    # Without the roost service: with it, a claude's first prompt is typed once roost's tools
+    # are connected (tests/test_real_claude_mcp_http.py), not given on its command line.
+    world.roost("service", "stop")
     a = spawn(world, "alpha", "--prompt", "hello roost")
     assert a["state"] == "running" and a["home"] == "alpha" and a["provider"] == "claude"
     panes = world.panes()
     assert [(p["session"], p["window_index"], p["window"]) for p in panes] == [
-        ("alpha", "0", "home"), ("alpha", "1", "alpha")]
+        ("alpha", "0", "home"),
+        ("alpha", "1", "alpha"),
+    ]
     keeper, agent = panes
     assert keeper["keeper"] == "1" and keeper["home"] == "1" and keeper["roost_id"] == ""
     assert agent["roost_id"] == a["id"] and int(agent["pid"]) == a["pid"]
@@ -36,8 +41,7 @@ def test_spawn_builds_a_home_with_a_keeper_and_the_agent_in_its_own_window(world
     world.wait_screen("alpha:0", "running (pid")
     # claude was started with the minted session id and the prompt as its first message
     start = world.last_start(1)
-    assert core_argv(start) == ["--session-id", a["provider_session_id"], "--",
-                               "hello roost"]
+    assert core_argv(start) == ["--session-id", a["provider_session_id"], "--", "hello roost"]
     assert start["cwd"] == str(world.tmp / "work")
     world.wait_screen(agent["pane_id"], "echo: hello roost")
 
@@ -58,7 +62,9 @@ def test_exit_keeps_the_home_and_wake_resumes_the_same_conversation(world: Env) 
     assert core_argv(world.last_start(2)) == ["--resume", a["provider_session_id"]]
     transcript = json.loads(
         next((world.user_home / ".claude/projects").glob(f"*/{a['provider_session_id']}.jsonl"))
-        .read_text().splitlines()[0])
+        .read_text()
+        .splitlines()[0]
+    )
     assert transcript["message"]["content"] == "remember 42"
     # the same window, respawned: nothing piles up
     assert [p["window"] for p in world.panes()] == ["home", "alpha"]
@@ -107,7 +113,9 @@ def test_tmux_server_killed_then_wake_recreates_the_home_with_its_keeper(world: 
     world.roost("wake", "alpha")
     panes = world.panes()
     assert [(p["session"], p["window_index"], p["window"], p["keeper"]) for p in panes] == [
-        ("alpha", "0", "home", "1"), ("alpha", "1", "alpha", "")]
+        ("alpha", "0", "home", "1"),
+        ("alpha", "1", "alpha", ""),
+    ]
     assert world.ls()["alpha"]["state"] == "running"
     assert core_argv(world.last_start(2)) == ["--resume", a["provider_session_id"]]
 
@@ -128,7 +136,10 @@ def test_team_home_holds_several_agents_and_survives_their_removal(world: Env) -
     spawn(world, "a1", "--home", "team")
     spawn(world, "a2", "--home", "team")
     assert [(p["session"], p["window"]) for p in world.panes()] == [
-        ("team", "home"), ("team", "a1"), ("team", "a2")]
+        ("team", "home"),
+        ("team", "a1"),
+        ("team", "a2"),
+    ]
     assert world.ls()["a1"]["home"] == "team"
     world.wait_screen("team:0", "a2")
     world.roost("rm", "a1")
@@ -142,8 +153,9 @@ def test_rm_forgets_the_agent_and_its_home(world: Env) -> None:
     a = spawn(world, "alpha")
     world.roost("rm", "alpha")
     assert world.ls() == {} and world.panes() == []
-    assert not psutil.pid_exists(a["pid"]) or \
-        psutil.Process(a["pid"]).status() == psutil.STATUS_ZOMBIE
+    assert (
+        not psutil.pid_exists(a["pid"]) or psutil.Process(a["pid"]).status() == psutil.STATUS_ZOMBIE
+    )
     again = world.roost("rm", "alpha", check=False)
     assert again.returncode == 4 and "no agent named 'alpha'" in again.stderr
 
@@ -159,8 +171,13 @@ def test_capture_is_bounded_and_shows_the_screen(world: Env) -> None:
 
 def test_agent_gets_the_callers_environment_but_the_store_keeps_no_secret(world: Env) -> None:
     secret = "sk-test-" + "9" * 20
-    world.roost("spawn", "alpha", "--cwd", str(world.tmp / "work"),
-                env={"MY_API_KEY": secret, "LANG": "C", "LC_ALL": "POSIX", "LC_CTYPE": "C"})
+    world.roost(
+        "spawn",
+        "alpha",
+        "--cwd",
+        str(world.tmp / "work"),
+        env={"MY_API_KEY": secret, "LANG": "C", "LC_ALL": "POSIX", "LC_CTYPE": "C"},
+    )
     start = world.last_start(1)
     assert start["env"]["MY_API_KEY"] == secret
     assert start["env"]["ROOST_AGENT_ID"] == world.ls()["alpha"]["id"]
@@ -182,30 +199,67 @@ def test_wake_from_inside_another_tmux_session_lands_in_the_agents_home(world: E
     user = ["tmux", "-L", user_socket, "-f", "/dev/null"]
     import subprocess
 
-    subprocess.run([*user, "new-session", "-d", "-s", "mine", "-x", "120", "-y", "40"],
-                   env=world.env, check=True)
+    subprocess.run(
+        [*user, "new-session", "-d", "-s", "mine", "-x", "120", "-y", "40"],
+        env=world.env,
+        check=True,
+    )
     try:
-        user_tmux = subprocess.run([*user, "display", "-p", "#{socket_path},1,0"],
-                                   env=world.env, capture_output=True, text=True).stdout.strip()
+        user_tmux = subprocess.run(
+            [*user, "display", "-p", "#{socket_path},1,0"],
+            env=world.env,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         inside = {**world.env, "TMUX": user_tmux, "TMUX_PANE": "%0"}
         world.roost("wake", "alpha", env=inside)
         panes = world.panes()
-        assert [(p["session"], p["window"]) for p in panes] == [("alpha", "home"),
-                                                                ("alpha", "alpha")]
-        mine = subprocess.run([*user, "list-windows", "-a", "-F", "#{session_name}:#{window_name}"],
-                              env=world.env, capture_output=True, text=True).stdout.split()
+        assert [(p["session"], p["window"]) for p in panes] == [
+            ("alpha", "home"),
+            ("alpha", "alpha"),
+        ]
+        mine = subprocess.run(
+            [*user, "list-windows", "-a", "-F", "#{session_name}:#{window_name}"],
+            env=world.env,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
         assert len(mine) == 1 and mine[0].startswith("mine:")
         # attach from a pane of the user's tmux: the client lands in alpha's home
         world.roost("kill", "alpha")
-        roost_cmd = f"cd {world.tmp} && exec {os.sys.executable} -m roost attach alpha"
-        subprocess.run([*user, "new-window", "-t", "mine:", "-n", "att",
-                        *[a for k in ("ROOST_HOME", "ROOST_TMUX_SOCKET", "TMUX_TMPDIR", "HOME",
-                                      "ROOST_CLAUDE_BIN", "FAKE_AGENT_LOG", "PATH")
-                          for a in ("-e", f"{k}={world.env[k]}")], roost_cmd],
-                       env=world.env, check=True)
-        clients = world.wait_for(lambda: world.tmux("list-clients", "-F",
-                                                    "#{client_session}:#{window_name}").split(),
-                                 what="a client attached to roost's server")
+        roost_cmd = f"cd {world.tmp} && exec {sys.executable} -m roost attach alpha"
+        subprocess.run(
+            [
+                *user,
+                "new-window",
+                "-t",
+                "mine:",
+                "-n",
+                "att",
+                *[
+                    a
+                    for k in (
+                        "ROOST_HOME",
+                        "ROOST_TMUX_SOCKET",
+                        "TMUX_TMPDIR",
+                        "HOME",
+                        "ROOST_CLAUDE_BIN",
+                        "FAKE_AGENT_LOG",
+                        "PATH",
+                    )
+                    for a in ("-e", f"{k}={world.env[k]}")
+                ],
+                roost_cmd,
+            ],
+            env=world.env,
+            check=True,
+        )
+        clients = world.wait_for(
+            lambda: world.tmux(
+                "list-clients", "-F", "#{?client_control_mode,,#{client_session}:#{window_name}}"
+            ).split(),
+            what="a client attached to roost's server",
+        )
         assert clients == ["alpha:alpha"]
         assert world.ls()["alpha"]["state"] == "running"  # attach woke it
     finally:
@@ -231,8 +285,10 @@ def test_no_launch_spec_outlives_a_start(world: Env) -> None:
     fresh.unlink()
     # a start that fails after the spec was written removes it at once
     wrapper = world.tmp / "tmux-fails-new-window"
-    wrapper.write_text('#!/bin/sh\nfor a in "$@"; do [ "$a" = new-window ] && '
-                       '{ echo "tmux: no space" >&2; exit 1; }; done\nexec tmux "$@"\n')
+    wrapper.write_text(
+        '#!/bin/sh\nfor a in "$@"; do [ "$a" = new-window ] && '
+        '{ echo "tmux: no space" >&2; exit 1; }; done\nexec tmux "$@"\n'
+    )
     wrapper.chmod(0o755)
     (world.home / "config.toml").write_text(f'[tmux]\nbin = "{wrapper}"\n')
     proc = world.roost("spawn", "two", "--cwd", str(world.tmp / "work"), check=False)

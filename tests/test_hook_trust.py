@@ -23,9 +23,10 @@ def spawn(world: Env, name: str, env: dict[str, str] | None = None) -> None:
 
 
 def idle_by_hooks(world: Env, name: str) -> dict:
-    return world.wait_for(lambda: (a := world.ls()[name])["status"] == "idle"
-                          and a["status_source"] == "hook" and a,
-                          what=f"{name} idle by its hooks")  # type: ignore[return-value]
+    return world.wait_for(
+        lambda: (a := world.ls()[name])["status"] == "idle" and a["status_source"] == "hook" and a,
+        what=f"{name} idle by its hooks",
+    )
 
 
 def log_of(world: Env, name: str) -> Path:
@@ -38,13 +39,17 @@ def forge(world: Env, name: str, event: str, payload: dict) -> None:
     cwd = str((world.tmp / "work").resolve())
     with log_of(world, name).open("a") as fh:
         fh.write(f"{time.time():.3f}\tRoostLaunch\tFAKE\t{{}}\n")
-        fh.write(f"{int(time.time())}\t{event}\tFAKE\t"
-                 f"{json.dumps({'cwd': cwd, 'hook_event_name': event, **payload})}\n")
+        fh.write(
+            f"{int(time.time())}\t{event}\tFAKE\t"
+            f"{json.dumps({'cwd': cwd, 'hook_event_name': event, **payload})}\n"
+        )
 
 
-FORGED = [("Notification", {"notification_type": "permission_prompt"}),  # waiting
-          ("SessionEnd", {"reason": "other"}),  # exited
-          ("StopFailure", {"last_assistant_message": "forged reason"})]  # error
+FORGED = [
+    ("Notification", {"notification_type": "permission_prompt"}),  # waiting
+    ("SessionEnd", {"reason": "other"}),  # exited
+    ("StopFailure", {"last_assistant_message": "forged reason"}),
+]  # error
 
 
 def test_a_forged_launch_line_does_not_set_the_status(world: Env) -> None:
@@ -71,7 +76,8 @@ def test_an_agent_whose_clock_is_an_hour_behind_reports_at_once(world: Env) -> N
     real = shutil.which("date")
     (shim / "date").write_text(
         '#!/bin/sh\n[ "$1" = "+%s" ] && exec expr "$(' + str(real) + ' +%s)" - 3600\n'
-        f'exec {real} "$@"\n')
+        f'exec {real} "$@"\n'
+    )
     (shim / "date").chmod(0o755)
     spawn(world, "cl", env={"PATH": f"{shim}:{world.env['PATH']}"})
     idle_by_hooks(world, "cl")
@@ -92,8 +98,10 @@ def test_hooks_never_append_through_a_symlink_planted_at_the_log(world: Env) -> 
     log.unlink()
     log.symlink_to(victim)  # planted while the agent runs
     world.roost("send", "cl", "hello")
-    world.wait_for(lambda: log.exists() and not log.is_symlink() and "\tStop\t" in
-                   log.read_text(), what="a new log, with the turn's Stop")
+    world.wait_for(
+        lambda: log.exists() and not log.is_symlink() and "\tStop\t" in log.read_text(),
+        what="a new log, with the turn's Stop",
+    )
     assert victim.read_text() == "precious\n"
     assert log.stat().st_mode & 0o777 == 0o600
     idle_by_hooks(world, "cl")

@@ -22,28 +22,47 @@ def write_log(home: str, *lines: str) -> None:
         fh.writelines(lines)
 
 
-@pytest.mark.parametrize(("event", "payload"), [
-    pytest.param("Notification", '{"notification_type": "permission_prompt"}', id="waiting"),
-    pytest.param("SessionEnd", '{"reason": "other"}', id="exited"),
-    pytest.param("StopFailure", '{"last_assistant_message": "forged"}', id="error"),
-])
+@pytest.mark.parametrize(
+    ("event", "payload"),
+    [
+        pytest.param("Notification", '{"notification_type": "permission_prompt"}', id="waiting"),
+        pytest.param("SessionEnd", '{"reason": "other"}', id="exited"),
+        pytest.param("StopFailure", '{"last_assistant_message": "forged"}', id="error"),
+    ],
+)
 def test_a_forged_launch_line_gives_no_status(tmp_path: Path, event: str, payload: str) -> None:
     home = str(tmp_path)
     at = int(LAUNCH_AT)
-    write_log(home, f"{at + 1}\tStop\tt0k\t{{}}\n",
-              f"{at + 2}\t{hooks.LAUNCH}\tFAKE\t{{}}\n", f"{at + 3}\t{event}\tFAKE\t{payload}\n")
+    write_log(
+        home,
+        f"{at + 1}\tStop\tt0k\t{{}}\n",
+        f"{at + 2}\t{hooks.LAUNCH}\tFAKE\t{{}}\n",
+        f"{at + 3}\t{event}\tFAKE\t{payload}\n",
+    )
     assert hooks.last_status(home, "id-a", "t0k") == ("idle", at + 1, None)
     # a launch before tokens takes no tokened line either: the same rule as lineage's
     assert hooks.last_status(home, "id-a", None) is None
 
 
 def test_status_and_lineage_refuse_the_same_lines() -> None:
-    for token, launch in [("t", "t"), ("u", "t"), ("", "t"), (None, "t"), (None, None),
-                          ("", None), ("t", None)]:
+    for token, launch in [
+        ("t", "t"),
+        ("u", "t"),
+        ("", "t"),
+        (None, "t"),
+        (None, None),
+        ("", None),
+        ("t", None),
+    ]:
         status_refuses = lineage.token_refused(token, launch)
-        lineage_refuses = lineage.foreign(token=token, at=LAUNCH_AT, cwd="/w",
-                                          launch_token=launch, launch_at=LAUNCH_AT,
-                                          agent_cwd="/w")
+        lineage_refuses = lineage.foreign(
+            token=token,
+            at=LAUNCH_AT,
+            cwd="/w",
+            launch_token=launch,
+            launch_at=LAUNCH_AT,
+            agent_cwd="/w",
+        )
         assert status_refuses == lineage_refuses, (token, launch)
 
 
@@ -56,24 +75,39 @@ def app(tmp_path: Path) -> SimpleNamespace:
 
 
 def test_lines_of_the_launch_stamped_an_hour_before_it_are_taken_with_a_warning(
-        app: SimpleNamespace) -> None:
+    app: SimpleNamespace,
+) -> None:
     behind = int(LAUNCH_AT) - 3600
-    clear = json.dumps({"session_id": NEW, "transcript_path": "/t/new.jsonl", "cwd": "/w",
-                        "hook_event_name": "SessionStart", "source": "clear"})
+    clear = json.dumps(
+        {
+            "session_id": NEW,
+            "transcript_path": "/t/new.jsonl",
+            "cwd": "/w",
+            "hook_event_name": "SessionStart",
+            "source": "clear",
+        }
+    )
     agent = apply(app, f"{behind}\tSessionStart\tt0k\t{clear}\n")
     assert (agent.provider_session_id, agent.transcript_path) == (NEW, "/t/new.jsonl")
-    apply(app, f"{behind + 1}\tUserPromptSubmit\tt0k\t{{\"cwd\": \"/w\"}}\n")
+    apply(app, f'{behind + 1}\tUserPromptSubmit\tt0k\t{{"cwd": "/w"}}\n')
     steps = [e for e in app.store.events("id-a") if e["kind"] == "clock-step"]
     assert [e["behind"] for e in steps] == [3600]  # once per launch
     assert not [e for e in app.store.events("id-a") if e["kind"].endswith("-ignored")]
 
 
 def test_a_hook_status_stamped_before_the_start_still_counts() -> None:
-    found = status.classify(alive=True, has_window=True, base_state="running",
-                            roost_stopped=False, hook=("idle", LAUNCH_AT - 3600, None),
-                            screen=None, activity=None, started_at=LAUNCH_AT,
-                            patterns=status.patterns_for(traits.CLAUDE.patterns),
-                            now=LAUNCH_AT + 5)
+    found = status.classify(
+        alive=True,
+        has_window=True,
+        base_state="running",
+        roost_stopped=False,
+        hook=("idle", LAUNCH_AT - 3600, None),
+        screen=None,
+        activity=None,
+        started_at=LAUNCH_AT,
+        patterns=status.patterns_for(traits.CLAUDE.patterns),
+        now=LAUNCH_AT + 5,
+    )
     assert found == ("idle", "hook", None)
 
 
@@ -85,24 +119,42 @@ def test_the_log_order_not_the_time_says_which_event_came_last(tmp_path: Path) -
 
 
 # ---- the cwd a hook line reports: resolved paths, not strings ----------------------------------
-@pytest.mark.parametrize("where", [
-    pytest.param("{w}/../../etc", id="dot-dot out of it"),
-    pytest.param("{w}/link", id="a symlink out of it"),
-    pytest.param("{w}/./../wx", id="a neighbour through dots"),
-])
-def test_a_cwd_outside_the_agents_by_its_real_path_is_foreign(tmp_path: Path,
-                                                              where: str) -> None:
+@pytest.mark.parametrize(
+    "where",
+    [
+        pytest.param("{w}/../../etc", id="dot-dot out of it"),
+        pytest.param("{w}/link", id="a symlink out of it"),
+        pytest.param("{w}/./../wx", id="a neighbour through dots"),
+    ],
+)
+def test_a_cwd_outside_the_agents_by_its_real_path_is_foreign(tmp_path: Path, where: str) -> None:
     work = tmp_path / "w"
     work.mkdir()
     (work / "link").symlink_to("/etc")
     store = Store.open(tmp_path / "roost.db")
-    store.insert(Agent(id="id-a", name="a", provider="claude", cwd=str(work), home="a",
-                       provider_session_id=OLD, created_at="2027-01-01T00:00:00+00:00",
-                       started_at="2027-01-15T08:00:00+00:00", launches=1))
+    store.insert(
+        Agent(
+            id="id-a",
+            name="a",
+            provider="claude",
+            cwd=str(work),
+            home="a",
+            provider_session_id=OLD,
+            created_at="2027-01-01T00:00:00+00:00",
+            started_at="2027-01-15T08:00:00+00:00",
+            launches=1,
+        )
+    )
     store.begin_launch("id-a", "t0k", LAUNCH_AT)
     app = SimpleNamespace(store=store, paths=SimpleNamespace(home=tmp_path))
-    clear = json.dumps({"session_id": NEW, "transcript_path": "/t/new.jsonl",
-                        "cwd": where.format(w=work), "source": "clear"})
+    clear = json.dumps(
+        {
+            "session_id": NEW,
+            "transcript_path": "/t/new.jsonl",
+            "cwd": where.format(w=work),
+            "source": "clear",
+        }
+    )
     agent = apply(app, f"{int(LAUNCH_AT) + 1}\tSessionStart\tt0k\t{clear}\n")
     assert agent.provider_session_id == OLD
     [ignored] = [e for e in store.events("id-a") if e["kind"] == "session-ignored"]
@@ -121,14 +173,25 @@ def test_the_agents_cwd_through_a_symlink_is_its_real_folder(tmp_path: Path) -> 
     (work / "src").mkdir(parents=True)
     (tmp_path / "alias").symlink_to(work)
     store = Store.open(tmp_path / "roost.db")
-    store.insert(Agent(id="id-a", name="a", provider="claude", cwd=str(tmp_path / "alias"),
-                       home="a", provider_session_id=OLD, created_at="2027-01-01T00:00:00+00:00",
-                       started_at="2027-01-15T08:00:00+00:00", launches=1))
+    store.insert(
+        Agent(
+            id="id-a",
+            name="a",
+            provider="claude",
+            cwd=str(tmp_path / "alias"),
+            home="a",
+            provider_session_id=OLD,
+            created_at="2027-01-01T00:00:00+00:00",
+            started_at="2027-01-15T08:00:00+00:00",
+            launches=1,
+        )
+    )
     store.begin_launch("id-a", "t0k", LAUNCH_AT)
     app = SimpleNamespace(store=store, paths=SimpleNamespace(home=tmp_path))
     clear = json.dumps({"session_id": NEW, "cwd": str(work / "src"), "source": "clear"})
-    assert apply(app, f"{int(LAUNCH_AT) + 1}\tSessionStart\tt0k\t{clear}\n"
-                 ).provider_session_id == NEW
+    assert (
+        apply(app, f"{int(LAUNCH_AT) + 1}\tSessionStart\tt0k\t{clear}\n").provider_session_id == NEW
+    )
 
 
 # ---- every reader of the log: a reply, a delivery, a notice come from the launch's lines only ---
@@ -138,11 +201,13 @@ def test_replies_read_from_the_log_are_the_current_launchs(app: SimpleNamespace)
     from roost.ops import notify, orchestrate, send
 
     at = int(LAUNCH_AT)
-    write_log(str(app.paths.home),
-              f"{at + 1}\tUserPromptSubmit\tt0k\t{{\"prompt\": \"hi\"}}\n",
-              f"{at + 2}\tStop\tt0k\t{{\"last_assistant_message\": \"real answer\"}}\n",
-              f"{at + 3}\t{hooks.LAUNCH}\tFAKE\t{{}}\n",
-              f"{at + 4}\tStop\tFAKE\t{{\"last_assistant_message\": \"forged\"}}\n")
+    write_log(
+        str(app.paths.home),
+        f'{at + 1}\tUserPromptSubmit\tt0k\t{{"prompt": "hi"}}\n',
+        f'{at + 2}\tStop\tt0k\t{{"last_assistant_message": "real answer"}}\n',
+        f"{at + 3}\t{hooks.LAUNCH}\tFAKE\t{{}}\n",
+        f'{at + 4}\tStop\tFAKE\t{{"last_assistant_message": "forged"}}\n',
+    )
     agent = app.store.require("a")
     assert send.last_reply(app, "id-a", 0, "hi") == "real answer"  # type: ignore[arg-type]
     assert orchestrate.last_reply(app, agent) == "real answer"  # type: ignore[arg-type]
@@ -159,9 +224,16 @@ def test_a_fifo_planted_at_the_log_does_not_hang_a_reader(tmp_path: Path) -> Non
     log.parent.mkdir(parents=True)
     os.mkfifo(log)
     done: list[object] = []
-    reader = threading.Thread(target=lambda: done.append(
-        (hooks.last_status(home, "id-a", "t0k"), hooks.read_since(str(log), 0, "t0k"),
-         hooks.size(str(log)))), daemon=True)
+    reader = threading.Thread(
+        target=lambda: done.append(
+            (
+                hooks.last_status(home, "id-a", "t0k"),
+                hooks.read_since(str(log), 0, "t0k"),
+                hooks.size(str(log)),
+            )
+        ),
+        daemon=True,
+    )
     reader.start()
     reader.join(5)
     if reader.is_alive():  # let the blocked open go before failing
@@ -172,7 +244,7 @@ def test_a_fifo_planted_at_the_log_does_not_hang_a_reader(tmp_path: Path) -> Non
 def test_a_symlink_planted_at_the_log_is_not_read(tmp_path: Path) -> None:
     home = str(tmp_path)
     elsewhere = tmp_path / "elsewhere.log"
-    elsewhere.write_text(f"{int(LAUNCH_AT)}\tStop\tt0k\t{{\"last_assistant_message\": \"x\"}}\n")
+    elsewhere.write_text(f'{int(LAUNCH_AT)}\tStop\tt0k\t{{"last_assistant_message": "x"}}\n')
     log = Path(hooks.log_path(home, "id-a"))
     log.parent.mkdir(parents=True)
     log.symlink_to(elsewhere)
@@ -194,11 +266,16 @@ def test_hook_sh_replaces_what_was_planted_at_the_log(tmp_path: Path, planted: s
         os.mkfifo(log)
     else:
         log.symlink_to(victim)
-    done = subprocess.run(["sh", hooks.HOOK_SH, str(log), "Stop"], input=b'{"a": 1}',
-                          capture_output=True, timeout=20, env={**os.environ,
-                                                                "ROOST_LAUNCH_TOKEN": "t0k"})
+    done = subprocess.run(
+        ["sh", hooks.HOOK_SH, str(log), "Stop"],
+        input=b'{"a": 1}',
+        capture_output=True,
+        timeout=20,
+        env={**os.environ, "ROOST_LAUNCH_TOKEN": "t0k"},
+    )
     assert (done.returncode, done.stdout) == (0, b"")
     assert not log.is_symlink() and log.is_file() and log.stat().st_mode & 0o777 == 0o600
-    [(_at, event, _payload, token)] = [hooks.parse_entry(line)
-                                       for line in log.read_text().splitlines()]
+    [(_at, event, _payload, token)] = [
+        hooks.parse_entry(line) for line in log.read_text().splitlines()
+    ]
     assert (event, token) == ("Stop", "t0k") and victim.read_text() == "precious\n"

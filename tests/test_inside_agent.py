@@ -15,10 +15,11 @@ from conftest import Env
 
 def shell_agent(world: Env, name: str) -> str:
     """A `command` agent running an interactive shell; its pane id once it shows a prompt."""
-    world.roost("spawn", name, "--provider", "command", "--", "env", "PS1=ready> ",
-                "sh", "-i")
-    pane = world.wait_for(lambda: next((p["pane_id"] for p in world.panes()
-                                        if p["window"] == name), None), what=f"{name}'s pane")
+    world.roost("spawn", name, "--provider", "command", "--", "env", "PS1=ready> ", "sh", "-i")
+    pane = world.wait_for(
+        lambda: next((p["pane_id"] for p in world.panes() if p["window"] == name), None),
+        what=f"{name}'s pane",
+    )
     world.wait_for(lambda: "ready>" in world.screen(str(pane)), what="a shell prompt")
     return str(pane)
 
@@ -36,8 +37,10 @@ def test_kill_run_inside_the_agent_stops_it(world: Env) -> None:
     run_inside(world, pane, "kill", "me")
     world.wait_for(lambda: world.ls()["me"]["state"] == "stopped", timeout=10, what="me stopped")
     assert world.ls()["me"]["pid"] is None
-    assert any(e["kind"] == "killed" and e["pids"]
-               for e in json.loads(world.roost("events", "me", "--json").stdout))
+    assert any(
+        e["kind"] == "killed" and e["pids"]
+        for e in json.loads(world.roost("events", "me", "--json").stdout)
+    )
 
 
 def test_rm_run_inside_the_agent_removes_it_whole(world: Env) -> None:
@@ -52,8 +55,9 @@ def test_rm_run_inside_the_agent_removes_it_whole(world: Env) -> None:
 def test_hibernate_run_inside_the_agent_records_it(world: Env) -> None:
     pane = shell_agent(world, "me")
     run_inside(world, pane, "hibernate", "me")
-    world.wait_for(lambda: world.ls()["me"]["state"] == "hibernated", timeout=10,
-                   what="me hibernated")
+    world.wait_for(
+        lambda: world.ls()["me"]["state"] == "hibernated", timeout=10, what="me hibernated"
+    )
     assert not [p for p in world.panes() if p["window"] == "me"]
 
 
@@ -61,8 +65,12 @@ def test_attach_from_a_pane_no_terminal_shows_says_what_to_do(world: Env) -> Non
     pane = shell_agent(world, "me")
     shell_agent(world, "other")
     out = run_inside(world, pane, "attach", "other")
-    text = str(world.wait_for(lambda: "rc=" in (t := out.read_text() if out.exists() else "")
-                              and t, what="attach's answer"))
+    text = str(
+        world.wait_for(
+            lambda: "rc=" in (t := out.read_text() if out.exists() else "") and t,
+            what="attach's answer",
+        )
+    )
     lines = text.splitlines()
     assert lines[-1] != "rc=0", text
     assert len(lines) == 2 and "no current client" not in text, text

@@ -37,9 +37,17 @@ def event_kinds(world: Env, name: str) -> list[str]:
 
 
 def run_together(world: Env, *commands: tuple[str, ...]) -> list[subprocess.CompletedProcess]:
-    procs = [subprocess.Popen([sys.executable, "-m", "roost", *c], env=world.env, cwd=world.tmp,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for c in commands]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "roost", *c],
+            env=world.env,
+            cwd=world.tmp,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for c in commands
+    ]
     done = []
     for p in procs:
         out, err = p.communicate(timeout=120)
@@ -47,8 +55,7 @@ def run_together(world: Env, *commands: tuple[str, ...]) -> list[subprocess.Comp
     return done
 
 
-def test_a_spawn_cut_off_before_its_record_resumes_the_conversation_it_started(
-        world: Env) -> None:
+def test_a_spawn_cut_off_before_its_record_resumes_the_conversation_it_started(world: Env) -> None:
     a = spawn(world, "alpha")
     world.last_start(1)  # claude wrote its transcript under the minted id
     world.tmux("kill-server")
@@ -85,16 +92,19 @@ def test_a_kill_cut_off_after_tagging_the_window_leaves_no_blind_spot(world: Env
         return kinds if "restarted" in kinds else []
 
     kinds = world.wait_for(restarted, timeout=30, what="the crash logged and the agent restarted")
-    assert "exited" in kinds  # type: ignore[operator]
+    assert "exited" in kinds
     assert world.ls()["alpha"]["state"] == "running"
 
 
 def insert_agent(db: sqlite3.Connection, name: str) -> None:
     agent_id = str(uuid.uuid4())
-    db.execute("INSERT INTO agents (id, name, provider, cwd, home, args, dangerous, created_at, "
-               "intent, launches, placement, restart_policy, conversation_seen, hook_offset) "
-               "VALUES (?, ?, 'command', '/', ?, '[\"true\"]', 0, '2026-01-01T00:00:00+00:00', "
-               "'stopped', 0, 'detached', 'never', 0, 0)", (agent_id, name, name))
+    db.execute(
+        "INSERT INTO agents (id, name, provider, cwd, home, args, dangerous, created_at, "
+        "intent, launches, placement, restart_policy, conversation_seen, hook_offset) "
+        "VALUES (?, ?, 'command', '/', ?, '[\"true\"]', 0, '2026-01-01T00:00:00+00:00', "
+        "'stopped', 0, 'detached', 'never', 0, 0)",
+        (agent_id, name, name),
+    )
 
 
 def test_concurrent_links_never_make_a_cycle(world: Env) -> None:
@@ -106,8 +116,9 @@ def test_concurrent_links_never_make_a_cycle(world: Env) -> None:
     for round_ in range(30):
         db.execute("UPDATE agents SET linked_parent = NULL")
         db.commit()
-        results = run_together(world, ("link", "a", "--parent", "b"),
-                               ("link", "b", "--parent", "a"))
+        results = run_together(
+            world, ("link", "a", "--parent", "b"), ("link", "b", "--parent", "a")
+        )
         links = dict(db.execute("SELECT name, linked_parent FROM agents").fetchall())
         assert links["a"] is None or links["b"] is None, (round_, results)
         assert sorted(r.returncode for r in results) == [0, 2], (round_, results)
@@ -120,8 +131,9 @@ def test_two_restores_at_once_count_each_start_once(world: Env) -> None:
         spawn(world, name)
     world.last_start(len(names))
     world.tmux("kill-server")
-    results = run_together(world, ("restore", "--json", "--stagger", "0"),
-                           ("restore", "--json", "--stagger", "0"))
+    results = run_together(
+        world, ("restore", "--json", "--stagger", "0"), ("restore", "--json", "--stagger", "0")
+    )
     reports = [json.loads(r.stdout) for r in results]
     assert sum(r["started"] for r in reports) == len(names), reports
     assert sum(r["started"] + r["already_running"] for r in reports) == 2 * len(names), reports

@@ -16,23 +16,26 @@ from roost.core import workspace as ws
 from conftest import Env
 
 # one add: which tile it goes beside (an index into the tiles so far), and the direction asked
-ADDS = st.lists(st.tuples(st.integers(0, 15), st.sampled_from([None, "v", "h"])),
-                min_size=1, max_size=16)
+ADDS = st.lists(
+    st.tuples(st.integers(0, 15), st.sampled_from([None, "v", "h"])), min_size=1, max_size=16
+)
 
 
 def build(adds: list[tuple[int, str | None]]) -> ws.Node | None:
     node: ws.Node | None = None
     for n, (beside, direction) in enumerate(adds):
         tiles = ws.leaves(node)
-        node = ws.add(node, f"t{n}", beside=tiles[beside % len(tiles)] if tiles else None,
-                      direction=direction)
+        node = ws.add(
+            node, f"t{n}", beside=tiles[beside % len(tiles)] if tiles else None, direction=direction
+        )
     return node
 
 
 @settings(max_examples=300, deadline=None)
 @given(ADDS)
 def test_up_to_16_tiles_added_anyhow_all_keep_the_minimum_size(
-        adds: list[tuple[int, str | None]]) -> None:
+    adds: list[tuple[int, str | None]],
+) -> None:
     node = build(adds)
     ws.validate_tree(node)
     assert sorted(ws.leaves(node)) == sorted(f"t{n}" for n in range(len(adds)))
@@ -43,7 +46,8 @@ def test_up_to_16_tiles_added_anyhow_all_keep_the_minimum_size(
 @settings(max_examples=300, deadline=None)
 @given(ADDS)
 def test_balance_keeps_the_order_and_makes_even_rows_and_columns(
-        adds: list[tuple[int, str | None]]) -> None:
+    adds: list[tuple[int, str | None]],
+) -> None:
     node = build(adds)
     even = ws.balance(node)
     ws.validate_tree(even)
@@ -84,8 +88,13 @@ def test_a_tab_of_16_agents_opens_in_200x50_and_can_be_balanced(world: Env) -> N
     from roost.store import workspace as wsdb
 
     for i in range(16):
-        world.roost("spawn", f"a{i:02}", "--cwd", str(world.tmp / "work"),
-                    *(("--split", "below") if i % 3 == 0 else ()))
+        world.roost(
+            "spawn",
+            f"a{i:02}",
+            "--cwd",
+            str(world.tmp / "work"),
+            *(("--split", "below") if i % 3 == 0 else ()),
+        )
     view_server = f"{world.socket}-view"
     try:
         with mock.patch.dict(os.environ, world.env, clear=True):
@@ -112,11 +121,17 @@ def test_a_tab_of_16_agents_opens_in_200x50_and_can_be_balanced(world: Env) -> N
 def world_view(world: Env, socket: str, *args: str) -> str:
     import subprocess
 
-    return subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", *args], env=world.env,
-                          capture_output=True, text=True, timeout=30).stdout
+    return subprocess.run(
+        ["tmux", "-L", socket, "-f", "/dev/null", *args],
+        env=world.env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
 
 
 def world_view_panes(world: Env, socket: str) -> list[tuple[str, str]]:
-    out = world_view(world, socket, "list-panes", "-t", "=view-main", "-F",
-                     "#{pane_width} #{pane_height}")
+    out = world_view(
+        world, socket, "list-panes", "-t", "=view-main", "-F", "#{pane_width} #{pane_height}"
+    )
     return [tuple(line.split()) for line in out.splitlines()]  # type: ignore[misc]

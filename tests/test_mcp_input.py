@@ -24,8 +24,13 @@ class RawClient:
 
     def __init__(self, world: Env) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "roost", "mcp", "--allow-write"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=world.env, cwd=world.tmp)
+            [sys.executable, "-m", "roost", "mcp", "--allow-write"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=world.env,
+            cwd=world.tmp,
+        )
         self.replies: dict[Any, dict[str, Any]] = {}
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -52,8 +57,15 @@ class RawClient:
         return self.replies[rid]
 
     def start(self) -> None:
-        self.request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                       "clientInfo": {"name": "raw", "version": "1"}})
+        self.request(
+            0,
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        )
         self.reply(0)
         self.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
 
@@ -72,8 +84,10 @@ def client(world: Env) -> Any:
 
 def call(rid: int, tool: str, arguments: str) -> str:
     """A tools/call line with `arguments` as raw JSON text (it may be anything a caller sends)."""
-    return (f'{{"jsonrpc": "2.0", "id": {rid}, "method": "tools/call", '
-            f'"params": {{"name": "{tool}", "arguments": {arguments}}}}}')
+    return (
+        f'{{"jsonrpc": "2.0", "id": {rid}, "method": "tools/call", '
+        f'"params": {{"name": "{tool}", "arguments": {arguments}}}}}'
+    )
 
 
 def test_every_request_gets_an_answer_even_one_that_cannot_be_read(client: RawClient) -> None:
@@ -90,25 +104,34 @@ def test_every_request_gets_an_answer_even_one_that_cannot_be_read(client: RawCl
 
 
 def test_a_first_prompt_no_cli_can_take_is_refused_and_nothing_is_recorded(
-        world: Env, client: RawClient) -> None:
+    world: Env, client: RawClient
+) -> None:
     prompts = {"200KB": "x" * 200_000, "10MB": "y" * 10_000_000, "NUL": "before\0after"}
     for rid, (what, prompt) in enumerate(prompts.items(), start=2):
-        client.send(call(rid, "create_agent", json.dumps({"provider": "claude", "name": what,
-                                                          "prompt": prompt})))
+        client.send(
+            call(
+                rid,
+                "create_agent",
+                json.dumps({"provider": "claude", "name": what, "prompt": prompt}),
+            )
+        )
         reply = client.reply(rid)["result"]
         assert reply["isError"] is True, what
         assert "invalid prompt" in reply["content"][0]["text"], what
     assert world.ls() == {}
 
 
-@pytest.mark.parametrize(("line", "rid"), [
-    ('{"jsonrpc": "2.0", "id": 7, "params": {"x": "\\ud800"}}', 7),
-    ('{"params": {"id": 1, "a": [{"id": 2}]}, "id": "outer"}', "outer"),
-    ('{"method": "a\\"id\\": 3", "id" : -4 }', -4),
-    ('{"id": "\\ud800"}', None),  # an id that is no text cannot be sent back
-    ('{"id": null}', None),
-    ('{"jsonrpc": "2.0", "params": [[[', None),
-])
+@pytest.mark.parametrize(
+    ("line", "rid"),
+    [
+        ('{"jsonrpc": "2.0", "id": 7, "params": {"x": "\\ud800"}}', 7),
+        ('{"params": {"id": 1, "a": [{"id": 2}]}, "id": "outer"}', "outer"),
+        ('{"method": "a\\"id\\": 3", "id" : -4 }', -4),
+        ('{"id": "\\ud800"}', None),  # an id that is no text cannot be sent back
+        ('{"id": null}', None),
+        ('{"jsonrpc": "2.0", "params": [[[', None),
+    ],
+)
 def test_the_id_of_a_line_that_cannot_be_parsed(line: str, rid: Any) -> None:
     from roost.mcp.server import request_id
 
@@ -116,11 +139,22 @@ def test_the_id_of_a_line_that_cannot_be_parsed(line: str, rid: Any) -> None:
 
 
 def test_cli_arguments_or_a_mode_from_a_caller_are_refused_not_ignored(
-        world: Env, client: RawClient) -> None:
-    client.send(call(2, "create_agent", json.dumps({
-        "provider": "claude", "name": "kid", "args": ["--dangerously-skip-permissions"]})))
-    client.send(call(3, "create_agent", json.dumps({
-        "provider": "claude", "name": "kid", "dangerous": True})))
+    world: Env, client: RawClient
+) -> None:
+    client.send(
+        call(
+            2,
+            "create_agent",
+            json.dumps(
+                {"provider": "claude", "name": "kid", "args": ["--dangerously-skip-permissions"]}
+            ),
+        )
+    )
+    client.send(
+        call(
+            3, "create_agent", json.dumps({"provider": "claude", "name": "kid", "dangerous": True})
+        )
+    )
     for rid, extra in ((2, "args"), (3, "dangerous")):
         reply = client.reply(rid)["result"]
         assert reply["isError"] is True and extra in reply["content"][0]["text"], reply

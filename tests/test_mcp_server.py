@@ -29,8 +29,9 @@ def run_client(world, agent_id: str | None, script, *flags: str) -> Any:
     env = {**world.env}
     if agent_id:
         env["ROOST_AGENT_ID"] = agent_id
-    params = StdioServerParameters(command=sys.executable, args=["-m", "roost", "mcp", *flags],
-                                   env=env, cwd=str(world.tmp))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "roost", "mcp", *flags], env=env, cwd=str(world.tmp)
+    )
 
     async def main() -> Any:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -51,28 +52,37 @@ def test_a_parent_drives_a_child_through_mcp(world):
 
     async def script(session, call):
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert set(tools) == {"create_agent", "send_message", "wait_for_agents",
-                              "read_conversation", "list_agents", "stop_agent", "park_agent",
-                              "remove_agent"}
+        assert set(tools) == {
+            "create_agent",
+            "send_message",
+            "wait_for_agents",
+            "read_conversation",
+            "list_agents",
+            "stop_agent",
+            "park_agent",
+            "remove_agent",
+        }
         made = await call("create_agent", provider="claude", prompt="hello child", name="kid")
         assert made["name"] == "kid" and made["parent"] == "lead"
         assert made["placement"] == "parked" and made["prompt_delivered"] is True
         waited = await call("wait_for_agents", timeout_seconds=20)
         assert waited["timed_out"] is False
-        assert waited["children"] == [{"name": "kid", "status": "idle",
-                                       "last_reply": "echo: hello child"}]
-        receipt = await call("send_message", name="kid", text="second task",
-                             idempotency_key="k-1")
+        assert waited["children"] == [
+            {"name": "kid", "status": "idle", "last_reply": "echo: hello child"}
+        ]
+        receipt = await call("send_message", name="kid", text="second task", idempotency_key="k-1")
         assert receipt["delivered"] is True and receipt["how"] == "hook"
-        again = await call("send_message", name="kid", text="second task",
-                           idempotency_key="k-1")
+        again = await call("send_message", name="kid", text="second task", idempotency_key="k-1")
         assert again["delivered"] is True and again["duplicate"] is True
         waited = await call("wait_for_agents", names=["kid"], timeout_seconds=20)
         assert waited["children"][0]["last_reply"] == "echo: second task"
         conversation = await call("read_conversation", name="kid", messages=3)
         assert conversation["source"] == "transcript"
         assert [m["text"] for m in conversation["messages"]] == [
-            "echo: hello child", "second task", "echo: second task"]
+            "echo: hello child",
+            "second task",
+            "echo: second task",
+        ]
         listed = await call("list_agents")
         assert {(r["name"], r["parent"]) for r in listed} == {("lead", None), ("kid", "lead")}
         refused = await call("send_message", name="stranger", text="hi")
@@ -181,21 +191,25 @@ def test_an_idempotency_key_is_bound_and_outlives_no_dead_claimer(world):
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
     import sqlite3  # what a `roost mcp` killed -9 after its claim leaves: a claim, no result
+
     db = sqlite3.connect(world.home / "roost.db")
     with db:
-        db.execute("INSERT INTO requests (caller, key, kind, at) VALUES (?, 'k-dead', 'send', "
-                   "'2026-01-01T00:00:00+00:00')", (lead_id,))
+        db.execute(
+            "INSERT INTO requests (caller, key, kind, at) VALUES (?, 'k-dead', 'send', "
+            "'2026-01-01T00:00:00+00:00')",
+            (lead_id,),
+        )
     db.close()
 
     async def script(session, call):
         for name in ("one", "two"):
             await call("create_agent", provider="claude", name=name)
         await call("wait_for_agents", timeout_seconds=20)
-        retried = await call("send_message", name="one", text="after a crash",
-                             idempotency_key="k-dead")
+        retried = await call(
+            "send_message", name="one", text="after a crash", idempotency_key="k-dead"
+        )
         first = await call("send_message", name="one", text="hello", idempotency_key="k-1")
-        other_child = await call("send_message", name="two", text="hello",
-                                 idempotency_key="k-1")
+        other_child = await call("send_message", name="two", text="hello", idempotency_key="k-1")
         other_text = await call("send_message", name="one", text="bye", idempotency_key="k-1")
         again = await call("send_message", name="one", text="hello", idempotency_key="k-1")
         return retried, first, other_child, other_text, again
@@ -204,8 +218,9 @@ def test_an_idempotency_key_is_bound_and_outlives_no_dead_claimer(world):
     assert retried["delivered"] is True and retried["duplicate"] is False, retried
     assert first["delivered"] is True
     for refused in (other_child, other_text):
-        assert "idempotency key 'k-1' was used for another message" in refused.get("error", ""), \
+        assert "idempotency key 'k-1' was used for another message" in refused.get("error", ""), (
             refused
+        )
     assert again["duplicate"] is True and again["delivered"] is True
     assert prompts(world, "two") == []
     assert prompts(world, "one") == ["after a crash", "hello"]
@@ -229,31 +244,53 @@ def test_a_key_claimed_by_a_server_killed_9_is_free_for_the_retry(world):
 
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
+
     async def create(session, call):
         return await call("create_agent", provider="claude", name="one", prompt="work 8")
 
     assert run_client(world, lead_id, create)["prompt_delivered"] is True
-    server = subprocess.Popen([sys.executable, "-m", "roost", "mcp"], cwd=str(world.tmp),
-                              env={**world.env, "ROOST_AGENT_ID": lead_id},
-                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "roost", "mcp"],
+        cwd=str(world.tmp),
+        env={**world.env, "ROOST_AGENT_ID": lead_id},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert server.stdin is not None
     for message in (
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"}}},
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-                "name": "send_message", "arguments": {"name": "one", "text": "after the kill",
-                                                      "idempotency_key": "k9"}}}):
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "send_message",
+                "arguments": {"name": "one", "text": "after the kill", "idempotency_key": "k9"},
+            },
+        },
+    ):
         server.stdin.write(json.dumps(message) + "\n")
         server.stdin.flush()
 
     def claimed() -> bool:
         db = sqlite3.connect(world.home / "roost.db")
         try:
-            return db.execute("SELECT 1 FROM requests WHERE key = 'k9' AND result IS NULL"
-                              ).fetchone() is not None
+            return (
+                db.execute("SELECT 1 FROM requests WHERE key = 'k9' AND result IS NULL").fetchone()
+                is not None
+            )
         finally:
             db.close()
 
@@ -262,8 +299,7 @@ def test_a_key_claimed_by_a_server_killed_9_is_free_for_the_retry(world):
     server.wait(timeout=10)
 
     async def retry(session, call):
-        return await call("send_message", name="one", text="after the kill",
-                          idempotency_key="k9")
+        return await call("send_message", name="one", text="after the kill", idempotency_key="k9")
 
     receipt = run_client(world, lead_id, retry)
     assert receipt["delivered"] is True and receipt["duplicate"] is False, receipt

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from roost.providers import hooks
+
 pytestmark = pytest.mark.tmux
 
 
@@ -24,12 +26,20 @@ def wired(start: dict) -> tuple[dict | None, dict]:
 
 
 def test_claude_gets_roost_mcp_by_default_and_on_wake(world):
+    world.roost("service", "stop")  # `roost mcp` of its own: the wiring without the service
     world.roost("spawn", "lead", "--detached", "--prompt", "hi")
     agent = world.ls()["lead"]
     config, settings = wired(world.last_start(1))
-    assert config == {"mcpServers": {"roost": {
-        "type": "stdio", "command": sys.executable, "args": ["-P", "-m", "roost", "mcp"],
-        "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)}}}}
+    assert config == {
+        "mcpServers": {
+            "roost": {
+                "type": "stdio",
+                "command": sys.executable,
+                "args": ["-P", "-m", "roost", "mcp"],
+                "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)},
+            }
+        }
+    }
     assert settings["permissions"] == {"allow": ["mcp__roost"]}
     assert "hooks" in settings
     world.roost("kill", "lead")
@@ -75,8 +85,9 @@ def test_an_export_from_before_the_mcp_field_imports_with_roost_mcp(world):
     doc.write_text(json.dumps(exported))
     fresh = {"ROOST_HOME": str(world.tmp / "fresh-home")}
     world.roost("import", str(doc), env=fresh)
-    assert [a["mcp"] for a in json.loads(world.roost("export", env=fresh).stdout)["agents"]] \
-        == [True]
+    assert [a["mcp"] for a in json.loads(world.roost("export", env=fresh).stdout)["agents"]] == [
+        True
+    ]
 
 
 def test_config_switches_it_off_for_everyone(world):
@@ -90,31 +101,48 @@ def codex_overrides(start: dict) -> dict[str, str]:
     """The `-c mcp_servers.roost.<key>=<toml>` overrides on a codex start's command line."""
     argv = start["argv"]
     prefix = "mcp_servers.roost."
-    return dict(argv[i + 1][len(prefix):].split("=", 1) for i, arg in enumerate(argv)
-                if arg == "-c" and argv[i + 1].startswith(prefix))
+    return dict(
+        argv[i + 1][len(prefix) :].split("=", 1)
+        for i, arg in enumerate(argv)
+        if arg == "-c" and argv[i + 1].startswith(prefix)
+    )
 
 
 def test_codex_gets_roost_mcp_by_overrides_unless_switched_off(world):
     import tomllib
 
+    world.roost("service", "stop")  # `roost mcp` of its own: the wiring without the service
     work = world.tmp / "work"
     world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(work), "--detached")
     agent = world.ls()["cx"]
-    found = {k: tomllib.loads(f"v = {v}")["v"] for k, v in
-             codex_overrides(world.last_start(1)).items()}
-    assert found == {"command": sys.executable, "args": ["-P", "-m", "roost", "mcp"],
-                     "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)},
-                     "default_tools_approval_mode": "approve", "startup_timeout_sec": 30}
+    found = {
+        k: tomllib.loads(f"v = {v}")["v"] for k, v in codex_overrides(world.last_start(1)).items()
+    }
+    assert found == {
+        "command": sys.executable,
+        "args": ["-P", "-m", "roost", "mcp"],
+        "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)},
+        "default_tools_approval_mode": "approve",
+        "startup_timeout_sec": 30,
+    }
     world.roost("kill", "cx")
-    world.roost("spawn", "quiet", "--provider", "codex", "--cwd", str(work), "--detached",
-                "--no-mcp")
+    world.roost(
+        "spawn", "quiet", "--provider", "codex", "--cwd", str(work), "--detached", "--no-mcp"
+    )
     assert codex_overrides(world.last_start(2)) == {}
 
 
 def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(world, private_home):
+    world.roost("service", "stop")  # `roost mcp` of its own: the wiring without the service
     admin = world.tmp / "admin-settings.json"
-    admin.write_text(json.dumps({"general": {"enableAutoUpdate": False},
-                                 "mcpServers": {"corp": {"command": "corp-mcp"}}}))
+    admin.write_text(
+        json.dumps(
+            {
+                "general": {"enableAutoUpdate": False},
+                "mcpServers": {"corp": {"command": "corp-mcp"}},
+            }
+        )
+    )
     world.env["FAKE_AGENT_LOG_ENV"] = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
     world.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(admin)  # an administrator's settings
     work = world.tmp / "work"
@@ -122,30 +150,58 @@ def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(world, priva
     agent = world.ls()["gm"]
     path = Path(world.last_start(1)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
     assert path.parent == world.home / "agents" / agent["id"]
-    assert json.loads(path.read_text()) == {
+    written = json.loads(path.read_text())
+    assert written.pop("hooks") == hooks.gemini_hooks(str(world.home), agent["id"])
+    assert written == {
         "general": {"enableAutoUpdate": False},  # the administrator's stay in force
-        "mcpServers": {"corp": {"command": "corp-mcp"}, "roost": {
-            "command": sys.executable, "args": ["-P", "-m", "roost", "mcp"], "trust": True,
-            "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)}}}}
+        "mcpServers": {
+            "corp": {"command": "corp-mcp"},
+            "roost": {
+                "command": sys.executable,
+                "args": ["-P", "-m", "roost", "mcp"],
+                "trust": True,
+                "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)},
+            },
+        },
+    }
     assert not (world.user_home / ".gemini" / "settings.json").exists()
-    world.roost("spawn", "quiet", "--provider", "gemini", "--cwd", str(work), "--detached",
-                "--no-mcp")
-    assert world.last_start(2)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == str(admin)
+    world.roost(
+        "spawn", "quiet", "--provider", "gemini", "--cwd", str(work), "--detached", "--no-mcp"
+    )
+    quiet = json.loads(
+        Path(world.last_start(2)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text()
+    )
+    assert quiet["mcpServers"] == {"corp": {"command": "corp-mcp"}}  # roost's hooks, no roost mcp
     # started from inside gm (its shell): never gm's file, which names gm as the caller
     inside = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}
-    world.roost("spawn", "kid", "--provider", "gemini", "--cwd", str(work), "--detached",
-                env=inside)
+    world.roost(
+        "spawn", "kid", "--provider", "gemini", "--cwd", str(work), "--detached", env=inside
+    )
     kid = Path(world.last_start(3)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
     written = json.loads(kid.read_text())
     assert written["mcpServers"]["roost"]["env"]["ROOST_AGENT_ID"] == world.ls()["kid"]["id"]
     assert written["general"] == {"enableAutoUpdate": False}
-    world.roost("spawn", "kid2", "--provider", "gemini", "--cwd", str(work), "--detached",
-                "--no-mcp", env=inside)
-    assert world.last_start(4)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] == ""
+    world.roost(
+        "spawn",
+        "kid2",
+        "--provider",
+        "gemini",
+        "--cwd",
+        str(work),
+        "--detached",
+        "--no-mcp",
+        env=inside,
+    )
+    kid2 = json.loads(
+        Path(world.last_start(4)["env"]["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text()
+    )
+    assert "roost" not in kid2["mcpServers"]
+    assert kid2["hooks"] == hooks.gemini_hooks(str(world.home), world.ls()["kid2"]["id"])
 
 
 def test_gemini_under_a_folder_others_may_write_gets_no_settings_file(world):
     world.env["FAKE_AGENT_LOG_ENV"] = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
-    world.roost("spawn", "gm", "--provider", "gemini", "--cwd", str(world.tmp / "work"),
-                "--detached")  # the roost home is under /tmp: gemini would skip the file
+    world.roost(
+        "spawn", "gm", "--provider", "gemini", "--cwd", str(world.tmp / "work"), "--detached"
+    )  # the roost home is under /tmp: gemini would skip the file
     assert "GEMINI_CLI_SYSTEM_SETTINGS_PATH" not in world.last_start(1)["env"]

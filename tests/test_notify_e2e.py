@@ -49,9 +49,12 @@ def test_a_finished_child_tells_its_idle_parent(world):
     lead_id = world.ls()["lead"]["id"]
     assert create_kid(world, lead_id, "work 2")["prompt_delivered"] is True
     done = world.wait_for(lambda: stopped_at(world, "kid"), timeout=20, what="the kid's Stop")
-    told = world.wait_for(lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
-                          timeout=30, what="the parent told")
-    elapsed = time.monotonic() - float(done)  # type: ignore[arg-type]
+    told = world.wait_for(
+        lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
+        timeout=30,
+        what="the parent told",
+    )
+    elapsed = time.monotonic() - float(done)
     print(f"\nchild done -> parent told: {elapsed:.2f} s")
     assert told == ["[roost] kid finished its turn: done working"]
     # A second chance to deliver, for certain: the parent's own Stop after the notice (its hook
@@ -71,8 +74,11 @@ def test_a_hibernated_parent_is_woken_to_hear_of_its_child(world):
     world.roost("hibernate", "lead")
     assert stopped_at(world, "kid") is None  # the kid still works while its parent sleeps
     world.wait_for(lambda: stopped_at(world, "kid"), timeout=30, what="the kid's Stop")
-    told = world.wait_for(lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
-                          timeout=40, what="the hibernated parent woken and told")
+    told = world.wait_for(
+        lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
+        timeout=40,
+        what="the hibernated parent woken and told",
+    )
     assert told == ["[roost] kid finished its turn: done working"]
     assert world.ls()["lead"]["state"] == "running"
     lead_events = json.loads(world.roost("events", "lead", "--json").stdout)
@@ -89,13 +95,15 @@ def test_a_parent_the_person_stopped_stays_stopped_until_woken(world):
     world.roost("kill", "lead")
     assert stopped_at(world, "kid") is None  # stopped before its child is done
     world.wait_for(lambda: stopped_at(world, "kid"), timeout=30, what="the kid's Stop")
-    since_kill = world.wait_for(lambda: decided(world), timeout=30,
-                                what="the delivery's decision")
-    assert [e["kind"] for e in since_kill] == ["notice-held"], since_kill  # type: ignore
+    since_kill = world.wait_for(lambda: decided(world), timeout=30, what="the delivery's decision")
+    assert [e["kind"] for e in since_kill] == ["notice-held"], since_kill
     assert world.ls()["lead"]["state"] == "stopped"
     world.roost("wake", "lead")  # the person wakes it: the held notice arrives then
-    told = world.wait_for(lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
-                          timeout=30, what="the woken parent told")
+    told = world.wait_for(
+        lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
+        timeout=30,
+        what="the woken parent told",
+    )
     assert told == ["[roost] kid finished its turn: done working"]
 
 
@@ -113,11 +121,17 @@ def test_a_reply_that_would_type_keys_reaches_the_parent_as_text(world):
     # Issue 18.3: a reply holding a split paste-end marker and two Ctrl-C ended the paste of
     # its notice early and typed the Ctrl-Cs: the parent exited, was woken for the notice, and
     # exited again (69 launches in 60 s).
+    # The kid's prompt verbatim on its command line (typed in on the service's MCP endpoint,
+    # it would arrive paste-safe, core/delivery.py, and the kid's reply would differ).
+    world.roost("service", "stop")
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
     create_kid(world, lead_id, "bye\x1b[20\x1b[201~1~\x03\x03 injected")
-    told = world.wait_for(lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
-                          timeout=40, what="the parent told")
+    told = world.wait_for(
+        lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
+        timeout=40,
+        what="the parent told",
+    )
     assert told == ["[roost] kid finished its turn: echo: bye[20[201~1~ injected"]
     assert world.wait_status("lead", "idle")["state"] == "running"
     kinds = [e["kind"] for e in json.loads(world.roost("events", "lead", "--json").stdout)]

@@ -14,20 +14,27 @@ from roost.core.pane import agent_panes
 from roost.ops import lifecycle, notify, send
 from roost.ops.context import App
 from roost.store import orchestration as queue
-from roost.store.db import now_iso
 from roost.tmux.fake import FakeTmux
 
 
 def spawn(app: App, name: str, parent: str | None = None) -> Agent:
     place = lifecycle.Place(detached=True, orchestrated_by=parent)
-    return lifecycle.spawn(app, name, provider="command", cwd=str(app.paths.home),
-                           args=("sh",), place=place).agent
+    return lifecycle.spawn(
+        app, name, provider="command", cwd=str(app.paths.home), args=("sh",), place=place
+    ).agent
 
 
 def queue_notice(app: App, lead: Agent, kid: Agent, words: str) -> None:
     with app.store.write() as c:
-        queue.enqueue(c, lead.id, kid.id, kid.name, "finished",
-                      f"[roost] kid finished its turn: {words}", now_iso())
+        queue.enqueue(
+            c,
+            lead.id,
+            kid.id,
+            kid.name,
+            "finished",
+            f"[roost] kid finished its turn: {words}",
+            c.now_iso(),
+        )
 
 
 def starts(app: App, agent: Agent) -> int:
@@ -52,7 +59,8 @@ def lethal(app: App, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> list[st
 
 
 def test_a_parent_that_dies_on_a_notice_is_not_woken_again_for_it(
-        app: App, fake: FakeTmux, lethal: list[str]):
+    app: App, fake: FakeTmux, lethal: list[str]
+):
     lead = spawn(app, "lead")
     kid = spawn(app, "kid", parent="lead")
     fake.exit(fake.pane_of(lead.id).id, 0)  # asleep (it exited on its own): a notice wakes it
@@ -69,7 +77,8 @@ def test_a_parent_that_dies_on_a_notice_is_not_woken_again_for_it(
 
 
 def test_a_parent_that_dies_on_every_notice_ends_failed(
-        app: App, fake: FakeTmux, lethal: list[str]):
+    app: App, fake: FakeTmux, lethal: list[str]
+):
     lead = spawn(app, "lead")
     kid = spawn(app, "kid", parent="lead")
     for i in range(5):
@@ -100,3 +109,34 @@ def test_a_notice_does_not_wake_a_parent_over_its_trees_limits(app: App, fake: F
     assert app.store.require("mid").intent == "hibernated"
     held = [e for e in app.store.events(mid.id) if e["kind"] == "notice-held"]
     assert "orchestration.max_children = 1" in str(held[-1])
+
+
+@pytest.mark.parametrize("asleep", [False, True])
+def test_a_kill_that_ends_while_a_notice_is_on_its_way_is_not_undone(
+    app: App, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch, asleep: bool
+):
+    """`roost kill lead --tree` kills the children first; a child's notice can be decided on
+    (lead idle, or asleep and woken for it) just before the person's kill of lead ends. The
+    wake is decided again under lead's lock: lead stays stopped and the notice waits for it."""
+    lead = spawn(app, "lead")
+    kid = spawn(app, "kid", parent="lead")
+    if asleep:
+        fake.exit(fake.pane_of(lead.id).id, 0)
+    queue_notice(app, lead, kid, "done")
+    observed = notify._observed
+
+    def killed_right_after(app: App, agent_id: str):  # type: ignore[no-untyped-def]
+        found = observed(app, agent_id)
+        lifecycle.kill(app, "lead")
+        return found
+
+    monkeypatch.setattr(notify, "_observed", killed_right_after)
+    before = starts(app, lead)
+    assert notify.deliver_to(app, lead.id) is False
+    assert starts(app, lead) == before
+    assert lead.id not in {a for a, p in agent_panes(app.tmux.list_panes()).items() if not p.dead}
+    with app.store.write() as c:
+        (held,) = queue.pending(c, lead.id)
+    assert held.tries == 0  # not counted as a death on delivery
+    reasons = [e for e in app.store.events(lead.id) if e["kind"] == "notice-held"]
+    assert "stopped by its person" in str(reasons[-1])

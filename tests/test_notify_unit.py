@@ -4,14 +4,12 @@ survives a restart) and delivery through ops on the in-memory tmux. No real tmux
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from fake_app import PROMPT, fake_app, fake_tmux
+from fake_app import PROMPT, fake_app, fake_tmux, manual_clock
 
 from roost.core import notify as rule
-from roost.core.clock import ManualClock
 from roost.core.model import Agent
 from roost.ops import lifecycle, notify, observe
 from roost.ops.context import App
@@ -21,10 +19,20 @@ from roost.tmux.fake import FakeTmux
 
 
 # ---- the rule ------------------------------------------------------------------------------
-@pytest.mark.parametrize(("before", "after", "kind"), [
-    ("working", "idle", "finished"), (None, "idle", None), ("waiting", "idle", None),
-    ("idle", "working", None), ("working", "waiting", "waiting"), ("idle", "exited", "exited"),
-    ("exited", "exited", None), ("exited", "failed", "failed"), ("idle", None, None)])
+@pytest.mark.parametrize(
+    ("before", "after", "kind"),
+    [
+        ("working", "idle", "finished"),
+        (None, "idle", None),
+        ("waiting", "idle", None),
+        ("idle", "working", None),
+        ("working", "waiting", "waiting"),
+        ("idle", "exited", "exited"),
+        ("exited", "exited", None),
+        ("exited", "failed", "failed"),
+        ("idle", None, None),
+    ],
+)
 def test_which_changes_a_parent_hears_of(before, after, kind):
     assert rule.kind_of(before, after) == kind
 
@@ -57,9 +65,11 @@ def test_a_message_holds_as_many_notices_as_fit_oldest_first():
 def two_agents(store: Store) -> None:
     with store.write() as c:
         for agent_id in ("p", "k"):
-            c.execute("INSERT INTO agents (id, name, provider, cwd, home, created_at, intent) "
-                      "VALUES (?, ?, 'command', '/', ?, '', 'running')", (agent_id, agent_id,
-                                                                          agent_id))
+            c.execute(
+                "INSERT INTO agents (id, name, provider, cwd, home, created_at, intent) "
+                "VALUES (?, ?, 'command', '/', ?, '', 'running')",
+                (agent_id, agent_id, agent_id),
+            )
 
 
 def test_queue_order_exactly_once_and_restart(tmp_path: Path):
@@ -82,6 +92,7 @@ def test_queue_order_exactly_once_and_restart(tmp_path: Path):
 def test_a_request_key_answers_a_retry_with_the_first_receipt(tmp_path: Path):
     store = Store.open(tmp_path / "roost.db")
     with store.write() as c:
+
         def claim(caller: str = "p", target: str = "kid", digest: str = "d") -> queue.Claim:
             return queue.claim_request(c, caller, "key", "send", target, digest, "t")
 
@@ -105,20 +116,27 @@ def fake() -> FakeTmux:
 
 
 @pytest.fixture
-def app(tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
+def app(tmp_path: Path, fake: FakeTmux) -> Iterator[App]:
     settings = {"status": {"patterns": {"command": {"idle": [PROMPT], "working": ["busy"]}}}}
-    app = fake_app(tmp_path, fake, ManualClock(datetime.now(UTC)), monkeypatch, settings)
+    app = fake_app(tmp_path, fake, manual_clock(), settings)
     yield app
     app.close()
 
 
 def spawn(app: App, name: str, parent: str | None = None) -> Agent:
-    return lifecycle.spawn(app, name, provider="command", cwd=str(app.paths.home), args=("sh",),
-                           place=lifecycle.Place(orchestrated_by=parent)).agent
+    return lifecycle.spawn(
+        app,
+        name,
+        provider="command",
+        cwd=str(app.paths.home),
+        args=("sh",),
+        place=lifecycle.Place(orchestrated_by=parent),
+    ).agent
 
 
 def test_a_finished_child_is_queued_once_and_delivered_when_the_parent_is_idle(
-        app: App, fake: FakeTmux):
+    app: App, fake: FakeTmux
+):
     parent = spawn(app, "lead")
     child = spawn(app, "kid", parent="lead")
     observe.refresh(app)  # both idle: nothing to tell (no turn was finished)
@@ -135,8 +153,7 @@ def test_a_finished_child_is_queued_once_and_delivered_when_the_parent_is_idle(
     fake.set_screen(lead_pane.id, PROMPT)
     fake.on_enter = lambda p: fake.set_screen(p.id, f"{PROMPT} got it")
     assert notify.deliver(app) == ["lead"]
-    assert fake.calls_of("paste")[-1] == ("paste", lead_pane.id,
-                                          "[roost] kid finished its turn")
+    assert fake.calls_of("paste")[-1] == ("paste", lead_pane.id, "[roost] kid finished its turn")
     assert notify.deliver(app) == []  # once
     kinds = [e["kind"] for e in app.store.events()]
     assert "notice-queued" in kinds and "notified" in kinds, str(kinds)

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_app import fake_app, fake_tmux
+from fake_app import fake_app, fake_tmux, manual_clock
 
 from roost.core import scope
-from roost.core.clock import ManualClock
 from roost.core.errors import RoostError
 from roost.ops import lifecycle, orchestrate
 from roost.ops.context import App
@@ -28,20 +26,27 @@ def fake() -> FakeTmux:
     return fake_tmux()
 
 
-def open_app(tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> App:
-    return fake_app(tmp_path, fake, ManualClock(datetime.now(UTC)), monkeypatch, LIMITED)
+def open_app(tmp_path: Path, fake: FakeTmux) -> App:
+    return fake_app(tmp_path, fake, manual_clock(), LIMITED)
 
 
 def test_two_racing_creates_make_one_child_under_a_limit_of_one(
-        tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch):
-    app = open_app(tmp_path, fake, monkeypatch)
-    lead = lifecycle.spawn(app, "lead", provider="command", cwd=str(app.paths.home),
-                           args=("sh",), place=lifecycle.Place(detached=True)).agent
+    tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch
+):
+    app = open_app(tmp_path, fake)
+    lead = lifecycle.spawn(
+        app,
+        "lead",
+        provider="command",
+        cwd=str(app.paths.home),
+        args=("sh",),
+        place=lifecycle.Place(detached=True),
+    ).agent
     caller = scope.Caller(lead.id)
     both_checked = threading.Barrier(2)
     real_spawn = lifecycle.spawn
 
-    def spawn_after_the_other_checked(*args: Any, **kwargs: Any) -> lifecycle.SpawnResult:
+    def spawn_after_the_other_checked(*args: Any, **kwargs: Any) -> lifecycle.WakeResult:
         # Where the race was: both calls past the limit check before either child is recorded.
         try:
             both_checked.wait(timeout=1.0)
@@ -54,8 +59,15 @@ def test_two_racing_creates_make_one_child_under_a_limit_of_one(
 
     def create(name: str) -> None:
         # Its own App (store connection) per call, as two MCP servers of one home have.
-        other = App(paths=app.paths, store=Store.open(app.paths.db), tmux=fake,
-                    environ=CODEX_ENV | app.environ, settings=app.settings, clock=app.clock)
+        other = App(
+            paths=app.paths,
+            store=Store.open(app.paths.db),
+            tmux=fake,
+            environ=CODEX_ENV | app.environ,
+            settings=app.settings,
+            clock=app.clock,
+            procs=app.procs,
+        )
         try:
             outcomes.append(orchestrate.create(other, caller, "codex", name=name)["name"])
         except RoostError as exc:
@@ -76,26 +88,46 @@ def test_two_racing_creates_make_one_child_under_a_limit_of_one(
 
 
 def test_a_key_held_by_a_live_attempt_is_under_way_and_freed_when_it_ends(
-        tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch):
+    tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch
+):
     # Issue 18.7: "under way" only while a process holds the key (its lock); after that the
     # key expires even though no result was stored (the claimer was killed).
     from roost.ops import send
     from roost.store import orchestration as queue
-    from roost.store.db import now_iso
     from roost.system import locks
 
-    app = open_app(tmp_path, fake, monkeypatch)
-    lead = lifecycle.spawn(app, "lead", provider="command", cwd=str(app.paths.home),
-                           args=("sh",), place=lifecycle.Place(detached=True)).agent
-    lifecycle.spawn(app, "kid", provider="command", cwd=str(app.paths.home), args=("sh",),
-                    place=lifecycle.Place(detached=True, orchestrated_by="lead"))
+    app = open_app(tmp_path, fake)
+    lead = lifecycle.spawn(
+        app,
+        "lead",
+        provider="command",
+        cwd=str(app.paths.home),
+        args=("sh",),
+        place=lifecycle.Place(detached=True),
+    ).agent
+    lifecycle.spawn(
+        app,
+        "kid",
+        provider="command",
+        cwd=str(app.paths.home),
+        args=("sh",),
+        place=lifecycle.Place(detached=True, orchestrated_by="lead"),
+    )
     sent: list[str] = []
-    monkeypatch.setattr(send, "send", lambda app, name, text, **kw: sent.append(text)
-                        or send.Sent(True, "screen"))
+    monkeypatch.setattr(
+        send, "send", lambda app, name, text, **kw: sent.append(text) or send.Sent(True, "screen")
+    )
     caller = scope.Caller(lead.id)
     with app.store.write() as c:  # the claim a killed `roost mcp` left
-        queue.claim_request(c, lead.id, "k", "send", app.store.require("kid").id,
-                            hashlib.sha256(b"hi").hexdigest(), now_iso())
+        queue.claim_request(
+            c,
+            lead.id,
+            "k",
+            "send",
+            app.store.require("kid").id,
+            hashlib.sha256(b"hi").hexdigest(),
+            c.now_iso(),
+        )
     with locks.hold(app.paths.locks, orchestrate._key_lock(lead.id, "k")):  # still alive
         busy = orchestrate.send_to(app, caller, "kid", "hi", idempotency_key="k")
     assert "still under way" in busy["how"] and sent == []

@@ -24,10 +24,12 @@ def agent_processes(roost_home: str, agent_id: str) -> list[int]:
         try:
             cmd = proc.info["cmdline"] or []
             env = proc.environ()
-            if any(c.endswith("fake_agent.py") for c in cmd) and \
-                    env.get("ROOST_AGENT_ID") == agent_id and \
-                    env.get("ROOST_HOME") == roost_home and \
-                    proc.status() != psutil.STATUS_ZOMBIE:
+            if (
+                any(c.endswith("fake_agent.py") for c in cmd)
+                and env.get("ROOST_AGENT_ID") == agent_id
+                and env.get("ROOST_HOME") == roost_home
+                and proc.status() != psutil.STATUS_ZOMBIE
+            ):
                 found.append(proc.pid)
         except psutil.Error:
             continue
@@ -35,8 +37,9 @@ def agent_processes(roost_home: str, agent_id: str) -> list[int]:
 
 
 def spawn_deaf(world: Env, name: str, *args: str) -> dict:
-    world.roost("spawn", name, "--cwd", str(world.tmp / "work"), *args,
-                env={"FAKE_AGENT_IGNORE_HUP": "1"})
+    world.roost(
+        "spawn", name, "--cwd", str(world.tmp / "work"), *args, env={"FAKE_AGENT_IGNORE_HUP": "1"}
+    )
     world.last_start(1)
     return world.ls()[name]
 
@@ -50,8 +53,9 @@ def outlive_the_server(world: Env, agent: dict) -> int:
 
 
 @pytest.mark.parametrize("how", [("restore",), ("wake", "alpha")])
-def test_after_a_server_death_one_process_runs_the_conversation(world: Env,
-                                                                how: tuple[str, ...]) -> None:
+def test_after_a_server_death_one_process_runs_the_conversation(
+    world: Env, how: tuple[str, ...]
+) -> None:
     a = spawn_deaf(world, "alpha")
     orphan = outlive_the_server(world, a)
     world.roost(*how)
@@ -59,8 +63,9 @@ def test_after_a_server_death_one_process_runs_the_conversation(world: Env,
     running = agent_processes(str(world.home), a["id"])
     assert len(running) == 1 and running[0] != orphan, running
     assert world.ls()["alpha"]["pid"] == running[0]
-    assert "orphans-stopped" in [e["kind"] for e in
-                                 json.loads(world.roost("events", "alpha", "--json").stdout)]
+    assert "orphans-stopped" in [
+        e["kind"] for e in json.loads(world.roost("events", "alpha", "--json").stdout)
+    ]
 
 
 def test_doctor_reports_orphans_with_the_fix(world: Env) -> None:
@@ -79,13 +84,20 @@ def test_doctor_reports_orphans_with_the_fix(world: Env) -> None:
 @pytest.fixture
 def other(world: Env) -> Iterator[Env]:
     """A second roost home on a tmux server of its own, beside `world`."""
-    second = Env(tmp=world.tmp, env={**world.env, "ROOST_HOME": str(world.tmp / "roost2"),
-                                     "ROOST_TMUX_SOCKET": f"rt-{uuid.uuid4().hex[:10]}"},
-                 socket="")
+    second = Env(
+        tmp=world.tmp,
+        env={
+            **world.env,
+            "ROOST_HOME": str(world.tmp / "roost2"),
+            "ROOST_TMUX_SOCKET": f"rt-{uuid.uuid4().hex[:10]}",
+        },
+        socket="",
+    )
     second.socket = second.env["ROOST_TMUX_SOCKET"]
     yield second
-    subprocess.run(["tmux", "-L", second.socket, "kill-server"], capture_output=True,
-                   env=second.env)
+    subprocess.run(
+        ["tmux", "-L", second.socket, "kill-server"], capture_output=True, env=second.env
+    )
     kill_tagged_processes(second.env["ROOST_HOME"])
 
 
@@ -95,8 +107,9 @@ def test_an_imported_twin_in_another_roost_home_is_left_alone(world: Env, other:
     exported = world.roost("export").stdout
     other.roost("import", "-", input=exported)
     other.roost("wake", "alpha")  # the same agent id, in another roost home
-    [theirs] = other.wait_for(lambda: agent_processes(str(other.home), a["id"]),
-                              what="the imported agent running")
+    [theirs] = other.wait_for(
+        lambda: agent_processes(str(other.home), a["id"]), what="the imported agent running"
+    )
     other.roost("kill", "alpha")
     assert agent_processes(str(world.home), a["id"]) == [mine]
     other.roost("wake", "alpha")

@@ -17,8 +17,10 @@ def test_restore_stops_what_a_parked_agent_left_running(world: Env) -> None:
     tile = spawn_deaf(world, "beta")
     orphan = outlive_the_server(world, agent)
     world.roost("restore")
-    assert world.wait_for(lambda: not agent_processes(str(world.home), agent["id"]),
-                          what="the parked agent's leftover stopped"), orphan
+    assert world.wait_for(
+        lambda: not agent_processes(str(world.home), agent["id"]),
+        what="the parked agent's leftover stopped",
+    ), orphan
     assert world.ls()["alpha"]["state"] == "hibernated"
     assert len(agent_processes(str(world.home), tile["id"])) == 1  # the tile: started once
     events = world.roost("events", "alpha").stdout

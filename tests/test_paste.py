@@ -25,8 +25,14 @@ def received(world: Env) -> list[str]:
 
 
 def spawn(world: Env, name: str, *args: str) -> None:
-    world.roost("spawn", name, "--cwd", str(world.tmp / "work"), *args,
-                env={"FAKE_AGENT_RECEIVED_DIR": str(world.tmp / "received")})
+    world.roost(
+        "spawn",
+        name,
+        "--cwd",
+        str(world.tmp / "work"),
+        *args,
+        env={"FAKE_AGENT_RECEIVED_DIR": str(world.tmp / "received")},
+    )
 
 
 def one_message(world: Env, name: str) -> str:
@@ -72,7 +78,8 @@ def cut_before_enter(world: Env, sig: str) -> None:
         f'  case "$*" in *send-keys*)\n'
         f'    rm -f "{flag}"; kill -{sig} "$PPID"; sleep 2; exit 1;; esac\n'
         "fi\n"
-        f'exec "{real}" "$@"\n')
+        f'exec "{real}" "$@"\n'
+    )
     wrapper.chmod(0o755)
     world.env["PATH"] = f"{folder}:{world.env['PATH']}"
 
@@ -87,8 +94,10 @@ def test_a_send_killed_between_paste_and_enter_is_finished_by_the_next(world: En
 
     sent = world.roost("send", "cl", "second message", check=False)
     assert sent.returncode == 0, sent.stderr
-    assert 'first submitted "first message", the message roost\'s interrupted send left on ' \
-           "cl's input line" in sent.stderr
+    assert (
+        'first submitted "first message", the message roost\'s interrupted send left on '
+        "cl's input line" in sent.stderr
+    )
     world.wait_for(lambda: len(received(world)) == 2, what="both messages")
     assert received(world) == ["first message", "second message"]  # each once, in order
 
@@ -99,13 +108,20 @@ def test_ctrl_c_between_paste_and_enter_says_what_was_left_where(world: Env) -> 
     cut_before_enter(world, "INT")
     # as a shell runs a foreground command: Ctrl-C's default action (a parent that ignores
     # SIGINT would hand the ignoring down)
-    stopped = subprocess.run([sys.executable, "-m", "roost", "send", "cl", "first message"],
-                             env=world.env, cwd=world.tmp, capture_output=True, text=True,
-                             timeout=60, preexec_fn=lambda: signal.signal(signal.SIGINT,
-                                                                          signal.SIG_DFL))
+    stopped = subprocess.run(
+        [sys.executable, "-m", "roost", "send", "cl", "first message"],
+        env=world.env,
+        cwd=world.tmp,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert stopped.returncode == 130
-    assert "interrupted between paste and Enter: the message is typed on cl's input line, " \
-           "not submitted" in stopped.stderr
+    assert (
+        "interrupted between paste and Enter: the message is typed on cl's input line, "
+        "not submitted" in stopped.stderr
+    )
     assert "roost send cl submits it first" in stopped.stderr
     world.wait_screen(world.pane_of("cl"), "❯ first message")
     world.roost("send", "cl", "second message")
@@ -114,17 +130,24 @@ def test_ctrl_c_between_paste_and_enter_says_what_was_left_where(world: Env) -> 
 
 
 def test_a_notice_cut_off_before_its_enter_is_delivered_once_by_the_next_delivery(
-        world: Env) -> None:
+    world: Env,
+) -> None:
     """Issue 18.8: `roost _notify` killed between paste and Enter no longer wedges the parent:
     the next delivery finishes it, and the notice is not sent again."""
     from test_notify_e2e import create_kid, prompts
 
+    # The kid's prompt on its command line: on the service's MCP endpoint it would be typed in,
+    # and this test's first paste would be that one, not `roost _notify`'s.
+    world.roost("service", "stop")
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
     cut_before_enter(world, "KILL")  # the kid's Stop starts `roost _notify`: it dies here
     assert create_kid(world, lead_id, "work 1")["prompt_delivered"] is True
-    world.wait_for(lambda: not (world.tmp / "cut-next-enter").exists(), timeout=30,
-                   what="the notice's delivery cut off")
+    world.wait_for(
+        lambda: not (world.tmp / "cut-next-enter").exists(),
+        timeout=30,
+        what="the notice's delivery cut off",
+    )
     world.wait_screen(world.pane_of("lead"), "❯ [roost] kid finished its turn")
     world.roost("_notify")  # what the next child's event runs
     told = [p for p in prompts(world, "lead") if p.startswith("[roost]")]

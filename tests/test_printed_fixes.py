@@ -14,13 +14,15 @@ pytestmark = pytest.mark.tmux
 
 
 def fixes(out: str) -> list[str]:
-    return [line.split("fix: ", 1)[1] for line in out.splitlines()
-            if line.lstrip().startswith("fix: ")]
+    return [
+        line.split("fix: ", 1)[1] for line in out.splitlines() if line.lstrip().startswith("fix: ")
+    ]
 
 
 def run_in_sh(world: Env, command: str) -> None:
-    subprocess.run(["sh", "-c", command], env=world.env, capture_output=True, timeout=30,
-                   check=False)
+    subprocess.run(
+        ["sh", "-c", command], env=world.env, capture_output=True, timeout=30, check=False
+    )
 
 
 def test_doctors_kill_session_fix_pasted_into_sh_removes_only_that_session(world: Env) -> None:
@@ -28,8 +30,9 @@ def test_doctors_kill_session_fix_pasted_into_sh_removes_only_that_session(world
     # foreign sessions until one has the id $11 ($1 and $11 are both expanded by a shell)
     while "$11" not in world.tmux("list-sessions", "-F", "#{session_id}").split():
         world.tmux("new-session", "-d", "-s", f"f{len(world.panes())}")
-    foreign = [s for s in world.tmux("list-sessions", "-F", "#{session_name}").split()
-               if s.startswith("f")]
+    foreign = [
+        s for s in world.tmux("list-sessions", "-F", "#{session_name}").split() if s.startswith("f")
+    ]
     out = world.roost("doctor", check=False).stdout
     commands = [f for f in fixes(out) if f.startswith("tmux ")]
     assert len(commands) == len(foreign), out
@@ -47,12 +50,34 @@ def test_every_drift_fix_is_one_exact_argv_in_sh(socket: str) -> None:
     from roost.core.pane import Pane
     from roost.core.reconcile import drift
 
-    stray = Pane(session_id="$11", session_name="stray", window_id="@7", window_index=1,
-                 window_name="w", pane_id="%9", pid=1, dead=False, dead_status=None,
-                 agent_id="", is_keeper=False, is_home=False)
-    tagged = Pane(session_id="$1", session_name="h", window_id="@2", window_index=1,
-                  window_name="x", pane_id="%3", pid=2, dead=False, dead_status=None,
-                  agent_id="0f0e0d0c-0000-4000-8000-000000000001", is_keeper=False, is_home=True)
+    stray = Pane(
+        session_id="$11",
+        session_name="stray",
+        window_id="@7",
+        window_index=1,
+        window_name="w",
+        pane_id="%9",
+        pid=1,
+        dead=False,
+        dead_status=None,
+        agent_id="",
+        is_keeper=False,
+        is_home=False,
+    )
+    tagged = Pane(
+        session_id="$1",
+        session_name="h",
+        window_id="@2",
+        window_index=1,
+        window_name="x",
+        pane_id="%3",
+        pid=2,
+        dead=False,
+        dead_status=None,
+        agent_id="0f0e0d0c-0000-4000-8000-000000000001",
+        is_keeper=False,
+        is_home=True,
+    )
     found = drift([], [stray, tagged], socket)
     commands = [f.advice for f in found if f.advice.startswith("tmux")]
     assert len(commands) == 3  # the stray session, the tagged window, the keeperless home
@@ -64,8 +89,13 @@ def test_every_drift_fix_is_one_exact_argv_in_sh(socket: str) -> None:
 
 def as_sh_reads(command: str) -> list[str]:
     """The words `sh` makes of a pasted line (a trailing `# note` is a comment)."""
-    proc = subprocess.run(["sh", "-c", 'words() { printf "%s\\0" "$@"; }; words ' + command],
-                          capture_output=True, text=True, timeout=10, check=True)
+    proc = subprocess.run(
+        ["sh", "-c", 'words() { printf "%s\\0" "$@"; }; words ' + command],
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    )
     return proc.stdout.split("\0")[:-1]
 
 

@@ -6,13 +6,11 @@ tests/test_real_claude_argv.py proves it on the real Claude Code."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from fake_app import fake_app, fake_tmux
+from fake_app import fake_app, fake_tmux, manual_clock
 
-from roost.core.clock import ManualClock
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.prompts import MAX_PROMPT_BYTES, prompt_problem
@@ -35,34 +33,43 @@ HOSTILE = {
 
 
 def agent(provider: str) -> Agent:
-    return Agent(id="rid", name="a", provider=provider, cwd="/src/app", home="a",
-                 provider_session_id=SID, args=("--model", "m"))
+    return Agent(
+        id="rid",
+        name="a",
+        provider=provider,
+        cwd="/src/app",
+        home="a",
+        provider_session_id=SID,
+        args=("--model", "m"),
+    )
 
 
 def prompt_part(provider: str, prompt: str, home: Path) -> list[str]:
     """What follows the agent's own arguments on its start command line."""
     argv = get(provider).start_argv(agent(provider), "/cli", prompt, home)
-    return argv[argv.index("m") + 1:]
+    return argv[argv.index("m") + 1 :]
 
 
 @pytest.mark.parametrize("prompt", HOSTILE.values(), ids=HOSTILE.keys())
 def test_claude_and_codex_read_the_prompt_after_the_end_of_their_options(
-        prompt: str, tmp_path: Path) -> None:
+    prompt: str, tmp_path: Path
+) -> None:
     for provider in ("claude", "codex"):
-        expected = ["--", prompt] if provider == "codex" or " " in prompt or "\n" in prompt \
-            else []  # claude: a one-word prompt is typed in (below)
+        expected = (
+            ["--", prompt] if provider == "codex" or " " in prompt or "\n" in prompt else []
+        )  # claude: a one-word prompt is typed in (below)
         assert prompt_part(provider, prompt, tmp_path) == expected, provider
 
 
 @pytest.mark.parametrize("prompt", HOSTILE.values(), ids=HOSTILE.keys())
 def test_gemini_gets_the_prompt_as_the_value_of_its_prompt_option(
-        prompt: str, tmp_path: Path) -> None:
+    prompt: str, tmp_path: Path
+) -> None:
     assert prompt_part("gemini", prompt, tmp_path) == [f"--prompt-interactive={prompt}"]
 
 
 @pytest.mark.parametrize("word", ["update", "mcp", "doctor", "install", "--version", "-p"])
-def test_a_one_word_prompt_is_typed_into_claude_not_put_where_a_subcommand_goes(
-        word: str) -> None:
+def test_a_one_word_prompt_is_typed_into_claude_not_put_where_a_subcommand_goes(word: str) -> None:
     # claude (commander) runs a subcommand named right after `--` (2.1.332)
     assert get("claude").prompt_argv(word) is None
     assert get("claude").prompt_argv(f" {word}") == ["--", f" {word}"]
@@ -92,8 +99,8 @@ def test_prompt_problem_allows_what_fits_and_names_what_does_not() -> None:
 
 
 @pytest.fixture
-def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
-    app = fake_app(tmp_path, fake_tmux(), ManualClock(datetime.now(UTC)), monkeypatch, {})
+def app(tmp_path: Path) -> Iterator[App]:
+    app = fake_app(tmp_path, fake_tmux(), manual_clock(), {})
     app.environ["ROOST_CLAUDE_BIN"] = "/bin/sh"
     yield app
     app.close()
@@ -101,7 +108,8 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
 
 @pytest.mark.parametrize("prompt", TOO_MUCH.values(), ids=TOO_MUCH.keys())
 def test_spawn_refuses_a_prompt_no_cli_can_take_before_recording_anything(
-        app: App, prompt: str) -> None:
+    app: App, prompt: str
+) -> None:
     with pytest.raises(RoostError, match="invalid prompt") as refused:
         lifecycle.spawn(app, "victim", provider="claude", cwd=str(app.paths.home), prompt=prompt)
     assert refused.value.code == 2

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from roost.core.model import Agent
+from roost.providers import hooks
 from roost.providers.base import NotResumable, Sighting, get
 from roost.providers.claude import project_dir_name, transcript_path
 from roost.providers.codex import read_session_meta
@@ -15,8 +16,16 @@ SID = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
 
 
 def agent(provider: str, **kw: object) -> Agent:
-    base = dict(id="rid", name="a", provider=provider, cwd="/src/app", home="a",
-                provider_session_id=None, launches=1, started_at=datetime.now(UTC).isoformat())
+    base = dict(
+        id="rid",
+        name="a",
+        provider=provider,
+        cwd="/src/app",
+        home="a",
+        provider_session_id=None,
+        launches=1,
+        started_at=datetime.now(UTC).isoformat(),
+    )
     base.update(kw)
     return Agent(**base)  # type: ignore[arg-type]
 
@@ -25,12 +34,27 @@ def test_claude_starts_with_minted_id_and_prompt(tmp_path: Path) -> None:
     a = agent("claude", provider_session_id=SID, dangerous=True, args=("--model", "opus"))
     argv = get("claude").start_argv(a, "/bin/claude", "hello there", tmp_path)
     settings = tmp_path / "agents" / "rid" / "claude-settings.json"
-    assert argv == ["/bin/claude", "--session-id", SID, "--settings", str(settings),
-                    "--dangerously-skip-permissions", "--model", "opus", "--", "hello there"]
+    assert argv == [
+        "/bin/claude",
+        "--session-id",
+        SID,
+        "--settings",
+        str(settings),
+        "--dangerously-skip-permissions",
+        "--model",
+        "opus",
+        "--",
+        "hello there",
+    ]
     written = json.loads(settings.read_text())
     assert written["cleanupPeriodDays"] >= 3650
-    assert set(written["hooks"]) >= {"SessionStart", "UserPromptSubmit", "Stop", "Notification",
-                                     "SessionEnd"}
+    assert set(written["hooks"]) >= {
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+        "Notification",
+        "SessionEnd",
+    }
     command = written["hooks"]["Stop"][0]["hooks"][0]["command"]
     assert "hook.sh" in command and str(tmp_path / "agents" / "rid" / "hooks.log") in command
 
@@ -61,20 +85,44 @@ def test_claude_config_dir_env_wins(tmp_path: Path) -> None:
     assert transcript_path(SID, "/x", env).is_relative_to(tmp_path)
 
 
+def codex_notify(home: Path, agent_id: str) -> list[str]:
+    """roost's notify program (roost/cli_hook.sh), which reports each turn's end to the service."""
+    log = hooks.cli_log_path(str(home), agent_id)
+    return ["-c", f'notify=["sh", "{hooks.CLI_HOOK_SH}", "{log}", "CodexNotify"]']
+
+
 def test_codex_start_and_resume(tmp_path: Path) -> None:
     codex = get("codex")
     a = agent("codex", dangerous=True)
+    notify = codex_notify(tmp_path, a.id)
     # --no-daemon: no shared app-server that `roost kill` could take down with the agent
     assert codex.start_argv(a, "/codex", "do it", tmp_path) == [
-        "/codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "--", "do it"]
+        "/codex",
+        "--no-daemon",
+        *notify,
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--",
+        "do it",
+    ]
     with pytest.raises(NotResumable, match="session id is not known"):
         codex.resume_argv(a, "/codex", {}, tmp_path)
     known = a.replace(provider_session_id=SID)
     assert codex.resume_argv(known, "/codex", {}, tmp_path) == [
-        "/codex", "resume", SID, "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
+        "/codex",
+        "resume",
+        SID,
+        "--no-daemon",
+        *notify,
+        "--dangerously-bypass-approvals-and-sandbox",
+    ]
     said = a.replace(args=("--no-daemon", "-m", "o3"), dangerous=False)  # never twice
-    assert codex.start_argv(said, "/codex", None, tmp_path) == ["/codex", "--no-daemon", "-m",
-                                                                 "o3"]
+    assert codex.start_argv(said, "/codex", None, tmp_path) == [
+        "/codex",
+        *notify,
+        "--no-daemon",
+        "-m",
+        "o3",
+    ]
 
 
 def write_rollout(root: Path, when: datetime, sid: str, cwd: str, nested: bool = True) -> Path:
@@ -82,14 +130,18 @@ def write_rollout(root: Path, when: datetime, sid: str, cwd: str, nested: bool =
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"rollout-{when:%Y-%m-%dT%H-%M-%S}-{sid}.jsonl"
     meta = {"id": sid, "timestamp": when.isoformat().replace("+00:00", "Z"), "cwd": cwd}
-    line = ({"timestamp": meta["timestamp"], "type": "session_meta", "payload": meta}
-            if nested else meta)
+    line = (
+        {"timestamp": meta["timestamp"], "type": "session_meta", "payload": meta}
+        if nested
+        else meta
+    )
     path.write_text(json.dumps(line) + "\n")
     return path
 
 
 def test_codex_learns_its_session_from_the_rollout_its_own_process_holds_open(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     started = datetime.now(UTC)
     env = {"CODEX_HOME": str(tmp_path)}
     codex = get("codex")
@@ -102,18 +154,22 @@ def test_codex_learns_its_session_from_the_rollout_its_own_process_holds_open(
     files = ("/src/app/.git/index", str(tmp_path / "state_5.sqlite"), str(mine))
     assert codex.discover_session_id(a, env, Sighting(open_files=files)) == ["mine"]
     # after /new it holds the old and the new rollout open: the newest is the conversation now
-    new = write_rollout(tmp_path, started + timedelta(seconds=9), "after-new", "/src/app",
-                        nested=False)
+    new = write_rollout(
+        tmp_path, started + timedelta(seconds=9), "after-new", "/src/app", nested=False
+    )
     assert codex.discover_session_id(a, env, Sighting(open_files=(str(mine), str(new)))) == [
-        "after-new"]
+        "after-new"
+    ]
     assert str(theirs) not in files
 
 
 def test_codex_learns_an_exited_agents_session_from_what_it_printed(tmp_path: Path) -> None:
     codex = get("codex")
     a = agent("codex")
-    screen = (f"Token usage: total=6,665 input=6,660 output=5\nTo continue this session, run:\n"
-              f"  codex resume {SID.upper()}\n")
+    screen = (
+        f"Token usage: total=6,665 input=6,660 output=5\nTo continue this session, run:\n"
+        f"  codex resume {SID.upper()}\n"
+    )
     assert codex.discover_session_id(a, {}, Sighting(screen=screen)) == [SID]
     assert codex.discover_session_id(a, {}, Sighting(screen="codex resume not-an-id")) == []
     # a running process's open rollout is the better witness
@@ -130,8 +186,9 @@ def test_codex_meta_reader_rejects_garbage(tmp_path: Path) -> None:
     assert read_session_meta(bad) is None
 
 
-def gemini_session(home: Path, cwd: str, sid: str, slug: str = "app",
-                   lines: tuple[dict[str, object], ...] = ()) -> Path:
+def gemini_session(
+    home: Path, cwd: str, sid: str, slug: str = "app", lines: tuple[dict[str, object], ...] = ()
+) -> Path:
     """A chat file as Gemini CLI 0.61 writes it, and its projects.json entry."""
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     (home / ".gemini" / "projects.json").write_text(json.dumps({"projects": {cwd: slug}}))
@@ -149,7 +206,12 @@ def test_gemini_starts_with_the_id_roost_chose_and_resumes_its_file(tmp_path: Pa
     assert sid is not None
     a = agent("gemini", dangerous=True, provider_session_id=sid)
     assert gemini.start_argv(a, "/g", "hi", tmp_path) == [
-        "/g", "--session-id", sid, "--yolo", "--prompt-interactive=hi"]
+        "/g",
+        "--session-id",
+        sid,
+        "--yolo",
+        "--prompt-interactive=hi",
+    ]
     env = {"HOME": str(tmp_path)}
     # no chat file: gemini deletes one that holds no message, so start again under the same id
     assert gemini.resume_argv(a, "/g", env, tmp_path) == ["/g", "--session-id", sid, "--yolo"]
@@ -172,7 +234,8 @@ def test_gemini_finds_only_its_own_sessions_file(tmp_path: Path) -> None:
     path = gemini_session(tmp_path / "gh", "/src/app", mine)
     path.rename(path.with_name(path.name.replace("03-04", "03-05")))
     assert session_file("/src/app", mine, env) == path.with_name(
-        path.name.replace("03-04", "03-05"))
+        path.name.replace("03-04", "03-05")
+    )
     assert session_file("/src/other", mine, env) is None  # not this cwd's project
     (tmp_path / "gh" / ".gemini" / "projects.json").write_text('{"projects": {"/src/app": "../x"}}')
     assert session_file("/src/app", mine, env) is None
@@ -183,8 +246,15 @@ def test_gemini_and_aider_read_the_prompts_their_cli_took(tmp_path: Path) -> Non
     a = agent("gemini", provider_session_id=SID)
     env = {"HOME": str(tmp_path)}
     assert gemini.conversation_size(a, env, tmp_path) == 0  # not written yet
-    path = gemini_session(tmp_path, "/src/app", SID, lines=(
-        {"type": "user", "content": [{"text": "first"}]}, {"type": "gemini", "content": "re"}))
+    path = gemini_session(
+        tmp_path,
+        "/src/app",
+        SID,
+        lines=(
+            {"type": "user", "content": [{"text": "first"}]},
+            {"type": "gemini", "content": "re"},
+        ),
+    )
     size = gemini.conversation_size(a, env, tmp_path)
     assert size == path.stat().st_size
     assert gemini.prompts_after(a, env, tmp_path, 0) == ["first"]
@@ -247,12 +317,15 @@ def test_codex_resumes_with_roost_mcp_when_this_launch_gets_it(tmp_path: Path) -
 
     a = agent("codex", provider_session_id=SID)
     codex = get("codex")
-    assert "-c" not in codex.resume_argv(a, "/c", {}, tmp_path)
+    assert not any(
+        arg.startswith("mcp_servers.") for arg in codex.resume_argv(a, "/c", {}, tmp_path)
+    )
     mcpwire.write(str(tmp_path), "rid")
     argv = codex.resume_argv(a, "/c", {}, tmp_path)
     assert argv[:4] == ["/c", "resume", SID, "--no-daemon"] and argv[4] == "-c"
-    assert f'mcp_servers.roost.env={{"ROOST_AGENT_ID" = "rid", "ROOST_HOME" = "{tmp_path}"}}' \
-        in argv
+    assert (
+        f'mcp_servers.roost.env={{"ROOST_AGENT_ID" = "rid", "ROOST_HOME" = "{tmp_path}"}}' in argv
+    )
 
 
 def test_gemini_finds_its_file_that_begins_without_the_session_line(tmp_path: Path) -> None:
@@ -284,8 +357,15 @@ def test_gemini_resume_puts_back_a_lost_session_line(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path)}
     a = agent("gemini", provider_session_id=SID, cwd="/src/app", conversation_seen=True)
     path = gemini_session(tmp_path, "/src/app", SID)
-    lines = [{"id": "m1", "timestamp": "2026-01-02T03:04:06.000Z", "type": "user",
-              "content": [{"text": "I am g2"}]}, {"$set": {"lastUpdated": "x"}}]
+    lines = [
+        {
+            "id": "m1",
+            "timestamp": "2026-01-02T03:04:06.000Z",
+            "type": "user",
+            "content": [{"text": "I am g2"}],
+        },
+        {"$set": {"lastUpdated": "x"}},
+    ]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert gemini.resume_argv(a, "/g", env, tmp_path)[1:3] == ["-r", SID]
     head = first_line(path)

@@ -13,39 +13,71 @@ pytestmark = pytest.mark.tmux
 
 
 def without_mcp(argv: list[str]) -> list[str]:
-    """A codex argv without roost mcp's `-c mcp_servers.roost.*` overrides
-    (tests/test_mcp_wiring.py checks those)."""
-    skip = {i for i, arg in enumerate(argv) if arg == "-c" and i + 1 < len(argv)
-            and argv[i + 1].startswith("mcp_servers.roost.")}
+    """A codex argv without roost's `-c mcp_servers.roost.*` overrides (tests/test_mcp_wiring.py
+    checks those) and its `-c notify=` program (tests/test_cli_hooks.py)."""
+    ours = ("mcp_servers.roost.", "notify=")
+    skip = {
+        i
+        for i, arg in enumerate(argv)
+        if arg == "-c" and i + 1 < len(argv) and argv[i + 1].startswith(ours)
+    }
     return [arg for i, arg in enumerate(argv) if i not in skip and i - 1 not in skip]
 
 
 def test_codex_session_id_is_learned_from_its_rollout_and_resumed(world: Env) -> None:
-    world.roost("spawn", "cx", "--provider", "codex", "--dangerous", "--prompt", "hi codex",
-                "--cwd", str(world.tmp / "work"))
+    world.roost(
+        "spawn",
+        "cx",
+        "--provider",
+        "codex",
+        "--dangerous",
+        "--prompt",
+        "hi codex",
+        "--cwd",
+        str(world.tmp / "work"),
+    )
     start = world.last_start(1)
-    assert without_mcp(start["argv"]) == ["--no-daemon",
-                                          "--dangerously-bypass-approvals-and-sandbox", "--",
-                                          "hi codex"]
+    assert without_mcp(start["argv"]) == [
+        "--no-daemon",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--",
+        "hi codex",
+    ]
     sid = start["session_id"]
-    assert world.wait_for(lambda: world.ls()["cx"]["provider_session_id"] == sid,
-                          what="codex id learned")
+    assert world.wait_for(
+        lambda: world.ls()["cx"]["provider_session_id"] == sid, what="codex id learned"
+    )
     world.roost("kill", "cx")
     world.roost("wake", "cx")
     assert without_mcp(world.last_start(2)["argv"]) == [
-        "resume", sid, "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
+        "resume",
+        sid,
+        "--no-daemon",
+        "--dangerously-bypass-approvals-and-sandbox",
+    ]
     assert world.last_start(2)["session_id"] == sid
 
 
 def test_codex_wake_before_any_conversation_starts_fresh_and_says_so(world: Env) -> None:
-    died = world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(world.tmp / "work"),
-                       env={"FAKE_AGENT_EXIT_ON_START": "1"}, check=False)  # before a rollout
+    died = world.roost(
+        "spawn",
+        "cx",
+        "--provider",
+        "codex",
+        "--cwd",
+        str(world.tmp / "work"),
+        env={"FAKE_AGENT_EXIT_ON_START": "1"},
+        check=False,
+    )  # before a rollout
     assert died.returncode == 1 and "its start failed at once (exit 1)" in died.stderr
     assert world.ls()["cx"]["state"] == "failed"
     world.roost("wake", "cx")  # no conversation to lose (issue 19, item 7): a new one
     assert without_mcp(world.last_start(2)["argv"]) == ["--no-daemon"]
-    fresh = [e for e in json.loads(world.roost("events", "cx", "--json").stdout)
-             if e["kind"] == "fresh-start"]
+    fresh = [
+        e
+        for e in json.loads(world.roost("events", "cx", "--json").stdout)
+        if e["kind"] == "fresh-start"
+    ]
     assert len(fresh) == 1 and "no conversation yet" in str(fresh[0])
 
 
@@ -56,8 +88,9 @@ def gemini_file(world: Env, sid: str) -> Path:
 
 
 def test_gemini_starts_with_roosts_id_and_resumes_its_file(world: Env) -> None:
-    world.roost("spawn", "gm", "--provider", "gemini", "--prompt", "hello",
-                "--cwd", str(world.tmp / "work"))
+    world.roost(
+        "spawn", "gm", "--provider", "gemini", "--prompt", "hello", "--cwd", str(world.tmp / "work")
+    )
     start = world.last_start(1)
     sid = world.ls()["gm"]["provider_session_id"]
     assert start["argv"] == ["--session-id", sid, "--prompt-interactive=hello"]
@@ -117,8 +150,16 @@ def test_gemini_and_aider_status_on_their_screens(world: Env) -> None:
 
 
 def test_aider_keeps_its_chat_history_and_restores_it(world: Env) -> None:
-    world.roost("spawn", "ai", "--provider", "aider", "--prompt", "add tests",
-                "--cwd", str(world.tmp / "work"))
+    world.roost(
+        "spawn",
+        "ai",
+        "--provider",
+        "aider",
+        "--prompt",
+        "add tests",
+        "--cwd",
+        str(world.tmp / "work"),
+    )
     start = world.last_start(1)
     assert start["argv"][0] == "--chat-history-file"
     history = start["argv"][1]
@@ -133,9 +174,21 @@ def test_aider_keeps_its_chat_history_and_restores_it(world: Env) -> None:
 
 def test_command_provider_reruns_argv_verbatim_without_a_shell(world: Env) -> None:
     marker = world.tmp / "ran.txt"
-    world.roost("spawn", "cmd", "--provider", "command", "--cwd", str(world.tmp / "work"), "--",
-                "sh", "-c", 'printf "%s" "$1" > "$2"; exec sleep 1000', "sh",
-                "; $(touch pwned) `id`", str(marker))
+    world.roost(
+        "spawn",
+        "cmd",
+        "--provider",
+        "command",
+        "--cwd",
+        str(world.tmp / "work"),
+        "--",
+        "sh",
+        "-c",
+        'printf "%s" "$1" > "$2"; exec sleep 1000',
+        "sh",
+        "; $(touch pwned) `id`",
+        str(marker),
+    )
     world.wait_for(marker.exists, what="command ran")
     assert marker.read_text() == "; $(touch pwned) `id`"
     assert not (world.tmp / "work" / "pwned").exists()

@@ -82,8 +82,9 @@ def cc(tmp_path_factory: pytest.TempPathFactory, claude_bin: Path) -> Iterator[C
             for payload in world.hooks():
                 print(json.dumps(payload))
     assert _stat(real_settings) == before, "the real ~/.claude/settings.json was written"
-    assert not (world.home / ".claude" / "settings.json").exists(), \
+    assert not (world.home / ".claude" / "settings.json").exists(), (
         "--settings must not be copied into the user's settings.json"
+    )
 
 
 @pytest.mark.real_claude
@@ -132,12 +133,19 @@ def test_session_start_send_exit_resume(cc: ClaudeWorld) -> None:
     stop = cc.wait_hooks("Stop")[0]
     assert stop.keys() >= COMMON_HOOK_FIELDS
     assert stop["session_id"] == sid and stop["transcript_path"] == str(transcript)
-    assert stop.get("last_assistant_message", f"{REPLY_PREFIX}first prompt") == \
-        f"{REPLY_PREFIX}first prompt"
+    assert (
+        stop.get("last_assistant_message", f"{REPLY_PREFIX}first prompt")
+        == f"{REPLY_PREFIX}first prompt"
+    )
     # The assistant entry can land in the file a little after the Stop hook and the screen.
-    wait_for(lambda: f"{REPLY_PREFIX}first prompt" in
-             transcript_texts(read_transcript(transcript), "assistant"), 10,
-             "the reply in the transcript")
+    wait_for(
+        lambda: (
+            f"{REPLY_PREFIX}first prompt"
+            in transcript_texts(read_transcript(transcript), "assistant")
+        ),
+        10,
+        "the reply in the transcript",
+    )
     entries = read_transcript(transcript)
     assert "first prompt" in transcript_texts(entries, "user")
     assert {e.get("sessionId") for e in entries if "sessionId" in e} == {sid}
@@ -181,10 +189,18 @@ def test_session_start_send_exit_resume(cc: ClaudeWorld) -> None:
     cc.wait_ready(pane2)
     stop2 = cc.wait_hooks("Stop", 2)[1]
     assert stop2["session_id"] == sid
-    assert stop2.get("last_assistant_message", f"{REPLY_PREFIX}second prompt") == \
-        f"{REPLY_PREFIX}second prompt"
-    wait_for(lambda: f"{REPLY_PREFIX}second prompt" in
-             transcript_texts(read_transcript(transcript), "assistant"), 10, "second reply")
+    assert (
+        stop2.get("last_assistant_message", f"{REPLY_PREFIX}second prompt")
+        == f"{REPLY_PREFIX}second prompt"
+    )
+    wait_for(
+        lambda: (
+            f"{REPLY_PREFIX}second prompt"
+            in transcript_texts(read_transcript(transcript), "assistant")
+        ),
+        10,
+        "second reply",
+    )
     assert transcript.stat().st_size > size_before
     texts = transcript_texts(read_transcript(transcript), "user")
     assert texts.index("first prompt") < texts.index("second prompt")
@@ -204,8 +220,16 @@ def test_session_start_send_exit_resume(cc: ClaudeWorld) -> None:
 
     # -- what fired, in order ----------------------------------------------------------------
     events = [h["hook_event_name"] for h in cc.hooks()]
-    assert events == ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd",
-                      "SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]
+    assert events == [
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+        "SessionEnd",
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+        "SessionEnd",
+    ]
     assert all(h["session_id"] == sid and h.keys() >= COMMON_HOOK_FIELDS for h in cc.hooks())
     # Nothing but conversation turns reached the stub (nonessential traffic is off).
     assert cc.stub.unknown == []
@@ -223,8 +247,9 @@ def test_permission_dialog_waits_and_notifies(cc: ClaudeWorld) -> None:
     # A file-writing Bash call needs permission in the default mode ("echo hi" alone would not:
     # read-only commands are allowed without asking).
     marker = cc.work / "made-by-tool.txt"
-    cc.stub.queue_tool_use("Bash", {"command": f"echo roost > {marker.name}",
-                                    "description": "Write a marker file"})
+    cc.stub.queue_tool_use(
+        "Bash", {"command": f"echo roost > {marker.name}", "description": "Write a marker file"}
+    )
     cc.submit(pane, "please write the file")
     dialog = cc.wait_screen(pane, PERMISSION_CUE)
     cc.keep("permission dialog", pane)
@@ -246,18 +271,26 @@ def test_permission_dialog_waits_and_notifies(cc: ClaudeWorld) -> None:
     assert marker.read_text().strip() == "roost"
     assert cc.wait_hooks("Stop")[0]["session_id"] == sid
     assert [h["hook_event_name"] for h in cc.hooks()] == [
-        "SessionStart", "UserPromptSubmit", "Notification", "Stop"]
+        "SessionStart",
+        "UserPromptSubmit",
+        "Notification",
+        "Stop",
+    ]
 
 
 # -- the stub on its own (no Claude Code needed) --------------------------------------------------
+
 
 def _post(url: str, body: dict, path: str = "/v1/messages?beta=true") -> tuple[int, str, str]:
     import urllib.error
     import urllib.request
 
-    req = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
-                                 headers={"content-type": "application/json",
-                                          "x-api-key": "dummy"})
+    req = urllib.request.Request(
+        url + path,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"content-type": "application/json", "x-api-key": "dummy"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
             return resp.status, resp.headers.get("content-type", ""), resp.read().decode()
@@ -273,10 +306,20 @@ def _sse(text: str) -> list[tuple[str, dict]]:
     return events
 
 
-USER_TURN = {"model": "claude-x", "max_tokens": 100, "tools": [{"name": "Bash"}],
-             "messages": [{"role": "user", "content": [
-                 {"type": "text", "text": "<system-reminder>ignore me</system-reminder>"},
-                 {"type": "text", "text": "hello stub"}]}]}
+USER_TURN = {
+    "model": "claude-x",
+    "max_tokens": 100,
+    "tools": [{"name": "Bash"}],
+    "messages": [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<system-reminder>ignore me</system-reminder>"},
+                {"type": "text", "text": "hello stub"},
+            ],
+        }
+    ],
+}
 
 
 def test_stub_streams_a_deterministic_reply() -> None:
@@ -305,10 +348,21 @@ def test_stub_json_reply_count_tokens_structured_and_unknown() -> None:
         assert message["stop_reason"] == "end_turn"
         status, _, text = _post(stub.url, USER_TURN, "/v1/messages/count_tokens?beta=true")
         assert status == 200 and json.loads(text)["input_tokens"] > 0
-        titled = {"model": "haiku", "max_tokens": 10, "messages": USER_TURN["messages"],
-                  "output_config": {"format": {"type": "json_schema", "schema": {
-                      "type": "object", "properties": {"title": {"type": "string"}},
-                      "required": ["title"]}}}}
+        titled = {
+            "model": "haiku",
+            "max_tokens": 10,
+            "messages": USER_TURN["messages"],
+            "output_config": {
+                "format": {
+                    "type": "json_schema",
+                    "schema": {
+                        "type": "object",
+                        "properties": {"title": {"type": "string"}},
+                        "required": ["title"],
+                    },
+                }
+            },
+        }
         status, _, text = _post(stub.url, titled)
         assert json.loads(json.loads(text)["content"][0]["text"]) == {"title": "stub title"}
         status, _, text = _post(stub.url, {}, "/v1/nothing-here")
@@ -325,8 +379,9 @@ def test_stub_delay_release_and_scripted_tool_use() -> None:
         stub.set_delay(30)
         done: list[float] = []
         started = time.monotonic()
-        worker = threading.Thread(target=lambda: (_post(stub.url, USER_TURN),
-                                                  done.append(time.monotonic())))
+        worker = threading.Thread(
+            target=lambda: (_post(stub.url, USER_TURN), done.append(time.monotonic()))
+        )
         worker.start()
         wait_for(lambda: stub.messages(), 5, "the request")
         time.sleep(0.3)
@@ -342,11 +397,17 @@ def test_stub_delay_release_and_scripted_tool_use() -> None:
         start = dict(events)["content_block_start"]["content_block"]
         assert start["type"] == "tool_use" and start["name"] == "Bash"
         assert dict(events)["message_delta"]["delta"]["stop_reason"] == "tool_use"
-        follow = {**USER_TURN, "messages": [*USER_TURN["messages"],
-                                            {"role": "assistant", "content": [start]},
-                                            {"role": "user", "content": [
-                                                {"type": "tool_result", "tool_use_id": "x",
-                                                 "content": "ran fine"}]}]}
+        follow = {
+            **USER_TURN,
+            "messages": [
+                *USER_TURN["messages"],
+                {"role": "assistant", "content": [start]},
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "x", "content": "ran fine"}],
+                },
+            ],
+        }
         _, _, text = _post(stub.url, {**follow, "stream": False})
         assert json.loads(text)["content"][0]["text"] == f"{REPLY_PREFIX}tool result: ran fine"
 
@@ -388,5 +449,7 @@ def test_claude_refuses_to_skip_permissions_as_root(cc: ClaudeWorld) -> None:
         pytest.skip("Claude Code refuses the flag only under root")
     refused = cc.run_plain("--dangerously-skip-permissions", "-p", "hi")
     assert refused.returncode == 1
-    assert "--dangerously-skip-permissions cannot be used with root/sudo privileges for " \
-           "security reasons" in refused.stdout + refused.stderr
+    assert (
+        "--dangerously-skip-permissions cannot be used with root/sudo privileges for "
+        "security reasons" in refused.stdout + refused.stderr
+    )

@@ -17,7 +17,8 @@ pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
 
 def test_prompts_shaped_like_options_or_subcommands_reach_claude_as_the_first_message(
-        world: Env) -> None:
+    world: Env,
+) -> None:
     work = world.tmp / "work"
     pwned = world.tmp / "PWNED"
     server = {"command": "/bin/sh", "args": ["-c", f"touch {pwned}; sleep 300"]}
@@ -30,8 +31,11 @@ def test_prompts_shaped_like_options_or_subcommands_reach_claude_as_the_first_me
         def said(text: str) -> bool:
             return any(text in said for said in stub.user_texts())
 
-        world.wait_for(lambda: said(attack) and said("update"), 60,
-                       what=f"both prompts as messages: {stub.user_texts()}")
+        world.wait_for(
+            lambda: said(attack) and said("update"),
+            60,
+            what=f"both prompts as messages: {stub.user_texts()}",
+        )
     assert not pwned.exists()
     agents = world.ls()
     assert agents["victim"]["state"] == agents["word"]["state"] == "running"

@@ -33,8 +33,9 @@ def offers_roosts_tools(stub) -> bool:
     """Claude Code's last turn offered roost's tools: `roost mcp` had connected (on a loaded
     machine it takes seconds, and a turn before that has no roost tools)."""
     turns = stub.messages("main")
-    return bool(turns) and any(t.get("name") == "mcp__roost__create_agent"
-                               for t in turns[-1].body.get("tools") or [])
+    return bool(turns) and any(
+        t.get("name") == "mcp__roost__create_agent" for t in turns[-1].body.get("tools") or []
+    )
 
 
 def until_roosts_tools_are_offered(world: Env, stub, name: str) -> None:
@@ -57,32 +58,45 @@ def test_real_claude_creates_a_child_and_hears_its_result(world: Env) -> None:
         world.roost("spawn", "lead", "--cwd", str(work))
         world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle")
         until_roosts_tools_are_offered(world, stub, "lead")
-        stub.queue_tool_use("mcp__roost__create_agent",
-                            {"provider": "claude", "name": "kid", "prompt": "hello kid"})
+        stub.queue_tool_use(
+            "mcp__roost__create_agent", {"provider": "claude", "name": "kid", "prompt": "hello kid"}
+        )
         world.roost("send", "lead", "make a child")
         kid = world.wait_for(lambda: world.ls().get("kid"), 60, "the kid created")
-        assert kid["orchestration_parent"] == "lead"  # type: ignore[index]
-        assert kid["orchestration_root"] == "lead"  # type: ignore[index]
-        assert kid["placement"] == "detached"  # type: ignore[index]
-        created = world.wait_for(lambda: [t for t in tool_results(stub) if "prompt_delivered"
-                                          in t], 180, "create_agent's result")
-        assert "kid" in created[0] and "lead" in created[0]  # type: ignore[index]
+        assert kid["orchestration_parent"] == "lead"
+        assert kid["orchestration_root"] == "lead"
+        assert kid["placement"] == "detached"
+        created = world.wait_for(
+            lambda: [t for t in tool_results(stub) if "prompt_delivered" in t],
+            180,
+            "create_agent's result",
+        )
+        assert "kid" in created[0] and "lead" in created[0]
         notice = "[roost] kid finished its turn: stub reply: hello kid"
         world.wait_for(lambda: notice in stub.user_texts(), 90, "the parent told")
         told_at = next(r.time for r in stub.messages("main") if last_user_text(r.body) == notice)
         kid_log = world.home / "agents" / world.ls()["kid"]["id"] / "hooks.log"
-        kid_done = max(float(line.split("\t")[0]) for line in kid_log.read_text().splitlines()
-                       if "\tStop\t" in line)  # whole seconds (hook.sh's date +%s)
-        print(f"\nreal claude: kid's Stop -> lead's request with the notice: "
-              f"{told_at - kid_done:.1f} s (±1 s)")
+        kid_done = max(
+            float(line.split("\t")[0])
+            for line in kid_log.read_text().splitlines()
+            if "\tStop\t" in line
+        )  # whole seconds (hook.sh's date +%s)
+        print(
+            f"\nreal claude: kid's Stop -> lead's request with the notice: "
+            f"{told_at - kid_done:.1f} s (±1 s)"
+        )
         world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle again")
 
-        stub.queue_tool_use("mcp__roost__wait_for_agents",
-                            {"names": ["kid"], "timeout_seconds": 30})
+        stub.queue_tool_use(
+            "mcp__roost__wait_for_agents", {"names": ["kid"], "timeout_seconds": 30}
+        )
         world.roost("send", "lead", "wait for the kid")
-        waited = world.wait_for(lambda: [t for t in tool_results(stub) if "last_reply" in t],
-                                120, "wait_for_agents' result")
-        assert "stub reply: hello kid" in waited[0] and "idle" in waited[0]  # type: ignore[index]
+        waited = world.wait_for(
+            lambda: [t for t in tool_results(stub) if "last_reply" in t],
+            120,
+            "wait_for_agents' result",
+        )
+        assert "stub reply: hello kid" in waited[0] and "idle" in waited[0]
         kinds = [e["kind"] for e in json.loads(world.roost("events", "--json").stdout)]
         assert "child-created" in kinds and "notified" in kinds
 

@@ -33,12 +33,18 @@ def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
         stub.release()
         assert world.wait_status("cc", "idle", 60)["status_source"] in ("hook", "screen")
 
-        transcript = world.wait_for(lambda: next(
-            (world.user_home / ".claude" / "projects").rglob(f"{sid}.jsonl"), None),
-            what="transcript")
+        transcript = world.wait_for(
+            lambda: next((world.user_home / ".claude" / "projects").rglob(f"{sid}.jsonl"), None),
+            what="transcript",
+        )
         # the transcript may lag the Stop hook by a few milliseconds
-        world.wait_for(lambda: "stub reply: hello from roost" in " ".join(
-            transcript_texts(read_transcript(transcript), "assistant")), what="reply in transcript")
+        world.wait_for(
+            lambda: (
+                "stub reply: hello from roost"
+                in " ".join(transcript_texts(read_transcript(transcript), "assistant"))
+            ),
+            what="reply in transcript",
+        )
         entries = read_transcript(transcript)
         assert "hello from roost" in " ".join(transcript_texts(entries, "user"))
         hook_log = world.home / "agents" / idle["id"] / "hooks.log"
@@ -52,8 +58,12 @@ def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
         world.wait_status("cc", "idle", 60)
         reply = world.roost("send", "cc", "second message", "--wait").stdout
         assert "stub reply: second message" in reply
-        world.wait_for(lambda: "second message" in " ".join(
-            transcript_texts(read_transcript(transcript), "user")), what="second prompt")
+        world.wait_for(
+            lambda: (
+                "second message" in " ".join(transcript_texts(read_transcript(transcript), "user"))
+            ),
+            what="second prompt",
+        )
         entries = read_transcript(transcript)  # the same file goes on
         users = " ".join(transcript_texts(entries, "user"))
         assert "hello from roost" in users and "second message" in users

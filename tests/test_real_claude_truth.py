@@ -21,8 +21,11 @@ pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
 def hook_events(world: Env, agent_id: str) -> list[tuple[str, dict]]:
     log = world.home / "agents" / agent_id / "hooks.log"
-    return [(entry[1], entry[2]) for entry in map(hooks.parse_line, log.read_text().splitlines())
-            if entry is not None]
+    return [
+        (entry[1], entry[2])
+        for entry in map(hooks.parse_line, log.read_text().splitlines())
+        if entry is not None
+    ]
 
 
 def user_types(world: Env, name: str, text: str) -> None:
@@ -34,8 +37,7 @@ def user_types(world: Env, name: str, text: str) -> None:
     world.tmux("send-keys", "-t", pane, "Enter")
 
 
-def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(
-        world: Env) -> None:
+def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(world: Env) -> None:
     with running_stub() as stub:
         # no retries: a failed request ends the turn at once (10 retries take minutes)
         real_world(world, stub.url, CLAUDE_CODE_MAX_RETRIES="0")
@@ -43,45 +45,72 @@ def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(
         agent = world.wait_status("cc", "idle", 60)
 
         stub.fail_with(500, "api_error", "Internal server error")
-        assert world.roost("send", "cc", "are you up?").stdout == \
-            "delivered to cc (confirmed by hook)\n"
+        assert (
+            world.roost("send", "cc", "are you up?").stdout
+            == "delivered to cc (confirmed by hook)\n"
+        )
         failed = world.wait_status("cc", "error", 60)
         assert failed["status_source"] == "hook"
         assert failed["status_reason"].startswith(
-            "API Error: 500 Internal server error. This is a server-side issue")
+            "API Error: 500 Internal server error. This is a server-side issue"
+        )
         assert "error: API Error: 500 Internal server error" in world.roost("ls").stdout
         refused = world.roost("send", "cc", "and now?", check=False, timeout=30)
         assert refused.returncode == 1
         assert "cc shows an error: API Error: 500 Internal server error" in refused.stderr
         # the words roost's screen patterns look for, on the real screen
         screen = world.screen(world.pane_of("cc"))
-        assert statuses.reading(screen, statuses.patterns_for(traits.CLAUDE.patterns)) == \
-            ("error", "Resend your message to try again"), screen
+        assert statuses.reading(screen, statuses.patterns_for(traits.CLAUDE.patterns)) == (
+            "error",
+            "Resend your message to try again",
+        ), screen
 
         stub.fail_with(401, "authentication_error", "invalid x-api-key")
         user_types(world, "cc", "try once more")  # the user sees it through
-        world.wait_for(lambda: (a := world.ls()["cc"])["status_reason"] ==
-                       "Invalid API key · Fix external API key" and a, 60, "the 401")
+        world.wait_for(
+            lambda: (
+                (a := world.ls()["cc"])["status_reason"] == "Invalid API key · Fix external API key"
+                and a
+            ),
+            60,
+            "the 401",
+        )
         screen = world.screen(world.pane_of("cc"))
-        assert statuses.reading(screen, statuses.patterns_for(traits.CLAUDE.patterns)) == \
-            ("error", "Once fixed, resend your message"), screen
-        assert [p.get("error") for e, p in hook_events(world, agent["id"])
-                if e == "StopFailure"] == ["server_error", "authentication_failed"]
+        assert statuses.reading(screen, statuses.patterns_for(traits.CLAUDE.patterns)) == (
+            "error",
+            "Once fixed, resend your message",
+        ), screen
+        assert [
+            p.get("error") for e, p in hook_events(world, agent["id"]) if e == "StopFailure"
+        ] == ["server_error", "authentication_failed"]
 
         stub.fail_with(None)
         user_types(world, "cc", "fixed now")
-        back = world.wait_for(lambda: (a := world.ls()["cc"])["status"] == "idle"
-                              and a["status_reason"] is None and a, 60, "idle again")
+        back = world.wait_for(
+            lambda: (
+                (a := world.ls()["cc"])["status"] == "idle" and a["status_reason"] is None and a
+            ),
+            60,
+            "idle again",
+        )
         first = back["provider_session_id"]
 
         sent = world.roost("send", "cc", "/clear")
         assert sent.stdout == "delivered to cc (confirmed by new session id)\n"
-        second = world.wait_for(lambda: (s := world.ls()["cc"]["provider_session_id"])
-                                != first and s, what="the new session id")
-        clears = [(e, p.get("source") or p.get("reason")) for e, p in
-                  hook_events(world, agent["id"]) if e in ("SessionEnd", "SessionStart")]
-        assert clears == [("SessionStart", "startup"), ("SessionEnd", "clear"),
-                          ("SessionStart", "clear")]  # sent once, done once
+        second = world.wait_for(
+            lambda: (s := world.ls()["cc"]["provider_session_id"]) != first and s,
+            what="the new session id",
+        )
+        clears = [
+            (e, p.get("source") or p.get("reason"))
+            for e, p in hook_events(world, agent["id"])
+            if e in ("SessionEnd", "SessionStart")
+        ]
+        assert clears == [
+            ("SessionStart", "startup"),
+            ("SessionEnd", "clear"),
+            ("SessionStart", "clear"),
+        ]  # sent once, done once
         reply = world.roost("send", "cc", "after the clear", "--wait").stdout
         assert reply.strip() == "stub reply: after the clear"
         assert world.ls()["cc"]["provider_session_id"] == second
@@ -90,10 +119,15 @@ def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(
         sent = world.roost("send", "cc", "/compact")
         assert sent.stdout == "delivered to cc (confirmed by hook)\n"
         world.wait_screen(world.pane_of("cc"), "Compacted", timeout=60)
-        world.wait_for(lambda: hook_events(world, agent["id"])[-1][0] == "SessionStart",
-                       what="the compaction's SessionStart")
-        assert [e for e, _ in hook_events(world, agent["id"])[-3:]] == \
-            ["PreCompact", "SubagentStop", "SessionStart"]
+        world.wait_for(
+            lambda: hook_events(world, agent["id"])[-1][0] == "SessionStart",
+            what="the compaction's SessionStart",
+        )
+        assert [e for e, _ in hook_events(world, agent["id"])[-3:]] == [
+            "PreCompact",
+            "SubagentStop",
+            "SessionStart",
+        ]
         assert world.ls()["cc"]["status"] == "idle"
 
 
@@ -108,12 +142,17 @@ def test_a_recap_written_while_away_leaves_claude_idle(world: Env) -> None:
         world.roost("spawn", "rc", "--cwd", str(world.tmp / "work"))
         agent = world.wait_status("rc", "idle", 60)
         for n in range(3):
-            assert world.roost("send", "rc", f"step {n}", "--wait").stdout.strip() == \
-                f"stub reply: step {n}"
+            assert (
+                world.roost("send", "rc", f"step {n}", "--wait").stdout.strip()
+                == f"stub reply: step {n}"
+            )
         pane = world.pane_of("rc")
         world.tmux("send-keys", "-t", pane, "-H", "1b", "5b", "4f")  # focus out: the user left
-        world.wait_for(lambda: "SubagentStop" in [e for e, _ in hook_events(world, agent["id"])],
-                       timeout=300, what="the recap's SubagentStop")
+        world.wait_for(
+            lambda: "SubagentStop" in [e for e, _ in hook_events(world, agent["id"])],
+            timeout=300,
+            what="the recap's SubagentStop",
+        )
         world.wait_screen(pane, "※ recap", timeout=30)
         events = [e for e, _ in hook_events(world, agent["id"])]
         assert events[-1] == "SubagentStop" and events.count("Stop") == 3
@@ -137,18 +176,23 @@ def test_two_claudes_in_one_cwd_keep_their_own_conversations(world: Env) -> None
         a, b = world.wait_status("ca", "idle", 60), world.wait_status("cb", "idle", 60)
         assert a["provider_session_id"] != b["provider_session_id"]
         for name in ("cb", "ca"):
-            assert world.roost("send", name, f"I am {name}", "--wait").stdout.strip() == \
-                f"stub reply: I am {name}"
+            assert (
+                world.roost("send", name, f"I am {name}", "--wait").stdout.strip()
+                == f"stub reply: I am {name}"
+            )
         projects = world.user_home / ".claude" / "projects"
-        transcripts = {n: next(projects.rglob(f"{s['provider_session_id']}.jsonl"))
-                       for n, s in (("ca", a), ("cb", b))}
+        transcripts = {
+            n: next(projects.rglob(f"{s['provider_session_id']}.jsonl"))
+            for n, s in (("ca", a), ("cb", b))
+        }
         assert transcripts["ca"].parent == transcripts["cb"].parent  # one cwd
         assert "I am ca" in transcripts["ca"].read_text()
         assert "I am ca" not in transcripts["cb"].read_text()
 
         # waiting: a tool call that needs permission (ca runs in the default mode)
-        stub.queue_tool_use("Bash", {"command": "echo roost > marker.txt",
-                                     "description": "Write a marker file"})
+        stub.queue_tool_use(
+            "Bash", {"command": "echo roost > marker.txt", "description": "Write a marker file"}
+        )
         world.roost("send", "ca", "please write the file")
         waiting = world.wait_status("ca", "waiting", 60)
         refused = world.roost("send", "ca", "hello?", check=False, timeout=90)

@@ -30,9 +30,9 @@ import psutil
 import pytest
 
 from roost.core import status as screen_status
-from roost.providers import traits
+from roost.providers import hooks, traits
 
-from conftest import Env
+from conftest import Env, files_held
 from openai_responses_stub import REPLY_PREFIX, ResponsesStub, input_texts, running_stub
 from real_claude import PrivateTmux, wait_for
 from real_codex import (
@@ -91,8 +91,13 @@ class CodexWorld:
             found.update(self.ls(name))
             return bool(found["status"] == wanted)
 
-        wait_for(reached, timeout, f"{name} {wanted}", interval=0.2,
-                 on_timeout=lambda: f"{found.get('status')}\n{self.screen(name)}")
+        wait_for(
+            reached,
+            timeout,
+            f"{name} {wanted}",
+            interval=0.2,
+            on_timeout=lambda: f"{found.get('status')}\n{self.screen(name)}",
+        )
         return found
 
     def pane(self, name: str) -> str:
@@ -102,8 +107,14 @@ class CodexWorld:
         return self.world.screen(self.pane(name))
 
     def wait_screen(self, name: str, text: str, timeout: float = 30) -> str:
-        return str(wait_for(lambda: text in (s := self.screen(name)) and s, timeout,
-                            f"{text!r} on {name}", on_timeout=lambda: self.screen(name)))
+        return str(
+            wait_for(
+                lambda: text in (s := self.screen(name)) and s,
+                timeout,
+                f"{text!r} on {name}",
+                on_timeout=lambda: self.screen(name),
+            )
+        )
 
     def send(self, name: str, text: str) -> str:
         out = self.world.roost("send", name, text).stdout
@@ -117,8 +128,8 @@ class CodexWorld:
         sent = self.world.roost("send", name, text, check=False)
         assert "not delivered" not in sent.stderr, sent.stderr
         assert sent.returncode == 0 or (
-            "turn failed" in sent.stderr and "(the message was delivered)" in sent.stderr), \
-            sent.stderr
+            "turn failed" in sent.stderr and "(the message was delivered)" in sent.stderr
+        ), sent.stderr
 
     def reply(self, name: str, text: str) -> None:
         """Send and wait for the stand-in's answer on the screen and the agent idle again."""
@@ -157,7 +168,8 @@ def main_inputs(stub: ResponsesStub) -> list[list[str]]:
 
 
 def test_spawn_status_send_rollout_kill_and_wake_resume_the_same_conversation(
-        cx: CodexWorld) -> None:
+    cx: CodexWorld,
+) -> None:
     idle = cx.spawn("cx")
     assert idle["status_source"] == "screen" and idle["provider_session_id"] is None
     argv = psutil.Process(idle["pid"]).cmdline()
@@ -173,6 +185,12 @@ def test_spawn_status_send_rollout_kill_and_wake_resume_the_same_conversation(
     cx.wait_screen("cx", REPLY_PREFIX + "first prompt")
     done = cx.wait_status("cx", "idle")
     sid = done["provider_session_id"]
+    # its notify program (roost/cli_hook.sh: the service's cue) got the turn's end
+    log = Path(hooks.cli_log_path(str(cx.world.home), done["id"]))
+    wait_for(lambda: log.exists() and "agent-turn-complete" in log.read_text(), 10, "notify")
+    entry = hooks.parse_entry(log.read_text().splitlines()[-1])
+    assert entry is not None and entry[1] == "CodexNotify"
+    assert entry[2]["type"] == "agent-turn-complete" and entry[2]["thread-id"] == sid
     rollout = cx.rollout("cx")
     assert rollout_meta(rollout)["id"] == sid and rollout_meta(rollout)["cwd"] == str(cx.work)
     assert rollout.name.endswith(f"-{sid}.jsonl")
@@ -185,29 +203,36 @@ def test_spawn_status_send_rollout_kill_and_wake_resume_the_same_conversation(
     tree = cx.tree("cx")
     cx.world.roost("kill", "cx")
     assert cx.ls("cx")["status"] == "stopped"
-    killed = next(e for e in json.loads(cx.world.roost("events", "cx", "--json").stdout)
-                  if e["kind"] == "killed")["pids"]
+    killed = next(
+        e
+        for e in json.loads(cx.world.roost("events", "cx", "--json").stdout)
+        if e["kind"] == "killed"
+    )["pids"]
     assert set(killed) == tree  # its own processes, nothing else
-    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"
-                   for pid in killed)
+    assert not any(
+        psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie" for pid in killed
+    )
 
     cx.world.roost("wake", "cx")
     woke = cx.wait_status("cx", "idle", 60)
     assert woke["provider_session_id"] == sid
     argv = psutil.Process(woke["pid"]).cmdline()
     i = argv.index("resume")
-    assert argv[i:i + 3] == ["resume", sid, "--no-daemon"], argv  # then roost mcp's -c
+    assert argv[i : i + 3] == ["resume", sid, "--no-daemon"], argv  # then roost mcp's -c
     cx.reply("cx", "second prompt")
     assert not (cx.codex_home / "packages").exists()  # `codex resume --no-daemon`: none either
     assert cx.rollout("cx") == rollout and rollouts(cx.codex_home) == [rollout]
     assert rollout_texts(rollout, "user")[-1] == "second prompt"
     assert "first prompt" in rollout_texts(rollout, "user")
-    assert rollout_texts(rollout, "assistant") == [REPLY_PREFIX + "first prompt",
-                                                   REPLY_PREFIX + "second prompt"]
+    assert rollout_texts(rollout, "assistant") == [
+        REPLY_PREFIX + "first prompt",
+        REPLY_PREFIX + "second prompt",
+    ]
     # the model saw the earlier turn: the resumed conversation's request carries it
     last = main_inputs(cx.stub)[-1]
     assert "first prompt" in last and REPLY_PREFIX + "first prompt" in input_texts(
-        cx.stub.responses("main")[-1].body, "assistant")
+        cx.stub.responses("main")[-1].body, "assistant"
+    )
     assert last[-1] == "second prompt"
 
 
@@ -240,9 +265,14 @@ def test_three_agents_in_one_cwd_keep_their_own_conversations(cx: CodexWorld) ->
 
 def test_status_waiting_and_error_and_send_refuses_a_broken_agent(cx: CodexWorld) -> None:
     cx.spawn("cx")
-    cx.stub.queue_tool_call("exec_command", {
-        "cmd": f"touch {cx.world.tmp / 'escalated'}", "sandbox_permissions": "require_escalated",
-        "justification": "roost's test wants a file"})
+    cx.stub.queue_tool_call(
+        "exec_command",
+        {
+            "cmd": f"touch {cx.world.tmp / 'escalated'}",
+            "sandbox_permissions": "require_escalated",
+            "justification": "roost's test wants a file",
+        },
+    )
     cx.send("cx", "make a file")
     cx.wait_status("cx", "waiting")
     assert "Would you like to run the following command?" in cx.screen("cx")
@@ -263,12 +293,17 @@ def test_status_waiting_and_error_and_send_refuses_a_broken_agent(cx: CodexWorld
     cx.wait_screen("cx", REPLY_PREFIX + "a good turn")
     cx.wait_status("cx", "idle")  # the old error is over once a turn went on
 
-    cx.stub.fail_next(429, "usage", "usage_limit_reached", plan_type="plus",
-                      resets_at=int(time.time()) + 3600)
+    resets = int(time.time()) + 3600
+    cx.stub.fail_next(429, "usage", "usage_limit_reached", plan_type="plus", resets_at=resets)
     cx.send_to_fail("cx", "one too many")
-    cx.wait_status("cx", "error")
-    reason = screen_status.reading(cx.screen("cx"), status_patterns())
-    assert reason is not None and "hit your usage limit" in str(reason[1])
+    # issue 23: a usage limit is `limited`, its reset read from "try again at 3:04 AM." (the
+    # machine's zone, to the minute)
+    seen = cx.wait_status("cx", "limited")
+    assert "hit your usage limit" in seen["status_reason"], seen["status_reason"]
+    assert seen["limit_kind"] == "usage"
+    assert 0 <= resets - seen["limit_resets_at"] < 60, (seen["status_reason"], resets)
+    refused = cx.world.roost("send", "cx", "anyone?", check=False)
+    assert refused.returncode == 1 and "cx is limited until " in refused.stderr
 
 
 def status_patterns() -> dict[str, list[str]]:
@@ -286,26 +321,41 @@ def test_kill_never_touches_a_users_codex_or_its_shared_daemon(cx: CodexWorld) -
     user = PrivateTmux(user_env)
     try:
         their = user.new_window([str(cx.codex)], cx.work, user_env)
-        wait_for(lambda: IDLE_CUE in user.screen(their), 60, "the user's codex",
-                 on_timeout=lambda: user.screen(their))
+        wait_for(
+            lambda: IDLE_CUE in user.screen(their),
+            60,
+            "the user's codex",
+            on_timeout=lambda: user.screen(their),
+        )
         cx.spawn("ca")
         cx.spawn("cb")
         cx.reply("ca", "hello")
         tree = cx.tree("ca")
         assert daemon not in tree
         cx.world.roost("kill", "ca")
-        killed = next(e for e in json.loads(cx.world.roost("events", "ca", "--json").stdout)
-                      if e["kind"] == "killed")["pids"]
+        killed = next(
+            e
+            for e in json.loads(cx.world.roost("events", "ca", "--json").stdout)
+            if e["kind"] == "killed"
+        )["pids"]
         assert daemon not in killed and psutil.pid_exists(daemon)
         cx.reply("cb", "still working")
         user.paste(their, "the user's own prompt")
-        wait_for(lambda: REPLY_PREFIX + "the user's own prompt" in user.screen(their), 30,
-                 "the user's codex answered", on_timeout=lambda: user.screen(their))
+        wait_for(
+            lambda: REPLY_PREFIX + "the user's own prompt" in user.screen(their),
+            30,
+            "the user's codex answered",
+            on_timeout=lambda: user.screen(their),
+        )
         assert RECONNECTING_CUE not in user.screen(their)
 
         psutil.Process(daemon).kill()  # what `roost kill` did before --no-daemon
-        lost = wait_for(lambda: RECONNECTING_CUE in (s := user.screen(their)) and s, 30,
-                        "Reconnecting to server", on_timeout=lambda: user.screen(their))
+        lost = wait_for(
+            lambda: RECONNECTING_CUE in (s := user.screen(their)) and s,
+            30,
+            "Reconnecting to server",
+            on_timeout=lambda: user.screen(their),
+        )
         found = screen_status.reading(lost, status_patterns())
         assert found is not None and found[0] == "error"
         assert str(found[1]).startswith("Reconnecting to server")
@@ -316,8 +366,7 @@ def test_kill_never_touches_a_users_codex_or_its_shared_daemon(cx: CodexWorld) -
         stop_daemon(cx.codex, env, cx.codex_home)
 
 
-def test_an_agent_that_quit_before_roost_looked_is_known_by_its_last_words(
-        cx: CodexWorld) -> None:
+def test_an_agent_that_quit_before_roost_looked_is_known_by_its_last_words(cx: CodexWorld) -> None:
     """No rollout before the first message; line 1 is session_meta; codex holds the file open
     (the fake copies all this). An agent used and quit by hand, with no roost command between,
     printed `codex resume <id>`: roost learns the id from its dead pane and resumes it."""
@@ -330,10 +379,10 @@ def test_an_agent_that_quit_before_roost_looked_is_known_by_its_last_words(
     assert first["type"] == "session_meta"
     assert {"id", "cwd", "timestamp"} <= set(first["payload"])
     sid = first["payload"]["id"]
-    root = psutil.Process(int(cx.world.tmux("display-message", "-p", "-t", cx.pane("cx"),
-                                            "#{pane_pid}")))
-    held = {f.path for p in (root, *root.children(recursive=True)) for f in p.open_files()}
-    assert str(rollout) in held
+    root = psutil.Process(
+        int(cx.world.tmux("display-message", "-p", "-t", cx.pane("cx"), "#{pane_pid}"))
+    )
+    assert str(rollout) in files_held(root)
     cx.type_by_hand("cx", "/quit")
     cx.wait_screen("cx", f"codex resume {sid}")
     gone = cx.wait_status("cx", "exited")
@@ -345,7 +394,8 @@ def test_an_agent_that_quit_before_roost_looked_is_known_by_its_last_words(
 
 
 def test_a_draft_in_the_real_composer_is_refused_and_its_hints_are_not_drafts(
-        cx: CodexWorld) -> None:
+    cx: CodexWorld,
+) -> None:
     """Issue 14 on the real TUI: the composer's hints ("Ask Codex to do anything", after a turn
     "Ask a follow-up question"...) are no draft, so sends go through; text typed by hand in it
     is, so a send is refused and the text stays."""

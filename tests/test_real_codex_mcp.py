@@ -16,9 +16,13 @@ pytestmark = [pytest.mark.tmux, pytest.mark.real_codex]
 
 def roost_tools(body: dict) -> list[str]:
     """The functions of the `mcp__roost` namespace a request offers the model."""
-    return [str(f.get("name")) for tool in body.get("tools") or []
-            if isinstance(tool, dict) and tool.get("name") == "mcp__roost"
-            for f in tool.get("tools") or [] if isinstance(f, dict)]
+    return [
+        str(f.get("name"))
+        for tool in body.get("tools") or []
+        if isinstance(tool, dict) and tool.get("name") == "mcp__roost"
+        for f in tool.get("tools") or []
+        if isinstance(f, dict)
+    ]
 
 
 def test_real_codex_gets_roost_mcp_and_calls_it(world: Env) -> None:
@@ -40,12 +44,17 @@ def test_real_codex_gets_roost_mcp_and_calls_it(world: Env) -> None:
         stub.queue_tool_call("list_agents", {}, namespace="mcp__roost")
         world.roost("send", "lead", "who is here")
         output = world.wait_for(
-            lambda: next((o for r in stub.responses("main")
-                          if (o := last_tool_output(r.body)) is not None), None),
-            90, "list_agents' result", )
+            lambda: next(
+                (o for r in stub.responses("main") if (o := last_tool_output(r.body)) is not None),
+                None,
+            ),
+            90,
+            "list_agents' result",
+        )
         turn = stub.responses("main")[1]
         assert {"create_agent", "list_agents", "wait_for_agents", "send_message"} <= set(
-            roost_tools(turn.body))
+            roost_tools(turn.body)
+        )
         assert '"lead"' in str(output) and "codex" in str(output)
         world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle again")
         assert "mcp_servers" not in config.read_text()  # (codex keeps its TUI state there)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from roost.providers import hooks
+
 from conftest import Env
 from gemini_stub import GeminiStub
 from real_gemini import gemini_env, install_gemini, prepare_home
@@ -36,14 +38,22 @@ server.run()
 
 
 def declared(body: dict) -> list[str]:
-    return [str(f.get("name")) for tool in body.get("tools") or [] if isinstance(tool, dict)
-            for f in tool.get("functionDeclarations") or [] if isinstance(f, dict)]
+    return [
+        str(f.get("name"))
+        for tool in body.get("tools") or []
+        if isinstance(tool, dict)
+        for f in tool.get("functionDeclarations") or []
+        if isinstance(f, dict)
+    ]
 
 
 def function_responses(body: dict) -> list[dict]:
-    return [part["functionResponse"] for content in body.get("contents") or []
-            for part in content.get("parts") or []
-            if isinstance(part, dict) and "functionResponse" in part]
+    return [
+        part["functionResponse"]
+        for content in body.get("contents") or []
+        for part in content.get("parts") or []
+        if isinstance(part, dict) and "functionResponse" in part
+    ]
 
 
 def test_real_gemini_gets_roost_mcp_and_calls_it(world: Env, private_home: Path) -> None:
@@ -54,8 +64,9 @@ def test_real_gemini_gets_roost_mcp_and_calls_it(world: Env, private_home: Path)
         script = world.tmp / "users_server.py"
         script.write_text(USER_SERVER)
         user_settings = json.loads(settings.read_text())
-        user_settings["mcpServers"] = {"mine": {"command": sys.executable, "args": [str(script)],
-                                                "trust": True}}
+        user_settings["mcpServers"] = {
+            "mine": {"command": sys.executable, "args": [str(script)], "trust": True}
+        }
         settings.write_text(json.dumps(user_settings))
         world.env = gemini_env(world.env, world.user_home, stub.url)
         world.env["ROOST_GEMINI_BIN"] = str(gemini)
@@ -64,12 +75,23 @@ def test_real_gemini_gets_roost_mcp_and_calls_it(world: Env, private_home: Path)
         stub.queue_tool_call("mcp_roost_list_agents", {})
         world.roost("send", "lead", "who is here")
         answered = world.wait_for(
-            lambda: next((r for r in stub.turns() if function_responses(r.body)), None), 90,
-            f"list_agents' result: {world.roost('capture', 'lead').stdout}")
+            lambda: next((r for r in stub.turns() if function_responses(r.body)), None),
+            90,
+            f"list_agents' result: {world.roost('capture', 'lead').stdout}",
+        )
         names = declared(stub.turns()[0].body)
-        assert {"mcp_roost_list_agents", "mcp_roost_create_agent", "mcp_roost_wait_for_agents",
-                "mcp_mine_users_own_tool"} <= set(names)  # roost's, and the user's own
-        result = json.dumps(function_responses(answered.body))  # type: ignore[attr-defined]
+        assert {
+            "mcp_roost_list_agents",
+            "mcp_roost_create_agent",
+            "mcp_roost_wait_for_agents",
+            "mcp_mine_users_own_tool",
+        } <= set(names)  # roost's, and the user's own
+        result = json.dumps(function_responses(answered.body))
         assert '\\"lead\\"' in result or '"lead"' in result, result
         world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle again")
         assert json.loads(settings.read_text()) == user_settings
+        # roost's hooks in its system settings file ran (roost/cli_hook.sh: the service's cue)
+        log = Path(hooks.cli_log_path(world.env["ROOST_HOME"], world.ls()["lead"]["id"]))
+        world.wait_for(lambda: log.exists() and "\tAfterAgent\t" in log.read_text(), 30, "hook")
+        entry = hooks.parse_entry(log.read_text().splitlines()[-1])
+        assert entry is not None and entry[1] == "AfterAgent" and "prompt_response" in entry[2]

@@ -6,7 +6,6 @@ Issue 19, item 2: all three printed nothing (exit 0)."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterator
 from unittest import mock
@@ -45,9 +44,17 @@ def seen_by_parent(world: Env, name: str) -> tuple[str | None, str | None]:
         app = open_app(dict(world.env))
         try:
             agent = app.store.require(name)
-            finished = Observation(dataclasses.replace(agent, status="working",
-                                                       orchestration_parent=agent.id),
-                                   None, True, "running", None, None, "idle", "screen", None)
+            finished = Observation(
+                agent.replace(status="working", orchestration_parent=agent.id),
+                None,
+                True,
+                "running",
+                None,
+                None,
+                "idle",
+                "screen",
+                None,
+            )
             return orchestrate.last_reply(app, agent), notify.details(app, [finished])[agent.id]
         finally:
             app.close()
@@ -67,22 +74,19 @@ def test_real_codex_replies_come_from_its_rollout(world: Env) -> None:
         world.env["ROOST_CODEX_BIN"] = str(codex)
         world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(work))
         wait_idle(world, "cx")
-        assert send_wait(world, "cx", "first question").strip() == \
-            REPLY_PREFIX + "first question"
-        assert send_wait(world, "cx", "second question").strip() == \
-            REPLY_PREFIX + "second question"
+        assert send_wait(world, "cx", "first question").strip() == REPLY_PREFIX + "first question"
+        assert send_wait(world, "cx", "second question").strip() == REPLY_PREFIX + "second question"
         assert seen_by_parent(world, "cx") == (REPLY_PREFIX + "second question",) * 2
 
 
 @pytest.fixture
 def gemini_stub() -> Iterator[GeminiStub]:
     with GeminiStub() as running:
-        yield running  # type: ignore[misc]
+        yield running
 
 
 @pytest.mark.real_gemini
-def test_real_gemini_replies_come_from_its_chat_file(world: Env,
-                                                     gemini_stub: GeminiStub) -> None:
+def test_real_gemini_replies_come_from_its_chat_file(world: Env, gemini_stub: GeminiStub) -> None:
     gemini = install_gemini()
     prepare_gemini_home(world.user_home)
     world.env = gemini_env(world.env, world.user_home, gemini_stub.url)
@@ -99,12 +103,13 @@ def test_real_gemini_replies_come_from_its_chat_file(world: Env,
 @pytest.fixture
 def aider_stub() -> Iterator[ChatCompletionsStub]:
     with ChatCompletionsStub() as running:
-        yield running  # type: ignore[misc]
+        yield running
 
 
 @pytest.mark.real_aider
-def test_real_aider_replies_come_from_its_chat_history(world: Env,
-                                                       aider_stub: ChatCompletionsStub) -> None:
+def test_real_aider_replies_come_from_its_chat_history(
+    world: Env, aider_stub: ChatCompletionsStub
+) -> None:
     aider = install_aider()
     prepare_aider_home(world.user_home, aider_stub.url, aider)
     world.env = aider_env(world.env, world.user_home)
@@ -120,10 +125,10 @@ def test_real_aider_replies_come_from_its_chat_history(world: Env,
 
 def test_a_cli_that_keeps_no_record_says_so(world: Env) -> None:
     """A plain command keeps no record of replies: --wait says so (exit 1), not an empty line."""
-    world.roost("spawn", "sh", "--provider", "command", "--cwd", str(world.tmp / "work"),
-                "--", "cat")
+    world.roost(
+        "spawn", "sh", "--provider", "command", "--cwd", str(world.tmp / "work"), "--", "cat"
+    )
     world.wait_for(lambda: world.ls()["sh"]["status"] in ("idle", "working"), 20, "sh up")
     proc = world.roost("send", "sh", "hello", "--wait", "--timeout", "30", check=False)
     assert proc.returncode == 1 and proc.stdout == "", (proc.stdout, proc.stderr)
     assert "keeps no record of its replies" in proc.stderr and "delivered" in proc.stderr
-

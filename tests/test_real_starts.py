@@ -23,7 +23,7 @@ START = 180  # seconds: the CLI loads ~100 MB of JavaScript, slowly on a busy ma
 @pytest.fixture
 def stub() -> Iterator[GeminiStub]:
     with GeminiStub() as running:
-        yield running  # type: ignore[misc]
+        yield running
 
 
 def test_real_gemini_dying_of_a_bad_flag_is_a_failed_spawn(world: Env, stub: GeminiStub) -> None:
@@ -31,8 +31,18 @@ def test_real_gemini_dying_of_a_bad_flag_is_a_failed_spawn(world: Env, stub: Gem
     prepare_home(world.user_home)
     world.env = gemini_env(world.env, world.user_home, stub.url)
     world.env["ROOST_GEMINI_BIN"] = str(gemini)
-    proc = world.roost("spawn", "gm", "--provider", "gemini", "--cwd", str(world.tmp / "work"),
-                       "--", "--no-such-flag-roost", check=False, timeout=START)
+    proc = world.roost(
+        "spawn",
+        "gm",
+        "--provider",
+        "gemini",
+        "--cwd",
+        str(world.tmp / "work"),
+        "--",
+        "--no-such-flag-roost",
+        check=False,
+        timeout=START,
+    )
     assert proc.returncode != 0, proc.stdout
     assert "spawned" not in proc.stdout
     # its words, above its usage: "Unknown arguments: such-flag-roost, suchFlagRoost"

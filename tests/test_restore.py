@@ -31,8 +31,13 @@ def test_queue_never_exceeds_its_cap_and_staggers_starts() -> None:
         return True
 
     pauses: list[float] = []
-    done = run_queue([f"a{i}" for i in range(12)], start, 3, 0.01,
-                     sleep=lambda s: (pauses.append(s), time.sleep(s)))
+    done = run_queue(
+        [f"a{i}" for i in range(12)],
+        start,
+        3,
+        0.01,
+        sleep=lambda s: (pauses.append(s), time.sleep(s)),
+    )
     assert sorted(done.started) == sorted(f"a{i}" for i in range(12)) and done.failed == {}
     assert 2 <= peak[0] <= 3 and done.peak == peak[0]  # the cap holds, and is used
     assert pauses == [0.01] * 11  # a pause between every two starts
@@ -44,7 +49,9 @@ def test_one_failure_does_not_stop_the_rest() -> None:
             raise RuntimeError("no such cwd")
         return name != "up"
 
-    done = run_queue(["a", "bad", "up", "b"], start, 2, 0)
+    pauses: list[float] = []
+    done = run_queue(["a", "bad", "up", "b"], start, 2, 0, pauses.append)
+    assert pauses == []  # no stagger: no pause
     assert sorted(done.started) == ["a", "b"] and done.failed == {"bad": "no such cwd"}
     assert done.already_running == ["up"]  # found running: never counted as started
 

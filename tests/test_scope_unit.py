@@ -9,9 +9,13 @@ from roost.core.errors import RoostError
 from roost.core.scope import Caller, Limits, Member
 
 # lead -> a -> a1; lead -> b; other is someone else's root
-LEAD, A, A1, B, OTHER = (Member("lead", "lead", None, True), Member("a", "a", "lead", True),
-                         Member("a1", "a1", "a", True), Member("b", "b", "lead", False),
-                         Member("other", "other", None, True))
+LEAD, A, A1, B, OTHER = (
+    Member("lead", "lead", None, True),
+    Member("a", "a", "lead", True),
+    Member("a1", "a1", "a", True),
+    Member("b", "b", "lead", False),
+    Member("other", "other", None, True),
+)
 ALL = [LEAD, A, A1, B, OTHER]
 
 
@@ -32,9 +36,17 @@ def test_tree_root_walks_up():
     assert scope.tree_root(ALL, "other") == "other"
 
 
-@pytest.mark.parametrize(("caller", "target", "ok"), [
-    ("lead", A1, True), ("a", A1, True), ("a", B, False), ("a1", A, False),
-    ("lead", OTHER, False), ("other", LEAD, False)])
+@pytest.mark.parametrize(
+    ("caller", "target", "ok"),
+    [
+        ("lead", A1, True),
+        ("a", A1, True),
+        ("a", B, False),
+        ("a1", A, False),
+        ("lead", OTHER, False),
+        ("other", LEAD, False),
+    ],
+)
 def test_a_caller_acts_only_on_its_subtree(caller, target, ok):
     if ok:
         scope.check_target(Caller(caller), target, ALL, write=True)
@@ -77,29 +89,54 @@ def test_max_tree_counts_live_agents_of_the_whole_tree():
 
 
 def test_settings_know_the_orchestration_and_mcp_tables():
-    good = {"orchestration": {"max_children": 2, "max_tree": 5, "notify_sleeping": "hold"},
-            "mcp": {"enabled": False}}
+    good = {
+        "orchestration": {"max_children": 2, "max_tree": 5, "notify_sleeping": "hold"},
+        "mcp": {"enabled": False},
+    }
     assert settings.problems(good) == []
     assert settings.orchestration(good) == (2, 5, "hold")
     assert settings.mcp_enabled(good) is False
     assert settings.mcp_enabled({}) is True
     assert settings.orchestration({}) == (8, 32, "wake")
-    assert [p.key for p in settings.problems(
-        {"orchestration": {"max_children": True, "fork": 1}, "mcp": {"enabled": "yes"}})] == [
-        "orchestration.max_children", "orchestration.fork", "mcp.enabled"]
+    assert [
+        p.key
+        for p in settings.problems(
+            {"orchestration": {"max_children": True, "fork": 1}, "mcp": {"enabled": "yes"}}
+        )
+    ] == ["orchestration.max_children", "orchestration.fork", "mcp.enabled"]
 
 
 def test_ls_tree_puts_children_under_their_parents():
     from roost.core import present
-    from roost.core.observation import Observation, Record
+    from roost.core.model import Agent
+    from roost.core.observation import Observation
 
     def seen(name: str, parent: str | None) -> Observation:
-        return Observation(Record(name, name, "claude", "/w", name, orchestration_parent=parent),
-                           None, False, "stopped", None, None, "idle", None, None)
+        return Observation(
+            Agent(name, name, "claude", "/w", name, orchestration_parent_name=parent),
+            None,
+            False,
+            "stopped",
+            None,
+            None,
+            "idle",
+            None,
+            None,
+        )
 
-    found = [seen("lead", None), seen("other", None), seen("kid", "lead"),
-             seen("grandkid", "kid"), seen("orphan", "gone")]
+    found = [
+        seen("lead", None),
+        seen("other", None),
+        seen("kid", "lead"),
+        seen("grandkid", "kid"),
+        seen("orphan", "gone"),
+    ]
     assert [(o.agent.name, d) for o, d in present.tree_order(found)] == [
-        ("lead", 0), ("kid", 1), ("grandkid", 2), ("other", 0), ("orphan", 0)]
+        ("lead", 0),
+        ("kid", 1),
+        ("grandkid", 2),
+        ("other", 0),
+        ("orphan", 0),
+    ]
     lines = present.table(found, tree=True).splitlines()
     assert lines[2].startswith("  └ kid ") and lines[3].startswith("    └ grandkid ")

@@ -35,21 +35,29 @@ def test_five_senders_times_ten_messages_each_arrive_once_and_intact(world: Env)
     world.env["FAKE_AGENT_RECEIVED_DIR"] = str(inbox)
     spawn(world, "cl")
     wait_idle(world, "cl")
-    script = ("import subprocess, sys\n"
-              "for j in range(10):\n"
-              "    text = f'sender {sys.argv[1]} message {j}\\nsecond line of {sys.argv[1]}.{j}'\n"
-              "    p = subprocess.run([sys.executable, '-m', 'roost', 'send', 'cl', text],\n"
-              "                       capture_output=True, text=True)\n"
-              "    print(p.returncode, p.stdout.strip(), p.stderr.strip(), flush=True)\n")
-    senders = [subprocess.Popen([sys.executable, "-c", script, str(i)], env=world.env,
-                                stdout=subprocess.PIPE, text=True) for i in range(5)]
+    script = (
+        "import subprocess, sys\n"
+        "for j in range(10):\n"
+        "    text = f'sender {sys.argv[1]} message {j}\\nsecond line of {sys.argv[1]}.{j}'\n"
+        "    p = subprocess.run([sys.executable, '-m', 'roost', 'send', 'cl', text],\n"
+        "                       capture_output=True, text=True)\n"
+        "    print(p.returncode, p.stdout.strip(), p.stderr.strip(), flush=True)\n"
+    )
+    senders = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(i)], env=world.env, stdout=subprocess.PIPE, text=True
+        )
+        for i in range(5)
+    ]
     outputs = [s.communicate(timeout=380)[0] for s in senders]
     results = [line for out in outputs for line in out.splitlines()]
     assert len(results) == 50 and all(r.startswith("0 delivered to cl") for r in results), results
-    expected = sorted(f"sender {i} message {j}\nsecond line of {i}.{j}"
-                      for i in range(5) for j in range(10))
-    got = world.wait_for(lambda: len(received(inbox)) >= 50 and received(inbox),
-                         what="50 messages received")
+    expected = sorted(
+        f"sender {i} message {j}\nsecond line of {i}.{j}" for i in range(5) for j in range(10)
+    )
+    got = world.wait_for(
+        lambda: len(received(inbox)) >= 50 and received(inbox), what="50 messages received"
+    )
     assert sorted(got) == expected  # each once, none merged, none lost
 
 

@@ -17,10 +17,10 @@ PROMPTS = {"claude": "❯ ", "codex": "› ", "gemini": " > ", "aider": "> "}
 AUTH = {"FAKE_AGENT_AUTH_ERROR": "1"}
 
 
-def spawn(world: Env, name: str, *args: str, env: dict[str, str] | None = None,
-          check: bool = True) -> subprocess.CompletedProcess:
-    return world.roost("spawn", name, "--cwd", str(world.tmp / "work"), *args, env=env,
-                       check=check)
+def spawn(
+    world: Env, name: str, *args: str, env: dict[str, str] | None = None, check: bool = True
+) -> subprocess.CompletedProcess:
+    return world.roost("spawn", name, "--cwd", str(world.tmp / "work"), *args, env=env, check=check)
 
 
 def pane_of(world: Env, name: str) -> str:
@@ -43,12 +43,18 @@ def received(world: Env) -> list[str]:
 # ---- drafts --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("provider", ["claude", "codex", "gemini", "aider"])
 def test_a_draft_on_the_input_line_is_neither_merged_nor_lost(world: Env, provider: str) -> None:
-    spawn(world, "ag", "--provider", provider,
-          env={"FAKE_AGENT_RECEIVED_DIR": str(world.tmp / "received")})
+    spawn(
+        world,
+        "ag",
+        "--provider",
+        provider,
+        env={"FAKE_AGENT_RECEIVED_DIR": str(world.tmp / "received")},
+    )
     wait_idle(world, "ag")
     world.tmux("send-keys", "-t", pane_of(world, "ag"), "-l", "draft-words")
-    world.wait_for(lambda: PROMPTS[provider] + "draft-words" in screen(world, "ag"),
-                   what="the draft on screen")
+    world.wait_for(
+        lambda: PROMPTS[provider] + "draft-words" in screen(world, "ag"), what="the draft on screen"
+    )
 
     refused = world.roost("send", "ag", "real message", check=False)
     assert refused.returncode == 1
@@ -63,8 +69,9 @@ def test_a_draft_on_the_input_line_is_neither_merged_nor_lost(world: Env, provid
     world.wait_for(lambda: received(world) == ["draft-words"], what="the draft submitted")
     wait_idle(world, "ag")
     world.roost("send", "ag", "real message")
-    world.wait_for(lambda: received(world) == ["draft-words", "real message"],
-                   what="the message, alone")
+    world.wait_for(
+        lambda: received(world) == ["draft-words", "real message"], what="the message, alone"
+    )
 
 
 def test_text_left_by_an_interrupted_send_is_not_merged_into_the_next(world: Env) -> None:
@@ -132,29 +139,34 @@ def test_spawn_whose_cli_dies_at_once_fails_with_its_words(world: Env) -> None:
     assert world.ls()["cl"]["last_error"] is None
 
 
-def test_restore_reports_starts_that_die_and_stops_after_repeated_auth_failures(
-        world: Env) -> None:
+def test_restore_reports_starts_that_die_and_stops_after_repeated_auth_failures(world: Env) -> None:
     names = [f"t{i}" for i in range(5)]
     for name in names:
         spawn(world, name)
     world.tmux("kill-server")
 
     # 3 starts at once, no stagger: still one login failure at a time until one start held
-    done = world.roost("restore", "--json", "--concurrency", "3", "--stagger", "0",
-                       check=False, env=AUTH)
+    done = world.roost(
+        "restore", "--json", "--concurrency", "3", "--stagger", "0", check=False, env=AUTH
+    )
     assert done.returncode == 1
     report = json.loads(done.stdout)
     failed, skipped = report["failed_agents"], report["not_started_agents"]
     assert len(failed) == 2 and len(skipped) == 3 and set(failed) | set(skipped) == set(names)
     assert report["started"] == 0
     assert all("API Error: 401" in why for why in failed.values())
-    assert all("log in to claude" in why for why in skipped.values())
-    assert any("roost restore again" in line for line in report["advice"])
+    # the login to fix is said once, for the fleet (issue 23, part 3), not once per agent
+    assert all(
+        why == "not started: claude's login failed (see the advice)" for why in skipped.values()
+    )
+    assert sum("log in to claude" in line for line in report["advice"]) == 1
+    assert "log in to claude once (or fix its API key), then `roost restore`" in report["advice"][0]
     agents = world.ls()
     assert all("API Error: 401" in agents[n]["last_error"] for n in failed)
 
     text = world.roost("restore", check=False, env=AUTH)
     assert text.returncode == 1 and "failed" in text.stdout and "API Error: 401" in text.stdout
+    assert text.stdout.count("log in to claude") == 1
 
     # logged in again: the next restore starts them all
     again = world.roost("restore", "--json")

@@ -20,31 +20,46 @@ def test_a_good_config_has_no_problem() -> None:
     assert problems({"restore": {"stagger": 0}}) == []
 
 
-@pytest.mark.parametrize(("data", "key", "says"), [
-    ({"restor": {}}, "restor", "not a setting roost knows"),
-    ({"restore": 3}, "restore", "must be a table"),
-    ({"restore": {"concurrency": "3"}}, "restore.concurrency",
-     'whole number of at least 1, not "3"'),
-    ({"restore": {"concurrency": 0}}, "restore.concurrency", "at least 1"),
-    ({"restore": {"concurrency": True}}, "restore.concurrency", "not true"),
-    ({"restore": {"stagger": -1}}, "restore.stagger", "0 or more"),
-    ({"restore": {"stagger": "fast"}}, "restore.stagger", "number of seconds"),
-    ({"restore": {"parallel": 2}}, "restore.parallel", "not a setting"),
-    ({"providers": 3}, "providers", "must be a table"),
-    ({"providers": {"cursor": {"bin": "x"}}}, "providers.cursor", "not a provider"),
-    ({"providers": {"codex": "codex"}}, "providers.codex", "must be a table"),
-    ({"providers": {"codex": {"bin": 5}}}, "providers.codex.bin", "non-empty string, not 5"),
-    ({"providers": {"codex": {"bin": ""}}}, "providers.codex.bin", "non-empty string"),
-    ({"tmux": {"bin": ["tmux"]}}, "tmux.bin", "non-empty string, not a list"),
-    ({"tmux": {"socket": "x"}}, "tmux.socket", "not a setting"),
-    ({"status": {"pattern": {}}}, "status.pattern", "not a setting"),
-    ({"status": {"patterns": {"codex": {"waiting": "Allow"}}}}, "status.patterns.codex.waiting",
-     'list of non-empty strings, not "Allow"'),
-    ({"status": {"patterns": {"codex": {"busy": ["x"]}}}}, "status.patterns.codex.busy",
-     "not a status kind"),
-    ({"status": {"patterns": {"codex": {"idle": ["", "x"]}}}}, "status.patterns.codex.idle",
-     "non-empty strings"),
-])
+@pytest.mark.parametrize(
+    ("data", "key", "says"),
+    [
+        ({"restor": {}}, "restor", "not a setting roost knows"),
+        ({"restore": 3}, "restore", "must be a table"),
+        (
+            {"restore": {"concurrency": "3"}},
+            "restore.concurrency",
+            'whole number of at least 1, not "3"',
+        ),
+        ({"restore": {"concurrency": 0}}, "restore.concurrency", "at least 1"),
+        ({"restore": {"concurrency": True}}, "restore.concurrency", "not true"),
+        ({"restore": {"stagger": -1}}, "restore.stagger", "0 or more"),
+        ({"restore": {"stagger": "fast"}}, "restore.stagger", "number of seconds"),
+        ({"restore": {"parallel": 2}}, "restore.parallel", "not a setting"),
+        ({"providers": 3}, "providers", "must be a table"),
+        ({"providers": {"cursor": {"bin": "x"}}}, "providers.cursor", "not a provider"),
+        ({"providers": {"codex": "codex"}}, "providers.codex", "must be a table"),
+        ({"providers": {"codex": {"bin": 5}}}, "providers.codex.bin", "non-empty string, not 5"),
+        ({"providers": {"codex": {"bin": ""}}}, "providers.codex.bin", "non-empty string"),
+        ({"tmux": {"bin": ["tmux"]}}, "tmux.bin", "non-empty string, not a list"),
+        ({"tmux": {"socket": "x"}}, "tmux.socket", "not a setting"),
+        ({"status": {"pattern": {}}}, "status.pattern", "not a setting"),
+        (
+            {"status": {"patterns": {"codex": {"waiting": "Allow"}}}},
+            "status.patterns.codex.waiting",
+            'list of non-empty strings, not "Allow"',
+        ),
+        (
+            {"status": {"patterns": {"codex": {"busy": ["x"]}}}},
+            "status.patterns.codex.busy",
+            "not a status kind",
+        ),
+        (
+            {"status": {"patterns": {"codex": {"idle": ["", "x"]}}}},
+            "status.patterns.codex.idle",
+            "non-empty strings",
+        ),
+    ],
+)
 def test_each_problem_names_its_key(data: dict, key: str, says: str) -> None:
     found = problems(data)
     assert len(found) == 1 and found[0].key == key and says in found[0].message, found
@@ -73,12 +88,19 @@ bin = 5
 """
 
 
-@pytest.mark.parametrize(("key", "line"), [
-    ("restore.concurrency", 7), ("restore.stagger", 6), ("tmux.bin", 3), ("restore", 5),
-    ("status.patterns.codex.waiting", 10), ("providers.codex.bin", 13),
-    ("restore.parallel", 5),  # not in the file: its table's header
-    ("nowhere.at.all", None),
-])
+@pytest.mark.parametrize(
+    ("key", "line"),
+    [
+        ("restore.concurrency", 7),
+        ("restore.stagger", 6),
+        ("tmux.bin", 3),
+        ("restore", 5),
+        ("status.patterns.codex.waiting", 10),
+        ("providers.codex.bin", 13),
+        ("restore.parallel", 5),  # not in the file: its table's header
+        ("nowhere.at.all", None),
+    ],
+)
 def test_line_of_finds_the_key(key: str, line: int | None) -> None:
     assert line_of(TEXT, key) == line
 
@@ -87,14 +109,17 @@ def test_line_of_dotted_keys_at_top_level() -> None:
     assert line_of('restore.concurrency = "x"\n', "restore.concurrency") == 1
 
 
-@pytest.mark.parametrize(("uid", "mode", "link", "says"), [
-    (1000, 0o40700, False, None),
-    (1000, 0o40755, False, None),  # others may read, not write
-    (1000, 0o40775, False, "can be written by others (mode 775)"),
-    (1000, 0o40702, False, "can be written by others"),
-    (0, 0o40700, False, "belongs to uid 0, not to you (uid 1000)"),
-    (1000, 0o120777, True, "is a symlink"),
-])
+@pytest.mark.parametrize(
+    ("uid", "mode", "link", "says"),
+    [
+        (1000, 0o40700, False, None),
+        (1000, 0o40755, False, None),  # others may read, not write
+        (1000, 0o40775, False, "can be written by others (mode 775)"),
+        (1000, 0o40702, False, "can be written by others"),
+        (0, 0o40700, False, "belongs to uid 0, not to you (uid 1000)"),
+        (1000, 0o120777, True, "is a symlink"),
+    ],
+)
 def test_trust_problem(uid: int, mode: int, link: bool, says: str | None) -> None:
     from pathlib import Path
 
@@ -102,4 +127,3 @@ def test_trust_problem(uid: int, mode: int, link: bool, says: str | None) -> Non
 
     found = trust_problem(Path("/r"), uid, mode, link, 1000)
     assert found == says if says is None else says in str(found)
-

@@ -43,17 +43,26 @@ def test_a_draft_on_the_input_line_ends_the_start_grace() -> None:
     patterns = status.patterns_for(traits.AIDER.patterns)
     assert observe.typed(AIDER_DRAFT, "aider")
     assert not observe.typed(AIDER_DRAFT.replace("half a thought", ""), "aider")
-    common = dict(alive=True, has_window=True, base_state="running", roost_stopped=False,
-                  hook=None, screen=AIDER_DRAFT, activity=100.0, started_at=100.0,
-                  patterns=patterns, now=105.0, grace=observe.start_grace("aider"))
+    common = dict(
+        alive=True,
+        has_window=True,
+        base_state="running",
+        roost_stopped=False,
+        hook=None,
+        screen=AIDER_DRAFT,
+        activity=100.0,
+        started_at=100.0,
+        patterns=patterns,
+        now=105.0,
+        grace=observe.start_grace("aider"),
+    )
     assert status.classify(**common)[0] == "starting"  # type: ignore[arg-type]
     assert status.classify(**common, typed=True)[:2] == ("idle", "screen")  # type: ignore[arg-type]
 
 
 def test_the_start_grace_lasts_as_long_as_a_start_may_take_to_hold() -> None:
     for provider in ("claude", "codex", "gemini", "aider", "command"):
-        assert observe.start_grace(provider) >= status.start_window(
-            traits.of(provider).start_time)
+        assert observe.start_grace(provider) >= status.start_window(traits.of(provider).start_time)
         assert observe.start_grace(provider) >= status.STARTING_GRACE
 
 

@@ -19,16 +19,16 @@ from roost.tmux.fake import FakeTmux
 
 
 @pytest.fixture
-def app(tmp_path: Path, fake: FakeTmux, clock: ManualClock,
-        monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
-    app = fake_app(tmp_path, fake, clock, monkeypatch, {})
+def app(tmp_path: Path, fake: FakeTmux, clock: ManualClock) -> Iterator[App]:
+    app = fake_app(tmp_path, fake, clock, {})
     app.environ["ROOST_GEMINI_BIN"] = "/bin/sh"  # the fake tmux never runs it
     yield app
     app.close()
 
 
-def test_a_slow_start_that_dies_of_a_bad_flag_is_failed(app: App, fake: FakeTmux,
-                                                         clock: ManualClock) -> None:
+def test_a_slow_start_that_dies_of_a_bad_flag_is_failed(
+    app: App, fake: FakeTmux, clock: ManualClock
+) -> None:
     fake.on_start = lambda pane: fake.set_screen(pane.id, "loading")  # not ready yet
     agent = lifecycle.spawn(app, "gm", provider="gemini", cwd=str(app.paths.home)).agent
     pane = fake.pane_of(agent.id)
@@ -45,15 +45,17 @@ def test_a_slow_start_that_dies_of_a_bad_flag_is_failed(app: App, fake: FakeTmux
     assert app.store.require("gm").last_error == died[agent.id].reason
 
 
-def test_a_start_that_shows_its_prompt_holds_at_once(app: App, fake: FakeTmux,
-                                                     clock: ManualClock) -> None:
+def test_a_start_that_shows_its_prompt_holds_at_once(
+    app: App, fake: FakeTmux, clock: ManualClock
+) -> None:
     fake.on_start = lambda pane: fake.set_screen(pane.id, "│ > Type your message or @path")
     lifecycle.spawn(app, "gm", provider="gemini", cwd=str(app.paths.home))
     assert clock.monotonic() < 1.0
 
 
 def test_a_live_start_that_never_shows_ready_holds_after_its_window(
-        app: App, fake: FakeTmux, clock: ManualClock) -> None:
+    app: App, fake: FakeTmux, clock: ManualClock
+) -> None:
     fake.on_start = lambda pane: fake.set_screen(pane.id, "loading")
     lifecycle.spawn(app, "gm", provider="gemini", cwd=str(app.paths.home))  # held: no error
     window = status.start_window(traits.GEMINI.start_time)

@@ -27,8 +27,10 @@ def test_claude_status_follows_its_hooks(world: Env) -> None:
     spawn(world, "cl")
     # the screen may show the prompt a moment before the SessionStart hook lands; then the
     # hook takes over as the source
-    idle = world.wait_for(lambda: (a := world.ls()["cl"])["status"] == "idle"
-                          and a["status_source"] == "hook" and a, what="idle from the hook")
+    idle = world.wait_for(
+        lambda: (a := world.ls()["cl"])["status"] == "idle" and a["status_source"] == "hook" and a,
+        what="idle from the hook",
+    )
     assert idle["status_since"]
     world.roost("send", "cl", "work 3")
     working = world.wait_status("cl", "working")
@@ -42,8 +44,11 @@ def test_claude_status_follows_its_hooks(world: Env) -> None:
     world.wait_status("cl", "idle")
     kinds = [e["kind"] for e in json.loads(world.roost("events", "cl", "--json").stdout)]
     assert kinds[:2] == ["spawned", "started"] and "sent" in kinds
-    statuses = [e["status"] for e in json.loads(world.roost("events", "cl", "--json").stdout)
-                if e["kind"] == "status"]
+    statuses = [
+        e["status"]
+        for e in json.loads(world.roost("events", "cl", "--json").stdout)
+        if e["kind"] == "status"
+    ]
     assert {"idle", "working", "waiting"} <= set(statuses)
 
 
@@ -69,8 +74,9 @@ def test_a_crash_shows_exited_with_its_code(world: Env) -> None:
 def test_send_delivers_long_multiline_text_intact_and_waits_for_the_reply(world: Env) -> None:
     received = world.tmp / "received"
     spawn(world, "cl", env={"FAKE_AGENT_RECEIVED_DIR": str(received)})
-    text = "".join(f"line {i}: {'ünïcode ❯ ' if i % 7 == 0 else ''}{'x' * 60}\n"
-                   for i in range(80))[:5000].rstrip("\n")
+    text = "".join(
+        f"line {i}: {'ünïcode ❯ ' if i % 7 == 0 else ''}{'x' * 60}\n" for i in range(80)
+    )[:5000].rstrip("\n")
     assert len(text) > 4900 and text.count("\n") > 50
     proc = world.roost("send", "cl", "--wait", input=text)
     assert proc.stdout.startswith("echo: line 0:")
@@ -88,29 +94,53 @@ def test_send_wakes_a_stopped_agent_first(world: Env) -> None:
 
 
 def test_send_to_an_agent_that_dies_is_not_delivered(world: Env) -> None:
-    died = world.roost("spawn", "dies", "--cwd", str(world.tmp / "work"), "--provider",
-                       "command", "--", "sh", "-c", "exit 3", check=False)
+    died = world.roost(
+        "spawn",
+        "dies",
+        "--cwd",
+        str(world.tmp / "work"),
+        "--provider",
+        "command",
+        "--",
+        "sh",
+        "-c",
+        "exit 3",
+        check=False,
+    )
     assert died.returncode == 1 and "its start failed at once (exit 3)" in died.stderr
     assert world.ls()["dies"]["state"] == "failed"
     proc = world.roost("send", "dies", "anyone there?", check=False)  # it starts it again
     assert proc.returncode == 1 and "not delivered to dies" in proc.stderr
     assert "its start failed at once (exit 3)" in proc.stderr
     assert len(proc.stderr.splitlines()) == 1
-    sent = [e for e in json.loads(world.roost("events", "dies", "--json").stdout)
-            if e["kind"] == "sent"]
+    sent = [
+        e for e in json.loads(world.roost("events", "dies", "--json").stdout) if e["kind"] == "sent"
+    ]
     assert sent and sent[-1]["delivered"] is False
 
 
 def test_crash_loop_under_on_failure_ends_in_failed(world: Env) -> None:
-    died = world.roost("spawn", "loop", "--cwd", str(world.tmp / "work"), "--restart",
-                       "on-failure", env={"FAKE_AGENT_EXIT_ON_START": "3"}, check=False)
+    died = world.roost(
+        "spawn",
+        "loop",
+        "--cwd",
+        str(world.tmp / "work"),
+        "--restart",
+        "on-failure",
+        env={"FAKE_AGENT_EXIT_ON_START": "3"},
+        check=False,
+    )
     assert died.returncode == 1 and "its start failed at once (exit 3)" in died.stderr
-    failed = world.wait_for(lambda: "crash loop" in ((a := world.ls()["loop"])[
-        "last_error"] or "") and a, timeout=40, what="the crash loop")
+    failed = world.wait_for(
+        lambda: "crash loop" in ((a := world.ls()["loop"])["last_error"] or "") and a,
+        timeout=40,
+        what="the crash loop",
+    )
     assert failed["state"] == "failed"
     # the supervisor logs "failed" instead of sleeping for a restart: nothing starts after it
-    kinds = world.wait_for(lambda: "failed" in (k := event_kinds(world, "loop")) and k,
-                           what="the failed event")
+    kinds = world.wait_for(
+        lambda: "failed" in (k := event_kinds(world, "loop")) and k, what="the failed event"
+    )
     assert len(world.starts()) == 4  # the first start and three restarts, never more
     assert kinds.count("restarted") == 3 and kinds.count("failed") == 1
     world.roost("wake", "loop", env={"FAKE_AGENT_EXIT_ON_START": ""})  # the user clears it
@@ -118,8 +148,14 @@ def test_crash_loop_under_on_failure_ends_in_failed(world: Env) -> None:
 
 
 def test_never_policy_does_not_restart(world: Env) -> None:
-    died = world.roost("spawn", "once", "--cwd", str(world.tmp / "work"),
-                       env={"FAKE_AGENT_EXIT_ON_START": "2"}, check=False)
+    died = world.roost(
+        "spawn",
+        "once",
+        "--cwd",
+        str(world.tmp / "work"),
+        env={"FAKE_AGENT_EXIT_ON_START": "2"},
+        check=False,
+    )
     assert died.returncode == 1 and "its start failed at once (exit 2)" in died.stderr
     assert world.ls()["once"]["state"] == "failed"  # its reason stays until a start holds
     # the supervisor logs the exit after deciding; under on-failure a restart would follow it
@@ -134,8 +170,9 @@ def test_a_lost_conversation_is_unresumable_never_silently_fresh(world: Env) -> 
     before = world.ls()["cl"]
     world.wait_for(lambda: world.ls()["cl"]["status"] == "idle", what="read hooks")
     world.roost("kill", "cl")
-    transcript = next((world.user_home / ".claude" / "projects").rglob(
-        f"{before['provider_session_id']}.jsonl"))
+    transcript = next(
+        (world.user_home / ".claude" / "projects").rglob(f"{before['provider_session_id']}.jsonl")
+    )
     transcript.unlink()  # as Claude Code's cleanupPeriodDays would
     starts = len(world.starts())
     proc = world.roost("wake", "cl", check=False)
@@ -147,8 +184,10 @@ def test_a_lost_conversation_is_unresumable_never_silently_fresh(world: Env) -> 
     world.roost("wake", "cl", "--fresh")
     fresh = world.ls()["cl"]
     assert fresh["provider_session_id"] != before["provider_session_id"]
-    assert core_argv(world.last_start(starts + 1))[:2] == ["--session-id",
-                                                          fresh["provider_session_id"]]
+    assert core_argv(world.last_start(starts + 1))[:2] == [
+        "--session-id",
+        fresh["provider_session_id"],
+    ]
 
 
 def test_claude_saying_no_conversation_marks_it_unresumable(world: Env) -> None:
@@ -169,8 +208,10 @@ def test_claude_saying_no_conversation_marks_it_unresumable(world: Env) -> None:
     # roost sees a transcript and resumes; claude cannot find it, and says so at once
     woke = world.roost("wake", "cl", check=False)
     assert woke.returncode == 1 and "No conversation found with session ID" in woke.stderr
-    failed = world.wait_for(lambda: (a := world.ls()["cl"])["last_error"].startswith(
-        "unresumable") and a, what="unresumable")
+    failed = world.wait_for(
+        lambda: (a := world.ls()["cl"])["last_error"].startswith("unresumable") and a,
+        what="unresumable",
+    )
     assert failed["state"] == "failed" and "--fresh" in failed["last_error"]
     assert failed["provider_session_id"] == sid  # never replaced behind the user's back
     kinds = [e["kind"] for e in json.loads(world.roost("events", "cl", "--json").stdout)]
@@ -181,8 +222,10 @@ def test_clear_moves_to_a_new_session_id_and_keeps_the_lineage(world: Env) -> No
     spawn(world, "cl")
     first = world.wait_status("cl", "idle")["provider_session_id"]
     world.roost("send", "cl", "/clear")
-    second = world.wait_for(lambda: (sid := world.ls()["cl"]["provider_session_id"]) != first
-                            and sid, what="new session id")
+    second = world.wait_for(
+        lambda: (sid := world.ls()["cl"]["provider_session_id"]) != first and sid,
+        what="new session id",
+    )
     export = json.loads(world.roost("export").stdout)
     [agent] = export["agents"]
     assert agent["session_history"] == [first, second]
@@ -194,21 +237,31 @@ def test_clear_moves_to_a_new_session_id_and_keeps_the_lineage(world: Env) -> No
 def test_watch_prints_changes_until_interrupted(world: Env) -> None:
     spawn(world, "cl")
     world.wait_status("cl", "idle")
-    watcher = subprocess.Popen([sys.executable, "-m", "roost", "watch", "--json", "--interval",
-                                "0.3"], env=world.env, stdout=subprocess.PIPE, text=True)
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "roost", "watch", "--json", "--interval", "0.3"],
+        env=world.env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(watcher.stdout.readline, "")),
-                              daemon=True)  # type: ignore[union-attr]
+    reader = threading.Thread(
+        target=lambda: lines.extend(iter(watcher.stdout.readline, "")), daemon=True
+    )
     reader.start()
 
     def seen() -> list[str]:
-        return [c["status"] for c in map(json.loads, list(lines)) if c["name"] == "cl"]
+        return [
+            c["status"]
+            for c in map(json.loads, list(lines))
+            if c["name"] == "cl" and c.get("kind", "status") == "status"
+        ]
 
     try:
         world.wait_for(lambda: seen() == ["idle"], what="watch's first line")
         world.roost("send", "cl", "work 2")
-        world.wait_for(lambda: "working" in (s := seen()) and s[-1] == "idle",
-                       what="working, then idle again")
+        world.wait_for(
+            lambda: "working" in (s := seen()) and s[-1] == "idle", what="working, then idle again"
+        )
     finally:
         watcher.send_signal(signal.SIGINT)
         watcher.wait(timeout=10)
@@ -224,13 +277,21 @@ def test_ls_fast_path_loads_nothing_heavy(world: Env) -> None:
     spawn(world, "quiet", "--provider", "command", "--", "sh", "-c", "echo ready; sleep 300")
     world.wait_for(lambda: world.ls()["quiet"]["status"] == "idle", what="idle")
     world.ls()["quiet"]  # the full CLI records the status; the fast path then only reads
-    code = ("import sys, io\nfrom roost.cli import fast\nout = io.StringIO()\nsys.stdout = out\n"
-            "code = fast.fast(False)\nsys.stdout = sys.__stdout__\n"
-            "heavy = ['click', 'typing', 'dataclasses', 'subprocess', 'psutil', 'json', "
-            "'textual', 'platformdirs']\n"
-            "print(code, [m for m in heavy if m in sys.modules])\n")
-    proc = subprocess.run([sys.executable, "-c", code], env=world.env, capture_output=True,
-                          text=True, timeout=60, check=True)
+    code = (
+        "import sys, io\nfrom roost.cli import fast\nout = io.StringIO()\nsys.stdout = out\n"
+        "code = fast.fast(False)\nsys.stdout = sys.__stdout__\n"
+        "heavy = ['click', 'typing', 'dataclasses', 'subprocess', 'psutil', 'json', "
+        "'textual', 'platformdirs']\n"
+        "print(code, [m for m in heavy if m in sys.modules])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=world.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert proc.stdout.strip() == "0 []", proc.stdout + proc.stderr
 
 
@@ -238,8 +299,10 @@ def test_ls_gives_up_on_a_hung_tmux_with_one_line(world: Env) -> None:
     spawn(world, "a1", "--provider", "command", "--", "sleep", "300")
     world.ls()["a1"]
     hung = world.tmp / "hung-tmux"
-    hung.write_text('#!/bin/sh\nfor a in "$@"; do [ "$a" = list-panes ] && exec sleep 600; done\n'
-                    'exec tmux "$@"\n')
+    hung.write_text(
+        '#!/bin/sh\nfor a in "$@"; do [ "$a" = list-panes ] && exec sleep 600; done\n'
+        'exec tmux "$@"\n'
+    )
     hung.chmod(0o755)
     (world.home / "config.toml").write_text(f'[tmux]\nbin = "{hung}"\n')
     for args in (["ls"], ["ls", "--json"]):

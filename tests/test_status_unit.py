@@ -15,44 +15,95 @@ NOW = 1_000_000.0
 
 def classify(**kw: object) -> tuple[str, str]:
     """(status, source): reasons have their own tests (test_error_status_unit.py)."""
-    base = dict(alive=True, has_window=True, base_state="running", roost_stopped=False,
-                hook=None, screen=None, activity=None, started_at=NOW - 100, patterns=CLAUDE,
-                now=NOW)
+    base = dict(
+        alive=True,
+        has_window=True,
+        base_state="running",
+        roost_stopped=False,
+        hook=None,
+        screen=None,
+        activity=None,
+        started_at=NOW - 100,
+        patterns=CLAUDE,
+        now=NOW,
+    )
     base.update(kw)
     found, source, _reason = status.classify(**base)  # type: ignore[arg-type]
     return found, source
 
 
-@pytest.mark.parametrize(("kw", "expected"), [
-    pytest.param(dict(alive=False, base_state="hibernated", has_window=False),
-                 ("hibernated", "store"), id="hibernated"),
-    pytest.param(dict(alive=False, base_state="failed"), ("failed", "store"), id="failed"),
-    pytest.param(dict(alive=False, base_state="stopped"), ("exited", "process"), id="exited"),
-    pytest.param(dict(alive=False, base_state="stopped", roost_stopped=True),
-                 ("stopped", "process"), id="killed-by-roost"),
-    pytest.param(dict(alive=False, base_state="stopped", has_window=False),
-                 ("lost", "process"), id="home-gone"),
-    pytest.param(dict(hook=("working", NOW - 5, None)), ("working", "hook"), id="hook-working"),
-    pytest.param(dict(hook=("idle", NOW - 5, None), screen="❯ ", activity=NOW - 6),
-                 ("idle", "hook"), id="hook-idle-screen-quiet"),
-    pytest.param(dict(hook=("idle", NOW - 50, None), activity=NOW - 2,
-                      screen="Model picker\nEsc to cancel"), ("waiting", "screen"),
-                 id="dialog-after-hook"),
-    pytest.param(dict(hook=("working", NOW - 50, None), activity=NOW - 1,
-                      screen="✻ Razzle-dazzling… (esc to interrupt)\n❯ "),
-                 ("working", "hook"), id="spinner-keeps-hook-status"),
-    pytest.param(dict(screen="Do you want to proceed?\n❯ 1. Yes\n  2. No\nEsc to cancel"),
-                 ("waiting", "screen"), id="screen-waiting"),
-    pytest.param(dict(screen="❯ first prompt\n✻ Working… (esc to interrupt)\n────\n❯ \n────"),
-                 ("working", "screen"), id="prompt-box-drawn-while-busy"),
-    pytest.param(dict(screen="● done\n────\n❯ \n────\n  ? for shortcuts"), ("idle", "screen"),
-                 id="screen-idle"),
-    pytest.param(dict(screen="", started_at=NOW - 2), ("starting", "process"), id="starting"),
-    pytest.param(dict(screen="compiling...", activity=NOW - 1, patterns=COMMAND),
-                 ("working", "screen"), id="busy-output"),
-    pytest.param(dict(screen="$ ", activity=NOW - 30, patterns=COMMAND), ("idle", "screen"),
-                 id="quiet-output"),
-])
+@pytest.mark.parametrize(
+    ("kw", "expected"),
+    [
+        pytest.param(
+            dict(alive=False, base_state="hibernated", has_window=False),
+            ("hibernated", "store"),
+            id="hibernated",
+        ),
+        pytest.param(dict(alive=False, base_state="failed"), ("failed", "store"), id="failed"),
+        pytest.param(dict(alive=False, base_state="stopped"), ("exited", "process"), id="exited"),
+        pytest.param(
+            dict(alive=False, base_state="stopped", roost_stopped=True),
+            ("stopped", "process"),
+            id="killed-by-roost",
+        ),
+        pytest.param(
+            dict(alive=False, base_state="stopped", has_window=False),
+            ("lost", "process"),
+            id="home-gone",
+        ),
+        pytest.param(dict(hook=("working", NOW - 5, None)), ("working", "hook"), id="hook-working"),
+        pytest.param(
+            dict(hook=("idle", NOW - 5, None), screen="❯ ", activity=NOW - 6),
+            ("idle", "hook"),
+            id="hook-idle-screen-quiet",
+        ),
+        pytest.param(
+            dict(
+                hook=("idle", NOW - 50, None),
+                activity=NOW - 2,
+                screen="Model picker\nEsc to cancel",
+            ),
+            ("waiting", "screen"),
+            id="dialog-after-hook",
+        ),
+        pytest.param(
+            dict(
+                hook=("working", NOW - 50, None),
+                activity=NOW - 1,
+                screen="✻ Razzle-dazzling… (esc to interrupt)\n❯ ",
+            ),
+            ("working", "hook"),
+            id="spinner-keeps-hook-status",
+        ),
+        pytest.param(
+            dict(screen="Do you want to proceed?\n❯ 1. Yes\n  2. No\nEsc to cancel"),
+            ("waiting", "screen"),
+            id="screen-waiting",
+        ),
+        pytest.param(
+            dict(screen="❯ first prompt\n✻ Working… (esc to interrupt)\n────\n❯ \n────"),
+            ("working", "screen"),
+            id="prompt-box-drawn-while-busy",
+        ),
+        pytest.param(
+            dict(screen="● done\n────\n❯ \n────\n  ? for shortcuts"),
+            ("idle", "screen"),
+            id="screen-idle",
+        ),
+        pytest.param(dict(screen="", started_at=NOW - 2), ("starting", "process"), id="starting"),
+        pytest.param(
+            dict(screen="compiling...", activity=NOW - 1, patterns=COMMAND),
+            ("working", "screen"),
+            id="busy-output",
+        ),
+        pytest.param(
+            dict(screen="$ ", activity=NOW - 30, patterns=COMMAND),
+            ("idle", "screen"),
+            id="quiet-output",
+        ),
+    ],
+)
 def test_classify(kw: dict, expected: tuple[str, str]) -> None:
     assert classify(**kw) == expected
 
@@ -88,8 +139,11 @@ def test_screens_are_captured_only_when_needed() -> None:
 
 def test_conversation_text_above_the_bottom_is_not_a_status() -> None:
     codex = status.patterns_for(traits.CODEX.patterns)
-    screen = ("› Approve the plan: Press enter to confirm or esc to cancel it, esc to interrupt\n"
-              + "• ok\n" * 12 + "› Ask Codex to do anything\n  ? for shortcuts")
+    screen = (
+        "› Approve the plan: Press enter to confirm or esc to cancel it, esc to interrupt\n"
+        + "• ok\n" * 12
+        + "› Ask Codex to do anything\n  ? for shortcuts"
+    )
     assert status.from_screen(screen, codex) == "idle"
     reply = "● It says: press Esc to cancel, or esc to interrupt\n" + "  more\n" * 8 + "❯ \n"
     assert status.from_screen(reply, CLAUDE) == "idle"

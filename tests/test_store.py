@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import signal
@@ -15,20 +14,27 @@ from pathlib import Path
 import pytest
 
 from roost.core.errors import RoostError
-from roost.core.model import Agent
+from roost.core.model import FIELDS, Agent
 from roost.store.db import (
     AGENT_FIELDS,
-    SCHEMA_VERSION,
     NameTaken,
     SessionIdTaken,
     Store,
     insert_row,
 )
+from roost.store.schema import SCHEMA_VERSION
 
 
 def make(name: str, sid: str | None = None) -> Agent:
-    return Agent(id=f"id-{name}", name=name, provider="claude", cwd="/w", home=name,
-                 provider_session_id=sid, created_at="2026-01-01T00:00:00+00:00")
+    return Agent(
+        id=f"id-{name}",
+        name=name,
+        provider="claude",
+        cwd="/w",
+        home=name,
+        provider_session_id=sid,
+        created_at="2026-01-01T00:00:00+00:00",
+    )
 
 
 def digest(path: Path) -> str:
@@ -112,8 +118,10 @@ def test_names_by_id_lists_every_record(tmp_path: Path) -> None:
     assert store.names_by_id() == {"id-a": "a", "id-b": "b"}
 
 
-def test_the_columns_are_the_fields_of_an_agent_record() -> None:
-    assert tuple(f.name for f in dataclasses.fields(Agent)) == AGENT_FIELDS
+def test_the_columns_are_the_fields_of_an_agent_record(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "r.db")
+    columns = tuple(r[1] for r in store.conn.execute("PRAGMA table_info(agents)"))
+    assert columns == AGENT_FIELDS == FIELDS
 
 
 def test_insert_row_stores_field_values_as_a_record_reads_them(tmp_path: Path) -> None:
@@ -147,8 +155,10 @@ def test_a_corrupt_file_is_refused_and_left_untouched(tmp_path: Path) -> None:
 
 
 def test_migration_is_safe_when_two_processes_open_a_new_store_at_once(tmp_path: Path) -> None:
-    code = ("from roost.store.db import Store; from pathlib import Path; "
-            f"Store.open(Path({str(tmp_path / 'r.db')!r}))")
+    code = (
+        "from roost.store.db import Store; from pathlib import Path; "
+        f"Store.open(Path({str(tmp_path / 'r.db')!r}))"
+    )
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(6)]
     assert [p.wait(timeout=60) for p in procs] == [0] * 6
     assert Store.open(tmp_path / "r.db").integrity() == "ok"
@@ -180,8 +190,14 @@ def test_six_writers_and_kill_9_lose_no_committed_row(tmp_path: Path) -> None:
     script.write_text(WRITER)
     committed: set[str] = set()
     for round_ in range(4):
-        writers = [subprocess.Popen([sys.executable, str(script), str(db), f"w{round_}x{n}"],
-                                    stdout=subprocess.PIPE, text=True) for n in range(6)]
+        writers = [
+            subprocess.Popen(
+                [sys.executable, str(script), str(db), f"w{round_}x{n}"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for n in range(6)
+        ]
         # Killed once each has committed a few rows (their names read off stdout as they come):
         # the writers are then mid-way through their loop, most likely mid-transaction.
         early = {w.pid: [w.stdout.readline() for _ in range(3)] for w in writers}
@@ -214,9 +230,11 @@ def test_v1_store_migrates_its_agents_into_tiles_of_main(tmp_path: Path) -> None
     for statement in schema.statements(schema.V1):
         conn.execute(statement)
     for name in ("old1", "old2"):
-        conn.execute("INSERT INTO agents (id, name, provider, cwd, home, created_at, intent) "
-                     "VALUES (?, ?, 'claude', '/w', ?, ?, 'running')",
-                     (f"id-{name}", name, name, f"2026-01-0{name[-1]}"))
+        conn.execute(
+            "INSERT INTO agents (id, name, provider, cwd, home, created_at, intent) "
+            "VALUES (?, ?, 'claude', '/w', ?, ?, 'running')",
+            (f"id-{name}", name, name, f"2026-01-0{name[-1]}"),
+        )
     conn.execute("PRAGMA user_version = 1")
     conn.execute("COMMIT")
     conn.close()
@@ -266,8 +284,9 @@ def test_a_zeroed_index_page_is_found_at_open(tmp_path: Path) -> None:
     store.insert(make("a"))
     store.close()
     conn = sqlite3.connect(path)
-    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = "
-                        "'sqlite_autoindex_agents_2'").fetchone()[0]  # UNIQUE (name)
+    root = conn.execute(
+        "SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_agents_2'"
+    ).fetchone()[0]  # UNIQUE (name)
     size = conn.execute("PRAGMA page_size").fetchone()[0]
     conn.close()
     with open(path, "r+b") as fh:
@@ -280,8 +299,7 @@ def test_a_zeroed_index_page_is_found_at_open(tmp_path: Path) -> None:
     assert digest(path) == before
 
 
-def test_a_full_database_is_one_line_and_keeps_nothing_of_the_transaction(
-        tmp_path: Path) -> None:
+def test_a_full_database_is_one_line_and_keeps_nothing_of_the_transaction(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "r.db")
     store.insert(make("a"))
     pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
@@ -296,13 +314,14 @@ def test_a_full_database_is_one_line_and_keeps_nothing_of_the_transaction(
 
 
 @pytest.mark.parametrize("bad", ["--dangerously-skip-permissions", "-c", "a b", "x\n"])
-def test_a_session_id_that_could_read_as_a_flag_is_never_stored(tmp_path: Path,
-                                                                 bad: str) -> None:
+def test_a_session_id_that_could_read_as_a_flag_is_never_stored(tmp_path: Path, bad: str) -> None:
     store = Store.open(tmp_path / "r.db")
     store.insert(make("a", "s1"))
-    for attempt in (lambda: store.set_provider_session_id("id-a", bad),
-                    lambda: store.new_conversation("id-a", bad),
-                    lambda: store.insert(make("b", bad))):
+    for attempt in (
+        lambda: store.set_provider_session_id("id-a", bad),
+        lambda: store.new_conversation("id-a", bad),
+        lambda: store.insert(make("b", bad)),
+    ):
         with pytest.raises(SessionIdTaken):  # callers skip it as they skip a taken one
             attempt()
     assert store.require("a").provider_session_id == "s1"
@@ -317,9 +336,11 @@ def test_an_earlier_roosts_no_mcp_marker_becomes_the_agents_record(tmp_path: Pat
     conn.execute("BEGIN")
     schema.apply(conn, 0, 6)
     for agent_id in ("id-quiet", "id-loud"):
-        conn.execute("INSERT INTO agents (id, name, provider, cwd, home, created_at, intent) "
-                     "VALUES (?, ?, 'claude', '/w', 'h', 't0', 'stopped')",
-                     (agent_id, agent_id[3:]))
+        conn.execute(
+            "INSERT INTO agents (id, name, provider, cwd, home, created_at, intent) "
+            "VALUES (?, ?, 'claude', '/w', 'h', 't0', 'stopped')",
+            (agent_id, agent_id[3:]),
+        )
     conn.execute("COMMIT")
     conn.close()
     (tmp_path / "agents" / "id-quiet").mkdir(parents=True)

@@ -29,10 +29,14 @@ def zero_index_page(db: Path, column: str) -> None:
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the main file
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-    roots = conn.execute("SELECT name, rootpage FROM sqlite_master "
-                         "WHERE type = 'index' AND tbl_name = 'agents'").fetchall()
-    root = next(page for name, page in roots
-                if [r[2] for r in conn.execute(f"PRAGMA index_info({name})")] == [column])
+    roots = conn.execute(
+        "SELECT name, rootpage FROM sqlite_master WHERE type = 'index' AND tbl_name = 'agents'"
+    ).fetchall()
+    root = next(
+        page
+        for name, page in roots
+        if [r[2] for r in conn.execute(f"PRAGMA index_info({name})")] == [column]
+    )
     conn.close()
     with open(db, "r+b") as fh:
         fh.seek((root - 1) * page_size)
@@ -57,8 +61,14 @@ def test_a_zeroed_index_page_is_refused_before_spawn_writes(populated: Env) -> N
     assert "move it aside" in line  # here it really is damaged
     assert digest(db) == before
     assert sorted(p["window"] for p in populated.panes()) == windows
-    for command in (["wake", "keep"], ["kill", "keep"], ["export"], ["events"], ["ls"],
-                    ["ls", "--json"]):
+    for command in (
+        ["wake", "keep"],
+        ["kill", "keep"],
+        ["export"],
+        ["events"],
+        ["ls"],
+        ["ls", "--json"],
+    ):
         assert_refused(populated, *command, code=3, says="damaged")
     assert digest(db) == before
 
@@ -67,8 +77,13 @@ def test_an_empty_database_file_is_refused_not_made_a_new_store(world: Env) -> N
     world.home.mkdir(mode=0o700)
     db = world.home / "roost.db"
     db.touch(mode=0o600)
-    for command in (["spawn", "x", "--cwd", str(world.tmp / "work")], ["ls"], ["ls", "--json"],
-                    ["export"], ["wake", "x"]):
+    for command in (
+        ["spawn", "x", "--cwd", str(world.tmp / "work")],
+        ["ls"],
+        ["ls", "--json"],
+        ["export"],
+        ["wake", "x"],
+    ):
         assert_refused(world, *command, code=3, says="is empty (0 bytes)")
     assert db.stat().st_size == 0
     assert world.panes() == []
@@ -88,8 +103,15 @@ def test_a_database_of_something_else_is_not_taken_over(world: Env) -> None:
     conn.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY)")
     conn.close()
     before = digest(db)
-    assert_refused(world, "spawn", "x", "--cwd", str(world.tmp / "work"), code=3,
-                   says="is not a roost database")
+    assert_refused(
+        world,
+        "spawn",
+        "x",
+        "--cwd",
+        str(world.tmp / "work"),
+        code=3,
+        says="is not a roost database",
+    )
     assert digest(db) == before
 
 
@@ -127,13 +149,17 @@ def can_mount() -> bool:
 
 @pytest.mark.skipif(not can_mount(), reason="root without mount: modes do not bind root")
 @pytest.mark.parametrize("what", ["db-file", "roost-home"])
-def test_a_read_only_database_is_one_line_without_the_damage_advice(populated: Env,
-                                                                    what: str) -> None:
+def test_a_read_only_database_is_one_line_without_the_damage_advice(
+    populated: Env, what: str
+) -> None:
     db = populated.home / "roost.db"
     before = digest(db)
     with read_only(db if what == "db-file" else populated.home):
-        for command in (["spawn", "new", "--cwd", str(populated.tmp / "work")],
-                        ["kill", "keep"], ["policy", "keep", "on-failure"]):
+        for command in (
+            ["spawn", "new", "--cwd", str(populated.tmp / "work")],
+            ["kill", "keep"],
+            ["policy", "keep", "on-failure"],
+        ):
             proc = populated.roost(*command, check=False)
             assert proc.returncode == 3, proc.stderr
             [line] = proc.stderr.splitlines()
@@ -148,8 +174,9 @@ def full_home(world: Env) -> Iterator[Path]:
     """The roost home on a 1 MiB tmpfs holding agent `keep` (running), then filled to the
     last byte; yields the filler file (unlink it to free the space)."""
     world.home.mkdir(mode=0o700)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs",
-                    str(world.home)], check=True)
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(world.home)], check=True
+    )
     try:
         world.roost("spawn", "keep", "--cwd", str(world.tmp / "work"))
         filler = world.home / "filler"
@@ -163,8 +190,9 @@ def full_home(world: Env) -> Iterator[Path]:
             os.close(fd)
         yield filler
     finally:
-        subprocess.run(["tmux", "-L", world.socket, "kill-server"], capture_output=True,
-                       env=world.env)
+        subprocess.run(
+            ["tmux", "-L", world.socket, "kill-server"], capture_output=True, env=world.env
+        )
         subprocess.run(["umount", "-l", str(world.home)], check=True)
 
 

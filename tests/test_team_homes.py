@@ -14,8 +14,14 @@ pytestmark = pytest.mark.tmux
 
 
 def roost_async(world: Env, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "roost", *args], env=world.env, cwd=world.tmp,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "roost", *args],
+        env=world.env,
+        cwd=world.tmp,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def spawn_args(name: str, world: Env) -> tuple[str, ...]:
@@ -46,7 +52,8 @@ def test_a_home_with_nothing_but_its_keeper_left_goes(world: Env) -> None:
 
 @pytest.mark.timeout(600)  # 20 rounds of three roost commands; slow on a loaded machine
 def test_removing_the_last_agent_while_another_moves_in_never_kills_the_newcomer(
-        world: Env) -> None:
+    world: Env,
+) -> None:
     for round_ in range(20):
         world.roost(*spawn_args("a", world))
         leaving = roost_async(world, "rm", "a")

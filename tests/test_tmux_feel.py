@@ -26,25 +26,52 @@ def option(world: Env, *args: str) -> str:
 def terminal(world: Env, socket: str, argv: list[str]) -> str:
     """A stand-in for the user's terminal: a detached 120x30 session on a server of its own,
     whose pane runs `argv`. Returns its socket."""
-    subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "t",
-                    "-x", "120", "-y", "30", *argv], env=world.env, check=True, timeout=30)
+    subprocess.run(
+        [
+            "tmux",
+            "-L",
+            socket,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "120",
+            "-y",
+            "30",
+            *argv,
+        ],
+        env=world.env,
+        check=True,
+        timeout=30,
+    )
     return socket
 
 
 def on(world: Env, socket: str, *args: str) -> str:
-    return subprocess.run(["tmux", "-L", socket, "-f", "/dev/null", *args], env=world.env,
-                          capture_output=True, text=True, timeout=30).stdout
+    return subprocess.run(
+        ["tmux", "-L", socket, "-f", "/dev/null", *args],
+        env=world.env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
 
 
 def clients(world: Env, socket: str) -> list[str]:
-    return on(world, socket, "list-clients", "-F", "#{client_session}").split()
+    return on(
+        world, socket, "list-clients", "-F", "#{?client_control_mode,,#{client_session}}"
+    ).split()
 
 
 def window_size(world: Env, name: str) -> str:
     """The agent's window size, as WIDTHxHEIGHT."""
     window = next(p["window_id"] for p in world.panes() if p["window"] == name)
-    return world.tmux("display-message", "-p", "-t", window,
-                      "#{window_width}x#{window_height}").strip()
+    return world.tmux(
+        "display-message", "-p", "-t", window, "#{window_width}x#{window_height}"
+    ).strip()
 
 
 def test_the_server_fits_agent_clis_and_takes_the_users_own_settings(world: Env) -> None:
@@ -65,13 +92,34 @@ def test_the_server_fits_agent_clis_and_takes_the_users_own_settings(world: Env)
     # the status line shows the agent's full name, its state, and the way out
     window = next(p["window_id"] for p in world.panes() if p["window"] == LONG_NAME)
     world.tmux("select-window", "-t", window)
-    term = terminal(world, f"{world.socket}-term",
-                    ["env", "-u", "TMUX", "tmux", "-L", world.socket, "-f", "/dev/null",
-                     "attach", "-t", LONG_NAME])
+    term = terminal(
+        world,
+        f"{world.socket}-term",
+        [
+            "env",
+            "-u",
+            "TMUX",
+            "tmux",
+            "-L",
+            world.socket,
+            "-f",
+            "/dev/null",
+            "attach",
+            "-t",
+            LONG_NAME,
+        ],
+    )
     try:
-        status = str(world.wait_for(
-            lambda: (s := on(world, term, "capture-pane", "-p", "-t", "t").rstrip()
-                     .splitlines()) and LONG_NAME in s[-1] and s[-1], what="the status line"))
+        status = str(
+            world.wait_for(
+                lambda: (
+                    (s := on(world, term, "capture-pane", "-p", "-t", "t").rstrip().splitlines())
+                    and LONG_NAME in s[-1]
+                    and s[-1]
+                ),
+                what="the status line",
+            )
+        )
         assert f"{LONG_NAME} (running)" in status and "C-q detach" in status, status
         assert "prefix C-a" in status
     finally:
@@ -87,17 +135,46 @@ def test_a_broken_user_tmux_conf_does_not_break_spawning(world: Env) -> None:
 
 @pytest.mark.parametrize("nested", [False, True])
 def test_one_key_leaves_an_agent_nested_or_not_and_never_the_outer_session(
-        world: Env, nested: bool) -> None:
+    world: Env, nested: bool
+) -> None:
     spawn(world, "alpha")
     attach = [sys.executable, "-m", "roost", "attach", "alpha"]
     outer = f"{world.socket}-outer"
     term = f"{world.socket}-term"
     try:
         if nested:  # the user's own tmux (prefix C-b) runs roost attach in its pane
-            on(world, outer, "new-session", "-d", "-s", "mine", "-x", "120", "-y", "30", "sh", "-c",
-               " ".join(attach) + "; exec cat")  # the user's pane outlives the attach
-            terminal(world, term, ["env", "-u", "TMUX", "tmux", "-L", outer, "-f", "/dev/null",
-                                   "attach", "-t", "mine"])
+            on(
+                world,
+                outer,
+                "new-session",
+                "-d",
+                "-s",
+                "mine",
+                "-x",
+                "120",
+                "-y",
+                "30",
+                "sh",
+                "-c",
+                " ".join(attach) + "; exec cat",
+            )  # the user's pane outlives the attach
+            terminal(
+                world,
+                term,
+                [
+                    "env",
+                    "-u",
+                    "TMUX",
+                    "tmux",
+                    "-L",
+                    outer,
+                    "-f",
+                    "/dev/null",
+                    "attach",
+                    "-t",
+                    "mine",
+                ],
+            )
             world.wait_for(lambda: clients(world, outer) == ["mine"], what="the user's client")
         else:
             terminal(world, term, attach)
@@ -112,8 +189,7 @@ def test_one_key_leaves_an_agent_nested_or_not_and_never_the_outer_session(
         on(world, outer, "kill-server")
 
 
-def test_a_view_that_does_not_fit_is_removed_and_new_agents_keep_their_size(
-        world: Env) -> None:
+def test_a_view_that_does_not_fit_is_removed_and_new_agents_keep_their_size(world: Env) -> None:
     import os
     from unittest import mock
 
@@ -132,8 +208,7 @@ def test_a_view_that_does_not_fit_is_removed_and_new_agents_keep_their_size(
                     tabview.open_tab(app, "main", width=4, height=2)
             finally:
                 app.close()
-        assert "view-main" not in on(world, view_server, "list-sessions", "-F",
-                                     "#{session_name}")
+        assert "view-main" not in on(world, view_server, "list-sessions", "-F", "#{session_name}")
         assert clients(world, world.socket) == []  # no tile client holds a home
         spawn(world, "late")
         assert window_size(world, "late") == "200x50"
@@ -143,9 +218,23 @@ def test_a_view_that_does_not_fit_is_removed_and_new_agents_keep_their_size(
 
 def test_a_new_agent_is_not_shrunk_by_a_narrow_client_elsewhere(world: Env) -> None:
     spawn(world, "alpha")
-    term = terminal(world, f"{world.socket}-term",
-                    ["env", "-u", "TMUX", "tmux", "-L", world.socket, "-f", "/dev/null",
-                     "attach", "-t", "alpha"])
+    term = terminal(
+        world,
+        f"{world.socket}-term",
+        [
+            "env",
+            "-u",
+            "TMUX",
+            "tmux",
+            "-L",
+            world.socket,
+            "-f",
+            "/dev/null",
+            "attach",
+            "-t",
+            "alpha",
+        ],
+    )
     try:
         on(world, term, "resize-window", "-t", "t", "-x", "10", "-y", "5")
         world.wait_for(lambda: clients(world, world.socket) == ["alpha"], what="a client")

@@ -36,8 +36,10 @@ class Side:
                 self.tmux.exit(pane, status)
             return
         assert self.world is not None
-        self.world.wait_for(lambda: self._settled(pane, screen, status),
-                            what=f"pane {pane} to show {screen!r} and exit {status}")
+        self.world.wait_for(
+            lambda: self._settled(pane, screen, status),
+            what=f"pane {pane} to show {screen!r} and exit {status}",
+        )
 
     def _settled(self, pane: str, screen: str, status: int | None) -> bool:
         found = next((p for p in self.tmux.list_panes() if p.pane_id == pane), None)
@@ -69,8 +71,14 @@ def test_no_server_lists_no_panes(side: Side) -> None:
 def test_a_home_is_one_keeper_pane_and_its_name_is_taken(side: Side) -> None:
     session, keeper = side.tmux.new_home("alpha", "/tmp", KEEPER, {})
     [pane] = side.tmux.list_panes()
-    assert (pane.pane_id, pane.session_id, pane.session_name, pane.is_keeper, pane.agent_id,
-            pane.dead) == (keeper, session, "alpha", True, "", False)
+    assert (
+        pane.pane_id,
+        pane.session_id,
+        pane.session_name,
+        pane.is_keeper,
+        pane.agent_id,
+        pane.dead,
+    ) == (keeper, session, "alpha", True, "", False)
     with pytest.raises(DuplicateSession):
         side.tmux.new_home("alpha", "/tmp", KEEPER, {})
 
@@ -108,15 +116,15 @@ def test_respawning_a_live_pane_is_refused(side: Side) -> None:
 
 def test_capture_drops_trailing_blank_lines_and_keeps_the_last_ones(side: Side) -> None:
     session, _ = side.tmux.new_home("h", "/tmp", KEEPER, {})
-    _, pane, _ = side.tmux.new_window(session, "a", "/tmp", side.program("one\ntwo\nthree\n\n"),
-                                      "id-a")
+    _, pane, _ = side.tmux.new_window(
+        session, "a", "/tmp", side.program("one\ntwo\nthree\n\n"), "id-a"
+    )
     side.settle(pane, "one\ntwo\nthree\n\n")
     assert side.tmux.capture(pane, 2) == "two\nthree\n"
     assert side.tmux.capture(pane, 10).rstrip("\n").endswith("one\ntwo\nthree")
 
 
-def test_killing_the_last_window_ends_the_session_and_a_gone_window_reads_empty(
-        side: Side) -> None:
+def test_killing_the_last_window_ends_the_session_and_a_gone_window_reads_empty(side: Side) -> None:
     session, _ = side.tmux.new_home("h", "/tmp", KEEPER, {})
     window, _, _ = side.tmux.new_window(session, "a", "/tmp", side.program("> "), "id-a")
     side.tmux.kill_window(window)
@@ -129,8 +137,7 @@ def test_killing_the_last_window_ends_the_session_and_a_gone_window_reads_empty(
 def test_capture_many_leaves_out_a_pane_that_is_gone(side: Side) -> None:
     session, _ = side.tmux.new_home("h", "/tmp", KEEPER, {})
     _, first, _ = side.tmux.new_window(session, "a", "/tmp", side.program("first"), "id-a")
-    window, second, _ = side.tmux.new_window(session, "b", "/tmp", side.program("second"),
-                                             "id-b")
+    window, second, _ = side.tmux.new_window(session, "b", "/tmp", side.program("second"), "id-b")
     side.settle(first, "first")
     side.settle(second, "second")
     side.tmux.kill_window(window)

@@ -97,8 +97,9 @@ def test_keys_drive_real_actions(live: Env) -> None:
             await pilot.press("s")
             await pilot.press(*"hello tui")
             await pilot.press("enter")
-            await settle(pilot, app, lambda: "echo: hello tui" in live.roost(
-                "capture", "alpha").stdout)
+            await settle(
+                pilot, app, lambda: "echo: hello tui" in live.roost("capture", "alpha").stdout
+            )
 
             await pilot.press("n")
             await pilot.press(*"delta")
@@ -140,8 +141,9 @@ def test_restore_from_the_tui_after_the_server_died(live: Env) -> None:
             assert "restore would bring back 2 agents" in banner and "alpha" in banner
             assert live.panes() == []  # it never starts agents by itself
             await pilot.press("r")
-            await settle(pilot, app, lambda: sum(a["state"] == "running"
-                                                  for a in live.ls().values()) == 2)
+            await settle(
+                pilot, app, lambda: sum(a["state"] == "running" for a in live.ls().values()) == 2
+            )
             states = {n: a["state"] for n, a in live.ls().items()}
             assert states == {"alpha": "running", "beta": "running", "gamma": "hibernated"}
 
@@ -165,8 +167,14 @@ def test_tab_view_edits_change_the_stored_layout(live: Env) -> None:
 
             assert drawn() == ["alpha", "beta"]
             await pilot.press("bracketright")  # move alpha right of beta
-            await settle(pilot, app, lambda: json.loads(live.roost(
-                "tab", "ls", "--json").stdout)[0]["tiles"] == ["beta", "alpha"])
+            await settle(
+                pilot,
+                app,
+                lambda: (
+                    json.loads(live.roost("tab", "ls", "--json").stdout)[0]["tiles"]
+                    == ["beta", "alpha"]
+                ),
+            )
             await settle(pilot, app)
             assert drawn() == ["beta", "alpha"]  # redrawn at once: no refresh timer here
             await pilot.press("minus")  # stack them (alpha keeps the focus: it moved)
@@ -184,8 +192,10 @@ def test_tab_view_edits_change_the_stored_layout(live: Env) -> None:
 
 def test_errors_show_in_the_app_without_crashing_it() -> None:
     boom = item("boom", "working", minutes=1, pinned=True)  # like SNAPSHOT's first agent
-    source = StaticSource(Snapshot(items=[boom], tab_tiles=[("main", ["boom"])], pins=[]),
-                          failures={"kill": "kill failed: boom"})
+    source = StaticSource(
+        Snapshot(items=[boom], tab_tiles=[("main", ["boom"])], pins=[]),
+        failures={"kill": "kill failed: boom"},
+    )
 
     async def run() -> None:
         app = RoostApp(source=source, attacher=lambda argv: None, refresh_every=0)
@@ -211,8 +221,9 @@ def test_keys_run_the_sources_operations_and_show_the_clis_words() -> None:
     source = StaticSource()
 
     async def run() -> None:
-        app = RoostApp(source=source, attacher=lambda argv: None, refresh_every=0,
-                       clock=lambda: NOW)
+        app = RoostApp(
+            source=source, attacher=lambda argv: None, refresh_every=0, clock=lambda: NOW
+        )
         async with app.run_test(size=(120, 30)) as pilot:
             await settle(pilot, app, lambda: app.rows)
             assert app.selected().agent.name == "api-fix"  # the first agent, from the start
@@ -224,8 +235,7 @@ def test_keys_run_the_sources_operations_and_show_the_clis_words() -> None:
             await settle(pilot, app, lambda: len(source.calls) == 2)
             await pilot.press("r")
             await settle(pilot, app, lambda: len(source.calls) == 3)
-            assert source.calls == [("wake", "frontend"), ("toggle_pin", "frontend"),
-                                    ("restore",)]
+            assert source.calls == [("wake", "frontend"), ("toggle_pin", "frontend"), ("restore",)]
             shown = [str(n.message) for n in app._notifications]
             assert "select an agent first" in shown
             assert present.woke("frontend", True, 4242, "frontend") in shown
@@ -246,14 +256,16 @@ def test_the_new_agent_form_offers_every_provider_and_passes_arguments() -> None
             await settle(pilot, app)
             form = app.screen
             assert isinstance(form, FormScreen)
-            assert {key: default for key, _label, default in form.fields}["provider"] == \
-                list(traits.BY_NAME)
+            assert {key: default for key, _label, default in form.fields}["provider"] == list(
+                traits.BY_NAME
+            )
             form.query_one("#f-provider", Select).value = "command"
             form.query_one("#f-args", Input).value = "tail -f 'app log'"
             await pilot.press(*"logs", "enter")
             await settle(pilot, app, lambda: source.calls)
-            assert source.calls == [("spawn", "logs", "command", ".", "main",
-                                     ("tail", "-f", "app log"), None)]
+            assert source.calls == [
+                ("spawn", "logs", "command", ".", "main", ("tail", "-f", "app log"), None)
+            ]
 
     asyncio.run(run())
 
@@ -274,14 +286,24 @@ def test_snapshot_main_screen(snap_compare) -> None:
         await pilot.press("down", "down")
         await shown(pilot)
 
-    app = RoostApp(source=StaticSource(), attacher=lambda argv: None, refresh_every=0,
-                   clock=lambda: NOW, zone=UTC)
+    app = RoostApp(
+        source=StaticSource(),
+        attacher=lambda argv: None,
+        refresh_every=0,
+        clock=lambda: NOW,
+        zone=UTC,
+    )
     assert snap_compare(app, terminal_size=SIZE, run_before=waiting_one)
 
 
 def test_snapshot_80x24_shows_the_footer(snap_compare) -> None:
-    app = RoostApp(source=StaticSource(), attacher=lambda argv: None, refresh_every=0,
-                   clock=lambda: NOW, zone=UTC)
+    app = RoostApp(
+        source=StaticSource(),
+        attacher=lambda argv: None,
+        refresh_every=0,
+        clock=lambda: NOW,
+        zone=UTC,
+    )
     assert snap_compare(app, terminal_size=(80, 24), run_before=shown)
 
 
@@ -294,14 +316,24 @@ def test_snapshot_tab_view(snap_compare) -> None:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause(0.3)
 
-    app = RoostApp(source=StaticSource(), attacher=lambda argv: None, refresh_every=0,
-                   clock=lambda: NOW, zone=UTC)
+    app = RoostApp(
+        source=StaticSource(),
+        attacher=lambda argv: None,
+        refresh_every=0,
+        clock=lambda: NOW,
+        zone=UTC,
+    )
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
 
 def test_snapshot_help(snap_compare) -> None:
-    app = RoostApp(source=StaticSource(), attacher=lambda argv: None, refresh_every=0,
-                   clock=lambda: NOW, zone=UTC)
+    app = RoostApp(
+        source=StaticSource(),
+        attacher=lambda argv: None,
+        refresh_every=0,
+        clock=lambda: NOW,
+        zone=UTC,
+    )
     assert snap_compare(app, terminal_size=SIZE, press=["question_mark"])
 
 
@@ -320,28 +352,44 @@ def test_open_builds_a_plain_tmux_view_of_a_tab(live: Env) -> None:
         assert live.ls()["alpha"]["state"] == "running"
         import subprocess
 
-        panes = subprocess.run([*view, "list-panes", "-t", "=view-main", "-F",
-                                "#{pane_current_command} #{pane_left} #{pane_top}"],
-                               env=live.env, capture_output=True, text=True, check=True
-                               ).stdout.split("\n")
+        panes = subprocess.run(
+            [
+                *view,
+                "list-panes",
+                "-t",
+                "=view-main",
+                "-F",
+                "#{pane_current_command} #{pane_left} #{pane_top}",
+            ],
+            env=live.env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split("\n")
         panes = [p.split() for p in panes if p]
         assert len(panes) == 3 and all(p[0] in ("tmux", "env") for p in panes)
         lefts, tops = {int(p[1]) for p in panes}, {int(p[2]) for p in panes}
         assert len(lefts) == 2 and len(tops) == 2  # alpha | (beta over delta)
-        # each pane is a client of roost's server, attached to an agent's home
-        clients = live.wait_for(lambda: len(live.tmux("list-clients", "-F",
-                                                      "#{client_session}").split()) == 3
-                                and live.tmux("list-clients", "-F", "#{client_session}"),
-                                what="three clients")
-        assert sorted(str(clients).split()) == ["alpha", "beta", "delta"]
+
+        # each pane is a client of roost's server, attached to an agent's home (the roost
+        # service's read-only control client, on its own session, is not one of them)
+        def homes_attached() -> list[str]:
+            listed = live.tmux("list-clients", "-F", "#{client_control_mode} #{client_session}")
+            return sorted(line.split()[1] for line in listed.splitlines() if line[:1] == "0")
+
+        clients = live.wait_for(
+            lambda: len(homes_attached()) == 3 and homes_attached(), what="three clients"
+        )
+        assert clients == ["alpha", "beta", "delta"]
     finally:
         subprocess.run([*view, "kill-server"], env=live.env, capture_output=True)
 
 
 # ---- issue 11: the TUI a person trusts -----------------------------------------------------------
 def app_on(source: StaticSource, zone=UTC) -> RoostApp:
-    return RoostApp(source=source, attacher=lambda argv: None, refresh_every=0,
-                    clock=lambda: NOW, zone=zone)
+    return RoostApp(
+        source=source, attacher=lambda argv: None, refresh_every=0, clock=lambda: NOW, zone=zone
+    )
 
 
 def shown_text(widget) -> str:
@@ -364,8 +412,9 @@ def test_the_preview_shows_the_bottom_of_the_screen() -> None:
             assert text.rstrip().endswith("❯ prompt of api-fix")
             assert "line 199" in text and "line 0\n" not in text
             # as many lines as the panel holds, the prompt on its last row
-            assert len(text.rstrip("\n").split("\n")) == \
-                app.query_one("#preview").content_size.height
+            assert (
+                len(text.rstrip("\n").split("\n")) == app.query_one("#preview").content_size.height
+            )
 
     asyncio.run(run())
 
@@ -383,8 +432,7 @@ def test_columns_keep_their_widths_when_a_status_changes() -> None:
             items = [waiting if o.agent.name == "frontend" else o for o in source.snap.items]
             source.snap = replace(source.snap, items=items)
             app.refresh_data()
-            await settle(pilot, app, lambda: any(
-                r.item and r.item.status_reason for r in app.rows))
+            await settle(pilot, app, lambda: any(r.item and r.item.status_reason for r in app.rows))
             assert [c.width for c in app.query_one("#agents").columns.values()] == before
 
     asyncio.run(run())
@@ -445,14 +493,16 @@ def test_a_parked_agent_is_placed_on_a_tab_and_u_says_what_to_do() -> None:
             await settle(pilot, app, lambda: source.calls)
             assert source.calls == [("place", "migrations", "review")]
             assert not isinstance(app.screen, FormScreen)
-            assert "migrations is a tile of review (pid 4242)" in \
-                [str(n.message) for n in app._notifications]
+            assert "migrations is a tile of review (pid 4242)" in [
+                str(n.message) for n in app._notifications
+            ]
             select(app, "api-tests")  # a tile already: nothing to place
             await pilot.press("a")
             await settle(pilot, app)
             assert not isinstance(app.screen, FormScreen)
-            assert any("api-tests is a tile of main already" in str(n.message)
-                       for n in app._notifications)
+            assert any(
+                "api-tests is a tile of main already" in str(n.message) for n in app._notifications
+            )
 
     asyncio.run(run())
 
@@ -468,8 +518,14 @@ def test_the_command_palette_offers_roosts_actions() -> None:
             await pilot.press("ctrl+p")
             await settle(pilot, app)
             await pilot.press(*"wake")
-            await settle(pilot, app, lambda: "wake (w)" in str(
-                app.screen.query_one("CommandList").get_option_at_index(0).prompt))
+            await settle(
+                pilot,
+                app,
+                lambda: (
+                    "wake (w)"
+                    in str(app.screen.query_one("CommandList").get_option_at_index(0).prompt)
+                ),
+            )
             await pilot.press("enter")
             await settle(pilot, app, lambda: source.calls)
             assert source.calls == [("wake", "frontend")]
@@ -488,15 +544,20 @@ def test_the_new_agent_form_keeps_what_was_typed_and_says_what_is_wrong() -> Non
             await settle(pilot, app)
             form = app.screen
             assert isinstance(form, FormScreen)
-            assert [key for key, _label, _default in form.fields] == \
-                ["name", "provider", "cwd", "tab", "prompt", "args"]
+            assert [key for key, _label, _default in form.fields] == [
+                "name",
+                "provider",
+                "cwd",
+                "tab",
+                "prompt",
+                "args",
+            ]
             form.query_one("#f-args", Input).value = "--model 'unclosed"
             form.query_one("#f-prompt", Input).value = "fix the login test"
             await pilot.press(*"logs", "enter")  # Enter in a field submits
             await settle(pilot, app)
             error = form.query_one("#form-error")
-            assert app.screen is form and "arguments: No closing quotation" in \
-                shown_text(error)
+            assert app.screen is form and "arguments: No closing quotation" in shown_text(error)
             assert source.calls == []
             form.query_one("#f-args", Input).value = "--model opus"
             await pilot.press("enter")
@@ -506,8 +567,15 @@ def test_the_new_agent_form_keeps_what_was_typed_and_says_what_is_wrong() -> Non
             source.failures.clear()
             await pilot.press("enter")
             await settle(pilot, app, lambda: app.screen is not form)
-            assert source.calls[-1] == ("spawn", "logs", "claude", ".", "main",
-                                        ("--model", "opus"), "fix the login test")
+            assert source.calls[-1] == (
+                "spawn",
+                "logs",
+                "claude",
+                ".",
+                "main",
+                ("--model", "opus"),
+                "fix the login test",
+            )
 
     asyncio.run(run())
 
@@ -557,7 +625,7 @@ def test_the_readme_lists_every_key_and_shows_the_snapshot() -> None:
 
     root = Path(__file__).resolve().parent.parent
     readme = (root / "README.md").read_text()
-    section = readme[readme.index("## The TUI"):readme.index("## Install and run")]
+    section = readme[readme.index("## The TUI") : readme.index("## Install and run")]
     for action in actions.ACTIONS:
         key = "Enter" if action.key == "enter" else f"`{actions.key_name(action)}`"
         assert key in section, action.name
@@ -587,10 +655,68 @@ def test_place_balance_and_the_screens_bottom_on_a_real_tmux(live: Env) -> None:
             assert [r.label for r in app.rows] == ["Tab main", "alpha", "beta", "gamma"]
 
             await pilot.press("E")
-            await settle(pilot, app, lambda: any(
-                "tab main balanced: 3 tiles" in str(n.message) for n in app._notifications))
+            await settle(
+                pilot,
+                app,
+                lambda: any(
+                    "tab main balanced: 3 tiles" in str(n.message) for n in app._notifications
+                ),
+            )
             exported = json.loads(live.roost("export").stdout)
             layout = exported["tabs"][0]["layout"]
             assert layout == ws.grid(ws.leaves(layout))  # an even grid, tiles in order
+
+    asyncio.run(run())
+
+
+def test_the_tui_writes_each_alert_of_a_snapshot_to_its_terminal_once() -> None:
+    """Notifications to the person (issue 21, part 4): the terminal channel of the TUI."""
+    written: list[str] = []
+
+    async def run() -> None:
+        app = app_on(StaticSource(Snapshot(alerts=["\x1b]9;roost: api is waiting\x07\x07"])))
+        app.write_terminal = written.append  # type: ignore[method-assign,assignment]
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot, app)
+            app.apply_snapshot(Snapshot())
+            await settle(pilot, app)
+
+    asyncio.run(run())
+    assert written == ["\x1b]9;roost: api is waiting\x07\x07"]
+
+
+def test_a_tokens_column_shows_what_each_agent_used_once_any_did() -> None:
+    """Issue 23 part 4: the stored usage per agent, short (no file read by the TUI)."""
+    source = StaticSource()
+
+    async def run() -> None:
+        app = app_on(source)
+        async with app.run_test(size=(130, 36)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            labels = [str(c.label) for c in app.query_one("#agents").columns.values()]
+            assert "tokens" not in labels  # nobody used any: no column
+            used = {source.snap.items[0].agent.id: 1_234_567}
+            source.snap = replace(source.snap, usage=used)
+            app.refresh_data()
+            await settle(pilot, app, lambda: len(app.query_one("#agents").columns) == 5)
+            table = app.query_one("#agents")
+            first = next(i for i, r in enumerate(app.rows) if r.item is source.snap.items[0])
+            assert table.get_row_at(first)[-1] == "1.23M"
+
+    asyncio.run(run())
+
+
+def test_a_refresh_that_lands_while_the_app_closes_is_dropped() -> None:
+    """A refresh worker whose snapshot arrives as the app closes (its widgets already removed)
+    must not fail the app: seen on a loaded machine as `NoMatches: '#agents'` at exit."""
+
+    async def run() -> None:
+        app = app_on(StaticSource())
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            await app.query_one("#main").remove()  # as the app's close removes its widgets
+            app.apply_snapshot(Snapshot())
+            app._append_events("api-fix", "an event")
+            assert app.snapshot == Snapshot()
 
     asyncio.run(run())

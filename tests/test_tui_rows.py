@@ -1,9 +1,14 @@
 """The agent list's grouping and order, and the header: pure."""
 
+import asyncio
 from datetime import UTC, datetime
 
+from textual.widgets import DataTable, Static
+
 from roost.tui import actions, rows
+from roost.tui.app import RoostApp
 from roost.tui.demo import ITEMS, NOW, StaticSource, item
+from roost.tui.source import Snapshot
 
 
 def labels(found: list[rows.Row]) -> list[str]:
@@ -11,14 +16,25 @@ def labels(found: list[rows.Row]) -> list[str]:
 
 
 def test_groups_pins_first_then_tabs_in_tile_order_then_parked_then_buried_collapsed() -> None:
-    found = rows.build(ITEMS, [("main", ["api-fix", "api-tests"]), ("ui", ["frontend", "docs"])],
-                       pins=["api-fix"])
-    assert labels(found) == ["[Pinned]", "api-fix", "[Tab main]", "api-tests", "[Tab ui]",
-                             "frontend", "docs", "[Parked]", "migrations", "spike-rust",
-                             "[Buried]"]
+    found = rows.build(
+        ITEMS, [("main", ["api-fix", "api-tests"]), ("ui", ["frontend", "docs"])], pins=["api-fix"]
+    )
+    assert labels(found) == [
+        "[Pinned]",
+        "api-fix",
+        "[Tab main]",
+        "api-tests",
+        "[Tab ui]",
+        "frontend",
+        "docs",
+        "[Parked]",
+        "migrations",
+        "spike-rust",
+        "[Buried]",
+    ]
     opened = labels(rows.build(ITEMS, [], pins=[], buried_open=True))
     assert opened[opened.index("[Buried]") + 1] == "old-bisect"
-    assert opened[opened.index("[Other]") + 1:][-2:] == ["frontend", "docs"]  # shown, not lost
+    assert opened[opened.index("[Other]") + 1 :][-2:] == ["frontend", "docs"]  # shown, not lost
 
 
 def test_children_are_indented_under_their_parents() -> None:
@@ -32,10 +48,17 @@ def test_tile_order_is_the_tabs_not_the_records() -> None:
 
 
 def test_filter_matches_name_provider_status_cwd_and_tab() -> None:
-    for needle, expected in (("codex", ["frontend"]), ("waiting", ["api-tests"]),
-                             ("src/docs", ["docs"]), ("ui", ["frontend", "docs"])):
-        found = [r.label for r in rows.build(ITEMS, [("ui", ["frontend", "docs"])], [],
-                                             filter_text=needle) if r.item]
+    for needle, expected in (
+        ("codex", ["frontend"]),
+        ("waiting", ["api-tests"]),
+        ("src/docs", ["docs"]),
+        ("ui", ["frontend", "docs"]),
+    ):
+        found = [
+            r.label
+            for r in rows.build(ITEMS, [("ui", ["frontend", "docs"])], [], filter_text=needle)
+            if r.item
+        ]
         assert found == expected, needle
 
 
@@ -80,5 +103,82 @@ def test_the_key_table_binds_each_key_once_and_each_operation_reaches_the_source
             assert action.workspace_op(source) and source.calls[-1] == ("restore",)
         else:
             assert action.binding == action.name  # the app's own action_<name>
-    assert [c[0] for c in source.calls] == ["kill", "wake", "park", "bury", "unbury",
-                                            "toggle_pin", "restore"]
+    assert [c[0] for c in source.calls] == [
+        "kill",
+        "wake",
+        "park",
+        "bury",
+        "unbury",
+        "toggle_pin",
+        "restore",
+    ]
+
+
+def test_details_name_a_worktree_agents_branch_and_repository() -> None:
+    worktree = item("w", "idle")
+    assert "branch" not in rows.details(worktree)
+    tree = '{"repo": "/src/app", "branch": "roost/w", "path": "/t/app-1/w"}'
+    worktree.agent = worktree.agent.replace(worktree_json=tree)
+    assert "branch   roost/w (worktree of /src/app)" in rows.details(worktree)
+
+
+WORKTREE = '{"repo": "/src/app", "branch": "roost/w", "path": "/t/app-1/w"}'
+
+
+def test_details_show_a_worktrees_git_counts_when_given_them() -> None:
+    worktree = item("w", "idle")
+    worktree.agent = worktree.agent.replace(worktree_json=WORKTREE)
+    assert "git " not in rows.details(worktree)  # not asked yet: no line, no git
+    counts = {"dirty": 2, "ahead": 1, "behind": 3, "against": "main"}
+    assert "git      2 changed, 1 ahead / 3 behind main" in rows.details(worktree, counts)
+    gone: dict[str, object] = {"dirty": None, "ahead": None, "behind": None, "against": None}
+    assert "git      folder gone" in rows.details(worktree, gone)
+
+
+class CountingSource(StaticSource):
+    """A worktree agent `w` and a plain one; counts the git questions asked."""
+
+    def __init__(self) -> None:
+        worktree = item("w", "idle")
+        worktree.agent = worktree.agent.replace(worktree_json=WORKTREE)
+        super().__init__(Snapshot(items=[worktree, item("plain", "idle")]))
+        self.asked: list[str] = []
+
+    def git_counts(self, name: str) -> dict[str, object] | None:
+        self.asked.append(name)
+        return {"dirty": 1, "ahead": 4, "behind": 0, "against": "main"}
+
+
+def test_the_details_panel_asks_git_once_per_selection_not_per_refresh() -> None:
+    source = CountingSource()
+
+    async def until(pilot, app: RoostApp, done) -> None:
+        deadline = asyncio.get_running_loop().time() + 20
+        while not done():
+            assert asyncio.get_running_loop().time() < deadline, "timed out in the TUI"
+            await pilot.pause(0.05)
+
+    def details(app: RoostApp) -> str:
+        return str(app.query_one("#details", Static).content)
+
+    def choose(app: RoostApp, name: str) -> None:
+        index = next(i for i, r in enumerate(app.rows) if r.item and r.item.agent.name == name)
+        app.query_one("#agents", DataTable).move_cursor(row=index)
+
+    async def run() -> None:
+        app = RoostApp(source=source, refresh_every=0)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, app, lambda: len(app.rows) == 3)
+            choose(app, "w")
+            await until(pilot, app, lambda: "1 changed, 4 ahead / 0 behind main" in details(app))
+            for _ in range(3):  # refreshes redraw the details from what was asked once
+                app.refresh_data()
+                await pilot.pause(0.1)
+            await until(pilot, app, lambda: "4 ahead" in details(app))
+            assert source.asked == ["w"]
+            choose(app, "plain")  # no worktree: nothing asked
+            await until(pilot, app, lambda: "[b]plain" in details(app) or "plain " in details(app))
+            choose(app, "w")  # shown again: asked again (the counts may have moved)
+            await until(pilot, app, lambda: source.asked == ["w", "w"])
+
+    asyncio.run(run())

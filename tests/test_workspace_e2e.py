@@ -24,15 +24,20 @@ def agent_processes(world: Env) -> list[int]:
     for proc in psutil.process_iter(["cmdline"]):
         try:
             cmd = proc.info["cmdline"] or []
-            if any(c.endswith("fake_agent.py") for c in cmd) and \
-                    proc.environ().get("ROOST_HOME") == world.env["ROOST_HOME"] and \
-                    proc.status() != psutil.STATUS_ZOMBIE:
+            if (
+                any(c.endswith("fake_agent.py") for c in cmd)
+                and proc.environ().get("ROOST_HOME") == world.env["ROOST_HOME"]
+                and proc.status() != psutil.STATUS_ZOMBIE
+            ):
                 found.append(proc.pid)
         except psutil.Error:
             continue
     return found
 
 
+# 39 `roost` processes of set-up: 40 s on CI's machine, past the default 120 s when it is busy
+# (seen on the shared machine); the long timeout also deals it out with the longest tests.
+@pytest.mark.timeout(300)
 def test_restore_of_thirty_agents_starts_only_the_four_tiles(world: Env) -> None:
     for i in range(4):
         spawn(world, f"tile{i}", *(["--tab", "side"] if i >= 2 else []))
@@ -66,8 +71,18 @@ def test_restore_of_thirty_agents_starts_only_the_four_tiles(world: Env) -> None
     # every record intact, with its links, pins, ids and session ids
     for name, a in before.items():
         b = after[name]
-        for key in ("id", "provider_session_id", "placement", "tab", "pinned", "linked_parent",
-                    "orchestration_parent", "orchestration_root", "cwd", "created_at"):
+        for key in (
+            "id",
+            "provider_session_id",
+            "placement",
+            "tab",
+            "pinned",
+            "linked_parent",
+            "orchestration_parent",
+            "orchestration_root",
+            "cwd",
+            "created_at",
+        ):
             assert a[key] == b[key], (name, key)
     assert after["park0"]["linked_parent"] == "lead"
     assert after["park15"]["orchestration_root"] == "lead"
@@ -90,7 +105,8 @@ def test_place_and_unbury_wake_on_use_and_park_keeps_running(world: Env) -> None
     spawn(world, "a")
     spawn(world, "b", "--split", "h")
     assert json.loads(world.roost("tab", "ls", "--json").stdout) == [
-        {"name": "main", "tiles": ["a", "b"], "focus": "b"}]
+        {"name": "main", "tiles": ["a", "b"], "focus": "b"}
+    ]
     world.roost("park", "a")
     assert world.ls()["a"]["state"] == "running" and world.ls()["a"]["placement"] == "detached"
     world.roost("hibernate", "a")
@@ -150,12 +166,20 @@ def test_kill_tree_and_park_tree(world: Env) -> None:
     assert world.ls()["grandkid"]["orchestration_root"] == "kid"
     world.roost("park", "root", "--tree")
     placements = {n: a["placement"] for n, a in world.ls().items()}
-    assert placements == {"root": "detached", "kid": "detached", "grandkid": "detached",
-                          "other": "tile"}
+    assert placements == {
+        "root": "detached",
+        "kid": "detached",
+        "grandkid": "detached",
+        "other": "tile",
+    }
     world.roost("kill", "root", "--tree")
     states = {n: a["state"] for n, a in world.ls().items()}
-    assert states == {"root": "stopped", "kid": "stopped", "grandkid": "stopped",
-                      "other": "running"}
+    assert states == {
+        "root": "stopped",
+        "kid": "stopped",
+        "grandkid": "stopped",
+        "other": "running",
+    }
 
 
 def test_rm_nulls_links_instead_of_dangling(world: Env) -> None:
@@ -223,14 +247,17 @@ def test_gc_removes_stale_and_idle_but_never_pinned_or_live(world: Env) -> None:
     world.roost("pin", "pinned")
     spawn(world, "stale", "--detached")
     world.last_start(5)
-    world.wait_for(lambda: all(a["status"] != "starting" for a in world.ls().values()),
-                   what="hooks read")  # reading hook events counts as activity
+    world.wait_for(
+        lambda: all(a["status"] != "starting" for a in world.ls().values()), what="hooks read"
+    )  # reading hook events counts as activity
     for name in ("idle", "stale"):  # a running agent is never removed (tests/test_gc.py)
         world.roost("hibernate", name)
     world.ls()  # reads the hook events of the hibernations (activity) before the clock is set
     db = sqlite3.connect(world.home / "roost.db")
-    db.execute("UPDATE agents SET last_active_at = '2020-01-01T00:00:00+00:00' "
-               "WHERE name IN ('idle', 'pinned', 'live')")
+    db.execute(
+        "UPDATE agents SET last_active_at = '2020-01-01T00:00:00+00:00' "
+        "WHERE name IN ('idle', 'pinned', 'live')"
+    )
     db.execute("UPDATE agents SET placement = NULL WHERE name = 'stale'")
     db.commit()
     db.close()

@@ -33,8 +33,15 @@ _clock = itertools.count()
 
 def agent(agent_id: str, **fields: Any) -> Agent:
     """A record whose id is also its name (readable layouts); created in call order."""
-    return Agent(id=agent_id, name=agent_id, provider="claude", cwd="/w", home=agent_id,
-                 created_at=f"2026-01-01T00:00:00.{next(_clock):06d}", **fields)
+    return Agent(
+        id=agent_id,
+        name=agent_id,
+        provider="claude",
+        cwd="/w",
+        home=agent_id,
+        created_at=f"2026-01-01T00:00:00.{next(_clock):06d}",
+        **fields,
+    )
 
 
 def add(store: Store, *ids: str) -> None:
@@ -57,13 +64,21 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 
 def row(store: Store, agent_id: str) -> dict[str, Any]:
-    cur = store.conn.execute(
-        "SELECT placement, tab_id, buried_sibling, buried_side, buried_direction, buried_ratio, "
-        "linked_parent, orchestration_parent, orchestration_root FROM agents WHERE id = ?",
-        (agent_id,))
-    found = cur.fetchone()
-    assert found is not None, f"{agent_id} has no record"
-    return dict(zip([d[0] for d in cur.description], found, strict=True))
+    """The agent's workspace fields as the store reads them (a tile's from its layout)."""
+    agent = store.get_by_id(agent_id)
+    assert agent is not None, f"{agent_id} has no record"
+    fields = (
+        "placement",
+        "tab_id",
+        "buried_sibling",
+        "buried_side",
+        "buried_direction",
+        "buried_ratio",
+        "linked_parent",
+        "orchestration_parent",
+        "orchestration_root",
+    )
+    return {f: getattr(agent, f) for f in fields}
 
 
 def tab_of(store: Store, name: str) -> ws.Tab:
@@ -96,8 +111,12 @@ def check(store: Store) -> ws.Workspace:
     for m in w.members:
         assert m.placement in (TILE, DETACHED, BURIED, None)
         assert m.tab_id is None or m.tab_id in tab_ids
-        for link in (m.linked_parent, m.orchestration_parent, m.orchestration_root,
-                     row(store, m.id)["buried_sibling"]):
+        for link in (
+            m.linked_parent,
+            m.orchestration_parent,
+            m.orchestration_root,
+            row(store, m.id)["buried_sibling"],
+        ):
             assert link is None or link in ids, f"{m.id} links to a missing record {link}"
     assert len(set(w.pins)) == len(w.pins) and set(w.pins) <= ids
     assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -176,13 +195,22 @@ def test_bury_remembers_where_the_tile_was(store: Store) -> None:
     tile(store, "b", "main", direction="h", ratio=0.3)
     do(store, wsdb.bury, "b")
     r = row(store, "b")
-    assert (r["placement"], r["tab_id"], r["buried_sibling"], r["buried_side"],
-            r["buried_direction"], r["buried_ratio"]) == (
-        BURIED, tab_of(store, "main").id, "a", "b", "h", 0.3)
+    assert (
+        r["placement"],
+        r["tab_id"],
+        r["buried_sibling"],
+        r["buried_side"],
+        r["buried_direction"],
+        r["buried_ratio"],
+    ) == (BURIED, tab_of(store, "main").id, "a", "b", "h", 0.3)
     do(store, wsdb.unbury, "b")
     r = row(store, "b")  # a tile again: the burial record is cleared
     assert (r["buried_sibling"], r["buried_side"], r["buried_direction"], r["buried_ratio"]) == (
-        None, None, None, None)
+        None,
+        None,
+        None,
+        None,
+    )
     check(store)
 
 
@@ -221,8 +249,9 @@ EXACT = {
 
 
 @pytest.mark.parametrize("tree, gone", list(EXACT.values()), ids=list(EXACT))
-def test_unbury_puts_a_tile_back_exactly_when_its_sibling_was_a_tile(store: Store, tree: dict,
-                                                                   gone: str) -> None:
+def test_unbury_puts_a_tile_back_exactly_when_its_sibling_was_a_tile(
+    store: Store, tree: dict, gone: str
+) -> None:
     add(store, *leaves(tree))
     build(store, "main", tree)
     do(store, wsdb.bury, gone)
@@ -308,7 +337,11 @@ def test_unbury_parks_when_the_tab_was_deleted(store: Store) -> None:
     assert do(store, wsdb.unbury, "x") is None
     r = row(store, "x")
     assert (r["placement"], r["tab_id"], r["buried_sibling"], r["buried_side"]) == (
-        DETACHED, None, None, None)
+        DETACHED,
+        None,
+        None,
+        None,
+    )
     assert leaves(layout(store, "main")) == ["a"]
     w = check(store)
     assert ws.owned(w) == {"a", "x"} and ws.live(w) == {"a"}
@@ -368,11 +401,17 @@ def test_deleting_a_record_leaves_nothing_pointing_at_it(store: Store, placement
     assert leaves(layout(store, "main")) == ["b", "a"]
     assert w.pins == ("a", "k1")
     assert (row(store, "k1")["linked_parent"], row(store, "k1")["orchestration_root"]) == (
-        None, None)
+        None,
+        None,
+    )
     assert (row(store, "k2")["orchestration_parent"], row(store, "k2")["linked_parent"]) == (
-        None, "a")
+        None,
+        "a",
+    )
     assert (row(store, "k3")["orchestration_root"], row(store, "k3")["orchestration_parent"]) == (
-        None, "k2")
+        None,
+        "k2",
+    )
     assert row(store, "bz")["buried_sibling"] is None
     assert store.session_history("x") == []
     assert ws.descendants(w, "a") == ["k2", "k3"]
@@ -442,8 +481,10 @@ def test_close_tab_parks_its_tiles_and_leaves_other_tabs_alone(store: Store) -> 
     w = check(store)
     assert [t.name for t in w.tabs] == ["side"]
     for agent_id in ("a", "b", "d"):  # nothing points at the deleted tab
-        assert (row(store, agent_id)["placement"], row(store, agent_id)["tab_id"]) == \
-            (DETACHED, None)
+        assert (row(store, agent_id)["placement"], row(store, agent_id)["tab_id"]) == (
+            DETACHED,
+            None,
+        )
     assert row(store, "c")["placement"] == TILE and ws.live(w) == {"c"}
     with pytest.raises(RoostError, match="no tab named 'main'"):
         do(store, wsdb.close_tab, "main")
@@ -477,11 +518,19 @@ def test_the_dangerous_mode_goes_to_the_setting_and_every_agent(store: Store) ->
 # ---- random edit sequences ---------------------------------------------------------------
 AGENTS = [f"g{i}" for i in range(6)]
 TABS = ["t0", "t1", "t2"]
-ops = st.lists(st.tuples(
-    st.sampled_from(["tile", "tile", "park", "bury", "unbury", "delete", "close", "pin", "link"]),
-    st.integers(0, len(AGENTS) - 1), st.integers(0, len(TABS) - 1),
-    st.integers(0, len(AGENTS) - 1), st.sampled_from(ws.DIRECTIONS), st.booleans()),
-    max_size=25)
+ops = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["tile", "tile", "park", "bury", "unbury", "delete", "close", "pin", "link"]
+        ),
+        st.integers(0, len(AGENTS) - 1),
+        st.integers(0, len(TABS) - 1),
+        st.integers(0, len(AGENTS) - 1),
+        st.sampled_from(ws.DIRECTIONS),
+        st.booleans(),
+    ),
+    max_size=25,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -512,8 +561,14 @@ def run_steps(store: Store, steps: list) -> None:
             with store.write() as c:
                 if home is not None:
                     wsdb.untile(c, x)
-                wsdb.tile(c, x, wsdb.ensure_tab(c, tab), direction=direction,
-                          beside=y if y != x else None, after=after)
+                wsdb.tile(
+                    c,
+                    x,
+                    wsdb.ensure_tab(c, tab),
+                    direction=direction,
+                    beside=y if y != x else None,
+                    after=after,
+                )
             if home is not None:
                 order[home].remove(x)
                 focus[home] = None if focus[home] == x else focus[home]
@@ -585,8 +640,15 @@ def write(store: Store, w: ws.Workspace) -> dict[str, str]:
     with store.write() as c:
         for tab in w.tabs:
             for new, beside, direction, after, ratio in tile_steps(tab.layout):
-                wsdb.tile(c, new, wsdb.require_tab(c, tab.name), direction=direction,
-                          beside=beside, after=after, ratio=ratio)
+                wsdb.tile(
+                    c,
+                    new,
+                    wsdb.require_tab(c, tab.name),
+                    direction=direction,
+                    beside=beside,
+                    after=after,
+                    ratio=ratio,
+                )
         for m in w.members:
             if m.placement in (DETACHED, BURIED) and m.tab_id is not None:
                 wsdb.tile(c, m.id, wsdb.require_tab(c, names[m.tab_id]))  # its tab...
@@ -600,9 +662,12 @@ def write(store: Store, w: ws.Workspace) -> dict[str, str]:
         for agent_id in w.pins:
             wsdb.pin(c, agent_id)
     for m in w.members:
-        store.update(m.id, linked_parent=m.linked_parent,
-                     orchestration_parent=m.orchestration_parent,
-                     orchestration_root=m.orchestration_root)
+        store.update(
+            m.id,
+            linked_parent=m.linked_parent,
+            orchestration_parent=m.orchestration_parent,
+            orchestration_root=m.orchestration_root,
+        )
         if m.placement is None and m.tab_id is not None:
             store.update(m.id, tab_id=made[m.tab_id].id)
     return {made[k].id: k for k in made}
@@ -611,10 +676,19 @@ def write(store: Store, w: ws.Workspace) -> dict[str, str]:
 def normalized(w: ws.Workspace, back: dict[str, str]) -> ws.Workspace:
     return ws.Workspace(
         tabs=tuple(ws.Tab(back[t.id], t.name, t.layout, t.focus) for t in w.tabs),
-        members=tuple(ws.Member(m.id, m.placement, back.get(m.tab_id) if m.tab_id else None,
-                                m.linked_parent, m.orchestration_parent, m.orchestration_root)
-                      for m in w.members),
-        pins=w.pins)
+        members=tuple(
+            ws.Member(
+                m.id,
+                m.placement,
+                back.get(m.tab_id) if m.tab_id else None,
+                m.linked_parent,
+                m.orchestration_parent,
+                m.orchestration_root,
+            )
+            for m in w.members
+        ),
+        pins=w.pins,
+    )
 
 
 @settings(max_examples=30, deadline=None)
@@ -638,9 +712,17 @@ def test_a_workspace_survives_a_save_and_load(w: ws.Workspace) -> None:
             assert got.tabs == w.tabs
             assert got.pins == tuple(p for p in w.pins if p in kept)
             assert got.members == tuple(
-                ws.Member(m.id, m.placement, m.tab_id,
-                          *(link if link in kept else None for link in (
-                              m.linked_parent, m.orchestration_parent, m.orchestration_root)))
-                for m in w.members if m.id in kept)
+                ws.Member(
+                    m.id,
+                    m.placement,
+                    m.tab_id,
+                    *(
+                        link if link in kept else None
+                        for link in (m.linked_parent, m.orchestration_parent, m.orchestration_root)
+                    ),
+                )
+                for m in w.members
+                if m.id in kept
+            )
         finally:
             store.close()

@@ -5,6 +5,12 @@ import sys
 
 def main() -> None:
     args = sys.argv[1:]
+    if any(a.startswith("--host") or ":" in a for a in args):
+        from roost.cli import remote  # a remote host's roost runs it (docs/HOSTS.md)
+
+        code = remote.dispatch(args)
+        if code is not None:
+            sys.exit(code)
     if args in (["ls"], ["ls", "--json"]):
         from roost.cli import fast as lsfast
 

@@ -43,7 +43,7 @@ def fast(as_json: bool) -> int | None:
         conn = listing.open_current(db)
         if conn is None:
             return None  # an older or damaged store: the full CLI says what to do
-        records = listing.records(conn, history=as_json)
+        records = listing.records(conn, details=as_json)
         if any(learn.awaits_session_id(r) for r in records):
             return None
         text = _tmux(tmux, name, ["list-panes", "-a", "-F", panefmt.FORMAT])
@@ -57,8 +57,13 @@ def fast(as_json: bool) -> int | None:
         # a pane; one without (hibernated, home gone) wrote its last event long ago.
         if any(o.pane is not None and learn.unread_hook_events(home, o.agent) for o in seen):
             return None
-        found = observe.statuses(seen, home, lambda ids: _capture(tmux, name, ids),
-                                 observe.pattern_overrides(config), time.time())
+        found = observe.statuses(
+            seen,
+            home,
+            lambda ids: _capture(tmux, name, ids),
+            observe.pattern_overrides(config),
+            time.time(),
+        )
         if observation.changes(found):
             return None  # the full CLI records the change (status_since, the event log)
     except TmuxSilent as silent:
@@ -66,13 +71,21 @@ def fast(as_json: bool) -> int | None:
         return 5
     except (listing.Unreadable, OSError, ValueError, _HandOver):
         return None
-    sys.stdout.write(present.render(found, as_json))
+    sys.stdout.write(present.render(found, as_json, prices=_prices(config) if as_json else None))
     return 0
 
 
 def _config(roost_home: str) -> dict[str, object]:
     """config.toml read as the full CLI reads it; a ValueError hands over (it says why)."""
     return locate.read_toml(os.path.join(roost_home, "config.toml"))[0]
+
+
+def _prices(config: dict[str, object]) -> dict[str, tuple[float, ...]]:
+    """The price table usage costs are estimated with: config.toml's [prices] over roost's."""
+    from roost.core import prices
+
+    given = config.get("prices")
+    return prices.table(given if isinstance(given, dict) else None)
 
 
 def _capture(tmux: str, socket: str, pane_ids: list[str]) -> dict[str, str]:
@@ -100,8 +113,10 @@ def _tmux(tmux: str, socket: str, args: list[str]) -> str | None:
     except OSError:
         return None
     except run.Silent:
-        raise TmuxSilent(f"tmux did not answer within {limit:g} s ({args[0]} on server "
-                         f"{socket}); {tmux_timeout.ENV} sets the limit") from None
+        raise TmuxSilent(
+            f"tmux did not answer within {limit:g} s ({args[0]} on server "
+            f"{socket}); {tmux_timeout.ENV} sets the limit"
+        ) from None
     if code == 0:
         return out.decode(errors="replace")
     return "" if any(s in err.decode(errors="replace") for s in panefmt.NO_SERVER) else None

@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 import click
 
+from roost.cli.mcpserve import mcp_serve_cmd
 from roost.core import present
 from roost.core.errors import RoostError
 from roost.ops.policy import RESTART_POLICIES, set_restart_policy
@@ -19,9 +20,11 @@ from roost.providers import traits
 if TYPE_CHECKING:
     from roost.ops.context import App
 SPLITS = ("auto", "right", "below", "v", "h")  # v and h: the old letters, read as before
-SPLIT_HELP = ("Where the new tile goes: right of or below the tab's focused tile (while every "
-              "tile keeps a usable size), or auto: where the layout stays balanced. "
-              "(v and h, the old letters, still mean right and below.)")
+SPLIT_HELP = (
+    "Where the new tile goes: right of or below the tab's focused tile (while every "
+    "tile keeps a usable size), or auto: where the layout stays balanced. "
+    "(v and h, the old letters, still mean right and below.)"
+)
 
 
 def _known(what: str) -> Callable[[click.Context, click.Parameter, str], list[Any]]:
@@ -49,24 +52,30 @@ class _Group(click.Group):
 
     NOT_COMMANDS: ClassVar[dict[str, str]] = {
         "restart": "To restart an agent: roost kill NAME && roost wake NAME; "
-                   "every live agent: roost reload."}
+        "every live agent: roost reload."
+    }
 
-    def resolve_command(self, ctx: click.Context, args: list[str]
-                        ) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         if args and args[0] in self.NOT_COMMANDS:
             ctx.fail(f"No such command {args[0]!r}. {self.NOT_COMMANDS[args[0]]}")
         return super().resolve_command(ctx, args)
 
 
-@click.group(cls=_Group, invoke_without_command=True,
-             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=_Group,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="roost", prog_name="roost")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """roost gives AI coding agents a durable home in tmux. With no command: the TUI.
 
     Each agent lives in a tmux session of its own on roost's private server and keeps its
-    conversation across crashes, kills and reboots.
+    conversation across crashes, kills and reboots. `roost --host NAME COMMAND …` (or NAME:AGENT
+    for an agent) runs the command on another machine's roost: see `roost host --help`.
 
     \b
     Example:
@@ -126,34 +135,93 @@ def _app(*names: str, reading: bool = False) -> App:
 
 @cli.command(context_settings={"ignore_unknown_options": True})
 @click.argument("name")
-@click.option("--provider", type=click.Choice(tuple(traits.BY_NAME)), default=None,
-              help="Which agent CLI to run [default: claude].")
+@click.option(
+    "--provider",
+    type=click.Choice(tuple(traits.BY_NAME)),
+    default=None,
+    help="Which agent CLI to run [default: claude].",
+)
 @click.option("--cwd", type=str, default=None, help="Working directory [default: the current one].")
-@click.option("--home", "home", default=None, metavar="TEAM",
-              help="Put the agent's window in the shared home session TEAM.")
-@click.option("--dangerous/--no-dangerous", default=None,
-              help="Skip the agent's permission prompts [default: the workspace's mode].")
+@click.option(
+    "--home",
+    "home",
+    default=None,
+    metavar="TEAM",
+    help="Put the agent's window in the shared home session TEAM.",
+)
+@click.option(
+    "--dangerous/--no-dangerous",
+    default=None,
+    help="Skip the agent's permission prompts [default: the workspace's mode].",
+)
 @click.option("--prompt", default=None, help="The first message for the agent.")
-@click.option("--tab", default=None, help="The tab whose tile it becomes [default: main].",
-              shell_complete=TABS)
-@click.option("--split", type=click.Choice(SPLITS), default="auto", show_default=True,
-              help=SPLIT_HELP)
-@click.option("--detached", is_flag=True,
-              help="Park it instead of tiling it: running now, hibernated at the next restore.")
-@click.option("--parent", default=None, metavar="P", help="Link it under agent P.",
-              shell_complete=AGENTS)
-@click.option("--orchestrated-by", "orchestrated_by", default=None, metavar="P",
-              help="Agent P created it (orchestration parent; the root is inherited).")
-@click.option("--restart", type=click.Choice(RESTART_POLICIES), default="never",
-              show_default=True, help="Restart it when it exits with a failure (with backoff).")
-@click.option("--no-mcp", "no_mcp", is_flag=True,
-              help="Do not give it roost's MCP tools (roost mcp).")
+@click.option(
+    "--tab",
+    default=None,
+    help="The tab whose tile it becomes [default: main].",
+    shell_complete=TABS,
+)
+@click.option(
+    "--split", type=click.Choice(SPLITS), default="auto", show_default=True, help=SPLIT_HELP
+)
+@click.option(
+    "--detached",
+    is_flag=True,
+    help="Park it instead of tiling it: running now, hibernated at the next restore.",
+)
+@click.option(
+    "--parent", default=None, metavar="P", help="Link it under agent P.", shell_complete=AGENTS
+)
+@click.option(
+    "--orchestrated-by",
+    "orchestrated_by",
+    default=None,
+    metavar="P",
+    help="Agent P created it (orchestration parent; the root is inherited).",
+)
+@click.option(
+    "--restart",
+    type=click.Choice(RESTART_POLICIES),
+    default="never",
+    show_default=True,
+    help="Restart it when it exits with a failure (with backoff).",
+)
+@click.option(
+    "--no-mcp", "no_mcp", is_flag=True, help="Do not give it roost's MCP tools (roost mcp)."
+)
+@click.option(
+    "--worktree",
+    is_flag=True,
+    help="Give it a git worktree of the current repository, on a branch of its own.",
+)
+@click.option("--branch", default=None, help="With --worktree: the branch [default: roost/NAME].")
+@click.option("--base", default=None, help="With --worktree: where a new branch starts [HEAD].")
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="With --worktree: agree to run the repository's setup script as it is now.",
+)
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
-          dangerous: bool | None,
-          prompt: str | None, tab: str | None, split: str, detached: bool, parent: str | None,
-          orchestrated_by: str | None, restart: str, no_mcp: bool,
-          argv: tuple[str, ...]) -> None:
+def spawn(
+    name: str,
+    provider: str | None,
+    cwd: str | None,
+    home: str | None,
+    dangerous: bool | None,
+    prompt: str | None,
+    tab: str | None,
+    split: str,
+    detached: bool,
+    parent: str | None,
+    orchestrated_by: str | None,
+    restart: str,
+    no_mcp: bool,
+    worktree: bool,
+    branch: str | None,
+    base: str | None,
+    yes: bool,
+    argv: tuple[str, ...],
+) -> None:
     """Start agent NAME in its own home (or wake it, if it exists and is stopped).
 
     Everything after `--` is passed to the agent CLI; with --provider command it is the program.
@@ -164,28 +232,51 @@ def spawn(name: str, provider: str | None, cwd: str | None, home: str | None,
       roost spawn reviewer --provider codex --home team --tab review --split below
       roost spawn helper --detached --orchestrated-by api-fix
       roost spawn logs --provider command -- tail -f /var/log/syslog
+      roost spawn api-fix --worktree --base main
     """
     from roost.ops import lifecycle
+    from roost.ops import worktree as worktrees
+
+    if (branch or base or yes) and not worktree:
+        raise click.UsageError("--branch, --base and --yes go with --worktree")
+    asking = (lambda q: click.confirm(q, default=False)) if sys.stdin.isatty() else None
 
     if home is not None:
         from roost.core.names import check_name
 
         check_name(home, "home name")
     app = _app(name)
-    place = lifecycle.Place(tab=tab, split=split, detached=detached, parent=parent,
-                            orchestrated_by=orchestrated_by)
-    result = lifecycle.spawn(app, name, provider=provider, cwd=cwd, home=home,
-                             dangerous=dangerous, prompt=prompt, args=argv, place=place,
-                             restart=restart, mcp=not no_mcp)
+    place = lifecycle.Place(
+        tab=tab, split=split, detached=detached, parent=parent, orchestrated_by=orchestrated_by
+    )
+    result = lifecycle.spawn(
+        app,
+        name,
+        provider=provider,
+        cwd=cwd,
+        home=home,
+        dangerous=dangerous,
+        prompt=prompt,
+        args=argv,
+        place=place,
+        restart=restart,
+        mcp=not no_mcp,
+        worktree=worktrees.Ask(branch, base, yes, asking) if worktree else None,
+    )
     a = result.agent
     click.echo(present.spawned(a.name, a.provider, result.pid, a.home, a.launches == 1))
+    if worktree:
+        click.echo(f"worktree: {a.cwd}")
 
 
 @cli.command(name="ls")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array for scripts.")
-@click.option("--tree", is_flag=True,
-              help="Show each agent's orchestration children under it.")
-def ls_cmd(as_json: bool, tree: bool) -> None:
+@click.option("--tree", is_flag=True, help="Show each agent's orchestration children under it.")
+@click.option(
+    "--git", "with_git", is_flag=True, help="With each worktree's dirty / ahead / behind counts."
+)
+@click.option("--all", "everywhere", is_flag=True, help="Also every host's (roost host).")
+def ls_cmd(as_json: bool, tree: bool, with_git: bool, everywhere: bool) -> None:
     """List every agent and whether it runs.
 
     \b
@@ -196,7 +287,20 @@ def ls_cmd(as_json: bool, tree: bool) -> None:
     """
     from roost.ops import observe
 
-    click.echo(present.render(observe.current(_app(reading=True)), as_json, tree), nl=False)
+    if everywhere:
+        if tree or with_git:
+            raise click.UsageError("--all lists every host's agents, without --tree or --git")
+        return ls_all(as_json)  # cli/hosts.py
+    app = _app(reading=True)
+    found = observe.current(app)
+    if not with_git:
+        from roost.ops.usage import price_table
+
+        click.echo(present.render(found, as_json, tree, price_table(app)), nl=False)
+        return
+    from roost.cli.worktree import with_git_counts
+
+    click.echo(with_git_counts(app, found, as_json, tree), nl=False)
 
 
 @cli.command()
@@ -257,11 +361,16 @@ cli.add_command(kill, name="stop")
 
 @cli.command()
 @click.argument("name", shell_complete=AGENTS)
-@click.option("--fresh", is_flag=True,
-              help="Start a new conversation instead of resuming the recorded one.")
-@click.option("--session", "session", metavar="ID",
-              help="Resume this earlier conversation of the agent (an id of its "
-                   "session_history in `roost ls --json`).")
+@click.option(
+    "--fresh", is_flag=True, help="Start a new conversation instead of resuming the recorded one."
+)
+@click.option(
+    "--session",
+    "session",
+    metavar="ID",
+    help="Resume this earlier conversation of the agent (an id of its "
+    "session_history in `roost ls --json`).",
+)
 def wake(name: str, fresh: bool, session: str | None) -> None:
     """Start agent NAME again in its home, resuming its conversation in its cwd.
 
@@ -270,19 +379,45 @@ def wake(name: str, fresh: bool, session: str | None) -> None:
       roost wake api-fix
       roost wake api-fix --session 5f0c...   # back to an earlier conversation
     """
-    from roost.ops import lifecycle
+    from roost.ops import budget, lifecycle
 
-    result = lifecycle.wake(_app(name), name, fresh=fresh, session=session)
+    app = _app(name)
+    result = lifecycle.wake(app, name, fresh=fresh, session=session)
     click.echo(present.woke(name, result.started, result.pid, result.agent.home))
+    parked = budget.take_parked(app, name)  # issue 23 part 5: why the budget parked it
+    if parked:
+        click.echo(
+            f"{name} was parked because {parked}; while it is, {name} is parked again after "
+            f"each turn (roost policy {name} --budget … raises it)"
+        )
 
 
 cli.add_command(wake, name="start")
+from roost.cli.worktree import fork_cmd, worktree_group  # noqa: E402  (issue 22)
+
+cli.add_command(worktree_group)
+cli.add_command(fork_cmd)
+
+from roost.cli.limits import limits_command  # noqa: E402 - issue 23: roost limits
+
+cli.add_command(limits_command)
+
+from roost.cli.usage import usage_command  # noqa: E402 - issue 23 part 4 (branch usage)
+
+cli.add_command(usage_command)
 
 
 @cli.command()
 @click.argument("name", shell_complete=AGENTS)
-def rm(name: str) -> None:
-    """Forget agent NAME: stop it, remove its window or home, and its record.
+@click.option(
+    "--keep-worktree",
+    "keep_worktree",
+    is_flag=True,
+    help="Keep its git worktree and branch (roost worktree prune removes it later).",
+)
+def rm(name: str, keep_worktree: bool) -> None:
+    """Forget agent NAME: stop it, remove its window or home, and its record. Its git worktree
+    goes too, only when git says nothing would be lost.
 
     \b
     Example:
@@ -291,17 +426,25 @@ def rm(name: str) -> None:
     from roost.ops import lifecycle
 
     app = _app(name)
-    if lifecycle.handed_over(app, name, ["rm", name]):
+    extra = ["--keep-worktree"] if keep_worktree else []
+    if lifecycle.handed_over(app, name, ["rm", name, *extra]):
         click.echo(present.handed_over(name, "rm"))
         return
-    lifecycle.rm(app, name)
+    for line in lifecycle.rm(app, name, keep_worktree=keep_worktree):
+        click.echo(line)
     click.echo(present.removed(name))
 
 
 @cli.command()
 @click.argument("name", shell_complete=AGENTS)
-@click.option("--lines", "-n", type=int, default=50, show_default=True,
-              help="How many of the last lines to print (at most 10000).")
+@click.option(
+    "--lines",
+    "-n",
+    type=int,
+    default=50,
+    show_default=True,
+    help="How many of the last lines to print (at most 10000).",
+)
 def capture(name: str, lines: int) -> None:
     """Print the last lines of agent NAME's screen.
 
@@ -437,10 +580,16 @@ def park(name: str, tree: bool) -> None:
 
 @cli.command()
 @click.argument("name", shell_complete=AGENTS)
-@click.option("--tab", "tab_name", required=True, help="The tab to put it in (made if missing).",
-              shell_complete=TABS)
-@click.option("--split", type=click.Choice(SPLITS), default="auto", show_default=True,
-              help=SPLIT_HELP)
+@click.option(
+    "--tab",
+    "tab_name",
+    required=True,
+    help="The tab to put it in (made if missing).",
+    shell_complete=TABS,
+)
+@click.option(
+    "--split", type=click.Choice(SPLITS), default="auto", show_default=True, help=SPLIT_HELP
+)
 def place(name: str, tab_name: str, split: str) -> None:
     """Put a parked or buried agent NAME on screen as a tile of TAB, waking it.
 
@@ -451,8 +600,9 @@ def place(name: str, tab_name: str, split: str) -> None:
     from roost.ops import workspace as wsops
 
     placed = wsops.place(_app(name), name, tab_name, split)
-    click.echo(present.placed(name, tab_name, placed.result.pid, placed.was if placed.moved
-                              else None))
+    click.echo(
+        present.placed(name, tab_name, placed.result.pid, placed.was if placed.moved else None)
+    )
 
 
 @cli.command()
@@ -514,8 +664,9 @@ def unpin(name: str) -> None:
 
 @cli.command()
 @click.argument("child", shell_complete=AGENTS)
-@click.option("--parent", default=None, metavar="P", help="The parent agent.",
-              shell_complete=AGENTS)
+@click.option(
+    "--parent", default=None, metavar="P", help="The parent agent.", shell_complete=AGENTS
+)
 @click.option("--clear", is_flag=True, help="Remove the link instead.")
 def link(child: str, parent: str | None, clear: bool) -> None:
     """Link agent CHILD under agent P (or --clear the link).
@@ -555,10 +706,18 @@ def hibernate(name: str) -> None:
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("--concurrency", type=int, default=None,
-              help="At most this many agents start at once [default: 3, or restore.concurrency].")
-@click.option("--stagger", type=float, default=None,
-              help="Seconds between two starts [default: 0.25, or restore.stagger].")
+@click.option(
+    "--concurrency",
+    type=int,
+    default=None,
+    help="At most this many agents start at once [default: 3, or restore.concurrency].",
+)
+@click.option(
+    "--stagger",
+    type=float,
+    default=None,
+    help="Seconds between two starts [default: 0.25, or restore.stagger].",
+)
 def restore(as_json: bool, concurrency: int | None, stagger: float | None) -> None:
     """Bring the workspace back: start the tiles' agents, hibernate the rest.
 
@@ -571,17 +730,23 @@ def restore(as_json: bool, concurrency: int | None, stagger: float | None) -> No
     Example:
       roost restore --concurrency 2
     """
+    from roost.ops import service
     from roost.ops.restore import restore as run
 
-    report = run(_app(), concurrency, stagger)
+    app = _app()
+    report = run(app, concurrency, stagger)
+    service.ensure_running(app, timeout=0, force=True)  # launched, not waited for
     click.echo(json.dumps(report.as_json()) if as_json else report.text(), nl=as_json)
     if not report.ok:
         sys.exit(1)
 
 
 @cli.command()
-@click.option("--dangerous/--no-dangerous", default=None,
-              help="Switch the workspace's mode before restarting.")
+@click.option(
+    "--dangerous/--no-dangerous",
+    default=None,
+    help="Switch the workspace's mode before restarting.",
+)
 def reload(dangerous: bool | None) -> None:
     """Restart the live agents (tiles that run), in a new mode if asked; never starts others.
 
@@ -595,11 +760,17 @@ def reload(dangerous: bool | None) -> None:
 
 
 @cli.command()
-@click.option("--older-than", "older_than", default=None, metavar="DURATION",
-              help="Also remove parked or buried agents idle this long (30m, 12h, 7d, 2w).")
+@click.option(
+    "--older-than",
+    "older_than",
+    default=None,
+    metavar="DURATION",
+    help="Also remove parked or buried agents idle this long (30m, 12h, 7d, 2w).",
+)
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
-@click.option("--yes", "-y", is_flag=True,
-              help="Remove without asking (needed when stdin is not a terminal).")
+@click.option(
+    "--yes", "-y", is_flag=True, help="Remove without asking (needed when stdin is not a terminal)."
+)
 def gc(older_than: str | None, dry_run: bool, yes: bool) -> None:
     """Remove stale records (and idle parked or buried agents); never a pinned, live or running
     one. Lists what it would remove and asks first (or takes --yes).
@@ -622,8 +793,11 @@ def gc(older_than: str | None, dry_run: bool, yes: bool) -> None:
         if dry_run:
             return
         if not sys.stdin.isatty():
-            raise RoostError(f"nothing removed: stdin is not a terminal to ask; pass --yes to "
-                             f"remove the {len(found)} agent(s) above", code=2)
+            raise RoostError(
+                f"nothing removed: stdin is not a terminal to ask; pass --yes to "
+                f"remove the {len(found)} agent(s) above",
+                code=2,
+            )
         if not click.confirm(f"remove {len(found)} agent(s)?", default=False):
             click.echo("nothing removed")
             return
@@ -649,9 +823,12 @@ def export_cmd() -> None:
 
 @cli.command(name="import")
 @click.argument("file", type=click.File("r"))
-@click.option("--allow-dangerous", is_flag=True,
-              help="Keep the file's dangerous mode (the workspace's and its agents') and its "
-                   "agents' CLI arguments; without it they are left off, and listed.")
+@click.option(
+    "--allow-dangerous",
+    is_flag=True,
+    help="Keep the file's dangerous mode (the workspace's and its agents') and its "
+    "agents' CLI arguments; without it they are left off, and listed.",
+)
 def import_cmd(file: IO[str], allow_dangerous: bool) -> None:
     """Add the agents, tabs and pins of an export; bad input changes nothing.
 
@@ -676,12 +853,23 @@ def import_cmd(file: IO[str], allow_dangerous: bool) -> None:
 @click.argument("name", shell_complete=AGENTS)
 @click.argument("text", required=False)
 @click.option("--wait", is_flag=True, help="Wait until the agent is idle again; print its reply.")
-@click.option("--timeout", type=float, default=600.0, show_default=True,
-              help="Seconds the whole command may take: waking the agent, waiting for it to be "
-                   "ready, delivering and confirming the text, and with --wait its reply.")
-@click.option("--ready-timeout", "ready_timeout", type=float, default=60.0, show_default=True,
-              help="Seconds to wait for the agent to be ready for input (idle) before giving "
-                   "up (within --timeout).")
+@click.option(
+    "--timeout",
+    type=float,
+    default=600.0,
+    show_default=True,
+    help="Seconds the whole command may take: waking the agent, waiting for it to be "
+    "ready, delivering and confirming the text, and with --wait its reply.",
+)
+@click.option(
+    "--ready-timeout",
+    "ready_timeout",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for the agent to be ready for input (idle) before giving "
+    "up (within --timeout).",
+)
 def send(name: str, text: str | None, wait: bool, timeout: float, ready_timeout: float) -> None:
     """Send TEXT (or standard input) to agent NAME as its next message, and confirm it arrived.
 
@@ -703,15 +891,18 @@ def send(name: str, text: str | None, wait: bool, timeout: float, ready_timeout:
         raise RoostError(problem, code=2)
     if text is None:
         text = sys.stdin.read()
-    result = sending.send(_app(name), name, text, wait=wait, timeout=timeout,
-                          ready_timeout=ready_timeout)
+    result = sending.send(
+        _app(name), name, text, wait=wait, timeout=timeout, ready_timeout=ready_timeout
+    )
     if result.note is not None:
         click.echo(f"roost: {result.note}", err=True)
     if not result.delivered:
         raise RoostError(present.not_delivered(name, result.how))
     if result.timed_out:
-        raise RoostError(f"timed out after {timeout:g} s waiting for {name}'s reply (the "
-                         f"message was delivered; roost capture {name} shows where it is)")
+        raise RoostError(
+            f"timed out after {timeout:g} s waiting for {name}'s reply (the "
+            f"message was delivered; roost capture {name} shows where it is)"
+        )
     if result.failure is not None:
         raise RoostError(present.turn_failed(name, result.failure))
     if wait and result.reply is None:
@@ -723,39 +914,72 @@ def send(name: str, text: str | None, wait: bool, timeout: float, ready_timeout:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per change.")
-@click.option("--interval", type=float, default=1.0, show_default=True,
-              help="Seconds between two looks.")
-def watch(as_json: bool, interval: float) -> None:
-    """Print every agent's status changes as they happen, until interrupted (Ctrl-C). Times are
-    in your time zone ($TZ); --json gives ISO 8601 with the offset.
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object per event (status changes and more)."
+)
+@click.option(
+    "--interval",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Seconds between two looks when the roost service does not run.",
+)
+@click.option(
+    "--since",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="SEQ",
+    help="Resume: every event after sequence SEQ (a line's `seq`), then what follows.",
+)
+@click.option(
+    "--notify",
+    is_flag=True,
+    help="Also notify you (roost notify): a desktop notification and a bell on this terminal "
+    "(stderr with --json), and config.toml [notify]'s channels.",
+)
+@click.option("--all", "everywhere", is_flag=True, help="With --json: also every host's events.")
+def watch(
+    as_json: bool, interval: float, since: int | None, notify: bool, everywhere: bool
+) -> None:
+    """Print every agent's status changes as they happen, until interrupted (Ctrl-C); --json
+    prints every event of the log, in order, none missed, each with its sequence `seq`. Times
+    are in your time zone ($TZ); --json gives ISO 8601 with the offset. With the roost service
+    running (started here on demand), changes are pushed; without it, watch looks itself.
 
     \b
     Example:
       roost watch --json | jq -c 'select(.status == "waiting")'
+      roost watch --json --since 1200
     """
-    import time
-
-    from roost.ops import observe
+    from roost.ops import observe, stream
     from roost.system.clock import local_zone
 
+    if everywhere:
+        if not as_json or since is not None:
+            raise click.UsageError("--all goes with --json (and resumes each host by itself)")
+        return watch_all(notify)  # cli/hosts.py
     app, zone = _app(), local_zone(os.environ)
-    # Every look prints the status changes the event log recorded since the last one (this
-    # watch's own refresh, a send, an ls, the TUI), not a comparison of two looks: that would
-    # miss a turn that began and ended between them.
-    after = app.store.last_event_id()
-    first = observe.refresh(app)
-    for o in first:
-        click.echo(present.watch_line(o, None, as_json, zone))
-    shown = {o.agent.id: o.status_since for o in first}
-    while True:
-        sys.stdout.flush()
-        time.sleep(interval)
-        observe.refresh(app)
-        news = app.store.events_since(after, "status")
-        after = int(news[-1]["id"]) if news else after
-        for event in present.watch_news(news, shown):
-            click.echo(present.watch_event_line(event, as_json, zone))
+    shown: dict[str, str | None] = {}
+    if since is None:
+        # The first look shows every agent; then the events the log records after it (by this
+        # watch's refresh, the service, a send, an ls, the TUI), not a comparison of two looks:
+        # that would miss a turn that began and ended between them.
+        since = app.store.last_event_id()
+        first = observe.refresh(app)
+        for o in first:
+            click.echo(present.watch_line(o, None, as_json, zone))
+        shown = {o.agent.id: o.status_since for o in first}
+
+    alerting = WatchAlerts(app, sys.stderr if as_json else sys.stdout) if notify else None
+
+    def emit(event: dict[str, Any]) -> None:
+        line = present.stream_line(event, shown, as_json, zone)
+        if line is not None:
+            click.echo(line)
+        if alerting is not None:
+            alerting.emit(event)
+
+    stream.follow(app, since, interval, emit, alerting.flush if alerting else sys.stdout.flush)
 
 
 @cli.command()
@@ -785,24 +1009,73 @@ def events(name: str | None, as_json: bool, limit: int) -> None:
 
 @cli.command()
 @click.argument("name", shell_complete=AGENTS)
-@click.argument("policy", type=click.Choice(RESTART_POLICIES))
-def policy(name: str, policy: str) -> None:
+@click.argument("policy", type=click.Choice(RESTART_POLICIES), required=False)
+@click.option(
+    "--on-limit",
+    type=click.Choice(["resume", "off", "default"]),
+    help="At a usage limit's reset: resume (tell it to go on), off, or default (its tab's, "
+    "else config.toml's [limits] on_limit).",
+)
+@click.option("--tab", "is_tab", is_flag=True, help="NAME is a tab: set its --on-limit.")
+@click.option("--budget", metavar="TOKENS|$COST", help="Park NAME after the turn that reaches it.")
+@click.option("--tree-budget", metavar="TOKENS|$COST", help="The same for NAME's whole tree.")
+def policy(
+    name: str,
+    policy: str | None,
+    on_limit: str | None,
+    is_tab: bool,
+    budget: str | None,
+    tree_budget: str | None,
+) -> None:
     """Set agent NAME's restart policy: never, or on-failure (1 s, 2 s, 4 s backoff; more than
-    3 failed starts within 60 s and it stays failed until you wake it).
+    3 failed starts within 60 s and it stays failed until you wake it); what happens at a usage
+    limit's reset (--on-limit); and its budget: --budget (tokens: 500k, 2M; or an estimated
+    cost: $5) parks it after the turn that reaches it, --tree-budget counts its orchestration
+    tree, `off` clears either.
 
     \b
     Example:
       roost policy api-fix on-failure
+      roost policy api-fix --on-limit resume
+      roost policy lead --tree-budget '$20'
     """
-    set_restart_policy(_app(name), name, policy)
-    click.echo(present.restart_policy_set(name, policy))
+    if policy is None and on_limit is None and budget is None and tree_budget is None:
+        raise RoostError("give a restart POLICY, --on-limit, --budget or --tree-budget", code=2)
+    if is_tab and (policy is not None or budget is not None or tree_budget is not None):
+        raise RoostError("a tab has no restart policy or budget, only --on-limit", code=2)
+    if budget is not None or tree_budget is not None:  # both checked before anything is stored
+        from roost.core.budget import parse
+
+        for given in (budget, tree_budget):
+            if given is not None:
+                parse(given)
+    app = _app(name)
+    if policy is not None:
+        set_restart_policy(app, name, policy)
+        click.echo(present.restart_policy_set(name, policy))
+    if on_limit is not None:
+        from roost.ops import resume
+
+        resume.set_policy(app, name, on_limit, tab=is_tab)
+        click.echo(f"{'tab ' if is_tab else ''}{name}: on-limit {on_limit}")
+    if budget is not None or tree_budget is not None:  # issue 23 part 5 (branch usage)
+        from roost.ops import budget as budgets
+
+        for given, tree in ((budget, False), (tree_budget, True)):
+            if given is not None:
+                click.echo(budgets.set_budget(app, name, given, tree))
+        budgets.enforce(app)  # one already reached parks now if NAME is idle
 
 
-@cli.command(name="mcp")
-@click.option("--allow-write", is_flag=True,
-              help="Outside an agent started by roost: allow creating, messaging and stopping "
-                   "agents (read-only otherwise).")
-def mcp_cmd(allow_write: bool) -> None:
+@cli.group(name="mcp", invoke_without_command=True)
+@click.option(
+    "--allow-write",
+    is_flag=True,
+    help="Outside an agent started by roost: allow creating, messaging and stopping "
+    "agents (read-only otherwise).",
+)
+@click.pass_context
+def mcp_cmd(ctx: click.Context, allow_write: bool) -> None:
     """Serve roost's orchestration tools over MCP on stdio.
 
     Run by the agents roost starts (their caller identity is ROOST_AGENT_ID); an agent acts on
@@ -813,9 +1086,14 @@ def mcp_cmd(allow_write: bool) -> None:
       roost mcp                 # read-only, for your own MCP client
       roost mcp --allow-write
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from roost.mcp import server
 
     server.serve(dict(os.environ), allow_write)
+
+
+mcp_cmd.add_command(mcp_serve_cmd)  # `roost mcp serve`: the shared endpoint (cli/mcpserve.py)
 
 
 @cli.command(name="_supervise", hidden=True)
@@ -854,6 +1132,27 @@ def completion(shell: str) -> None:
     click.echo(script(cli, {}, "roost", "_ROOST_COMPLETE").source())
 
 
+from roost.cli.service import service  # noqa: E402 - the service's commands (a module of its own)
+
+cli.add_command(service)
+
+from roost.cli.alerts import WatchAlerts, notify_group  # noqa: E402 (issue 21: notifications to the person)
+
+cli.add_command(notify_group)
+
+from roost.cli.web import web as web_cmd  # noqa: E402 (roost web: its own module)
+
+cli.add_command(web_cmd)
+
+from roost.cli.hosts import host_group, ls_all, watch_all  # noqa: E402 (issue 24: remote hosts)
+
+cli.add_command(host_group)
+
+from roost.cli.reply import reply_command  # noqa: E402 - issue 24 part 4 (branch hostchild)
+
+cli.add_command(reply_command)
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="roost", standalone_mode=False)
@@ -865,8 +1164,11 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         ctx: click.Context | None = getattr(exc, "ctx", None)  # usage errors carry theirs
         command = ctx.command.name if ctx is not None else None
-        hint = f" (see roost {command} --help)" if command and command != "cli" else \
-            " (see roost --help)"
+        hint = (
+            f" (see roost {command} --help)"
+            if command and command != "cli"
+            else " (see roost --help)"
+        )
         click.echo(f"roost: {exc.format_message()}{hint}", err=True)
         sys.exit(exc.exit_code)
     except RoostError as exc:

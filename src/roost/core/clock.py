@@ -6,8 +6,17 @@ tests fix "now" and skip the waiting (honcho's injected `Env` is the model).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
+
+
+def iso(moment: datetime) -> str:
+    """How the store writes a time: UTC, to the millisecond.
+
+    >>> iso(datetime(2031, 3, 4, 5, 6, 7, 890123, tzinfo=UTC))
+    '2031-03-04T05:06:07.890+00:00'
+    """
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
 class Clock(Protocol):

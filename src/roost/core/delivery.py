@@ -106,20 +106,24 @@ def left_by_roost(typed: str, text: str) -> bool:
 
 def finished_note(name: str, text: str) -> str:
     """What a send says when it first submitted the text an interrupted send left."""
-    return (f"first submitted \"{_shown(text)}\", the message roost's interrupted send left on "
-            f"{name}'s input line")
+    return (
+        f'first submitted "{_shown(text)}", the message roost\'s interrupted send left on '
+        f"{name}'s input line"
+    )
 
 
 def cut_before_enter(name: str) -> str:
     """What a send stopped between its paste and its Enter says (Ctrl-C)."""
-    return (f"interrupted between paste and Enter: the message is typed on {name}'s input line, "
-            f"not submitted; the next roost send {name} submits it first (or clear it there: "
-            f"roost attach {name})")
+    return (
+        f"interrupted between paste and Enter: the message is typed on {name}'s input line, "
+        f"not submitted; the next roost send {name} submits it first (or clear it there: "
+        f"roost attach {name})"
+    )
 
 
 def _shown(text: str) -> str:
     one = " ".join(text.split())
-    return one if len(one) <= DRAFT_SHOWN else one[:DRAFT_SHOWN - 1] + "…"
+    return one if len(one) <= DRAFT_SHOWN else one[: DRAFT_SHOWN - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +161,12 @@ def decide(found: Found, *, command: bool, has_hooks: bool, has_record: bool = F
     """
     refusal = _refusal(found)
     if refusal is not None:
-        return Plan(False, refusal, timed_out=not found.in_time and found.status in (
-            "working", "starting", "unknown", None))
+        return Plan(
+            False,
+            refusal,
+            timed_out=not found.in_time
+            and found.status in ("working", "starting", "unknown", None),
+        )
     if command:
         signals = (EFFECT,) if has_hooks else ()
         return Plan(True, confirm_by=(*signals, SCREEN, EXIT), screen_baseline=True)
@@ -176,18 +184,26 @@ def _refusal(found: Found) -> str | None:
             return "its pane is dead"
         if found.draft:
             shown = _shown(found.draft)
-            return (f"{name} has a draft on its input line (\"{shown}\"): sent nothing, so it "
-                    f"is neither submitted nor lost; submit or clear it (roost attach {name}), "
-                    "then send again")
+            return (
+                f'{name} has a draft on its input line ("{shown}"): sent nothing, so it '
+                f"is neither submitted nor lost; submit or clear it (roost attach {name}), "
+                "then send again"
+            )
         return None
     if status == "waiting":
         return f"{name} is waiting for you (roost attach {name})"
+    if status == "limited":  # never bounce text off a usage limit (the reason says until when)
+        return found.reason or f"{name} is limited by its provider's usage limit"
     if status == "error":
-        return (f"{name} shows an error: {found.reason or 'see roost capture ' + name} "
-                f"(roost attach {name} to see it through)")
+        return (
+            f"{name} shows an error: {found.reason or 'see roost capture ' + name} "
+            f"(roost attach {name} to see it through)"
+        )
     if not found.in_time and status in ("working", "starting", "unknown", None):
-        return (f"timed out after {found.waited:g} s waiting for {name} to be ready for input "
-                f"(it is {status or 'unknown'}; --ready-timeout waits longer)")
+        return (
+            f"timed out after {found.waited:g} s waiting for {name} to be ready for input "
+            f"(it is {status or 'unknown'}; --ready-timeout waits longer)"
+        )
     return f"{name} is {status}, not ready for input"
 
 

@@ -11,3 +11,8 @@ class RoostError(Exception):
 
 class StartFailed(RoostError):
     """An agent's CLI died at once after roost started it; the message holds its last words."""
+
+
+class HeldStopped(RoostError):
+    """A wake for roost's own reasons (a notice to a parent) found the agent stopped by its
+    person, under its lock: it stays stopped until `roost wake`."""

@@ -11,9 +11,8 @@ types), and the refusal names the field: `agents[2].id: '../../victim' is not a 
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,19 +20,41 @@ from typing import Any
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
 from roost.core.ids import is_roost_id, session_id_problem
-from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent
+from roost.core.model import FIELDS, INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED
 from roost.core.names import name_problem
+from roost.core.resuming import ON_LIMIT
 
 FORMAT = "roost-workspace"
 VERSION = 1
-TOP_LEVEL = ("format", "version", "tabs", "agents", "pins", "settings", "agent_files")
-AGENT_FIELDS = tuple(f.name for f in dataclasses.fields(Agent))
+TOP_LEVEL = (
+    "format",
+    "version",
+    "tabs",
+    "agents",
+    "pins",
+    "settings",
+    "agent_files",
+    "worktrees",  # issue 22: checked by core/worktree.py and verified with git on import
+    "policies",  # issue 23: on-limit policies and budgets (check_policies)
+)
+AGENT_FIELDS = FIELDS
 
 INTENTS = (INTENT_RUNNING, INTENT_STOPPED, INTENT_HIBERNATED)
 RESTART_POLICIES = ("never", "on-failure")
 # What core/status.py records: the statuses and the signal each came from.
-STATUSES = ("starting", "working", "idle", "waiting", "error", "exited", "stopped", "lost",
-            "hibernated", "failed", "unknown")
+STATUSES = (
+    "starting",
+    "working",
+    "idle",
+    "waiting",
+    "error",
+    "exited",
+    "stopped",
+    "lost",
+    "hibernated",
+    "failed",
+    "unknown",
+)
 STATUS_SOURCES = ("hook", "screen", "process", "store")
 SIDES = ("a", "b")
 # The settings table, key by key: the exact values roost writes (store/workspace.py).
@@ -42,7 +63,8 @@ SETTINGS = {"dangerous": ("0", "1")}
 # under its own directory that holds them: a transcript path is read back to callers.
 TRANSCRIPTS = {"claude": "projects"}
 
-MAX_INT = 2 ** 63 - 1  # SQLite's INTEGER
+MAX_INT = 2**63 - 1  # SQLite's INTEGER
+MAX_DOLLARS = 1e12
 MAX_PATH = 4096
 MAX_TEXT = 65536
 MAX_ARGS = 1024
@@ -128,8 +150,12 @@ def integer(value: Any) -> str | None:
 
 
 def ratio(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-            or not ws.MIN_RATIO <= value <= ws.MAX_RATIO:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not ws.MIN_RATIO <= value <= ws.MAX_RATIO
+    ):
         return f"must be a number in [{ws.MIN_RATIO}, {ws.MAX_RATIO}], not {_shown(value)}"
     return None
 
@@ -150,13 +176,27 @@ def one_of(allowed: tuple[str, ...]) -> Check:
         if isinstance(value, str) and value in allowed:
             return None
         return f"must be one of {', '.join(allowed)}, not {_shown(value)}"
+
     return check
 
 
 def optional(check: Check) -> Check:
     def maybe(value: Any) -> str | None:
         return None if value is None else check(value)
+
     return maybe
+
+
+def money(value: Any) -> str | None:
+    """Dollars: a finite number from 0."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 <= value <= MAX_DOLLARS
+    ):
+        return f"must be a number of dollars from 0 to {MAX_DOLLARS:g}, not {_shown(value)}"
+    return None
 
 
 def link(value: Any) -> str | None:
@@ -210,8 +250,12 @@ def _require(where: str, problem: str | None) -> None:
 
 
 # ---- the file ------------------------------------------------------------------------------
-def validate(data: Any, taken: Taken, providers: Mapping[str, str],
-             provider_dirs: Mapping[str, str] | None = None) -> None:
+def validate(
+    data: Any,
+    taken: Taken,
+    providers: Mapping[str, str],
+    provider_dirs: Mapping[str, str] | None = None,
+) -> None:
     """Raise a clear error for the first thing wrong with `data` (parsed JSON). `providers`
     maps each provider's name to how its session ids become known (its traits);
     `provider_dirs` a provider's own directory on this machine (claude's ~/.claude), where an
@@ -221,11 +265,14 @@ def validate(data: Any, taken: Taken, providers: Mapping[str, str],
     _require("a string", not_text(data))
     unknown = sorted(set(data) - set(TOP_LEVEL), key=str)
     if unknown:
-        raise refused(f"{_shown(unknown[0])} is not part of a roost workspace export "
-                      f"(it has {', '.join(TOP_LEVEL)})")
+        raise refused(
+            f"{_shown(unknown[0])} is not part of a roost workspace export "
+            f"(it has {', '.join(TOP_LEVEL)})"
+        )
     if data.get("version") != VERSION:
-        raise refused(f"unsupported export version {_shown(data.get('version'))} "
-                      f"(this roost reads {VERSION})")
+        raise refused(
+            f"unsupported export version {_shown(data.get('version'))} (this roost reads {VERSION})"
+        )
     for key, kind in (("tabs", list), ("agents", list), ("pins", list), ("settings", dict)):
         if not isinstance(data.get(key), kind):
             raise refused(f"{key!r} must be a {kind.__name__}")
@@ -236,12 +283,69 @@ def validate(data: Any, taken: Taken, providers: Mapping[str, str],
     tiled, tab_ids = _check_tabs(data["tabs"], ids, taken)
     _check_placements(data["agents"], ids, tiled, tab_ids)
     for i, pin in enumerate(data["pins"]):
-        _require(f"pins[{i}]", None if isinstance(pin, str) else
-                 f"must be a roost id, not {_shown(pin)}")
+        _require(
+            f"pins[{i}]", None if isinstance(pin, str) else f"must be a roost id, not {_shown(pin)}"
+        )
         if pin not in ids:
             raise refused(f"pin {pin!r} is not an agent of this file")
     if len(set(data["pins"])) != len(data["pins"]):
         raise refused("an agent is pinned twice")
+    check_policies(data.get("policies"), ids, tab_ids)
+
+
+# ---- on-limit policies and budgets (issue 23) ----------------------------------------------
+ON_LIMIT_CHECKS: dict[str, Check] = {
+    "scope": one_of(("agent", "tab")),
+    "target": roost_id,
+    "policy": one_of(ON_LIMIT),
+}
+BUDGET_CHECKS: dict[str, Check] = {
+    "agent": roost_id,
+    "tokens": optional(count),
+    "dollars": optional(money),
+    "tree_tokens": optional(count),
+    "tree_dollars": optional(money),
+    "parked": optional(text),  # why a budget parked it, until it is woken
+}
+
+
+def check_policies(policies: Any, ids: set[str], tab_ids: set[str]) -> None:
+    """`policies` (absent in older exports): each on-limit policy of one of the file's agents
+    or tabs, once; each budget of one of its agents, once."""
+    if policies is None:
+        return
+    if not isinstance(policies, dict) or set(policies) - {"on_limit", "budgets"}:
+        raise refused("'policies' must be an object with on_limit and budgets")
+    seen: set[tuple[str, str]] = set()
+    for i, row in enumerate(_rows(policies, "on_limit", ON_LIMIT_CHECKS)):
+        known = ids if row["scope"] == "agent" else tab_ids
+        if row["target"] not in known:
+            raise refused(
+                f"policies.on_limit[{i}]: {row['target']!r} is no {row['scope']} of this file"
+            )
+        if (row["scope"], row["target"]) in seen:
+            raise refused(f"policies.on_limit[{i}]: a second policy for {row['target']!r}")
+        seen.add((row["scope"], row["target"]))
+    budgeted: set[str] = set()
+    for i, row in enumerate(_rows(policies, "budgets", BUDGET_CHECKS)):
+        if row["agent"] not in ids or row["agent"] in budgeted:
+            raise refused(
+                f"policies.budgets[{i}]: {row['agent']!r} is no agent of this file, or twice"
+            )
+        budgeted.add(row["agent"])
+
+
+def _rows(policies: dict[str, Any], key: str, checks: Mapping[str, Check]) -> list[dict[str, Any]]:
+    rows = policies.get(key, [])
+    if not isinstance(rows, list):
+        raise refused(f"policies.{key} must be a list")
+    for i, row in enumerate(rows):
+        where = f"policies.{key}[{i}]"
+        if not isinstance(row, dict) or set(row) != set(checks):
+            raise refused(f"{where} must have {', '.join(checks)}")
+        for field, check in checks.items():
+            _require(f"{where}.{field}", check(row[field]))
+    return rows
 
 
 def not_text(data: Any) -> str | None:
@@ -274,11 +378,17 @@ def transcript_problem(agent: dict[str, Any], provider_dirs: Mapping[str, str]) 
     if root is None or folder is None:
         return f"{agent['provider']} agents keep no transcript path"
     sessions = {*agent["session_history"], agent["provider_session_id"]}
-    parts = path[len(root):].split("/") if path.startswith(root.rstrip("/") + "/") else []
-    if (len(parts) != 4 or parts[:2] != ["", folder] or parts[2] in ("", ".", "..")
-            or parts[3] not in {f"{sid}.jsonl" for sid in sessions if sid}):
-        return (f"{_shown(path)} is not one of this agent's conversations "
-                f"({root.rstrip('/')}/{folder}/<folder>/<its session id>.jsonl)")
+    parts = path[len(root) :].split("/") if path.startswith(root.rstrip("/") + "/") else []
+    if (
+        len(parts) != 4
+        or parts[:2] != ["", folder]
+        or parts[2] in ("", ".", "..")
+        or parts[3] not in {f"{sid}.jsonl" for sid in sessions if sid}
+    ):
+        return (
+            f"{_shown(path)} is not one of this agent's conversations "
+            f"({root.rstrip('/')}/{folder}/<folder>/<its session id>.jsonl)"
+        )
     return None
 
 
@@ -305,13 +415,16 @@ def leave_off_permissions(data: dict[str, Any]) -> tuple[dict[str, Any], list[st
 def _check_settings(settings: dict[str, Any]) -> None:
     for key, value in settings.items():
         if key not in SETTINGS:
-            raise refused(f"settings.{key}: is not a setting roost knows "
-                          f"(known: {', '.join(SETTINGS)})")
+            raise refused(
+                f"settings.{key}: is not a setting roost knows (known: {', '.join(SETTINGS)})"
+            )
         allowed = SETTINGS[key]
         if not (isinstance(value, str) and value in allowed):
-            raise refused(f"settings.{key}: must be "
-                          f"{' or '.join(f'{chr(34)}{v}{chr(34)}' for v in allowed)}, "
-                          f"not {_shown(value)}")
+            raise refused(
+                f"settings.{key}: must be "
+                f"{' or '.join(f'{chr(34)}{v}{chr(34)}' for v in allowed)}, "
+                f"not {_shown(value)}"
+            )
 
 
 def _check_agents(agents: list[Any], taken: Taken, providers: Mapping[str, str]) -> set[str]:
@@ -325,9 +438,11 @@ def _check_agents(agents: list[Any], taken: Taken, providers: Mapping[str, str])
             raise refused(f"{where}: must be an object, not {_shown(a)}")
         given = set(a) - {"session_history"}
         if "session_history" not in a or not (
-                set(AGENT_FIELDS) - set(ADDED_FIELDS) <= given <= set(AGENT_FIELDS)):
-            raise refused(f"{where} must have exactly the fields {sorted(AGENT_FIELDS)} "
-                          "and session_history")
+            set(AGENT_FIELDS) - set(ADDED_FIELDS) <= given <= set(AGENT_FIELDS)
+        ):
+            raise refused(
+                f"{where} must have exactly the fields {sorted(AGENT_FIELDS)} and session_history"
+            )
         for field, check in FIELD_CHECKS.items():
             _require(f"{where}.{field}", check(a.get(field, ADDED_FIELDS.get(field))))
         if a["id"] in ids | taken.ids:
@@ -350,8 +465,9 @@ def _check_agents(agents: list[Any], taken: Taken, providers: Mapping[str, str])
 def _check_args(where: str, args: Any) -> None:
     if not isinstance(args, list) or not all(isinstance(x, str) for x in args):
         raise refused(f"{where}: args must be a list of strings")
-    _require(f"{where}.args", f"has more than {MAX_ARGS} arguments" if len(args) > MAX_ARGS
-             else None)
+    _require(
+        f"{where}.args", f"has more than {MAX_ARGS} arguments" if len(args) > MAX_ARGS else None
+    )
     for n, arg in enumerate(args):
         _require(f"{where}.args[{n}]", "has a NUL" if "\0" in arg else None)
 
@@ -360,14 +476,15 @@ def _check_sessions(where: str, a: dict[str, Any], learned: str) -> list[str]:
     """The current session id and the lineage: each in its provider's shape (`learned`: how its
     ids become known). Returns the lineage."""
     if a["provider_session_id"] is not None:
-        _require(f"{where}.provider_session_id",
-                 session_id_problem(a["provider"], a["provider_session_id"], learned))
+        _require(
+            f"{where}.provider_session_id",
+            session_id_problem(a["provider"], a["provider_session_id"], learned),
+        )
     history = a["session_history"]
     if not isinstance(history, list) or not all(isinstance(s, str) for s in history):
         raise refused(f"{where}: session_history must be a list of strings")
     for n, sid in enumerate(history):
-        _require(f"{where}.session_history[{n}]",
-                 session_id_problem(a["provider"], sid, learned))
+        _require(f"{where}.session_history[{n}]", session_id_problem(a["provider"], sid, learned))
     return history
 
 
@@ -391,8 +508,9 @@ def _check_tabs(tabs: list[Any], ids: set[str], taken: Taken) -> tuple[dict[str,
         _check_tree(t["layout"], f"{where}.layout")
         for agent_id in ws.leaves(t["layout"]):
             if agent_id not in ids or agent_id in tiled:
-                raise refused(f"{where}: tile {agent_id} is not an agent of this file, "
-                              "or tiled twice")
+                raise refused(
+                    f"{where}: tile {agent_id} is not an agent of this file, or tiled twice"
+                )
             tiled[agent_id] = t["id"]
         _require(f"{where}.focus", link(t["focus"]))
         if t["focus"] is not None and t["focus"] not in ws.leaves(t["layout"]):
@@ -400,6 +518,27 @@ def _check_tabs(tabs: list[Any], ids: set[str], taken: Taken) -> tuple[dict[str,
         tab_ids.add(t["id"])
         names.add(t["name"])
     return tiled, tab_ids
+
+
+BURIED_FIELDS = ("buried_sibling", "buried_side", "buried_direction", "buried_ratio")
+
+
+def settled(agent: Mapping[str, Any], tiled: Collection[str]) -> dict[str, Any]:
+    """The agent's record with its placement as the file's layouts say (`tiled`: the ids they
+    hold), the store's rule (store/schema.py, tiles_stored_once): a tile is one because a layout
+    holds it, whatever its record says, and a record that says `tile` while no layout holds it
+    (an export of a store whose two copies had drifted) is parked in the tab it names.
+
+    >>> settled({"id": "a", "placement": "tile", "tab_id": "t"}, set())["placement"]
+    'detached'
+    >>> settled({"id": "a", "placement": "buried", "tab_id": "t"}, {"a"})["placement"]
+    'tile'
+    """
+    if agent["id"] in tiled:
+        return {**agent, "placement": ws.TILE, **dict.fromkeys(BURIED_FIELDS)}
+    if agent["placement"] == ws.TILE:
+        return {**agent, "placement": ws.DETACHED}
+    return dict(agent)
 
 
 def _check_tree(layout: Any, where: str) -> None:
@@ -422,19 +561,21 @@ def _check_tree(layout: Any, where: str) -> None:
         raise refused(str(exc)) from None
 
 
-def _check_placements(agents: list[Any], ids: set[str], tiled: dict[str, str],
-                      tab_ids: set[str]) -> None:
-    """Placements agree with the tabs, and every link stays inside the file."""
+def _check_placements(
+    agents: list[Any], ids: set[str], tiled: dict[str, str], tab_ids: set[str]
+) -> None:
+    """Every link stays inside the file. (Which agents are tiles, the tabs' layouts say: see
+    `settled`.)"""
     for i, a in enumerate(agents):
         where = f"agents[{i}] ({a['name']})"
-        if (a["placement"] == ws.TILE) != (a["id"] in tiled):
-            raise refused(f"{where}: placement tile must match the tabs' layouts")
-        if a["placement"] == ws.TILE and a["tab_id"] != tiled[a["id"]]:
-            raise refused(f"{where}: tab_id does not name the tab that tiles it")
         if a["tab_id"] is not None and a["tab_id"] not in tab_ids:
             raise refused(f"{where}: tab_id {a['tab_id']} is not a tab of this file")
-        for field in ("linked_parent", "orchestration_parent", "orchestration_root",
-                      "buried_sibling"):
+        for field in (
+            "linked_parent",
+            "orchestration_parent",
+            "orchestration_root",
+            "buried_sibling",
+        ):
             if a[field] is not None and a[field] not in ids:
                 raise refused(f"{where}: {field} {a[field]} is not an agent of this file")
 
@@ -472,9 +613,12 @@ def check_agent_files(files: Any, ids: set[str]) -> dict[str, dict[str, str]]:
         for file_name, content in named.items():
             where = f"agent_files.{agent_id}"
             if file_name not in AGENT_FILE_NAMES:
-                raise refused(f"{where}: {_shown(file_name)} is not a file roost keeps for an "
-                              f"agent (known: {', '.join(AGENT_FILE_NAMES)})")
+                raise refused(
+                    f"{where}: {_shown(file_name)} is not a file roost keeps for an "
+                    f"agent (known: {', '.join(AGENT_FILE_NAMES)})"
+                )
             if not isinstance(content, str) or len(content) > MAX_AGENT_FILE:
-                raise refused(f"{where}.{file_name}: must be text of at most "
-                              f"{MAX_AGENT_FILE} characters")
+                raise refused(
+                    f"{where}.{file_name}: must be text of at most {MAX_AGENT_FILE} characters"
+                )
     return files

@@ -17,9 +17,13 @@ from roost.core.model import Agent
 STALE = "stale: no tab, park or burial owns it"
 
 
-def candidates(agents: Sequence[Agent], workspace: ws.Workspace, running: Set[str],
-               screen_activity: Mapping[str, datetime],
-               cutoff: datetime | None) -> list[tuple[Agent, str]]:
+def candidates(
+    agents: Sequence[Agent],
+    workspace: ws.Workspace,
+    running: Set[str],
+    screen_activity: Mapping[str, datetime],
+    cutoff: datetime | None,
+) -> list[tuple[Agent, str]]:
     """Stale records, and (with a cutoff) parked or buried agents idle since before it."""
     stale = ws.stale(workspace)
     kept = ws.live(workspace) | set(workspace.pins) | set(running)
@@ -32,8 +36,9 @@ def candidates(agents: Sequence[Agent], workspace: ws.Workspace, running: Set[st
         elif cutoff is not None and agent.placement in (ws.DETACHED, ws.BURIED):
             last = last_activity(agent, screen_activity.get(agent.id))
             if last < cutoff:
-                found.append((agent, f"{agent.placement}, idle since "
-                                     f"{last.isoformat(timespec='seconds')}"))
+                found.append(
+                    (agent, f"{agent.placement}, idle since {last.isoformat(timespec='seconds')}")
+                )
     return found
 
 

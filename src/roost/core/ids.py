@@ -18,8 +18,11 @@ MINTED, DISCOVERED, NO_SESSION_ID = "minted", "discovered", "none"
 
 
 def _uuid_shaped(text: str, digits: frozenset[str]) -> bool:
-    return (len(text) == 36 and all(text[i] == "-" for i in _DASHES)
-            and all(ch in digits for i, ch in enumerate(text) if i not in _DASHES))
+    return (
+        len(text) == 36
+        and all(text[i] == "-" for i in _DASHES)
+        and all(ch in digits for i, ch in enumerate(text) if i not in _DASHES)
+    )
 
 
 def is_roost_id(value: object) -> bool:

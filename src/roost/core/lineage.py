@@ -21,8 +21,15 @@ TOKEN_ENV = "ROOST_LAUNCH_TOKEN"
 LEGACY_SLACK = 2.0  # seconds: an old launch's time is when its record was written, just after
 
 
-def foreign(*, token: str | None, at: float, cwd: object, launch_token: str | None,
-            launch_at: float | None, agent_cwd: str) -> str | None:
+def foreign(
+    *,
+    token: str | None,
+    at: float,
+    cwd: object,
+    launch_token: str | None,
+    launch_at: float | None,
+    agent_cwd: str,
+) -> str | None:
     """Why the event is not the current process's (in words, for the event log), or None when
     it is. `token` is the line's (None: a line an earlier hook.sh wrote, "" one written with no
     token in its environment); `launch_token` and `launch_at` the current launch's (None for a

@@ -37,13 +37,18 @@ def kind_of(previous: str | None, current: str | None) -> str | None:
         return None
     if current == "idle":
         return "finished" if previous == "working" else None
-    if current in ("waiting", "exited", "failed"):
+    if current in ("waiting", "exited", "failed", "limited"):
         return current
     return None
 
 
-_PHRASES = {"finished": "finished its turn", "waiting": "is waiting for its user",
-            "exited": "exited", "failed": "failed"}
+_PHRASES = {
+    "finished": "finished its turn",
+    "waiting": "is waiting for its user",
+    "exited": "exited",
+    "failed": "failed",
+    "limited": "hit its usage limit",  # issue 23: the detail is the CLI's words with the reset
+}
 
 
 def text(child: str, kind: str, detail: str | None) -> str:
@@ -53,8 +58,10 @@ def text(child: str, kind: str, detail: str | None) -> str:
     if not detail:
         return said
     if len(detail) > MAX_NOTICE:
-        detail = detail[:MAX_NOTICE] + f"… [{len(detail) - MAX_NOTICE} more characters; " \
-                                       "read_conversation has them]"
+        detail = (
+            detail[:MAX_NOTICE] + f"… [{len(detail) - MAX_NOTICE} more characters; "
+            "read_conversation has them]"
+        )
     return f"{said}: {detail}"
 
 
@@ -65,12 +72,12 @@ def plain(words: str) -> str:
     >>> plain("a\\x1b[201~\\x03\\x03 b\\n\\tc")
     'a[201~ b c'
     """
-    return "".join(ch for ch in " ".join(words.split())
-                   if unicodedata.category(ch) != "Cc")
+    return "".join(ch for ch in " ".join(words.split()) if unicodedata.category(ch) != "Cc")
 
 
-def hold_reason(*, alive: bool, status: str | None, intent: str, state: str, wake: bool,
-                died_on: bool) -> str | None:
+def hold_reason(
+    *, alive: bool, status: str | None, intent: str, state: str, wake: bool, died_on: bool
+) -> str | None:
     """Why a parent's notices wait now, or None: deliver (waking it when it sleeps). `wake`:
     notify_sleeping is "wake"; `died_on`: it died on an earlier delivery of a pending notice.
 
@@ -88,7 +95,7 @@ def hold_reason(*, alive: bool, status: str | None, intent: str, state: str, wak
     if state == "failed":
         return "failed: held until `roost wake`"
     if not wake:
-        return "asleep (notify_sleeping = \"hold\"): held until `roost wake`"
+        return 'asleep (notify_sleeping = "hold"): held until `roost wake`'
     if died_on:
         return "it stopped on an earlier delivery of these notices: held until `roost wake`"
     return None

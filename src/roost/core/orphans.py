@@ -44,7 +44,7 @@ def parse_tmux(value: str) -> tuple[str, int | None]:
 
 
 def whose(proc: Tagged, socket_path: str, server_pid: int | None, live: Set[str]) -> Whose:
-    """"pane": it belongs to its agent's live pane on this server (children that escaped a live
+    """ "pane": it belongs to its agent's live pane on this server (children that escaped a live
     agent's tree included); "elsewhere": it runs under another live tmux server; "orphan":
     anything else. `live` holds the agents with a live pane on this server, `server_pid` is this
     server's pid (None when none runs)."""

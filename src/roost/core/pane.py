@@ -30,10 +30,23 @@ class Pane:
         "window_name",
     )
 
-    def __init__(self, session_id: str, session_name: str, window_id: str, window_name: str,
-                 window_index: int, pane_id: str, pid: int | None, dead: bool,
-                 dead_status: int | None, agent_id: str, is_keeper: bool, is_home: bool,
-                 activity: float | None = None, title: str = "") -> None:
+    def __init__(
+        self,
+        session_id: str,
+        session_name: str,
+        window_id: str,
+        window_name: str,
+        window_index: int,
+        pane_id: str,
+        pid: int | None,
+        dead: bool,
+        dead_status: int | None,
+        agent_id: str,
+        is_keeper: bool,
+        is_home: bool,
+        activity: float | None = None,
+        title: str = "",
+    ) -> None:
         self.session_id = session_id
         self.session_name = session_name
         self.window_id = window_id
@@ -56,8 +69,10 @@ class Pane:
 
     def __repr__(self) -> str:
         state = f"dead ({self.dead_status})" if self.dead else f"pid {self.pid}"
-        return f"Pane({self.pane_id} in {self.session_name}:{self.window_name}, {state}, " \
-               f"agent {self.agent_id or '-'})"
+        return (
+            f"Pane({self.pane_id} in {self.session_name}:{self.window_name}, {state}, "
+            f"agent {self.agent_id or '-'})"
+        )
 
 
 def agent_panes(panes: Iterable[Pane]) -> dict[str, Pane]:

@@ -10,37 +10,115 @@ TYPE_CHECKING = False  # not typing's: the typing module is not imported at run 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from datetime import tzinfo
+    from typing import Any
 
+    from roost.core.limits import Limit
     from roost.core.observation import Observation
 
 # The JSON contract: fields are only ever added, never renamed.
-JSON_FIELDS = ("name", "id", "provider", "provider_session_id", "cwd", "home", "state", "pid",
-               "dangerous", "created_at", "started_at", "exit_code", "args", "placement", "tab",
-               "pinned", "linked_parent", "orchestration_parent", "orchestration_root",
-               "last_active_at", "last_error", "status", "status_source", "status_since",
-               "restart_policy", "status_reason", "session_history", "crashed")
+JSON_FIELDS = (
+    "name",
+    "id",
+    "provider",
+    "provider_session_id",
+    "cwd",
+    "home",
+    "state",
+    "pid",
+    "dangerous",
+    "created_at",
+    "started_at",
+    "exit_code",
+    "args",
+    "placement",
+    "tab",
+    "pinned",
+    "linked_parent",
+    "orchestration_parent",
+    "orchestration_root",
+    "last_active_at",
+    "last_error",
+    "status",
+    "status_source",
+    "status_since",
+    "restart_policy",
+    "status_reason",
+    "session_history",
+    "crashed",
+    "worktree",
+    "limit_kind",
+    "limit_resets_at",
+    "usage",
+)
 TABLE_REASON = 48  # characters of an error's reason in the table (the JSON has all of it)
 
 
-def agent_json(o: Observation) -> dict[str, object]:
-    """One agent for scripts: JSON_FIELDS, in that order."""
+def agent_json(
+    o: Observation, prices: Mapping[str, tuple[float, ...]] | None = None
+) -> dict[str, object]:
+    """One agent for scripts: JSON_FIELDS, in that order (`prices`: the price table its
+    usage's estimated cost is worked out with, core/prices.py; None: the shipped one)."""
     import json
 
     a = o.agent
     return {
-        "name": a.name, "id": a.id, "provider": a.provider,
-        "provider_session_id": a.provider_session_id, "cwd": a.cwd, "home": a.home,
-        "state": o.state, "pid": o.pid, "dangerous": a.dangerous, "created_at": a.created_at,
-        "started_at": a.started_at, "exit_code": o.exit_code, "args": json.loads(a.args_json),
-        "placement": a.placement, "tab": a.tab, "pinned": a.pinned,
-        "linked_parent": a.linked_parent, "orchestration_parent": a.orchestration_parent,
-        "orchestration_root": a.orchestration_root, "last_active_at": a.last_active_at,
-        "last_error": a.last_error, "status": o.status, "status_source": o.status_source,
-        "status_since": o.status_since, "restart_policy": a.restart_policy,
+        "name": a.name,
+        "id": a.id,
+        "provider": a.provider,
+        "provider_session_id": a.provider_session_id,
+        "cwd": a.cwd,
+        "home": a.home,
+        "state": o.state,
+        "pid": o.pid,
+        "dangerous": a.dangerous,
+        "created_at": a.created_at,
+        "started_at": a.started_at,
+        "exit_code": o.exit_code,
+        "args": list(a.args),
+        "placement": a.placement,
+        "tab": a.tab,
+        "pinned": a.pinned,
+        "linked_parent": a.linked_parent_name,
+        "orchestration_parent": a.orchestration_parent_name,
+        "orchestration_root": a.orchestration_root_name,
+        "last_active_at": a.last_active_at,
+        "last_error": a.last_error,
+        "status": o.status,
+        "status_source": o.status_source,
+        "status_since": o.status_since,
+        "restart_policy": a.restart_policy,
         "status_reason": o.status_reason,
         # every provider session id it had: {session_id, previous, at, reason}, oldest first
         "session_history": json.loads(a.history_json),
         "crashed": crashed(o),  # it ended by itself with a non-zero code (status "exited")
+        # its git worktree {repo, branch, path} (spawn --worktree), or null
+        "worktree": json.loads(a.worktree_json) if a.worktree_json else None,
+        # a `limited` status's kind (core/limits.py) and reset time (epoch seconds, or None)
+        "limit_kind": o.limit.kind if o.limit is not None else None,
+        "limit_resets_at": o.limit.resets_at if o.limit is not None else None,
+        # tokens read from its CLI's session files and their estimated cost (issue 23 part 4)
+        "usage": usage_json(json.loads(a.usage_json), prices),
+    }
+
+
+def usage_json(
+    per_model: list[list[Any]], prices: Mapping[str, tuple[float, ...]] | None
+) -> dict[str, object]:
+    """An agent's stored usage ([model, input, output, cache_write, cache_read] per model) as
+    `ls --json` gives it: the token totals and the estimated cost ("cost_usd": None when a
+    model has no price)."""
+    from roost.core import prices as price_table
+    from roost.core import usage
+
+    lines = [
+        usage.Line("", "", m, usage.Tokens(*t), price_table.cost(m, usage.Tokens(*t), prices))
+        for m, *t in per_model
+    ]
+    tokens, cost, unpriced = usage.summed(lines)
+    return {
+        **usage.totals_json(tokens),
+        "cost_usd": None if unpriced else round(cost or 0.0, 6),
+        "cost_is_estimate": True,
     }
 
 
@@ -71,7 +149,7 @@ def status_text(o: Observation) -> str:
     if o.status_reason and o.status != "exited":
         reason = o.status_reason
         if len(reason) > TABLE_REASON:
-            reason = reason[:TABLE_REASON - 1] + "…"
+            reason = reason[: TABLE_REASON - 1] + "…"
         return f"{o.status}: {reason}"
     return status_word(o)
 
@@ -82,7 +160,7 @@ def tree_order(found: list[Observation]) -> list[tuple[Observation, int]]:
     names = {o.agent.name for o in found}
     children: dict[str | None, list[Observation]] = {}
     for o in found:
-        parent = o.agent.orchestration_parent
+        parent = o.agent.orchestration_parent_name
         children.setdefault(parent if parent in names else None, []).append(o)
     ordered: list[tuple[Observation, int]] = []
     seen: set[str] = set()
@@ -109,21 +187,28 @@ def table(found: list[Observation], tree: bool = False) -> str:
     for o, depth in tree_order(found) if tree else [(o, 0) for o in found]:
         a = o.agent
         name = "  " * depth + ("└ " if depth else "") + ("* " if a.pinned else "") + a.name
-        rows.append((name, status_text(o), a.provider, place(o), str(o.pid or "-"), a.home,
-                     a.cwd))
+        rows.append((name, status_text(o), a.provider, place(o), str(o.pid or "-"), a.home, a.cwd))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "".join(
         "  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths, strict=True))
-        + "  " + r[-1] + "\n"
-        for r in rows)
+        + "  "
+        + r[-1]
+        + "\n"
+        for r in rows
+    )
 
 
-def render(found: list[Observation], as_json: bool, tree: bool = False) -> str:
+def render(
+    found: list[Observation],
+    as_json: bool,
+    tree: bool = False,
+    prices: Mapping[str, tuple[float, ...]] | None = None,
+) -> str:
     if as_json:
         import json
 
         ordered = [o for o, _ in tree_order(found)] if tree else found
-        return json.dumps([agent_json(o) for o in ordered]) + "\n"
+        return json.dumps([agent_json(o, prices) for o in ordered]) + "\n"
     return table(found, tree)
 
 
@@ -163,8 +248,10 @@ def no_screen(name: str, state: str, intent: str) -> str:
     elif intent == "stopped":
         why = "you stopped it"
     else:  # meant to run: its window went with the tmux server, or was closed
-        return (f"{name} has no screen: it is lost (its window is gone); roost restore brings "
-                f"the workspace back, roost wake {name} this agent")
+        return (
+            f"{name} has no screen: it is lost (its window is gone); roost restore brings "
+            f"the workspace back, roost wake {name} this agent"
+        )
     return f"{name} has no screen: {why} (roost wake {name})"
 
 
@@ -174,8 +261,10 @@ def killed_tree(names: Sequence[str]) -> str:
 
 def handed_over(name: str, verb: str) -> str:
     """A stop of the agent that runs the command, carried on by a process outside it."""
-    return (f"{name} runs this command: roost {verb} {name} goes on outside it, and ends this "
-            f"command with it (roost events {name} shows it done)")
+    return (
+        f"{name} runs this command: roost {verb} {name} goes on outside it, and ends this "
+        f"command with it (roost events {name} shows it done)"
+    )
 
 
 def removed(name: str) -> str:
@@ -222,8 +311,14 @@ def linked(child: str, parent: str | None) -> str:
 
 def layout_edited(name: str, tab: str, edit: str) -> str:
     """The tab view's tile edits (ops.workspace.LAYOUT_EDITS), said the way its keys name them."""
-    said = {"next": "moved right", "prev": "moved left", "split-v": "side by side",
-            "split-h": "stacked", "grow": "grown", "shrink": "shrunk"}
+    said = {
+        "next": "moved right",
+        "prev": "moved left",
+        "split-v": "side by side",
+        "split-h": "stacked",
+        "grow": "grown",
+        "shrink": "shrunk",
+    }
     if edit == "close":
         return buried(name)
     return f"{name} in tab {tab}: {said.get(edit, edit)}"
@@ -245,8 +340,10 @@ def turn_failed(name: str, failure: str) -> str:
 
 def no_reply(name: str, why: str) -> str:
     """`send --wait` found no reply to print (an error: `roost send` exits 1 with it)."""
-    return (f"no reply from {name} to show: {why} (the message was delivered; roost capture "
-            f"{name} shows its screen)")
+    return (
+        f"no reply from {name} to show: {why} (the message was delivered; roost capture "
+        f"{name} shows its screen)"
+    )
 
 
 def restart_policy_set(name: str, policy: str) -> str:
@@ -278,8 +375,9 @@ def imported(count: int, left_off: list[str] | None = None) -> str:
     said = f"imported {count} agents; roost restore starts the tiles"
     if not left_off:
         return said
-    return (f"{said}\nleft off (`roost import --allow-dangerous FILE` keeps them): "
-            + "; ".join(left_off))
+    return f"{said}\nleft off (`roost import --allow-dangerous FILE` keeps them): " + "; ".join(
+        left_off
+    )
 
 
 # ---- tabs --------------------------------------------------------------------------------------
@@ -309,8 +407,12 @@ def tabs(found: Sequence[tuple[str, list[str], str | None]], as_json: bool) -> s
     if as_json:
         import json
 
-        return json.dumps([{"name": name, "tiles": tiles, "focus": focus}
-                           for name, tiles, focus in found]) + "\n"
+        return (
+            json.dumps(
+                [{"name": name, "tiles": tiles, "focus": focus} for name, tiles, focus in found]
+            )
+            + "\n"
+        )
     return "".join(f"{name}: {' | '.join(tiles) or '(empty)'}\n" for name, tiles, _f in found)
 
 
@@ -362,8 +464,9 @@ def event_brief(event: Mapping[str, object], zone: tzinfo | None = None) -> str:
 
 
 # ---- roost watch -------------------------------------------------------------------------------
-def watch_news(events: Iterable[Mapping[str, object]],
-               shown: Mapping[str, str | None]) -> list[Mapping[str, object]]:
+def watch_news(
+    events: Iterable[Mapping[str, object]], shown: Mapping[str, str | None]
+) -> list[Mapping[str, object]]:
     """What `roost watch` prints of the `status` events recorded since its last look (by any
     roost command), in the log's order: each change of status (not of its source alone) newer
     than what its first look showed of that agent (`shown`: agent id -> that status's time).
@@ -374,20 +477,34 @@ def watch_news(events: Iterable[Mapping[str, object]],
     >>> watch_news([{**e, "previous": "idle"}], {})
     []
     """
-    return [e for e in events if e.get("status") != e.get("previous")
-            and str(e.get("at")) > str(shown.get(str(e.get("agent_id"))) or "")]
+    return [
+        e
+        for e in events
+        if e.get("status") != e.get("previous")
+        and str(e.get("at")) > str(shown.get(str(e.get("agent_id"))) or "")
+    ]
 
 
-def watch_line(o: Observation, previous: str | None, as_json: bool,
-               zone: tzinfo | None = None) -> str:
+def watch_line(
+    o: Observation, previous: str | None, as_json: bool, zone: tzinfo | None = None
+) -> str:
     """One agent as `roost watch`'s first look shows it (see watch_event_line)."""
-    return watch_event_line({"agent": o.agent.name, "status": o.status, "previous": previous,
-                             "source": o.status_source, "exit_code": o.exit_code,
-                             "at": o.status_since, "reason": o.status_reason}, as_json, zone)
+    return watch_event_line(
+        {
+            "agent": o.agent.name,
+            "status": o.status,
+            "previous": previous,
+            "source": o.status_source,
+            "exit_code": o.exit_code,
+            "at": o.status_since,
+            "reason": o.status_reason,
+        },
+        as_json,
+        zone,
+    )
 
 
-def watch_event_line(event: Mapping[str, object], as_json: bool,
-                     zone: tzinfo | None = None) -> str:
+def watch_event_line(event: Mapping[str, object], as_json: bool, zone: tzinfo | None = None) -> str:
     """One change for `roost watch` (a `status` event): a JSON object for scripts (ISO 8601
     times), else a line for people (times in `zone`)."""
     status, code = event.get("status"), event.get("exit_code")
@@ -395,14 +512,58 @@ def watch_event_line(event: Mapping[str, object], as_json: bool,
     if as_json:
         import json
 
-        return json.dumps({"name": event["agent"], "status": status,
-                           "previous": event.get("previous"), "source": event.get("source"),
-                           "exit_code": code, "at": event.get("at"),
-                           "reason": event.get("reason"), "crashed": crashed})
+        return json.dumps(
+            {
+                "name": event["agent"],
+                "status": status,
+                "previous": event.get("previous"),
+                "source": event.get("source"),
+                "exit_code": code,
+                "at": event.get("at"),
+                "reason": event.get("reason"),
+                "crashed": crashed,
+            }
+        )
     word = f"crashed ({code})" if crashed else (status or "unknown")
     why = f": {event['reason']}" if event.get("reason") else ""
     when = local_time(str(event["at"]), zone) if event.get("at") else ""
     return f"{when}  {event['agent']}: {word} ({event.get('source')}){why}"
+
+
+def stream_line(
+    event: Mapping[str, object],
+    shown: Mapping[str, str | None],
+    as_json: bool,
+    zone: tzinfo | None = None,
+) -> str | None:
+    """One event of the log as `roost watch` prints it, or None: with --json every event, one
+    object a line with its `seq` (to resume with --since) and `kind` (a status change keeps
+    watch_event_line's fields); for people, status changes only (watch_news's rule). A status
+    event not newer than what the first look showed of that agent (`shown`) is not printed.
+
+    >>> e = {"seq": 7, "kind": "status", "agent_id": "a", "agent": "x", "at": "T2",
+    ...      "status": "idle", "previous": "working", "source": "screen"}
+    >>> import json; json.loads(stream_line(e, {}, True))["seq"], stream_line(e, {"a": "T2"}, True)
+    (7, None)
+    >>> json.loads(stream_line({**e, "kind": "bell", "count": 1}, {}, True))["kind"]
+    'bell'
+    >>> stream_line({**e, "kind": "bell"}, {}, False) is None
+    True
+    """
+    import json
+
+    kind = event.get("kind")
+    if kind == "status":
+        if str(event.get("at")) <= str(shown.get(str(event.get("agent_id"))) or ""):
+            return None
+        if not as_json:
+            return watch_event_line(event, False, zone) if watch_news([event], {}) else None
+        line = json.loads(watch_event_line(event, True, zone))
+        return json.dumps({"seq": event.get("seq"), "kind": kind, **line})
+    if not as_json:
+        return None
+    rest = {k: v for k, v in event.items() if k not in ("seq", "kind", "agent", "agent_id")}
+    return json.dumps({"seq": event.get("seq"), "kind": kind, "name": event.get("agent"), **rest})
 
 
 # ---- the user's words (issue 11: words, states and intent) -------------------------------
@@ -421,8 +582,7 @@ def placement_words(placement: str | None, tab: str | None) -> str:
 
 
 # Characters a POSIX shell takes literally in a bare word: anything else is quoted.
-_SHELL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-                        "@%+=:,./_-")
+_SHELL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789@%+=:,./_-")
 
 
 def shell_word(text: str) -> str:
@@ -441,3 +601,61 @@ def command(*words: str, note: str = "") -> str:
     whole line still pastes as it is)."""
     line = " ".join(shell_word(w) for w in words)
     return f"{line}  # {note}" if note else line
+
+
+# ---- usage limits (issue 23) -------------------------------------------------------------------
+def span(seconds: float) -> str:
+    """A duration for people, to the minute: "2 h 10 min", "3 d 4 h", "under a minute".
+
+    >>> span(7800), span(30), span(3 * 86400 + 4 * 3600 + 59)
+    ('2 h 10 min', 'under a minute', '3 d 4 h')
+    """
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "under a minute"
+    days, hours, mins = minutes // 1440, minutes // 60 % 24, minutes % 60
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {mins} min" if mins else f"{hours} h"
+    return f"{mins} min"
+
+
+def reset_time(resets_at: float | None, now: float, zone: tzinfo | None) -> str:
+    """When a usage limit resets, for people: "17:00 (in 2 h 10 min)" (with the date when it is
+    not today in `zone`), or "an unknown time" when the CLI did not say."""
+    from datetime import UTC, datetime
+
+    if resets_at is None:
+        return "an unknown time (the CLI gave none)"
+    when = datetime.fromtimestamp(resets_at, zone or UTC)
+    today = datetime.fromtimestamp(now, zone or UTC).date()
+    clock = when.strftime("%H:%M") if when.date() == today else when.strftime("%Y-%m-%d %H:%M")
+    return f"{clock} (in {span(resets_at - now)})" if resets_at > now else f"{clock} (passed)"
+
+
+def limited_until(name: str, resets_at: float | None, now: float, zone: tzinfo | None) -> str:
+    """What a send to a limited agent says.
+
+    >>> from datetime import UTC
+    >>> limited_until("api", 1_000_000_000 + 7800, 1_000_000_000, UTC)
+    'api is limited until 03:56 (in 2 h 10 min)'
+    """
+    return f"{name} is limited until {reset_time(resets_at, now, zone)}"
+
+
+def limits_table(
+    rows: Sequence[tuple[str, str, Limit, float]],
+    now: float,
+    zone: tzinfo | None,
+    then: Mapping[str, str] | None = None,
+) -> str:
+    """`roost limits`: one line per limited agent, and what happens at its reset (`then`: by
+    name, ops/resume.outlooks)."""
+    if not rows:
+        return "no agent is limited\n"
+    return "".join(
+        f"{name}  {provider}  {limit.kind}  resets {reset_time(limit.resets_at, now, zone)}  "
+        f"then: {(then or {}).get(name, 'nothing: on-limit is off')}\n"
+        for name, provider, limit, _seen in rows
+    )

@@ -26,6 +26,8 @@ def prompt_problem(prompt: str) -> str | None:
     except UnicodeEncodeError:
         return "a prompt must be valid text (it holds a lone surrogate)"
     if size > MAX_PROMPT_BYTES:
-        return (f"a prompt is at most {MAX_PROMPT_BYTES} bytes (got {size}); put the text in a "
-                "file and ask the agent to read it")
+        return (
+            f"a prompt is at most {MAX_PROMPT_BYTES} bytes (got {size}); put the text in a "
+            "file and ask the agent to read it"
+        )
     return None

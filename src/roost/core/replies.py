@@ -23,6 +23,7 @@ def same_text(prompt: str, text: str) -> bool:
     >>> same_text("hello\\n", "hello") and same_text("a\\r\\nb", "a\\nb")
     True
     """
+
     def norm(value: str) -> str:
         return value.replace("\r\n", "\n").replace("\r", "\n").strip()
 

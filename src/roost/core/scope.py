@@ -79,40 +79,55 @@ def visible(caller: Caller, members: Sequence[Member]) -> list[Member]:
     return [m for m in members if m.id in mine]
 
 
-def check_target(caller: Caller, target: Member, members: Sequence[Member], write: bool,
-                 self_allowed: bool = True) -> None:
+def check_target(
+    caller: Caller,
+    target: Member,
+    members: Sequence[Member],
+    write: bool,
+    self_allowed: bool = True,
+) -> None:
     """Refuse, with the reason, a call by `caller` on `target`."""
     if caller.agent_id is None:
         if write and not caller.allow_write:
-            raise RoostError("roost mcp is read-only outside an agent started by roost "
-                             "(start it with `roost mcp --allow-write` to change agents)")
+            raise RoostError(
+                "roost mcp is read-only outside an agent started by roost "
+                "(start it with `roost mcp --allow-write` to change agents)"
+            )
         return
     if target.id == caller.agent_id and not self_allowed:
         raise RoostError(f"{target.name} is you: this tool acts on your children only")
     if target.id not in subtree(members, caller.agent_id):
-        raise RoostError(f"{target.name} is not in your subtree: you may act only on "
-                         "yourself and the agents you created (and theirs)")
+        raise RoostError(
+            f"{target.name} is not in your subtree: you may act only on "
+            "yourself and the agents you created (and theirs)"
+        )
 
 
 def check_create(caller: Caller, members: Sequence[Member], limits: Limits) -> None:
     """Refuse a new child when the caller may not write or a limit is reached."""
     if caller.agent_id is None:
         if not caller.allow_write:
-            raise RoostError("roost mcp is read-only outside an agent started by roost "
-                             "(start it with `roost mcp --allow-write` to create agents)")
+            raise RoostError(
+                "roost mcp is read-only outside an agent started by roost "
+                "(start it with `roost mcp --allow-write` to create agents)"
+            )
         return
     live_children = sum(1 for m in members if m.parent == caller.agent_id and m.live)
     if live_children >= limits.max_children:
-        raise RoostError(f"limit reached: you already have {live_children} live children "
-                         f"(orchestration.max_children = {limits.max_children}); stop or "
-                         "remove one first")
+        raise RoostError(
+            f"limit reached: you already have {live_children} live children "
+            f"(orchestration.max_children = {limits.max_children}); stop or "
+            "remove one first"
+        )
     root = tree_root(members, caller.agent_id)
     in_tree = subtree(members, root)
     live_tree = sum(1 for m in members if m.id in in_tree and m.live)
     if live_tree >= limits.max_tree:
-        raise RoostError(f"limit reached: your tree already has {live_tree} live agents "
-                         f"(orchestration.max_tree = {limits.max_tree}); stop or remove some "
-                         "first")
+        raise RoostError(
+            f"limit reached: your tree already has {live_tree} live agents "
+            f"(orchestration.max_tree = {limits.max_tree}); stop or remove some "
+            "first"
+        )
 
 
 def check_wake(target: Member, members: Sequence[Member], limits: Limits) -> None:
@@ -130,13 +145,17 @@ def check_wake(target: Member, members: Sequence[Member], limits: Limits) -> Non
     parent = next((m for m in members if m.id == target.parent), None)
     siblings = sum(1 for m in members if m.parent == target.parent and m.live)
     if siblings >= limits.max_children:
-        raise RoostError(f"limit reached: waking {target.name} would give "
-                         f"{parent.name if parent else target.parent} {siblings + 1} live "
-                         f"children (orchestration.max_children = {limits.max_children}); "
-                         "stop or remove one first")
+        raise RoostError(
+            f"limit reached: waking {target.name} would give "
+            f"{parent.name if parent else target.parent} {siblings + 1} live "
+            f"children (orchestration.max_children = {limits.max_children}); "
+            "stop or remove one first"
+        )
     in_tree = subtree(members, tree_root(members, target.id))
     live_tree = sum(1 for m in members if m.id in in_tree and m.live)
     if live_tree >= limits.max_tree:
-        raise RoostError(f"limit reached: waking {target.name} would make its tree "
-                         f"{live_tree + 1} live agents (orchestration.max_tree = "
-                         f"{limits.max_tree}); stop or remove some first")
+        raise RoostError(
+            f"limit reached: waking {target.name} would make its tree "
+            f"{live_tree + 1} live agents (orchestration.max_tree = "
+            f"{limits.max_tree}); stop or remove some first"
+        )

@@ -17,9 +17,20 @@ REASON_LIMIT = 300  # characters of that reason
 AUTH_STOP = 2  # identical authentication failures of one provider that stop its other starts
 # Words of an authentication failure in the CLIs' errors (an HTTP 401 or 403, an expired or
 # invalid key or login).
-AUTH_WORDS = ("authentication_error", "authentication_failed", "401", "403 ", "Unauthorized",
-              "invalid x-api-key", "Invalid API key", "/login", "OAuth token has expired",
-              "sign in again", "not logged in", "Not logged in")
+AUTH_WORDS = (
+    "authentication_error",
+    "authentication_failed",
+    "401",
+    "403 ",
+    "Unauthorized",
+    "invalid x-api-key",
+    "Invalid API key",
+    "/login",
+    "OAuth token has expired",
+    "sign in again",
+    "not logged in",
+    "Not logged in",
+)
 # What varies between two reports of the same failure: request ids, long numbers, hex runs.
 VOLATILE = re.compile(r"req_\w+|\b[0-9a-f]{12,}\b|\b\d{6,}\b")
 # tmux's own line in a dead pane (remain-on-exit), not the program's words.
@@ -35,8 +46,15 @@ HELP_HINT = re.compile(r"(?i)^\s*(for more|try|run)\b.*--help")
 HELD, DIED, PENDING = "held", "died", "pending"
 
 
-def verdict(alive: bool, showing: str | None, still_for: float, has_patterns: bool,
-            elapsed: float, window: float = HOLD_WINDOW, typed: bool = False) -> str:
+def verdict(
+    alive: bool,
+    showing: str | None,
+    still_for: float,
+    has_patterns: bool,
+    elapsed: float,
+    window: float = HOLD_WINDOW,
+    typed: bool = False,
+) -> str:
     """held / died / pending for one start, `elapsed` seconds after it: dead is died; its
     provider's screen patterns reading a live status (idle, working, waiting: `showing`), or a
     draft on its input line (`typed`), or, for a program with no patterns, a non-empty screen
@@ -85,14 +103,17 @@ def last_words(screen: str, lines: int = LAST_LINES, limit: int = REASON_LIMIT) 
     >>> last_words("error: bad\\n\\nUsage: x [OPTS]\\n       x run\\n\\nFor more, try 'x --help'.")
     'error: bad'
     """
-    said = [" ".join(line.split()) for line in _without_parser_hints(screen.splitlines())
-            if line.strip() and not line.strip().startswith(PANE_DEAD)]
+    said = [
+        " ".join(line.split())
+        for line in _without_parser_hints(screen.splitlines())
+        if line.strip() and not line.strip().startswith(PANE_DEAD)
+    ]
     kept = said[-lines:]
     complaint = next((line for line in said[:-lines] if any(w in line for w in COMPLAINT)), None)
     if complaint is not None and not any(any(w in line for w in COMPLAINT) for line in kept):
         kept = [complaint, *kept]
     words = " / ".join(kept)
-    return words if len(words) <= limit else "…" + words[-(limit - 1):]
+    return words if len(words) <= limit else "…" + words[-(limit - 1) :]
 
 
 def _without_parser_hints(lines: list[str]) -> list[str]:
@@ -146,13 +167,23 @@ def stopped_providers(failures: Sequence[tuple[str, str]]) -> dict[str, str]:
     return stopped
 
 
-def not_started_reason(provider: str, words: str) -> str:
-    return (f"not started: {AUTH_STOP} {provider} starts failed to authenticate ({words}); "
-            f"log in to {provider} (or fix its API key), then run roost restore again")
+def not_started_reason(provider: str) -> str:
+    """An agent left unstarted for its provider's failed login; what to do is said once for
+    the whole fleet (`advice`), not once per agent."""
+    return f"not started: {provider}'s login failed (see the advice)"
 
 
 def advice(stopped: Mapping[str, str]) -> list[str]:
-    """What to do about each provider whose starts were stopped."""
-    return [f"stopped starting {provider} agents after {AUTH_STOP} identical authentication "
-            f"failures; log in to {provider} (or fix its API key), then run roost restore again"
-            for provider in sorted(stopped)]
+    """What to do about each provider whose starts were stopped: one line per provider, its
+    CLI's words, and one login for all its agents (they share it).
+
+    >>> advice({"claude": "API Error: 401"})  # doctest: +NORMALIZE_WHITESPACE
+    ['stopped starting claude agents after 2 identical authentication failures (API Error:
+    401): log in to claude once (or fix its API key), then `roost restore`']
+    """
+    return [
+        f"stopped starting {provider} agents after {AUTH_STOP} identical authentication "
+        f"failures ({stopped[provider]}): log in to {provider} once (or fix its API key), "
+        "then `roost restore`"
+        for provider in sorted(stopped)
+    ]

@@ -6,8 +6,9 @@ HIBERNATED = "hibernated"
 FAILED = "failed"
 
 
-def derive(alive: bool, has_window: bool, intent: str, placement: str | None,
-           last_error: str | None) -> str:
+def derive(
+    alive: bool, has_window: bool, intent: str, placement: str | None, last_error: str | None
+) -> str:
     """running: a live pane. failed: its last start failed (until a good start). hibernated: no
     process on purpose (`roost hibernate`, or a parked/buried agent with no window, as after a
     restore). stopped: anything else without a live pane (exited, killed, home lost)."""

@@ -33,6 +33,7 @@ def start_window(start_time: float) -> float:
     """
     return max(HOLD_WINDOW, START_FACTOR * start_time)
 
+
 QUIET = 3.0  # seconds without screen activity before a pattern-less screen counts as idle
 # How far up each kind is looked for: dialogs and error boxes are tall, busy footers and prompts
 # sit at the bottom. Looking no higher keeps the conversation above (which may quote any of
@@ -76,8 +77,9 @@ def title_working(title: str) -> bool:
     return bool(head) and ("\u2801" <= head <= "\u28ff" or head in TITLE_WORKING)
 
 
-def patterns_for(defaults: Mapping[str, Sequence[str]],
-                 override: object = None) -> dict[str, list[str]]:
+def patterns_for(
+    defaults: Mapping[str, Sequence[str]], override: object = None
+) -> dict[str, list[str]]:
     """A provider's patterns (`defaults`), each kind replaced by the user's list for it when its
     `[status.patterns.<provider>]` table in config.toml (`override`) gives one."""
     merged = {kind: list(defaults.get(kind, ())) for kind in (*KINDS, TURN)}
@@ -109,8 +111,7 @@ def matches(line: str, pattern: str, last: bool) -> bool:
     return pattern in line
 
 
-def reading(text: str, patterns: Mapping[str, Sequence[str]]
-            ) -> tuple[str, str | None] | None:
+def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str | None] | None:
     """(kind, reason) from the last non-empty lines, or None when nothing matches. An error
     counts below the last line that shows a turn went on (TURN); its reason is the first line
     that shows it, as one_line makes it."""
@@ -122,8 +123,11 @@ def reading(text: str, patterns: Mapping[str, Sequence[str]]
             continue
         first = max(0, len(lines) - WINDOW[kind])
         if kind == "error":
-            turns = [i for i in range(first, len(lines))
-                     if any(matches(lines[i], p, False) for p in patterns.get(TURN, ()))]
+            turns = [
+                i
+                for i in range(first, len(lines))
+                if any(matches(lines[i], p, False) for p in patterns.get(TURN, ()))
+            ]
             first = turns[-1] + 1 if turns else first
         for i in range(first, len(lines)):
             if any(matches(lines[i], p, i == last) for p in wanted):
@@ -141,15 +145,26 @@ def one_line(text: str) -> str:
     """A CLI's words as a reason: one line, without the bullets and box edges drawn around
     them, at most REASON_LIMIT characters."""
     words = " ".join(text.split()).strip(DECORATION)
-    return words if len(words) <= REASON_LIMIT else words[:REASON_LIMIT - 1] + "…"
+    return words if len(words) <= REASON_LIMIT else words[: REASON_LIMIT - 1] + "…"
 
 
-def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: bool,
-             hook: tuple[str, float, str | None] | None, screen: str | None,
-             activity: float | None, started_at: float | None,
-             patterns: Mapping[str, Sequence[str]], now: float, title: str = "",
-             grace: float = STARTING_GRACE, typed: bool = False, spawning: bool = False
-             ) -> tuple[str, str, str | None]:
+def classify(
+    *,
+    alive: bool,
+    has_window: bool,
+    base_state: str,
+    roost_stopped: bool,
+    hook: tuple[str, float, str | None] | None,
+    screen: str | None,
+    activity: float | None,
+    started_at: float | None,
+    patterns: Mapping[str, Sequence[str]],
+    now: float,
+    title: str = "",
+    grace: float = STARTING_GRACE,
+    typed: bool = False,
+    spawning: bool = False,
+) -> tuple[str, str, str | None]:
     """(status, source, reason); the reason (the CLI's words) comes with an error only.
     `base_state` is state.derive's answer (running/stopped/hibernated/failed); `hook` is the
     status the last hook event gave, when it fired, and its reason; `screen` is the pane's text
@@ -176,8 +191,11 @@ def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: b
     if hook is not None:
         stale = screen is not None and activity is not None and activity > hook[1] + 1
         seen = reading(screen or "", patterns) if stale else None
-        if seen is not None and hook[0] != "error" and (
-                seen[0] in ("waiting", "error") or (hook[0] == "idle" and seen[0] == "working")):
+        if (
+            seen is not None
+            and hook[0] != "error"
+            and (seen[0] in ("waiting", "error") or (hook[0] == "idle" and seen[0] == "working"))
+        ):
             return seen[0], "screen", seen[1]
         if hook[0] == "idle" and spinning:
             return "working", "title", None
@@ -191,8 +209,13 @@ def classify(*, alive: bool, has_window: bool, base_state: str, roost_stopped: b
         return seen[0], "screen", seen[1]
     # Just started, and nothing shows yet, or not yet the prompt of a CLI that draws one (a
     # still screen would read idle below, and a message typed now would go before its prompt).
-    if started_at is not None and now - started_at < grace and hook is None and not typed \
-            and (screen is None or not screen.strip() or patterns.get("idle")):
+    if (
+        started_at is not None
+        and now - started_at < grace
+        and hook is None
+        and not typed
+        and (screen is None or not screen.strip() or patterns.get("idle"))
+    ):
         return "starting", "process", None
     if screen is not None:
         # No pattern matched (or the provider has none, like any command): the screen moving
@@ -213,8 +236,9 @@ def needs_screen(has_hooks: bool, hook_at: float | None, activity: float | None)
 BOX_EDGES = "│┃ "
 
 
-def draft(text: str, markers: Sequence[str], window: int,
-          placeholders: Sequence[str] = ()) -> str | None:
+def draft(
+    text: str, markers: Sequence[str], window: int, placeholders: Sequence[str] = ()
+) -> str | None:
     """What sits typed on a CLI's input line, or None when it is empty (or shows only a
     placeholder, or no input line is in sight): the last line among the last `window` non-empty
     ones that starts with one of `markers` (box edges aside), after the marker.
@@ -230,7 +254,7 @@ def draft(text: str, markers: Sequence[str], window: int,
         marker = next((m for m in markers if inner.startswith(m.strip())), None)
         if marker is None:
             continue
-        typed = inner[len(marker.strip()):].strip()
+        typed = inner[len(marker.strip()) :].strip()
         if not typed or any(typed.startswith(p) for p in placeholders):
             return None
         return typed

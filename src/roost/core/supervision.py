@@ -66,8 +66,14 @@ def triage(pane: Pane | None, agent: Agent | None, window_state: str) -> Triage 
     return None
 
 
-def decide(history: Sequence[Exit], policy: Policy, exit_code: int | None, screen: str,
-           now: datetime, not_found: Sequence[str] = ()) -> Decision:
+def decide(
+    history: Sequence[Exit],
+    policy: Policy,
+    exit_code: int | None,
+    screen: str,
+    now: datetime,
+    not_found: Sequence[str] = (),
+) -> Decision:
     """What to do about the exit happening `now` with `exit_code`; `history` holds the agent's
     earlier exits (any order, any age); `not_found` holds what the agent's CLI prints when the
     conversation it was asked to resume does not exist (its provider's traits).

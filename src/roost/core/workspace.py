@@ -61,8 +61,14 @@ def leaves(node: Node | None) -> list[str]:
     return leaves(node["a"]) + leaves(node["b"])
 
 
-def insert(node: Node | None, new_id: str, beside: str | None = None, direction: str = "v",
-           after: bool = True, ratio: float = 0.5) -> Node:
+def insert(
+    node: Node | None,
+    new_id: str,
+    beside: str | None = None,
+    direction: str = "v",
+    after: bool = True,
+    ratio: float = 0.5,
+) -> Node:
     """Split the tile of `beside` (or the last tile) to add `new_id` after or before it."""
     if new_id in leaves(node):
         raise LayoutError(f"{new_id} is already a tile here")
@@ -90,8 +96,9 @@ def direction_of(split_word: str | None) -> str | None:
     return SPLIT_WORDS[split_word]
 
 
-def sizes(node: Node | None, width: float = NOMINAL[0],
-          height: float = NOMINAL[1]) -> dict[str, tuple[float, float]]:
+def sizes(
+    node: Node | None, width: float = NOMINAL[0], height: float = NOMINAL[1]
+) -> dict[str, tuple[float, float]]:
     """Each tile's columns and rows when the tree fills width x height (a divider takes one).
 
     >>> sizes(split("v", leaf("a"), leaf("b")), 201, 50)
@@ -110,8 +117,9 @@ def sizes(node: Node | None, width: float = NOMINAL[0],
 
 def fits(node: Node | None, width: float = NOMINAL[0], height: float = NOMINAL[1]) -> bool:
     """Whether every tile keeps MIN_TILE."""
-    return all(w >= MIN_TILE[0] and h >= MIN_TILE[1]
-               for w, h in sizes(node, width, height).values())
+    return all(
+        w >= MIN_TILE[0] and h >= MIN_TILE[1] for w, h in sizes(node, width, height).values()
+    )
 
 
 def _chain(direction: str, nodes: list[Node]) -> Node:
@@ -120,8 +128,12 @@ def _chain(direction: str, nodes: list[Node]) -> Node:
     if len(nodes) == 1:
         return nodes[0]
     half = len(nodes) // 2
-    return split(direction, _chain(direction, nodes[:half]), _chain(direction, nodes[half:]),
-                 half / len(nodes))
+    return split(
+        direction,
+        _chain(direction, nodes[:half]),
+        _chain(direction, nodes[half:]),
+        half / len(nodes),
+    )
 
 
 def grid(agent_ids: list[str]) -> Node | None:
@@ -133,8 +145,10 @@ def grid(agent_ids: list[str]) -> Node | None:
     if not agent_ids:
         return None
     columns = math.ceil(math.sqrt(len(agent_ids)))
-    rows = [_chain("v", [leaf(a) for a in agent_ids[i:i + columns]])
-            for i in range(0, len(agent_ids), columns)]
+    rows = [
+        _chain("v", [leaf(a) for a in agent_ids[i : i + columns]])
+        for i in range(0, len(agent_ids), columns)
+    ]
     return _chain("h", rows)
 
 
@@ -143,8 +157,9 @@ def balance(node: Node | None) -> Node | None:
     return grid(leaves(node))
 
 
-def add(node: Node | None, new_id: str, beside: str | None = None,
-        direction: str | None = None) -> Node:
+def add(
+    node: Node | None, new_id: str, beside: str | None = None, direction: str | None = None
+) -> Node:
     """Add a tile so the layout stays usable: with a direction, split `beside` (or the last
     tile) that way, as asked; without one, or when that would leave a tile under MIN_TILE,
     split the largest tile along its longer side, the new tile after it. When no single split
@@ -160,8 +175,9 @@ def add(node: Node | None, new_id: str, beside: str | None = None,
     candidates = []
     for index, (agent_id, (w, h)) in enumerate(sizes(node).items()):
         longer, other = ("v", "h") if w >= WIDE * h else ("h", "v")
-        candidates += [(-round(w * h, 1), -index, rank, agent_id, d)
-                       for rank, d in enumerate((longer, other))]
+        candidates += [
+            (-round(w * h, 1), -index, rank, agent_id, d) for rank, d in enumerate((longer, other))
+        ]
     # largest first; among equals the later tile (reading order); its longer side first
     for *_order, agent_id, d in sorted(candidates):
         tried = insert(node, new_id, beside=agent_id, direction=d)
@@ -198,8 +214,7 @@ def remove(node: Node | None, agent_id: str) -> Removed:
                 # the neighbour it touched: the sibling subtree's first leaf if it was before
                 # it (side a), its last leaf if it was after it (side b)
                 neighbour = leaves(n[other])[0] if side == "a" else leaves(n[other])[-1]
-                found.update(sibling=neighbour, side=side, direction=n["split"],
-                             ratio=n["ratio"])
+                found.update(sibling=neighbour, side=side, direction=n["split"], ratio=n["ratio"])
                 kept: Node = n[other]
                 return kept
         return {**n, "a": go(n["a"]), "b": go(n["b"])}
@@ -208,17 +223,30 @@ def remove(node: Node | None, agent_id: str) -> Removed:
     return Removed(tree, found["sibling"], found["side"], found["direction"], found["ratio"])
 
 
-def restore_tile(node: Node | None, agent_id: str, sibling: str | None, side: str | None,
-                 direction: str | None, ratio: float | None) -> Node:
+def restore_tile(
+    node: Node | None,
+    agent_id: str,
+    sibling: str | None,
+    side: str | None,
+    direction: str | None,
+    ratio: float | None,
+) -> Node:
     """Put a buried tile back next to its old sibling, on its old side; after the last tile
     when that sibling is gone. (It gets the sibling tile's space, not a whole subtree's.)"""
     after = side != "a" or sibling not in leaves(node)
-    return insert(node, agent_id, beside=sibling, direction=direction or "v", after=after,
-                  ratio=ratio if ratio is not None else 0.5)
+    return insert(
+        node,
+        agent_id,
+        beside=sibling,
+        direction=direction or "v",
+        after=after,
+        ratio=ratio if ratio is not None else 0.5,
+    )
 
 
 def set_ratio(node: Node, agent_id: str, ratio: float) -> Node:
     """Resize the split that directly holds `agent_id`'s tile (clamped)."""
+
     def go(n: Node) -> Node:
         if "leaf" in n:
             return n
@@ -255,6 +283,7 @@ def ratio_of(node: Node | None, agent_id: str) -> float | None:
 
 def swap(node: Node, first: str, second: str) -> Node:
     """Exchange two tiles of one tree (moving tiles in the tab view)."""
+
     def go(n: Node) -> Node:
         if "leaf" in n:
             here: str = n["leaf"]
@@ -342,8 +371,11 @@ def stale(ws: Workspace) -> set[str]:
 
 
 def children(ws: Workspace, agent_id: str) -> list[str]:
-    return [m.id for m in ws.members
-            if agent_id in (m.linked_parent, m.orchestration_parent) and m.id != agent_id]
+    return [
+        m.id
+        for m in ws.members
+        if agent_id in (m.linked_parent, m.orchestration_parent) and m.id != agent_id
+    ]
 
 
 def descendants(ws: Workspace, agent_id: str) -> list[str]:
@@ -356,8 +388,12 @@ def descendants(ws: Workspace, agent_id: str) -> list[str]:
             if child != agent_id and child not in reachable:
                 reachable.append(child)
                 todo.append(child)
-    parents = {a: {p for p in (m.linked_parent, m.orchestration_parent) if p in reachable}
-               for a in reachable for m in ws.members if m.id == a}
+    parents = {
+        a: {p for p in (m.linked_parent, m.orchestration_parent) if p in reachable}
+        for a in reachable
+        for m in ws.members
+        if m.id == a
+    }
     ordered: list[str] = []
     pending = list(reachable)
     while pending:  # Kahn's algorithm; inside a cycle, the earliest pending one goes first
@@ -368,7 +404,8 @@ def descendants(ws: Workspace, agent_id: str) -> list[str]:
 
 
 def problems(ws: Workspace) -> list[str]:
-    """Invariant violations: each agent has exactly one placement, consistent with the tabs."""
+    """Faults of the tabs' layouts: a tile in two places, a focus that is no tile. (An agent's
+    placement cannot disagree with them: a tile's is read from its layout, store/agents.py.)"""
     found = []
     where: dict[str, list[str]] = {}
     for tab in ws.tabs:
@@ -379,11 +416,6 @@ def problems(ws: Workspace) -> list[str]:
     for agent_id, tabs in where.items():
         if len(tabs) > 1:
             found.append(f"{agent_id} is a tile in {len(tabs)} places: {', '.join(tabs)}")
-    for m in ws.members:
-        if m.placement == TILE and m.id not in where:
-            found.append(f"{m.id} is placed as a tile but no tab holds it")
-        if m.id in where and m.placement != TILE:
-            found.append(f"{m.id} is a tile of {where[m.id][0]} but placed as {m.placement}")
     return found
 
 
@@ -397,8 +429,7 @@ class RestorePlan:
     kept_stopped: tuple[str, ...] = field(default=())  # live, but stopped by the user: left so
 
 
-def plan_restore(ws: Workspace, running: Iterable[str],
-                 stopped: Iterable[str] = ()) -> RestorePlan:
+def plan_restore(ws: Workspace, running: Iterable[str], stopped: Iterable[str] = ()) -> RestorePlan:
     """`stopped`: agents the user stopped; they stay stopped until the user wakes them."""
     is_running = set(running)
     kept = set(stopped)

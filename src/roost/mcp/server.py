@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 
 import anyio
 import mcp_types as types
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared._context_streams import create_context_streams
@@ -34,11 +34,28 @@ when a child you asked something finishes, fails, exits or needs its user, roost
 short message starting with "[roost]" as your next prompt."""
 
 
-def build(environ: dict[str, str], allow_write: bool) -> MCPServer:
-    def call(action: Callable[[App, Caller], T]) -> T:
+# Who is calling, and the app to act in, from the app and the request: `roost mcp` (stdio)
+# asks its environment; the shared endpoint (mcp/http.py) asks the store who holds the
+# request's launch token, and acts with that agent's start environment.
+Identify = Callable[[App, Context], tuple[App, Caller]]
+
+
+def build(
+    environ: dict[str, str], allow_write: bool, identify: Identify | None = None
+) -> MCPServer:
+    """The tool set. `identify` names the caller of each call (default: the environment's
+    ROOST_AGENT_ID, as `roost mcp` on stdio has always done)."""
+
+    def by_environment(app: App, _ctx: Context) -> tuple[App, Caller]:
+        return app, orchestrate.caller_from(app, allow_write)
+
+    who_calls = identify or by_environment
+
+    def call(ctx: Context, action: Callable[[App, Caller], T]) -> T:
         app = open_app(dict(environ))
         try:
-            return action(app, orchestrate.caller_from(app, allow_write))
+            acting, who = who_calls(app, ctx)
+            return action(acting, who)
         except RoostError as exc:
             raise ToolError(str(exc)) from None
         finally:
@@ -48,90 +65,136 @@ def build(environ: dict[str, str], allow_write: bool) -> MCPServer:
 
     @server.tool()
     def create_agent(
-        provider: Annotated[str, Field(description="Which agent CLI runs the child: claude, "
-                                                   "codex, gemini or aider.")],
-        prompt: Annotated[str | None, Field(description="The child's first message: its task. "
-                                                        "Say what to do and what to report.")]
-        = None,
-        cwd: Annotated[str | None, Field(description="Its working directory (default: yours).")]
-        = None,
-        name: Annotated[str | None, Field(description="A unique name (letters, digits, - and "
-                                                      "_); generated when absent.")] = None,
-        tab: Annotated[str | None, Field(description="Show it in this tab of the person's "
-                                                     "workspace; default: parked, out of the "
-                                                     "way.")] = None,
+        ctx: Context,
+        provider: Annotated[
+            str,
+            Field(description="Which agent CLI runs the child: claude, codex, gemini or aider."),
+        ],
+        prompt: Annotated[
+            str | None,
+            Field(
+                description="The child's first message: its task. "
+                "Say what to do and what to report."
+            ),
+        ] = None,
+        cwd: Annotated[
+            str | None, Field(description="Its working directory (default: yours).")
+        ] = None,
+        name: Annotated[
+            str | None,
+            Field(description="A unique name (letters, digits, - and _); generated when absent."),
+        ] = None,
+        tab: Annotated[
+            str | None,
+            Field(
+                description="Show it in this tab of the person's "
+                "workspace; default: parked, out of the "
+                "way."
+            ),
+        ] = None,
+        host: Annotated[
+            str | None,
+            Field(
+                description="Create it on this remote host (a name of `roost host ls`); it is "
+                "then named HOST:NAME, and send_message, wait_for_agents and list_agents take "
+                "that name. Default: this machine."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Create a child agent that starts working on `prompt` now. You become its parent:
         you can message, wait for, read, stop and remove it, and you are told when it finishes,
         fails, exits or waits for its user. Returns its name and whether it took the prompt."""
-        return call(lambda app, who: orchestrate.create(app, who, provider, prompt, cwd, name,
-                                                        tab))
+        return call(
+            ctx,
+            lambda app, who: orchestrate.create(app, who, provider, prompt, cwd, name, tab, host),
+        )
 
     @server.tool()
     def send_message(
+        ctx: Context,
         name: Annotated[str, Field(description="The child to send to.")],
         text: Annotated[str, Field(description="The message, typed as its next prompt.")],
-        idempotency_key: Annotated[str | None, Field(
-            description="Any unique string for this message; retrying with the same key never "
-                        "delivers it twice (the first receipt is returned).")] = None,
+        idempotency_key: Annotated[
+            str | None,
+            Field(
+                description="Any unique string for this message; retrying with the same key never "
+                "delivers it twice (the first receipt is returned)."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Send a message to one of your children (woken first if it sleeps). Returns a
         delivery receipt: delivered true/false and how it was confirmed or why not (a child
         that stays busy for 30 s, or has a draft typed by its user, is not sent to). Does not
         wait for the answer: use wait_for_agents."""
-        return call(lambda app, who: orchestrate.send_to(app, who, name, text, idempotency_key))
+        return call(
+            ctx, lambda app, who: orchestrate.send_to(app, who, name, text, idempotency_key)
+        )
 
     @server.tool()
     def wait_for_agents(
-        names: Annotated[list[str] | None, Field(
-            description="The children to wait for; default: all your direct children.")] = None,
-        timeout_seconds: Annotated[float, Field(description="Give up after this long (max "
-                                                            "3600).", ge=0)] = 300,
+        ctx: Context,
+        names: Annotated[
+            list[str] | None,
+            Field(description="The children to wait for; default: all your direct children."),
+        ] = None,
+        timeout_seconds: Annotated[
+            float, Field(description="Give up after this long (max 3600).", ge=0)
+        ] = 300,
     ) -> dict[str, Any]:
         """Wait until each child is idle (its turn is done), waiting for its user, exited,
         stopped or failed, or the timeout passes. Returns each child's status and last reply
         (at most 4000 characters), and timed_out."""
-        return call(lambda app, who: orchestrate.wait(app, who, names, timeout_seconds))
+        return call(ctx, lambda app, who: orchestrate.wait(app, who, names, timeout_seconds))
 
     @server.tool()
     def read_conversation(
+        ctx: Context,
         name: Annotated[str, Field(description="The agent to read (you or a child).")],
-        messages: Annotated[int, Field(description="How many recent messages (1-100).",
-                                       ge=1, le=100)] = 10,
-        max_chars: Annotated[int, Field(description="At most this many characters in all.",
-                                        ge=200, le=20000)] = 4000,
+        messages: Annotated[
+            int, Field(description="How many recent messages (1-100).", ge=1, le=100)
+        ] = 10,
+        max_chars: Annotated[
+            int, Field(description="At most this many characters in all.", ge=200, le=20000)
+        ] = 4000,
     ) -> dict[str, Any]:
         """Read an agent's recent conversation from its transcript, or the tail of its screen
         when it keeps none. Never wakes a sleeping agent."""
-        return call(lambda app, who: orchestrate.read(app, who, name, messages, max_chars))
+        return call(ctx, lambda app, who: orchestrate.read(app, who, name, messages, max_chars))
 
     @server.tool()
-    def list_agents() -> list[dict[str, Any]]:
+    def list_agents(
+        ctx: Context,
+    ) -> list[dict[str, Any]]:
         """List you and every agent below you (children, grandchildren...) with its parent,
         provider, state and status (idle, working, waiting, exited, failed...)."""
-        return call(orchestrate.tree)
+        return call(ctx, orchestrate.tree)
 
     @server.tool()
-    def stop_agent(name: Annotated[str, Field(description="The child to stop.")]
-                   ) -> dict[str, Any]:
+    def stop_agent(
+        ctx: Context, name: Annotated[str, Field(description="The child to stop.")]
+    ) -> dict[str, Any]:
         """Stop a child's processes now. It keeps its record and conversation; sending it a
         message wakes it again."""
-        return call(lambda app, who: orchestrate.stop(app, who, name))
+        return call(ctx, lambda app, who: orchestrate.stop(app, who, name))
 
     @server.tool()
-    def park_agent(name: Annotated[str, Field(description="The child to park.")]
-                   ) -> dict[str, Any]:
+    def park_agent(
+        ctx: Context, name: Annotated[str, Field(description="The child to park.")]
+    ) -> dict[str, Any]:
         """Take a child off the person's screen: it keeps running, out of the way."""
-        return call(lambda app, who: orchestrate.park(app, who, name))
+        return call(ctx, lambda app, who: orchestrate.park(app, who, name))
 
     @server.tool()
     def remove_agent(
+        ctx: Context,
         name: Annotated[str, Field(description="The child to remove.")],
-        confirm: Annotated[bool, Field(description="Must be true: removal stops it and forgets "
-                                                   "its record for good.")] = False,
+        confirm: Annotated[
+            bool,
+            Field(description="Must be true: removal stops it and forgets its record for good."),
+        ] = False,
     ) -> dict[str, Any]:
         """Remove a child for good: stop it and forget its record and files."""
-        return call(lambda app, who: orchestrate.remove(app, who, name, confirm))
+        return call(ctx, lambda app, who: orchestrate.remove(app, who, name, confirm))
 
     refuse_unknown_arguments(server)
     return server
@@ -188,21 +251,33 @@ def refusal(exc: Exception) -> types.JSONRPCError:
     if not errors or errors[0].get("type") == "json_invalid":
         line = errors[0].get("input") if errors else None
         rid = request_id(line) if isinstance(line, str) else None
-        return _error(rid, types.PARSE_ERROR, "the message is not JSON roost can read (a lone "
-                      "surrogate escape, or nested too deep)")
+        return _error(
+            rid,
+            types.PARSE_ERROR,
+            "the message is not JSON roost can read (a lone surrogate escape, or nested too deep)",
+        )
     # JSON, but no message: the branches that miss a key were given the whole object
-    whole: dict[str, Any] = next((e["input"] for e in errors if e.get("type") == "missing"
-                  and isinstance(e.get("input"), dict)), {})
+    whole: dict[str, Any] = next(
+        (
+            e["input"]
+            for e in errors
+            if e.get("type") == "missing" and isinstance(e.get("input"), dict)
+        ),
+        {},
+    )
     rid = whole.get("id")
-    valid = (isinstance(rid, int) and not isinstance(rid, bool)) or \
-        (isinstance(rid, str) and is_text(rid))
-    return _error(rid if valid else None, types.INVALID_REQUEST,
-                  "the message is not a JSON-RPC request")
+    valid = (isinstance(rid, int) and not isinstance(rid, bool)) or (
+        isinstance(rid, str) and is_text(rid)
+    )
+    return _error(
+        rid if valid else None, types.INVALID_REQUEST, "the message is not a JSON-RPC request"
+    )
 
 
 def _error(rid: int | str | None, code: int, message: str) -> types.JSONRPCError:
-    return types.JSONRPCError(jsonrpc="2.0", id=rid,
-                              error=types.ErrorData(code=code, message=message))
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=message)
+    )
 
 
 def request_id(line: str) -> int | str | None:
@@ -241,13 +316,13 @@ def _id_value(rest: str) -> int | str | None:
         return None
     value = rest[1:].lstrip()
     if value.startswith('"'):
-        text = value[:_string_end(value, 0)]
+        text = value[: _string_end(value, 0)]
         try:
             found = json.loads(text)
         except ValueError:
             return None
         return found if isinstance(found, str) and is_text(found) else None
-    digits = value[:len(value) - len(value.lstrip("-0123456789"))]
+    digits = value[: len(value) - len(value.lstrip("-0123456789"))]
     try:
         return int(digits)
     except ValueError:

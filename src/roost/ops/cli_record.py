@@ -33,8 +33,7 @@ class Record:
     def prompts(self) -> list[str]:
         """The prompts the CLI recorded since the paste."""
         agent = self.app.store.get_by_id(self.agent.id) or self.agent
-        return self.impl.prompts_after(agent, self.app.environ, self.app.paths.home,
-                                       self.size or 0)
+        return self.impl.prompts_after(agent, self.app.environ, self.app.paths.home, self.size or 0)
 
     def nudge(self, pane_id: str, text: str, screen: str) -> None:
         """The text is not in the record yet. On a screen with no cue, its last line no turn
@@ -47,8 +46,9 @@ class Record:
         patterns = observe.patterns_of(self.app, self.agent.provider)
         seen = status.from_screen(screen, patterns)
         lines = [line for line in screen.splitlines() if line.strip()]
-        echoed = bool(lines) and any(status.matches(lines[-1], p, True)
-                                     for p in patterns.get(status.TURN, ()))
+        echoed = bool(lines) and any(
+            status.matches(lines[-1], p, True) for p in patterns.get(status.TURN, ())
+        )
         first = (text.strip().splitlines() or [""])[0]
         if seen == "idle" and first and first not in screen:
             tmux.paste(pane_id, text, f"roost-send-{self.agent.id}-{os.urandom(4).hex()}")

@@ -1,8 +1,10 @@
-"""The context every operation gets: paths, store, tmux layer, clock, config, caller's env."""
+"""The context every operation gets: paths, store, tmux layer, config, caller's env, and the
+world it acts in (clock and process table: the real ones unless a test injects its own)."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shlex
 import sys
@@ -11,11 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roost.core.clock import Clock
+from roost.core.processes import ProcessTable
 from roost.store.db import Store
 from roost.system import config as cfg
 from roost.system import handover
 from roost.system.clock import SystemClock
 from roost.system.locate import tmux_binary
+from roost.system.procs import SystemProcesses
 from roost.tmux.client import USER_CONFIG, Tmux
 from roost.tmux.protocol import TmuxClient
 
@@ -37,7 +41,21 @@ class App:
     tmux: TmuxClient
     environ: dict[str, str]
     settings: dict[str, Any] = field(default_factory=dict)
+    # The world (honcho's Env): operations read time, sleep and touch processes only here.
     clock: Clock = field(default_factory=SystemClock)
+    procs: ProcessTable = field(default_factory=SystemProcesses)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """One time for the operations and the store's stamps: the store takes the App's clock,
+        also when a test swaps either."""
+        super().__setattr__(name, value)
+        if name in ("clock", "store") and {"clock", "store"} <= self.__dict__.keys():
+            self.store.clock = self.clock
+
+    def with_own_store(self) -> App:
+        """This App on a store connection of its own (a worker thread's), in the same world:
+        its clock, process table and tmux."""
+        return dataclasses.replace(self, store=Store.open(self.paths.db, clock=self.clock))
 
     def close(self) -> None:
         self.store.close()
@@ -48,15 +66,17 @@ def make_tmux(paths: cfg.Paths, settings: Mapping[str, Any], environ: Mapping[st
     pane-died hook that runs `roost _supervise`."""
     socket = cfg.socket_name()
     tmpdir = {"TMUX_TMPDIR": environ["TMUX_TMPDIR"]} if environ.get("TMUX_TMPDIR") else {}
-    return Tmux(socket, binary=tmux_binary(settings), environ=environ,
-                user_config=str(paths.home / USER_CONFIG),
-                # tmux runs this (through run-shell, so quoted) when a pane dies; no user text.
-                # It marks itself: its wakes start agents with their own saved environment.
-                # -P: never import from the working directory (the home's, a user's project).
-                supervisor=f"{IN_SUPERVISOR}=1 exec {shlex.quote(sys.executable)} -P "
-                           "-m roost _supervise",
-                supervisor_env={"ROOST_HOME": str(paths.home), "ROOST_TMUX_SOCKET": socket,
-                                **tmpdir})
+    return Tmux(
+        socket,
+        binary=tmux_binary(settings),
+        environ=environ,
+        user_config=str(paths.home / USER_CONFIG),
+        # tmux runs this (through run-shell, so quoted) when a pane dies; no user text.
+        # It marks itself: its wakes start agents with their own saved environment.
+        # -P: never import from the working directory (the home's, a user's project).
+        supervisor=f"{IN_SUPERVISOR}=1 {shlex.quote(sys.executable)} -P -m roost _supervise",
+        supervisor_env={"ROOST_HOME": str(paths.home), "ROOST_TMUX_SOCKET": socket, **tmpdir},
+    )
 
 
 def open_app(environ: dict[str, str] | None = None, reading: bool = False) -> App:
@@ -68,6 +88,37 @@ def open_app(environ: dict[str, str] | None = None, reading: bool = False) -> Ap
     with contextlib.suppress(OSError):  # a read-only filesystem: nothing to sweep there
         handover.sweep(paths.run)  # secrets a killed roost left behind
     settings = cfg.load_config(paths)
-    store = Store.open(paths.db, reading=reading)
-    return App(paths=paths, store=store, tmux=make_tmux(paths, settings, env), environ=env,
-               settings=settings)
+    clock = SystemClock()
+    store = Store.open(paths.db, reading=reading, clock=clock)
+    return App(
+        paths=paths,
+        store=store,
+        tmux=make_tmux(paths, settings, env),
+        environ=env,
+        settings=settings,
+        clock=clock,
+        procs=SystemProcesses(),
+    )
+
+
+UNREAD = ("unread",)  # what a service component saw of config.toml before its first pass
+
+
+def reread_settings(app: App, seen: object, who: str) -> object:
+    """The person may edit config.toml while the service runs: a component's pass reads it
+    again when its stat changed since `seen` (a broken one keeps the last good settings and
+    says why, once per change, not at every pass). Returns what it saw."""
+    from roost.core.errors import RoostError
+
+    try:
+        info = os.stat(app.paths.config_file)
+        stamp: object = (info.st_mtime_ns, info.st_size, info.st_ino)
+    except OSError:
+        stamp = None  # no config file: the defaults
+    if stamp == seen:
+        return seen
+    try:
+        app.settings = cfg.load_config(app.paths)
+    except RoostError as exc:
+        sys.stderr.write(f"roost service: {who}: keeping the last good config: {exc}\n")
+    return stamp

@@ -17,8 +17,10 @@ from roost.tmux.protocol import TmuxClient
 VERSION_TIMEOUT = 10.0  # seconds for `<cli> --version` (a Node CLI takes ~1 s to start)
 VERSION = re.compile(r"\d+(?:\.\d+)+")
 DEFAULT_PROVIDER = "claude"  # ops.lifecycle.spawn's, when --provider is not given
-INSTALL_HINT = ("install an agent CLI: npm install -g @anthropic-ai/claude-code (or "
-                "@openai/codex, @google/gemini-cli), or pipx install aider-chat")
+INSTALL_HINT = (
+    "install an agent CLI: npm install -g @anthropic-ai/claude-code (or "
+    "@openai/codex, @google/gemini-cli), or pipx install aider-chat"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +40,9 @@ class Report:
     def ok(self) -> bool:
         return all(c.ok for c in self.checks)
 
-    def add(self, name: str, ok: bool, detail: str, advice: str = "",
-            warning: bool = False) -> None:
+    def add(
+        self, name: str, ok: bool, detail: str, advice: str = "", warning: bool = False
+    ) -> None:
         self.checks.append(Check(name, ok, detail, advice, warning))
 
     def text(self) -> str:
@@ -49,8 +52,9 @@ class Report:
             lines.append(f"{mark:<4} {c.name}: {c.detail}")
             if c.advice:
                 lines.append(f"     fix: {c.advice}")
-        lines.append("all good" if self.ok else
-                     f"{sum(not c.ok for c in self.checks)} problem(s) found")
+        lines.append(
+            "all good" if self.ok else f"{sum(not c.ok for c in self.checks)} problem(s) found"
+        )
         return "\n".join(lines) + "\n"
 
     def as_json(self) -> dict[str, Any]:
@@ -89,11 +93,16 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
     try:
         version = tmux.version()
         good = version >= MIN_VERSION
-        report.add("tmux", good, f"version {version[0]}.{version[1]}",
-                   "" if good else f"install tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer")
+        report.add(
+            "tmux",
+            good,
+            f"version {version[0]}.{version[1]}",
+            "" if good else f"install tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer",
+        )
     except TmuxError as exc:
-        report.add("tmux", False, str(exc),
-                   "install tmux (apt-get install tmux / brew install tmux)")
+        report.add(
+            "tmux", False, str(exc), "install tmux (apt-get install tmux / brew install tmux)"
+        )
         return report, settings, None
 
     socket = tmux.socket_path()
@@ -104,9 +113,14 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
     if os.path.isdir(sock_dir):
         mode = stat.S_IMODE(os.stat(sock_dir).st_mode)
         private = not mode & 0o077
-        report.add("socket directory", private, f"{sock_dir} mode {mode:o}",
-                   "" if private else command("chmod", "700", sock_dir,
-                                           note="tmux refuses shared socket dirs"))
+        report.add(
+            "socket directory",
+            private,
+            f"{sock_dir} mode {mode:o}",
+            ""
+            if private
+            else command("chmod", "700", sock_dir, note="tmux refuses shared socket dirs"),
+        )
 
     try:
         cfg.ensure_private_tree(paths)
@@ -116,48 +130,103 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
         return report, settings, None
     _user_tmux_conf(report, tmux)
     if config_error is None:
-        report.add("config", True, f"{paths.config_file}" if paths.config_file.exists() else
-                   f"{paths.config_file} (none: defaults)")
+        report.add(
+            "config",
+            True,
+            f"{paths.config_file}"
+            if paths.config_file.exists()
+            else f"{paths.config_file} (none: defaults)",
+        )
     else:
-        report.add("config", False, str(config_error),
-                   f"edit {paths.config_file} (see README: Config)")
+        report.add(
+            "config", False, str(config_error), f"edit {paths.config_file} (see README: Config)"
+        )
 
     try:
         store = Store.open(paths.db)
     except RoostError as exc:
-        advice = (command("mv", str(paths.db), f"{paths.db}.aside",
-                           note="or restore a backup") if getattr(exc, "damaged", False)
-                  else "as it says; the database itself is not damaged")
+        advice = (
+            command("mv", str(paths.db), f"{paths.db}.aside", note="or restore a backup")
+            if getattr(exc, "damaged", False)
+            else "as it says; the database itself is not damaged"
+        )
         report.add("store", False, str(exc), advice)
         return report, settings, None
     result = store.integrity()
-    report.add("store", result == "ok",
-               f"{paths.db} schema {SCHEMA_VERSION}, integrity {result}",
-               "" if result == "ok" else "stop roost, back up the database, then "
-               + command("sqlite3", str(paths.db), ".recover"))
+    report.add(
+        "store",
+        result == "ok",
+        f"{paths.db} schema {SCHEMA_VERSION}, integrity {result}",
+        ""
+        if result == "ok"
+        else "stop roost, back up the database, then "
+        + command("sqlite3", str(paths.db), ".recover"),
+    )
     agents = store.agents()
-    findings = drift(agents, panes, tmux.socket,
-                     {a.cwd for a in agents if not os.path.isdir(a.cwd)})
+    findings = drift(
+        agents, panes, tmux.socket, {a.cwd for a in agents if not os.path.isdir(a.cwd)}
+    )
     running = len({p.agent_id for p in panes if p.agent_id and not p.dead})
-    report.add("drift", not findings,
-               f"{counted(len(agents), 'agent')} in the store, {running} running in tmux, "
-               f"{counted(len(findings), 'disagreement')}")
+    report.add(
+        "drift",
+        not findings,
+        f"{counted(len(agents), 'agent')} in the store, {running} running in tmux, "
+        f"{counted(len(findings), 'disagreement')}",
+    )
     for f in findings:
         report.add(f.subject, False, f.problem, f.advice)
     names = {a.id: a.name for a in agents}
     _views(report, tmux)
     _orphans(report, str(paths.home), os.path.realpath(socket), rows, names)
     broken = ws.problems(wsdb.load(store.conn))
-    report.add("workspace", not broken, f"{len(broken)} inconsistency(ies) between tabs and "
-               f"placements; status patterns v{PATTERNS_VERSION}",
-               "" if not broken else "roost export > ws.json to keep a copy, then park or place "
-               "the agents named below")
+    report.add(
+        "workspace",
+        not broken,
+        f"{len(broken)} fault(s) in the tabs' layouts; status patterns v{PATTERNS_VERSION}",
+        ""
+        if not broken
+        else "roost export > ws.json to keep a copy, then park or place the agents named below",
+    )
     for problem in broken:
         for agent_id, name in names.items():
             problem = problem.replace(agent_id, name)
         report.add("workspace", False, problem)
+    _worktrees(report, store, names)
     store.close()
     return report, settings, {a.provider for a in agents}
+
+
+def _worktrees(report: Report, store: Any, names: Mapping[str, str]) -> None:
+    """Each worktree agent's branch and path, as git has them now (issue 22)."""
+    import os
+
+    from roost.store import worktrees as wtdb
+    from roost.system import git
+
+    for agent_id, row in wtdb.by_agent(store.conn).items():
+        name = names.get(agent_id, agent_id)
+        if not os.path.isdir(row.path):
+            report.add(
+                f"worktree {name}",
+                False,
+                f"{row.path} is gone (branch {row.branch})",
+                f"roost worktree recreate {name}",
+            )
+            continue
+        try:
+            listed = git.worktrees(git.repo_of(row.repo)).get(os.path.realpath(row.path))
+        except RoostError as exc:
+            report.add(f"worktree {name}", False, str(exc))
+            continue
+        held = listed is not None and listed.branch == row.branch
+        report.add(
+            f"worktree {name}",
+            held,
+            f"{row.branch} at {row.path}"
+            if held
+            else f"{row.path} no longer has {row.branch} checked out in {row.repo}",
+        )
+
 
 def _user_tmux_conf(report: Report, tmux: Any) -> None:
     """The user's own tmux.conf: a warning (agents start without it), said only when there is
@@ -169,9 +238,20 @@ def _user_tmux_conf(report: Report, tmux: Any) -> None:
     if not problems:
         report.add("tmux.conf", True, f"{path} (sourced after roost's settings)")
         return
-    report.add("tmux.conf", True, "; ".join(problems[:3]),
-               command("tmux", "-L", tmux.socket, "source-file", path,
-                       note="shows what tmux says; fix those lines"), warning=True)
+    report.add(
+        "tmux.conf",
+        True,
+        "; ".join(problems[:3]),
+        command(
+            "tmux",
+            "-L",
+            tmux.socket,
+            "source-file",
+            path,
+            note="shows what tmux says; fix those lines",
+        ),
+        warning=True,
+    )
 
 
 def _views(report: Report, tmux: TmuxClient) -> None:
@@ -186,15 +266,24 @@ def _views(report: Report, tmux: TmuxClient) -> None:
     if not idle:
         report.add("view server", True, f"{view.socket}: {counted(len(sessions), 'view')} open")
         return
-    report.add("view server", False,
-               f"{view.socket} holds {counted(len(idle), 'view')} nobody looks at "
-               f"({', '.join(idle)}); each pane is a tmux client attached to an agent's home",
-               command("tmux", "-L", view.socket, "kill-server",
-                       note="the agents keep running; `roost open TAB` makes a fresh view"))
+    report.add(
+        "view server",
+        False,
+        f"{view.socket} holds {counted(len(idle), 'view')} nobody looks at "
+        f"({', '.join(idle)}); each pane is a tmux client attached to an agent's home",
+        command(
+            "tmux",
+            "-L",
+            view.socket,
+            "kill-server",
+            note="the agents keep running; `roost open TAB` makes a fresh view",
+        ),
+    )
 
 
-def _orphans(report: Report, roost_home: str, socket: str, rows: list[dict[str, str]],
-             names: dict[str, str]) -> None:
+def _orphans(
+    report: Report, roost_home: str, socket: str, rows: list[dict[str, str]], names: dict[str, str]
+) -> None:
     """Agent processes of this roost home that outlived their pane (core.orphans): nohup or
     setsid children, agents deaf to the hangup of a tmux server that died."""
     from roost.core import orphans
@@ -206,20 +295,29 @@ def _orphans(report: Report, roost_home: str, socket: str, rows: list[dict[str, 
     for _proc, facts in procs.tagged(roost_home):
         if orphans.whose(facts, socket, server, live) == "orphan":
             by_agent.setdefault(facts.agent_id, []).append(facts.pid)
-    report.add("orphans", not by_agent,
-               f"{sum(map(len, by_agent.values()))} agent process(es) outlived their tmux pane")
+    report.add(
+        "orphans",
+        not by_agent,
+        f"{sum(map(len, by_agent.values()))} agent process(es) outlived their tmux pane",
+    )
     for agent_id, pids in sorted(by_agent.items()):
         name = names.get(agent_id)
-        advice = (command("roost", "kill", name, note=f"or roost wake {name}, which stops them "
-                                                     "first") if name
-                  else command("kill", *map(str, sorted(pids)), note="its agent is gone"))
-        report.add(name or agent_id, False,
-                   f"{orphans.describe(sorted(pids))} outlived its tmux pane", advice)
+        advice = (
+            command("roost", "kill", name, note=f"or roost wake {name}, which stops them first")
+            if name
+            else command("kill", *map(str, sorted(pids)), note="its agent is gone")
+        )
+        report.add(
+            name or agent_id,
+            False,
+            f"{orphans.describe(sorted(pids))} outlived its tmux pane",
+            advice,
+        )
 
 
-
-def provider_checks(report: Report, settings: Mapping[str, Any], environ: Mapping[str, str],
-                    in_use: set[str] | None) -> None:
+def provider_checks(
+    report: Report, settings: Mapping[str, Any], environ: Mapping[str, str], in_use: set[str] | None
+) -> None:
     """One line per agent CLI roost knows: the version installed (`<cli> --version`, run only
     when the executable exists, with a time limit) next to the one its traits were verified
     against. An untested version is a warning; a CLI that is not installed is a problem only
@@ -238,9 +336,16 @@ def provider_checks(report: Report, settings: Mapping[str, Any], environ: Mappin
         exe = shutil.which(wanted, path=environ.get("PATH"))
         found[name] = (verified, wanted, os.path.abspath(exe) if exe else None)
     with ThreadPoolExecutor(max_workers=max(1, len(found))) as pool:
-        versions = dict(zip(found, pool.map(
-            lambda exe: installed_version(exe, environ) if exe else None,
-            [exe for _, _, exe in found.values()]), strict=True))
+        versions = dict(
+            zip(
+                found,
+                pool.map(
+                    lambda exe: installed_version(exe, environ) if exe else None,
+                    [exe for _, _, exe in found.values()],
+                ),
+                strict=True,
+            )
+        )
     installed = [name for name, (_v, _w, exe) in found.items() if exe]
     for name, (verified, wanted, exe) in found.items():
         provider = base.get(name)
@@ -250,42 +355,63 @@ def provider_checks(report: Report, settings: Mapping[str, Any], environ: Mappin
         if exe is None:
             used = in_use is not None and name in in_use
             hint = f"install it, or set {provider.env_var} or providers.{name}.bin in config.toml"
-            report.add(name, not used, f"not installed ({wanted!r} not found)"
-                       + (": agents of it exist" if used else ""), hint if used else "")
+            report.add(
+                name,
+                not used,
+                f"not installed ({wanted!r} not found)" + (": agents of it exist" if used else ""),
+                hint if used else "",
+            )
             continue
         problem = provider.environment_problem(environ)
         if problem is not None:
             report.add(name, True, problem[0], problem[1], warning=True)
         version = versions[name]
         if version is None or version.startswith("?"):
-            report.add(name, True, f"{exe} did not tell its version"
-                       + (f" ({version[1:]})" if version else "")
-                       + f"; roost's knowledge of {name} was verified with {verified}",
-                       warning=True)
+            report.add(
+                name,
+                True,
+                f"{exe} did not tell its version"
+                + (f" ({version[1:]})" if version else "")
+                + f"; roost's knowledge of {name} was verified with {verified}",
+                warning=True,
+            )
         elif version == verified:
             report.add(name, True, f"{version} ({exe}), the version roost was verified with")
         else:
-            report.add(name, True, f"{version} ({exe}) is untested: roost's knowledge of {name} "
-                       f"(its screens, files, hooks) was verified with {verified}",
-                       f"nothing, if its agents behave; else install {verified} (and report "
-                       "what differs)",
-                       warning=True)
+            report.add(
+                name,
+                True,
+                f"{version} ({exe}) is untested: roost's knowledge of {name} "
+                f"(its screens, files, hooks) was verified with {verified}",
+                f"nothing, if its agents behave; else install {verified} (and report what differs)",
+                warning=True,
+            )
 
 
 def _default_missing(report: Report, wanted: str, installed: list[str]) -> None:
     """The default provider's CLI is missing: `roost spawn NAME` (the README's first command)
     fails with exit 6. A problem when no agent CLI is installed at all; a warning naming the
     installed ones otherwise. Either way the `command` provider needs none."""
-    detail = (f"not installed ({wanted!r} not found), and it is the default provider: "
-              "`roost spawn NAME` fails (exit 6)")
+    detail = (
+        f"not installed ({wanted!r} not found), and it is the default provider: "
+        "`roost spawn NAME` fails (exit 6)"
+    )
     if installed:
-        report.add(DEFAULT_PROVIDER, True, detail,
-                   f"roost spawn NAME --provider {installed[0]} (installed: "
-                   f"{', '.join(installed)}), or {INSTALL_HINT}", warning=True)
+        report.add(
+            DEFAULT_PROVIDER,
+            True,
+            detail,
+            f"roost spawn NAME --provider {installed[0]} (installed: "
+            f"{', '.join(installed)}), or {INSTALL_HINT}",
+            warning=True,
+        )
         return
-    report.add(DEFAULT_PROVIDER, False, detail + "; no agent CLI is installed",
-               f"{INSTALL_HINT}; or try roost without one: roost spawn try --provider command "
-               "-- bash")
+    report.add(
+        DEFAULT_PROVIDER,
+        False,
+        detail + "; no agent CLI is installed",
+        f"{INSTALL_HINT}; or try roost without one: roost spawn try --provider command -- bash",
+    )
 
 
 def installed_version(exe: str, environ: Mapping[str, str]) -> str:
@@ -293,9 +419,16 @@ def installed_version(exe: str, environ: Mapping[str, str]) -> str:
     import subprocess
 
     try:
-        proc = subprocess.run([exe, "--version"], capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, env=dict(environ),
-                              timeout=VERSION_TIMEOUT, check=False, start_new_session=True)
+        proc = subprocess.run(
+            [exe, "--version"],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            env=dict(environ),
+            timeout=VERSION_TIMEOUT,
+            check=False,
+            start_new_session=True,
+        )
     except subprocess.TimeoutExpired:
         return f"?no answer within {VERSION_TIMEOUT:g} s"
     except OSError as exc:

@@ -70,10 +70,15 @@ class Watch:
                 provider = start.agent.provider
                 patterns = _patterns(self.app, provider)
                 seen = status.reading(screen, patterns) if alive else None
-                found = starts.verdict(alive, seen[0] if seen else None, now - start.still_since,
-                                       any(patterns.get(k) for k in status.KINDS),
-                                       now - start.began, self.window_for(provider),
-                                       alive and observe.typed(screen, provider))
+                found = starts.verdict(
+                    alive,
+                    seen[0] if seen else None,
+                    now - start.still_since,
+                    any(patterns.get(k) for k in status.KINDS),
+                    now - start.began,
+                    self.window_for(provider),
+                    alive and observe.typed(screen, provider),
+                )
                 if found == starts.PENDING:
                     continue
                 del self.pending[agent_id]
@@ -84,8 +89,9 @@ class Watch:
                         screen = self.app.tmux.capture(pane.pane_id, 200) or screen
                     words = starts.last_words(screen)
                     code = pane.dead_status if pane is not None else None
-                    self.failed[agent_id] = Died(start.agent, words,
-                                                 starts.died_reason(words, code), code)
+                    self.failed[agent_id] = Died(
+                        start.agent, words, starts.died_reason(words, code), code
+                    )
 
     def window_for(self, provider: str) -> float:
         if self.window is not None:
@@ -125,14 +131,16 @@ class Watch:
             current = self.app.store.get_by_id(died.agent.id)
             if current is not None and current.last_error is None:  # the supervisor may have
                 self.app.store.update(died.agent.id, last_error=died.reason)  # said it better
-            self.app.store.log(died.agent, "start-failed", reason=died.words,
-                               exit_code=died.exit_status)
+            self.app.store.log(
+                died.agent, "start-failed", reason=died.words, exit_code=died.exit_status
+            )
         return dict(self.failed)
 
 
 def _patterns(app: App, provider: str) -> dict[str, list[str]]:
-    return status.patterns_for(traits.of(provider).patterns,
-                               (observe.pattern_overrides(app.settings) or {}).get(provider))
+    return status.patterns_for(
+        traits.of(provider).patterns, (observe.pattern_overrides(app.settings) or {}).get(provider)
+    )
 
 
 def held(app: App, agent: Agent, window: float | None = None) -> str | None:

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from roost.core.model import Agent
-    from roost.core.observation import Record
     from roost.core.pane import Pane
     from roost.ops.context import App
     from roost.providers.base import Sighting
@@ -26,16 +25,21 @@ SCREEN_LINES = 50  # of a dead pane: what a CLI printed on its way out
 CLOCK_STEP = 1.0  # seconds a hook line may be stamped before its launch without a warning
 
 
-def awaits_session_id(agent: Agent | Record) -> bool:
+def awaits_session_id(agent: Agent) -> bool:
     """Its CLI chooses its own session id, it was started, and roost has not found the id yet."""
-    return (traits.of(agent.provider).session_id == traits.DISCOVERED
-            and not agent.provider_session_id and agent.launches > 0)
+    return (
+        traits.of(agent.provider).session_id == traits.DISCOVERED
+        and not agent.provider_session_id
+        and agent.launches > 0
+    )
 
 
-def unread_hook_events(roost_home: str, agent: Agent | Record) -> bool:
+def unread_hook_events(roost_home: str, agent: Agent) -> bool:
     """Its hook log holds events the record has not taken in yet (apply_hook_log would)."""
-    return traits.of(agent.provider).hooks and \
-        hooks.size(hooks.log_path(roost_home, agent.id)) != agent.hook_offset
+    return (
+        traits.of(agent.provider).hooks
+        and hooks.size(hooks.log_path(roost_home, agent.id)) != agent.hook_offset
+    )
 
 
 def launch_token(app: App, agent_id: str) -> str | None:
@@ -45,8 +49,7 @@ def launch_token(app: App, agent_id: str) -> str | None:
     return launch[0] if launch is not None else None
 
 
-def stop_message(app: App, agent_id: str, offset: int = 0,
-                 this_turn: bool = False) -> str | None:
+def stop_message(app: App, agent_id: str, offset: int = 0, this_turn: bool = False) -> str | None:
     """The last Stop hook's `last_assistant_message` in the agent's current launch's log lines
     past byte `offset`: its last answer. `this_turn`: only if no prompt came after it (a turn
     under way, or one that said nothing, has none)."""
@@ -61,8 +64,7 @@ def stop_message(app: App, agent_id: str, offset: int = 0,
     return None
 
 
-def learn_session_ids(app: App, agents: list[Agent],
-                      panes: Sequence[Pane] | None = None) -> None:
+def learn_session_ids(app: App, agents: list[Agent], panes: Sequence[Pane] | None = None) -> None:
     """CLIs that choose their own session id: find it from what the agent's own process shows
     (the files its tree holds open while it runs, its pane's last screen once it exited) and
     record it. `panes` is tmux's listing when the caller has one (else it is asked for, only
@@ -89,13 +91,12 @@ def sighting(app: App, pane: Pane | None) -> Sighting:
     """What an agent's pane shows of its process: the open files of the process tree that runs
     in it, or the screen it left when it exited."""
     from roost.providers.base import Sighting
-    from roost.system import procs
     from roost.tmux.protocol import TmuxError, TmuxTimeout
 
     if pane is None:
         return Sighting()
     if pane.live_pid is not None:
-        return Sighting(open_files=procs.open_files(pane.live_pid))
+        return Sighting(open_files=app.procs.open_files(pane.live_pid))
     try:
         return Sighting(screen=app.tmux.capture(pane.pane_id, SCREEN_LINES))
     except TmuxTimeout:
@@ -115,7 +116,7 @@ def apply_hook_log(app: App, agent: Agent) -> None:
 
     from roost.core import lineage
     from roost.core.observation import epoch
-    from roost.store.db import SessionIdTaken, now_iso
+    from roost.store.db import SessionIdTaken
 
     path = hooks.log_path(str(app.paths.home), agent.id)
     entries, offset = hooks.read_entries_since(path, agent.hook_offset)
@@ -123,8 +124,11 @@ def apply_hook_log(app: App, agent: Agent) -> None:
         return
     launch = app.store.launch(agent.id)
     token, launch_at = launch if launch is not None else (None, epoch(agent.started_at))
-    session_id, transcript, seen = agent.provider_session_id, agent.transcript_path, \
-        agent.conversation_seen
+    session_id, transcript, seen = (
+        agent.provider_session_id,
+        agent.transcript_path,
+        agent.conversation_seen,
+    )
     agent_cwd = os.path.realpath(agent.cwd)  # the folder itself, as its CLI's getcwd says
     passed_over: dict[str, int] = {}  # why, for events that offered nothing to adopt
     behind = 0.0  # the most a line of this launch is stamped before it: a clock step
@@ -133,12 +137,23 @@ def apply_hook_log(app: App, agent: Agent) -> None:
             continue
         sid = payload.get("session_id")
         new_id = event == "SessionStart" and isinstance(sid, str) and sid and sid != session_id
-        why = lineage.foreign(token=line_token, at=at, cwd=_real(payload.get("cwd")),
-                              launch_token=token, launch_at=launch_at, agent_cwd=agent_cwd)
+        why = lineage.foreign(
+            token=line_token,
+            at=at,
+            cwd=_real(payload.get("cwd")),
+            launch_token=token,
+            launch_at=launch_at,
+            agent_cwd=agent_cwd,
+        )
         if why is not None:
             if new_id:
-                app.store.log(agent, "session-ignored", session_id=sid,
-                              source=payload.get("source"), reason=why)
+                app.store.log(
+                    agent,
+                    "session-ignored",
+                    session_id=sid,
+                    source=payload.get("source"),
+                    reason=why,
+                )
             else:
                 passed_over[why] = passed_over.get(why, 0) + 1
             continue
@@ -148,10 +163,12 @@ def apply_hook_log(app: App, agent: Agent) -> None:
             reason = str(payload.get("source") or "hook")
             try:
                 app.store.set_provider_session_id(
-                    agent.id, sid, reason,
-                    transcript_path=path_given if isinstance(path_given, str) else None)
-                app.store.log(agent, "session", session_id=sid, previous=session_id,
-                              reason=reason)
+                    agent.id,
+                    sid,
+                    reason,
+                    transcript_path=path_given if isinstance(path_given, str) else None,
+                )
+                app.store.log(agent, "session", session_id=sid, previous=session_id, reason=reason)
                 session_id, transcript = sid, path_given if isinstance(path_given, str) else None
             except SessionIdTaken:
                 app.store.log(agent, "session-refused", session_id=sid)
@@ -160,12 +177,21 @@ def apply_hook_log(app: App, agent: Agent) -> None:
         if event == "UserPromptSubmit":
             seen = True
     if passed_over:
-        app.store.log(agent, "hook-events-ignored", count=sum(passed_over.values()),
-                      reason="; ".join(passed_over))
+        app.store.log(
+            agent,
+            "hook-events-ignored",
+            count=sum(passed_over.values()),
+            reason="; ".join(passed_over),
+        )
     if behind > CLOCK_STEP and token is not None:
         _warn_clock_step(app, agent, behind)
-    app.store.update(agent.id, hook_offset=offset, transcript_path=transcript,
-                     conversation_seen=seen, last_active_at=now_iso())
+    app.store.update(
+        agent.id,
+        hook_offset=offset,
+        transcript_path=transcript,
+        conversation_seen=seen,
+        last_active_at=app.store.now_iso(),
+    )
 
 
 def _real(cwd: object) -> object:
@@ -184,6 +210,10 @@ def _warn_clock_step(app: App, agent: Agent, behind: float) -> None:
             return
         if event["kind"] == "started":
             break
-    app.store.log(agent, "clock-step", behind=round(behind),
-                  reason="its hook lines are stamped before its launch: the agent's clock is "
-                         "behind roost's (taken all the same: their launch token proves them)")
+    app.store.log(
+        agent,
+        "clock-step",
+        behind=round(behind),
+        reason="its hook lines are stamped before its launch: the agent's clock is "
+        "behind roost's (taken all the same: their launch token proves them)",
+    )

@@ -10,9 +10,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,42 +19,62 @@ from pathlib import Path
 from roost.core import lineage, orphans, present
 from roost.core import settings as config_schema
 from roost.core import workspace as ws
-from roost.core.errors import RoostError, StartFailed
+from roost.core.errors import HeldStopped, RoostError, StartFailed
 from roost.core.model import (
     INTENT_HIBERNATED,
     INTENT_RUNNING,
     INTENT_STOPPED,
     Agent,
-    AgentView,
 )
 from roost.core.names import check_name
+from roost.core.observation import Observation
 from roost.core.pane import Pane
 from roost.core.present import command, shell_word
 from roost.core.prompts import prompt_problem
 from roost.core.reconcile import agent_panes, view
+from roost.ops import mcpendpoint
+from roost.ops import worktree as worktrees
 from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
 from roost.ops.learn import apply_hook_log, learn_session_ids
 from roost.providers import base as prov
 from roost.providers import hooks, mcpwire
+from roost.store import agents as agent_rows
+from roost.store import hostchildren
 from roost.store import workspace as wsdb
-from roost.store.db import Connection, NameTaken, now_iso
+from roost.store import worktrees as wtdb
+from roost.store.db import Connection, NameTaken
 from roost.system import handover, locks, procs
 from roost.tmux.client import HISTORY_LIMIT, DuplicateSession, TmuxError, to_pane
 
 KEEPER = Path(__file__).parent.parent / "keeper.sh"  # a path live tmux servers still run
 UTF8 = "C.UTF-8"
-NOT_PASSED_ON = ("TMUX", "TMUX_PANE", IN_KEEPER, IN_SUPERVISOR,  # to an agent
-                 lineage.TOKEN_ENV)
+# The CLIs seen to send a command-line prompt before their MCP servers connect (Claude Code
+# 2.1.332: docs/PROVIDERS.md): on the shared endpoint their first prompt is typed once they
+# have listed roost's tools. Codex and Gemini keep theirs on the command line (not checked).
+HOLDS_FIRST_PROMPT = ("claude",)
+
+NOT_PASSED_ON = (
+    "TMUX",
+    "TMUX_PANE",
+    IN_KEEPER,
+    IN_SUPERVISOR,  # to an agent
+    lineage.TOKEN_ENV,
+)
 
 
 # ---- pure helpers ------------------------------------------------------------------------
-def agent_environment(caller: dict[str, str], agent: Agent, roost_home: Path,
-                      socket: str, token: str) -> dict[str, str]:
+def agent_environment(
+    caller: dict[str, str], agent: Agent, roost_home: Path, socket: str, token: str
+) -> dict[str, str]:
     """The caller's environment (API keys included) plus roost's tags and this launch's token
     (core/lineage.py), in a UTF-8 locale."""
     env = {k: v for k, v in caller.items() if k not in NOT_PASSED_ON}
-    env.update(ROOST_AGENT_ID=agent.id, ROOST_AGENT_NAME=agent.name, ROOST_HOME=str(roost_home),
-               ROOST_TMUX_SOCKET=socket)
+    env.update(
+        ROOST_AGENT_ID=agent.id,
+        ROOST_AGENT_NAME=agent.name,
+        ROOST_HOME=str(roost_home),
+        ROOST_TMUX_SOCKET=socket,
+    )
     env[lineage.TOKEN_ENV] = token
     # Agent TUIs draw with Unicode; a C/POSIX locale garbles them. Fix only what is not UTF-8.
     if not _is_utf8(env.get("LANG", "")):
@@ -84,7 +103,7 @@ class WakeResult:
 
 
 # ---- reading -----------------------------------------------------------------------------
-def find_view(app: App, name: str) -> AgentView:
+def find_view(app: App, name: str) -> Observation:
     agent = app.store.require(name)
     return view(agent, agent_panes(app.tmux.list_panes()).get(agent.id))
 
@@ -101,10 +120,23 @@ class Place:
     orchestrated_by: str | None = None  # orchestration parent (a name)
 
 
-def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = None,
-          home: str | None = None, dangerous: bool | None = None, prompt: str | None = None,
-          args: tuple[str, ...] = (), place: Place = Place(),
-          restart: str = "never", mcp: bool = True) -> WakeResult:
+def spawn(
+    app: App,
+    name: str,
+    provider: str | None = None,
+    cwd: str | None = None,
+    home: str | None = None,
+    dangerous: bool | None = None,
+    prompt: str | None = None,
+    args: tuple[str, ...] = (),
+    place: Place = Place(),
+    restart: str = "never",
+    mcp: bool = True,
+    worktree: worktrees.Ask | None = None,
+    first_args: Callable[[Agent], list[str]] | None = None,
+) -> WakeResult:
+    """`first_args`: words after the executable for this first start only (a fork's resume of
+    the original's conversation), given the stored agent."""
     check_name(name)
     if prompt is not None and (problem := prompt_problem(prompt)):
         raise RoostError(f"invalid prompt: {problem}", code=2)
@@ -122,24 +154,40 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
     parent = app.store.require(place.parent) if place.parent else None
     orchestrator = app.store.require(place.orchestrated_by) if place.orchestrated_by else None
     agent = Agent(
-        id=str(uuid.uuid4()), name=name, provider=impl.name, cwd=workdir, home=home or name,
-        args=tuple(args), dangerous=dangerous, provider_session_id=impl.new_session_id(),
-        created_at=now_iso(), intent=INTENT_RUNNING, last_active_at=now_iso(),
+        id=str(uuid.uuid4()),
+        name=name,
+        provider=impl.name,
+        cwd=workdir,
+        home=home or name,
+        args=tuple(args),
+        dangerous=dangerous,
+        provider_session_id=impl.new_session_id(),
+        created_at=app.store.now_iso(),
+        intent=INTENT_RUNNING,
+        last_active_at=app.store.now_iso(),
         linked_parent=parent.id if parent else None,
         orchestration_parent=orchestrator.id if orchestrator else None,
         orchestration_root=(orchestrator.orchestration_root or orchestrator.id)
-        if orchestrator else None, restart_policy=restart, mcp=mcp,
+        if orchestrator
+        else None,
+        restart_policy=restart,
+        mcp=mcp,
     )
 
+    tree: wtdb.Row | None = None
+
     def put_in_workspace(c: Connection) -> None:
+        if tree is not None:
+            wtdb.insert(c, tree)
         if place.detached:
             tab = wsdb.find_tab(c, place.tab or wsdb.DEFAULT_TAB)
             if place.tab and tab is None:
                 tab = wsdb.create_tab(c, place.tab)
             wsdb.park(c, agent.id, project_tab=tab)
         else:
-            wsdb.add_tile(c, agent.id, wsdb.ensure_tab(c, place.tab or wsdb.DEFAULT_TAB),
-                          direction=direction)
+            wsdb.add_tile(
+                c, agent.id, wsdb.ensure_tab(c, place.tab or wsdb.DEFAULT_TAB), direction=direction
+            )
 
     with locks.hold(app.paths.locks, name):
         existing = app.store.get(name)
@@ -150,23 +198,35 @@ def spawn(app: App, name: str, provider: str | None = None, cwd: str | None = No
         # A server that does not answer (stopped, hung) fails the spawn here, within the time
         # limit, before a record exists: it would otherwise be left `failed`, never started.
         app.tmux.list_panes()
+        if worktree is not None:  # made before the record: a crash between is adopted later
+            tree = worktrees.prepare(app, agent, worktree, workdir)
+            agent = agent.replace(cwd=tree.path)
         try:
             app.store.insert(agent, then=put_in_workspace)
         except NameTaken:  # created by a roost that does not take locks (an import, say)
             raise RoostError(f"agent {name!r} already exists") from None
-        app.store.log(agent, "spawned", provider=agent.provider, cwd=agent.cwd,
-                      placement="detached" if place.detached else "tile",
-                      **({"orchestrated_by": orchestrator.name} if orchestrator else {}))
-        if orchestrator is not None:  # both ends of the link tell roost when a turn ends
-            mcpwire.mark_in_tree(str(app.paths.home), agent.id)
-            mcpwire.mark_in_tree(str(app.paths.home), orchestrator.id)
-        _prepare_mcp(app, agent)
-        on_argv = prompt if prompt and impl.prompt_argv(prompt) is not None else None
+        app.store.log(
+            agent,
+            "spawned",
+            provider=agent.provider,
+            cwd=agent.cwd,
+            placement="detached" if place.detached else "tile",
+            **({"orchestrated_by": orchestrator.name} if orchestrator else {}),
+        )
+        endpoint = _prepare_mcp(app, agent, wait=bool(prompt))
+        # On the shared endpoint a first prompt is typed once the CLI has roost's tools:
+        # given on its command line, the CLI sends it before its MCP servers connect.
+        hold = bool(endpoint) and agent.provider in HOLDS_FIRST_PROMPT
+        on_argv = prompt if prompt and not hold and impl.prompt_argv(prompt) is not None else None
         argv = impl.start_argv(agent, exe, on_argv, app.paths.home)
         with _failure_recorded(app, agent):
+            if first_args is not None:
+                argv[1:1] = first_args(agent)
             result = _launch(app, agent, argv)
     _check_held(app, result)
     if prompt and on_argv is None:
+        if hold:
+            _await_tools(app, result.agent)
         _type_prompt(app, result, prompt)
     return result
 
@@ -179,35 +239,65 @@ def split_direction(split: str | None) -> str | None:
         raise RoostError(str(exc), code=2) from None
 
 
-def _spawn_existing(app: App, agent: Agent, provider: str | None, cwd: str | None,
-                    home: str | None, args: tuple[str, ...]) -> WakeResult:
+def _spawn_existing(
+    app: App,
+    agent: Agent,
+    provider: str | None,
+    cwd: str | None,
+    home: str | None,
+    args: tuple[str, ...],
+) -> WakeResult:
     current = view(agent, agent_panes(app.tmux.list_panes()).get(agent.id))
     if current.state == "running":
-        raise RoostError(f"agent {agent.name!r} already exists and is running "
-                         f"(roost attach {agent.name})")
-    clashes = [what for what, given, have in (
-        ("provider", provider, agent.provider), ("home", home, agent.home),
-        ("cwd", cwd and os.path.realpath(cwd), agent.cwd),
-        ("arguments", args or None, agent.args)) if given is not None and given != have]
+        raise RoostError(
+            f"agent {agent.name!r} already exists and is running (roost attach {agent.name})"
+        )
+    clashes = [
+        what
+        for what, given, have in (
+            ("provider", provider, agent.provider),
+            ("home", home, agent.home),
+            ("cwd", cwd and os.path.realpath(cwd), agent.cwd),
+            ("arguments", args or None, agent.args),
+        )
+        if given is not None and given != have
+    ]
     if clashes:
-        raise RoostError(f"agent {agent.name!r} already exists with another {clashes[0]}; "
-                         f"`roost wake {agent.name}` wakes it as it was, `roost rm {agent.name}` "
-                         "forgets it")
+        raise RoostError(
+            f"agent {agent.name!r} already exists with another {clashes[0]}; "
+            f"`roost wake {agent.name}` wakes it as it was, `roost rm {agent.name}` "
+            "forgets it"
+        )
     return _wake_locked(app, agent, fresh=False)
 
 
-def wake(app: App, name: str, fresh: bool = False, hold: bool = True,
-         session: str | None = None, hold_for: float | None = None) -> WakeResult:
+def wake(
+    app: App,
+    name: str,
+    fresh: bool = False,
+    hold: bool = True,
+    session: str | None = None,
+    hold_for: float | None = None,
+    unless_stopped: bool = False,
+) -> WakeResult:
     """Start the agent unless it runs; `session` (an id of its history) resumes that
     conversation. `hold`: watch the start (ops.holding) and fail with the CLI's last words when
     it dies at once, for at most `hold_for` seconds (default: the whole hold window); a restore
-    watches its starts together instead."""
+    watches its starts together instead. `unless_stopped`: a wake for roost's own reasons (a
+    notice): HeldStopped when its person stopped it, decided under the agent's lock, so a
+    `roost kill` that ends while the notice was on its way is never undone."""
     check_name(name)
     if session is not None and fresh:
-        raise RoostError("--session and --fresh exclude each other: --session resumes an "
-                         "earlier conversation, --fresh starts a new one", code=2)
+        raise RoostError(
+            "--session and --fresh exclude each other: --session resumes an "
+            "earlier conversation, --fresh starts a new one",
+            code=2,
+        )
     with locks.hold(app.paths.locks, name):
         agent = app.store.require(name)
+        if unless_stopped and agent.intent == INTENT_STOPPED:
+            raise HeldStopped(f"{name}: stopped by its person")
+        worktrees.check_present(app, agent)  # never started elsewhere than its worktree
         if session is not None:
             agent = _choose_session(app, agent, session)
         result = _wake_locked(app, agent, fresh)
@@ -223,36 +313,48 @@ def _check_held(app: App, result: WakeResult, hold_for: float | None = None) -> 
         return
     from roost.ops import holding
 
-    reason = holding.held(app, result.agent) if hold_for is None else \
-        holding.held(app, result.agent, hold_for)
+    reason = (
+        holding.held(app, result.agent)
+        if hold_for is None
+        else holding.held(app, result.agent, hold_for)
+    )
     if reason is not None:
-        raise StartFailed(f"{result.agent.name}: {reason} (roost capture {result.agent.name} "
-                          "shows its screen)")
+        raise StartFailed(
+            f"{result.agent.name}: {reason} (roost capture {result.agent.name} shows its screen)"
+        )
 
 
 def _choose_session(app: App, agent: Agent, session: str) -> Agent:
     """`wake --session ID`: make an earlier id of the agent's own lineage its current one, once
     it is known to be stopped and that conversation resumable; else nothing changes."""
     if session not in app.store.session_history(agent.id):
-        raise RoostError(f"{session} is not in {agent.name}'s session history (roost ls --json "
-                         "lists it)", code=2)
+        raise RoostError(
+            f"{session} is not in {agent.name}'s session history (roost ls --json lists it)", code=2
+        )
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     if pane is not None and not pane.dead:
-        raise RoostError(f"{agent.name} is running; stop it first (roost kill {agent.name}), "
-                         f"then roost wake {agent.name} --session {session}", code=2)
+        raise RoostError(
+            f"{agent.name} is running; stop it first (roost kill {agent.name}), "
+            f"then roost wake {agent.name} --session {session}",
+            code=2,
+        )
     apply_hook_log(app, agent)  # its own last events first: they must not undo the choice
     agent = app.store.require(agent.name)
     if session == agent.provider_session_id:
         return agent
     impl = prov.get(agent.provider)
-    chosen = dataclasses.replace(agent, provider_session_id=session, transcript_path=None,
-                                 conversation_seen=True)
-    impl.resume_argv(chosen, impl.executable(chosen, app.settings, app.environ), app.environ,
-                     app.paths.home)  # a conversation that is gone: refused before any change
-    app.store.set_provider_session_id(agent.id, session, "chosen", transcript_path=None,
-                                      conversation_seen=True)
-    app.store.log(agent, "session", session_id=session, previous=agent.provider_session_id,
-                  reason="chosen")
+    chosen = agent.replace(
+        provider_session_id=session, transcript_path=None, conversation_seen=True
+    )
+    impl.resume_argv(
+        chosen, impl.executable(chosen, app.settings, app.environ), app.environ, app.paths.home
+    )  # a conversation that is gone: refused before any change
+    app.store.set_provider_session_id(
+        agent.id, session, "chosen", transcript_path=None, conversation_seen=True
+    )
+    app.store.log(
+        agent, "session", session_id=session, previous=agent.provider_session_id, reason="chosen"
+    )
     return app.store.require(agent.name)
 
 
@@ -275,14 +377,14 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
         app.tmux.require_version()
         if fresh:
             agent = _fresh_session(app, agent, impl)
-        agent = dataclasses.replace(agent, cwd=workdir)  # start where we looked, not elsewhere
+        agent = agent.replace(cwd=workdir)  # start where we looked, not elsewhere
         _prepare_mcp(app, agent)
         return _launch(app, agent, _start_or_resume(app, agent, impl, exe, fresh))
 
 
-
-def _start_or_resume(app: App, agent: Agent, impl: prov.Provider, exe: str,
-                     fresh: bool) -> list[str]:
+def _start_or_resume(
+    app: App, agent: Agent, impl: prov.Provider, exe: str, fresh: bool
+) -> list[str]:
     """A new conversation only when asked (--fresh) or when there is none: the provider decides
     from its own files (claude: the recorded session's transcript exists -> --resume, else a
     start under that id), never roost's launch counter alone, which a spawn cut off between its
@@ -300,13 +402,19 @@ def _start_or_resume(app: App, agent: Agent, impl: prov.Provider, exe: str,
         if unclaimed is None:
             raise
         if unclaimed:
-            raise prov.NotResumable(f"{refused} (conversations of its CLI in its cwd since its "
-                                    f"last start that no agent owns, maybe its own: "
-                                    f"{', '.join(unclaimed[:3])})", code=refused.code) from None
+            raise prov.NotResumable(
+                f"{refused} (conversations of its CLI in its cwd since its "
+                f"last start that no agent owns, maybe its own: "
+                f"{', '.join(unclaimed[:3])})",
+                code=refused.code,
+            ) from None
         # A CLI that chooses its own id and was never messaged: it wrote no conversation, so
         # there is none to lose. Starting fresh is the only start there is; the log says why.
-        app.store.log(agent, "fresh-start", reason="no conversation yet: its CLI recorded "
-                      "none since its last start")
+        app.store.log(
+            agent,
+            "fresh-start",
+            reason="no conversation yet: its CLI recorded none since its last start",
+        )
         return impl.start_argv(agent, exe, None, app.paths.home)
 
 
@@ -314,8 +422,7 @@ def _unclaimed_conversations(app: App, agent: Agent, impl: prov.Provider) -> lis
     """The provider's conversations that may be the agent's own (None: it cannot tell)."""
     launch = app.store.launch(agent.id)
     since = launch[1] if launch is not None else 0.0  # no launch time: any of its cwd's
-    return impl.unclaimed_conversations(agent, app.environ, since,
-                                        app.store.known_session_ids())
+    return impl.unclaimed_conversations(agent, app.environ, since, app.store.known_session_ids())
 
 
 def stop_leftovers(app: App, name: str) -> None:
@@ -336,7 +443,7 @@ def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
     """Before the agent starts: stop its processes that outlived their pane (core.orphans), so
     two never run one conversation. Its process under another live tmux server of this roost
     home (a second socket) is no leftover: refuse rather than start a twin."""
-    found = procs.tagged(str(app.paths.home), agent.id)
+    found = app.procs.tagged(str(app.paths.home), agent.id)
     if not found:
         return
     socket = os.path.realpath(app.tmux.socket_path())
@@ -347,29 +454,88 @@ def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
         verdict = orphans.whose(facts, socket, server, live)
         if verdict == "elsewhere":
             other = os.path.basename(facts.socket_path)
-            raise RoostError(f"{agent.name} already runs under another tmux server of this "
-                             f"roost home (socket {other}, pid {facts.pid}); stop it there "
-                             f"first: ROOST_TMUX_SOCKET={shell_word(other)} roost kill "
-                             f"{agent.name}")
+            raise RoostError(
+                f"{agent.name} already runs under another tmux server of this "
+                f"roost home (socket {other}, pid {facts.pid}); stop it there "
+                f"first: ROOST_TMUX_SOCKET={shell_word(other)} roost kill "
+                f"{agent.name}"
+            )
         if verdict == "orphan":
             leftovers.append(proc)
     if not leftovers:
         return
-    survivors = procs.kill_tree(leftovers)
+    survivors = app.procs.kill_tree(leftovers)
     app.store.log(agent, "orphans-stopped", pids=sorted(p.pid for p in leftovers))
     if survivors:
-        raise RoostError(f"{agent.name}: leftover processes {survivors} survived SIGKILL; "
-                         "not starting it beside them")
+        raise RoostError(
+            f"{agent.name}: leftover processes {survivors} survived SIGKILL; "
+            "not starting it beside them"
+        )
 
 
-def _prepare_mcp(app: App, agent: Agent) -> None:
-    """Give this launch `roost mcp` (the file its provider wires), unless config.toml's
-    `[mcp] enabled = false` or the agent's record (`roost spawn --no-mcp`) says not to."""
+def _await_tools(app: App, agent: Agent, timeout: float = 20.0) -> None:
+    """Until the agent's CLI has listed roost's tools on the shared endpoint (this launch's
+    token, mcp/http.py marks it), at most `timeout`: then its first prompt goes anyway."""
+    launch = app.store.launch(agent.id)
+    deadline = app.clock.monotonic() + timeout
+    while launch and app.clock.monotonic() < deadline:
+        if mcpwire.listed(str(app.paths.home), agent.id) == launch[0]:
+            return
+        app.clock.sleep(0.05)
+
+
+def _prepare_mcp(app: App, agent: Agent, wait: bool = False) -> str | None:
+    """Give this launch roost's MCP tools (the file its provider wires): the shared endpoint
+    when one serves this home now (ops/mcpendpoint.py), else its own `roost mcp`; unless
+    config.toml's `[mcp] enabled = false` or the agent's record (`roost spawn --no-mcp`) says
+    not to. `wait`: a first prompt follows, which needs the tools on its first turn: the
+    service is started and waited for; else started in the background, and this launch gets
+    the endpoint only when it already listens (a start costs seconds on a busy machine)."""
     home = str(app.paths.home)
     if config_schema.mcp_enabled(app.settings) and agent.mcp:
-        mcpwire.write(home, agent.id)
+        url = _endpoint(app, wait)
+        mcpwire.write(home, agent.id, url)
     else:
+        url = None
         mcpwire.remove(home, agent.id)
+    _mark_in_tree(app, agent)
+    return url
+
+
+def _mark_in_tree(app: App, agent: Agent) -> None:
+    """hook.sh (which reads no database) starts `roost _notify` only beside an `in-tree` marker:
+    a copy of the store's orchestration links, so it is written again at every launch (an
+    import, which writes no markers, or a lost folder loses nothing). Both ends of a link tell
+    roost when a turn ends."""
+    home = str(app.paths.home)
+    if agent.orchestration_parent:
+        mcpwire.mark_in_tree(home, agent.orchestration_parent)
+    if (
+        agent.orchestration_parent
+        or agent_rows.orchestrates(app.store.conn, agent.id)
+        or hostchildren.has_children(app.store.conn, agent.id)  # children on hosts count too
+    ):
+        mcpwire.mark_in_tree(home, agent.id)
+
+
+def _endpoint(app: App, wait: bool, timeout: float = 20.0) -> str | None:
+    """The shared MCP endpoint's URL, the service started for it if need be (ops/service.py);
+    None when it does not serve (stopped by the user, no real tmux, not yet started)."""
+    from roost.ops import service
+
+    url = mcpendpoint.live_url(app.paths.home)
+    if url is not None:
+        return url
+    status = service.ensure_running(app, timeout=service.START_TIMEOUT if wait else 0)
+    if not wait:
+        return None
+    deadline = app.clock.monotonic() + timeout
+    while status.running and "mcp" in status.serves and app.clock.monotonic() < deadline:
+        url = mcpendpoint.live_url(app.paths.home)
+        if url is not None:
+            return url
+        app.clock.sleep(0.05)
+    return None
 
 
 def _with_start_environment(app: App, agent: Agent) -> App:
@@ -408,12 +574,14 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
         panes = app.tmux.list_panes()
         session_id = _ensure_home(app, agent.home, agent.cwd, panes)
         if not started_by_tmux(app.environ):  # what a restart or a keeper wake will start it with
-            handover.remember_environment(app.paths.agent_dir(agent.id), {
-                k: v for k, v in app.environ.items() if k not in NOT_PASSED_ON})
+            handover.remember_environment(
+                app.paths.agent_dir(agent.id),
+                {k: v for k, v in app.environ.items() if k not in NOT_PASSED_ON},
+            )
         token = uuid.uuid4().hex  # its hooks' proof that an event is this launch's
         spec = _write_spec(app, agent, argv, token)
         launcher = [sys.executable, "-P", "-m", "roost.launch", str(spec)]
-        launched_at = time.time()
+        launched_at = app.clock.now().timestamp()
         app.store.begin_launch(agent.id, token, launched_at)
         if prov.get(agent.provider).traits.hooks:  # events before this launch say nothing of it
             hooks.mark_launch(str(app.paths.home), agent.id, launched_at, token)
@@ -425,16 +593,22 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
             else:
                 if old is not None:  # a stray window elsewhere: the agent belongs in its home
                     app.tmux.kill_window(old.window_id)
-                _window, _pane, pid = app.tmux.new_window(session_id, agent.name, agent.cwd,
-                                                          launcher, agent.id, redraw)
+                _window, _pane, pid = app.tmux.new_window(
+                    session_id, agent.name, agent.cwd, launcher, agent.id, redraw
+                )
         except BaseException:
             handover.discard(spec)  # no launcher will read it: the secrets go now
             raise
-    app.store.update(agent.id, intent=INTENT_RUNNING, started_at=now_iso(),
-                     launches=agent.launches + 1, last_error=None, last_active_at=now_iso(),
-                     last_exit=old.dead_status if old is not None and old.dead else agent.last_exit)
-    app.store.log(agent, "started", pid=pid, launch=agent.launches + 1,
-                  resume=agent.launches > 0)
+    app.store.update(
+        agent.id,
+        intent=INTENT_RUNNING,
+        started_at=app.store.now_iso(),
+        launches=agent.launches + 1,
+        last_error=None,
+        last_active_at=app.store.now_iso(),
+        last_exit=old.dead_status if old is not None and old.dead else agent.last_exit,
+    )
+    app.store.log(agent, "started", pid=pid, launch=agent.launches + 1, resume=agent.launches > 0)
     return WakeResult(app.store.require(agent.name), started=True, pid=pid)
 
 
@@ -445,20 +619,23 @@ def _ensure_home(app: App, home: str, cwd: str, panes: list[Pane]) -> str:
         session = next((p for p in panes if p.session_name == home), None)
         if session is not None:
             if not session.is_home:
-                raise RoostError(f"tmux session {home!r} on roost's server was not made by roost; "
-                                 "rename or kill it ("
-                                 + command("tmux", "-L", app.tmux.socket, "kill-session", "-t",
-                                           f"={home}") + ")")
+                raise RoostError(
+                    f"tmux session {home!r} on roost's server was not made by roost; "
+                    "rename or kill it ("
+                    + command("tmux", "-L", app.tmux.socket, "kill-session", "-t", f"={home}")
+                    + ")"
+                )
             return session.session_id
         keeper_env = {"ROOST_HOME": str(app.paths.home), "ROOST_TMUX_SOCKET": app.tmux.socket}
         if app.environ.get("TMUX_TMPDIR"):
             keeper_env["TMUX_TMPDIR"] = app.environ["TMUX_TMPDIR"]
         try:
             session_id, _keeper = app.tmux.new_home(
-                home, cwd, ["sh", str(KEEPER), home, *roost_command()], keeper_env)
+                home, cwd, ["sh", str(KEEPER), home, *roost_command()], keeper_env
+            )
             return session_id
         except DuplicateSession:
-            time.sleep(0.02)  # the winner tags the session in the same command; look again
+            app.clock.sleep(0.02)  # the winner tags the session in the same command; look again
             panes = app.tmux.list_panes()
     raise RoostError(f"could not create or find home {home!r}")
 
@@ -467,6 +644,7 @@ def _write_spec(app: App, agent: Agent, argv: list[str], token: str) -> Path:
     """Hand argv and environment to roost.launch through a private, self-deleting file."""
     env = agent_environment(app.environ, agent, app.paths.home, app.tmux.socket, token)
     env.update(prov.get(agent.provider).launch_environment(agent, env, app.paths.home))
+    env.update(worktrees.launch_environment(app, agent))
     return handover.write(app.paths.run, agent.id, {"argv": argv, "cwd": agent.cwd, "env": env})
 
 
@@ -483,24 +661,25 @@ def _check_cwd(cwd: str) -> str:
     return path
 
 
-def _type_prompt(app: App, result: WakeResult, prompt: str, settle: float = 0.5,
-                 timeout: float = 15.0) -> None:
+def _type_prompt(
+    app: App, result: WakeResult, prompt: str, settle: float = 0.5, timeout: float = 15.0
+) -> None:
     """For CLIs without a prompt argument: wait until the screen is drawn and still, then paste."""
     pane = agent_panes(app.tmux.list_panes()).get(result.agent.id)
     if pane is None:
         return
-    deadline = time.monotonic() + timeout
-    last, still_since = None, time.monotonic()
-    while time.monotonic() < deadline:
+    deadline = app.clock.monotonic() + timeout
+    last, still_since = None, app.clock.monotonic()
+    while app.clock.monotonic() < deadline:
         screen = app.tmux.capture(pane.pane_id, 50)
         if screen != last:
-            last, still_since = screen, time.monotonic()
-        elif screen.strip() and time.monotonic() - still_since >= settle:
+            last, still_since = screen, app.clock.monotonic()
+        elif screen.strip() and app.clock.monotonic() - still_since >= settle:
             break
-        time.sleep(0.1)
+        app.clock.sleep(0.1)
     app.tmux.paste(pane.pane_id, prompt, f"roost-{result.agent.id}")
     # CLIs take an Enter that arrives with the paste as a newline
-    time.sleep(prov.get(result.agent.provider).traits.enter_delay)
+    app.clock.sleep(prov.get(result.agent.provider).traits.enter_delay)
     app.tmux.send_enter(pane.pane_id)
 
 
@@ -514,21 +693,23 @@ def handed_over(app: App, name: str, args: list[str]) -> bool:
         return False
     # Untagged: the agent's kill must not take its own stopper with it.
     env = {k: v for k, v in app.environ.items() if k != procs.TAG}
-    procs.run_outside([*roost_command(), *args], env)
+    app.procs.run_outside([*roost_command(), *args], env)
     return True
 
 
 def _caller_inside(app: App, agent: Agent, pane: Pane | None) -> bool:
     root = pane.pid if pane is not None and not pane.dead else None
-    return procs.runs_inside(root, agent.id, str(app.paths.home))
+    return app.procs.runs_inside(root, agent.id, str(app.paths.home))
 
 
 def _refuse_inside(app: App, agent: Agent, pane: Pane | None, verb: str) -> None:
     """A stop asked from inside the agent itself (its MCP server, a script it runs) and not
     handed over: refuse before anything changes."""
     if _caller_inside(app, agent, pane):
-        raise RoostError(f"cannot {verb} {agent.name} from inside its own processes (this "
-                         f"command runs in it): run roost {verb} {agent.name} from elsewhere")
+        raise RoostError(
+            f"cannot {verb} {agent.name} from inside its own processes (this "
+            f"command runs in it): run roost {verb} {agent.name} from elsewhere"
+        )
 
 
 def kill(app: App, name: str) -> list[int]:
@@ -549,37 +730,49 @@ def kill(app: App, name: str) -> list[int]:
         exit_status = _wait_dead(app, agent.id) if pane is not None else None
         if pane is not None:
             _refresh_keeper(app, pane.session_id)  # tmux's pane-died hook misses SIGKILLed panes
-        app.store.update(agent.id, intent=INTENT_STOPPED,
-                         last_exit=exit_status if exit_status is not None else agent.last_exit)
+        app.store.update(
+            agent.id,
+            intent=INTENT_STOPPED,
+            last_exit=exit_status if exit_status is not None else agent.last_exit,
+        )
         return stopped
 
 
 def _stop_processes(app: App, agent: Agent, pane: Pane | None) -> list[int]:
-    tree = procs.snapshot(pane.pid if pane is not None and not pane.dead else None, agent.id,
-                          str(app.paths.home))
-    survivors = procs.kill_tree(tree)
+    tree = app.procs.snapshot(
+        pane.pid if pane is not None and not pane.dead else None, agent.id, str(app.paths.home)
+    )
+    survivors = app.procs.kill_tree(tree)
     if survivors:
         raise RoostError(f"{agent.name}: processes {survivors} survived SIGKILL")
     return sorted(p.pid for p in tree)
 
 
 def _wait_dead(app: App, agent_id: str, timeout: float = 3.0) -> int | None:
-    deadline = time.monotonic() + timeout
+    deadline = app.clock.monotonic() + timeout
     while True:
         pane = agent_panes(app.tmux.list_panes()).get(agent_id)
-        if pane is None or pane.dead or time.monotonic() > deadline:
+        if pane is None or pane.dead or app.clock.monotonic() > deadline:
             return pane.dead_status if pane is not None else None
-        time.sleep(0.05)
+        app.clock.sleep(0.05)
 
 
-def rm(app: App, name: str) -> None:
+def rm(app: App, name: str, keep_worktree: bool = False) -> list[str]:
     """Forget the agent: stop it, remove its window (and its home when nobody else lives there),
-    its record and the files roost kept for it. Links to it become null; its pin goes."""
+    its record and the files roost kept for it. Links to it become null; its pin goes.
+    A worktree agent's worktree goes too, only when git says nothing would be lost (checked
+    before anything changes, and again at the moment of removal); returns what that did."""
     check_name(name)
     with locks.hold(app.paths.locks, name):
         agent = app.store.require(name)
-        _refuse_inside(app, agent, agent_panes(app.tmux.list_panes()).get(agent.id), "rm")
-        _forget(app, agent)
+        pane = agent_panes(app.tmux.list_panes()).get(agent.id)
+        _refuse_inside(app, agent, pane, "rm")
+        tree = worktrees.row_of(app, agent)
+        if tree is not None and not keep_worktree:
+            root = pane.pid if pane and not pane.dead else None
+            own = app.procs.snapshot(root, agent.id, str(app.paths.home))
+            worktrees.check(app, agent, tree, frozenset(p.pid for p in own))
+        return _forget(app, agent, keep_worktree)
 
 
 def rm_if_idle(app: App, agent: Agent) -> bool:
@@ -590,17 +783,35 @@ def rm_if_idle(app: App, agent: Agent) -> bool:
         pane = agent_panes(app.tmux.list_panes()).get(agent.id)
         if current is None or (pane is not None and not pane.dead):
             return False
-        _forget(app, current)
+        try:
+            _forget(app, current)
+        except RoostError:
+            return False  # its worktree holds work: the agent stays, stopped
         return True
 
 
-def _forget(app: App, agent: Agent) -> None:
+def _forget(app: App, agent: Agent, keep_worktree: bool = False) -> list[str]:
     _release(app, agent)
+    done: list[str] = []
+    tree = worktrees.row_of(app, agent)
+    if tree is not None and keep_worktree:
+        with app.store.write() as c:
+            wtdb.detach(c, agent.id)
+        done.append(f"kept worktree {tree.path} (branch {tree.branch})")
+    elif tree is not None:
+        try:
+            done = worktrees.remove(app, tree, agent.name, agent.id)
+        except RoostError as exc:  # something changed since the check: the agent stays
+            app.store.update(agent.id, intent=INTENT_STOPPED)
+            raise RoostError(f"{exc} ({agent.name} is stopped, not removed)") from None
     app.store.log(agent, "removed")
+    with app.store.write() as c:
+        wtdb.release_port(c, agent.id)
     app.store.delete(agent.id)
     import shutil  # only rm needs it
 
     shutil.rmtree(app.paths.agent_dir(agent.id), ignore_errors=True)
+    return done
 
 
 def hibernate(app: App, name: str) -> list[int]:
@@ -608,8 +819,7 @@ def hibernate(app: App, name: str) -> list[int]:
     check_name(name)
     with locks.hold(app.paths.locks, name):
         agent = app.store.require(name)
-        _refuse_inside(app, agent, agent_panes(app.tmux.list_panes()).get(agent.id),
-                       "hibernate")
+        _refuse_inside(app, agent, agent_panes(app.tmux.list_panes()).get(agent.id), "hibernate")
         learn_session_ids(app, [agent])
         stopped = _release(app, agent)
         app.store.update(agent.id, intent=INTENT_HIBERNATED)
@@ -668,16 +878,21 @@ def attach_plan(app: App, name: str, notes: list[str] | None = None) -> list[str
     agent = app.store.require(name)
     if _inside_roost_server(app) and not _caller_shown(app):
         # switch-client would fail with tmux's bare "no current client"
-        raise RoostError(f"no terminal shows this pane (no tmux client is attached to its "
-                         f"session), so there is none to switch to {name}: run roost attach "
-                         f"{name} in a terminal")
+        raise RoostError(
+            f"no terminal shows this pane (no tmux client is attached to its "
+            f"session), so there is none to switch to {name}: run roost attach "
+            f"{name} in a terminal"
+        )
     if agent.placement == ws.BURIED:
         with app.store.write() as c:
             tab = wsdb.unbury(c, agent.id)
         if notes is not None:
-            notes.append(f"{name} was buried; it is a tile of {tab.name} again" if tab else
-                         f"{name} was buried and its tab is gone; it is parked now "
-                         f"(roost place {name} --tab TAB puts it on screen)")
+            notes.append(
+                f"{name} was buried; it is a tile of {tab.name} again"
+                if tab
+                else f"{name} was buried and its tab is gone; it is parked now "
+                f"(roost place {name} --tab TAB puts it on screen)"
+            )
     result = wake(app, name)
     pane = agent_panes(app.tmux.list_panes()).get(result.agent.id)
     if pane is None:
@@ -696,9 +911,9 @@ def _inside_roost_server(app: App) -> bool:
 def _caller_shown(app: App) -> bool:
     """Whether a tmux client shows the session of the pane this command runs in (unknown: yes,
     and tmux answers)."""
-    pane = next((p for p in app.tmux.list_panes()
-                 if p.pane_id == app.environ.get("TMUX_PANE")), None)
+    pane = next(
+        (p for p in app.tmux.list_panes() if p.pane_id == app.environ.get("TMUX_PANE")), None
+    )
     if pane is None:
         return True
-    return any(attached for session, attached in app.tmux.views()
-               if session == pane.session_name)
+    return any(attached for session, attached in app.tmux.views() if session == pane.session_name)

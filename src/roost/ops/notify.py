@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from roost.core import notify as rule
 from roost.core import settings as config_schema
 from roost.core.errors import RoostError
-from roost.core.model import Agent
+from roost.core.model import INTENT_STOPPED, Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
 from roost.ops import cli_record
@@ -32,7 +32,7 @@ from roost.providers import hooks, traits
 from roost.store import events
 from roost.store import orchestration as queue
 from roost.store import status as listing
-from roost.store.db import Connection, now_iso
+from roost.store.db import Connection
 from roost.system import locks
 
 HISTORY = 200  # events of a parent read back for the crash-loop window
@@ -47,8 +47,11 @@ def details(app: App, changed: Sequence[Observation]) -> dict[str, str | None]:
         if not o.agent.orchestration_parent or kind is None:
             continue
         if kind == "finished":
-            found[o.agent.id] = _last_stop(app, o.agent.id) if traits.of(o.agent.provider).hooks \
+            found[o.agent.id] = (
+                _last_stop(app, o.agent.id)
+                if traits.of(o.agent.provider).hooks
                 else _recorded(app, o.agent.id)
+            )
         elif kind == "exited":
             found[o.agent.id] = f"exit code {o.exit_code}"
         elif kind == "failed":
@@ -70,8 +73,9 @@ def _last_stop(app: App, agent_id: str) -> str | None:
     return stop_message(app, agent_id, max(0, size - (256 << 10)), this_turn=True)
 
 
-def enqueue(c: Connection, changed: Sequence[Observation],
-            detail: dict[str, str | None], at: str) -> None:
+def enqueue(
+    c: Connection, changed: Sequence[Observation], detail: dict[str, str | None], at: str
+) -> None:
     """Queue a notice for each change a parent must hear of. Inside the transaction that
     records the changes, before they are stored: only the writer that records a change
     queues its notice (a concurrent refresh that saw the same change finds it stored)."""
@@ -85,8 +89,14 @@ def enqueue(c: Connection, changed: Sequence[Observation],
         assert kind is not None
         notice = rule.text(o.agent.name, kind, detail[o.agent.id])
         queue.enqueue(c, parent_id, o.agent.id, o.agent.name, kind, notice, at)
-        events.append(c, o.agent.id, o.agent.name, at, "notice-queued",
-                      {"parent": o.agent.orchestration_parent, "notice": kind})
+        events.append(
+            c,
+            o.agent.id,
+            o.agent.name,
+            at,
+            "notice-queued",
+            {"parent": o.agent.orchestration_parent_name, "notice": kind},
+        )
 
 
 def deliver(app: App) -> list[str]:
@@ -125,10 +135,14 @@ def deliver_to(app: App, parent_id: str) -> bool:
         if found is None:
             return False
         _, _, when_sleeping = config_schema.orchestration(app.settings)
-        why = rule.hold_reason(alive=found.alive, status=found.status,
-                               intent=found.agent.intent, state=found.state,
-                               wake=when_sleeping == "wake",
-                               died_on=any(n.tries for n in notices))
+        why = rule.hold_reason(
+            alive=found.alive,
+            status=found.status,
+            intent=found.agent.intent,
+            state=found.state,
+            wake=when_sleeping == "wake",
+            died_on=any(n.tries for n in notices),
+        )
         if why == "busy":
             return False
         if why is not None:
@@ -162,15 +176,29 @@ def _send_notices(app: App, parent: Agent, notices: Sequence[queue.Notice]) -> b
     batch = notices[:count]
     sent = send.send(app, parent.name, text, notices=[n.id for n in batch])
     if not sent.delivered:
+        # Its person stopped it while the notices were on their way: not its death.
+        now = app.store.get_by_id(parent.id)
+        if now is not None and now.intent == INTENT_STOPPED:
+            app.store.log(parent, "notice-held", reason=rule.STOPPED, pending=len(notices))
+            return False
         if not _alive(app, parent.id):
             _died_on(app, parent, batch, deaths + 1)
         app.store.log(parent, "notice-held", reason=sent.how, pending=len(notices))
         return False
     with app.store.write() as c:
-        queue.mark_delivered(c, [n.id for n in batch], now_iso())
-        events.append(c, parent.id, parent.name, now_iso(), "notified",
-                      {"children": [n.child_name for n in batch],
-                       "notices": [n.status for n in batch], "confirmed_by": sent.how})
+        queue.mark_delivered(c, [n.id for n in batch], app.store.now_iso())
+        events.append(
+            c,
+            parent.id,
+            parent.name,
+            app.store.now_iso(),
+            "notified",
+            {
+                "children": [n.child_name for n in batch],
+                "notices": [n.status for n in batch],
+                "confirmed_by": sent.how,
+            },
+        )
     return True
 
 
@@ -182,29 +210,52 @@ def _alive(app: App, agent_id: str) -> bool:
 def _recent_deaths(app: App, parent: Agent) -> int:
     """How many deliveries the parent died on within the crash-loop window."""
     since = app.clock.now() - timedelta(seconds=rule.DEATH_WINDOW)
-    return sum(1 for e in app.store.events(parent.id, limit=HISTORY)
-               if e["kind"] == "died-on-notice" and datetime.fromisoformat(e["at"]) >= since)
+    return sum(
+        1
+        for e in app.store.events(parent.id, limit=HISTORY)
+        if e["kind"] == "died-on-notice" and datetime.fromisoformat(e["at"]) >= since
+    )
 
 
 def _died_on(app: App, parent: Agent, batch: Sequence[queue.Notice], deaths: int) -> None:
     """The parent died while `batch` was being delivered: no wake for these notices any more
     (the person's wake delivers them), a notice it died on twice is given up, and dying on
     delivery after delivery is a crash loop (`failed` until the person wakes it)."""
-    at = now_iso()
+    at = app.store.now_iso()
     given_up = [n for n in batch if n.tries + 1 >= rule.MAX_TRIES]
     with app.store.write() as c:
         queue.mark_tried(c, [n.id for n in batch])
-        events.append(c, parent.id, parent.name, at, "died-on-notice",
-                      {"children": [n.child_name for n in batch], "deaths": deaths})
+        events.append(
+            c,
+            parent.id,
+            parent.name,
+            at,
+            "died-on-notice",
+            {"children": [n.child_name for n in batch], "deaths": deaths},
+        )
         queue.mark_delivered(c, [n.id for n in given_up], at)
         for n in given_up:
-            events.append(c, parent.id, parent.name, at, "notice-dropped",
-                          {"child": n.child_name, "notice": n.status, "text": n.text,
-                           "reason": f"{parent.name} died on {rule.MAX_TRIES} deliveries of it"})
+            events.append(
+                c,
+                parent.id,
+                parent.name,
+                at,
+                "notice-dropped",
+                {
+                    "child": n.child_name,
+                    "notice": n.status,
+                    "text": n.text,
+                    "reason": f"{parent.name} died on {rule.MAX_TRIES} deliveries of it",
+                },
+            )
     if deaths >= rule.MAX_DEATHS:
-        app.store.update(parent.id, last_error=(
-            f"crash loop: it died on {deaths} deliveries of notices within "
-            f"{rule.DEATH_WINDOW:.0f} s; `roost wake {parent.name}` clears it"))
+        app.store.update(
+            parent.id,
+            last_error=(
+                f"crash loop: it died on {deaths} deliveries of notices within "
+                f"{rule.DEATH_WINDOW:.0f} s; `roost wake {parent.name}` clears it"
+            ),
+        )
         app.store.log(parent, "failed", deaths_on_notice=deaths)
 
 
@@ -213,4 +264,4 @@ def seen_by_parent(app: App, parent_id: str, child_ids: Sequence[str]) -> None:
     notices would only repeat it."""
     with app.store.write() as c:
         ids = [n.id for n in queue.pending(c, parent_id) if n.child_id in child_ids]
-        queue.mark_delivered(c, ids, now_iso())
+        queue.mark_delivered(c, ids, app.store.now_iso())

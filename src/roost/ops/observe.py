@@ -14,8 +14,6 @@ its last offset.
 
 from __future__ import annotations
 
-import time
-
 from roost.core import observation, status
 from roost.ops.learn import apply_hook_log, learn_session_ids
 from roost.providers import hooks, traits
@@ -24,20 +22,34 @@ from roost.tmux.format import MARKER
 
 TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
+    from datetime import tzinfo
 
+    from roost.core.model import Agent
     from roost.core.observation import Observation
     from roost.core.pane import Pane
     from roost.ops.context import App
+    from roost.store.db import Connection
 
     # Screens of many panes (by pane id) in one go; a pane that died meanwhile has none.
     Capture = Callable[[list[str]], Mapping[str, str]]
 
 
-def statuses(seen: Sequence[Observation], roost_home: str, capture: Capture,
-             overrides: Mapping[str, object] | None, now: float) -> list[Observation]:
+def statuses(
+    seen: Sequence[Observation],
+    roost_home: str,
+    capture: Capture,
+    overrides: Mapping[str, object] | None,
+    now: float,
+    local: tzinfo | None = None,
+) -> list[Observation]:
     """Every agent with its status now, read-only: `seen` is observation.join's answer,
-    `overrides` the `[status.patterns]` table of config.toml."""
+    `overrides` the `[status.patterns]` table of config.toml, `local` the zone of a usage
+    limit's reset time that names none (None: this process's)."""
+    if local is None:
+        from datetime import datetime  # loaded with sqlite3 already
+
+        local = datetime.fromtimestamp(now).astimezone().tzinfo  # this process's zone
     hooked: dict[str, tuple[str, float, str | None]] = {}
     for o in seen:
         if o.alive and traits.of(o.agent.provider).hooks:
@@ -52,11 +64,21 @@ def statuses(seen: Sequence[Observation], roost_home: str, capture: Capture,
         provider = o.agent.provider
         if provider not in patterns:
             patterns[provider] = status.patterns_for(
-                traits.of(provider).patterns, (overrides or {}).get(provider))
+                traits.of(provider).patterns, (overrides or {}).get(provider)
+            )
         screen = screens.get(o.pane.pane_id) if o.pane is not None else None
-        found.append(observation.classify(o, hooked.get(o.agent.id), screen,
-                                          patterns[provider], now, start_grace(provider),
-                                          screen is not None and typed(screen, provider)))
+        found.append(
+            observation.classify(
+                o,
+                hooked.get(o.agent.id),
+                screen,
+                patterns[provider],
+                now,
+                start_grace(provider),
+                screen is not None and typed(screen, provider),
+                local,
+            )
+        )
     return found
 
 
@@ -69,8 +91,10 @@ def start_grace(provider: str) -> float:
 def typed(screen: str, provider: str) -> bool:
     """A draft sits on the CLI's input line: it is up, whether or not its idle prompt shows."""
     line = traits.INPUT_LINES.get(provider)
-    return line is not None and \
-        status.draft(screen, line.markers, line.window, line.placeholders) is not None
+    return (
+        line is not None
+        and status.draft(screen, line.markers, line.window, line.placeholders) is not None
+    )
 
 
 def pattern_overrides(settings: Mapping[str, object]) -> Mapping[str, object] | None:
@@ -82,8 +106,9 @@ def pattern_overrides(settings: Mapping[str, object]) -> Mapping[str, object] | 
 
 def patterns_of(app: App, provider: str) -> dict[str, list[str]]:
     """A provider's screen patterns, with config.toml's `[status.patterns.<provider>]`."""
-    return status.patterns_for(traits.of(provider).patterns,
-                               (pattern_overrides(app.settings) or {}).get(provider))
+    return status.patterns_for(
+        traits.of(provider).patterns, (pattern_overrides(app.settings) or {}).get(provider)
+    )
 
 
 def current(app: App) -> list[Observation]:
@@ -99,46 +124,88 @@ def current(app: App) -> list[Observation]:
     return _look(app, app.tmux.list_panes())
 
 
-def _look(app: App, panes: list[Pane],
-          before: Mapping[str, tuple[str, int]] | None = None) -> list[Observation]:
+def _look(
+    app: App,
+    panes: list[Pane],
+    before: Mapping[str, tuple[str, int]] | None = None,
+    only: Collection[str] | None = None,
+) -> list[Observation]:
     """Every agent as stored, joined with its pane, with its status now. `before`: each agent's
     (intent, launches) read before `panes` were listed; an agent stored, launched or stopped
-    since keeps its stored status until the next look (observation.in_step)."""
+    since keeps its stored status until the next look (observation.in_step). `only`: judge
+    only the agents in these panes (the service's monitor: the panes tmux said changed); the
+    others keep their stored status, and no other screen is captured."""
     records = listing.records(app.store.conn)
     seen = observation.join(records, panes)
-    steady = ({o.agent.id for o in seen} if before is None
-              else observation.in_step(records, before))
-    judged = iter(statuses([o for o in seen if o.agent.id in steady], str(app.paths.home),
-                           lambda ids: app.tmux.capture_many(ids, MARKER),
-                           pattern_overrides(app.settings), time.time()))
+    steady = {o.agent.id for o in seen} if before is None else observation.in_step(records, before)
+    if only is not None:
+        steady &= {o.agent.id for o in seen if o.pane is not None and o.pane.pane_id in only}
+    judged = iter(
+        statuses(
+            [o for o in seen if o.agent.id in steady],
+            str(app.paths.home),
+            lambda ids: app.tmux.capture_many(ids, MARKER),
+            pattern_overrides(app.settings),
+            app.clock.now().timestamp(),
+            _zone(app),
+        )
+    )
     return [next(judged) if o.agent.id in steady else o for o in seen]
 
 
-def refresh(app: App) -> list[Observation]:
-    """Learn what the agents' files say, observe every agent, and record the status changes."""
+def _record_limits(c: Connection, changed: Sequence[Observation], now: float) -> None:
+    """A limit seen is kept (store/limits.py) until a turn goes on, so it outlives its screen."""
+    from roost.store import limits as stored
+
+    for o in changed:
+        if o.status == "limited" and o.limit is not None:
+            stored.remember(c, o.agent.id, o.agent.provider, o.limit, now)
+    stored.forget(c, [o.agent.id for o in changed if o.status in ("idle", "working")])
+
+
+def _zone(app: App) -> tzinfo:
+    from roost.system.clock import local_zone  # here: roost ls's fast path never needs it
+
+    return local_zone(app.environ)
+
+
+def refresh(app: App, only: Collection[str] | None = None) -> list[Observation]:
+    """Learn what the agents' files say, observe every agent, and record the status changes.
+    `only`: the pane ids that changed (see _look); None: every agent."""
     agents = app.store.agents()
     before = {a.id: (a.intent, a.launches) for a in agents}  # what the listing below speaks for
     panes = app.tmux.list_panes()
-    learn_session_ids(app, agents, panes)
-    for agent in agents:
+    judged = agents if only is None else _in_panes(agents, panes, only)
+    learn_session_ids(app, judged, panes)
+    for agent in judged:
         apply_hook_log(app, agent)
-    return record(app, _look(app, panes, before))
+    return record(app, _look(app, panes, before, only))
+
+
+def _in_panes(agents: list[Agent], panes: list[Pane], only: Collection[str]) -> list[Agent]:
+    """The agents in the panes `only` names: a refresh of what changed reads their files and
+    processes alone (at 200 agents, looking at every codex's open files and every claude's hook
+    log for each changed pane made an exit take seconds to show). The others wait for their own
+    pane's change or the monitor's safety net."""
+    inside = {p.agent_id for p in panes if p.agent_id and p.pane_id in only}
+    return [a for a in agents if a.id in inside]
 
 
 def record(app: App, found: list[Observation]) -> list[Observation]:
     """Store the status changes (and their events) in one transaction, with the notices their
     orchestration parents are to get (ops/notify.py); `found` with the changed ones now
     stored."""
-    from roost.ops import notify
-    from roost.store.db import now_iso
+    from roost.ops import notify, resume
 
     changed = observation.changes(found)
     if not changed:
         return found
     detail = notify.details(app, changed)  # parents to tell: files read before the lock
-    at = now_iso()
+    at = app.store.now_iso()
     with app.store.write() as c:
-        notify.enqueue(c, changed, detail, at)
-        listing.record_changes(c, changed, at)
+        notify.enqueue(c, changed, detail, at)  # first: it reads the status before the change
+        changed = listing.record_changes(c, changed, at)  # not what another look recorded
+        _record_limits(c, changed, app.clock.now().timestamp())
+        resume.on_recorded(app, c, changed, app.clock.now().timestamp())  # issue 23, part 2
     ids = {o.agent.id for o in changed}
     return [observation.recorded(o, at) if o.agent.id in ids else o for o in found]

@@ -23,12 +23,11 @@ from roost.ops.context import App
 from roost.ops.learn import launch_token, stop_message
 from roost.providers import hooks, traits
 from roost.store import orchestration as queue
-from roost.store.db import now_iso
 from roost.system import locks
 
 MAX_REPLY = 4000  # characters of a reply or conversation handed back to the model
 MAX_WAIT = 3600.0
-SETTLED = ("idle", "waiting", "exited", "stopped", "lost", "failed")
+SETTLED = ("idle", "waiting", "limited", "exited", "stopped", "lost", "failed")
 
 
 # ---- who is calling ----------------------------------------------------------------------
@@ -47,8 +46,10 @@ def caller_from(app: App, allow_write: bool) -> scope.Caller:
 
 
 def members(agents: Sequence[Agent]) -> list[scope.Member]:
-    return [scope.Member(a.id, a.name, a.orchestration_parent, a.intent == INTENT_RUNNING)
-            for a in agents]
+    return [
+        scope.Member(a.id, a.name, a.orchestration_parent, a.intent == INTENT_RUNNING)
+        for a in agents
+    ]
 
 
 def limits(settings: Mapping[str, Any]) -> scope.Limits:
@@ -56,14 +57,25 @@ def limits(settings: Mapping[str, Any]) -> scope.Limits:
     return scope.Limits(max_children, max_tree)
 
 
-def _target(app: App, caller: scope.Caller, name: str, write: bool,
-            self_allowed: bool = False) -> Agent:
+def _target(
+    app: App, caller: scope.Caller, name: str, write: bool, self_allowed: bool = False
+) -> Agent:
     agent = app.store.get(name)
     agents = app.store.agents()
     if agent is None:
         raise RoostError(f"no agent named {name!r} in your subtree")
     scope.check_target(caller, members([agent])[0], members(agents), write, self_allowed)
     return agent
+
+
+def _remote(app: App, caller: scope.Caller, name: str, write: bool = True) -> Any:
+    """(host, child) for a `HOST:NAME` child on a host in the caller's scope; None for a plain
+    name."""
+    if ":" not in name:
+        return None
+    from roost.ops import hostchildren
+
+    return hostchildren.target(app, caller, name, members(app.store.agents()), write)
 
 
 def _bounded(text: str | None, limit: int = MAX_REPLY) -> str | None:
@@ -77,29 +89,52 @@ def _caller_agent(app: App, caller: scope.Caller) -> Agent | None:
 
 
 # ---- create ------------------------------------------------------------------------------
-def create(app: App, caller: scope.Caller, provider: str, prompt: str | None = None,
-           cwd: str | None = None, name: str | None = None,
-           tab: str | None = None) -> dict[str, Any]:
+def create(
+    app: App,
+    caller: scope.Caller,
+    provider: str,
+    prompt: str | None = None,
+    cwd: str | None = None,
+    name: str | None = None,
+    tab: str | None = None,
+    host: str | None = None,
+) -> dict[str, Any]:
     parent = _caller_agent(app, caller)
+    if host is not None and tab is not None:
+        raise RoostError("a child on a host is parked there: give a host or a tab, not both")
     if provider not in traits.BY_NAME:
-        raise RoostError(f"unknown provider {provider!r}; choose one of "
-                         f"{', '.join(traits.BY_NAME)}")
+        raise RoostError(
+            f"unknown provider {provider!r}; choose one of {', '.join(traits.BY_NAME)}"
+        )
     if name is not None and (problem := name_problem(name)):
         raise RoostError(f"invalid name: {problem}")
     # The limits are checked and the child recorded under one lock: two calls racing for the
     # last free place must not both pass the check. (One lock for every tree: creating is rare
     # and takes a second; the key holds a '.', so no agent's name lock is ever the same.)
     with locks.hold(app.paths.locks, "orchestration.create"):
+        if host is not None:  # a child on a host (ops/hostchildren.py): its roost spawns it
+            from roost.ops import hostchildren
+
+            found = members(app.store.agents())
+            return hostchildren.create(
+                app, parent, found, limits(app.settings), caller, host, provider, prompt, cwd, name
+            )
         scope.check_create(caller, members(app.store.agents()), limits(app.settings))
         if name is None:
             name = _new_name(app, parent.name if parent else provider)
         if app.store.get(name) is not None:
             raise RoostError(f"an agent named {name!r} already exists; choose another name")
-        place = lifecycle.Place(tab=tab, detached=tab is None,
-                                orchestrated_by=parent.name if parent else None)
-        result = lifecycle.spawn(app, name, provider=provider,
-                                 cwd=cwd or (parent.cwd if parent else None), prompt=prompt,
-                                 place=place)
+        place = lifecycle.Place(
+            tab=tab, detached=tab is None, orchestrated_by=parent.name if parent else None
+        )
+        result = lifecycle.spawn(
+            app,
+            name,
+            provider=provider,
+            cwd=cwd or (parent.cwd if parent else None),
+            prompt=prompt,
+            place=place,
+        )
     log = hooks.log_path(str(app.paths.home), result.agent.id)
     child = result.agent
     delivered = _first_prompt_seen(app, child, log, prompt) if prompt else None
@@ -107,10 +142,14 @@ def create(app: App, caller: scope.Caller, provider: str, prompt: str | None = N
         _asked(app, child)
     if parent is not None:
         app.store.log(parent, "child-created", child=child.name, provider=child.provider)
-    return {"name": child.name, "provider": child.provider, "cwd": child.cwd,
-            "placement": "tab " + tab if tab else "parked",
-            "parent": parent.name if parent else None,
-            "prompt_delivered": delivered}
+    return {
+        "name": child.name,
+        "provider": child.provider,
+        "cwd": child.cwd,
+        "placement": "tab " + tab if tab else "parked",
+        "parent": parent.name if parent else None,
+        "prompt_delivered": delivered,
+    }
 
 
 def _new_name(app: App, base: str) -> str:
@@ -122,8 +161,9 @@ def _new_name(app: App, base: str) -> str:
     raise RoostError("could not find a free name")
 
 
-def _first_prompt_seen(app: App, child: Agent, log: str, prompt: str,
-                       timeout: float = 15.0) -> bool | None:
+def _first_prompt_seen(
+    app: App, child: Agent, log: str, prompt: str, timeout: float = 15.0
+) -> bool | None:
     """Whether the child took its first prompt (its UserPromptSubmit hook); None when its CLI
     reports no hooks (the prompt was typed; its screen is the only witness)."""
     if not traits.of(child.provider).hooks:
@@ -144,10 +184,17 @@ def _first_prompt_seen(app: App, child: Agent, log: str, prompt: str,
 SEND_TIMEOUT = 30.0
 
 
-def send_to(app: App, caller: scope.Caller, name: str, text: str,
-            idempotency_key: str | None = None) -> dict[str, Any]:
+def send_to(
+    app: App, caller: scope.Caller, name: str, text: str, idempotency_key: str | None = None
+) -> dict[str, Any]:
     """Deliver `text` to a child; the receipt says whether it arrived and how we know. With an
     idempotency key, a retry returns the first attempt's receipt instead of sending again."""
+    remote = _remote(app, caller, name)
+    if remote is not None:  # a child on a host: its roost delivers (no idempotency key there)
+        from roost.ops import hostchildren
+
+        host, child_there = remote
+        return {**hostchildren.send(app, host, child_there, text), "duplicate": False}
     child = _target(app, caller, name, write=True)
     if not idempotency_key:
         return {**_deliver(app, caller, child, text), "duplicate": False}
@@ -157,11 +204,14 @@ def send_to(app: App, caller: scope.Caller, name: str, text: str,
     # an abandoned one, never "under way" forever.
     held = ExitStack()
     try:
-        held.enter_context(locks.hold(app.paths.locks, _key_lock(who, idempotency_key),
-                                      timeout=0))
+        held.enter_context(locks.hold(app.paths.locks, _key_lock(who, idempotency_key), timeout=0))
     except RoostError:
-        return {"delivered": False, "how": "an earlier attempt with this idempotency key "
-                "is still under way; wait and retry with the same key", "duplicate": True}
+        return {
+            "delivered": False,
+            "how": "an earlier attempt with this idempotency key "
+            "is still under way; wait and retry with the same key",
+            "duplicate": True,
+        }
     with held:
         return _send_once(app, caller, child, text, who, idempotency_key)
 
@@ -170,15 +220,18 @@ def _key_lock(caller: str, key: str) -> str:
     return "request." + hashlib.sha256(f"{caller}\0{key}".encode(errors="replace")).hexdigest()
 
 
-def _send_once(app: App, caller: scope.Caller, child: Agent, text: str, who: str,
-               key: str) -> dict[str, Any]:
+def _send_once(
+    app: App, caller: scope.Caller, child: Agent, text: str, who: str, key: str
+) -> dict[str, Any]:
     """An attempt under the key's lock: a key is bound to its child and text."""
     digest = hashlib.sha256(text.encode(errors="replace")).hexdigest()
     with app.store.write() as c:
-        claim = queue.claim_request(c, who, key, "send", child.id, digest, now_iso())
+        claim = queue.claim_request(c, who, key, "send", child.id, digest, app.store.now_iso())
     if claim.state == "other":
-        raise RoostError(f"idempotency key {key!r} was used for another message (another "
-                         "child or another text); use a new key for a new message")
+        raise RoostError(
+            f"idempotency key {key!r} was used for another message (another "
+            "child or another text); use a new key for a new message"
+        )
     if claim.state == "done" and claim.answer is not None:
         return {**claim.answer, "duplicate": True}
     earlier = _taken_since(app, child, text, claim.at) if claim.state == "abandoned" else None
@@ -203,12 +256,18 @@ def _taken_since(app: App, child: Agent, text: str, at: str | None) -> dict[str,
     if at is None or not traits.of(child.provider).hooks:
         return None
     since = datetime.fromisoformat(at).timestamp() - 1
-    events, _ = hooks.read_since(hooks.log_path(str(app.paths.home), child.id), 0,
-                                 launch_token(app, child.id))
-    if any(e == "UserPromptSubmit" and ts >= since and delivery.same_message(p.get("prompt"), text)
-           for ts, e, p in events):
-        return {"name": child.name, "delivered": True,
-                "how": "hook (taken by an earlier attempt that did not finish)"}
+    events, _ = hooks.read_since(
+        hooks.log_path(str(app.paths.home), child.id), 0, launch_token(app, child.id)
+    )
+    if any(
+        e == "UserPromptSubmit" and ts >= since and delivery.same_message(p.get("prompt"), text)
+        for ts, e, p in events
+    ):
+        return {
+            "name": child.name,
+            "delivered": True,
+            "how": "hook (taken by an earlier attempt that did not finish)",
+        }
     return None
 
 
@@ -249,39 +308,59 @@ def _asked(app: App, child: Agent) -> None:
     from roost.store import status as listing
 
     with app.store.write() as c:
-        listing.record_status(c, child.id, child.name, "working", "parent", now_iso())
+        listing.record_status(c, child.id, child.name, "working", "parent", app.store.now_iso())
 
 
 # ---- wait, read, list --------------------------------------------------------------------
-def wait(app: App, caller: scope.Caller, names: Sequence[str] | None = None,
-         timeout: float = 300.0) -> dict[str, Any]:
+def wait(
+    app: App, caller: scope.Caller, names: Sequence[str] | None = None, timeout: float = 300.0
+) -> dict[str, Any]:
     """Wait until each named child (default: every direct child) is idle, waiting, exited,
     stopped or failed, or the timeout passes. Each child's status and last reply."""
+    from roost.ops import hostchildren
+
     timeout = max(0.0, min(timeout, MAX_WAIT))
     if names:
-        targets = [_target(app, caller, n, write=False, self_allowed=False) for n in names]
+        far = [r[1] for n in names if (r := _remote(app, caller, n, False)) is not None]
+        targets = [
+            _target(app, caller, n, write=False, self_allowed=False) for n in names if ":" not in n
+        ]
     else:
-        targets = [a for a in app.store.agents() if caller.agent_id is not None
-                   and a.orchestration_parent == caller.agent_id]
-        if not targets:
+        far = hostchildren.of_parent(app, caller.agent_id)  # and its children on hosts
+        targets = [
+            a
+            for a in app.store.agents()
+            if caller.agent_id is not None and a.orchestration_parent == caller.agent_id
+        ]
+        if not targets and not far:
             return {"timed_out": False, "children": []}
     deadline = app.clock.monotonic() + timeout
     while True:
         found = {o.agent.id: o for o in observe.refresh(app)}
         states = {a.id: (found[a.id].status if a.id in found else "removed") for a in targets}
-        done = all(s in SETTLED or s == "removed" or not found[i].alive
-                   for i, s in states.items())
+        done = all(s in SETTLED or s == "removed" or not found[i].alive for i, s in states.items())
+        there = hostchildren.statuses(app, far) if far else {}
+        done = done and all(r.get("status") in (*SETTLED, "removed") for r in there.values())
         if done or app.clock.monotonic() >= deadline:
             break
         app.clock.sleep(0.3)
+    settled_far = [c for c in far if there[(c.host, c.name)].get("status") in SETTLED]
     if caller.agent_id is not None:
         from roost.ops import notify
 
-        notify.seen_by_parent(app, caller.agent_id,
-                              [a.id for a in targets if states[a.id] in SETTLED])
-    return {"timed_out": not done,
-            "children": [{"name": a.name, "status": states[a.id],
-                          "last_reply": _bounded(last_reply(app, a))} for a in targets]}
+        notify.seen_by_parent(
+            app,
+            caller.agent_id,
+            [a.id for a in targets if states[a.id] in SETTLED] + [c.remote_id for c in settled_far],
+        )
+    return {
+        "timed_out": not done,
+        "children": [
+            {"name": a.name, "status": states[a.id], "last_reply": _bounded(last_reply(app, a))}
+            for a in targets
+        ]
+        + [hostchildren.waited(app, c, there[(c.host, c.name)], _bounded) for c in far],
+    }
 
 
 def last_reply(app: App, agent: Agent) -> str | None:
@@ -295,8 +374,9 @@ def last_reply(app: App, agent: Agent) -> str | None:
     return assistant[-1] if assistant else cli_record.last_reply(app, agent)
 
 
-def read(app: App, caller: scope.Caller, name: str, messages: int = 10,
-         max_chars: int = MAX_REPLY) -> dict[str, Any]:
+def read(
+    app: App, caller: scope.Caller, name: str, messages: int = 10, max_chars: int = MAX_REPLY
+) -> dict[str, Any]:
     """The child's last `messages` messages from its transcript, else the tail of its screen.
     A hibernated child is not woken: without a transcript it has nothing to show."""
     child = _target(app, caller, name, write=False, self_allowed=True)
@@ -305,14 +385,16 @@ def read(app: App, caller: scope.Caller, name: str, messages: int = 10,
     found = transcript_messages(child.transcript_path) if child.transcript_path else []
     if found:
         picked = found[-messages:]
-        return {"name": child.name, "source": "transcript",
-                "messages": _fit(picked, max_chars)}
+        return {"name": child.name, "source": "transcript", "messages": _fit(picked, max_chars)}
     view = lifecycle.find_view(app, child.name)
     if view.pane is not None and not view.pane.dead:
         screen = app.tmux.capture(view.pane.pane_id, 200).rstrip()
         return {"name": child.name, "source": "screen", "screen": _bounded(screen, max_chars)}
-    return {"name": child.name, "source": "none",
-            "note": f"{child.name} is not running and roost has no transcript of it"}
+    return {
+        "name": child.name,
+        "source": "none",
+        "note": f"{child.name} is not running and roost has no transcript of it",
+    }
 
 
 def _fit(messages: list[dict[str, str]], max_chars: int) -> list[dict[str, str]]:
@@ -365,15 +447,28 @@ def tree(app: App, caller: scope.Caller) -> list[dict[str, Any]]:
     for m in seen:
         agent = by_id[m.id]
         o = found.get(m.id)
-        rows.append({"name": agent.name, "provider": agent.provider,
-                     "parent": names.get(agent.orchestration_parent or ""),
-                     "status": o.status if o else None, "state": o.state if o else None,
-                     "you": m.id == caller.agent_id})
-    return rows
+        rows.append(
+            {
+                "name": agent.name,
+                "provider": agent.provider,
+                "parent": names.get(agent.orchestration_parent or ""),
+                "status": o.status if o else None,
+                "state": o.state if o else None,
+                "you": m.id == caller.agent_id,
+            }
+        )
+    from roost.ops import hostchildren  # and the children on hosts, as their hosts list them
+
+    return rows + hostchildren.rows_of(app, caller, names, members(agents))
 
 
 # ---- stop, park, remove ------------------------------------------------------------------
 def stop(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
+    remote = _remote(app, caller, name)
+    if remote is not None:  # a child on a host: its roost stops it
+        from roost.ops import hostchildren
+
+        return hostchildren.stop(app, *remote)
     child = _target(app, caller, name, write=True)
     pids = lifecycle.kill(app, child.name)
     return {"name": child.name, "stopped": True, "pids": pids}
@@ -388,9 +483,17 @@ def park(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
 
 
 def remove(app: App, caller: scope.Caller, name: str, confirm: bool) -> dict[str, Any]:
-    child = _target(app, caller, name, write=True)
+    remote = _remote(app, caller, name)
+    if remote is not None and confirm:  # a child on a host: its roost removes it
+        from roost.ops import hostchildren
+
+        return hostchildren.remove(app, *remote)
+    child = _target(app, caller, name, write=True) if remote is None else None
     if not confirm:
-        raise RoostError(f"removing {child.name} forgets it for good (its record and files); "
-                         "call again with confirm=true if that is what you want")
+        raise RoostError(
+            f"removing {child.name if child else name} forgets it for good (its record and "
+            "files); call again with confirm=true if that is what you want"
+        )
+    assert child is not None
     lifecycle.rm(app, child.name)
     return {"name": child.name, "removed": True}

@@ -15,6 +15,5 @@ RESTART_POLICIES = ("never", "on-failure")
 
 def set_restart_policy(app: App, name: str, policy: str) -> None:
     if policy not in RESTART_POLICIES:
-        raise RoostError(f"the restart policy must be one of {', '.join(RESTART_POLICIES)}",
-                         code=2)
+        raise RoostError(f"the restart policy must be one of {', '.join(RESTART_POLICIES)}", code=2)
     app.store.update(app.store.require(name).id, restart_policy=policy)

@@ -8,7 +8,6 @@ others nor changes intent: the agent stays a tile and shows `failed` with its re
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,11 +18,19 @@ from roost.core.errors import RoostError
 from roost.core.model import INTENT_STOPPED
 from roost.core.reconcile import agent_panes
 from roost.core.restoring import DEFAULT_CONCURRENCY, DEFAULT_STAGGER, Report
-from roost.ops.context import App, open_app
+from roost.ops.context import App
 from roost.store import workspace as wsdb
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_STAGGER", "NotStarted", "Outcome", "Report", "restore",
-           "run_queue", "start_all"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_STAGGER",
+    "NotStarted",
+    "Outcome",
+    "Report",
+    "restore",
+    "run_queue",
+    "start_all",
+]
 
 
 @dataclass
@@ -59,8 +66,13 @@ class NotStarted(Exception):
     """A start the queue should not make after all (its message says why)."""
 
 
-def run_queue(jobs: Sequence[str], start: Callable[[str], bool], concurrency: int,
-              stagger: float, sleep: Callable[[float], None] = time.sleep) -> Outcome:
+def run_queue(
+    jobs: Sequence[str],
+    start: Callable[[str], bool],
+    concurrency: int,
+    stagger: float,
+    sleep: Callable[[float], None],
+) -> Outcome:
     """Start each job with at most `concurrency` at once and `stagger` seconds between launches;
     `start` says whether it started the job (False: it found it already running), or raises
     NotStarted."""
@@ -89,8 +101,9 @@ def run_queue(jobs: Sequence[str], start: Callable[[str], bool], concurrency: in
     return Outcome(started, already, failed, stats.peak, skipped)
 
 
-def start_all(app: App, names: Sequence[str], concurrency: int | None = None,
-              stagger: float | None = None) -> Outcome:
+def start_all(
+    app: App, names: Sequence[str], concurrency: int | None = None, stagger: float | None = None
+) -> Outcome:
     """Wake `names` through the queue; each worker has its own store connection. The starts
     are watched together (ops.holding): one that dies at once is failed with its CLI's last
     words. Until a start of a provider held, that provider's agents start one at a time, each
@@ -107,17 +120,23 @@ def start_all(app: App, names: Sequence[str], concurrency: int | None = None,
 
     def worker_app() -> App:
         if not hasattr(local, "app"):
-            local.app = open_app(app.environ)
+            local.app = app.with_own_store()
         return local.app  # type: ignore[no-any-return]
 
     def stopped() -> dict[str, str]:
         return starts.stopped_providers([(d.agent.provider, d.words) for d in watch.died()])
 
+    held = _limited_accounts(app)
+    spaced = _AccountSpacing(app, restoring.account_gap(app.settings.get("restore", {})))
+
     def launch(name: str, provider: str) -> bool:
+        if provider in held:
+            raise NotStarted(held[provider])
+        spaced.wait(provider)
         watch.look()
         words = stopped().get(provider)
         if words is not None:
-            raise NotStarted(starts.not_started_reason(provider, words))
+            raise NotStarted(starts.not_started_reason(provider))
         result = lifecycle.wake(worker_app(), name, hold=False)
         if result.started:
             watch.add(result.agent)
@@ -133,15 +152,59 @@ def start_all(app: App, names: Sequence[str], concurrency: int | None = None,
         with canary:
             started = launch(name, provider)
             if not watch.held_any(provider):
-                watch.wait({s.agent.id for s in watch.starting()
-                            if s.agent.provider == provider})
+                watch.wait({s.agent.id for s in watch.starting() if s.agent.provider == provider})
             return started
 
     done = run_queue(names, start, cap, gap, app.clock.sleep)
     died = {d.agent.name: d.reason for d in watch.settle().values()}
-    return Outcome([n for n in done.started if n not in died], done.already_running,
-                   {**done.failed, **died}, done.peak, done.skipped,
-                   starts.advice(stopped()) if done.skipped else [])
+    return Outcome(
+        [n for n in done.started if n not in died],
+        done.already_running,
+        {**done.failed, **died},
+        done.peak,
+        done.skipped,
+        [*starts.advice(stopped()), *sorted(set(held.values()))] if done.skipped else [],
+    )
+
+
+class _AccountSpacing:
+    """Starts of one account at least `gap` seconds apart (issue 23, part 3): each start takes
+    the account's next free moment and sleeps until it (on the App's clock)."""
+
+    def __init__(self, app: App, gap: float) -> None:
+        self.app, self.gap = app, gap
+        self.next_free: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def wait(self, provider: str) -> None:
+        from roost.ops.resume import account
+
+        key = account(self.app, provider)
+        with self.lock:
+            now = self.app.clock.monotonic()
+            slot = max(now, self.next_free.get(key, now))
+            self.next_free[key] = slot + self.gap
+        if slot > now:
+            self.app.clock.sleep(slot - now)
+
+
+def _limited_accounts(app: App) -> dict[str, str]:
+    """{provider: why its agents are not started}: the accounts whose usage limit holds now
+    (store/limits.py), so a restore does not start agents only to see them refuse work."""
+    from roost.core import limits, present
+    from roost.store import limits as stored
+    from roost.system.clock import local_zone
+
+    now = app.clock.now().timestamp()
+    zone = local_zone(app.environ)
+    return {
+        provider: f"{provider}'s account is limited until "
+        f"{present.reset_time(limit.resets_at, now, zone)} (seen on {name}: {limit.words}); "
+        "roost restore after that starts its agents"
+        for provider, (name, limit, _seen) in limits.by_account(
+            stored.seen(app.store.conn), now
+        ).items()
+    }
 
 
 def _stop_sleepers(app: App, names: Sequence[str]) -> None:
@@ -150,11 +213,10 @@ def _stop_sleepers(app: App, names: Sequence[str]) -> None:
     to its hangup) is stopped, as a tile's is before it starts again. One look at the
     processes; only an agent that has some is looked at closer (ops.lifecycle)."""
     from roost.ops import lifecycle
-    from roost.system import procs
 
     if not names:
         return
-    with_processes = {facts.agent_id for _proc, facts in procs.tagged(str(app.paths.home))}
+    with_processes = {facts.agent_id for _proc, facts in app.procs.tagged(str(app.paths.home))}
     by_name = {a.name: a.id for a in app.store.agents()}
     for name in names:
         if by_name.get(name) in with_processes:
@@ -176,16 +238,32 @@ def restore(app: App, concurrency: int | None = None, stagger: float | None = No
         names = app.store.names_by_id()
         _stop_sleepers(app, restoring.named(plan.hibernate, names))
         done = start_all(app, restoring.named(plan.start, names), concurrency, stagger)
-        report = restoring.report(plan, names, done.started, done.failed, done.peak,
-                                  app.clock.monotonic() - began,
-                                  found_running=done.already_running, skipped=done.skipped,
-                                  advice=done.advice)
-        span.set_attributes({"roost.live_expected": report.live,
-                             "roost.started": len(report.started),
-                             "roost.already_running": len(report.already_running),
-                             "roost.hibernated": len(report.hibernated),
-                             "roost.failed": len(report.failed),
-                             "roost.not_started": len(report.skipped),
-                             "roost.peak_concurrent_starts": report.peak,
-                             "roost.seconds": report.seconds})
+        report = restoring.report(
+            plan,
+            names,
+            done.started,
+            done.failed,
+            done.peak,
+            app.clock.monotonic() - began,
+            found_running=done.already_running,
+            skipped=done.skipped,
+            advice=done.advice,
+        )
+        span.set_attributes(
+            {
+                "roost.live_expected": report.live,
+                "roost.started": len(report.started),
+                "roost.already_running": len(report.already_running),
+                "roost.hibernated": len(report.hibernated),
+                "roost.failed": len(report.failed),
+                "roost.not_started": len(report.skipped),
+                "roost.peak_concurrent_starts": report.peak,
+                "roost.seconds": report.seconds,
+            }
+        )
+    from roost.ops import resume
+
+    # Issue 23: a resume at a limit's reset that fell due while nothing ran (the service, the
+    # tmux server, the machine) is made now, once; the later ones are the service's.
+    resume.run_due(app)
     return report

@@ -28,8 +28,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from roost.core import delivery, replies, status
-from roost.core.errors import RoostError, StartFailed
+from roost.core import delivery, present, replies, status
+from roost.core.errors import HeldStopped, RoostError, StartFailed
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
@@ -40,11 +40,10 @@ from roost.ops.context import App
 from roost.ops.learn import launch_token, stop_message
 from roost.providers import hooks, mcpwire, traits
 from roost.store import orchestration as notices_queue
-from roost.store.db import now_iso
 from roost.system import locks
 
 READY = ("idle",)
-SETTLED = ("idle", "waiting", "error", "exited", "stopped", "lost", "failed")
+SETTLED = ("idle", "waiting", "error", "limited", "exited", "stopped", "lost", "failed")
 # What a slash command may fire: its effect, where no UserPromptSubmit comes (/clear ends the
 # session and starts a new one, /compact compacts, /exit ends it).
 COMMAND_EFFECTS = ("SessionStart", "SessionEnd", "PreCompact")
@@ -73,8 +72,9 @@ def _observed(app: App, name: str) -> Observation:
     return next(o for o in observe.refresh(app) if o.agent.name == name)
 
 
-def _wait_status(app: App, name: str, wanted: tuple[str, ...],
-                 timeout: float) -> tuple[Observation, bool]:
+def _wait_status(
+    app: App, name: str, wanted: tuple[str, ...], timeout: float
+) -> tuple[Observation, bool]:
     """The agent's observation once its status is one of `wanted`, and whether it got there
     before the timeout."""
     deadline = app.clock.monotonic() + timeout
@@ -88,31 +88,52 @@ def _wait_status(app: App, name: str, wanted: tuple[str, ...],
         app.clock.sleep(min(0.2, left))
 
 
-def send(app: App, name: str, text: str, wait: bool = False, *, timeout: float | None = None,
-         ready_timeout: float = delivery.READY_TIMEOUT,
-         confirm_timeout: float = delivery.CONFIRM_TIMEOUT,
-         reply_timeout: float = delivery.REPLY_TIMEOUT, notices: Sequence[int] = ()) -> Sent:
+def send(
+    app: App,
+    name: str,
+    text: str,
+    wait: bool = False,
+    *,
+    timeout: float | None = None,
+    ready_timeout: float = delivery.READY_TIMEOUT,
+    confirm_timeout: float = delivery.CONFIRM_TIMEOUT,
+    reply_timeout: float = delivery.REPLY_TIMEOUT,
+    notices: Sequence[int] = (),
+    resuming: bool = False,
+) -> Sent:
     """Deliver `text` to agent `name`; `timeout` bounds the whole send (the wake, the wait for
     the agent to be ready, the paste and its confirmation, the reply waited for), each phase is
     also bounded by its own limit. `notices`: the parent's queued notices `text` carries
-    (ops/notify), marked delivered when an interrupted send of it is finished later."""
+    (ops/notify), marked delivered when an interrupted send of it is finished later.
+    `resuming`: roost's resume at a usage limit's reset (ops/resume.py) tries past the limit's
+    record; any other delivered send cancels that resume."""
     # The text as it is pasted (text, never keys): what the CLI's record is compared with.
     text = delivery.paste_safe(text)
     if not text:
         raise RoostError("nothing to send: give TEXT or pipe it on stdin", code=2)
-    budget = delivery.Budget(app.clock.monotonic(), timeout, ready_timeout, confirm_timeout,
-                             reply_timeout)
+    budget = delivery.Budget(
+        app.clock.monotonic(), timeout, ready_timeout, confirm_timeout, reply_timeout
+    )
+    limited = None if resuming else _stored_limit(app, name)
+    if limited is not None:  # at once: no wake, no text bounced off the limit
+        return _not_delivered(app, app.store.require(name), text, limited)
     try:
-        # wake on use, its start check within what is left of the send's time
-        lifecycle.wake(app, name, hold_for=budget.left(app.clock.monotonic(), HOLD_WINDOW))
-    except StartFailed as exc:
+        # wake on use, its start check within what is left of the send's time; notices never
+        # wake an agent its person stopped (a kill may end while they are on their way)
+        lifecycle.wake(
+            app,
+            name,
+            hold_for=budget.left(app.clock.monotonic(), HOLD_WINDOW),
+            unless_stopped=bool(notices),
+        )
+    except (StartFailed, HeldStopped) as exc:
         return _not_delivered(app, app.store.require(name), text, str(exc))
     # One message at a time per agent: its paste, Enter and confirmation, and the readiness
     # check before them. The key cannot be an agent name ('.' is not allowed in names).
     queue_for = budget.left(app.clock.monotonic(), ready_timeout + 2 * confirm_timeout)
     with locks.hold(app.paths.locks, f"{name}.send", timeout=queue_for):
         note = _finish_interrupted(app, name, budget)
-        sent = _send_locked(app, name, text, wait, budget, tuple(notices))
+        sent = _send_locked(app, name, text, wait, budget, tuple(notices), resuming)
         return sent if note is None else dataclasses.replace(sent, note=note)
 
 
@@ -130,8 +151,9 @@ def _pending_path(app: App, agent_id: str) -> str:
 
 
 def _remember(app: App, agent: Agent, text: str, notices: tuple[int, ...]) -> None:
-    mcpwire.write_private(str(app.paths.home), agent.id, PENDING,
-                          {"text": text, "notices": list(notices)})
+    mcpwire.write_private(
+        str(app.paths.home), agent.id, PENDING, {"text": text, "notices": list(notices)}
+    )
 
 
 def _forget(app: App, agent_id: str) -> None:
@@ -161,8 +183,12 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
     if left is None:
         return None
     text, notices = left
-    found, _ = _wait_status(app, name, (*READY, "waiting", "error", "exited", "stopped",
-                                        "failed"), budget.left(app.clock.monotonic(), budget.ready))
+    found, _ = _wait_status(
+        app,
+        name,
+        (*READY, "waiting", "error", "exited", "stopped", "failed"),
+        budget.left(app.clock.monotonic(), budget.ready),
+    )
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     if pane is None or pane.dead or found.status != "idle":
         return None
@@ -174,45 +200,87 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
     command = is_slash_command(text)
     quirks = traits.of(agent.provider)
     record = None if quirks.hooks or command else readable(app, agent)
-    plan = delivery.decide(delivery.Found(name, "idle", True, 0.0), command=command,
-                           has_hooks=quirks.hooks, has_record=record is not None)
+    plan = delivery.decide(
+        delivery.Found(name, "idle", True, 0.0),
+        command=command,
+        has_hooks=quirks.hooks,
+        has_record=record is not None,
+    )
     log = hooks.log_path(str(app.paths.home), agent.id)
     log_before = hooks.size(log)
     screen_before = app.tmux.capture(pane.pane_id, 200) if plan.screen_baseline else None
     app.tmux.send_enter(pane.pane_id)
     _forget(app, agent.id)
-    delivered, how, _ = _confirm(app, agent, plan.confirm_by, pane.pane_id, log, log_before,
-                                 screen_before, text, budget.left(app.clock.monotonic(),
-                                                                  budget.confirm), record)
-    app.store.log(agent, "sent", delivered=delivered, chars=len(text), confirmed_by=how,
-                  interrupted_send=True)
+    delivered, how, _ = _confirm(
+        app,
+        agent,
+        plan.confirm_by,
+        pane.pane_id,
+        log,
+        log_before,
+        screen_before,
+        text,
+        budget.left(app.clock.monotonic(), budget.confirm),
+        record,
+    )
+    app.store.log(
+        agent, "sent", delivered=delivered, chars=len(text), confirmed_by=how, interrupted_send=True
+    )
     if not delivered:
         return None
     if notices:
         with app.store.write() as c:
-            notices_queue.mark_delivered(c, notices, now_iso())
-        app.store.log(agent, "notified", notices=len(notices), confirmed_by=how,
-                      interrupted_send=True)
+            notices_queue.mark_delivered(c, notices, app.store.now_iso())
+        app.store.log(
+            agent, "notified", notices=len(notices), confirmed_by=how, interrupted_send=True
+        )
     return delivery.finished_note(name, text)
 
 
-def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Budget,
-                 notices: tuple[int, ...]) -> Sent:
+def _send_locked(
+    app: App,
+    name: str,
+    text: str,
+    wait: bool,
+    budget: delivery.Budget,
+    notices: tuple[int, ...],
+    resuming: bool = False,
+) -> Sent:
+    began = app.clock.now().timestamp()  # a resume planned before this is superseded
     ready_for = budget.left(app.clock.monotonic(), budget.ready)
-    found, in_time = _wait_status(app, name, (*READY, "waiting", "error", "exited", "stopped",
-                                              "lost", "failed"), ready_for)
+    found, in_time = _wait_status(
+        app,
+        name,
+        (*READY, "waiting", "error", "limited", "exited", "stopped", "lost", "failed"),
+        ready_for,
+    )
     agent = app.store.require(name)
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     alive = pane is not None and not pane.dead
     command = is_slash_command(text)
     quirks = traits.of(agent.provider)
     record = None if quirks.hooks or command else readable(app, agent)
-    typed = _draft(app, agent.provider, pane.pane_id) \
-        if pane is not None and alive and found.status == "idle" else None
+    # A resume's try past the limit (ops/resume.py): its input line takes text again.
+    now_status = "idle" if resuming and found.status == "limited" else found.status
+    typed = (
+        _draft(app, agent.provider, pane.pane_id)
+        if pane is not None and alive and now_status == "idle"
+        else None
+    )
     plan = delivery.decide(
-        delivery.Found(name, found.status, in_time, round(ready_for, 1),
-                       found.status_reason, alive, typed),
-        command=command, has_hooks=quirks.hooks, has_record=record is not None)
+        delivery.Found(
+            name,
+            now_status,
+            in_time,
+            round(ready_for, 1),
+            _limited(app, found) if found.status == "limited" else found.status_reason,
+            alive,
+            typed,
+        ),
+        command=command,
+        has_hooks=quirks.hooks,
+        has_record=record is not None,
+    )
     if not plan.deliver or pane is None:
         return _not_delivered(app, agent, text, plan.why, timed_out=plan.timed_out)
     log = hooks.log_path(str(app.paths.home), agent.id)
@@ -233,38 +301,63 @@ def _send_locked(app: App, name: str, text: str, wait: bool, budget: delivery.Bu
     _forget(app, agent.id)
 
     confirm_for = budget.left(app.clock.monotonic(), budget.confirm)
-    delivered, how, failure = _confirm(app, agent, plan.confirm_by, pane.pane_id, log,
-                                       log_before, screen_before, text, confirm_for, record)
+    delivered, how, failure = _confirm(
+        app,
+        agent,
+        plan.confirm_by,
+        pane.pane_id,
+        log,
+        log_before,
+        screen_before,
+        text,
+        confirm_for,
+        record,
+    )
     if not delivered:
         cut = how == NO_SIGN and confirm_for < budget.confirm
-        return _not_delivered(app, agent, text, f"timed out after {confirm_for:g} s waiting "
-                              f"for a sign that {name} took it (it may still take it)"
-                              if cut else how, timed_out=cut)
+        return _not_delivered(
+            app,
+            agent,
+            text,
+            f"timed out after {confirm_for:g} s waiting "
+            f"for a sign that {name} took it (it may still take it)"
+            if cut
+            else how,
+            timed_out=cut,
+        )
     if how == Record.HOW:
         app.store.update(agent.id, conversation_seen=True)
+    if not resuming and not notices:  # issue 23: it supersedes a resume at a limit's reset
+        from roost.ops import resume
+
+        resume.note_send(app, name, text, began)
     if failure is not None:
-        app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how,
-                      failure=failure)
+        app.store.log(
+            agent, "sent", delivered=True, chars=len(text), confirmed_by=how, failure=failure
+        )
         return Sent(True, how, failure=failure)
     app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how)
     if not wait:
         return Sent(True, how)
     if not quirks.hooks and cli_record.turns(app, agent) is not None:
-        return _recorded_reply(app, agent, how, text, asked_before,
-                               budget.left(app.clock.monotonic(), budget.reply))
-    settled, in_time = _wait_status(app, name, SETTLED,
-                                    budget.left(app.clock.monotonic(), budget.reply))
+        return _recorded_reply(
+            app, agent, how, text, asked_before, budget.left(app.clock.monotonic(), budget.reply)
+        )
+    settled, in_time = _wait_status(
+        app, name, SETTLED, budget.left(app.clock.monotonic(), budget.reply)
+    )
     if not in_time:
         return Sent(True, how, timed_out=True)
-    if settled.status == "error":
+    if settled.status in ("error", "limited"):  # a usage limit cut the turn: its words
         return Sent(True, how, failure=settled.status_reason or "the CLI shows an error")
     reply = last_reply(app, agent.id, log_before, text)
     why = replies.NOT_RECORDED if quirks.hooks else cli_record.NO_RECORD
     return Sent(True, how, reply, no_reply=None if reply is not None else why)
 
 
-def _recorded_reply(app: App, agent: Agent, how: str, text: str, asked_before: int,
-                    timeout: float) -> Sent:
+def _recorded_reply(
+    app: App, agent: Agent, how: str, text: str, asked_before: int, timeout: float
+) -> Sent:
     """The answer of this turn from the CLI's own record (codex, gemini, aider), once it is
     there; the turn's failure if it shows an error; else, when it stops (core.replies), why
     there is none; or a timeout."""
@@ -275,7 +368,7 @@ def _recorded_reply(app: App, agent: Agent, how: str, text: str, asked_before: i
         if reply is not None:
             return Sent(True, how, reply)
         found = _observed(app, agent.name)
-        if found.status == "error":
+        if found.status in ("error", "limited"):
             return Sent(True, how, failure=found.status_reason or "the CLI shows an error")
         now = app.clock.monotonic()
         worked = worked or found.status == "working"
@@ -283,8 +376,9 @@ def _recorded_reply(app: App, agent: Agent, how: str, text: str, asked_before: i
             idle_since = None
         elif idle_since is None:
             idle_since = now
-        why = replies.why_no_reply(found.status, worked,
-                                   0.0 if idle_since is None else now - idle_since)
+        why = replies.why_no_reply(
+            found.status, worked, 0.0 if idle_since is None else now - idle_since
+        )
         if why is not None:
             return Sent(True, how, no_reply=why)
         if now >= deadline:
@@ -318,9 +412,18 @@ def _not_delivered(app: App, agent: Agent, text: str, why: str, timed_out: bool 
     return Sent(False, why, timed_out=timed_out)
 
 
-def _confirm(app: App, agent: Agent, confirm_by: tuple[str, ...], pane_id: str, log: str,
-             log_before: int, screen_before: str | None, text: str,
-             timeout: float, record: Record | None) -> tuple[bool, str, str | None]:
+def _confirm(
+    app: App,
+    agent: Agent,
+    confirm_by: tuple[str, ...],
+    pane_id: str,
+    log: str,
+    log_before: int,
+    screen_before: str | None,
+    text: str,
+    timeout: float,
+    record: Record | None,
+) -> tuple[bool, str, str | None]:
     """(True, what shows that the agent took `text`: hook, new session id, session file,
     screen, exit; and its turn's failure, if it failed at once), or (False, why not, None),
     looking for the signals `confirm_by` names (core.delivery). `screen_before` is the baseline
@@ -329,14 +432,25 @@ def _confirm(app: App, agent: Agent, confirm_by: tuple[str, ...], pane_id: str, 
     it."""
     has_hooks = delivery.HOOK in confirm_by or delivery.EFFECT in confirm_by
     command = delivery.EXIT in confirm_by
-    found = _confirmation(app, agent, has_hooks, command, pane_id, log, log_before,
-                          screen_before, text, timeout, record)
+    found = _confirmation(
+        app,
+        agent,
+        has_hooks,
+        command,
+        pane_id,
+        log,
+        log_before,
+        screen_before,
+        text,
+        timeout,
+        record,
+    )
     if found is None:
         return False, NO_SIGN, None
     if found.startswith("error:"):
-        return False, f"{agent.name} shows an error: {found[len('error:'):]}", None
+        return False, f"{agent.name} shows an error: {found[len('error:') :]}", None
     if found.startswith("failed:"):
-        return True, "screen", found[len("failed:"):]
+        return True, "screen", found[len("failed:") :]
     return True, found, None
 
 
@@ -350,9 +464,19 @@ def _took_from_input(provider: str, screen: str, text: str) -> bool:
     return typed is None or not (typed.startswith(first[:40]) or first.startswith(typed))
 
 
-def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_id: str,
-                  log: str, log_before: int, screen_before: str | None, text: str,
-                  timeout: float, record: Record | None) -> str | None:
+def _confirmation(
+    app: App,
+    agent: Agent,
+    has_hooks: bool,
+    command: bool,
+    pane_id: str,
+    log: str,
+    log_before: int,
+    screen_before: str | None,
+    text: str,
+    timeout: float,
+    record: Record | None,
+) -> str | None:
     deadline = app.clock.monotonic() + timeout
     enter_again = app.clock.monotonic() + ENTER_AGAIN
     token = launch_token(app, agent.id) if has_hooks else None  # whose hook lines count
@@ -380,8 +504,9 @@ def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_i
                 enter_again = app.clock.monotonic() + ENTER_AGAIN
             app.clock.sleep(0.1)
             continue
-        screen = app.tmux.capture(pane_id, 200) if found is None and \
-            screen_before is not None else None
+        screen = (
+            app.tmux.capture(pane_id, 200) if found is None and screen_before is not None else None
+        )
         if screen is not None and screen != screen_before:
             broken = _screen_error(app, agent.provider, screen)
             if broken is not None:
@@ -400,6 +525,37 @@ def _confirmation(app: App, agent: Agent, has_hooks: bool, command: bool, pane_i
     return found
 
 
+def _stored_limit(app: App, name: str) -> str | None:
+    """What a send says to an agent with no live process whose last limit still holds (a live
+    one is judged by its screen and hooks, fresher than the record)."""
+    from roost.core import limits
+    from roost.store import limits as stored
+    from roost.system.clock import local_zone
+
+    now = app.clock.now().timestamp()
+    for agent_name, _provider, limit, seen_at in stored.seen(app.store.conn):
+        if agent_name != name or not limits.current(limit, seen_at, now):
+            continue
+        agent = app.store.require(name)
+        pane = agent_panes(app.tmux.list_panes()).get(agent.id)
+        if pane is not None and not pane.dead:
+            return None
+        said = present.limited_until(name, limit.resets_at, now, local_zone(app.environ))
+        return f"{said}: {limit.words}"
+    return None
+
+
+def _limited(app: App, found: Observation) -> str:
+    """What a send to a limited agent says: until when (in the reader's zone), and the CLI's
+    words."""
+    from roost.system.clock import local_zone
+
+    resets = found.limit.resets_at if found.limit is not None else None
+    now = app.clock.now().timestamp()
+    said = present.limited_until(found.agent.name, resets, now, local_zone(app.environ))
+    return f"{said}: {found.status_reason}" if found.status_reason else said
+
+
 def _screen_error(app: App, provider: str, screen: str) -> str | None:
     """The reason when the screen shows the provider's error patterns (config.toml's
     included), else None."""
@@ -407,18 +563,27 @@ def _screen_error(app: App, provider: str, screen: str) -> str | None:
     return (found[1] or "the CLI shows an error") if found and found[0] == "error" else None
 
 
-def _confirmed_by_hooks(events: list[tuple[float, str, dict[str, object]]], text: str,
-                        command: bool, session_id: str | None) -> str | None:
+def _confirmed_by_hooks(
+    events: list[tuple[float, str, dict[str, object]]],
+    text: str,
+    command: bool,
+    session_id: str | None,
+) -> str | None:
     """The hook evidence that `text` was taken: "hook" (its UserPromptSubmit); for a slash
     command, "new session id" (the SessionStart after /clear) or "effect" (another event it
     fires: the SessionEnd before that start, a compaction); None when there is none yet."""
-    if any(event == "UserPromptSubmit" and delivery.same_message(payload.get("prompt"), text)
-           for _, event, payload in events):
+    if any(
+        event == "UserPromptSubmit" and delivery.same_message(payload.get("prompt"), text)
+        for _, event, payload in events
+    ):
         return "hook"
-    effects = [(event, payload) for _, event, payload in events
-               if command and event in COMMAND_EFFECTS]
-    if any(event == "SessionStart" and payload.get("session_id") != session_id
-           for event, payload in effects):
+    effects = [
+        (event, payload) for _, event, payload in events if command and event in COMMAND_EFFECTS
+    ]
+    if any(
+        event == "SessionStart" and payload.get("session_id") != session_id
+        for event, payload in effects
+    ):
         return "new session id"
     return "effect" if effects else None
 
@@ -468,6 +633,7 @@ def _text_of(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(c.get("text", "") for c in content
-                         if isinstance(c, dict) and c.get("type") == "text")
+        return "\n".join(
+            c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"
+        )
     return ""

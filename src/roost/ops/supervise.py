@@ -10,8 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from roost.core import supervision as sv
+from roost.core.errors import HeldStopped
 from roost.core.model import Agent
 from roost.core.reconcile import agent_panes
+from roost.core.service import SESSION as SERVICE_SESSION
 from roost.ops import lifecycle
 from roost.ops.context import App
 from roost.providers import traits
@@ -23,6 +25,10 @@ HISTORY = 50  # events read back for the crash-loop window: far more than it can
 def on_pane_died(app: App, pane_id: str) -> str:
     """What happened, as a word (for tests and the log)."""
     pane = next((p for p in app.tmux.list_panes() if p.pane_id == pane_id), None)
+    if pane is not None and pane.session_name == SERVICE_SESSION:
+        from roost.ops import service
+
+        return service.on_died(app, pane)
     agent = app.store.get_by_id(pane.agent_id) if pane is not None and pane.agent_id else None
     if pane is None or agent is None:
         return "ignored"
@@ -44,18 +50,28 @@ def on_pane_died(app: App, pane_id: str) -> str:
     app.store.update(agent.id, last_exit=code)
     screen = app.tmux.capture(pane.pane_id, 200)  # the message may sit above many blank rows
     policy = sv.Policy(agent.restart_policy)
-    decision = sv.decide(history, policy, code, screen, app.clock.now(),
-                         traits.of(agent.provider).conversation_gone)
+    decision = sv.decide(
+        history, policy, code, screen, app.clock.now(), traits.of(agent.provider).conversation_gone
+    )
     if decision.action == "unresumable":
-        app.store.update(agent.id, last_error=(
-            f"unresumable: the {agent.provider} conversation {agent.provider_session_id} was not "
-            f"found; `roost wake {agent.name} --fresh` starts a new one"))
+        app.store.update(
+            agent.id,
+            last_error=(
+                f"unresumable: the {agent.provider} conversation "
+                f"{agent.provider_session_id} was not "
+                f"found; `roost wake {agent.name} --fresh` starts a new one"
+            ),
+        )
         app.store.log(agent, "unresumable", session_id=agent.provider_session_id)
         return "unresumable"
     if decision.action == "failed":
-        app.store.update(agent.id, last_error=(
-            f"crash loop: {decision.failures} failed starts within {policy.window:.0f} s "
-            f"(last exit {code}); `roost wake {agent.name}` clears it"))
+        app.store.update(
+            agent.id,
+            last_error=(
+                f"crash loop: {decision.failures} failed starts within {policy.window:.0f} s "
+                f"(last exit {code}); `roost wake {agent.name}` clears it"
+            ),
+        )
         app.store.log(agent, "failed", failures=decision.failures)
         return "failed"
     if decision.action == "exited":
@@ -66,12 +82,18 @@ def on_pane_died(app: App, pane_id: str) -> str:
         pane_now = agent_panes(app.tmux.list_panes()).get(agent.id) if current else None
         if current is None or not sv.still_wanted(current, pane_now):
             return "left"  # the user acted meanwhile
-    lifecycle.wake(app, current.name, hold=False)  # its next exit comes back here
+    try:  # its next exit comes back here; a kill between the check and the wake wins
+        lifecycle.wake(app, current.name, hold=False, unless_stopped=True)
+    except HeldStopped:
+        return "left"
     app.store.log(current, "restarted", after_failures=decision.failures)
     return "restarted"
 
 
 def exits(app: App, agent: Agent) -> list[sv.Exit]:
     """The agent's recent exits from its event log, oldest first."""
-    return [sv.Exit(datetime.fromisoformat(e["at"]), e.get("exit_code"))
-            for e in app.store.events(agent.id, limit=HISTORY) if e["kind"] == "exited"]
+    return [
+        sv.Exit(datetime.fromisoformat(e["at"]), e.get("exit_code"))
+        for e in app.store.events(agent.id, limit=HISTORY)
+        if e["kind"] == "exited"
+    ]

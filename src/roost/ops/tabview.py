@@ -37,5 +37,6 @@ def open_tab(app: App, tab: str, width: int = 200, height: int = 50) -> list[str
         # env -u TMUX: the view pane's own $TMUX points at the view server
         return ["env", "-u", "TMUX", *app.tmux.attach_argv(sessions[agent_id])]
 
-    return view.build(app.tmux.view_client(), f"view-{tab}", f"roost tab {tab} ", t.layout,
-                      client, width, height)
+    return view.build(
+        app.tmux.view_client(), f"view-{tab}", f"roost tab {tab} ", t.layout, client, width, height
+    )

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from roost.core.errors import RoostError
 from roost.core.exchange import (
     FORMAT,
     VERSION,
@@ -24,17 +25,23 @@ from roost.core.exchange import (
     validate,
 )
 from roost.core.model import Agent
+from roost.ops import worktree as worktrees
 from roost.ops.context import App
 from roost.providers import base as prov
 from roost.providers import traits
 from roost.providers.claude import claude_dir
 from roost.store import exchange
-from roost.store.db import now_iso
+from roost.store import worktrees as wtdb
 
 
 def export(app: App) -> dict[str, Any]:
-    return {"format": FORMAT, "version": VERSION, **exchange.export_tables(app.store),
-            "agent_files": _own_files(app)}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        **exchange.export_tables(app.store),
+        "agent_files": _own_files(app),
+        "worktrees": wtdb.exported(app.store.conn),
+    }
 
 
 def _own_files(app: App) -> dict[str, dict[str, str]]:
@@ -53,16 +60,27 @@ def import_(app: App, data: Any, allow_dangerous: bool = False) -> tuple[int, li
     """Add the export's records; returns how many agents, and what was left off: unless
     `allow_dangerous` (the person said so), nothing that turns permission checks off.
     Refused whole on the first problem."""
-    seen_at = now_iso()
+    seen_at = app.store.now_iso()
     left: list[str] = []
     try:
         with app.store.write() as c:
-            validate(data, exchange.taken(c), traits.SESSION_IDS,
-                     {"claude": str(claude_dir(app.environ))})
+            validate(
+                data,
+                exchange.taken(c),
+                traits.SESSION_IDS,
+                {"claude": str(claude_dir(app.environ))},
+            )
             files = check_agent_files(data.get("agent_files"), {a["id"] for a in data["agents"]})
+            names = {a["id"]: a["name"] for a in data["agents"]}
+            try:
+                trees = worktrees.verify_imported(app, data.get("worktrees"), names)
+            except RoostError as exc:
+                raise refused(str(exc)) from None
             if not allow_dangerous:
                 data, left = leave_off_permissions(data)
             exchange.insert_tables(c, data, seen_at)
+            for row in trees:
+                wtdb.insert(c, row)
             _write_files(app, files)  # in the transaction: a failed write changes nothing
     except exchange.RecordRefused as exc:
         # validate() checks every constraint the schema has; this is its safety net

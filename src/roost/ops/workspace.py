@@ -54,8 +54,14 @@ class TabRow:
 
 def tab_list(app: App) -> list[TabRow]:
     workspace = wsdb.load(app.store.conn)
-    return [TabRow(t.name, [_name(app, a) for a in ws.leaves(t.layout)],
-                   _name(app, t.focus) if t.focus else None) for t in workspace.tabs]
+    return [
+        TabRow(
+            t.name,
+            [_name(app, a) for a in ws.leaves(t.layout)],
+            _name(app, t.focus) if t.focus else None,
+        )
+        for t in workspace.tabs
+    ]
 
 
 # ---- placement ---------------------------------------------------------------------------
@@ -287,8 +293,9 @@ def _screens(rows: list[dict[str, str]]) -> tuple[set[str], dict[str, datetime]]
     return running, changed
 
 
-def gc_remove(app: App, found: list[tuple[Agent, str]]
-              ) -> tuple[list[tuple[Agent, str]], list[Agent]]:
+def gc_remove(
+    app: App, found: list[tuple[Agent, str]]
+) -> tuple[list[tuple[Agent, str]], list[Agent]]:
     """Remove the candidates, except any that started running since they were listed (checked
     under each agent's lock). Returns (removed with why, kept because they run now); one that
     another roost removed meanwhile is in neither."""

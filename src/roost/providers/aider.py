@@ -29,7 +29,7 @@ def prompts_in(text: str) -> list[str]:
     for line in text.splitlines():
         if line.startswith(PROMPT_MARK.rstrip()):
             current = [] if current is None else current
-            current.append(line[len(PROMPT_MARK):].rstrip())  # markdown's "  " line break
+            current.append(line[len(PROMPT_MARK) :].rstrip())  # markdown's "  " line break
         elif current is not None:
             found.append("\n".join(current))
             current = None
@@ -79,29 +79,34 @@ class Aider(Provider):
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         return [exe, "--chat-history-file", str(path), *self._common(agent)]
 
-    def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
-                    paths_home: Path) -> list[str]:
+    def resume_argv(
+        self, agent: Agent, exe: str, environ: Mapping[str, str], paths_home: Path
+    ) -> list[str]:
         return [*self.start_argv(agent, exe, None, paths_home), "--restore-chat-history"]
 
     def own_files(self, agent: Agent, paths_home: Path) -> list[Path]:
         return [history_file(paths_home, agent)]
 
-    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
-                             paths_home: Path) -> str | None:
+    def conversation_missing(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> str | None:
         if agent.launches == 0 or history_file(paths_home, agent).exists():
             return None
-        return ("its aider chat history did not come with the export: it would wake into an "
-                "empty chat")
+        return (
+            "its aider chat history did not come with the export: it would wake into an empty chat"
+        )
 
-    def conversation_size(self, agent: Agent, environ: Mapping[str, str],
-                          paths_home: Path) -> int | None:
+    def conversation_size(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> int | None:
         try:
             return history_file(paths_home, agent).stat().st_size
         except OSError:
             return 0
 
-    def prompts_after(self, agent: Agent, environ: Mapping[str, str], paths_home: Path,
-                      offset: int) -> list[str]:
+    def prompts_after(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path, offset: int
+    ) -> list[str]:
         try:
             with history_file(paths_home, agent).open("rb") as fh:
                 fh.seek(offset)
@@ -109,8 +114,9 @@ class Aider(Provider):
         except OSError:
             return []
 
-    def turns(self, agent: Agent, environ: Mapping[str, str],
-              paths_home: Path) -> list[Turn] | None:
+    def turns(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> list[Turn] | None:
         try:
             return history_turns(history_file(paths_home, agent).read_text("utf-8", "replace"))
         except OSError:

@@ -45,25 +45,30 @@ class Provider:
     def name(self) -> str:
         return self.traits.name
 
-    def wanted_executable(self, agent: Agent, config: Mapping[str, Any],
-                          environ: Mapping[str, str]) -> str:
+    def wanted_executable(
+        self, agent: Agent, config: Mapping[str, Any], environ: Mapping[str, str]
+    ) -> str:
         return self.configured_executable(config, environ)
 
-    def configured_executable(self, config: Mapping[str, Any],
-                              environ: Mapping[str, str]) -> str:
+    def configured_executable(self, config: Mapping[str, Any], environ: Mapping[str, str]) -> str:
         """$ROOST_<NAME>_BIN, then providers.<name>.bin in config.toml, then the usual name."""
-        configured = (environ.get(self.env_var)
-                      or config.get("providers", {}).get(self.name, {}).get("bin"))
+        configured = environ.get(self.env_var) or config.get("providers", {}).get(
+            self.name, {}
+        ).get("bin")
         return str(configured or self.default_bin)
 
-    def executable(self, agent: Agent, config: Mapping[str, Any],
-                   environ: Mapping[str, str]) -> str:
+    def executable(
+        self, agent: Agent, config: Mapping[str, Any], environ: Mapping[str, str]
+    ) -> str:
         """The CLI's absolute path, looked up on the caller's PATH."""
         wanted = self.wanted_executable(agent, config, environ)
         found = shutil.which(wanted, path=environ.get("PATH"))
         if not found:
-            hint = (f" (set {self.env_var} or providers.{self.name}.bin in config.toml)"
-                    if self.env_var else "")
+            hint = (
+                f" (set {self.env_var} or providers.{self.name}.bin in config.toml)"
+                if self.env_var
+                else ""
+            )
             raise RoostError(f"{self.name}: executable {wanted!r} not found{hint}", code=6)
         return os.path.abspath(found)
 
@@ -85,18 +90,21 @@ class Provider:
     def _prompt(self, prompt: str | None) -> list[str]:
         return (self.prompt_argv(prompt) or []) if prompt else []
 
-    def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
-                    paths_home: Path) -> list[str]:
+    def resume_argv(
+        self, agent: Agent, exe: str, environ: Mapping[str, str], paths_home: Path
+    ) -> list[str]:
         raise NotImplementedError
 
-    def discover_session_id(self, agent: Agent, environ: Mapping[str, str],
-                            seen: Sighting) -> list[str]:
+    def discover_session_id(
+        self, agent: Agent, environ: Mapping[str, str], seen: Sighting
+    ) -> list[str]:
         """Candidate provider session ids for an agent that could not choose its own, best
         first; `seen` is what roost saw of the agent's own process."""
         return []
 
-    def unclaimed_conversations(self, agent: Agent, environ: Mapping[str, str], since: float,
-                                known: Set[str]) -> list[str] | None:
+    def unclaimed_conversations(
+        self, agent: Agent, environ: Mapping[str, str], since: float, known: Set[str]
+    ) -> list[str] | None:
         """For a CLI that chooses its own session id, when roost never learned the agent's: the
         ids of the conversations in the agent's cwd that were written since `since` (epoch
         seconds, its last launch) and that no agent owns (`known`), any of which may be its
@@ -108,25 +116,34 @@ class Provider:
         export carries them, an import writes them back."""
         return []
 
-    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
-                             paths_home: Path) -> str | None:
+    def conversation_missing(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> str | None:
         """Why the agent's conversation cannot be found here (an import on another machine or
         home), or None when it is here or there is none to find."""
         return None
 
-    def conversation_size(self, agent: Agent, environ: Mapping[str, str],
-                          paths_home: Path) -> int | None:
+    def conversation_size(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> int | None:
         """The size of the CLI's own record of the agent's conversation (0 before it exists),
         or None when roost cannot read one: then a send is confirmed another way."""
         return None
 
-    def prompts_after(self, agent: Agent, environ: Mapping[str, str], paths_home: Path,
-                      offset: int) -> list[str]:
+    def usage_file(self, agent: Agent, environ: Mapping[str, str]) -> Path | None:
+        """The file where the CLI records the token usage of the agent's current conversation
+        (read by ops/usage.py with core/usage.py's reader for this CLI), or None."""
+        return None
+
+    def prompts_after(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path, offset: int
+    ) -> list[str]:
         """The prompts the CLI took, as its record holds them past byte `offset`."""
         return []
 
-    def turns(self, agent: Agent, environ: Mapping[str, str],
-              paths_home: Path) -> list[Turn] | None:
+    def turns(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> list[Turn] | None:
         """The agent's conversation as its CLI's own record holds it, oldest first ([] before
         there is one), or None when the CLI keeps no record roost can read of its replies."""
         return None
@@ -136,8 +153,9 @@ class Provider:
         (for doctor); None when nothing does."""
         return None
 
-    def launch_environment(self, agent: Agent, environ: Mapping[str, str],
-                           paths_home: Path) -> dict[str, str]:
+    def launch_environment(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> dict[str, str]:
         """Variables this one launch gets besides `environ` (the agent's environment): what a
         CLI takes no command-line option for."""
         return {}

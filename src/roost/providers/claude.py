@@ -35,8 +35,14 @@ class Claude(Provider):
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
         assert agent.provider_session_id
-        return [exe, "--session-id", agent.provider_session_id, *self._settings(agent, paths_home),
-                *self._common(agent), *self._prompt(prompt)]
+        return [
+            exe,
+            "--session-id",
+            agent.provider_session_id,
+            *self._settings(agent, paths_home),
+            *self._common(agent),
+            *self._prompt(prompt),
+        ]
 
     def prompt_argv(self, prompt: str) -> list[str] | None:
         """After `--`, which ends claude's options. But claude (commander) still runs a
@@ -49,31 +55,50 @@ class Claude(Provider):
         """roost's hooks (and `roost mcp`, unless switched off) for this one process, never in
         the user's settings files. `--mcp-config` takes several files: the next flag ends it."""
         mcp = mcpwire.configured(str(paths_home), agent.id)
-        return [*(["--mcp-config", mcp] if mcp else []),
-                "--settings", hooks.write_settings(str(paths_home), agent.id, bool(mcp))]
+        return [
+            *(["--mcp-config", mcp] if mcp else []),
+            "--settings",
+            hooks.write_settings(str(paths_home), agent.id, bool(mcp)),
+        ]
 
-    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
-                             paths_home: Path) -> str | None:
+    def usage_file(self, agent: Agent, environ: Mapping[str, str]) -> Path | None:
+        sid = agent.provider_session_id
+        return (
+            Path(agent.transcript_path or transcript_path(sid, agent.cwd, environ)) if sid else None
+        )
+
+    def conversation_missing(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> str | None:
         sid = agent.provider_session_id
         if not sid or not agent.conversation_seen:
             return None
         path = agent.transcript_path or str(transcript_path(sid, agent.cwd, environ))
         return None if Path(path).exists() else f"its Claude Code transcript {path} is not here"
 
-    def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
-                    paths_home: Path) -> list[str]:
+    def resume_argv(
+        self, agent: Agent, exe: str, environ: Mapping[str, str], paths_home: Path
+    ) -> list[str]:
         assert agent.provider_session_id
         recorded = agent.transcript_path or str(
-            transcript_path(agent.provider_session_id, agent.cwd, environ))
+            transcript_path(agent.provider_session_id, agent.cwd, environ)
+        )
         if not Path(recorded).exists():
             if agent.conversation_seen:
                 raise NotResumable(
                     f"unresumable: {agent.name}'s conversation {agent.provider_session_id} is "
                     f"gone ({recorded} does not exist; Claude Code deletes transcripts older "
                     f"than cleanupPeriodDays). `roost wake {agent.name} --fresh` starts a new "
-                    "conversation", code=7)
+                    "conversation",
+                    code=7,
+                )
             # No message was ever sent, so there is no conversation to lose: Claude Code writes
             # the transcript with the first message. Start again under the same id.
             return self.start_argv(agent, exe, None, paths_home)
-        return [exe, "--resume", agent.provider_session_id, *self._settings(agent, paths_home),
-                *self._common(agent)]
+        return [
+            exe,
+            "--resume",
+            agent.provider_session_id,
+            *self._settings(agent, paths_home),
+            *self._common(agent),
+        ]

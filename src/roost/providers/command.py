@@ -15,16 +15,21 @@ from roost.providers.traits import COMMAND
 class Command(Provider):
     traits = COMMAND
 
-    def wanted_executable(self, agent: Agent, config: Mapping[str, Any],
-                          environ: Mapping[str, str]) -> str:
+    def wanted_executable(
+        self, agent: Agent, config: Mapping[str, Any], environ: Mapping[str, str]
+    ) -> str:
         if not agent.args:
-            raise RoostError("provider 'command' needs the program after `--`, "
-                             "e.g. roost spawn logs --provider command -- tail -f app.log", code=2)
+            raise RoostError(
+                "provider 'command' needs the program after `--`, "
+                "e.g. roost spawn logs --provider command -- tail -f app.log",
+                code=2,
+            )
         return agent.args[0]
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
         return [exe, *agent.args[1:]]
 
-    def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
-                    paths_home: Path) -> list[str]:
+    def resume_argv(
+        self, agent: Agent, exe: str, environ: Mapping[str, str], paths_home: Path
+    ) -> list[str]:
         return self.start_argv(agent, exe, None, paths_home)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from roost.core.model import Agent
 from roost.core.replies import Turn, fold
-from roost.providers import mcpwire
+from roost.providers import hooks, mcpwire
 from roost.providers.base import NotResumable, Provider, user_home
 from roost.providers.traits import GEMINI
 
@@ -88,9 +88,13 @@ def restore_header(path: Path, session_id: str, cwd: str) -> None:
     except ValueError:
         first = {}
     started = first.get("timestamp") if isinstance(first, dict) else None
-    header = {"sessionId": session_id,
-              "projectHash": hashlib.sha256(cwd.encode()).hexdigest(),
-              "startTime": started, "lastUpdated": started, "kind": "main"}
+    header = {
+        "sessionId": session_id,
+        "projectHash": hashlib.sha256(cwd.encode()).hexdigest(),
+        "startTime": started,
+        "lastUpdated": started,
+        "kind": "main",
+    }
     spare = path.with_name(f".{path.name}.roost-{os.getpid()}")
     spare.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + data)
     os.chmod(spare, path.stat().st_mode & 0o777)
@@ -113,8 +117,10 @@ def private_path(path: Path) -> bool:
     """Whether no folder from `path` up to / may be written by group or others: Gemini CLI
     reads a system settings file only there (0.61.0)."""
     try:
-        return all(not (folder.stat().st_mode & 0o022)
-                   for folder in (path.resolve(), *path.resolve().parents))
+        return all(
+            not (folder.stat().st_mode & 0o022)
+            for folder in (path.resolve(), *path.resolve().parents)
+        )
     except OSError:
         return False
 
@@ -155,8 +161,13 @@ def chat_turns(path: Path) -> list[Turn]:
     """A chat file's turns: each `user` message a prompt, the words of the `gemini` messages
     after it its answer (the last with words: tool calls come in messages of their own)."""
     roles = {"user": "user", "gemini": "agent"}
-    return fold([(roles[str(m["type"])], _text(m.get("content")))
-                 for m in _messages(path) if m.get("type") in roles])
+    return fold(
+        [
+            (roles[str(m["type"])], _text(m.get("content")))
+            for m in _messages(path)
+            if m.get("type") in roles
+        ]
+    )
 
 
 class Gemini(Provider):
@@ -167,8 +178,13 @@ class Gemini(Provider):
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
         assert agent.provider_session_id
-        return [exe, "--session-id", agent.provider_session_id, *self._common(agent),
-                *self._prompt(prompt)]
+        return [
+            exe,
+            "--session-id",
+            agent.provider_session_id,
+            *self._common(agent),
+            *self._prompt(prompt),
+        ]
 
     def prompt_argv(self, prompt: str) -> list[str] | None:
         """The option and its value in one argument: `-i --yolo` would be two options, but
@@ -176,13 +192,16 @@ class Gemini(Provider):
         (checked on 0.61.0). Not a positional: those can name a subcommand (`mcp`)."""
         return [f"--prompt-interactive={prompt}"]
 
-    def resume_argv(self, agent: Agent, exe: str, environ: Mapping[str, str],
-                    paths_home: Path) -> list[str]:
+    def resume_argv(
+        self, agent: Agent, exe: str, environ: Mapping[str, str], paths_home: Path
+    ) -> list[str]:
         sid = agent.provider_session_id
         if not sid:  # an agent started before roost chose gemini's ids
             raise NotResumable(
                 f"{agent.name}: gemini's session id is not known; `roost wake {agent.name} "
-                "--fresh` starts a new conversation", code=7)
+                "--fresh` starts a new conversation",
+                code=7,
+            )
         found = session_file(agent.cwd, sid, environ)
         if found is not None:
             if first_line(found).get("sessionId") is None:
@@ -192,13 +211,16 @@ class Gemini(Provider):
             raise NotResumable(
                 f"unresumable: {agent.name}'s conversation {sid} is gone (no chat file for it "
                 f"under {gemini_home(environ) / 'tmp'}). `roost wake {agent.name} --fresh` "
-                "starts a new conversation", code=7)
+                "starts a new conversation",
+                code=7,
+            )
         # No message was ever taken, so there is nothing to lose: Gemini CLI deletes a session
         # file that holds none when it exits. Start again under the same id.
         return self.start_argv(agent, exe, None, paths_home)
 
-    def conversation_size(self, agent: Agent, environ: Mapping[str, str],
-                          paths_home: Path) -> int | None:
+    def conversation_size(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> int | None:
         sid = agent.provider_session_id
         if not sid:
             return None
@@ -208,20 +230,27 @@ class Gemini(Provider):
         except OSError:
             return 0
 
-    def prompts_after(self, agent: Agent, environ: Mapping[str, str], paths_home: Path,
-                      offset: int) -> list[str]:
+    def prompts_after(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path, offset: int
+    ) -> list[str]:
         sid = agent.provider_session_id
         path = session_file(agent.cwd, sid, environ) if sid else None
         return user_prompts(path, offset) if path is not None else []
 
-    def turns(self, agent: Agent, environ: Mapping[str, str],
-              paths_home: Path) -> list[Turn] | None:
+    def turns(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> list[Turn] | None:
         sid = agent.provider_session_id
         path = session_file(agent.cwd, sid, environ) if sid else None
         return chat_turns(path) if path is not None else []
 
-    def conversation_missing(self, agent: Agent, environ: Mapping[str, str],
-                             paths_home: Path) -> str | None:
+    def usage_file(self, agent: Agent, environ: Mapping[str, str]) -> Path | None:
+        sid = agent.provider_session_id
+        return session_file(agent.cwd, sid, environ) if sid else None
+
+    def conversation_missing(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> str | None:
         sid = agent.provider_session_id
         if not sid or not agent.conversation_seen or session_file(agent.cwd, sid, environ):
             return None
@@ -234,13 +263,16 @@ class Gemini(Provider):
         set_to_true = [key for key in ("CI", "GITHUB_ACTIONS") if environ.get(key) == "true"]
         if not set_to_true:
             return None
-        return (f"{' and '.join(f'{key}=true' for key in set_to_true)} in roost's environment "
-                "makes Gemini CLI run headless: its agents would exit at once ('No input "
-                "provided via stdin')", "start roost without them: env -u CI -u GITHUB_ACTIONS "
-                "roost …")
+        return (
+            f"{' and '.join(f'{key}=true' for key in set_to_true)} in roost's environment "
+            "makes Gemini CLI run headless: its agents would exit at once ('No input "
+            "provided via stdin')",
+            "start roost without them: env -u CI -u GITHUB_ACTIONS roost …",
+        )
 
-    def launch_environment(self, agent: Agent, environ: Mapping[str, str],
-                           paths_home: Path) -> dict[str, str]:
+    def launch_environment(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> dict[str, str]:
         """`roost mcp` (unless switched off): a system settings file of roost's own for this
         process, holding the system settings the CLI would have read (so an administrator's
         stay in force) plus the server `roost`, trusted (its tools run without a prompt, as
@@ -251,18 +283,48 @@ class Gemini(Provider):
 
         The variable reaches whatever the agent starts: an agent started from inside a gemini
         agent (its shell, its `roost mcp`) must never get that agent's file, which names it as
-        the caller. So the `roost` entry of an inherited file is always replaced or dropped;
-        with nothing to add, the variable is emptied (the CLI's default file)."""
-        inherited = environ.get(SYSTEM_SETTINGS, "")
-        wired = mcpwire.configured(str(paths_home), agent.id) is not None and \
-            private_path(paths_home)
-        if not wired:
+        the caller. So the `roost` entry of an inherited file is always replaced or dropped,
+        and so are its hooks. The file also holds roost's hooks (with or without `roost mcp`):
+        cli_hook.sh reports the agent's turn ends to the service (providers/hooks.py)."""
+        if not private_path(paths_home):
+            inherited = environ.get(SYSTEM_SETTINGS, "")
             return {SYSTEM_SETTINGS: ""} if Path(inherited).name == MCP_SETTINGS else {}
         settings = system_settings(environ)
-        servers = settings.get("mcpServers")
-        entry = {k: v for k, v in mcpwire.server_entry(str(paths_home), agent.id).items()
-                 if k != "type"}
-        settings["mcpServers"] = {**(servers if isinstance(servers, dict) else {}),
-                                  mcpwire.SERVER: {**entry, "trust": True}}
-        return {SYSTEM_SETTINGS: mcpwire.write_private(str(paths_home), agent.id, MCP_SETTINGS,
-                                                       settings)}
+        found = settings.get("mcpServers")
+        servers: dict[str, object] = dict(found) if isinstance(found, dict) else {}
+        servers.pop(mcpwire.SERVER, None)
+        if mcpwire.configured(str(paths_home), agent.id) is not None:
+            entry = gemini_entry(mcpwire.entry(str(paths_home), agent.id))
+            servers[mcpwire.SERVER] = {**entry, "trust": True}
+        settings["mcpServers"] = servers
+        settings["hooks"] = with_roost_hooks(
+            settings.get("hooks"), hooks.gemini_hooks(str(paths_home), agent.id)
+        )
+        return {
+            SYSTEM_SETTINGS: mcpwire.write_private(
+                str(paths_home), agent.id, MCP_SETTINGS, settings
+            )
+        }
+
+
+def with_roost_hooks(found: object, ours: dict[str, list[object]]) -> dict[str, object]:
+    """The system settings' `hooks` plus roost's (cli_hook.sh, which reports the agent's turns
+    to the service): an administrator's hooks stay, and those of an inherited roost file (an
+    agent started from inside a gemini agent, whose hooks would write the other agent's log) go."""
+    kept: dict[str, object] = {}
+    for event, groups in (found if isinstance(found, dict) else {}).items():
+        if isinstance(groups, list):
+            groups = [g for g in groups if hooks.CLI_HOOK_SH not in json.dumps(g)]
+        kept[event] = groups
+    for event, groups in ours.items():
+        before = kept.get(event)
+        kept[event] = [*(before if isinstance(before, list) else []), *groups]
+    return kept
+
+
+def gemini_entry(entry: dict[str, object]) -> dict[str, object]:
+    """A server entry in Gemini's words: `httpUrl` for streamable HTTP (its `url` means SSE),
+    no `type` (0.61.0)."""
+    if "url" in entry:
+        return {"httpUrl": entry["url"], "headers": entry.get("headers", {})}
+    return {k: v for k, v in entry.items() if k != "type"}

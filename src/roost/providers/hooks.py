@@ -20,8 +20,18 @@ TYPE_CHECKING = False  # not typing's: the typing module is not imported at run 
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification",
-          "Stop", "StopFailure", "SubagentStop", "PreCompact", "SessionEnd")
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Notification",
+    "Stop",
+    "StopFailure",
+    "SubagentStop",
+    "PreCompact",
+    "SessionEnd",
+)
 # Hook event -> status. A Notification's status depends on its type; a SubagentStop or a
 # PreCompact counts only inside a turn (see `fold`).
 HOOK_STATUS = {
@@ -38,8 +48,11 @@ HOOK_STATUS = {
 # A child done, a parent free again, or (SessionStart) a parent woken by its person: the notices
 # held for it while it was stopped arrive then.
 NOTIFY_ON = ("Stop", "Notification", "SessionEnd", "SessionStart")
-NOTIFICATION_STATUS = {"permission_prompt": "waiting", "idle_prompt": "idle",
-                       "elicitation_dialog": "waiting"}
+NOTIFICATION_STATUS = {
+    "permission_prompt": "waiting",
+    "idle_prompt": "idle",
+    "elicitation_dialog": "waiting",
+}
 # A turn runs from the prompt (or a tool call seen without it) to its Stop or StopFailure.
 # Outside a turn, a SubagentStop is a side job of an idle claude (the "※ recap" it writes a few
 # minutes after the user left) and a PreCompact is a `/compact` typed at the prompt, which may
@@ -61,6 +74,64 @@ def log_path(roost_home: str, agent_id: str) -> str:
     return os.path.join(agent_dir(roost_home, agent_id), "hooks.log")
 
 
+# ---- Codex's notify program and Gemini's hooks: the CLI event log the service watches ----
+# roost/cli_hook.sh appends their events to a log of their own (not hooks.log, whose lines are
+# Claude's status): the service's monitor stat()s it and looks at the agent the moment it grows.
+CLI_HOOK_SH = os.path.join(os.path.dirname(HOOK_SH), "cli_hook.sh")
+CLI_LOGGED = ("codex", "gemini")  # the providers whose CLI appends to the CLI event log
+# The user's own Codex notify program, one word per line, which cli_hook.sh runs after its own.
+USER_NOTIFY_ENV = "ROOST_USER_NOTIFY"
+CODEX_NOTIFY = "CodexNotify"  # the event name of a line Codex's notify program wrote
+# Gemini CLI 0.61.0's hook events that end or pause a turn (its bundle's HookEventName).
+GEMINI_EVENTS = ("AfterAgent", "Notification", "SessionEnd")
+
+
+def cli_log_path(roost_home: str, agent_id: str) -> str:
+    return os.path.join(agent_dir(roost_home, agent_id), "cli-events.log")
+
+
+def watched_log(roost_home: str, agent_id: str, provider: str, reports: bool) -> str | None:
+    """The log whose growth says the agent's CLI reported something: Claude's hook log (a CLI
+    that `reports` by hooks), the CLI event log of Codex and Gemini, none for the others."""
+    if reports:
+        return log_path(roost_home, agent_id)
+    return cli_log_path(roost_home, agent_id) if provider in CLI_LOGGED else None
+
+
+def brief(payload: dict[str, object]) -> dict[str, str]:
+    """What a `hook` event keeps of a Codex or Gemini payload: its type and message, one line
+    each (the CLI's own words, for a notification)."""
+    found = {}
+    for key, name in (("type", "type"), ("notification_type", "type"), ("message", "message")):
+        value = payload.get(key)
+        if isinstance(value, str) and value.strip():
+            found[name] = one_line(value)[:200]
+    return found
+
+
+def codex_notify(roost_home: str, agent_id: str) -> list[str]:
+    """Codex's `notify` program (it appends its JSON payload as the last argument, checked on
+    0.169.0: at each agent-turn-complete)."""
+    _private_folder(roost_home, agent_id)
+    return ["sh", CLI_HOOK_SH, cli_log_path(roost_home, agent_id), CODEX_NOTIFY]
+
+
+def gemini_hooks(roost_home: str, agent_id: str) -> dict[str, list[object]]:
+    """Gemini's `hooks` setting (its payload on stdin, 0.61.0) for the events in GEMINI_EVENTS
+    (the agent's folder is made with the settings file that holds them)."""
+    log = _sh_quote(cli_log_path(roost_home, agent_id))
+    return {
+        event: [
+            {
+                "hooks": [
+                    {"type": "command", "command": f"sh {_sh_quote(CLI_HOOK_SH)} {log} {event}"}
+                ]
+            }
+        ]
+        for event in GEMINI_EVENTS
+    }
+
+
 def settings(log: str, allow_mcp: bool = False) -> dict[str, object]:
     def command(event: str) -> str:
         # Paths are quoted for the shell Claude Code runs hooks with; no user text is in here.
@@ -70,8 +141,9 @@ def settings(log: str, allow_mcp: bool = False) -> dict[str, object]:
 
     found: dict[str, object] = {
         "cleanupPeriodDays": KEEP_TRANSCRIPTS_DAYS,
-        "hooks": {event: [{"hooks": [{"type": "command", "command": command(event)}]}]
-                  for event in EVENTS},
+        "hooks": {
+            event: [{"hooks": [{"type": "command", "command": command(event)}]}] for event in EVENTS
+        },
     }
     if allow_mcp:  # roost's own tools run without a permission prompt (scoped by roost mcp)
         found["permissions"] = {"allow": ["mcp__roost"]}
@@ -135,8 +207,10 @@ def _private_folder(roost_home: str, agent_id: str) -> str:
     folder = agent_dir(roost_home, agent_id)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     if os.path.islink(folder):
-        raise RoostError(f"{folder} is a symlink; roost keeps an agent's files in a real folder "
-                         f"(remove it: {command('rm', str(folder))})")
+        raise RoostError(
+            f"{folder} is a symlink; roost keeps an agent's files in a real folder "
+            f"(remove it: {command('rm', str(folder))})"
+        )
     return folder
 
 
@@ -165,8 +239,9 @@ def parse_line(line: str) -> tuple[float, str, dict[str, object]] | None:
     return entry[:3] if entry is not None else None
 
 
-def read_entries_since(path: str, offset: int, limit: int = 4 << 20
-                       ) -> tuple[list[tuple[float, str, dict[str, object], str | None]], int]:
+def read_entries_since(
+    path: str, offset: int, limit: int = 4 << 20
+) -> tuple[list[tuple[float, str, dict[str, object], str | None]], int]:
     """Complete lines appended since `offset` (at most `limit` bytes) as parse_entry reads
     them, and the new offset."""
     fh = _open_log(path)
@@ -179,13 +254,17 @@ def read_entries_since(path: str, offset: int, limit: int = 4 << 20
         fh.seek(max(offset, size - limit))
         data = fh.read(limit)
     end = data.rfind(b"\n") + 1  # a line still being written is read next time
-    entries = [e for e in (parse_entry(line) for line in data[:end].decode(errors="replace")
-                           .splitlines()) if e is not None]
+    entries = [
+        e
+        for e in (parse_entry(line) for line in data[:end].decode(errors="replace").splitlines())
+        if e is not None
+    ]
     return entries, max(offset, size - limit) + end
 
 
-def read_since(path: str, offset: int, launch_token: str | None, limit: int = 4 << 20
-               ) -> tuple[list[tuple[float, str, dict[str, object]]], int]:
+def read_since(
+    path: str, offset: int, launch_token: str | None, limit: int = 4 << 20
+) -> tuple[list[tuple[float, str, dict[str, object]]], int]:
     """The current launch's events (`launch_token`, the store's: core/lineage.py's rule, the
     one status and lineage use) in the complete lines appended since `offset` (at most `limit`
     bytes), and the new offset. A line with any other token (a forged launch line's, an
@@ -222,8 +301,9 @@ def _open_log(path: str) -> BinaryIO | None:
     return os.fdopen(fd, "rb")
 
 
-def recent_events(path: str, launch_token: str | None,
-                  tail: int = 65536) -> list[tuple[float, str, dict[str, object]]]:
+def recent_events(
+    path: str, launch_token: str | None, tail: int = 65536
+) -> list[tuple[float, str, dict[str, object]]]:
     """The events that decide the status now, oldest first: those of the current launch
     (`launch_token`, the store's; None for a launch made before tokens) from its last turn
     boundary (a turn's begin or end, or its launch line) on, in the log's last `tail` bytes.
@@ -273,8 +353,9 @@ def failure_reason(payload: dict[str, object]) -> str | None:
     return None
 
 
-def fold(events: list[tuple[float, str, dict[str, object]]]
-         ) -> tuple[str, float, str | None] | None:
+def fold(
+    events: list[tuple[float, str, dict[str, object]]],
+) -> tuple[str, float, str | None] | None:
     """The status the events give, oldest first: that of the last event that says one, when it
     fired, and an error's reason. A launch line starts afresh; a SubagentStop or PreCompact
     outside a turn says nothing."""
@@ -296,8 +377,9 @@ def fold(events: list[tuple[float, str, dict[str, object]]]
     return found
 
 
-def last_status(roost_home: str, agent_id: str, launch_token: str | None
-                ) -> tuple[str, float, str | None] | None:
+def last_status(
+    roost_home: str, agent_id: str, launch_token: str | None
+) -> tuple[str, float, str | None] | None:
     """The status the agent's hook log gives now (`fold` of its current launch's last events,
     `launch_token` being the store's): the status, when the event that gave it fired, and an
     error's reason."""

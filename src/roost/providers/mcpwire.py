@@ -1,6 +1,8 @@
 """How an agent gets `roost mcp`: an MCP config file roost writes in the agent's own folder
 (ROOST_HOME/agents/<id>/mcp.json), passed on the command line of that one process. It adds the
-server "roost" to the user's own servers; roost never writes the user's files.
+server "roost" to the user's own servers; roost never writes the user's files. The server is the
+shared endpoint (`http_entry`: loopback HTTP, the launch token as bearer token) when one runs
+for this home at launch, else a `roost mcp` process of the agent's own (`server_entry`).
 
 Whether an agent gets it is decided at each launch by ops/lifecycle.py (config.toml `[mcp]
 enabled`, and the agent's record: `roost spawn --no-mcp` stores `mcp = false`); a provider wires
@@ -15,6 +17,7 @@ import json
 import os
 import sys
 
+from roost.core.lineage import TOKEN_ENV
 from roost.providers import hooks
 
 SERVER = "roost"  # tools reach the model as mcp__roost__<tool>
@@ -37,16 +40,63 @@ def mark_in_tree(roost_home: str, agent_id: str) -> None:
     _mark(roost_home, agent_id, IN_TREE)
 
 
+LISTED = "mcp-listed"  # the launch token whose CLI has listed roost's tools on the endpoint
+
+
+def mark_listed(roost_home: str, agent_id: str, token: str) -> None:
+    """The agent's CLI (this launch: `token`) has roost's tools: its first prompt may go."""
+    folder = hooks._private_folder(roost_home, agent_id)
+    path = os.path.join(folder, LISTED)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(token)
+
+
+def listed(roost_home: str, agent_id: str) -> str | None:
+    """The launch token of the last launch whose CLI listed roost's tools, or None."""
+    try:
+        with open(os.path.join(hooks.agent_dir(roost_home, agent_id), LISTED)) as fh:
+            return fh.read(200).strip() or None
+    except OSError:
+        return None
+
+
 def _mark(roost_home: str, agent_id: str, marker: str) -> None:
     folder = hooks._private_folder(roost_home, agent_id)
     fd = os.open(os.path.join(folder, marker), os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     os.close(fd)
 
 
+def http_entry(url: str) -> dict[str, object]:
+    """The shared endpoint (mcp/http.py): its URL, and the launch token as a bearer token,
+    left as a reference to the agent's own environment (`${ROOST_LAUNCH_TOKEN}`, which the CLI
+    expands): the file is written before the launch mints its token, and holds no secret."""
+    return {"type": "http", "url": url, "headers": {"Authorization": BEARER}}
+
+
+BEARER = "Bearer ${" + TOKEN_ENV + "}"
+
+
+def entry(roost_home: str, agent_id: str) -> dict[str, object]:
+    """The server entry this launch's file holds: the endpoint's (`url`) or `roost mcp`'s."""
+    try:
+        with open(config_path(roost_home, agent_id), encoding="utf-8") as fh:
+            found = json.load(fh)["mcpServers"][SERVER]
+        if isinstance(found, dict):
+            return found
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return server_entry(roost_home, agent_id)
+
+
 def server_entry(roost_home: str, agent_id: str) -> dict[str, object]:
     """The stdio server: this interpreter's roost, told who is calling."""
-    return {"type": "stdio", "command": sys.executable, "args": ["-P", "-m", "roost", "mcp"],
-            "env": {"ROOST_AGENT_ID": agent_id, "ROOST_HOME": roost_home}}
+    return {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": ["-P", "-m", "roost", "mcp"],
+        "env": {"ROOST_AGENT_ID": agent_id, "ROOST_HOME": roost_home},
+    }
 
 
 def toml_value(value: object) -> str:
@@ -57,8 +107,11 @@ def toml_value(value: object) -> str:
     ('{"A" = "x"}', '["-m", "roost"]')
     """
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{toml_string(str(k))} = {toml_value(v)}"
-                               for k, v in value.items()) + "}"
+        return (
+            "{"
+            + ", ".join(f"{toml_string(str(k))} = {toml_value(v)}" for k, v in value.items())
+            + "}"
+        )
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     return toml_string(str(value))
@@ -83,10 +136,10 @@ def toml_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def write(roost_home: str, agent_id: str) -> str:
-    """Write the agent's MCP config file."""
-    return write_private(roost_home, agent_id, CONFIG,
-                         {"mcpServers": {SERVER: server_entry(roost_home, agent_id)}})
+def write(roost_home: str, agent_id: str, url: str | None = None) -> str:
+    """Write the agent's MCP config file: the shared endpoint at `url`, else `roost mcp`."""
+    server = http_entry(url) if url else server_entry(roost_home, agent_id)
+    return write_private(roost_home, agent_id, CONFIG, {"mcpServers": {SERVER: server}})
 
 
 def write_private(roost_home: str, agent_id: str, name: str, content: object) -> str:

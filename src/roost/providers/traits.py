@@ -55,10 +55,18 @@ class Traits:
         "verified",
     )
 
-    def __init__(self, name: str, *, hooks: bool, session_id: str, enter_delay: float,
-                 patterns: dict[str, tuple[str, ...]],
-                 conversation_gone: tuple[str, ...] = (), verified: str = "",
-                 start_time: float = 1.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        hooks: bool,
+        session_id: str,
+        enter_delay: float,
+        patterns: dict[str, tuple[str, ...]],
+        conversation_gone: tuple[str, ...] = (),
+        verified: str = "",
+        start_time: float = 1.0,
+    ) -> None:
         self.name = name
         self.hooks = hooks  # reports its status (and session id changes) through roost's hooks
         self.session_id = session_id  # MINTED, DISCOVERED or NO_SESSION_ID
@@ -82,17 +90,29 @@ class Traits:
 # patterns. While it retries (up to 10 times) it shows "<status> <message> · retrying in Ns ·
 # attempt n/10" above its busy footer: working, which it is.
 CLAUDE = Traits(
-    "claude", hooks=True, session_id=MINTED, enter_delay=0.3,
+    "claude",
+    hooks=True,
+    session_id=MINTED,
+    enter_delay=0.3,
     patterns={
-        "waiting": ("Do you want to proceed?", "Yes, allow once", "Do you want to make this edit",
-                    "Do you want to create", "Waiting for permission", "Esc to cancel",
-                    "Yes, I trust this folder", "Enter to confirm"),
+        "waiting": (
+            "Do you want to proceed?",
+            "Yes, allow once",
+            "Do you want to make this edit",
+            "Do you want to create",
+            "Waiting for permission",
+            "Esc to cancel",
+            "Yes, I trust this folder",
+            "Enter to confirm",
+        ),
         "error": ("Resend your message to try again", "Once fixed, resend your message"),
         "working": ("esc to interrupt", "ctrl+c to interrupt"),
         "idle": ("❯", "? for shortcuts"),
     },
-    conversation_gone=("No conversation found with session ID",), verified="2.1.332",
-    start_time=9.0)
+    conversation_gone=("No conversation found with session ID",),
+    verified="2.1.332",
+    start_time=9.0,
+)
 # Codex CLI's were read off 0.169.0 in tmux (tests/test_real_codex.py checks them on the real
 # TUI). Its composer line "› Ask Codex to do anything" and the footer "? for shortcuts" stay drawn
 # while it works, with "• Working (3s • esc to interrupt)" above them. A dialog ends in "Press
@@ -107,58 +127,106 @@ CLAUDE = Traits(
 # (5s • esc to interrupt)" over "└ Connection failed: error sending request" when the API is
 # unreachable. "■ Conversation interrupted" (Esc) is not an error.
 CODEX = Traits(
-    "codex", hooks=False, session_id=DISCOVERED, enter_delay=0.3,
+    "codex",
+    hooks=False,
+    session_id=DISCOVERED,
+    enter_delay=0.3,
     patterns={
-        "waiting": ("Would you like to run the following command?",
-                    "Would you like to make the following edits?",
-                    "Would you like to grant these permissions?",
-                    "Press enter to confirm or esc to cancel"),
-        "error": ("Reconnecting to server", "Connection failed", "unexpected status ",
-                  '{"error"', "exceeded retry limit", "experiencing high demand",
-                  "hit your usage limit", "reached your usage limit", "Usage limit reached",
-                  "out of credits", "sign in again", "stream disconnected before completion"),
+        "waiting": (
+            "Would you like to run the following command?",
+            "Would you like to make the following edits?",
+            "Would you like to grant these permissions?",
+            "Press enter to confirm or esc to cancel",
+        ),
+        "error": (
+            "Reconnecting to server",
+            "Connection failed",
+            "unexpected status ",
+            '{"error"',
+            "exceeded retry limit",
+            "experiencing high demand",
+            "hit your usage limit",
+            "reached your usage limit",
+            "Usage limit reached",
+            "out of credits",
+            "sign in again",
+            "stream disconnected before completion",
+        ),
         "working": ("esc to interrupt", "Waiting for startup"),
         "turn": ("esc to interrupt", "Worked for "),
         "idle": ("? for shortcuts", "› "),
     },
-    conversation_gone=("No saved session found",), verified="0.169.0", start_time=2.0)
+    conversation_gone=("No saved session found",),
+    verified="0.169.0",
+    start_time=2.0,
+)
 # Gemini CLI's were read off 0.61.0: its prompt box stays drawn while it works and while an
 # error shows above it; a failed turn ends with "This request failed."; a daily quota opens a
 # "Usage limit reached" dialog. It answers a turn under "✦ " and works on "(esc to cancel, Ns)".
 GEMINI = Traits(
-    "gemini", hooks=False, session_id=MINTED, enter_delay=0.3,
+    "gemini",
+    hooks=False,
+    session_id=MINTED,
+    enter_delay=0.3,
     patterns={
-        "waiting": ("Allow execution of", "Apply this change?", "Do you want to proceed?",
-                    "Allow once", "Waiting for user confirmation"),
+        "waiting": (
+            "Allow execution of",
+            "Apply this change?",
+            "Do you want to proceed?",
+            "Allow once",
+            "Waiting for user confirmation",
+        ),
         "error": ("[API Error:", "This request failed.", "Usage limit reached for"),
         "working": ("esc to cancel",),
         "idle": ("Type your message", "? for shortcuts"),
         "turn": ("✦ ", "esc to cancel", "Request cancelled"),
     },
-    conversation_gone=("Error resuming session: Invalid session identifier",
-                       "No previous session found"), verified="0.61.0", start_time=32.0)
+    conversation_gone=(
+        "Error resuming session: Invalid session identifier",
+        "No previous session found",
+    ),
+    verified="0.61.0",
+    start_time=32.0,
+)
 # Aider's were read off 0.86.2: a turn shows "Waiting for <model name>" (a spinner) until the
 # answer streams in and ends with "Tokens: ..."; its idle prompt is ">" alone on the last line
 # (each prompt it took stays on the screen as "> <text>"); a question waits on the last line,
 # ending in its default ("[Yes]:"); a failed call prints litellm's error and aider's advice, and
 # retries those that may pass (rate limits, server errors) for about a minute.
 AIDER = Traits(
-    "aider", hooks=False, session_id=NO_SESSION_ID, enter_delay=0.3,
+    "aider",
+    hooks=False,
+    session_id=NO_SESSION_ID,
+    enter_delay=0.3,
     patterns={
         "waiting": ("[Yes]:$", "[No]:$"),
-        "error": ("litellm.AuthenticationError", "litellm.RateLimitError",
-                  "litellm.InternalServerError", "litellm.APIError", "litellm.APIConnectionError",
-                  "litellm.BadRequestError", "The API provider is not able to authenticate you",
-                  "The API provider has rate limited you",
-                  "The API provider's servers are down or overloaded"),
+        "error": (
+            "litellm.AuthenticationError",
+            "litellm.RateLimitError",
+            "litellm.InternalServerError",
+            "litellm.APIError",
+            "litellm.APIConnectionError",
+            "litellm.BadRequestError",
+            "The API provider is not able to authenticate you",
+            "The API provider has rate limited you",
+            "The API provider's servers are down or overloaded",
+        ),
         "working": ("Waiting for ",),
         "idle": ("^>$",),
         "turn": ("^> ", "Tokens: "),
-    }, verified="0.86.2", start_time=34.0)
+    },
+    verified="0.86.2",
+    start_time=34.0,
+)
 # Any program: no patterns, so its status is its screen's movement (working while it moves,
 # idle when still, a silent program too once the start grace is over).
-COMMAND = Traits("command", hooks=False, session_id=NO_SESSION_ID, enter_delay=0.1,
-                 patterns={"waiting": (), "working": (), "idle": ()})
+COMMAND = Traits(
+    "command",
+    hooks=False,
+    session_id=NO_SESSION_ID,
+    enter_delay=0.1,
+    patterns={"waiting": (), "working": (), "idle": ()},
+)
 
 BY_NAME = {t.name: t for t in (CLAUDE, CODEX, GEMINI, AIDER, COMMAND)}
 
@@ -172,8 +240,9 @@ class InputLine:
 
     __slots__ = ("markers", "placeholders", "window")
 
-    def __init__(self, markers: tuple[str, ...], window: int,
-                 placeholders: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, markers: tuple[str, ...], window: int, placeholders: tuple[str, ...] = ()
+    ) -> None:
         self.markers = markers
         self.window = window
         self.placeholders = placeholders
@@ -186,8 +255,11 @@ class InputLine:
 # prompt is always the last line (the prompts it took stay above as "> text", so look no
 # higher). A `command` agent has none: roost cannot know where an arbitrary program's input is.
 INPUT_LINES = {
-    "claude": InputLine(("❯", "> "), 12, ("Resend your message to try again",
-                                          "Once fixed, resend your message", 'Try "')),
+    "claude": InputLine(
+        ("❯", "> "),
+        12,
+        ("Resend your message to try again", "Once fixed, resend your message", 'Try "'),
+    ),
     "codex": InputLine(("›",), 12, ("Ask Codex to do anything", "Ask a follow-up question")),
     "gemini": InputLine((">", "❯"), 12, ("Type your message",)),
     "aider": InputLine((">",), 1),
@@ -198,6 +270,7 @@ def of(provider: str) -> Traits:
     """A provider's traits; a name this roost does not know (a record written by a newer one)
     gets a plain command's: no hooks, no session id, no patterns."""
     return BY_NAME.get(provider, COMMAND)
+
 
 # How each provider's session ids become known, by name (the import's checks need it).
 SESSION_IDS = {name: t.session_id for name, t in BY_NAME.items()}

@@ -22,36 +22,41 @@ import sqlite3
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from roost.core.clock import Clock, iso
 from roost.core.errors import RoostError
 from roost.core.ids import flag_safe_problem
-from roost.core.model import Agent
+from roost.core.model import FIELDS, Agent
 from roost.core.present import command
+from roost.store import agents as agent_rows
 from roost.store import events as event_log
 from roost.store import failure
 from roost.store.schema import SCHEMA_VERSION, apply, damage
+from roost.system.clock import SystemClock
 
-# The connection every store function takes, named here so that no room above the store
-# imports sqlite3 (pyproject.toml's contract keeps it in the store).
-Connection = sqlite3.Connection
 
-# The agents table's columns, in the order of Agent's fields (a record is Agent(**row)).
-AGENT_FIELDS = (
-    "id", "name", "provider", "cwd", "home", "args", "dangerous", "provider_session_id",
-    "created_at", "intent", "started_at", "launches", "last_exit", "placement", "tab_id",
-    "buried_sibling", "buried_side", "buried_direction", "buried_ratio", "linked_parent",
-    "orchestration_parent", "orchestration_root", "last_active_at", "last_error", "status",
-    "status_source", "status_since", "restart_policy", "conversation_seen", "transcript_path",
-    "hook_offset", "mcp",
-)
+class Connection(sqlite3.Connection):
+    """The connection every store function takes, named here so that no room above the store
+    imports sqlite3 (pyproject.toml's contract keeps it in the store). It carries the App's
+    clock, so whatever holds it stamps the App's time (`c.now_iso()`), never the wall's."""
+
+    clock: Clock = SystemClock()
+
+    def now_iso(self) -> str:
+        return iso(self.clock.now())
+
+
+def _connect(target: str | Path, clock: Clock, **options: Any) -> Connection:
+    conn = sqlite3.connect(target, factory=Connection, **options)
+    conn.clock = clock
+    return conn
+
+
+# The agents table's columns, in the order of Agent's parameters.
+AGENT_FIELDS = FIELDS
 _COLUMNS = ", ".join(AGENT_FIELDS)
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class NameTaken(RoostError):
@@ -68,15 +73,6 @@ class SessionIdRefused(SessionIdTaken):
     Refused like a taken one, so callers that skip a taken candidate skip this one too."""
 
 
-def _row_to_agent(row: tuple[Any, ...]) -> Agent:
-    values = dict(zip(AGENT_FIELDS, row, strict=True))
-    values["args"] = tuple(json.loads(values["args"]))
-    values["dangerous"] = bool(values["dangerous"])
-    values["conversation_seen"] = bool(values["conversation_seen"])
-    values["mcp"] = bool(values["mcp"])
-    return Agent(**values)
-
-
 def insert_row(c: sqlite3.Connection, fields: Mapping[str, Any]) -> None:
     """Insert one agent from its field values (Agent's types, args a sequence of strings),
     inside the caller's transaction. Its session lineage is the caller's to record."""
@@ -85,8 +81,12 @@ def insert_row(c: sqlite3.Connection, fields: Mapping[str, Any]) -> None:
     values[AGENT_FIELDS.index("dangerous")] = int(bool(fields["dangerous"]))
     values[AGENT_FIELDS.index("conversation_seen")] = int(bool(fields["conversation_seen"]))
     values[AGENT_FIELDS.index("mcp")] = int(bool(fields["mcp"]))
-    c.execute(f"INSERT INTO agents ({_COLUMNS}) VALUES ({', '.join('?' * len(AGENT_FIELDS))})",
-              values)
+    if fields["placement"] == "tile":  # a tile is stored as its tab's leaf (store/agents.py)
+        values[AGENT_FIELDS.index("placement")] = None
+        values[AGENT_FIELDS.index("tab_id")] = None
+    c.execute(
+        f"INSERT INTO agents ({_COLUMNS}) VALUES ({', '.join('?' * len(AGENT_FIELDS))})", values
+    )
 
 
 def _exists(path: Path) -> bool:
@@ -100,8 +100,10 @@ def _check_file(path: Path) -> None:
         info = os.stat(path)
     except FileNotFoundError:
         fix = command("rm", str(path))
-        raise failure.StoreUnusable(f"{path} is a symlink to nothing; roost will not create its "
-                                    f"database through it (remove it: {fix})") from None
+        raise failure.StoreUnusable(
+            f"{path} is a symlink to nothing; roost will not create its "
+            f"database through it (remove it: {fix})"
+        ) from None
     if not stat.S_ISREG(info.st_mode):
         raise failure.StoreUnusable(f"{path} is not a file; roost keeps its database there")
     if info.st_size == 0:
@@ -152,30 +154,53 @@ def add_to_lineage(c: sqlite3.Connection, agent_id: str, session_id: str, seen_a
     c.execute("INSERT INTO provider_sessions VALUES (?, ?, ?)", (session_id, agent_id, seen_at))
 
 
-def add_to_history(c: sqlite3.Connection, agent_id: str, session_id: str, previous: str | None,
-                   reason: str, at: str) -> None:
+def add_to_history(
+    c: sqlite3.Connection,
+    agent_id: str,
+    session_id: str,
+    previous: str | None,
+    reason: str,
+    at: str,
+) -> None:
     """Record that the agent's provider session id became `session_id` (from `previous`), when
     and why."""
-    c.execute("INSERT INTO session_history (agent_id, provider_session_id, previous, at, reason) "
-              "VALUES (?, ?, ?, ?, ?)", (agent_id, session_id, previous, at, reason))
+    c.execute(
+        "INSERT INTO session_history (agent_id, provider_session_id, previous, at, reason) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (agent_id, session_id, previous, at, reason),
+    )
 
 
 class Store:
-    def __init__(self, conn: sqlite3.Connection, path: Path, read_only: bool = False) -> None:
+    def __init__(self, conn: Connection, path: Path, read_only: bool = False) -> None:
         self.conn = conn
         self.path = path
         self.read_only = read_only  # opened only to read: the filesystem takes no write
 
+    @property
+    def clock(self) -> Clock:
+        """The time the store stamps: its App's clock (ops/context.App binds it)."""
+        return self.conn.clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self.conn.clock = clock
+
+    def now_iso(self) -> str:
+        return self.conn.now_iso()
+
     # ---- opening -------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: Path, reading: bool = False) -> Store:
+    def open(cls, path: Path, reading: bool = False, clock: Clock | None = None) -> Store:
         """The store at `path`; a new one only where no file exists. Refused with one line
         (exit 3) before anything is written to it: an empty, damaged, foreign or newer file, a
         read-only or full filesystem. `reading`: the command only reads (ls, events, export),
-        so a read-only or full filesystem opens it read-only instead."""
+        so a read-only or full filesystem opens it read-only instead. `clock`: the time it
+        stamps (the system's unless given)."""
+        clock = clock or SystemClock()
         try:
             try:
-                return cls._open(path)
+                return cls._open(path, clock)
             except (sqlite3.Error, OSError) as exc:
                 problem = failure.explain(path, exc)
                 if problem is None:
@@ -184,15 +209,16 @@ class Store:
         except failure.StoreUnwritable:
             if not reading or not os.path.isfile(path):
                 raise
-            return cls._open_read_only(path)
+            return cls._open_read_only(path, clock)
 
     @classmethod
-    def _open_read_only(cls, path: Path) -> Store:
+    def _open_read_only(cls, path: Path, clock: Clock) -> Store:
         """mode=ro; immutable=1 too when SQLite cannot open the WAL's shared memory read-only
         (nobody writes a file on a read-only or full filesystem meanwhile)."""
         for flags in ("mode=ro", "mode=ro&immutable=1"):
-            conn = sqlite3.connect(f"{path.as_uri()}?{flags}", uri=True, isolation_level=None,
-                                   timeout=30.0)
+            conn = _connect(
+                f"{path.as_uri()}?{flags}", clock, uri=True, isolation_level=None, timeout=30.0
+            )
             try:
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
                 problem = damage(conn)
@@ -203,19 +229,20 @@ class Store:
                 conn.close()
                 if problem:
                     raise failure.damaged(path, f"is damaged ({problem})")
-                raise failure.read_only(path, f"schema {version}; only a write could bring it "
-                                        f"to {SCHEMA_VERSION}")
+                raise failure.read_only(
+                    path, f"schema {version}; only a write could bring it to {SCHEMA_VERSION}"
+                )
             return cls(conn, path, read_only=True)
         raise failure.read_only(path, "SQLite cannot open it even to read")
 
     @classmethod
-    def _open(cls, path: Path) -> Store:
+    def _open(cls, path: Path, clock: Clock) -> Store:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if _exists(path):
             _check_file(path)
         else:
             _create(path)
-        conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+        conn = _connect(path, clock, isolation_level=None, timeout=30.0)
         try:
             conn.execute("PRAGMA busy_timeout = 30000")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -223,14 +250,17 @@ class Store:
                 raise RoostError(
                     f"the roost database {path} has schema version {version}, newer than this "
                     f"roost understands ({SCHEMA_VERSION}); upgrade roost. The database was "
-                    "left untouched", code=3)
+                    "left untouched",
+                    code=3,
+                )
             problem = damage(conn)
             if problem:
                 raise failure.damaged(path, f"is damaged ({problem})")
             if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                 raise failure.StoreUnusable(
                     f"{path} is not a roost database (it holds tables of something else); it "
-                    "was left untouched: point ROOST_HOME at a folder of roost's own")
+                    "was left untouched: point ROOST_HOME at a folder of roost's own"
+                )
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -251,7 +281,7 @@ class Store:
         self.conn.close()
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[Connection]:
         """One read-modify-write: BEGIN IMMEDIATE takes the write lock up front. A database that
         cannot take the write (read-only, full, damaged) is one clear line, and nothing of the
         transaction stays."""
@@ -276,17 +306,15 @@ class Store:
 
     # ---- reading -------------------------------------------------------------------------
     def agents(self) -> list[Agent]:
-        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM agents ORDER BY created_at, name")
-        return [_row_to_agent(r) for r in rows]
+        return agent_rows.read(self.conn)
 
     def get(self, name: str) -> Agent | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM agents WHERE name = ?", (name,)).fetchone()
-        return _row_to_agent(row) if row else None
+        found = agent_rows.read(self.conn, "a.name = ?", (name,))
+        return found[0] if found else None
 
     def get_by_id(self, agent_id: str) -> Agent | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM agents WHERE id = ?",
-                                (agent_id,)).fetchone()
-        return _row_to_agent(row) if row else None
+        found = agent_rows.read(self.conn, "a.id = ?", (agent_id,))
+        return found[0] if found else None
 
     def names_by_id(self) -> dict[str, str]:
         return dict(self.conn.execute("SELECT id, name FROM agents").fetchall())
@@ -307,22 +335,27 @@ class Store:
 
     def known_session_ids(self) -> set[str]:
         """Every provider session id an agent of this home has had."""
-        return {str(r[0]) for r in
-                self.conn.execute("SELECT provider_session_id FROM provider_sessions")}
+        return {
+            str(r[0])
+            for r in self.conn.execute("SELECT provider_session_id FROM provider_sessions")
+        }
 
     def session_changes(self, agent_id: str) -> list[dict[str, Any]]:
         """Every change of the agent's provider session id, oldest first: the id, the one it
         replaced, when, and why (spawn, clear, compact, discovered, fresh, chosen...)."""
         rows = self.conn.execute(
             "SELECT provider_session_id, previous, at, reason FROM session_history "
-            "WHERE agent_id = ? ORDER BY id", (agent_id,))
+            "WHERE agent_id = ? ORDER BY id",
+            (agent_id,),
+        )
         return [{"session_id": r[0], "previous": r[1], "at": r[2], "reason": r[3]} for r in rows]
 
     def launch(self, agent_id: str) -> tuple[str, float] | None:
         """The token and start time (epoch seconds) of the agent's current launch; None for an
         agent last launched by a roost that gave launches no token."""
-        row = self.conn.execute("SELECT token, at FROM launches WHERE agent_id = ?",
-                                (agent_id,)).fetchone()
+        row = self.conn.execute(
+            "SELECT token, at FROM launches WHERE agent_id = ?", (agent_id,)
+        ).fetchone()
         return (str(row[0]), float(row[1])) if row else None
 
     # ---- writing -------------------------------------------------------------------------
@@ -330,11 +363,12 @@ class Store:
         """Record a launch's token before its process starts: the hook events that carry it
         are that process's own (ops/learn.py)."""
         with self.write() as c:
-            c.execute("INSERT OR REPLACE INTO launches (agent_id, token, at) VALUES (?, ?, ?)",
-                      (agent_id, token, at))
+            c.execute(
+                "INSERT OR REPLACE INTO launches (agent_id, token, at) VALUES (?, ?, ?)",
+                (agent_id, token, at),
+            )
 
-    def insert(self, agent: Agent,
-               then: Callable[[sqlite3.Connection], None] | None = None) -> None:
+    def insert(self, agent: Agent, then: Callable[[Connection], None] | None = None) -> None:
         """Add a record; `then` runs in the same transaction (placing it in the workspace)."""
         try:
             with self.write() as c:
@@ -350,8 +384,14 @@ class Store:
                 f"provider session {agent.provider_session_id} already belongs to another agent"
             ) from exc
 
-    _MUTABLE = frozenset(AGENT_FIELDS) - {"id", "name", "args", "provider",
-                                          "provider_session_id", "created_at"}
+    _MUTABLE = frozenset(AGENT_FIELDS) - {
+        "id",
+        "name",
+        "args",
+        "provider",
+        "provider_session_id",
+        "created_at",
+    }
 
     def update(self, agent_id: str, **fields: object) -> None:
         unknown = set(fields) - self._MUTABLE
@@ -362,8 +402,9 @@ class Store:
         with self.write() as c:
             c.execute(f"UPDATE agents SET {sets} WHERE id = ?", (*values, agent_id))
 
-    def set_provider_session_id(self, agent_id: str, session_id: str,
-                                reason: str = "discovered", **fields: object) -> None:
+    def set_provider_session_id(
+        self, agent_id: str, session_id: str, reason: str = "discovered", **fields: object
+    ) -> None:
         """Record the agent's current provider session id and why it changed; the old ones stay
         as its lineage. `fields` are other columns to set with it (the transcript...)."""
         unknown = set(fields) - self._MUTABLE
@@ -371,13 +412,17 @@ class Store:
             raise ValueError(f"not updatable: {sorted(unknown)}")
         try:
             with self.write() as c:
-                previous = c.execute("SELECT provider_session_id FROM agents WHERE id = ?",
-                                     (agent_id,)).fetchone()
+                previous = c.execute(
+                    "SELECT provider_session_id FROM agents WHERE id = ?", (agent_id,)
+                ).fetchone()
                 sets = "".join(f", {k} = ?" for k in fields)
-                c.execute(f"UPDATE agents SET provider_session_id = ?{sets} WHERE id = ?",
-                          (session_id, *fields.values(), agent_id))
-                self._claim_session_id(c, agent_id, session_id,
-                                       previous[0] if previous else None, reason)
+                c.execute(
+                    f"UPDATE agents SET provider_session_id = ?{sets} WHERE id = ?",
+                    (session_id, *fields.values(), agent_id),
+                )
+                self._claim_session_id(
+                    c, agent_id, session_id, previous[0] if previous else None, reason
+                )
         except sqlite3.IntegrityError as exc:
             raise SessionIdTaken(
                 f"provider session {session_id} already belongs to another agent"
@@ -388,27 +433,33 @@ class Store:
         session ids stay as lineage. `session_id` is the new one when the provider mints it."""
         try:
             with self.write() as c:
-                previous = c.execute("SELECT provider_session_id FROM agents WHERE id = ?",
-                                     (agent_id,)).fetchone()
-                c.execute("UPDATE agents SET provider_session_id = ?, launches = 0 WHERE id = ?",
-                          (session_id, agent_id))
+                previous = c.execute(
+                    "SELECT provider_session_id FROM agents WHERE id = ?", (agent_id,)
+                ).fetchone()
+                c.execute(
+                    "UPDATE agents SET provider_session_id = ?, launches = 0 WHERE id = ?",
+                    (session_id, agent_id),
+                )
                 if session_id:
-                    self._claim_session_id(c, agent_id, session_id,
-                                           previous[0] if previous else None, "fresh")
+                    self._claim_session_id(
+                        c, agent_id, session_id, previous[0] if previous else None, "fresh"
+                    )
         except sqlite3.IntegrityError as exc:
             raise SessionIdTaken(
                 f"provider session {session_id} already belongs to another agent"
             ) from exc
 
     @staticmethod
-    def _claim_session_id(c: sqlite3.Connection, agent_id: str, session_id: str,
-                          previous: str | None, reason: str) -> None:
+    def _claim_session_id(
+        c: Connection, agent_id: str, session_id: str, previous: str | None, reason: str
+    ) -> None:
         problem = flag_safe_problem(session_id)
         if problem:
             raise SessionIdRefused(f"provider session id refused: {problem}")
-        owner = c.execute("SELECT agent_id FROM provider_sessions WHERE provider_session_id = ?",
-                          (session_id,)).fetchone()
-        at = now_iso()
+        owner = c.execute(
+            "SELECT agent_id FROM provider_sessions WHERE provider_session_id = ?", (session_id,)
+        ).fetchone()
+        at = c.now_iso()
         if owner is None:
             add_to_lineage(c, agent_id, session_id, at)
         elif owner[0] != agent_id:
@@ -426,7 +477,7 @@ class Store:
     def log(self, agent: Agent, kind: str, **detail: object) -> None:
         """Append to the agent's event log (spawned, started, exited, killed, status, sent...)."""
         with self.write() as c:
-            event_log.append(c, agent.id, agent.name, now_iso(), kind, detail)
+            event_log.append(c, agent.id, agent.name, c.now_iso(), kind, detail)
 
     def events(self, agent_id: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
         """The last `limit` events (of one agent, or of all), oldest first."""

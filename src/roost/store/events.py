@@ -13,21 +13,31 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def append(c: sqlite3.Connection, agent_id: str, agent_name: str, at: str, kind: str,
-           detail: Mapping[str, object]) -> None:
-    c.execute("INSERT INTO events (agent_id, agent_name, at, kind, detail) VALUES (?, ?, ?, ?, ?)",
-              (agent_id, agent_name, at, kind, json.dumps(detail)))
+def append(
+    c: sqlite3.Connection,
+    agent_id: str,
+    agent_name: str,
+    at: str,
+    kind: str,
+    detail: Mapping[str, object],
+) -> None:
+    c.execute(
+        "INSERT INTO events (agent_id, agent_name, at, kind, detail) VALUES (?, ?, ?, ?, ?)",
+        (agent_id, agent_name, at, kind, json.dumps(detail)),
+    )
 
 
-def recent(conn: sqlite3.Connection, agent_id: str | None = None,
-           limit: int = 1000) -> list[dict[str, Any]]:
+def recent(
+    conn: sqlite3.Connection, agent_id: str | None = None, limit: int = 1000
+) -> list[dict[str, Any]]:
     """The last `limit` events (of one agent, or of all), oldest first, details spread in."""
     where, args = ("WHERE agent_id = ?", (agent_id,)) if agent_id else ("", ())
     rows = conn.execute(
         f"SELECT id, agent_name, at, kind, detail FROM (SELECT * FROM events {where} "
-        f"ORDER BY id DESC LIMIT ?) ORDER BY id", (*args, limit))
-    return [{"id": r[0], "agent": r[1], "at": r[2], "kind": r[3], **json.loads(r[4])}
-            for r in rows]
+        f"ORDER BY id DESC LIMIT ?) ORDER BY id",
+        (*args, limit),
+    )
+    return [{"id": r[0], "agent": r[1], "at": r[2], "kind": r[3], **json.loads(r[4])} for r in rows]
 
 
 def last_id(conn: sqlite3.Connection) -> int:
@@ -37,7 +47,34 @@ def last_id(conn: sqlite3.Connection) -> int:
 
 def since(conn: sqlite3.Connection, after: int, kind: str) -> list[dict[str, Any]]:
     """The events of `kind` after the event `after`, oldest first, with their agent's id."""
-    rows = conn.execute("SELECT id, agent_id, agent_name, at, kind, detail FROM events "
-                        "WHERE id > ? AND kind = ? ORDER BY id", (after, kind))
-    return [{"id": r[0], "agent_id": r[1], "agent": r[2], "at": r[3], "kind": r[4],
-             **json.loads(r[5])} for r in rows]
+    rows = conn.execute(
+        "SELECT id, agent_id, agent_name, at, kind, detail FROM events "
+        "WHERE id > ? AND kind = ? ORDER BY id",
+        (after, kind),
+    )
+    return [
+        {"id": r[0], "agent_id": r[1], "agent": r[2], "at": r[3], "kind": r[4], **json.loads(r[5])}
+        for r in rows
+    ]
+
+
+def after(conn: sqlite3.Connection, seq: int, limit: int = 1000) -> list[dict[str, Any]]:
+    """Every event after sequence `seq` (an event's id is its sequence), oldest first, at most
+    `limit`: what a reader of the stream (`roost watch --json`, the service's components) gets
+    next. Each has `seq`, `agent_id`, `agent`, `at`, `kind` and its details spread in."""
+    rows = conn.execute(
+        "SELECT id, agent_id, agent_name, at, kind, detail FROM events WHERE id > ? "
+        "ORDER BY id LIMIT ?",
+        (seq, limit),
+    )
+    return [
+        {
+            **json.loads(r[5]),
+            "seq": r[0],
+            "agent_id": r[1],
+            "agent": r[2],
+            "at": r[3],
+            "kind": r[4],
+        }
+        for r in rows
+    ]

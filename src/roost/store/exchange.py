@@ -12,7 +12,9 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from roost.core.exchange import ADDED_FIELDS, Taken
+from roost.core import workspace as ws
+from roost.core.exchange import ADDED_FIELDS, Taken, settled
+from roost.store import resumes, usage
 from roost.store.db import AGENT_FIELDS, Store, add_to_history, add_to_lineage, insert_row
 
 
@@ -20,14 +22,17 @@ def taken(conn: sqlite3.Connection) -> Taken:
     def column(sql: str) -> frozenset[str]:
         return frozenset(r[0] for r in conn.execute(sql))
 
-    return Taken(ids=column("SELECT id FROM agents"),
-                 names=column("SELECT name FROM agents"),
-                 tabs=column("SELECT name FROM tabs"),
-                 sessions=column("SELECT provider_session_id FROM provider_sessions"))
+    return Taken(
+        ids=column("SELECT id FROM agents"),
+        names=column("SELECT name FROM agents"),
+        tabs=column("SELECT name FROM tabs"),
+        sessions=column("SELECT provider_session_id FROM provider_sessions"),
+    )
 
 
 def export_tables(store: Store) -> dict[str, Any]:
-    """settings, tabs, agents (with their session lineage) and pins, as JSON-ready values."""
+    """settings, tabs, agents (with their session lineage), pins and the on-limit policies and
+    budgets, as JSON-ready values."""
     conn = store.conn
     agents = []
     for agent in store.agents():
@@ -35,13 +40,34 @@ def export_tables(store: Store) -> dict[str, Any]:
         row["args"] = list(agent.args)
         row["session_history"] = store.session_history(agent.id)
         agents.append(row)
-    tabs = [{"id": r[0], "name": r[1], "position": r[2],
-             "layout": json.loads(r[3]) if r[3] else None, "focus": r[4]}
-            for r in conn.execute("SELECT id, name, position, layout, focus FROM tabs "
-                                  "ORDER BY position, name")]
+    tabs = [
+        {
+            "id": r[0],
+            "name": r[1],
+            "position": r[2],
+            "layout": json.loads(r[3]) if r[3] else None,
+            "focus": r[4],
+        }
+        for r in conn.execute(
+            "SELECT id, name, position, layout, focus FROM tabs ORDER BY position, name"
+        )
+    ]
     pins = [r[0] for r in conn.execute("SELECT agent_id FROM pins ORDER BY position")]
     settings = dict(conn.execute("SELECT key, value FROM settings ORDER BY key").fetchall())
-    return {"settings": settings, "tabs": tabs, "agents": agents, "pins": pins}
+    kept = {a["id"] for a in agents} | {t["id"] for t in tabs}
+    on_limit = [
+        {"scope": scope, "target": target, "policy": policy}
+        for (scope, target), policy in sorted(resumes.policies(conn).items())
+        if target in kept  # a forgotten agent's or tab's policy goes no further
+    ]
+    policies = {"on_limit": on_limit, "budgets": usage.exported_budgets(conn)}
+    return {
+        "settings": settings,
+        "tabs": tabs,
+        "agents": agents,
+        "pins": pins,
+        "policies": policies,
+    }
 
 
 # The database refused an imported record (a constraint validation missed): raised at the end of
@@ -53,11 +79,19 @@ def insert_tables(c: sqlite3.Connection, data: Mapping[str, Any], seen_at: str) 
     """Write a validated export (core.exchange.validate) inside the caller's transaction."""
     c.execute("PRAGMA defer_foreign_keys = ON")  # links may point forward in the file
     for t in data["tabs"]:
-        c.execute("INSERT INTO tabs (id, name, position, layout, focus) VALUES (?, ?, ?, ?, ?)",
-                  (t["id"], t["name"], t["position"],
-                   json.dumps(t["layout"]) if t["layout"] else None, t["focus"]))
+        c.execute(
+            "INSERT INTO tabs (id, name, position, layout, focus) VALUES (?, ?, ?, ?, ?)",
+            (
+                t["id"],
+                t["name"],
+                t["position"],
+                json.dumps(t["layout"]) if t["layout"] else None,
+                t["focus"],
+            ),
+        )
+    tiled = {leaf for t in data["tabs"] for leaf in ws.leaves(t["layout"])}
     for a in data["agents"]:
-        insert_row(c, {**ADDED_FIELDS, **a})  # an older export lacks the newer fields
+        insert_row(c, {**ADDED_FIELDS, **settled(a, tiled)})  # older exports lack newer fields
         previous = None
         for sid in a["session_history"]:
             add_to_lineage(c, a["id"], sid, seen_at)
@@ -67,3 +101,8 @@ def insert_tables(c: sqlite3.Connection, data: Mapping[str, Any], seen_at: str) 
         c.execute("INSERT INTO pins (agent_id, position) VALUES (?, ?)", (agent_id, position))
     for key, value in data["settings"].items():
         c.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, value))
+    policies = data.get("policies") or {}
+    for row in policies.get("on_limit", []):
+        resumes.set_policy(c, row["scope"], row["target"], row["policy"])
+    for row in policies.get("budgets", []):
+        usage.insert_budget(c, row)

@@ -38,8 +38,10 @@ class StoreUnwritable(StoreUnusable):
 
 
 def damaged(path: Path, what: str) -> StoreDamaged:
-    return StoreDamaged(f"the roost database {path} {what}; it was left untouched: restore it "
-                        "from a backup, or move it aside to start afresh")
+    return StoreDamaged(
+        f"the roost database {path} {what}; it was left untouched: restore it "
+        "from a backup, or move it aside to start afresh"
+    )
 
 
 def explain(path: Path, exc: sqlite3.Error | OSError) -> StoreUnusable | None:
@@ -55,15 +57,19 @@ def explain(path: Path, exc: sqlite3.Error | OSError) -> StoreUnusable | None:
         return damaged(path, f"is damaged ({exc})")
     if primary == SQLITE_FULL or (primary == SQLITE_IOERR and _no_space_left(path)):
         return disk_full(path, exc)
-    if primary == SQLITE_READONLY or (primary in (SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_IOERR)
-                                      and not writable(path)):
+    if primary == SQLITE_READONLY or (
+        primary in (SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_IOERR) and not writable(path)
+    ):
         return read_only(path, exc)
     if primary in (SQLITE_BUSY, SQLITE_LOCKED):
-        return StoreUnusable(f"the roost database {path} is busy: another roost command has held "
-                             f"it for longer than its timeout ({exc}); try again")
+        return StoreUnusable(
+            f"the roost database {path} is busy: another roost command has held "
+            f"it for longer than its timeout ({exc}); try again"
+        )
     if primary in (SQLITE_CANTOPEN, SQLITE_IOERR):
-        return StoreUnusable(f"cannot read or write the roost database {path} ({exc}); check "
-                             "the disk and its folder")
+        return StoreUnusable(
+            f"cannot read or write the roost database {path} ({exc}); check the disk and its folder"
+        )
     return None
 
 
@@ -76,14 +82,18 @@ def _explain_os(path: Path, exc: OSError) -> StoreUnusable | None:
 
 
 def read_only(path: Path, detail: object) -> StoreUnusable:
-    return StoreUnwritable(f"the roost database {path} is read-only here ({detail}); every roost "
-                         f"command writes to it and to its folder {path.parent}: check their "
-                         "owner and modes, and that the filesystem is mounted read-write")
+    return StoreUnwritable(
+        f"the roost database {path} is read-only here ({detail}); every roost "
+        f"command writes to it and to its folder {path.parent}: check their "
+        "owner and modes, and that the filesystem is mounted read-write"
+    )
 
 
 def disk_full(path: Path, detail: object) -> StoreUnusable:
-    return StoreUnwritable(f"the filesystem holding the roost database {path} is full ({detail}); "
-                         "nothing was changed: free some space and run the command again")
+    return StoreUnwritable(
+        f"the filesystem holding the roost database {path} is full ({detail}); "
+        "nothing was changed: free some space and run the command again"
+    )
 
 
 def writable(path: Path) -> bool:

@@ -24,38 +24,46 @@ class Claim:
     at: str | None = None
 
 
-def claim_request(c: sqlite3.Connection, caller: str, key: str, kind: str, target: str,
-                  digest: str, at: str) -> Claim:
+def claim_request(
+    c: sqlite3.Connection, caller: str, key: str, kind: str, target: str, digest: str, at: str
+) -> Claim:
     """Claim `key` for an attempt at `kind` on `target` with a text whose hash is `digest`.
     The caller holds the key's lock (ops/orchestrate.py), which a live attempt keeps until it
     has stored its result: a claim found without a result is one whose process died."""
-    row = c.execute("SELECT result, target, digest, at FROM requests WHERE caller = ? AND "
-                    "key = ?", (caller, key)).fetchone()
+    row = c.execute(
+        "SELECT result, target, digest, at FROM requests WHERE caller = ? AND key = ?",
+        (caller, key),
+    ).fetchone()
     if row is None:
-        c.execute("INSERT INTO requests (caller, key, kind, at, target, digest) VALUES "
-                  "(?, ?, ?, ?, ?, ?)", (caller, key, kind, at, target, digest))
+        c.execute(
+            "INSERT INTO requests (caller, key, kind, at, target, digest) VALUES "
+            "(?, ?, ?, ?, ?, ?)",
+            (caller, key, kind, at, target, digest),
+        )
         return Claim("new")
     result, was_target, was_digest, was_at = row
     if was_target and (was_target, was_digest) != (target, digest):
         return Claim("other")  # (a key of a roost before v6 is bound to nothing)
     if result is None:
-        c.execute("UPDATE requests SET target = ?, digest = ? WHERE caller = ? AND key = ?",
-                  (target, digest, caller, key))
+        c.execute(
+            "UPDATE requests SET target = ?, digest = ? WHERE caller = ? AND key = ?",
+            (target, digest, caller, key),
+        )
         return Claim("abandoned", at=was_at)
     answer: dict[str, Any] = json.loads(result)
     return Claim("done", answer)
 
 
-def finish_request(c: sqlite3.Connection, caller: str, key: str,
-                   result: dict[str, Any]) -> None:
-    c.execute("UPDATE requests SET result = ? WHERE caller = ? AND key = ?",
-              (json.dumps(result), caller, key))
+def finish_request(c: sqlite3.Connection, caller: str, key: str, result: dict[str, Any]) -> None:
+    c.execute(
+        "UPDATE requests SET result = ? WHERE caller = ? AND key = ?",
+        (json.dumps(result), caller, key),
+    )
 
 
 def forget_request(c: sqlite3.Connection, caller: str, key: str) -> None:
     """An attempt that failed before anything was typed: a retry may try again."""
-    c.execute("DELETE FROM requests WHERE caller = ? AND key = ? AND result IS NULL",
-              (caller, key))
+    c.execute("DELETE FROM requests WHERE caller = ? AND key = ? AND result IS NULL", (caller, key))
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,20 +78,32 @@ class Notice:
     tries: int = 0  # deliveries its parent died on
 
 
-def enqueue(c: sqlite3.Connection, parent_id: str, child_id: str, child_name: str,
-            status: str, text: str, at: str) -> int:
-    cur = c.execute("INSERT INTO notifications (parent_id, child_id, child_name, status, text, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (parent_id, child_id, child_name, status, text, at))
+def enqueue(
+    c: sqlite3.Connection,
+    parent_id: str,
+    child_id: str,
+    child_name: str,
+    status: str,
+    text: str,
+    at: str,
+) -> int:
+    cur = c.execute(
+        "INSERT INTO notifications (parent_id, child_id, child_name, status, text, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (parent_id, child_id, child_name, status, text, at),
+    )
     return int(cur.lastrowid or 0)
 
 
 def pending(c: sqlite3.Connection, parent_id: str | None = None) -> list[Notice]:
     """Undelivered notices, oldest first (of one parent, or of all)."""
     where, args = ("AND parent_id = ?", (parent_id,)) if parent_id else ("", ())
-    rows = c.execute("SELECT id, parent_id, child_id, child_name, status, text, created_at, "
-                     f"tries FROM notifications WHERE delivered_at IS NULL {where} "
-                     "ORDER BY id", args)
+    rows = c.execute(
+        "SELECT id, parent_id, child_id, child_name, status, text, created_at, "
+        f"tries FROM notifications WHERE delivered_at IS NULL {where} "
+        "ORDER BY id",
+        args,
+    )
     return [Notice(*row) for row in rows]
 
 
@@ -91,8 +111,10 @@ def mark_delivered(c: sqlite3.Connection, notice_ids: list[int], at: str) -> int
     """Mark notices delivered; how many were still pending (0: someone else delivered them)."""
     done = 0
     for notice_id in notice_ids:
-        done += c.execute("UPDATE notifications SET delivered_at = ? WHERE id = ? AND "
-                          "delivered_at IS NULL", (at, notice_id)).rowcount
+        done += c.execute(
+            "UPDATE notifications SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL",
+            (at, notice_id),
+        ).rowcount
     return done
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from roost.store.service import SERVICE_TABLES
+
 V1 = """
 CREATE TABLE agents (
     id TEXT PRIMARY KEY,
@@ -78,8 +80,10 @@ def _v2_place_existing_agents(conn: sqlite3.Connection) -> None:
         leaf = {"leaf": agent_id}
         tree = leaf if tree is None else {"split": "v", "ratio": 0.5, "a": tree, "b": leaf}
     tab_id = str(uuid.uuid4())
-    conn.execute("INSERT INTO tabs (id, name, position, layout, focus) VALUES (?, 'main', 0, ?, ?)",
-                 (tab_id, json.dumps(tree), ids[-1]))
+    conn.execute(
+        "INSERT INTO tabs (id, name, position, layout, focus) VALUES (?, 'main', 0, ?, ?)",
+        (tab_id, json.dumps(tree), ids[-1]),
+    )
     conn.execute("UPDATE agents SET placement = 'tile', tab_id = ?", (tab_id,))
 
 
@@ -181,22 +185,239 @@ def _v7_mcp_from_markers(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE agents SET mcp = 0 WHERE id = ?", (agent_id,))
 
 
+# Issue 21, notifications to the person (branch notify): the event-log cursor, what was last
+# alerted per agent, and the outbox (store/alerts.py).
+# The cursor starts at the newest event: an upgraded store does not alert its whole history.
+ALERTS = """
+CREATE TABLE alert_cursor (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    after INTEGER NOT NULL  -- the last event id decided
+);
+INSERT INTO alert_cursor (one, after) SELECT 1, coalesce(max(id), 0) FROM events;
+CREATE TABLE alert_seen (
+    agent_id TEXT PRIMARY KEY,
+    edge TEXT NOT NULL,
+    at TEXT NOT NULL,
+    armed INTEGER NOT NULL
+);
+CREATE TABLE alerts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id INTEGER NOT NULL,
+    agent_id TEXT NOT NULL,
+    agent_name TEXT NOT NULL,
+    edge TEXT NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    tries INTEGER NOT NULL DEFAULT 0,
+    done_at TEXT,
+    outcome TEXT  -- JSON: channel -> "ok" or what went wrong
+);
+CREATE INDEX alerts_pending ON alerts (done_at, id);
+"""
+
+# Issue 23 (branch limits): usage limits as last seen, so they outlive their screen
+# (store/limits.py).
+USAGE_LIMITS = """
+CREATE TABLE usage_limits (
+    agent_id TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    provider TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    resets_at REAL,  -- epoch seconds; NULL: the CLI gave no reset time
+    words TEXT NOT NULL,  -- the CLI's own words
+    seen_at REAL NOT NULL  -- epoch seconds, when roost first saw these words
+);
+"""
+
+# Issue 23 parts 2-3 (branch limits2): resume at a limit's reset, opt-in (store/resumes.py):
+# the on-limit policy of an agent or a tab, the last prompt roost sent each agent while its
+# turn is open, and the durable schedule of resumes (it outlives the service, a tmux server's
+# death and a reboot).
+LIMIT_RESUMES = """
+CREATE TABLE on_limit_policies (
+    scope TEXT NOT NULL,  -- 'agent' or 'tab'
+    target_id TEXT NOT NULL,  -- the agent's or the tab's id
+    policy TEXT NOT NULL,  -- core/resuming.py ON_LIMIT
+    PRIMARY KEY (scope, target_id)
+);
+CREATE TABLE open_prompts (
+    agent_id TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    text TEXT NOT NULL,
+    sent_at REAL NOT NULL
+);
+CREATE TABLE limit_resumes (
+    agent_id TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    account TEXT NOT NULL,  -- provider and config folder: resumes of one are spaced
+    due_at REAL NOT NULL,  -- epoch seconds
+    state TEXT NOT NULL,  -- 'waiting' (to send) or 'sent' (to check at due_at)
+    tries INTEGER NOT NULL DEFAULT 0,  -- resumes sent for an unknown reset (the backoff)
+    prompt TEXT,  -- the prompt the limit cut, when roost sent it
+    planned_at REAL NOT NULL  -- epoch seconds: a send begun after it cancels it
+);
+"""
+
+
+# Issue 23 parts 4 and 5 (branch usage): where each agent's session file was last read, the
+# token totals it gave per day and model, and budgets (store/usage.py).
+USAGE = """
+CREATE TABLE usage_cursors (
+    agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    inode INTEGER NOT NULL,
+    offset INTEGER NOT NULL,  -- bytes read: the end of the last complete line
+    state TEXT NOT NULL,  -- JSON: the reader's memory (core/usage.py)
+    PRIMARY KEY (agent_id, path)
+);
+CREATE TABLE usage_totals (
+    agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    day TEXT NOT NULL,  -- UTC, YYYY-MM-DD
+    model TEXT NOT NULL,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL,
+    PRIMARY KEY (agent_id, path, day, model)
+);
+-- The same summed per agent and model, kept with them: what `ls --json` and the TUI read.
+CREATE TABLE usage_models (
+    agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    input INTEGER NOT NULL,
+    output INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL,
+    cache_read INTEGER NOT NULL,
+    PRIMARY KEY (agent_id, model)
+);
+CREATE TABLE usage_budgets (
+    agent_id TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    tokens INTEGER,
+    dollars REAL,
+    tree_tokens INTEGER,  -- for the orchestration tree under (and with) this agent
+    tree_dollars REAL,
+    parked TEXT  -- why the budget parked it, until it is woken
+);
+"""
+
+
 def _v5_history_from_lineage(conn: sqlite3.Connection) -> None:
     """The ids an earlier roost recorded, in their order, as changes: the reason is the source
     its `session` event gave (clear, compact...) when there is one."""
     previous: dict[str, str] = {}
-    rows = conn.execute("SELECT agent_id, provider_session_id, seen_at FROM provider_sessions "
-                        "ORDER BY seen_at, rowid").fetchall()
+    rows = conn.execute(
+        "SELECT agent_id, provider_session_id, seen_at FROM provider_sessions "
+        "ORDER BY seen_at, rowid"
+    ).fetchall()
     for agent_id, sid, seen_at in rows:
         source = conn.execute(
             "SELECT json_extract(detail, '$.source') FROM events WHERE agent_id = ? AND "
             "kind = 'session' AND json_extract(detail, '$.session_id') = ? ORDER BY id LIMIT 1",
-            (agent_id, sid)).fetchone()
+            (agent_id, sid),
+        ).fetchone()
         reason = source[0] if source and isinstance(source[0], str) else "earlier-roost"
-        conn.execute("INSERT INTO session_history (agent_id, provider_session_id, previous, at, "
-                     "reason) VALUES (?, ?, ?, ?, ?)",
-                     (agent_id, sid, previous.get(agent_id), seen_at, reason))
+        conn.execute(
+            "INSERT INTO session_history (agent_id, provider_session_id, previous, at, "
+            "reason) VALUES (?, ?, ?, ?, ?)",
+            (agent_id, sid, previous.get(agent_id), seen_at, reason),
+        )
         previous[agent_id] = sid
+
+
+def tiles_stored_once(conn: sqlite3.Connection) -> None:
+    """Issue 20 (branch model): a tile's placement lives only in its tab's layout; an agent's
+    row keeps `detached` or `buried` (with its tab) and NULL for a tile (store/agents.py derives
+    `tile` and its tab when it reads). Where an older store's two copies disagree, the layout
+    wins: it is what the screen shows and what a restore rebuilds. A row that says `tile` while
+    no layout holds it is parked in the tab it named (nothing is lost: `roost place` tiles it
+    again); a leaf that two tabs hold stays in the first (tab order) only."""
+    import json
+
+    from roost.core import workspace as ws
+
+    held: set[str] = set()
+    tabs = conn.execute("SELECT id, layout, focus FROM tabs ORDER BY position, name").fetchall()
+    for tab_id, text, focus in tabs:
+        layout = json.loads(text) if text else None
+        twice = [leaf for leaf in ws.leaves(layout) if leaf in held]
+        for leaf in twice:
+            layout = ws.remove(layout, leaf).tree
+        held.update(ws.leaves(layout))
+        if twice:
+            kept = ws.leaves(layout)
+            conn.execute(
+                "UPDATE tabs SET layout = ?, focus = ? WHERE id = ?",
+                (
+                    json.dumps(layout) if layout else None,
+                    focus if focus is None or focus in kept else (kept[-1] if kept else None),
+                    tab_id,
+                ),
+            )
+    conn.executemany(
+        "UPDATE agents SET placement = NULL, tab_id = NULL, buried_sibling = NULL, "
+        "buried_side = NULL, buried_direction = NULL, buried_ratio = NULL WHERE id = ?",
+        [(agent_id,) for agent_id in sorted(held)],
+    )
+    conn.execute("UPDATE agents SET placement = 'detached' WHERE placement = 'tile'")
+
+
+# Issue 22 (branch worktree): an agent's git worktree (its repository, branch and path) and the
+# blocks of local ports leased to agents. A worktree row outlives its agent (`rm
+# --keep-worktree`): it tells `roost worktree prune` which repositories to ask.
+WORKTREES = """
+CREATE TABLE worktrees (
+    path TEXT PRIMARY KEY,
+    agent_id TEXT,  -- NULL once the agent is gone and its worktree was kept
+    agent_name TEXT NOT NULL,
+    repo TEXT NOT NULL,  -- the main worktree's folder
+    common_dir TEXT NOT NULL,
+    branch TEXT NOT NULL,
+    base TEXT,  -- the branch it was made from (its work counts as merged there)
+    created_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX worktrees_by_agent ON worktrees (agent_id);
+CREATE TABLE setup_consents (  -- the person said yes to this exact setup script of this repo
+    repo TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (repo, sha256)
+);
+CREATE TABLE port_leases (
+    port INTEGER PRIMARY KEY,  -- the first of a block of ten
+    agent_id TEXT NOT NULL UNIQUE  -- leased before its agent is stored: one with no agent is free
+);
+"""
+
+
+# Remote hosts (issue 24, branch hosts): how to reach each; store/hosts.py reads and writes it.
+HOSTS = """
+CREATE TABLE hosts (
+    name TEXT PRIMARY KEY,
+    dest TEXT NOT NULL,            -- as ssh takes it: user@host, an alias of ~/.ssh/config
+    roost TEXT NOT NULL,           -- the remote roost's absolute path ('roost': found by PATH)
+    env TEXT NOT NULL DEFAULT '{}',  -- JSON {NAME: VALUE} set for the remote roost (env ...)
+    added_at TEXT NOT NULL
+);
+"""
+
+
+# Children on a host (issue 24 part 4, branch hostchild): a parent here, its child on a host;
+# and where this roost's reading of each such host's event stream stands. store/hostchildren.py.
+HOST_CHILDREN = """
+CREATE TABLE host_children (
+    parent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    host TEXT NOT NULL,
+    name TEXT NOT NULL,            -- the child's name on its host
+    remote_id TEXT NOT NULL,       -- its id there
+    status TEXT,                   -- its last status heard of here (what a change is against)
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (host, name)
+);
+CREATE INDEX host_children_parent ON host_children (parent_id);
+CREATE TABLE host_cursors (
+    host TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL           -- the host's last event read (its `roost watch --since`)
+);
+"""
 
 
 Step = str | Callable[[sqlite3.Connection], None]
@@ -208,6 +429,15 @@ MIGRATIONS: list[Step | list[Step]] = [
     [V5, _v5_history_from_lineage],
     V6,
     [V7, _v7_mcp_from_markers],
+    tiles_stored_once,
+    SERVICE_TABLES,
+    ALERTS,
+    WORKTREES,
+    USAGE_LIMITS,  # issue 23 (branch limits): store/limits.py
+    LIMIT_RESUMES,  # issue 23 parts 2-3 (branch limits2): store/resumes.py
+    USAGE,  # issue 23 parts 4, 5 (branch usage): store/usage.py
+    HOSTS,  # issue 24 (branch hosts): store/hosts.py
+    HOST_CHILDREN,  # issue 24 part 4 (branch hostchild): store/hostchildren.py
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -246,8 +476,11 @@ def damage(conn: sqlite3.Connection) -> str | None:
     zeroed page, a broken b-tree), or None. About 2 ms for 1,000 agents (docs/DECISIONS.md):
     cheap enough for every command, and run before anything is written, because a damaged
     UNIQUE index no longer stops a second agent of the same name."""
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-              if r[0] not in UNCHECKED]
+    tables = [
+        r[0]
+        for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if r[0] not in UNCHECKED
+    ]
     for table in tables:
         quoted = table.replace('"', '""')
         found = conn.execute(f'PRAGMA quick_check("{quoted}")').fetchone()[0]

@@ -1,45 +1,24 @@
-"""The status pipeline's SQL: the one SELECT every view of the agents starts from, and the writes
-that record status changes. Import-light (json only when a change is written): `roost ls` reads
-the listing on its fast path.
+"""The status pipeline's SQL: the listing every view of the agents starts from (store/agents.py's
+SELECT, in `roost ls`'s order), and the writes that record status changes. Import-light (json only
+when a change is written): `roost ls` reads the listing on its fast path.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from roost.core.observation import Record, status_event
+from roost.core.observation import status_event
+from roost.store import agents
 
 TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from roost.core.model import Agent
     from roost.core.observation import Observation
 
-# Columns in Record's order; the tab and the linked agents by name; the session id's changes as
-# one JSON array (oldest first); the current launch's token.
-_LISTING = """
-SELECT a.id, a.name, a.provider, a.cwd, a.home, a.args, a.dangerous, a.provider_session_id,
-       a.created_at, a.started_at, a.launches, a.last_exit, a.intent, a.placement, t.name,
-       p.agent_id IS NOT NULL, lp.name, op.name, oroot.name, a.last_active_at, a.last_error,
-       a.status, a.status_source, a.status_since, a.hook_offset, a.restart_policy,
-       {history}, lt.token
-FROM agents a
-LEFT JOIN launches lt ON lt.agent_id = a.id
-LEFT JOIN tabs t ON t.id = a.tab_id
-LEFT JOIN pins p ON p.agent_id = a.id
-LEFT JOIN agents lp ON lp.id = a.linked_parent
-LEFT JOIN agents op ON op.id = a.orchestration_parent
-LEFT JOIN agents oroot ON oroot.id = a.orchestration_root
-ORDER BY p.position IS NULL, p.position, a.created_at, a.name
-"""
-
-
-_HISTORY = """(SELECT json_group_array(json_object('session_id', h.provider_session_id,
-                                                 'previous', h.previous, 'at', h.at,
-                                                 'reason', h.reason))
-             FROM (SELECT * FROM session_history WHERE agent_id = a.id ORDER BY id) h)"""
-_WITH_HISTORY = _LISTING.format(history=_HISTORY)
-_WITHOUT_HISTORY = _LISTING.format(history="'[]'")
+_WITH_DETAILS = agents.select(order=agents.LISTING_ORDER, history=True)
+_WITHOUT_DETAILS = agents.select(order=agents.LISTING_ORDER, worktree=False)
 
 
 # What the listing's readers catch: the store could not be read (locked, damaged, not a database).
@@ -65,22 +44,36 @@ def open_current(path: str) -> sqlite3.Connection | None:
     return None
 
 
-def records(conn: sqlite3.Connection, history: bool = True) -> list[Record]:
+def records(conn: sqlite3.Connection, details: bool = True) -> list[Agent]:
     """Every agent: the pinned ones first in pin order, then the rest in creation order.
-    `history`: with each one's session history (only JSON shows it: `roost ls`'s table skips
-    building a thousand JSON arrays)."""
-    return [Record(*row) for row in conn.execute(_WITH_HISTORY if history else _WITHOUT_HISTORY)]
+    `details`: with each one's session history and worktree (only JSON shows them: `roost ls`'s
+    table skips a thousand subqueries and JSON values)."""
+    return [
+        agents.agent(row) for row in conn.execute(_WITH_DETAILS if details else _WITHOUT_DETAILS)
+    ]
 
 
-def record_changes(conn: sqlite3.Connection, changed: Sequence[Observation], at: str) -> None:
-    """Store each new status (since `at`) and log it as a `status` event. Run inside a write
-    transaction (Store.write), so a status and its event are recorded together."""
+def record_changes(
+    conn: sqlite3.Connection, changed: Sequence[Observation], at: str
+) -> list[Observation]:
+    """Store each new status (since `at`) and log it as a `status` event; the ones recorded.
+    Run inside a write transaction (Store.write), so a status and its event are recorded
+    together. A change is recorded only over the status it was seen against: another roost
+    (the service, an `ls`) that looked at the same moment and wrote first has recorded it, and
+    logging it twice would show one change twice in the stream."""
     from roost.store import events  # the full path only: `roost ls`'s fast path never writes
 
+    done = []
     for o in changed:
-        conn.execute("UPDATE agents SET status = ?, status_source = ?, status_since = ? "
-                     "WHERE id = ?", (o.status, o.status_source, at, o.agent.id))
-        events.append(conn, o.agent.id, o.agent.name, at, "status", status_event(o))
+        cur = conn.execute(
+            "UPDATE agents SET status = ?, status_source = ?, status_since = ? WHERE id = ? "
+            "AND status IS ? AND status_source IS ?",
+            (o.status, o.status_source, at, o.agent.id, o.agent.status, o.agent.status_source),
+        )
+        if cur.rowcount:
+            events.append(conn, o.agent.id, o.agent.name, at, "status", status_event(o))
+            done.append(o)
+    return done
 
 
 def known_names(db: str, what: str) -> list[str]:
@@ -91,8 +84,11 @@ def known_names(db: str, what: str) -> list[str]:
 
     if not os.path.exists(db):
         return []
-    sql = ("SELECT name FROM tabs ORDER BY name" if what == "tabs"
-           else "SELECT name FROM agents ORDER BY name")
+    sql = (
+        "SELECT name FROM tabs ORDER BY name"
+        if what == "tabs"
+        else "SELECT name FROM agents ORDER BY name"
+    )
     try:
         conn = sqlite3.connect(pathlib.Path(db).as_uri() + "?mode=ro", uri=True, timeout=2.0)
         try:
@@ -103,21 +99,28 @@ def known_names(db: str, what: str) -> list[str]:
         return []
 
 
-def record_status(conn: sqlite3.Connection, agent_id: str, name: str, status: str, source: str,
-                  at: str) -> None:
+def record_status(
+    conn: sqlite3.Connection, agent_id: str, name: str, status: str, source: str, at: str
+) -> None:
     """One agent's status set by roost itself (source: who knows it), logged as a `status`
     event. Inside a write transaction."""
     from roost.store import events
 
-    conn.execute("UPDATE agents SET status = ?, status_source = ?, status_since = ? "
-                 "WHERE id = ?", (status, source, at, agent_id))
+    conn.execute(
+        "UPDATE agents SET status = ?, status_source = ?, status_since = ? WHERE id = ?",
+        (status, source, at, agent_id),
+    )
     events.append(conn, agent_id, name, at, "status", {"status": status, "source": source})
 
 
-def orchestration_parent_while(conn: sqlite3.Connection, child_id: str,
-                               status: str | None) -> str | None:
+def orchestration_parent_while(
+    conn: sqlite3.Connection, child_id: str, status: str | None
+) -> str | None:
     """The child's orchestration parent's id, while the child's stored status is still
     `status` (None: no parent any more, or another writer recorded a change first)."""
-    row = conn.execute("SELECT a.status, p.id FROM agents a JOIN agents p ON "
-                       "p.id = a.orchestration_parent WHERE a.id = ?", (child_id,)).fetchone()
+    row = conn.execute(
+        "SELECT a.status, p.id FROM agents a JOIN agents p ON "
+        "p.id = a.orchestration_parent WHERE a.id = ?",
+        (child_id,),
+    ).fetchone()
     return None if row is None or row[0] != status else str(row[1])

@@ -1,8 +1,10 @@
 """The workspace in SQLite: read it whole, or edit it inside one BEGIN IMMEDIATE transaction.
 
-Every function taking `c` runs inside the caller's `store.write()` transaction, so a tile tree
-and the placements that mirror it always change together. The tree edits themselves are the
-pure functions of workspace.py.
+Every function taking `c` runs inside the caller's `store.write()` transaction. A tile is stored
+once, as a leaf of its tab's layout: its agent row holds NULL placement and tab (store/agents.py
+derives both when it reads), so moving a tile is a change of layouts alone. A parked or buried
+agent's row holds its placement and tab. The tree edits themselves are the pure functions of
+core/workspace.py.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import uuid
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
 from roost.core.names import check_name
+from roost.store import agents as agent_rows
 
 DEFAULT_TAB = "main"
 
@@ -21,10 +24,19 @@ DEFAULT_TAB = "main"
 def load(conn: sqlite3.Connection) -> ws.Workspace:
     tabs = tuple(
         ws.Tab(id=r[0], name=r[1], layout=json.loads(r[2]) if r[2] else None, focus=r[3])
-        for r in conn.execute("SELECT id, name, layout, focus FROM tabs ORDER BY position, name"))
-    members = tuple(ws.Member(*r) for r in conn.execute(
-        "SELECT id, placement, tab_id, linked_parent, orchestration_parent, orchestration_root "
-        "FROM agents ORDER BY created_at, name"))
+        for r in conn.execute("SELECT id, name, layout, focus FROM tabs ORDER BY position, name")
+    )
+    members = tuple(
+        ws.Member(
+            a.id,
+            a.placement,
+            a.tab_id,
+            a.linked_parent,
+            a.orchestration_parent,
+            a.orchestration_root,
+        )
+        for a in agent_rows.read(conn)
+    )
     pins = tuple(r[0] for r in conn.execute("SELECT agent_id FROM pins ORDER BY position"))
     return ws.Workspace(tabs=tabs, members=members, pins=pins)
 
@@ -70,12 +82,15 @@ def rename_tab(c: sqlite3.Connection, old: str, new: str) -> None:
 
 
 def close_tab(c: sqlite3.Connection, name: str) -> list[str]:
-    """Delete the tab; its tiles are parked (their tab_id becomes NULL). Returns their ids."""
+    """Delete the tab; its tiles are parked (with no project tab). Returns their ids."""
     tab = require_tab(c, name)
-    c.execute("UPDATE agents SET placement = 'detached' WHERE placement = 'tile' AND tab_id = ?",
-              (tab.id,))
+    tiles = ws.leaves(tab.layout)
+    c.executemany(
+        "UPDATE agents SET placement = 'detached', tab_id = NULL WHERE id = ?",
+        [(agent_id,) for agent_id in tiles],
+    )
     c.execute("DELETE FROM tabs WHERE id = ?", (tab.id,))
-    return ws.leaves(tab.layout)
+    return tiles
 
 
 def balance_tab(c: sqlite3.Connection, name: str) -> list[str]:
@@ -88,39 +103,67 @@ def balance_tab(c: sqlite3.Connection, name: str) -> list[str]:
 def save_tab(c: sqlite3.Connection, tab_id: str, layout: ws.Node | None, focus: str | None) -> None:
     if focus is not None and focus not in ws.leaves(layout):
         focus = ws.leaves(layout)[-1] if layout else None
-    c.execute("UPDATE tabs SET layout = ?, focus = ? WHERE id = ?",
-              (json.dumps(layout) if layout else None, focus, tab_id))
+    c.execute(
+        "UPDATE tabs SET layout = ?, focus = ? WHERE id = ?",
+        (json.dumps(layout) if layout else None, focus, tab_id),
+    )
 
 
 # ---- placement ---------------------------------------------------------------------------
-def add_tile(c: sqlite3.Connection, agent_id: str, tab: ws.Tab,
-             direction: str | None = None) -> None:
+def add_tile(
+    c: sqlite3.Connection, agent_id: str, tab: ws.Tab, direction: str | None = None
+) -> None:
     """Make the agent a tile of `tab` where the layout stays usable (ws.add: beside the tab's
     focus when a direction is asked for and fits, else where it stays balanced); focus it."""
-    _make_tile(c, agent_id, tab, ws.add(tab.layout, agent_id, beside=tab.focus,
-                                        direction=direction))
+    _make_tile(
+        c, agent_id, tab, ws.add(tab.layout, agent_id, beside=tab.focus, direction=direction)
+    )
 
 
-def tile(c: sqlite3.Connection, agent_id: str, tab: ws.Tab, direction: str = "v",
-         beside: str | None = None, after: bool = True, ratio: float = 0.5) -> None:
+def tile(
+    c: sqlite3.Connection,
+    agent_id: str,
+    tab: ws.Tab,
+    direction: str = "v",
+    beside: str | None = None,
+    after: bool = True,
+    ratio: float = 0.5,
+) -> None:
     """Make the agent a tile of `tab` exactly here: split `beside` (default: the tab's focus)
     `direction`-wise, the new tile after it (or before), with `ratio`; focus it."""
-    _make_tile(c, agent_id, tab, ws.insert(tab.layout, agent_id, beside=beside or tab.focus,
-                                           direction=direction, after=after, ratio=ratio))
+    _make_tile(
+        c,
+        agent_id,
+        tab,
+        ws.insert(
+            tab.layout,
+            agent_id,
+            beside=beside or tab.focus,
+            direction=direction,
+            after=after,
+            ratio=ratio,
+        ),
+    )
 
 
 def _make_tile(c: sqlite3.Connection, agent_id: str, tab: ws.Tab, layout: ws.Node) -> None:
+    """The layout now holds it: that is its placement, so its row holds none."""
     save_tab(c, tab.id, layout, agent_id)
-    c.execute("UPDATE agents SET placement = 'tile', tab_id = ?, buried_sibling = NULL, "
-              "buried_side = NULL, buried_direction = NULL, buried_ratio = NULL WHERE id = ?",
-              (tab.id, agent_id))
+    _clear_placement(c, agent_id)
+
+
+def _clear_placement(c: sqlite3.Connection, agent_id: str) -> None:
+    c.execute(
+        "UPDATE agents SET placement = NULL, tab_id = NULL, buried_sibling = NULL, "
+        "buried_side = NULL, buried_direction = NULL, buried_ratio = NULL WHERE id = ?",
+        (agent_id,),
+    )
 
 
 def untile(c: sqlite3.Connection, agent_id: str) -> tuple[ws.Tab, ws.Removed] | None:
     """Close the agent's tile, if it has one. The caller sets its new placement."""
-    row = c.execute("SELECT tab_id FROM agents WHERE id = ? AND placement = 'tile'",
-                    (agent_id,)).fetchone()
-    tab = get_tab(c, row[0]) if row and row[0] else None
+    tab_id = agent_rows.tab_of_tile(c, agent_id)
+    tab = get_tab(c, tab_id) if tab_id else None
     if tab is None or agent_id not in ws.leaves(tab.layout):
         return None
     removed = ws.remove(tab.layout, agent_id)
@@ -129,13 +172,16 @@ def untile(c: sqlite3.Connection, agent_id: str) -> tuple[ws.Tab, ws.Removed] | 
 
 
 def park(c: sqlite3.Connection, agent_id: str, project_tab: ws.Tab | None = None) -> None:
-    """Tile (or buried) -> detached; the agent remembers its project tab, or takes
-    `project_tab` as its new one (a spawn with --detached)."""
-    untile(c, agent_id)
-    c.execute("UPDATE agents SET placement = 'detached', tab_id = COALESCE(?, tab_id), "
-              "buried_sibling = NULL, buried_side = NULL, buried_direction = NULL, "
-              "buried_ratio = NULL WHERE id = ?",
-              (project_tab.id if project_tab else None, agent_id))
+    """Tile (or buried) -> detached; the agent remembers its project tab (a tile: the tab it
+    leaves), or takes `project_tab` as its new one (a spawn with --detached)."""
+    closed = untile(c, agent_id)
+    left = closed[0].id if closed else None
+    c.execute(
+        "UPDATE agents SET placement = 'detached', tab_id = COALESCE(?, ?, tab_id), "
+        "buried_sibling = NULL, buried_side = NULL, buried_direction = NULL, "
+        "buried_ratio = NULL WHERE id = ?",
+        (project_tab.id if project_tab else None, left, agent_id),
+    )
 
 
 def bury(c: sqlite3.Connection, agent_id: str) -> None:
@@ -145,23 +191,25 @@ def bury(c: sqlite3.Connection, agent_id: str) -> None:
         c.execute("UPDATE agents SET placement = 'buried' WHERE id = ?", (agent_id,))
         return
     tab, removed = closed
-    c.execute("UPDATE agents SET placement = 'buried', tab_id = ?, buried_sibling = ?, "
-              "buried_side = ?, buried_direction = ?, buried_ratio = ? WHERE id = ?",
-              (tab.id, removed.sibling, removed.side, removed.direction, removed.ratio, agent_id))
+    c.execute(
+        "UPDATE agents SET placement = 'buried', tab_id = ?, buried_sibling = ?, "
+        "buried_side = ?, buried_direction = ?, buried_ratio = ? WHERE id = ?",
+        (tab.id, removed.sibling, removed.side, removed.direction, removed.ratio, agent_id),
+    )
 
 
 def unbury(c: sqlite3.Connection, agent_id: str) -> ws.Tab | None:
     """Back to its old place if its tab still exists (returns that tab), else parked."""
-    row = c.execute("SELECT tab_id, buried_sibling, buried_side, buried_direction, buried_ratio "
-                    "FROM agents WHERE id = ?", (agent_id,)).fetchone()
+    row = c.execute(
+        "SELECT tab_id, buried_sibling, buried_side, buried_direction, buried_ratio "
+        "FROM agents WHERE id = ?",
+        (agent_id,),
+    ).fetchone()
     tab = get_tab(c, row[0]) if row and row[0] else None
     if tab is None:
         park(c, agent_id)
         return None
-    layout = ws.restore_tile(tab.layout, agent_id, row[1], row[2], row[3], row[4])
-    save_tab(c, tab.id, layout, agent_id)
-    c.execute("UPDATE agents SET placement = 'tile', buried_sibling = NULL, buried_side = NULL, "
-              "buried_direction = NULL, buried_ratio = NULL WHERE id = ?", (agent_id,))
+    _make_tile(c, agent_id, tab, ws.restore_tile(tab.layout, agent_id, *row[1:]))
     return tab
 
 
@@ -204,8 +252,11 @@ def get_setting(conn: sqlite3.Connection, key: str, default: str | None = None) 
 
 
 def set_setting(c: sqlite3.Connection, key: str, value: str) -> None:
-    c.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
-              "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+    c.execute(
+        "INSERT INTO settings (key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
 
 
 def set_dangerous_mode(c: sqlite3.Connection, dangerous: bool) -> None:

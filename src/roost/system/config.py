@@ -39,9 +39,11 @@ class Paths:
         """The agent's own folder. Only for a roost id: `rm` deletes this folder, so a stored
         value of any other shape (`../../victim`) must never name a path."""
         if not is_roost_id(agent_id):
-            raise RoostError(f"{agent_id!r} is not a roost id (a UUID); refusing to use it as "
-                             "a folder (the database holds a record roost did not write)",
-                             code=3)
+            raise RoostError(
+                f"{agent_id!r} is not a roost id (a UUID); refusing to use it as "
+                "a folder (the database holds a record roost did not write)",
+                code=3,
+            )
         return self.home / "agents" / agent_id
 
 
@@ -59,8 +61,10 @@ def ensure_private_dir(path: Path) -> Path:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:  # a file, a device, /proc: one line, never a traceback
         why = "it is not a folder" if isinstance(exc, FileExistsError) else exc.strerror
-        raise RoostError(f"cannot use {path} as a roost folder ({why}); set ROOST_HOME to a "
-                         "folder of your own", code=2) from None
+        raise RoostError(
+            f"cannot use {path} as a roost folder ({why}); set ROOST_HOME to a folder of your own",
+            code=2,
+        ) from None
     check_private_dir(path)
     return path
 
@@ -81,14 +85,20 @@ def trust_problem(path: Path, st_uid: int, st_mode: int, is_link: bool, my_uid: 
     """Why a roost folder must not be used, with the fix; None when only its owner, this user,
     can write to it."""
     if is_link:
-        return (f"{path} is a symlink; roost keeps its files in real folders (remove it: "
-                f"{command('rm', str(path))})")
+        return (
+            f"{path} is a symlink; roost keeps its files in real folders (remove it: "
+            f"{command('rm', str(path))})"
+        )
     if st_uid != my_uid:
-        return (f"{path} belongs to uid {st_uid}, not to you (uid {my_uid}); use a ROOST_HOME "
-                "of your own")
+        return (
+            f"{path} belongs to uid {st_uid}, not to you (uid {my_uid}); use a ROOST_HOME "
+            "of your own"
+        )
     if st_mode & 0o022:
-        return (f"{path} can be written by others (mode {st_mode & 0o777:o}); fix: "
-                f"{command('chmod', 'go-w', str(path))}")
+        return (
+            f"{path} can be written by others (mode {st_mode & 0o777:o}); fix: "
+            f"{command('chmod', 'go-w', str(path))}"
+        )
     return None
 
 
@@ -98,20 +108,26 @@ def check_ancestors(home: Path) -> None:
         return
     folder, owner, mode = exposed
     if owner not in (0, os.getuid()):
-        why, fix = (f"belongs to uid {owner}, who could rename it away",
-                    "set ROOST_HOME to a folder of your own")
+        why, fix = (
+            f"belongs to uid {owner}, who could rename it away",
+            "set ROOST_HOME to a folder of your own",
+        )
     else:
-        why = (f"can be written by others (mode {mode & 0o7777:o}, not sticky), who could rename "
-               "it away and put their own in its place")
+        why = (
+            f"can be written by others (mode {mode & 0o7777:o}, not sticky), who could rename "
+            "it away and put their own in its place"
+        )
         fix = command("chmod", "go-w", folder, note="or set ROOST_HOME elsewhere")
-    raise RoostError(f"refusing to use {home}: the folder above it, {folder}, {why}; fix: {fix}",
-                     code=2)
+    raise RoostError(
+        f"refusing to use {home}: the folder above it, {folder}, {why}; fix: {fix}", code=2
+    )
 
 
 def check_private_dir(path: Path) -> None:
     info = os.lstat(path)
-    problem = trust_problem(path, info.st_uid, info.st_mode, stat.S_ISLNK(info.st_mode),
-                            os.getuid())
+    problem = trust_problem(
+        path, info.st_uid, info.st_mode, stat.S_ISLNK(info.st_mode), os.getuid()
+    )
     if problem:
         raise RoostError(f"refusing to use {path}: {problem}", code=2)
 
@@ -119,8 +135,11 @@ def check_private_dir(path: Path) -> None:
 def socket_name() -> str:
     name = locate.socket_name()
     if name is None:
-        raise RoostError("ROOST_TMUX_SOCKET must be a plain socket name, not "
-                         f"{os.environ.get('ROOST_TMUX_SOCKET')!r}", code=2)
+        raise RoostError(
+            "ROOST_TMUX_SOCKET must be a plain socket name, not "
+            f"{os.environ.get('ROOST_TMUX_SOCKET')!r}",
+            code=2,
+        )
     return name
 
 
@@ -134,8 +153,9 @@ def load_config(p: Paths) -> dict[str, Any]:
     except ValueError as exc:  # no small regular file, not UTF-8, not TOML: all ValueErrors
         raise RoostError(f"config {p.config_file}: {exc}; fix or move it aside", code=2) from None
     except OSError as exc:
-        raise RoostError(f"config {p.config_file}: {exc.strerror or exc}; fix or move it aside",
-                         code=2) from None
+        raise RoostError(
+            f"config {p.config_file}: {exc.strerror or exc}; fix or move it aside", code=2
+        ) from None
     found = settings.problems(data)
     if found:
         first = found[0]

@@ -50,8 +50,12 @@ def discard(path: Path) -> None:
         pass
 
 
-def sweep(run_dir: Path, now: float | None = None, max_age: float = MAX_AGE,
-          orphan_age: float = ORPHAN_AGE) -> list[Path]:
+def sweep(
+    run_dir: Path,
+    now: float | None = None,
+    max_age: float = MAX_AGE,
+    orphan_age: float = ORPHAN_AGE,
+) -> list[Path]:
     """Remove abandoned hand-over files; returns what was removed."""
     now = time.time() if now is None else now
     removed = []
@@ -74,7 +78,7 @@ def sweep(run_dir: Path, now: float | None = None, max_age: float = MAX_AGE,
 
 def writer_of(file_name: str) -> int | None:
     """The pid of the roost process that wrote a hand-over file (AGENT-PID-RANDOM.json)."""
-    parts = file_name[:-len(SUFFIX)].rsplit("-", 2)
+    parts = file_name[: -len(SUFFIX)].rsplit("-", 2)
     return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
 
 
@@ -115,19 +119,25 @@ def recall_environment(agent_dir: Path) -> dict[str, str] | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise RoostError(f"cannot read the saved environment {path}: {exc.strerror}; "
-                         "wake the agent from a shell (roost wake NAME)") from None
+        raise RoostError(
+            f"cannot read the saved environment {path}: {exc.strerror}; "
+            "wake the agent from a shell (roost wake NAME)"
+        ) from None
     with os.fdopen(fd, encoding="utf-8") as fh:
         info = os.fstat(fh.fileno())
         if info.st_uid != os.getuid() or info.st_mode & 0o077 or not stat.S_ISREG(info.st_mode):
-            raise RoostError(f"refusing the saved environment {path}: not a private file of "
-                             "this user; remove it and wake the agent from a shell")
+            raise RoostError(
+                f"refusing the saved environment {path}: not a private file of "
+                "this user; remove it and wake the agent from a shell"
+            )
         try:
             env = json.load(fh)
         except ValueError:
             env = None
-    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                            for k, v in env.items()):
-        raise RoostError(f"the saved environment {path} is damaged; remove it and wake the "
-                         "agent from a shell")
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+    ):
+        raise RoostError(
+            f"the saved environment {path} is damaged; remove it and wake the agent from a shell"
+        )
     return env

@@ -15,9 +15,17 @@ def file_problem(mode: int, size: int, limit: int = MAX_FILE) -> str | None:
     """Why a file with this st_mode and st_size is not one roost reads: only regular files of
     bounded size (a FIFO would hang the reader, /dev/zero never ends)."""
     if not stat.S_ISREG(mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode)
-                or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
-                "a folder" if stat.S_ISDIR(mode) else "special")
+        kind = (
+            "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "a folder"
+            if stat.S_ISDIR(mode)
+            else "special"
+        )
         return f"is {kind}, not a regular file"
     if size > limit:
         return f"is {size} bytes, more than the {limit} roost reads"
@@ -118,8 +126,9 @@ def exposed_folder(path: str) -> tuple[str, int, int] | None:
             info = os.stat(folder)
         except OSError:
             info = None
-        if info is not None and (info.st_uid not in (0, uid)
-                                 or (info.st_mode & 0o022 and not info.st_mode & 0o1000)):
+        if info is not None and (
+            info.st_uid not in (0, uid) or (info.st_mode & 0o022 and not info.st_mode & 0o1000)
+        ):
             return folder, info.st_uid, info.st_mode
         parent = os.path.dirname(folder)
         if parent == folder:

@@ -51,6 +51,7 @@ def _open(path: Path) -> int:
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise RoostError(f"refusing the lock {path}: it is a symlink (remove it: "
-                             f"{command('rm', str(path))})") from None
+            raise RoostError(
+                f"refusing the lock {path}: it is a symlink (remove it: {command('rm', str(path))})"
+            ) from None
         raise RoostError(f"cannot open the lock {path}: {exc.strerror}") from None

@@ -11,11 +11,15 @@ sends KILL to what is left, and verifies. Whose a tagged process is: core.orphan
 from __future__ import annotations
 
 import os
+import signal
 import time
+from collections.abc import Sequence
+from typing import IO
 
 import psutil
 
 from roost.core.orphans import Tagged, parse_tmux
+from roost.core.processes import Process
 
 TAG = "ROOST_AGENT_ID"
 HOME_TAG = "ROOST_HOME"
@@ -48,6 +52,34 @@ def runs_inside(root_pid: int | None, agent_id: str, roost_home: str) -> bool:
     return False
 
 
+def run_limited(
+    argv: list[str], cwd: str, env: dict[str, str], out: IO[str], limit: float
+) -> int | None:
+    """Run `argv` to its end with its output in `out`, for at most `limit` seconds; then kill it
+    and everything it started (its own session and process group: a script's `npm install`
+    dies with it, not only the shell) and return None."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        return proc.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # its group's id is its pid (a new session)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        return None
+
+
 def run_outside(argv: list[str], env: dict[str, str]) -> None:
     """Start `argv` outside this process's tree and return at once: a double fork in a new
     session, so that it is reparented to init (or the nearest subreaper) before it runs, and
@@ -70,8 +102,7 @@ def run_outside(argv: list[str], env: dict[str, str]) -> None:
     os.waitpid(first, 0)
 
 
-def tagged(roost_home: str, agent_id: str | None = None
-           ) -> list[tuple[psutil.Process, Tagged]]:
+def tagged(roost_home: str, agent_id: str | None = None) -> list[tuple[psutil.Process, Tagged]]:
     """This user's live processes tagged with this roost home (and this agent, if given), with
     the facts core.orphans decides on; never this roost process or its ancestors."""
     uid = os.getuid()
@@ -83,17 +114,30 @@ def tagged(roost_home: str, agent_id: str | None = None
             if proc.uids().real != uid or proc.pid in mine:
                 continue
             env = proc.environ()
-            if env.get(HOME_TAG) != roost_home or not env.get(TAG) or \
-                    (agent_id is not None and env[TAG] != agent_id):
+            if (
+                env.get(HOME_TAG) != roost_home
+                or not env.get(TAG)
+                or (agent_id is not None and env[TAG] != agent_id)
+            ):
                 continue
             if proc.status() == psutil.STATUS_ZOMBIE:
                 continue
         except (psutil.Error, OSError):
             continue
         socket, server = parse_tmux(env.get("TMUX", ""))
-        found.append((proc, Tagged(proc.pid, env[TAG], os.path.realpath(socket) if socket else "",
-                                   server, server is not None and _is_tmux(server),
-                                   env.get("ROOST_TMUX_SOCKET", ""))))
+        found.append(
+            (
+                proc,
+                Tagged(
+                    proc.pid,
+                    env[TAG],
+                    os.path.realpath(socket) if socket else "",
+                    server,
+                    server is not None and _is_tmux(server),
+                    env.get("ROOST_TMUX_SOCKET", ""),
+                ),
+            )
+        )
     return found
 
 
@@ -194,3 +238,57 @@ def _alive(proc: psutil.Process) -> bool:
         return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
+
+
+class SystemProcesses:
+    """The real process table (core.processes.ProcessTable): this module's functions."""
+
+    def snapshot(self, root_pid: int | None, agent_id: str, roost_home: str) -> list[Process]:
+        return list(snapshot(root_pid, agent_id, roost_home))
+
+    def kill_tree(self, procs: Sequence[Process]) -> list[int]:
+        return kill_tree([p for p in procs if isinstance(p, psutil.Process)])
+
+    def tagged(self, roost_home: str, agent_id: str | None = None) -> list[tuple[Process, Tagged]]:
+        return list(tagged(roost_home, agent_id))
+
+    def runs_inside(self, root_pid: int | None, agent_id: str, roost_home: str) -> bool:
+        return runs_inside(root_pid, agent_id, roost_home)
+
+    def run_outside(self, argv: list[str], env: dict[str, str]) -> None:
+        run_outside(argv, env)
+
+    def open_files(self, root_pid: int) -> list[str]:
+        return open_files(root_pid)
+
+    def exists(self, pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def terminate(self, pid: int) -> None:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+
+def roost_alive(pid: int) -> bool | None:
+    """Whether `pid` is a live roost process of this user (a recorded endpoint's server, read
+    without connecting to it); None where /proc cannot tell."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            words = fh.read().split(b"\0")
+    except FileNotFoundError:
+        return False if os.path.isdir("/proc/self") else None
+    except OSError:
+        return None
+    try:
+        os.kill(pid, 0)
+    except (PermissionError, ProcessLookupError):
+        return False  # gone, or another user's: not this home's endpoint
+    return any(b"roost" in w for w in words)

@@ -32,8 +32,11 @@ def _configure_once() -> None:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
     except ImportError:
-        print("roost: ROOST_OTEL is set but opentelemetry-sdk is not installed "
-              "(pip install 'roost[otel]')", file=sys.stderr)
+        print(
+            "roost: ROOST_OTEL is set but opentelemetry-sdk is not installed "
+            "(pip install 'roost[otel]')",
+            file=sys.stderr,
+        )
         return
     provider = TracerProvider()
     if wanted == "console":

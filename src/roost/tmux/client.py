@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import signal
 import sys
 import time
@@ -29,6 +30,8 @@ from typing import ClassVar
 from roost.core.delivery import paste_safe
 from roost.core.errors import RoostError
 from roost.core.pane import Pane
+from roost.core.service import SESSION as SERVICE_SESSION
+from roost.core.service import WINDOW as SERVICE_WINDOW
 from roost.system.locate import file_problem, tmux_client_env
 from roost.tmux import run
 from roost.tmux import timeout as tmux_timeout
@@ -45,8 +48,17 @@ from roost.tmux.format import (
 )
 from roost.tmux.protocol import DuplicateSession, TmuxError, TmuxTimeout
 
-__all__ = ["MIN_VERSION", "DuplicateSession", "Tmux", "TmuxError", "TmuxTimeout", "literal",
-           "parse_version", "server_environment", "to_pane"]
+__all__ = [
+    "MIN_VERSION",
+    "DuplicateSession",
+    "Tmux",
+    "TmuxError",
+    "TmuxTimeout",
+    "literal",
+    "parse_version",
+    "server_environment",
+    "to_pane",
+]
 
 MIN_VERSION = (3, 2)  # extended-keys, attach -f, source-file -q: all there since 3.2
 HISTORY_LIMIT = 10_000  # lines a pane keeps: `roost capture --lines` accepts as many
@@ -79,10 +91,25 @@ KEYS: tuple[tuple[str, ...], ...] = (
 
 # What a tmux server started by roost may hold (docs/DECISIONS.md, "The tmux server's
 # environment"): what tmux, the keeper's shell and `python -m roost` need, never a secret.
-SERVER_VARIABLES = frozenset((
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR",
-    "TMUX_TMPDIR", "PYTHONPATH", "ROOST_HOME", "ROOST_TMUX_SOCKET", tmux_timeout.ENV,
-))
+SERVER_VARIABLES = frozenset(
+    (
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "TERM",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "TMUX_TMPDIR",
+        "PYTHONPATH",
+        "ROOST_HOME",
+        "ROOST_TMUX_SOCKET",
+        tmux_timeout.ENV,
+    )
+)
 
 
 def server_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -135,10 +162,16 @@ class Tmux:
     `supervisor` a shell command tmux runs with a pane id when a pane dies, with
     `supervisor_env` set in the server's global environment (run-shell's environment)."""
 
-    def __init__(self, socket: str, binary: str = "tmux", config: str = "/dev/null",
-                 environ: Mapping[str, str] | None = None, supervisor: str = "",
-                 supervisor_env: Mapping[str, str] | None = None,
-                 user_config: str | None = None) -> None:
+    def __init__(
+        self,
+        socket: str,
+        binary: str = "tmux",
+        config: str = "/dev/null",
+        environ: Mapping[str, str] | None = None,
+        supervisor: str = "",
+        supervisor_env: Mapping[str, str] | None = None,
+        user_config: str | None = None,
+    ) -> None:
         self.socket = socket
         self.user_config = user_config  # sourced after roost's settings (USER_CONFIG)
         self.binary = binary
@@ -170,15 +203,18 @@ class Tmux:
         """Run one tmux client within the time limit (tmux/run.py): (exit code, stdout,
         stderr)."""
         try:
-            code, out, err = run.call(argv, self.server_env, self.timeout,
-                                      None if input is None else input.encode())
+            code, out, err = run.call(
+                argv, self.server_env, self.timeout, None if input is None else input.encode()
+            )
         except FileNotFoundError as exc:
             raise TmuxError(f"tmux is not installed (looked for {self.binary!r} on PATH)") from exc
         except OSError as exc:
             raise TmuxError(f"cannot run tmux {self.binary!r}: {exc.strerror}") from exc
         except run.Silent:
-            raise TmuxTimeout(f"tmux did not answer within {self.timeout:g} s ({what} on "
-                              f"server {self.socket}); {tmux_timeout.ENV} sets the limit") from None
+            raise TmuxTimeout(
+                f"tmux did not answer within {self.timeout:g} s ({what} on "
+                f"server {self.socket}); {tmux_timeout.ENV} sets the limit"
+            ) from None
         return code, out.decode(errors="replace"), err.decode(errors="replace")
 
     @staticmethod
@@ -195,8 +231,9 @@ class Tmux:
     def require_version(self) -> tuple[int, int]:
         v = Tmux._checked.get(self.binary) or self.version()
         if v < MIN_VERSION:
-            raise TmuxError(f"roost needs tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer; "
-                            f"found {v[0]}.{v[1]}")
+            raise TmuxError(
+                f"roost needs tmux {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer; found {v[0]}.{v[1]}"
+            )
         Tmux._checked[self.binary] = v
         return v
 
@@ -231,18 +268,42 @@ class Tmux:
         return found
 
     # ---- homes and windows ----------------------------------------------------------------
-    def new_home(self, name: str, cwd: str, keeper_argv: Sequence[str],
-                 env: Mapping[str, str]) -> tuple[str, str]:
+    def new_home(
+        self, name: str, cwd: str, keeper_argv: Sequence[str], env: Mapping[str, str]
+    ) -> tuple[str, str]:
         """A detached session `name` whose window 0 ("home") runs the keeper; tagged in the same
         command list, so nobody sees it untagged. Returns (session id, keeper pane id)."""
         env_args = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]  # -e: never expanded
         out = self._create(
             *self._server_setup(),
-            "new-session", "-d", "-s", literal(name), "-n", "home", "-x", HOME_SIZE[0],
-            "-y", HOME_SIZE[1], "-c", literal(cwd), *env_args, "-P", "-F",
-            f"#{{session_id}}{SEP}#{{pane_id}}", *keeper_argv, ";",
-            *self._own_size(), "set-option", "@roost_home", "1", ";",
-            "set-option", "-w", "@roost_keeper", "1", *self._user_setup(),
+            "new-session",
+            "-d",
+            "-s",
+            literal(name),
+            "-n",
+            "home",
+            "-x",
+            HOME_SIZE[0],
+            "-y",
+            HOME_SIZE[1],
+            "-c",
+            literal(cwd),
+            *env_args,
+            "-P",
+            "-F",
+            f"#{{session_id}}{SEP}#{{pane_id}}",
+            *keeper_argv,
+            ";",
+            *self._own_size(),
+            "set-option",
+            "@roost_home",
+            "1",
+            ";",
+            "set-option",
+            "-w",
+            "@roost_keeper",
+            "1",
+            *self._user_setup(),
         )
         session_id, keeper_pane = out.strip().split(SEP)
         return session_id, keeper_pane
@@ -264,8 +325,10 @@ class Tmux:
         if sourced:
             for line in (rest + "\n" + err).splitlines():
                 if line.strip():
-                    warn(f"tmux rejected your own settings: {line.strip()} (roost's own apply; "
-                         "the agent starts)")
+                    warn(
+                        f"tmux rejected your own settings: {line.strip()} (roost's own apply; "
+                        "the agent starts)"
+                    )
         return made
 
     @staticmethod
@@ -273,8 +336,18 @@ class Tmux:
         """The new window at HOME_SIZE, not at the size of some client elsewhere on the server
         (tmux 3.3 gives a new window the size of the "best" client, say a 10-column tile of
         `roost open`); unsetting window-size again lets it follow whoever attaches to it."""
-        return ["resize-window", "-x", HOME_SIZE[0], "-y", HOME_SIZE[1], ";",
-                "set-option", "-uw", "window-size", ";"]
+        return [
+            "resize-window",
+            "-x",
+            HOME_SIZE[0],
+            "-y",
+            HOME_SIZE[1],
+            ";",
+            "set-option",
+            "-uw",
+            "window-size",
+            ";",
+        ]
 
     def user_config_problems(self) -> list[str]:
         """What is wrong with the user's tmux.conf, as roost would source it: not a small
@@ -291,11 +364,25 @@ class Tmux:
         if problem:
             return [f"{path} {problem}; not sourced (roost's own settings apply)"]
         self.calls += 1
-        argv = [self.binary, "-u", "-L", f"{self.socket}-conf-check", "-f", "/dev/null",
-                "start-server", ";", "source-file", "-n", path]
+        argv = [
+            self.binary,
+            "-u",
+            "-L",
+            f"{self.socket}-conf-check",
+            "-f",
+            "/dev/null",
+            "start-server",
+            ";",
+            "source-file",
+            "-n",
+            path,
+        ]
         code, out, err = self._call(argv, "source-file -n")
-        return [line.strip() for line in (out + "\n" + err).splitlines() if line.strip()] \
-            if code != 0 else []
+        return (
+            [line.strip() for line in (out + "\n" + err).splitlines() if line.strip()]
+            if code != 0
+            else []
+        )
 
     def _user_setup(self) -> list[str]:
         """The user's own settings for roost's server, after roost's (a path, never text of
@@ -319,8 +406,18 @@ class Tmux:
         with their exit status; a pane's death redraws its home's keeper (window 0 of the same
         session) and runs `roost _supervise` in the background, which logs the exit and applies
         the restart policy."""
-        setup = ["set-option", "-g", "base-index", "0", ";",
-                 "set-option", "-gw", "remain-on-exit", "on", ";"]
+        setup = [
+            "set-option",
+            "-g",
+            "base-index",
+            "0",
+            ";",
+            "set-option",
+            "-gw",
+            "remain-on-exit",
+            "on",
+            ";",
+        ]
         for option in SERVER_OPTIONS:
             setup += ["set-option", *option, ";"]
         for binding in KEYS:
@@ -329,32 +426,95 @@ class Tmux:
             setup += ["set-environment", "-g", key, value, ";"]
         hook = "respawn-pane -k -t :0.0"
         if self.supervisor:
-            hook += f' ; run-shell -b "{_command_string(self.supervisor)} #{{hook_pane}}"'
+            # Both silent and always 0: tmux shows a run-shell's output, and "returned N" for a
+            # failure, in view-mode in the current pane, which, with no client attached, is an
+            # agent's: its input would then go to the view, not to the agent.
+            quiet = " >/dev/null 2>&1 || true"
+            hook += f' ; run-shell -b "{_command_string(self._poke() + quiet)}"'
+            supervise = f"{_command_string(self.supervisor)} #{{hook_pane}}"
+            hook += f' ; run-shell -b "{supervise}{_command_string(quiet)}"'
         return [*setup, "set-hook", "-g", "pane-died", hook, ";"]
 
-    def new_window(self, session_id: str, name: str, cwd: str, argv: Sequence[str],
-                   agent_id: str, redraw_keeper_of: str | None = None) -> tuple[str, str, int]:
+    def _poke(self) -> str:
+        """The shell command that tells the roost service's control client that a pane died,
+        at once (core/panewatch.py's POKE): its window renamed to its own name. Quiet when no
+        service runs. Only roost's own constants and paths: no user text."""
+        rename = self.argv("rename-window", "-t", f"={SERVICE_SESSION}:{SERVICE_WINDOW}")
+        return shlex.join([*rename, SERVICE_WINDOW])
+
+    def new_window(
+        self,
+        session_id: str,
+        name: str,
+        cwd: str,
+        argv: Sequence[str],
+        agent_id: str,
+        redraw_keeper_of: str | None = None,
+    ) -> tuple[str, str, int]:
         """The agent's window in its home, tagged in the same command list (and the home's
         keeper redrawn). Returns (window id, pane id, pid). remain-on-exit keeps a dead pane
         with its exit status."""
         out = self._create(
             *self._server_setup(),
-            "new-window", "-t", f"{session_id}:", "-n", literal(name), "-c", literal(cwd),
-            "-P", "-F", f"#{{window_id}}{SEP}#{{pane_id}}{SEP}#{{pane_pid}}", *argv, ";",
-            *self._own_size(), "set-option", "-w", "@roost_id", agent_id, ";",
-            "set-option", "-w", "@roost_state", "running", *self._redraw(redraw_keeper_of),
+            "new-window",
+            "-t",
+            f"{session_id}:",
+            "-n",
+            literal(name),
+            "-c",
+            literal(cwd),
+            "-P",
+            "-F",
+            f"#{{window_id}}{SEP}#{{pane_id}}{SEP}#{{pane_pid}}",
+            *argv,
+            ";",
+            *self._own_size(),
+            "set-option",
+            "-w",
+            "@roost_id",
+            agent_id,
+            ";",
+            "set-option",
+            "-w",
+            "@roost_state",
+            "running",
+            *self._redraw(redraw_keeper_of),
             *self._user_setup(),
         )
         window_id, pane_id, pid = out.strip().split(SEP)
         return window_id, pane_id, int(pid)
 
-    def respawn(self, pane_id: str, window_id: str, cwd: str, argv: Sequence[str],
-                redraw_keeper_of: str | None = None) -> int:
+    def respawn(
+        self,
+        pane_id: str,
+        window_id: str,
+        cwd: str,
+        argv: Sequence[str],
+        redraw_keeper_of: str | None = None,
+    ) -> int:
         """Start `argv` in a dead pane (tmux refuses a live one). Returns the new pid."""
-        out = self.run("respawn-pane", "-t", pane_id, "-c", literal(cwd), *argv, ";",
-                       "set-option", "-w", "-t", window_id, "@roost_state", "running", ";",
-                       "display-message", "-p", "-t", pane_id, "#{pane_pid}",
-                       *self._redraw(redraw_keeper_of))
+        out = self.run(
+            "respawn-pane",
+            "-t",
+            pane_id,
+            "-c",
+            literal(cwd),
+            *argv,
+            ";",
+            "set-option",
+            "-w",
+            "-t",
+            window_id,
+            "@roost_state",
+            "running",
+            ";",
+            "display-message",
+            "-p",
+            "-t",
+            pane_id,
+            "#{pane_pid}",
+            *self._redraw(redraw_keeper_of),
+        )
         return int(out.strip().splitlines()[-1])
 
     @staticmethod
@@ -413,12 +573,12 @@ class Tmux:
             got = split_captures(out, marker)
             found.update({p: got[p] for p in batch if p in got})
             if code == 0:
-                left = left[len(batch):]
+                left = left[len(batch) :]
             elif any(s in err for s in _NO_SERVER):
                 break
             else:  # the first pane of the batch without its screen is the one that is gone
                 gone = next((i for i, p in enumerate(batch) if p not in got), len(batch) - 1)
-                left = left[gone + 1:]
+                left = left[gone + 1 :]
         return found
 
     def paste(self, pane_id: str, text: str, buffer: str) -> None:
@@ -430,6 +590,12 @@ class Tmux:
     def send_enter(self, pane_id: str) -> None:
         self.run("send-keys", "-t", pane_id, "Enter")
 
+    def capture_colours(self, pane_id: str) -> str:
+        return self.run("capture-pane", "-p", "-e", "-t", pane_id)
+
+    def press(self, pane_id: str, key: str) -> None:
+        self.run("send-keys", "-t", pane_id, "-l", key)
+
     # ---- clients and views ------------------------------------------------------------------
     def attach_argv(self, target: str) -> list[str]:
         return self.argv("attach-session", "-t", target)
@@ -438,8 +604,7 @@ class Tmux:
         return self.argv("switch-client", "-t", target)
 
     def view_client(self) -> Tmux:
-        return Tmux(f"{self.socket}-view", binary=self.binary, config=self.config,
-                    environ=self.env)
+        return Tmux(f"{self.socket}-view", binary=self.binary, config=self.config, environ=self.env)
 
     def views(self) -> list[tuple[str, int]]:
         try:
@@ -451,21 +616,66 @@ class Tmux:
         found = [line.split(SEP, 1) for line in out.splitlines() if SEP in line]
         return [(name, int(attached or 0)) for attached, name in found]
 
-    def open_view(self, name: str, title: str, width: int, height: int,
-                  argv: Sequence[str]) -> str:
+    def clients(self) -> list[tuple[str, str]]:
+        rows = self._rows_or_none(
+            "list-clients", f"#{{client_control_mode}}{SEP}#{{pane_id}}{SEP}#{{client_tty}}"
+        )
+        return [(pane, tty) for control, pane, tty in rows if control != "1"]
+
+    def pane_ttys(self) -> dict[str, bool]:
+        rows = self._rows_or_none(
+            "list-panes", f"#{{pane_tty}}{SEP}#{{session_attached}}{SEP}", "-a"
+        )
+        return {tty: attached not in ("", "0") for tty, attached, _ in rows}
+
+    def _rows_or_none(self, command: str, fmt: str, *more: str) -> list[list[str]]:
+        """A listing's rows of three fields; none when no server runs."""
+        try:
+            out = self.run(command, *more, "-F", fmt)
+        except TmuxError as exc:
+            if self.is_no_server(exc):
+                return []
+            raise
+        rows = [line.split(SEP, 2) for line in out.splitlines()]
+        return [row for row in rows if len(row) == 3]
+
+    def open_view(self, name: str, title: str, width: int, height: int, argv: Sequence[str]) -> str:
         try:
             self.run("kill-session", "-t", f"={name}")
         except TmuxTimeout:
             raise
         except TmuxError:
             pass  # no such view yet
-        pane = self.run("new-session", "-d", "-s", literal(name), "-x", str(width), "-y",
-                        str(height), "-P", "-F", "#{pane_id}", *argv).strip()
+        pane = self.run(
+            "new-session",
+            "-d",
+            "-s",
+            literal(name),
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            "-P",
+            "-F",
+            "#{pane_id}",
+            *argv,
+        ).strip()
         # status-left is a format, strftime included, expanded at every redraw
         self.run("set-option", "-t", pane, "status-left", literal(title).replace("%", "%%"))
         return pane
 
-    def split_pane(self, pane_id: str, side_by_side: bool, percent: int,
-                   argv: Sequence[str]) -> str:
-        return self.run("split-window", "-h" if side_by_side else "-v", "-t", pane_id,
-                        "-l", f"{percent}%", "-P", "-F", "#{pane_id}", *argv).strip()
+    def split_pane(
+        self, pane_id: str, side_by_side: bool, percent: int, argv: Sequence[str]
+    ) -> str:
+        return self.run(
+            "split-window",
+            "-h" if side_by_side else "-v",
+            "-t",
+            pane_id,
+            "-l",
+            f"{percent}%",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            *argv,
+        ).strip()

@@ -67,8 +67,12 @@ class FakeSession:
 
 
 class FakeTmux:
-    def __init__(self, socket: str = "roost", version: tuple[int, int] = (3, 3),
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        socket: str = "roost",
+        version: tuple[int, int] = (3, 3),
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self.socket = socket
         self.env = tmux_client_env(environ or {})
         self.calls = 0
@@ -96,8 +100,11 @@ class FakeTmux:
 
     def pane_of(self, agent_id: str) -> FakePane:
         """The pane of the window tagged with this agent's id."""
-        return next(self.panes[w.panes[0]] for w in self.windows.values()
-                    if w.options.get("@roost_id") == agent_id)
+        return next(
+            self.panes[w.panes[0]]
+            for w in self.windows.values()
+            if w.options.get("@roost_id") == agent_id
+        )
 
     def calls_of(self, *names: str) -> list[Call]:
         """The recorded operations with these names, in order."""
@@ -134,12 +141,19 @@ class FakeTmux:
             return window.options.get(key) or session.options.get(key, "")
 
         values = {
-            "session_id": session.id, "session_name": session.name, "window_id": window.id,
-            "window_name": window.name, "window_index": str(window.index), "pane_id": pane.id,
-            "pane_pid": str(pane.pid), "pane_dead": "1" if pane.dead else "0",
+            "session_id": session.id,
+            "session_name": session.name,
+            "window_id": window.id,
+            "window_name": window.name,
+            "window_index": str(window.index),
+            "pane_id": pane.id,
+            "pane_pid": str(pane.pid),
+            "pane_dead": "1" if pane.dead else "0",
             "pane_dead_status": "" if pane.dead_status is None else str(pane.dead_status),
-            "pane_dead_signal": "", "roost_id": option("@roost_id"),
-            "roost_keeper": option("@roost_keeper"), "roost_home": option("@roost_home"),
+            "pane_dead_signal": "",
+            "roost_id": option("@roost_id"),
+            "roost_keeper": option("@roost_keeper"),
+            "roost_home": option("@roost_home"),
             "server_pid": str(PID_BASE - 1),
             "window_activity": "" if window.activity is None else str(int(window.activity)),
             "pane_title": pane.title,
@@ -147,8 +161,9 @@ class FakeTmux:
         return {key: values[key] for key in FIELDS}
 
     # ---- homes and windows ----------------------------------------------------------------
-    def new_home(self, name: str, cwd: str, keeper_argv: Sequence[str],
-                 env: Mapping[str, str]) -> tuple[str, str]:
+    def new_home(
+        self, name: str, cwd: str, keeper_argv: Sequence[str], env: Mapping[str, str]
+    ) -> tuple[str, str]:
         self._record("new_home", name)
         name = name.replace(".", "_").replace(":", "_")  # as tmux rewrites session names
         if any(s.name == name for s in self.sessions.values()):
@@ -159,8 +174,15 @@ class FakeTmux:
         window.options["@roost_keeper"] = "1"
         return session.id, window.panes[0]
 
-    def new_window(self, session_id: str, name: str, cwd: str, argv: Sequence[str],
-                   agent_id: str, redraw_keeper_of: str | None = None) -> tuple[str, str, int]:
+    def new_window(
+        self,
+        session_id: str,
+        name: str,
+        cwd: str,
+        argv: Sequence[str],
+        agent_id: str,
+        redraw_keeper_of: str | None = None,
+    ) -> tuple[str, str, int]:
         self._record("new_window", session_id, name, agent_id)
         window = self._add_window(self._session(session_id), name, cwd, argv)
         window.options.update({"@roost_id": agent_id, "@roost_state": "running"})
@@ -169,8 +191,14 @@ class FakeTmux:
         self._started(pane)
         return window.id, pane.id, pane.pid
 
-    def respawn(self, pane_id: str, window_id: str, cwd: str, argv: Sequence[str],
-                redraw_keeper_of: str | None = None) -> int:
+    def respawn(
+        self,
+        pane_id: str,
+        window_id: str,
+        cwd: str,
+        argv: Sequence[str],
+        redraw_keeper_of: str | None = None,
+    ) -> int:
         self._record("respawn", pane_id)
         pane = self._pane(pane_id)
         if not pane.dead:
@@ -223,8 +251,11 @@ class FakeTmux:
 
     def capture_many(self, pane_ids: list[str], marker: str) -> dict[str, str]:
         self._record("capture_many", *pane_ids)
-        return {p: "\n".join(self.panes[p].screen.split("\n")[-CAPTURE_LINES:])
-                for p in pane_ids if p in self.panes}
+        return {
+            p: "\n".join(self.panes[p].screen.split("\n")[-CAPTURE_LINES:])
+            for p in pane_ids
+            if p in self.panes
+        }
 
     def paste(self, pane_id: str, text: str, buffer: str) -> None:
         self._pane(pane_id)
@@ -236,6 +267,14 @@ class FakeTmux:
         pane = self._pane(pane_id)
         if self.on_enter is not None and not pane.dead:
             self.on_enter(pane)
+
+    def capture_colours(self, pane_id: str) -> str:
+        self._record("capture_colours", pane_id)
+        return self._pane(pane_id).screen
+
+    def press(self, pane_id: str, key: str) -> None:
+        self._pane(pane_id)
+        self._record("press", pane_id, key)
 
     # ---- clients and views ----------------------------------------------------------------
     def attach_argv(self, target: str) -> list[str]:
@@ -253,8 +292,15 @@ class FakeTmux:
         self.calls += 1
         return [(s.name, 0) for s in self.sessions.values()]  # the fake has no clients
 
-    def open_view(self, name: str, title: str, width: int, height: int,
-                  argv: Sequence[str]) -> str:
+    def clients(self) -> list[tuple[str, str]]:
+        self.calls += 1
+        return []  # the fake has no clients
+
+    def pane_ttys(self) -> dict[str, bool]:
+        self.calls += 1
+        return {}
+
+    def open_view(self, name: str, title: str, width: int, height: int, argv: Sequence[str]) -> str:
         self.calls += 2  # kill-session, new-session, set-option
         self._record("open_view", name, title)
         for session in [s for s in self.sessions.values() if s.name == name]:
@@ -265,12 +311,19 @@ class FakeTmux:
         self.sessions[session.id] = session
         return self._add_window(session, name, "", argv).panes[0]
 
-    def split_pane(self, pane_id: str, side_by_side: bool, percent: int,
-                   argv: Sequence[str]) -> str:
+    def split_pane(
+        self, pane_id: str, side_by_side: bool, percent: int, argv: Sequence[str]
+    ) -> str:
         self._record("split_pane", pane_id, side_by_side, percent)
         window = self._window(self._pane(pane_id).window_id)
-        pane = FakePane(self._id("%"), window.id, list(argv), "", self._pid(),
-                        split=(pane_id, side_by_side, percent))
+        pane = FakePane(
+            self._id("%"),
+            window.id,
+            list(argv),
+            "",
+            self._pid(),
+            split=(pane_id, side_by_side, percent),
+        )
         self.panes[pane.id] = pane
         window.panes.append(pane.id)
         return pane.id
@@ -297,11 +350,16 @@ class FakeTmux:
         self._pids += 1
         return self._pids
 
-    def _add_window(self, session: FakeSession, name: str, cwd: str,
-                    argv: Sequence[str]) -> FakeWindow:
+    def _add_window(
+        self, session: FakeSession, name: str, cwd: str, argv: Sequence[str]
+    ) -> FakeWindow:
         used = {self.windows[w].index for w in session.windows}
-        window = FakeWindow(self._id("@"), session.id, name,
-                            index=next(i for i in range(len(used) + 1) if i not in used))
+        window = FakeWindow(
+            self._id("@"),
+            session.id,
+            name,
+            index=next(i for i in range(len(used) + 1) if i not in used),
+        )
         pane = FakePane(self._id("%"), window.id, list(argv), cwd, self._pid())
         window.panes.append(pane.id)
         self.panes[pane.id] = pane

@@ -8,22 +8,53 @@ from roost.core.pane import Pane
 SEP = "\t"
 TITLE_LIMIT = 64  # characters of a pane's title: its first one tells a spinner
 FIELDS = (
-    "session_id", "session_name", "window_id", "window_name", "window_index", "pane_id",
-    "pane_pid", "pane_dead", "pane_dead_status", "pane_dead_signal", "roost_id", "roost_keeper",
-    "roost_home", "server_pid", "window_activity", "pane_title",
+    "session_id",
+    "session_name",
+    "window_id",
+    "window_name",
+    "window_index",
+    "pane_id",
+    "pane_pid",
+    "pane_dead",
+    "pane_dead_status",
+    "pane_dead_signal",
+    "roost_id",
+    "roost_keeper",
+    "roost_home",
+    "server_pid",
+    "window_activity",
+    "pane_title",
 )
-FORMAT = SEP.join([
-    "#{session_id}", "#{session_name}", "#{window_id}", "#{window_name}", "#{window_index}",
-    "#{pane_id}", "#{pane_pid}", "#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}",
-    "#{@roost_id}", "#{@roost_keeper}", "#{@roost_home}", "#{pid}", "#{window_activity}",
-    # Last, and cut short: the title is whatever the pane's program set (tmux drops its control
-    # characters). It is only read, never handed back to tmux.
-    f"#{{={TITLE_LIMIT}:pane_title}}",
-])
+FORMAT = SEP.join(
+    [
+        "#{session_id}",
+        "#{session_name}",
+        "#{window_id}",
+        "#{window_name}",
+        "#{window_index}",
+        "#{pane_id}",
+        "#{pane_pid}",
+        "#{pane_dead}",
+        "#{pane_dead_status}",
+        "#{pane_dead_signal}",
+        "#{@roost_id}",
+        "#{@roost_keeper}",
+        "#{@roost_home}",
+        "#{pid}",
+        "#{window_activity}",
+        # Last, and cut short: the title is whatever the pane's program set (tmux drops its control
+        # characters). It is only read, never handed back to tmux.
+        f"#{{={TITLE_LIMIT}:pane_title}}",
+    ]
+)
 CAPTURE_LINES = 40  # enough for a dialog; status patterns read the last 15 non-empty lines
 # "no current target": a server whose last session is going away answers list-panes -a so
-NO_SERVER = ("no server running", "error connecting to", "server exited unexpectedly",
-             "no current target")
+NO_SERVER = (
+    "no server running",
+    "error connecting to",
+    "server exited unexpectedly",
+    "no current target",
+)
 MARKER = "\x1e"  # ends each screen of a chained capture: a control character never starts a line
 
 
@@ -48,13 +79,21 @@ def exit_status(row: dict[str, str]) -> int | None:
 
 def to_pane(row: dict[str, str]) -> Pane:
     return Pane(
-        session_id=row["session_id"], session_name=row["session_name"],
-        window_id=row["window_id"], window_name=row["window_name"],
-        window_index=int(row["window_index"] or 0), pane_id=row["pane_id"],
-        pid=int(row["pane_pid"]) if row["pane_pid"] else None, dead=row["pane_dead"] == "1",
-        dead_status=exit_status(row), agent_id=row["roost_id"],
-        is_keeper=row["roost_keeper"] == "1", is_home=row["roost_home"] == "1",
-        activity=_seconds(row["window_activity"]), title=row.get("pane_title", ""))
+        session_id=row["session_id"],
+        session_name=row["session_name"],
+        window_id=row["window_id"],
+        window_name=row["window_name"],
+        window_index=int(row["window_index"] or 0),
+        pane_id=row["pane_id"],
+        pid=int(row["pane_pid"]) if row["pane_pid"] else None,
+        dead=row["pane_dead"] == "1",
+        dead_status=exit_status(row),
+        agent_id=row["roost_id"],
+        is_keeper=row["roost_keeper"] == "1",
+        is_home=row["roost_home"] == "1",
+        activity=_seconds(row["window_activity"]),
+        title=row.get("pane_title", ""),
+    )
 
 
 def panes(text: str) -> list[Pane]:
@@ -77,8 +116,16 @@ def capture_args(pane_ids: list[str], marker: str) -> list[str]:
     ~300 panes within one call."""
     args: list[str] = []
     for pane_id in pane_ids:
-        args += ["capturep", f"-pJS-{CAPTURE_LINES}", f"-t{pane_id}", ";",
-                 "display", "-p", f"{marker}{pane_id}", ";"]
+        args += [
+            "capturep",
+            f"-pJS-{CAPTURE_LINES}",
+            f"-t{pane_id}",
+            ";",
+            "display",
+            "-p",
+            f"{marker}{pane_id}",
+            ";",
+        ]
     return args[:-1]
 
 
@@ -101,9 +148,8 @@ def split_captures(text: str, marker: str) -> dict[str, str]:
     chunk: list[str] = []
     for line in text.split("\n"):
         if line.startswith(marker):
-            found[line[len(marker):].strip()] = "\n".join(chunk)
+            found[line[len(marker) :].strip()] = "\n".join(chunk)
             chunk = []
         else:
             chunk.append(line)
     return found
-

@@ -52,19 +52,33 @@ class TmuxClient(Protocol):
         ...
 
     # ---- homes and windows ------------------------------------------------------------------
-    def new_home(self, name: str, cwd: str, keeper_argv: Sequence[str],
-                 env: Mapping[str, str]) -> tuple[str, str]:
+    def new_home(
+        self, name: str, cwd: str, keeper_argv: Sequence[str], env: Mapping[str, str]
+    ) -> tuple[str, str]:
         """A tagged home session running the keeper: (session id, keeper pane id). Raises
         DuplicateSession when a session of that name exists."""
         ...
 
-    def new_window(self, session_id: str, name: str, cwd: str, argv: Sequence[str],
-                   agent_id: str, redraw_keeper_of: str | None = None) -> tuple[str, str, int]:
+    def new_window(
+        self,
+        session_id: str,
+        name: str,
+        cwd: str,
+        argv: Sequence[str],
+        agent_id: str,
+        redraw_keeper_of: str | None = None,
+    ) -> tuple[str, str, int]:
         """An agent's window tagged @roost_id, @roost_state=running: (window, pane, pid)."""
         ...
 
-    def respawn(self, pane_id: str, window_id: str, cwd: str, argv: Sequence[str],
-                redraw_keeper_of: str | None = None) -> int:
+    def respawn(
+        self,
+        pane_id: str,
+        window_id: str,
+        cwd: str,
+        argv: Sequence[str],
+        redraw_keeper_of: str | None = None,
+    ) -> int:
         """Run argv in a dead pane, in place; the new pid."""
         ...
 
@@ -97,6 +111,14 @@ class TmuxClient(Protocol):
 
     def send_enter(self, pane_id: str) -> None: ...
 
+    def capture_colours(self, pane_id: str) -> str:
+        """The pane's visible screen with its SGR colour escapes (roost web renders them)."""
+        ...
+
+    def press(self, pane_id: str, key: str) -> None:
+        """Type one key, literally (a dialog's choice: core/web.py's, never a browser's text)."""
+        ...
+
     # ---- clients and views ------------------------------------------------------------------
     def attach_argv(self, target: str) -> list[str]:
         """The argv of a client attaching to a session (an id, or =name)."""
@@ -116,14 +138,24 @@ class TmuxClient(Protocol):
         server runs."""
         ...
 
-    def open_view(self, name: str, title: str, width: int, height: int,
-                  argv: Sequence[str]) -> str:
+    def clients(self) -> list[tuple[str, str]]:
+        """(pane id, tty) of each client attached to this server that a person may look
+        through: the active pane of the window it shows, and its terminal; control-mode
+        clients (roost's own) left out; [] when no server runs."""
+        ...
+
+    def pane_ttys(self) -> dict[str, bool]:
+        """Each pane's tty -> whether a client looks at its session; {} when no server runs."""
+        ...
+
+    def open_view(self, name: str, title: str, width: int, height: int, argv: Sequence[str]) -> str:
         """A fresh session `name` (replacing one of that name) whose one pane runs argv and whose
         status line starts with `title`. Returns the pane id."""
         ...
 
-    def split_pane(self, pane_id: str, side_by_side: bool, percent: int,
-                   argv: Sequence[str]) -> str:
+    def split_pane(
+        self, pane_id: str, side_by_side: bool, percent: int, argv: Sequence[str]
+    ) -> str:
         """Split a pane (side by side, or one over the other); the new pane takes `percent` of
         it and runs argv. Returns the new pane id."""
         ...

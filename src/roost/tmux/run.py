@@ -22,19 +22,27 @@ class Silent(Exception):
     """The client did not finish within its limit; it and its process group were killed."""
 
 
-def call(argv: Sequence[str], env: Mapping[str, str], limit: float,
-         input: bytes | None = None) -> tuple[int, bytes, bytes]:
+def call(
+    argv: Sequence[str], env: Mapping[str, str], limit: float, input: bytes | None = None
+) -> tuple[int, bytes, bytes]:
     """(exit code, stdout, stderr) of argv. OSError when it cannot be started (FileNotFoundError
     for a missing binary); Silent when it outlives `limit` seconds."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     in_r, in_w = os.pipe() if input is not None else (-1, -1)
-    stdin = ((os.POSIX_SPAWN_DUP2, in_r, 0) if input is not None
-             else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0))
+    stdin = (
+        (os.POSIX_SPAWN_DUP2, in_r, 0)
+        if input is not None
+        else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)
+    )
     try:
-        pid = os.posix_spawnp(argv[0], list(argv), dict(env), setpgroup=0,
-                              file_actions=[stdin, (os.POSIX_SPAWN_DUP2, out_w, 1),
-                                            (os.POSIX_SPAWN_DUP2, err_w, 2)])
+        pid = os.posix_spawnp(
+            argv[0],
+            list(argv),
+            dict(env),
+            setpgroup=0,
+            file_actions=[stdin, (os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err_w, 2)],
+        )
     except OSError:
         for fd in (out_r, out_w, err_r, err_w, in_r, in_w):
             if fd >= 0:
@@ -44,7 +52,7 @@ def call(argv: Sequence[str], env: Mapping[str, str], limit: float,
         if fd >= 0:
             os.close(fd)
     try:
-        out, err = _exchange(out_r, err_r, in_w, input or b"", time.monotonic() + limit)
+        out, err = exchange(out_r, err_r, in_w, input or b"", time.monotonic() + limit)
     except Silent:
         try:
             os.killpg(pid, 9)  # the client and anything it started
@@ -59,8 +67,9 @@ def call(argv: Sequence[str], env: Mapping[str, str], limit: float,
     return os.waitstatus_to_exitcode(status), out, err
 
 
-def _exchange(out_fd: int, err_fd: int, in_fd: int, data: bytes,
-              deadline: float) -> tuple[bytes, bytes]:
+def exchange(
+    out_fd: int, err_fd: int, in_fd: int, data: bytes, deadline: float
+) -> tuple[bytes, bytes]:
     """Feed `data` to in_fd (then close it) while reading stdout and stderr until both close,
     or Silent at the deadline."""
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
@@ -78,7 +87,7 @@ def _exchange(out_fd: int, err_fd: int, in_fd: int, data: bytes,
                 raise Silent
             for fd in writable:
                 try:
-                    data = data[os.write(fd, data[:65536]):]
+                    data = data[os.write(fd, data[:65536]) :]
                 except BrokenPipeError:
                     data = b""  # the client stopped reading: what it says is in its output
                 if not data:

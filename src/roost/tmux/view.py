@@ -36,9 +36,14 @@ def layout(tree: ws.Node) -> tuple[str, list[Split]]:
     def walk(node: ws.Node) -> None:
         if "leaf" in node:
             return
-        splits.append(Split(target=ws.leaves(node["a"])[0], tile=ws.leaves(node["b"])[0],
-                            side_by_side=node["split"] == "v",
-                            percent=max(10, min(90, round((1 - node["ratio"]) * 100)))))
+        splits.append(
+            Split(
+                target=ws.leaves(node["a"])[0],
+                tile=ws.leaves(node["b"])[0],
+                side_by_side=node["split"] == "v",
+                percent=max(10, min(90, round((1 - node["ratio"]) * 100))),
+            )
+        )
         walk(node["a"])
         walk(node["b"])
 
@@ -46,8 +51,15 @@ def layout(tree: ws.Node) -> tuple[str, list[Split]]:
     return ws.leaves(tree)[0], splits
 
 
-def build(view: TmuxClient, name: str, title: str, tree: ws.Node,
-          pane_argv: Callable[[str], Sequence[str]], width: int, height: int) -> list[str]:
+def build(
+    view: TmuxClient,
+    name: str,
+    title: str,
+    tree: ws.Node,
+    pane_argv: Callable[[str], Sequence[str]],
+    width: int,
+    height: int,
+) -> list[str]:
     """(Re)build session `name` on the view server as the tree; returns the argv attaching to it.
     A view that cannot be built is removed whole: its panes are clients attached to agents'
     homes, and a half-built view's narrow clients would hold those homes at their size."""
@@ -55,8 +67,9 @@ def build(view: TmuxClient, name: str, title: str, tree: ws.Node,
     panes = {first: view.open_view(name, title, width, height, pane_argv(first))}
     try:
         for split in splits:
-            panes[split.tile] = view.split_pane(panes[split.target], split.side_by_side,
-                                                split.percent, pane_argv(split.tile))
+            panes[split.tile] = view.split_pane(
+                panes[split.target], split.side_by_side, split.percent, pane_argv(split.tile)
+            )
     except TmuxError as exc:
         try:
             view.kill_session(f"={name}")
@@ -66,6 +79,8 @@ def build(view: TmuxClient, name: str, title: str, tree: ws.Node,
             pass  # gone already
         if isinstance(exc, TmuxTimeout):
             raise
-        raise RoostError(f"{len(splits) + 1} tiles do not fit in {width}x{height} "
-                         f"({exc.stderr or exc}); the view was removed") from None
+        raise RoostError(
+            f"{len(splits) + 1} tiles do not fit in {width}x{height} "
+            f"({exc.stderr or exc}); the view was removed"
+        ) from None
     return view.attach_argv(f"={name}")

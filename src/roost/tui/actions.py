@@ -34,33 +34,85 @@ class Action:
 
 
 ACTIONS = (
-    Action("enter", "attach", "attach",
-           f"Attach (waking it first); {DETACH_KEY} detaches and brings you back here"),
-    Action("n", "new", "new", "New agent (name, provider, cwd, tab, first prompt, arguments)",
-           footer=True),
-    Action("k", "kill", "kill", "Kill: stop its processes, keep its home and record",
-           footer=True, agent_op=lambda source, name: source.kill(name)),
-    Action("w", "wake", "wake", "Wake: start it again, resuming its conversation", footer=True,
-           agent_op=lambda source, name: source.wake(name)),
-    Action("p", "park", "park", "Park: off screen, keeps running",
-           agent_op=lambda source, name: source.park(name)),
-    Action("b", "bury", "bury", "Bury: close its tile, stop it, keep it for revival",
-           agent_op=lambda source, name: source.bury(name)),
-    Action("u", "unbury", "unbury", "Unbury: back where it was",
-           agent_op=lambda source, name: source.unbury(name)),
-    Action("a", "place", "place", "Place a parked or buried agent on a tab (asks which; the "
-           "current one by default)"),
+    Action(
+        "enter",
+        "attach",
+        "attach",
+        f"Attach (waking it first); {DETACH_KEY} detaches and brings you back here",
+    ),
+    Action(
+        "n",
+        "new",
+        "new",
+        "New agent (name, provider, cwd, tab, first prompt, arguments)",
+        footer=True,
+    ),
+    Action(
+        "k",
+        "kill",
+        "kill",
+        "Kill: stop its processes, keep its home and record",
+        footer=True,
+        agent_op=lambda source, name: source.kill(name),
+    ),
+    Action(
+        "w",
+        "wake",
+        "wake",
+        "Wake: start it again, resuming its conversation",
+        footer=True,
+        agent_op=lambda source, name: source.wake(name),
+    ),
+    Action(
+        "p",
+        "park",
+        "park",
+        "Park: off screen, keeps running",
+        agent_op=lambda source, name: source.park(name),
+    ),
+    Action(
+        "b",
+        "bury",
+        "bury",
+        "Bury: close its tile, stop it, keep it for revival",
+        agent_op=lambda source, name: source.bury(name),
+    ),
+    Action(
+        "u",
+        "unbury",
+        "unbury",
+        "Unbury: back where it was",
+        agent_op=lambda source, name: source.unbury(name),
+    ),
+    Action(
+        "a",
+        "place",
+        "place",
+        "Place a parked or buried agent on a tab (asks which; the current one by default)",
+    ),
     Action("P", "pin", "pin", "Pin / unpin", agent_op=lambda source, name: source.toggle_pin(name)),
     Action("s", "send", "send", "Send a prompt", footer=True),
-    Action("r", "restore", "restore", "Restore: start the tiles' agents, hibernate the rest",
-           footer=True, workspace_op=lambda source: source.restore()),
-    Action("t", "tabs", "tabs", "Tab view: the current tab's tiles as live previews (Tab: the "
-           "next tab)", footer=True),
+    Action(
+        "r",
+        "restore",
+        "restore",
+        "Restore: start the tiles' agents, hibernate the rest",
+        footer=True,
+        workspace_op=lambda source: source.restore(),
+    ),
+    Action(
+        "t",
+        "tabs",
+        "tabs",
+        "Tab view: the current tab's tiles as live previews (Tab: the next tab)",
+        footer=True,
+    ),
     Action("E", "balance", "balance", "Balance the current tab: an even grid of its tiles"),
     Action("o", "open", "open", "Open the current tab in plain tmux, one pane per tile"),
     Action("B", "toggle_buried", "buried", "Show / hide buried agents"),
-    Action("slash", "filter", "filter", "Filter by name, provider, status, cwd or tab",
-           footer=True),
+    Action(
+        "slash", "filter", "filter", "Filter by name, provider, status, cwd or tab", footer=True
+    ),
     Action("question_mark", "help", "help", "This help, with every key", footer=True),
     Action("q", "quit", "quit", "Quit", footer=True),
 )
@@ -87,4 +139,4 @@ def refusal(action: str, name: str, placement: str | None, tab: str | None) -> s
     return None
 
 
-EMPTY = ("No agents yet.\n\nPress [b]n[/b] for a new agent,\nor run: roost spawn NAME --cwd DIR")
+EMPTY = "No agents yet.\n\nPress [b]n[/b] for a new agent,\nor run: roost spawn NAME --cwd DIR"

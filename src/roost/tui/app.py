@@ -12,7 +12,8 @@ import asyncio
 import os
 import shlex
 import subprocess
-from collections.abc import Callable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, tzinfo
 from functools import partial
 from typing import ClassVar
@@ -23,13 +24,16 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
 from roost.core import present
 from roost.core.errors import RoostError
+from roost.core.fleet import HostView
 from roost.core.observation import Observation
+from roost.core.usage import count
 from roost.core.workspace import Node
 from roost.providers import traits
 from roost.system.clock import local_zone
@@ -37,8 +41,9 @@ from roost.tui import actions
 from roost.tui import rows as rowlib
 from roost.tui.source import Snapshot, Source
 
+HOSTS_EVERY = 10.0  # seconds between two looks at the remote hosts (ssh: slower than local)
 Field = tuple[str, str, str | Sequence[str]]  # key, label, default text or the choices
-Cells = tuple[Text, str, Text | str, str]
+Cells = tuple[Text | str, ...]  # name, provider, status, active (and tokens, issue 23)
 
 
 def badge(text: str, status: str | None) -> Text:
@@ -52,8 +57,7 @@ def screen(text: str, height: int) -> Text:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark", "dismiss", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
         lines = "\n".join(actions.help_lines())
@@ -68,8 +72,9 @@ class FormScreen(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, fields: list[Field],
-                 submit: Callable[[dict[str, str]], str]) -> None:
+    def __init__(
+        self, title: str, fields: list[Field], submit: Callable[[dict[str, str]], str]
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.fields = fields
@@ -83,8 +88,13 @@ class FormScreen(ModalScreen[str | None]):
                 if isinstance(default, str):
                     yield Input(value=default, id=f"f-{key}", compact=True)
                 else:
-                    yield Select([(c, c) for c in default], value=default[0], id=f"f-{key}",
-                                 allow_blank=False, compact=True)
+                    yield Select(
+                        [(c, c) for c in default],
+                        value=default[0],
+                        id=f"f-{key}",
+                        allow_blank=False,
+                        compact=True,
+                    )
             yield Static("", id="form-error")
 
     def values(self) -> dict[str, str]:
@@ -160,7 +170,7 @@ class TabScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         await self.rebuild()
-        self.set_interval(1.0, self.refresh_previews)
+        self.set_interval(1.0, self._tick_previews)
 
     @property
     def roost(self) -> RoostApp:
@@ -170,8 +180,9 @@ class TabScreen(Screen[None]):
 
     @property
     def tabs(self) -> list[str]:
-        return list(self.roost.snapshot.layouts) or [name for name, _ in
-                                                      self.roost.snapshot.tab_tiles]
+        return list(self.roost.snapshot.layouts) or [
+            name for name, _ in self.roost.snapshot.tab_tiles
+        ]
 
     @property
     def tiles(self) -> list[str]:
@@ -194,8 +205,11 @@ class TabScreen(Screen[None]):
             layout = self.roost.snapshot.layouts.get(self.tab)
             self._drawn = (self.tab, layout)
             tabs = self.tabs
-            where = f"  ({tabs.index(self.tab) + 1} of {len(tabs)}: Tab for the next)" \
-                if self.tab in tabs and len(tabs) > 1 else ""
+            where = (
+                f"  ({tabs.index(self.tab) + 1} of {len(tabs)}: Tab for the next)"
+                if self.tab in tabs and len(tabs) > 1
+                else ""
+            )
             self.query_one("#tab-title", Static).update(f"tab {self.tab}{where}")
             holder = self.query_one("#tiles")
             await holder.remove_children()  # gone before tiles with the same ids come
@@ -204,8 +218,12 @@ class TabScreen(Screen[None]):
                 root.styles.height = "1fr"  # a lone tile too fills the tab, not one line
                 await holder.mount(root)
             else:
-                await holder.mount(Static(f"tab {self.tab} has no tiles: a on a parked agent "
-                                          "places it here", classes="tile"))
+                await holder.mount(
+                    Static(
+                        f"tab {self.tab} has no tiles: a on a parked agent places it here",
+                        classes="tile",
+                    )
+                )
         self.refresh_previews()
 
     def _node(self, node: Node) -> Widget:
@@ -224,7 +242,16 @@ class TabScreen(Screen[None]):
         return box
 
     @work(thread=True, exclusive=True, group="tab-preview")
+    def _tick_previews(self) -> None:
+        """The timer's: recapture the tiles only when something changed (see RoostApp.stale)."""
+        if self.roost.stale("tiles"):
+            self._capture_tiles()
+
+    @work(thread=True, exclusive=True, group="tab-preview")
     def refresh_previews(self) -> None:
+        self._capture_tiles()
+
+    def _capture_tiles(self) -> None:
         app = self.roost
         texts = {name: app.source.preview(name, 40) for name in self.tiles}
         app.call_from_thread(self._show, texts)
@@ -285,8 +312,13 @@ class RoostCommands(Provider):
         for text, action in self._entries():
             score = max(matcher.match(text), matcher.match(action.help) * 0.8)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), partial(self._run, action), text=text,
-                          help=action.help)
+                yield Hit(
+                    score,
+                    matcher.highlight(text),
+                    partial(self._run, action),
+                    text=text,
+                    help=action.help,
+                )
 
 
 class RoostApp(App[None]):
@@ -325,17 +357,25 @@ class RoostApp(App[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(a.key, a.binding, a.label, show=a.footer)
-        for a in actions.ACTIONS if a.key != "enter"]  # enter: the table's RowSelected
+        for a in actions.ACTIONS
+        if a.key != "enter"
+    ]  # enter: the table's RowSelected
     COMMANDS = App.COMMANDS | {RoostCommands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # narrow: the list gets room
 
-    def __init__(self, source: Source | None = None,
-                 attacher: Callable[[list[str]], None] | None = None,
-                 refresh_every: float = 1.0, clock: Callable[[], datetime] | None = None,
-                 zone: tzinfo | None = None) -> None:
+    def __init__(
+        self,
+        source: Source | None = None,
+        attacher: Callable[[list[str]], None] | None = None,
+        refresh_every: float = 1.0,
+        clock: Callable[[], datetime] | None = None,
+        zone: tzinfo | None = None,
+        hosts_every: float = HOSTS_EVERY,
+    ) -> None:
         """`attacher` runs a tmux command line in the terminal (default: suspend the app and
         run it); `clock` gives "now" for the ages shown (default: the system's); `zone` the
-        time zone of the times shown (default: the user's, $TZ)."""
+        time zone of the times shown (default: the user's, $TZ); `hosts_every`: seconds between
+        two looks at the remote hosts' agents (0: only at start and on r)."""
         super().__init__()
         self.zone = zone or local_zone(os.environ)
         if source is None:
@@ -353,8 +393,13 @@ class RoostApp(App[None]):
         self._cells_shown: list[Cells] = []
         self._widths: tuple[int, ...] = ()
         self._shown: str | None = None  # the agent the details and preview show
+        self._git: tuple[str, dict[str, object] | None] | None = None  # its worktree's counts
         self._screen_text = ("", "")  # the preview's agent and its last capture
         self._name_width = 64  # the name column's room (render_rows sets it from the width)
+        self._stamps: dict[str, object] = {}  # what each timed look last saw of source.stamp
+        self.hosts_every = hosts_every
+        self.host_views: dict[str, HostView] = {}  # each host's last answer, in the hosts' order
+        self._asking: set[str] = set()  # hosts whose answer is awaited (one ask at a time each)
 
     # ---- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -377,10 +422,35 @@ class RoostApp(App[None]):
         table.focus()
         self.refresh_data()
         if self.refresh_every:
-            self.set_interval(self.refresh_every, self.refresh_data)
-            self.set_interval(self.refresh_every, self.refresh_preview)
+            self.set_interval(self.refresh_every, self._tick_data)
+            self.set_interval(self.refresh_every, self._tick_preview)
+        self.ask_hosts()
+        if self.hosts_every:
+            self.set_interval(self.hosts_every, self.ask_hosts)
+
+    def write_terminal(self, text: str) -> None:
+        """Raw bytes to the terminal (an alert's OSC sequences), as App.bell writes its BEL."""
+        if not self.is_headless and self._driver is not None:
+            self._driver.write(text)
 
     # ---- data ---------------------------------------------------------------------------------
+    def stale(self, what: str) -> bool:
+        """Whether `what` ("data", "preview", "tiles") may show something old: always without
+        a cue from the source; with the roost service's cue, only when it changed since `what`
+        last looked. So an idle TUI asks tmux nothing while the service runs."""
+        stamp = getattr(self.source, "stamp", lambda: None)()
+        if stamp is None:
+            return True
+        if self._stamps.get(what) == stamp:
+            return False
+        self._stamps[what] = stamp
+        return True
+
+    @work(thread=True, exclusive=True, group="refresh")
+    def _tick_data(self) -> None:
+        if self.stale("data"):
+            self._refresh_here()
+
     @work(thread=True, exclusive=True, group="refresh")
     def refresh_data(self) -> None:
         self._refresh_here()
@@ -394,16 +464,83 @@ class RoostApp(App[None]):
             return
         self.call_from_thread(self.apply_snapshot, snap)
 
+    # ---- remote hosts (docs/HOSTS.md): asked in the background, never blocking the list ------
+    def ask_hosts(self) -> None:
+        """Look at the hosts again: their list (one SELECT), then each host on a thread of its
+        own (`roost ls --json` over ssh), so a host that does not answer costs its own time
+        limits and delays neither the others nor this machine's refreshes."""
+        if getattr(self.source, "hosts", None) is not None:
+            self._list_hosts()
+
+    @work(thread=True, exclusive=True, group="hosts")
+    def _list_hosts(self) -> None:
+        try:
+            names = self.source.hosts()
+        except Exception:  # noqa: BLE001 - e.g. a busy database: the next look lists them
+            return
+        self.call_from_thread(self._ask_each, names)
+
+    def _ask_each(self, names: list[str]) -> None:
+        known = {n: self.host_views[n] for n in names if n in self.host_views}
+        if list(known) != list(self.host_views):  # a host was removed, or the order changed
+            self.host_views = known
+            self.render_rows()
+        for name in names:
+            if name not in self._asking:
+                self._asking.add(name)
+                # A daemon thread of its own, not a Textual worker: those share a few pool
+                # threads (silent hosts would starve this machine's refreshes), and quitting
+                # waits for them (it would wait for ssh's time limit).
+                threading.Thread(
+                    target=self._ask_host,
+                    args=(name, names),
+                    name=f"roost-host-{name}",
+                    daemon=True,
+                ).start()
+
+    def _ask_host(self, name: str, order: list[str]) -> None:
+        try:
+            view = self.source.host_view(name)
+        except Exception as exc:  # noqa: BLE001 - e.g. the host was removed meanwhile
+            view = HostView(name, unreachable=str(exc) or type(exc).__name__)
+        if not self.is_running:  # the app ended meanwhile
+            return
+        try:
+            self.call_from_thread(self._got_host, view, order)
+        except RuntimeError:  # it ended just now
+            return
+
+    def _got_host(self, view: HostView, order: list[str]) -> None:
+        self._asking.discard(view.host)
+        if view.host not in order:
+            return
+        found = {**self.host_views, view.host: view}
+        self.host_views = {n: found[n] for n in order if n in found}
+        try:
+            self.render_rows()
+        except NoMatches:  # an answer that lands while the app closes
+            return
+
     def apply_snapshot(self, snap: Snapshot) -> None:
         self.snapshot = snap
+        for text in snap.alerts:  # notifications to the person (ops/alerts.py): as bell() does
+            self.write_terminal(text)
+        try:
+            self._show_snapshot(snap)
+        except NoMatches:  # a refresh that ends while the app closes: its widgets are gone
+            return
+
+    def _show_snapshot(self, snap: Snapshot) -> None:
         self.query_one("#counts", Static).update(rowlib.header_text(snap.items))
-        self.query_one("#empty").set_class(not snap.items, "show")
+        self.query_one("#empty").set_class(not snap.items and not self.host_views, "show")
         banner = self.query_one("#banner", Static)
         if not snap.server_running and snap.would_start:
             names = ", ".join(snap.would_start[:6]) + ("…" if len(snap.would_start) > 6 else "")
-            banner.update(f"roost's tmux server is not running (after a reboot?): restore would "
-                          f"bring back {len(snap.would_start)} agents ({names}). "
-                          "Press r to restore; nothing starts by itself.")
+            banner.update(
+                f"roost's tmux server is not running (after a reboot?): restore would "
+                f"bring back {len(snap.would_start)} agents ({names}). "
+                "Press r to restore; nothing starts by itself."
+            )
             banner.add_class("show")
         else:
             banner.remove_class("show")
@@ -415,9 +552,21 @@ class RoostApp(App[None]):
     def render_rows(self) -> None:
         table = self.query_one("#agents", DataTable)
         selected = self.selected_key()
-        rows = rowlib.build(self.snapshot.items, self.snapshot.tab_tiles, self.snapshot.pins,
-                            self.filter_text, self.buried_open)
-        providers = max([8, *(len(i.agent.provider) for i in self.snapshot.items)])
+        rows = rowlib.with_hosts(
+            rowlib.build(
+                self.snapshot.items,
+                self.snapshot.tab_tiles,
+                self.snapshot.pins,
+                self.filter_text,
+                self.buried_open,
+            ),
+            list(self.host_views.values()),
+            self.filter_text,
+        )
+        providers = max(
+            [8, *(len(i.agent.provider) for i in self.snapshot.items)]
+            + [len(str(r.remote.get("provider"))) for r in rows if r.remote is not None]
+        )
         self._name_width = rowlib.name_room(table.size.width, providers)
         cells = [self._cells(row) for row in rows]
         if [r.key for r in rows] == [r.key for r in self.rows] and cells == self._cells_shown:
@@ -430,8 +579,8 @@ class RoostApp(App[None]):
         table.clear(columns=widths != self._widths)
         if widths != self._widths:
             self._widths = widths
-            for label, width in zip(("name", "provider", "status", "active"), widths,
-                                    strict=True):
+            labels = ("name", "provider", "status", "active", "tokens")[: len(widths)]
+            for label, width in zip(labels, widths, strict=True):
                 table.add_column(label, width=width)
         for row, cell in zip(rows, cells, strict=True):
             table.add_row(*cell, key=row.key)
@@ -439,8 +588,7 @@ class RoostApp(App[None]):
         if selected in keys:
             table.move_cursor(row=keys.index(selected), scroll=False)
         else:  # at start, or the selected agent went: the first agent
-            table.move_cursor(row=next((i for i, r in enumerate(rows) if r.item), 0),
-                              scroll=False)
+            table.move_cursor(row=next((i for i, r in enumerate(rows) if r.item), 0), scroll=False)
         table.scroll_to(y=scroll, animate=False)
         moved = self.selected_key() != self._shown
         self.show_details()
@@ -451,23 +599,66 @@ class RoostApp(App[None]):
     def _column_widths(cells: list[Cells]) -> tuple[int, ...]:
         """Widths that change when agents come, go or move, never with a status: the name and
         provider columns fit the longest, status and age have fixed widths."""
+
         def longest(i: int, least: int) -> int:
             return max([least, *(len(str(c[i])) for c in cells)])
 
-        return (longest(0, 10), longest(1, 8), rowlib.STATUS_WIDTH + 2, rowlib.ACTIVE_WIDTH)
+        widths = (longest(0, 10), longest(1, 8), rowlib.STATUS_WIDTH + 2, rowlib.ACTIVE_WIDTH)
+        # the tokens column shows once any agent used some (issue 23: read from CLIs' files)
+        return widths + ((longest(4, 6),) if cells and len(cells[0]) > 4 else ())
 
     def _cells(self, row: rowlib.Row) -> Cells:
+        if row.remote is not None:
+            return self._remote_cells(row.remote)
+        if row.key.startswith(rowlib.HOST_KEY):
+            style = "bold red" if row.unreachable is not None else "bold reverse"
+            title = rowlib.fit(rowlib.host_title(row), self._name_width)
+            return (Text(title, style=style), "", "", "", *self._tokens(None))
         if row.item is None:
             closed = row.label == "Buried" and not self.buried_open
-            return (Text(f"{'▸' if closed else '▾'} {row.label} ({row.count})", style="bold"),
-                    "", "", "")
+            return (
+                Text(f"{'▸' if closed else '▾'} {row.label} ({row.count})", style="bold"),
+                "",
+                "",
+                "",
+                *self._tokens(None),
+            )
         it = row.item
         indent = "   " * (row.depth - 1) + " └ " if row.depth else ""
-        when = rowlib.ago(it.status_since or it.agent.last_active_at,
-                          self.clock() if self.clock else None)
+        when = rowlib.ago(
+            it.status_since or it.agent.last_active_at, self.clock() if self.clock else None
+        )
         # a long name is cut (the details panel has all of it): the other columns stay in view
-        return (Text(rowlib.fit(indent + it.agent.name, self._name_width)), it.agent.provider,
-                badge(rowlib.fit(present.status_text(it), rowlib.STATUS_WIDTH), it.status), when)
+        return (
+            Text(rowlib.fit(indent + it.agent.name, self._name_width)),
+            it.agent.provider,
+            badge(rowlib.fit(present.status_text(it), rowlib.STATUS_WIDTH), it.status),
+            when,
+            *self._tokens(it.agent.id),
+        )
+
+    def _remote_cells(self, a: Mapping[str, object]) -> Cells:
+        """A host's agent, as a local one shows (its tokens from its `ls --json` usage)."""
+        since = a.get("status_since") or a.get("last_active_at")
+        when = rowlib.ago(str(since) if since else None, self.clock() if self.clock else None)
+        status = rowlib.fit(rowlib.remote_status(a), rowlib.STATUS_WIDTH)
+        used = a.get("usage")
+        total = used.get("total") if isinstance(used, Mapping) else None
+        tokens = (count(total) if isinstance(total, int) and total else "",)
+        return (
+            Text(rowlib.fit(str(a.get("name")), self._name_width)),
+            str(a.get("provider")),
+            badge(status, str(a.get("status") or "unknown")),
+            when,
+            *(tokens if self.snapshot.usage else ()),
+        )
+
+    def _tokens(self, agent_id: str | None) -> tuple[str, ...]:
+        """The tokens cell, when the column shows (some agent used tokens): the agent's, short."""
+        used = self.snapshot.usage
+        if not used:
+            return ()
+        return (count(used[agent_id]) if agent_id in used else "",)
 
     def selected_key(self) -> str | None:
         table: DataTable[Text | str] = self.query_one("#agents", DataTable)
@@ -479,6 +670,10 @@ class RoostApp(App[None]):
         key = self.selected_key()
         return next((r.item for r in self.rows if r.key == key and r.item), None)
 
+    def selected_row(self) -> rowlib.Row | None:
+        key = self.selected_key()
+        return next((r for r in self.rows if r.key == key), None)
+
     @on(DataTable.RowHighlighted)
     def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
         if self.selected_key() != self._shown:  # a table rebuild re-highlights the same row
@@ -488,12 +683,39 @@ class RoostApp(App[None]):
     def show_details(self) -> None:
         it = self.selected()
         details = self.query_one("#details", Static)
-        self._shown = self.selected_key()
+        key = self.selected_key()
+        moved, self._shown = key != self._shown, key
         if it is None:
-            details.update("")
+            row = self.selected_row()
+            if row is not None and row.remote is not None and row.host is not None:
+                details.update(rowlib.remote_details(row.remote, row.host))
+            elif row is not None and row.key.startswith(rowlib.HOST_KEY):
+                details.update(rowlib.host_details(row))
+            else:
+                details.update("")
             return
-        details.update(rowlib.details(it))
+        if moved:  # git is asked when the panel comes to a worktree agent, not on each refresh
+            self._git = None
+            if it.agent.worktree_json:
+                self.load_git(it.agent.name)
+        git = self._git[1] if self._git and self._git[0] == it.agent.name else None
+        details.update(rowlib.details(it, git))
         self.load_events(it.agent.name)
+
+    @work(thread=True, exclusive=True, group="git")
+    def load_git(self, name: str) -> None:
+        ask = getattr(self.source, "git_counts", None)
+        try:
+            counts = ask(name) if ask is not None else None
+        except Exception:  # noqa: BLE001 - e.g. a busy database: the panel goes without them
+            return
+        self.call_from_thread(self._show_git, name, counts)
+
+    def _show_git(self, name: str, counts: dict[str, object] | None) -> None:
+        it = self.selected()
+        if it is not None and it.agent.name == name:
+            self._git = (name, counts)
+            self.show_details()
 
     @work(thread=True, exclusive=True, group="events")
     def load_events(self, name: str) -> None:
@@ -505,19 +727,39 @@ class RoostApp(App[None]):
         self.call_from_thread(self._append_events, name, text)
 
     def _append_events(self, name: str, text: str) -> None:
-        it = self.selected()
+        try:
+            it = self.selected()
+        except NoMatches:  # the app is closing (its list is gone)
+            return
         if it is not None and it.agent.name == name and text:
             details = self.query_one("#details", Static)
             details.update(f"{details.content}\n[dim]{text.replace('[', chr(92) + '[')}[/dim]")
+
+    def _tick_preview(self) -> None:
+        """The timer's: the selection's screen, when something changed (see stale)."""
+        try:
+            it = self.selected()
+        except NoMatches:  # the app is closing (its list is gone)
+            return
+        if it is not None:
+            self._load_preview(
+                it.agent.name, it.pane.pane_id if it.pane is not None else None, timed=True
+            )
 
     def refresh_preview(self) -> None:
         """Read the selection here, on the UI thread; capture on a worker."""
         it = self.selected()
         if it is not None:
             self._load_preview(it.agent.name, it.pane.pane_id if it.pane is not None else None)
+            return
+        row = self.selected_row()
+        if row is not None and row.remote is not None:  # its screen is on the host: not asked
+            self._show_preview(row.label, f"(on host {row.host}: Enter attaches over ssh)")
 
     @work(thread=True, exclusive=True, group="preview")
-    def _load_preview(self, name: str, pane_id: str | None) -> None:
+    def _load_preview(self, name: str, pane_id: str | None, timed: bool = False) -> None:
+        if timed and not self.stale("preview"):
+            return
         try:
             text = self.source.preview(name, 60, pane_id=pane_id)
         except Exception as exc:  # noqa: BLE001 - a preview never breaks the app
@@ -543,8 +785,12 @@ class RoostApp(App[None]):
         action = actions.BY_NAME[name]
         if action.workspace_op is not None:
             self.operate(partial(action.workspace_op, self.source))
-        elif (action.agent_op is not None and (it := self.selected_or_warn()) is not None
-              and not self.refused(name, it)):
+            self.ask_hosts()  # r: the hosts are looked at again too
+        elif (
+            action.agent_op is not None
+            and (it := self.selected_or_warn()) is not None
+            and not self.refused(name, it)
+        ):
             self.operate(partial(action.agent_op, self.source, it.agent.name))
 
     def refused(self, action: str, it: Observation) -> bool:
@@ -572,7 +818,10 @@ class RoostApp(App[None]):
 
     def selected_or_warn(self) -> Observation | None:
         it = self.selected()
-        if it is None:
+        row = self.selected_row()
+        if it is None and row is not None and row.remote is not None and row.host is not None:
+            self.notify(rowlib.remote_refusal(row.label, row.host), severity="warning")
+        elif it is None:
             self.notify("select an agent first", severity="warning")
         return it
 
@@ -607,18 +856,27 @@ class RoostApp(App[None]):
     def action_new(self) -> None:
         tab = self.current_tab() or "main"
         fields: list[Field] = [
-            ("name", "name", ""), ("provider", "provider", list(traits.BY_NAME)),
-            ("cwd", "working directory", "."), ("tab", "tab", tab),
+            ("name", "name", ""),
+            ("provider", "provider", list(traits.BY_NAME)),
+            ("cwd", "working directory", "."),
+            ("tab", "tab", tab),
             ("prompt", "first prompt (optional)", ""),
-            ("args", "extra arguments (for command: the program and its arguments)", "")]
+            ("args", "extra arguments (for command: the program and its arguments)", ""),
+        ]
 
         def spawn(values: dict[str, str]) -> str:  # on the form's worker: errors shown there
             try:
                 args = tuple(shlex.split(values["args"]))
             except ValueError as exc:
                 raise RoostError(f"arguments: {exc}") from None
-            return self.source.spawn(values["name"], values["provider"], values["cwd"] or None,
-                                     values["tab"] or None, args, values["prompt"] or None)
+            return self.source.spawn(
+                values["name"],
+                values["provider"],
+                values["cwd"] or None,
+                values["tab"] or None,
+                args,
+                values["prompt"] or None,
+            )
 
         self.push_screen(FormScreen("New agent", fields, spawn), self._form_done)
 
@@ -633,17 +891,23 @@ class RoostApp(App[None]):
                 raise RoostError(present.not_delivered(name, "nothing to send"))
             return self.source.send(name, values["text"])
 
-        self.push_screen(FormScreen(f"Send to {name}", [("text", "prompt", "")], send),
-                         self._form_done)
+        self.push_screen(
+            FormScreen(f"Send to {name}", [("text", "prompt", "")], send), self._form_done
+        )
 
     def action_place(self) -> None:
         it = self.selected_or_warn()
         if it is None or self.refused("place", it):
             return
         name = it.agent.name
-        self.push_screen(FormScreen(f"Place {name} on a tab", [
-            ("tab", "tab (made if missing)", self.current_tab() or "main")],
-            lambda values: self.source.place(name, values["tab"])), self._form_done)
+        self.push_screen(
+            FormScreen(
+                f"Place {name} on a tab",
+                [("tab", "tab (made if missing)", self.current_tab() or "main")],
+                lambda values: self.source.place(name, values["tab"]),
+            ),
+            self._form_done,
+        )
 
     def action_balance(self) -> None:
         tab = self.current_tab()
@@ -656,7 +920,7 @@ class RoostApp(App[None]):
             return it.agent.tab
         key = self.selected_key() or ""
         if key.startswith("group:Tab "):
-            return key[len("group:Tab "):]
+            return key[len("group:Tab ") :]
         return self.snapshot.tab_tiles[0][0] if self.snapshot.tab_tiles else None
 
     def action_tabs(self) -> None:
@@ -668,22 +932,35 @@ class RoostApp(App[None]):
 
     def action_attach(self) -> None:
         it = self.selected()
-        if it is None:
-            return
-        self._attach_to(it.agent.name)
+        row = self.selected_row()
+        if it is not None:
+            self._attach_to(it.agent.name)
+        elif row is not None and row.remote is not None and row.host is not None:
+            self._attach_remote(row.host, row.label)
 
     @on(DataTable.RowSelected)
     def _row_selected(self, event: DataTable.RowSelected) -> None:
         key = event.row_key.value or ""
         if key == "group:Buried":
             self.action_toggle_buried()
-        elif not key.startswith("group:"):
+        elif not key.startswith(("group:", rowlib.HOST_KEY)):
             self.action_attach()
 
     @work(thread=True, group="attach")
     def _attach_to(self, name: str) -> None:
         try:
             argv = self.source.attach_argv(name)  # wakes it first
+        except Exception as exc:  # noqa: BLE001
+            self.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
+            return
+        self.call_from_thread(self.attacher, argv)
+
+    @work(thread=True, group="attach")
+    def _attach_remote(self, host: str, name: str) -> None:
+        """`roost attach HOST:AGENT`'s own ssh line (ops/hosts.attach_argv): the host's roost
+        attaches there, its C-q ends the ssh and brings the terminal back here."""
+        try:
+            argv = self.source.remote_attach_argv(host, name)
         except Exception as exc:  # noqa: BLE001
             self.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
             return
@@ -716,6 +993,7 @@ class RoostApp(App[None]):
         except Exception as exc:  # noqa: BLE001 - e.g. no terminal to hand over
             self.notify(f"cannot attach here: {exc}", severity="error")
         self.refresh_data()
+        self.ask_hosts()
 
 
 def run() -> None:

@@ -12,7 +12,9 @@ from datetime import UTC, datetime, timedelta
 
 from roost.core import present, restoring
 from roost.core.errors import RoostError
-from roost.core.observation import Observation, Record
+from roost.core.fleet import HostView
+from roost.core.model import Agent
+from roost.core.observation import Observation
 from roost.providers import traits
 from roost.tui.source import Event, Snapshot
 
@@ -20,24 +22,49 @@ NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 PID = 4242  # every running demo agent's
 
 
-def item(name: str, status: str, provider: str = "claude", placement: str = "tile",
-         tab: str | None = "main", minutes: int = 3, pinned: bool = False,
-         linked_parent: str | None = None, orchestration_parent: str | None = None,
-         exit_code: int | None = None) -> Observation:
+def item(
+    name: str,
+    status: str,
+    provider: str = "claude",
+    placement: str = "tile",
+    tab: str | None = "main",
+    minutes: int = 3,
+    pinned: bool = False,
+    linked_parent: str | None = None,
+    orchestration_parent: str | None = None,
+    exit_code: int | None = None,
+) -> Observation:
     """A demo agent with `status`, last active `minutes` before NOW."""
     alive = status in ("working", "idle", "waiting")
     when = (NOW - timedelta(minutes=minutes)).isoformat()
-    record = Record(
-        id=f"id-{name}", name=name, provider=provider, cwd=f"/home/dev/src/{name}", home=name,
-        provider_session_id=f"5f0c…{name}", placement=placement, tab=tab, pinned=pinned,
-        linked_parent=linked_parent, orchestration_parent=orchestration_parent,
-        last_active_at=when, intent="running" if alive else "stopped")
+    record = Agent(
+        id=f"id-{name}",
+        name=name,
+        provider=provider,
+        cwd=f"/home/dev/src/{name}",
+        home=name,
+        provider_session_id=f"5f0c…{name}",
+        placement=placement,
+        tab=tab,
+        pinned=pinned,
+        linked_parent=linked_parent and f"id-{linked_parent}",
+        orchestration_parent=orchestration_parent and f"id-{orchestration_parent}",
+        linked_parent_name=linked_parent,
+        orchestration_parent_name=orchestration_parent,
+        last_active_at=when,
+        intent="running" if alive else "stopped",
+    )
     return Observation(
-        record, pane=None, alive=alive,
+        record,
+        pane=None,
+        alive=alive,
         state="running" if alive else "hibernated" if status == "hibernated" else "stopped",
         pid=PID if status in ("working", "idle", "waiting", "starting") else None,
-        exit_code=exit_code, status=status,
-        status_source="hook" if traits.of(provider).hooks else "screen", status_since=when)
+        exit_code=exit_code,
+        status=status,
+        status_source="hook" if traits.of(provider).hooks else "screen",
+        status_since=when,
+    )
 
 
 ITEMS = [
@@ -55,16 +82,16 @@ SNAPSHOT = Snapshot(
     tab_tiles=[("main", ["api-fix", "api-tests"]), ("ui", ["frontend", "docs"])],
     pins=["api-fix"],
     server_running=True,
-    layouts={"main": {"split": "v", "ratio": 0.5, "a": {"leaf": "api-fix"},
-                      "b": {"leaf": "api-tests"}},
-             "ui": {"split": "h", "ratio": 0.6, "a": {"leaf": "frontend"},
-                    "b": {"leaf": "docs"}}},
+    layouts={
+        "main": {"split": "v", "ratio": 0.5, "a": {"leaf": "api-fix"}, "b": {"leaf": "api-tests"}},
+        "ui": {"split": "h", "ratio": 0.6, "a": {"leaf": "frontend"}, "b": {"leaf": "docs"}},
+    },
 )
 
 SCREENS = {
     "api-fix": "● Reading src/api/login.py\n● Running the tests\n\n✻ Working… (esc to interrupt)",
     "api-tests": "Bash(pytest -x tests/test_login.py)\n\nDo you want to proceed?\n❯ 1. Yes\n"
-                 "  2. No\n\nEsc to cancel",
+    "  2. No\n\nEsc to cancel",
     "frontend": "› add a loading spinner to the login form\n\n• Done.\n\n❯ ",
     "docs": "✦ Updated README.md\n\n> ",
 }
@@ -80,11 +107,16 @@ class StaticSource:
     `calls` (its name and arguments) and answers with the CLI's words. `failures` maps an
     operation's name to the error it raises instead."""
 
-    def __init__(self, snapshot: Snapshot = SNAPSHOT,
-                 failures: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, snapshot: Snapshot = SNAPSHOT, failures: Mapping[str, str] | None = None
+    ) -> None:
         self.snap = snapshot
         self.failures = dict(failures or {})
         self.calls: list[tuple[object, ...]] = []
+        self.host_views: dict[str, HostView] = {}  # remote hosts' answers (none: one machine)
+
+    def stamp(self) -> object | None:
+        return None  # canned data: the timer refreshes it as before
 
     def snapshot(self) -> Snapshot:
         return self.snap
@@ -95,6 +127,19 @@ class StaticSource:
     def events(self, name: str, limit: int = 8) -> list[Event]:
         return EVENTS[-limit:]
 
+    def git_counts(self, name: str) -> dict[str, object] | None:
+        return None  # canned agents have no worktree
+
+    def hosts(self) -> list[str]:
+        return list(self.host_views)
+
+    def host_view(self, host: str) -> HostView:
+        return self.host_views[host]
+
+    def remote_attach_argv(self, host: str, name: str) -> list[str]:
+        self._called("remote_attach", host, name)
+        return ["ssh", "-tt", "--", host, f"roost attach {name}"]
+
     def _called(self, operation: str, *args: object) -> None:
         self.calls.append((operation, *args))
         if operation in self.failures:
@@ -104,8 +149,15 @@ class StaticSource:
         return next((o.agent.home for o in self.snap.items if o.agent.name == name), name)
 
     # ---- operations ------------------------------------------------------------------------------
-    def spawn(self, name: str, provider: str, cwd: str | None, tab: str | None,
-              args: tuple[str, ...] = (), prompt: str | None = None) -> str:
+    def spawn(
+        self,
+        name: str,
+        provider: str,
+        cwd: str | None,
+        tab: str | None,
+        args: tuple[str, ...] = (),
+        prompt: str | None = None,
+    ) -> str:
         self._called("spawn", name, provider, cwd, tab, args, prompt)
         return present.spawned(name, provider, PID, name, first_start=True)
 
@@ -147,9 +199,19 @@ class StaticSource:
         self._called("restore")
         tiled = [name for _tab, names in self.snap.tab_tiles for name in names]
         rest = [o.agent.name for o in self.snap.items if o.agent.name not in tiled]
-        return restoring.Report(live=len(tiled), started=[], already_running=tiled,
-                                hibernated=rest, failed={}, peak=0, seconds=0.0
-                                ).text().rstrip("\n")
+        return (
+            restoring.Report(
+                live=len(tiled),
+                started=[],
+                already_running=tiled,
+                hibernated=rest,
+                failed={},
+                peak=0,
+                seconds=0.0,
+            )
+            .text()
+            .rstrip("\n")
+        )
 
     def edit_layout(self, tab: str, name: str, edit: str) -> str:
         self._called("edit_layout", tab, name, edit)
@@ -171,8 +233,12 @@ def main() -> None:
     """The TUI on the demo data, at NOW (attaching only says what it would run)."""
     from roost.tui.app import RoostApp
 
-    app = RoostApp(source=StaticSource(), refresh_every=0, clock=lambda: NOW,
-                   attacher=lambda argv: app.notify(f"would run: {' '.join(argv)}"))
+    app = RoostApp(
+        source=StaticSource(),
+        refresh_every=0,
+        clock=lambda: NOW,
+        attacher=lambda argv: app.notify(f"would run: {' '.join(argv)}"),
+    )
     app.run()
 
 

@@ -7,15 +7,20 @@ connection belongs to the thread that opened it).
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from roost.core import present
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
-from roost.ops import lifecycle, observe, tabview
+from roost.core.fleet import HostView
+from roost.ops import lifecycle, observe, service, tabview
 from roost.ops import send as sending
+from roost.ops import usage as ops_usage
 from roost.ops import workspace as wsops
+from roost.ops import worktree as worktrees
 from roost.ops.context import App, open_app
 from roost.ops.restore import restore as restore_workspace
 from roost.store import workspace as wsdb
@@ -30,7 +35,19 @@ def _names_tree(node: ws.Node | None, names: dict[str, str]) -> ws.Node | None:
     return {**node, "a": _names_tree(node["a"], names), "b": _names_tree(node["b"], names)}
 
 
+RECHECK = 5.0  # seconds between two looks for the roost service
+
+
 class LiveSource:
+    """With the roost service running, `stamp` tells the app when anything changed (the service
+    records every change tmux pushes), so an idle TUI asks tmux nothing; without it the app
+    refreshes on its timer as before."""
+
+    _service = False
+    _looked: float | None = None
+    _launched = False
+    _alerted: int | None = None  # the last `alert` event this TUI wrote to its terminal
+
     @contextmanager
     def _app(self) -> Iterator[App]:
         app = open_app()
@@ -39,21 +56,70 @@ class LiveSource:
         finally:
             app.close()
 
+    def stamp(self) -> object | None:
+        """A token that changes whenever the store does while the service runs (its monitor
+        writes each change, and which panes' screens moved): two stats, no tmux call and no
+        query. None without the service: look every time."""
+        now = time.monotonic()
+        if self._looked is None or now - self._looked >= RECHECK:
+            self._looked = now
+            with self._app() as app:
+                if not self._launched:  # started on demand, not waited for
+                    self._launched = True
+                    service.ensure_running(app, timeout=0)
+                self._service = service.alive(app)
+                self._db = str(app.store.path)
+        if not self._service:
+            return None
+        found: list[tuple[int, int, int] | None] = []
+        for path in (self._db, self._db + "-wal"):
+            try:
+                info = os.stat(path)
+            except OSError:
+                found.append(None)
+                continue
+            found.append((info.st_size, info.st_mtime_ns, info.st_ino))
+        return tuple(found)
+
     def snapshot(self) -> Snapshot:
         with self._app() as app:
             items = observe.refresh(app)
             workspace = wsdb.load(app.store.conn)
+            texts = self._alerts(app)
+            used = ops_usage.tokens_by_agent(app)
         names = {o.agent.id: o.agent.name for o in items}
         plan = ws.plan_restore(workspace, [o.agent.id for o in items if o.alive])
         return Snapshot(
             items=items,
-            tab_tiles=[(t.name, [names[a] for a in ws.leaves(t.layout) if a in names])
-                       for t in workspace.tabs],
+            tab_tiles=[
+                (t.name, [names[a] for a in ws.leaves(t.layout) if a in names])
+                for t in workspace.tabs
+            ],
             pins=[names[p] for p in workspace.pins if p in names],
             server_running=any(o.pane is not None for o in items),
             would_start=[names[a] for a in plan.start if a in names],
             layouts={t.name: _names_tree(t.layout, names) for t in workspace.tabs},
+            alerts=texts,
+            usage=used,
         )
+
+    def _alerts(self, app: App) -> list[str]:
+        """The alerts logged since the last look, as this terminal's text (the first look only
+        marks where the log ends). Without the service, decides new events first (no delivery:
+        that may take seconds; `roost notify run` or `roost watch --notify` deliver)."""
+        from roost.core import settings
+        from roost.ops import alerts
+
+        if self._alerted is None:
+            self._alerted = app.store.last_event_id()
+            return []
+        if not self._service:  # else the service's component decides
+            alerts.decide_new(app)
+        found = app.store.events_since(self._alerted, "alert")
+        self._alerted = int(found[-1]["id"]) if found else self._alerted
+        if not settings.notify(app.settings)["terminal"]:
+            return []
+        return [alerts.terminal_text(str(e["title"]), str(e["body"]), app.environ) for e in found]
 
     def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
         """One capture by the pane id the snapshot saw, when known."""
@@ -70,12 +136,31 @@ class LiveSource:
             agent = app.store.get(name)
             return app.store.events(agent.id, limit) if agent else []
 
-    # ---- operations ------------------------------------------------------------------------------
-    def spawn(self, name: str, provider: str, cwd: str | None, tab: str | None,
-              args: tuple[str, ...] = (), prompt: str | None = None) -> str:
+    def git_counts(self, name: str) -> dict[str, object] | None:
         with self._app() as app:
-            result = lifecycle.spawn(app, name, provider=provider, cwd=cwd, args=args,
-                                     prompt=prompt, place=lifecycle.Place(tab=tab))
+            agent = app.store.get(name)
+            return worktrees.agent_git_counts(app, agent) if agent else None
+
+    # ---- operations ------------------------------------------------------------------------------
+    def spawn(
+        self,
+        name: str,
+        provider: str,
+        cwd: str | None,
+        tab: str | None,
+        args: tuple[str, ...] = (),
+        prompt: str | None = None,
+    ) -> str:
+        with self._app() as app:
+            result = lifecycle.spawn(
+                app,
+                name,
+                provider=provider,
+                cwd=cwd,
+                args=args,
+                prompt=prompt,
+                place=lifecycle.Place(tab=tab),
+            )
         a = result.agent
         return present.spawned(a.name, a.provider, result.pid, a.home, a.launches == 1)
 
@@ -136,6 +221,24 @@ class LiveSource:
     def balance_tab(self, tab: str) -> str:
         with self._app() as app:
             return present.tab_balanced(tab, len(wsops.tab_balance(app, tab)))
+
+    # ---- remote hosts: the light path (no App: a config read and a SELECT), then ssh ---------
+    def hosts(self) -> list[str]:
+        from roost.ops import hosts
+
+        return [h.name for h in hosts.every_light(hosts.light_reach())]
+
+    def host_view(self, host: str) -> HostView:
+        from roost.ops import hosts
+
+        reach = hosts.light_reach()
+        return hosts.ask(reach, hosts.find(reach, host))
+
+    def remote_attach_argv(self, host: str, name: str) -> list[str]:
+        from roost.ops import hosts
+
+        reach = hosts.light_reach()
+        return hosts.attach_argv(reach, hosts.find(reach, host), ["attach", name])
 
     # ---- handing the terminal to tmux ---------------------------------------------------------
     def attach_argv(self, name: str) -> list[str]:

@@ -3,26 +3,38 @@ without Textual.
 
 Groups: Pinned (in pin order), then each tab (its tiles in tile order), then Parked, then Buried
 (collapsed unless opened). Inside a group, an agent whose parent (linked or orchestration) is in
-the same group is listed under it, indented.
+the same group is listed under it, indented. With remote hosts (docs/HOSTS.md), this machine's
+groups come under a "local" header, then each host's agents under its name (`with_hosts`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from rich.markup import escape
 
 from roost.core import present
+from roost.core import worktree as wt
+from roost.core.fleet import LOCAL, HostView
 from roost.core.observation import Observation
 
 NEEDS_YOU = ("waiting", "error")
 BADGE_STYLE = {
-    "working": "bold yellow", "idle": "green", "waiting": "bold white on red",
+    "working": "bold yellow",
+    "idle": "green",
+    "waiting": "bold white on red",
     "error": "bold white on magenta",
-    "starting": "cyan", "exited": "red", "failed": "bold red", "stopped": "dim",
+    "limited": "bold black on yellow",  # a usage limit (core/limits.py): it waits for a reset
+    "starting": "cyan",
+    "exited": "red",
+    "failed": "bold red",
+    "stopped": "dim",
     "lost": "italic yellow",
-    "hibernated": "dim italic", "unknown": "magenta",
+    "hibernated": "dim italic",
+    "unknown": "magenta",
 }
 
 
@@ -53,6 +65,13 @@ class Row:
     depth: int = 0
     item: Observation | None = None  # the agent; None for a group header
     count: int = 0  # agents under a group header
+    host: str | None = None  # a host's header or agent: the host's name (None: this machine)
+    remote: Mapping[str, Any] | None = None  # a host's agent: its `roost ls --json` row
+    unreachable: str | None = None  # a host's header: why it did not answer
+
+    @property
+    def is_header(self) -> bool:
+        return self.item is None and self.remote is None
 
 
 def ago(iso: str | None, now: datetime | None = None) -> str:
@@ -71,7 +90,7 @@ def fit(text: str, width: int) -> str:
     >>> fit("waiting: Do you want to proceed?", 12), fit("idle", 12)
     ('waiting: Do…', 'idle')
     """
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def screen_tail(text: str, height: int) -> str:
@@ -97,8 +116,11 @@ def header_text(items: list[Observation]) -> str:
     c = counts(items)
     need = sum(c.get(s, 0) for s in NEEDS_YOU)
     parts = [f"{n} {s}" for s, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return (f"{len(items)} agents" + (": " + ", ".join(parts) if parts else "") +
-            (f"  ·  {need} need you" if need else ""))
+    return (
+        f"{len(items)} agents"
+        + (": " + ", ".join(parts) if parts else "")
+        + (f"  ·  {need} need you" if need else "")
+    )
 
 
 def _nest(members: list[Observation]) -> list[tuple[int, Observation]]:
@@ -106,7 +128,7 @@ def _nest(members: list[Observation]) -> list[tuple[int, Observation]]:
     names = {m.agent.name for m in members}
 
     def parent(m: Observation) -> str | None:
-        for name in (m.agent.linked_parent, m.agent.orchestration_parent):
+        for name in (m.agent.linked_parent_name, m.agent.orchestration_parent_name):
             if name in names and name != m.agent.name:
                 return name
         return None
@@ -135,12 +157,18 @@ def _nest(members: list[Observation]) -> list[tuple[int, Observation]]:
 def matches(item: Observation, needle: str) -> bool:
     needle = needle.lower()
     a = item.agent
-    return any(needle in (value or "").lower()
-               for value in (a.name, a.provider, item.status, a.cwd, a.tab))
+    return any(
+        needle in (value or "").lower() for value in (a.name, a.provider, item.status, a.cwd, a.tab)
+    )
 
 
-def build(items: list[Observation], tab_tiles: list[tuple[str, list[str]]], pins: list[str],
-          filter_text: str = "", buried_open: bool = False) -> list[Row]:
+def build(
+    items: list[Observation],
+    tab_tiles: list[tuple[str, list[str]]],
+    pins: list[str],
+    filter_text: str = "",
+    buried_open: bool = False,
+) -> list[Row]:
     """The list's rows. `tab_tiles` is [(tab name, [agent names in tile order])] in tab order;
     `pins` are agent names in pin order."""
     by_name = {i.agent.name: i for i in items if not filter_text or matches(i, filter_text)}
@@ -154,32 +182,158 @@ def build(items: list[Observation], tab_tiles: list[tuple[str, list[str]]], pins
         placed.update(m.agent.name for m in members)
         rows.append(Row(key=f"group:{title}", label=title, count=len(members)))
         if open_:
-            rows.extend(Row(key=m.agent.id, label=m.agent.name, depth=d, item=m)
-                        for d, m in _nest(members))
+            rows.extend(
+                Row(key=m.agent.id, label=m.agent.name, depth=d, item=m) for d, m in _nest(members)
+            )
 
     group("Pinned", [by_name[n] for n in pins if n in by_name])
     for tab, tiles in tab_tiles:
         group(f"Tab {tab}", [by_name[n] for n in tiles if n in by_name])
     group("Parked", [i for i in by_name.values() if i.agent.placement == "detached"])
-    group("Buried", [i for i in by_name.values() if i.agent.placement == "buried"],
-          open_=buried_open)
+    group(
+        "Buried", [i for i in by_name.values() if i.agent.placement == "buried"], open_=buried_open
+    )
     group("Other", list(by_name.values()))  # stale records: owned by no tab, park or burial
     return rows
 
 
-def details(item: Observation) -> str:
-    """The details panel (Rich markup): who, where, what runs, links, the last exit."""
+HOST_KEY = "host:"  # a host header's key prefix; "host:" alone heads this machine's agents
+REMOTE_KEY = "remote:"  # a host's agent: "remote:HOST:ID"
+
+
+def remote_matches(agent: Mapping[str, Any], needle: str) -> bool:
+    needle = needle.lower()
+    fields = ("name", "provider", "status", "cwd", "tab")
+    return any(needle in str(agent.get(f) or "").lower() for f in fields)
+
+
+def with_hosts(local: list[Row], hosts: Sequence[HostView], filter_text: str = "") -> list[Row]:
+    """The fleet's rows: without hosts, `local` as it is (a one-machine TUI never changes);
+    else this machine's groups under a "local" header, then each host's agents (by name)
+    under its own, and a host that did not answer one header line saying why."""
+    if not hosts:
+        return local
+    here = sum(r.count for r in local if r.is_header)
+    rows = [Row(key=HOST_KEY, label=LOCAL, count=here), *local]
+    for view in hosts:
+        key = f"{HOST_KEY}{view.host}"
+        if view.unreachable is not None:
+            rows.append(Row(key=key, label=view.host, host=view.host, unreachable=view.unreachable))
+            continue
+        agents = sorted(
+            (a for a in view.agents if not filter_text or remote_matches(a, filter_text)),
+            key=lambda a: str(a.get("name")),
+        )
+        rows.append(Row(key=key, label=view.host, host=view.host, count=len(agents)))
+        rows.extend(
+            Row(
+                key=f"{REMOTE_KEY}{view.host}:{a.get('id')}",
+                label=str(a.get("name")),
+                host=view.host,
+                remote=a,
+            )
+            for a in agents
+        )
+    return rows
+
+
+def host_title(row: Row) -> str:
+    """A host header's text: its name and agent count, or why it did not answer.
+
+    >>> host_title(Row("host:b", "b", host="b", unreachable="no answer within 5 s"))
+    'b  unreachable: no answer within 5 s'
+    """
+    if row.unreachable is not None:
+        return f"{row.label}  unreachable: {row.unreachable}"
+    return f"{row.label} ({row.count})"
+
+
+def remote_status(agent: Mapping[str, Any]) -> str:
+    """A host's agent's status as the table says a local one's (present.status_text).
+
+    >>> remote_status({"status": "error", "status_reason": "API Error: 500"})
+    'error: API Error: 500'
+    """
+    status = str(agent.get("status") or "unknown")
+    reason = agent.get("status_reason")
+    if agent.get("crashed"):
+        return f"crashed ({agent.get('exit_code')})"
+    if reason and status != "exited":
+        return f"{status}: {fit(str(reason), present.TABLE_REASON)}"
+    return status
+
+
+def remote_refusal(name: str, host: str) -> str:
+    """What a key other than Enter says on a host's agent: the TUI drives only this machine."""
+    return (
+        f"{name} runs on host {host}: here Enter attaches to it; "
+        f"roost --host {host} … does the rest"
+    )
+
+
+def remote_details(agent: Mapping[str, Any], host: str) -> str:
+    """The details panel for a host's agent (Rich markup; every value from the host escaped)."""
+
+    def text(key: str) -> str:
+        return escape(str(agent.get(key) or "-"))
+
+    place = text("tab") if agent.get("placement") == "tile" else text("placement")
+    return "\n".join(
+        [
+            f"[b]{text('name')}[/b]  {text('provider')}  {escape(remote_status(agent))}"
+            f"  on host [b]{escape(host)}[/b]",
+            f"cwd      {text('cwd')}",
+            f"session  {text('provider_session_id')}",
+            f"place    {place}",
+            f"last error {text('last_error')}",
+            f"[dim]Enter attaches (ssh -tt; {escape(host)}'s C-q comes back here); other keys "
+            f"act on this machine only: roost --host {escape(host)} …[/dim]",
+        ]
+    )
+
+
+def host_details(row: Row) -> str:
+    """The details panel for a host's header."""
+    if row.host is None:
+        return f"[b]{LOCAL}[/b]: this machine's agents ({row.count})"
+    name = escape(row.host)
+    if row.unreachable is not None:
+        return (
+            f"[b]{name}[/b]  unreachable: {escape(row.unreachable)}\n"
+            f"[dim]asked again every few seconds; roost host check {name} tells more[/dim]"
+        )
+    return f"[b]{name}[/b]: {row.count} agents (asked over ssh every few seconds)"
+
+
+def details(item: Observation, git: dict[str, object] | None = None) -> str:
+    """The details panel (Rich markup): who, where, what runs, links, the last exit; `git`: a
+    worktree agent's counts, once asked (the app asks when the panel shows that agent)."""
     a = item.agent
-    links = ", ".join(f"{k}: {v}" for k, v in (
-        ("linked parent", a.linked_parent), ("orchestration parent", a.orchestration_parent),
-        ("orchestration root", a.orchestration_root)) if v)
-    lines = [f"[b]{a.name}[/b]  {a.provider}  {escape(present.status_text(item))} "
-             f"({item.status_source})",
-             f"cwd      {a.cwd}",
-             f"session  {a.provider_session_id or '-'}",
-             f"home     {a.home}    pid {item.pid or '-'}",
-             f"place    {present.place(item)}{'  · pinned' if a.pinned else ''}",
-             f"links    {links or '-'}",
-             f"last exit {item.exit_code if item.exit_code is not None else '-'}"
-             + (f"   error: {a.last_error}" if a.last_error else "")]
+    links = ", ".join(
+        f"{k}: {v}"
+        for k, v in (
+            ("linked parent", a.linked_parent_name),
+            ("orchestration parent", a.orchestration_parent_name),
+            ("orchestration root", a.orchestration_root_name),
+        )
+        if v
+    )
+    lines = [
+        f"[b]{a.name}[/b]  {a.provider}  {escape(present.status_text(item))} "
+        f"({item.status_source})",
+        f"cwd      {a.cwd}",
+        f"session  {a.provider_session_id or '-'}",
+        f"home     {a.home}    pid {item.pid or '-'}",
+        f"place    {present.place(item)}{'  · pinned' if a.pinned else ''}",
+        f"links    {links or '-'}",
+        f"last exit {item.exit_code if item.exit_code is not None else '-'}"
+        + (f"   error: {a.last_error}" if a.last_error else ""),
+    ]
+    if a.worktree_json:  # its git worktree (spawn --worktree): the branch, in the repository
+        import json
+
+        tree = json.loads(a.worktree_json)
+        lines.insert(2, f"branch   {escape(tree['branch'])} (worktree of {escape(tree['repo'])})")
+        if git is not None:
+            lines.insert(3, f"git      {escape(wt.git_state(git))}")
     return "\n".join(lines)

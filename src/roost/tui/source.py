@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from roost.core.fleet import HostView
 from roost.core.observation import Observation
 from roost.core.workspace import Node
 
@@ -25,10 +26,17 @@ class Snapshot:
     server_running: bool = True
     would_start: list[str] = field(default_factory=list)  # what a restore would bring back
     layouts: dict[str, Node | None] = field(default_factory=dict)  # tab -> tree of names
+    alerts: list[str] = field(default_factory=list)  # for the terminal: ops/alerts.terminal_text
+    usage: dict[str, int] = field(default_factory=dict)  # agent id -> tokens used (issue 23)
 
 
 class Source(Protocol):
     def snapshot(self) -> Snapshot: ...
+
+    def stamp(self) -> object | None:
+        """A cheap token that changes when anything the app shows may have (the roost service
+        pushes); None: no such cue, refresh on the timer."""
+        ...
 
     def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
         """The agent's last lines (by the pane id the snapshot saw, when known)."""
@@ -36,9 +44,33 @@ class Source(Protocol):
 
     def events(self, name: str, limit: int = 8) -> list[Event]: ...
 
+    def git_counts(self, name: str) -> dict[str, object] | None:
+        """A worktree agent's dirty / ahead / behind counts, asked of git now (None: none)."""
+        ...
+
+    # ---- remote hosts (docs/HOSTS.md): read-only but for attaching ----------------------------
+    def hosts(self) -> list[str]:
+        """The remote hosts' names (`roost host ls`), in order; [] on one machine."""
+        ...
+
+    def host_view(self, host: str) -> HostView:
+        """The host's agents, or why it did not answer (within its ssh time limits)."""
+        ...
+
+    def remote_attach_argv(self, host: str, name: str) -> list[str]:
+        """`roost attach HOST:AGENT`'s ssh command line."""
+        ...
+
     # ---- operations: each returns the CLI's line for it ----------------------------------------
-    def spawn(self, name: str, provider: str, cwd: str | None, tab: str | None,
-              args: tuple[str, ...] = (), prompt: str | None = None) -> str: ...
+    def spawn(
+        self,
+        name: str,
+        provider: str,
+        cwd: str | None,
+        tab: str | None,
+        args: tuple[str, ...] = (),
+        prompt: str | None = None,
+    ) -> str: ...
 
     def wake(self, name: str) -> str: ...
 

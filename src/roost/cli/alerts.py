@@ -1,0 +1,123 @@
+"""`roost notify`: alerts to the person (ops/alerts.py) — try the channels, or run the passes
+where no roost service does."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import IO, TYPE_CHECKING
+
+import click
+
+from roost.core.errors import RoostError
+
+if TYPE_CHECKING:
+    from roost.ops.context import App
+
+
+@click.group(name="notify")
+def notify_group() -> None:
+    """Notifications to you when an agent needs you: waiting, an error, a usage limit, a crash
+    or exit, a child of your agent finished. Channels: config.toml [notify] (README).
+
+    \b
+    Examples:
+      roost notify test
+      roost notify run --once
+    """
+
+
+@notify_group.command(name="test")
+def test_command() -> None:
+    """Send a test notification through every channel configured, and say how each went.
+
+    \b
+    Example:
+      roost notify test
+    """
+    from roost.core import settings
+    from roost.ops import alerts
+    from roost.ops.context import open_app
+
+    app = open_app(reading=True)
+    try:
+        table = settings.notify(app.settings)
+        results = alerts.test_alert(app)
+    finally:
+        app.close()
+    if table["terminal"] and sys.stdout.isatty():
+        sys.stdout.write(
+            alerts.terminal_text("roost: test notification", "It works.", dict(os.environ))
+        )
+        results.insert(0, ("terminal", "ok"))
+    if not results:
+        raise RoostError(
+            "no notification channel: this is no terminal, and config.toml [notify] sets no "
+            "command, ntfy or webhook",
+            code=2,
+        )
+    for channel, said in results:
+        click.echo(f"{channel}: {said}")
+    if any(said != "ok" for _, said in results):
+        sys.exit(1)
+
+
+@notify_group.command(name="run")
+@click.option("--once", is_flag=True, help="One pass, then exit.")
+@click.option(
+    "--interval", type=float, default=1.0, show_default=True, help="Seconds between two passes."
+)
+def run_command(once: bool, interval: float) -> None:
+    """Deliver the notifications the event log calls for, until interrupted (the roost service
+    does this when it runs; two at once never send one twice).
+
+    \b
+    Example:
+      roost notify run --once
+    """
+    import time
+
+    from roost.ops import alerts
+    from roost.ops.context import open_app
+
+    if not interval > 0:
+        raise RoostError(f"--interval must be a number of seconds above 0, not {interval}", code=2)
+    app = open_app()
+    try:
+        while True:
+            for done in alerts.run_pass(app):
+                failed = {k: v for k, v in done.outcome.items() if v != "ok"}
+                for channel, said in failed.items():
+                    click.echo(f"roost: {channel}: {said}", err=True)
+            if once:
+                return
+            time.sleep(interval)
+    finally:
+        app.close()
+
+
+class WatchAlerts:
+    """`roost watch --notify`'s part: `emit` writes each `alert` event of the stream to the
+    terminal; `flush` (after each read of the stream) flushes stdout and runs a pass, so alerts
+    are decided and delivered without the service too (with it, the pass finds nothing to do)."""
+
+    def __init__(self, app: App, terminal: IO[str]) -> None:
+        from roost.core import settings
+
+        self.app = app
+        self.terminal = terminal
+        self.on = bool(settings.notify(app.settings)["terminal"])
+
+    def emit(self, event: dict[str, object]) -> None:
+        from roost.ops import alerts
+
+        if self.on and event.get("kind") == "alert":
+            title, body = str(event.get("title")), str(event.get("body"))
+            self.terminal.write(alerts.terminal_text(title, body, self.app.environ))
+            self.terminal.flush()
+
+    def flush(self) -> None:
+        from roost.ops import alerts
+
+        sys.stdout.flush()
+        alerts.run_pass(self.app)

@@ -1,0 +1,55 @@
+"""`roost web`: roost in a browser (roost/web/, docs/WEB.md), in the foreground."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from roost.core.errors import RoostError
+
+
+@click.command()
+@click.option(
+    "--bind",
+    default="127.0.0.1:7377",  # core/web.py DEFAULT_PORT
+    show_default=True,
+    metavar="HOST:PORT",
+    help="Where to listen (port 0: any free port). Loopback unless --allow-remote.",
+)
+@click.option("--print-url", is_flag=True, help="Print the login URL (with its token) and exit.")
+@click.option(
+    "--allow-remote", is_flag=True, help="Allow listening on an address other machines reach."
+)
+@click.option(
+    "--allow-typing",
+    is_flag=True,
+    help="Allow typing into terminals, for browsers logged in with the typing token "
+    "(the URL printed with this flag); others only watch.",
+)
+def web(bind: str, print_url: bool, allow_remote: bool, allow_typing: bool) -> None:
+    """Serve the fleet, each agent and a live terminal to a browser, until interrupted.
+
+    Every browser logs in once with the secret token in $ROOST_HOME/web-token (the URL it
+    prints); docs/WEB.md tells how to reach it from a phone or another machine (ssh -L, a
+    tailnet) without opening a port.
+
+    \b
+    Examples:
+      roost web
+      roost web --print-url
+      ssh -L 7377:127.0.0.1:7377 my-box   # then open the URL on this machine
+    """
+    from roost.system import locate
+
+    try:
+        from roost.web import server
+    except ImportError as exc:
+        raise RoostError(
+            f"roost web needs the web extra: pip install 'roost[web]' ({exc})"
+        ) from None
+    home = Path(locate.roost_home())
+    if print_url:
+        click.echo(server.print_url(home, bind, allow_remote, allow_typing))
+        return
+    server.serve(server.prepare(home, bind, allow_remote, allow_typing))

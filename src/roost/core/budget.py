@@ -1,0 +1,86 @@
+"""Budgets (issue 23 part 5), pure: what a person writes as a budget, whether usage reached
+it, and which agents the machine's live-agent budget hibernates.
+
+>>> parse("250k"), parse("$4.50"), parse("off")
+((250000, None), (None, 4.5), (None, None))
+>>> reached(Spent(300_000, 1.0), 250_000, None)
+'its budget of 250.0k tokens is reached (300.0k used)'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from roost.core.errors import RoostError
+from roost.core.usage import count
+
+_SUFFIX = {"": 1, "k": 1_000, "m": 1_000_000}
+OFF = ("off", "none", "0")
+
+
+def parse(text: str) -> tuple[int | None, float | None]:
+    """A budget: a number of tokens ("500000", "500k", "2M") or of dollars ("$5", "$2.50");
+    "off" (or "none", "0") clears it. Anything else is refused."""
+    given = text.strip().lower()
+    if given in OFF:
+        return None, None
+    dollars = re.fullmatch(r"\$(\d+(?:\.\d+)?)", given)
+    if dollars and float(dollars[1]) > 0:
+        return None, float(dollars[1])
+    tokens = re.fullmatch(r"(\d+(?:\.\d+)?)([km]?)", given)
+    if tokens and float(tokens[1]) > 0:
+        return int(float(tokens[1]) * _SUFFIX[tokens[2]]), None
+    raise RoostError(
+        f"a budget is tokens (500000, 500k, 2M) or dollars ($5, $2.50), or off; not {text!r}",
+        code=2,
+    )
+
+
+def shown(tokens: int | None, dollars: float | None) -> str:
+    if tokens is not None:
+        return f"{count(tokens)} tokens"
+    return f"${dollars:,.2f} (estimated)" if dollars is not None else "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Spent:
+    tokens: int
+    dollars: float | None  # None: some usage had no price, so a dollar budget cannot be judged
+
+
+def reached(
+    spent: Spent, tokens: int | None, dollars: float | None, whose: str = "its"
+) -> str | None:
+    """Why the budget is reached, or None while it is not (or cannot be told)."""
+    if tokens is not None and spent.tokens >= tokens:
+        return f"{whose} budget of {count(tokens)} tokens is reached ({count(spent.tokens)} used)"
+    if dollars is not None and spent.dollars is not None and spent.dollars >= dollars:
+        return (
+            f"{whose} budget of ${dollars:,.2f} is reached (an estimated ${spent.dollars:,.2f} "
+            "used)"
+        )
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    """A running agent as the live-agent budget sees it: its status, since when (ISO), and
+    whether a person is attached to its session or looks at it."""
+
+    name: str
+    status: str | None
+    since: str
+    attached: bool
+
+
+def over_max_live(live: Sequence[Live], max_live: int) -> list[str]:
+    """The agents to hibernate so that at most `max_live` run: the idle longest first, never
+    one a person is attached to nor one not idle (working, waiting for its person, starting).
+    Fewer when not enough may be hibernated."""
+    excess = len(live) - max_live
+    if excess <= 0:
+        return []
+    idle = sorted((a for a in live if a.status == "idle" and not a.attached), key=lambda a: a.since)
+    return [a.name for a in idle[:excess]]

@@ -1,0 +1,76 @@
+"""One view of the fleet (`roost ls --all`, `roost watch --all`): local and remote agents'
+JSON rows, each naming its host, and the table people read. Pure: rows in, text out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+LOCAL = "local"  # the table's word for this machine; JSON says null
+
+
+@dataclass(frozen=True, slots=True)
+class HostView:
+    """One host's answer to `roost ls --json`: its agents' rows, or why it did not answer
+    (the TUI and the web view group the fleet by these)."""
+
+    host: str
+    agents: tuple[dict[str, Any], ...] = ()
+    unreachable: str | None = None
+
+
+def tagged(rows: Iterable[dict[str, Any]], host: str | None) -> list[dict[str, Any]]:
+    """Each row with its `host` first (None: this machine).
+
+    >>> tagged([{"name": "a"}], "build")
+    [{'host': 'build', 'name': 'a'}]
+    """
+    return [{"host": host, **{k: v for k, v in r.items() if k != "host"}} for r in rows]
+
+
+def unreachable_row(host: str, reason: str) -> dict[str, Any]:
+    """--json's entry for a host that did not answer: no agents, its reason."""
+    return {"host": host, "unreachable": reason}
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """HOST, NAME, STATUS, PROVIDER, PID, CWD: the rows of every reachable host.
+
+    >>> print(table([{"host": None, "name": "a", "status": "idle", "provider": "claude",
+    ...               "pid": 7, "cwd": "/w"}]), end="")
+    HOST   NAME  STATUS  PROVIDER  PID  CWD
+    local  a     idle    claude    7    /w
+    """
+    if not rows:
+        return "no agents on any host\n"
+    lines = [("HOST", "NAME", "STATUS", "PROVIDER", "PID", "CWD")]
+    for r in rows:
+        status = str(r.get("status") or r.get("state") or "unknown")
+        lines.append(
+            (
+                str(r.get("host") or LOCAL),
+                str(r.get("name")),
+                status,
+                str(r.get("provider")),
+                str(r.get("pid") or "-"),
+                str(r.get("cwd")),
+            )
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]) - 1)]
+    return "".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(line[:-1], widths, strict=True))
+        + "  "
+        + line[-1]
+        + "\n"
+        for line in lines
+    )
+
+
+def unreachable_line(host: str, reason: str) -> str:
+    """stderr's one line for a host that did not answer (the rest of the view still prints).
+
+    >>> unreachable_line("build", "did not answer within 5 s")
+    'roost: host build unreachable: did not answer within 5 s'
+    """
+    return f"roost: host {host} unreachable: {reason}"

@@ -1,0 +1,221 @@
+"""Remote hosts (docs/HOSTS.md): the hosts this roost knows, a command run by a host's roost,
+and one view of the whole fleet. The remote roost is the authority on its agents; this side
+stores only how to reach it (store/hosts.py) and relays what it says."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from roost.core import fleet, sshargs
+from roost.core.errors import RoostError
+from roost.store import hosts as hostsdb
+from roost.system import ssh
+from roost.system.ssh import Unreachable
+
+if TYPE_CHECKING:  # the light path (`roost --host`) never imports the App's world
+    from roost.ops.context import App
+
+Host = hostsdb.Host
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What reaching a host takes: the caller's environment, config.toml, roost's home."""
+
+    environ: Mapping[str, str]
+    settings: Mapping[str, Any]
+    home: str
+
+
+def reach_of(app: App) -> Reach:
+    return Reach(app.environ, app.settings, str(app.paths.home))
+
+
+def light_reach() -> Reach:
+    """A Reach without opening the App (no store, no tmux): `roost --host …` relays a command
+    for the price of a config read and one SELECT (docs/DECISIONS.md)."""
+    from roost.system import config as cfg
+
+    paths = cfg.paths()
+    cfg.check_ancestors(paths.home)  # the trust checks open_app makes: its config runs ssh
+    if paths.home.exists():
+        cfg.check_private_dir(paths.home)
+    return Reach(os.environ, cfg.load_config(paths), str(paths.home))
+
+
+def find(reach: Reach, name: str) -> Host:
+    """Host `name`, read-only (the light path's get)."""
+    found = hostsdb.read(os.path.join(reach.home, "roost.db"), name)
+    if not found:
+        raise RoostError(f"no host named {name!r} (roost host ls; roost host add NAME DEST)", 2)
+    return found[0]
+
+
+def ssh_program(reach: Reach) -> list[str]:
+    """$ROOST_SSH_COMMAND, else config.toml's [ssh] command, else `ssh` (as GIT_SSH_COMMAND)."""
+    configured = reach.environ.get("ROOST_SSH_COMMAND") or (reach.settings.get("ssh") or {}).get(
+        "command"
+    )
+    return sshargs.ssh_command(configured)
+
+
+def limits(reach: Reach) -> tuple[float, float]:
+    """(connect, command) time limits in seconds, from [ssh] or the defaults."""
+    table = reach.settings.get("ssh") or {}
+    return (
+        float(table.get("connect_timeout", sshargs.CONNECT_TIMEOUT)),
+        float(table.get("timeout", sshargs.COMMAND_TIMEOUT)),
+    )
+
+
+def link(reach: Reach, host: Host) -> ssh.Link:
+    program = ssh_program(reach)
+    control = sshargs.control_path(
+        ssh.control_folder(), reach.home, " ".join(program), host.name, host.dest
+    )
+    return ssh.Link(host.name, tuple(program), host.dest, control, limits(reach)[0])
+
+
+def line(host: Host, args: list[str]) -> str:
+    return sshargs.remote_line(host.roost, host.env, args)
+
+
+def get(app: App, name: str) -> Host:
+    found = hostsdb.get(app.store.conn, name)
+    if found is None:
+        raise RoostError(f"no host named {name!r} (roost host ls; roost host add NAME DEST)", 2)
+    return found
+
+
+def every(app: App) -> list[Host]:
+    return hostsdb.every(app.store.conn)
+
+
+def add(app: App, name: str, dest: str, roost: str, env: dict[str, str]) -> Host:
+    problem = sshargs.host_problem(name, dest, roost, env)
+    if problem:
+        raise RoostError(problem, code=2)
+    host = Host(name, dest, roost, env, app.store.now_iso())
+    with app.store.write() as c:
+        if not hostsdb.insert(c, host):
+            raise RoostError(f"a host named {name!r} exists (roost host rm {name} first)", 2)
+    return host
+
+
+def remove(app: App, name: str) -> None:
+    host = get(app, name)
+    with app.store.write() as c:
+        hostsdb.delete(c, name)
+    link(reach_of(app), host).forget()  # its master, if one runs
+
+
+def run(reach: Reach, host: Host, args: list[str], *, stream: bool = False) -> ssh.Result:
+    """`args` run by the host's roost, under the command limit (none for a watch: it streams
+    until stopped; keepalives notice a dead peer)."""
+    limit = None if args[:1] == ["watch"] else limits(reach)[1]
+    found = link(reach, host).call(line(host, args), limit, stream=stream)
+    if found.code is None:
+        raise Unreachable(host.name, f"no answer within {limit:g} s; the command was cut")
+    if found.code == 255:  # ssh's own failure (the remote roost never exits 255)
+        raise Unreachable(host.name, sshargs.ssh_reason(found.err))
+    return found
+
+
+def check(app: App, name: str) -> dict[str, Any]:
+    """`host check`: reachable, the remote roost's version (compatible with this one's), and
+    its doctor's summary."""
+    from importlib.metadata import version
+
+    host, reach = get(app, name), reach_of(app)
+    mine = version("roost")
+    report: dict[str, Any] = {"host": name, "dest": host.dest, "reachable": False}
+    try:
+        said = run(reach, host, ["--version"])
+    except Unreachable as exc:
+        return {**report, "problem": str(exc)}
+    theirs = sshargs.version_of(said.out)
+    report.update(reachable=True, version=theirs, compatible=bool(theirs))
+    if theirs is None:
+        problem = sshargs.ssh_reason(said.err or said.out)
+        return {**report, "problem": f"no roost at {host.roost} ({problem}); use --roost PATH"}
+    if not sshargs.compatible(mine, theirs):
+        report.update(compatible=False, problem=f"remote roost {theirs}, this one {mine}")
+        return report
+    doctor = run(reach, host, ["doctor", "--json"])
+    try:
+        checks = json.loads(doctor.out)["checks"]
+    except (ValueError, KeyError, TypeError):
+        return {**report, "problem": f"its doctor said no JSON: {sshargs.ssh_reason(doctor.err)}"}
+    report["doctor"] = {
+        "ok": all(c["ok"] for c in checks),
+        "problems": [f"{c['name']}: {c['detail']}" for c in checks if not c["ok"]],
+        "warnings": [f"{c['name']}: {c['detail']}" for c in checks if c["ok"] and c["warning"]],
+    }
+    return report
+
+
+def every_light(reach: Reach) -> list[Host]:
+    """Every host, read-only without the App (the TUI asks at its own pace)."""
+    return hostsdb.read(os.path.join(reach.home, "roost.db"))
+
+
+def ask(reach: Reach, host: Host) -> fleet.HostView:
+    """Host's agents (its `roost ls --json`), or why it did not answer: never raises for a
+    host that is down, and costs at most its limits."""
+    try:
+        found = run(reach, host, ["ls", "--json"])
+    except Unreachable as exc:
+        return fleet.HostView(host.name, unreachable=exc.reason)
+    if found.code != 0:
+        return fleet.HostView(host.name, unreachable=sshargs.ssh_reason(found.err))
+    try:
+        rows = json.loads(found.out)
+    except ValueError:
+        return fleet.HostView(host.name, unreachable="its roost ls --json said no JSON")
+    if not isinstance(rows, list):
+        return fleet.HostView(host.name, unreachable="its roost ls --json said no list")
+    return fleet.HostView(host.name, tuple(rows))
+
+
+def views(reach: Reach, hosts: list[Host]) -> list[fleet.HostView]:
+    """Every host's view, asked in parallel (the slowest costs its limits, not their sum)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not hosts:
+        return []
+    with ThreadPoolExecutor(max_workers=min(16, len(hosts))) as pool:
+        return list(pool.map(lambda h: ask(reach, h), hosts))
+
+
+def attach_argv(reach: Reach, host: Host, args: list[str]) -> list[str]:
+    """The interactive `ssh -tt` line running `args` (`attach NAME`, `tui`…) by the host's
+    roost: `roost attach HOST:AGENT` and the TUI's Enter on a remote agent both run this."""
+    link_ = link(reach, host)
+    link_.drop_stale()  # a hung master would hang this ssh; ConnectTimeout bounds the rest
+    return link_.attach_argv(line(host, args))
+
+
+def ls_all(app: App) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Every agent here and on every host (asked in parallel, each within its limits), and the
+    hosts that did not answer with why."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from roost.core import present
+    from roost.ops import observe
+
+    hosts, reach = every(app), reach_of(app)
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(hosts)))) as pool:
+        pending = pool.map(lambda h: ask(reach, h), hosts)  # asked now; the local look overlaps
+        local = json.loads(present.render(observe.current(app), True))
+        asked = list(pending)
+    rows, missing = fleet.tagged(local, None), []
+    for view in asked:
+        if view.unreachable is not None:
+            missing.append((view.host, view.unreachable))
+        else:
+            rows += fleet.tagged(view.agents, view.host)
+    return rows, missing

@@ -1,0 +1,284 @@
+"""The service's monitor (a component of ops/service.py): learns from tmux what changed, without
+polling, and runs the status pipeline (ops/observe.py, core's steps) for what changed only.
+
+- One control-mode client (tmux/control.py) on the service's own hidden session, with one
+  format subscription over every pane (core/panewatch.py): tmux reports it at most once a
+  second, and only when a pane's liveness, screen (activity, history, cursor), title or bell
+  count changed. Nothing is asked of tmux while nothing changes.
+- For the panes that changed: one `list-panes -a` and a capture of those panes' screens where
+  their status needs one; the changes are recorded with their events (store/events.py), and
+  the service's event thread is woken (`news`).
+- Bells: tmux's alert-bell hook counts them per window (`@roost_bell`); each new one is a `bell`
+  event of its agent. Exits: tmux's pane-died hook (`roost _supervise`, as without the service)
+  also pokes this client at once (core/panewatch.py's POKE), so a death is judged within
+  milliseconds rather than at the subscription's next 1 s check; `pane_dead` in the
+  subscription stays the fallback.
+- Hook logs: every HOOKS seconds, a stat() of each live Claude agent's hook log and each live
+  Codex or Gemini agent's CLI event log (their notify program, their hooks); one that grew
+  runs the pipeline for that agent (a Stop or a Notification changes nothing on the screen),
+  and a CLI event log's new lines are `hook` events.
+- A full refresh at start (what changed while no service ran) and every FULL seconds as a
+  safety net (statuses that change with time alone: a start's grace).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Collection, Mapping
+
+from roost.core import observation, panewatch
+from roost.core.pane import agent_panes
+from roost.core.service import SESSION
+from roost.ops import learn, observe
+from roost.ops.context import App
+from roost.ops.service import Component, Stop, news, say
+from roost.providers import hooks, traits
+from roost.store import service as rows
+from roost.store import status as listing
+from roost.tmux.client import Tmux
+from roost.tmux.control import ControlClient
+from roost.tmux.protocol import TmuxError
+
+FULL = 30.0  # seconds between two safety-net refreshes of every agent
+HOOKS = 0.3  # seconds between two looks at the hook logs' sizes (a stat each: microseconds)
+RECONNECT = 1.0  # seconds before a lost control client is attached again
+
+
+def start(app: App) -> Stop:
+    stopping = threading.Event()
+    holder: list[ControlClient] = []
+    thread = threading.Thread(
+        target=_guarded, args=(app.environ, stopping, holder), name="monitor", daemon=True
+    )
+    thread.start()
+
+    def stop() -> None:
+        stopping.set()
+        for client in holder:
+            client.close()
+        thread.join(5)
+
+    return stop
+
+
+def _guarded(
+    environ: dict[str, str], stopping: threading.Event, holder: list[ControlClient]
+) -> None:
+    from roost.ops.context import open_app
+
+    app = open_app(dict(environ))  # this thread's own store connection
+    try:
+        watch(app, stopping, holder)
+    finally:
+        app.close()
+
+
+def watch(app: App, stopping: threading.Event, holder: list[ControlClient]) -> None:
+    """Attach, subscribe, act on each report; attach again when the client is lost."""
+    tmux = app.tmux
+    if not isinstance(tmux, Tmux):
+        return
+    tmux.run("set-hook", "-g", "alert-bell", panewatch.BELL_HOOK)
+    logs = HookLogs(app)  # across reattachments: no line recorded twice, none lost between
+    while not stopping.is_set():
+        client = ControlClient(tmux, SESSION)
+        holder[:] = [client]
+        reports: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_read, args=(client, reports), daemon=True).start()
+        _follow(app, reports, stopping, logs)
+        client.close()
+        stopping.wait(RECONNECT)
+
+
+DIED = "died"  # on the report queue: tmux's pane-died hook poked (a report always ends in '|')
+
+
+def _read(client: ControlClient, reports: queue.Queue[str | None]) -> None:
+    """tmux's lines to the queue: subscribe once attached, pass on reports and pokes, None at
+    the end."""
+    for line in client.lines():
+        kind, name, value = panewatch.notification(line)
+        if kind == "session-changed":
+            client.send("refresh-client", "-B", f"{panewatch.NAME}::{panewatch.FORMAT}")
+        elif kind == "subscription-changed" and name == panewatch.NAME:
+            reports.put(value)
+        elif kind == panewatch.POKE:
+            reports.put(DIED)
+        elif kind == "exit":
+            break
+    reports.put(None)
+
+
+def _follow(
+    app: App,
+    reports: queue.Queue[str | None],
+    stopping: threading.Event,
+    logs: HookLogs,
+) -> None:
+    before: dict[str, panewatch.PaneState] | None = None
+    full_at = app.clock.monotonic() + FULL
+    while not stopping.is_set():
+        try:
+            value = reports.get(timeout=HOOKS)
+        except queue.Empty:
+            value = ""  # nothing from tmux: the hook logs, and the safety net when due
+        if value is None:
+            return  # the client is gone: attach again
+        if value == DIED:
+            before = _died(app, before)
+        elif value:
+            now = panewatch.parse(value)
+            changes = panewatch.diff(before, now)
+            first, came_or_went = before is None, panewatch.came_or_went(before, now)
+            before = now
+            if first:  # (re)attached: whatever changed while nobody listened, every agent
+                _refresh(app, None)
+            elif changes:
+                _heard(app, changes)
+                _bells(app, changes.bells)
+                _refresh(app, None if changes.gone else changes.changed)
+            if came_or_went:
+                logs.look_up()  # agents came or went: which hook logs to watch
+        grown = logs.grown()
+        if grown:
+            _refresh(app, grown)
+        if app.clock.monotonic() >= full_at:
+            _refresh(app, None)  # the safety net
+            logs.look_up()  # an agent stored after its pane was first reported
+            full_at = app.clock.monotonic() + FULL
+
+
+def _died(
+    app: App, known: dict[str, panewatch.PaneState] | None
+) -> dict[str, panewatch.PaneState] | None:
+    """A pane died (the hook's poke): the status pipeline for the panes that died since the
+    last report, now rather than at the subscription's next check; what the monitor knows."""
+    try:
+        dead = [p.pane_id for p in app.tmux.list_panes() if p.dead]
+    except (TmuxError, OSError) as exc:
+        say(f"monitor: list-panes failed: {exc}")
+        return known
+    fresh = panewatch.newly_dead(known, dead)
+    if fresh:
+        _refresh(app, fresh)
+    return None if known is None else panewatch.with_dead(known, fresh)
+
+
+class HookLogs:
+    """The logs by which live agents' CLIs report events, by their agent's pane, with the size
+    each had at the last look: one stat() each per look, no read while nothing grew. Claude's
+    hook log (providers/hooks.py), whose lines the status pipeline reads; the CLI event log of
+    Codex (its notify program) and Gemini (its hooks), whose new lines are also recorded as
+    `hook` events here (their status comes from the screen, which may show nothing new)."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.sizes: dict[str, tuple[str, int]] = {}  # path -> (pane id, size)
+        self.recorded: dict[str, str] = {}  # path of a CLI event log -> its agent's id
+        self.since = _run_start(app)  # a CLI event log's lines from before: not this run's news
+
+    def look_up(self) -> None:
+        """Which logs to watch: the live reporting agents' now (a store read and one
+        list-panes)."""
+        try:
+            seen = observation.join(
+                listing.records(self.app.store.conn, details=False), self.app.tmux.list_panes()
+            )
+        except (TmuxError, OSError) as exc:
+            say(f"monitor: hook logs not looked up: {exc}")
+            return
+        home = str(self.app.paths.home)
+        watched: dict[str, str] = {}
+        self.recorded = {}
+        for o in seen:
+            reports = traits.of(o.agent.provider).hooks
+            path = hooks.watched_log(home, o.agent.id, o.agent.provider, reports)
+            if o.alive and o.pane is not None and path is not None:
+                watched[path] = o.pane.pane_id
+                if not reports:
+                    self.recorded[path] = o.agent.id
+        # A log new to the watch counts as grown at the next look: a line written between the
+        # refresh that saw its agent come and this look up is not missed.
+        self.sizes = {
+            path: (pane, self.sizes.get(path, (pane, UNSEEN))[1]) for path, pane in watched.items()
+        }
+
+    def grown(self) -> frozenset[str]:
+        """The panes whose agent's log changed size since the last look; the new lines of a
+        CLI event log are recorded."""
+        found = set()
+        for path, (pane, size) in self.sizes.items():
+            now = _size(path)
+            if now != size:
+                self.sizes[path] = (pane, now)
+                found.add(pane)
+                if path in self.recorded:
+                    self._record(self.recorded[path], path, max(size, 0))
+        return frozenset(found)
+
+    def _record(self, agent_id: str, path: str, offset: int) -> None:
+        """A `hook` event for each line of the agent's current launch past `offset`."""
+        agent = self.app.store.get_by_id(agent_id)
+        if agent is None:
+            return
+        lines, _ = hooks.read_since(path, offset, learn.launch_token(self.app, agent_id))
+        lines = [line for line in lines if line[0] >= self.since]
+        for _, event, payload in lines:
+            self.app.store.log(agent, "hook", event=event, **hooks.brief(payload))
+        if lines:
+            news()
+
+
+UNSEEN = -2  # a log's size before the watch first looked at it
+
+
+def _run_start(app: App) -> float:
+    """When this service's run began, in whole seconds as cli_hook.sh stamps its lines: a line
+    written while the service started (before the monitor first looked at its log) is news; a
+    line a run before this one recorded is not (a restart repeats none)."""
+    from datetime import datetime
+
+    run = rows.last_run(app.store.conn)
+    started = datetime.fromisoformat(run[3]).timestamp() if run is not None else 0.0
+    return float(int(started))
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1  # not written yet
+
+
+def _refresh(app: App, only: Collection[str] | None) -> None:
+    """The status pipeline for the panes that changed (all with None); the event thread is
+    woken. A failure is logged, and the next report tries again."""
+    try:
+        observe.refresh(app, only)
+    except (TmuxError, OSError) as exc:
+        say(f"monitor: refresh failed: {exc}")
+    news()
+
+
+def _heard(app: App, changes: panewatch.Changes) -> None:
+    """Note which panes changed (what a TUI's previews recapture, and its cue to look)."""
+    at = app.clock.now().isoformat(timespec="milliseconds")
+    with app.store.write() as c:
+        rows.heard(c, sorted(changes.changed), at)
+        rows.forget_panes(c, sorted(changes.gone))
+
+
+def _bells(app: App, rung: Mapping[str, int]) -> None:
+    """A `bell` event for each agent whose window rang."""
+    if not rung:
+        return
+    by_pane = {p.pane_id: a for a, p in agent_panes(app.tmux.list_panes()).items()}
+    for pane_id, count in rung.items():
+        agent = app.store.get_by_id(by_pane[pane_id]) if pane_id in by_pane else None
+        if agent is not None:
+            app.store.log(agent, "bell", count=count)
+
+
+COMPONENT = Component(name="monitor", start=start)

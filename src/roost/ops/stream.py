@@ -1,0 +1,58 @@
+"""The event stream (`roost watch`, the TUI): every row of the event log after a sequence, in
+order, none missed, any number of readers (each reads the store by sequence; nothing is sampled).
+
+Who makes the events: with the roost service running (ops/service.py), its monitor records every
+change as tmux pushes it, so a reader only reads the log (a cheap indexed SELECT every CHECK s,
+no tmux call, no fork). Without it, the reader runs today's status pipeline (ops/observe.py)
+every `interval` seconds itself, and still prints from the log, so changes other commands
+recorded between two looks are not lost. A reader looks for the service every RECHECK seconds
+and switches either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from roost.ops import observe
+from roost.ops import service as svc
+from roost.ops.context import App
+from roost.store import events as event_log
+
+CHECK = 0.2  # seconds between two reads of the log while the service pushes
+RECHECK = 5.0  # seconds between two looks for the service
+BATCH = 1000
+
+Event = dict[str, Any]
+
+
+def drain(app: App, after: int, emit: Callable[[Event], None]) -> int:
+    """Hand `emit` every event after sequence `after`, in order; the last sequence handed."""
+    while True:
+        batch = event_log.after(app.store.conn, after, BATCH)
+        for event in batch:
+            emit(event)
+            after = int(event["seq"])
+        if len(batch) < BATCH:
+            return after
+
+
+def follow(
+    app: App,
+    after: int,
+    interval: float,
+    emit: Callable[[Event], None],
+    flush: Callable[[], None] = lambda: None,
+    start_service: bool = True,
+) -> None:
+    """Forever (until interrupted): `drain`, then wait for more (see the module's doc)."""
+    running = (svc.ensure_running(app) if start_service else svc.status(app)).running
+    looked = app.clock.monotonic()
+    while True:
+        if not running:
+            observe.refresh(app)
+        after = drain(app, after, emit)
+        flush()
+        app.clock.sleep(CHECK if running else interval)
+        if app.clock.monotonic() - looked >= RECHECK:
+            running, looked = svc.status(app).running, app.clock.monotonic()

@@ -1,0 +1,162 @@
+"""Alerts to the person (core/alerts.py; the tables: schema.ALERTS): the cursor into the event
+log, what was last alerted per agent, and the outbox of alerts with their delivery tries. The
+cursor, the state and the outbox move in one transaction, so a restart neither decides an event
+twice nor loses one.
+
+Every function runs inside the caller's `store.write()` transaction unless it only reads.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from roost.core.alerts import Seen
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    id: int
+    agent_id: str
+    agent: str
+    edge: str
+    title: str
+    body: str
+    done: tuple[str, ...]  # the channels it went through already (or failed on): not again
+
+
+def cursor(c: sqlite3.Connection) -> int:
+    return int(c.execute("SELECT after FROM alert_cursor WHERE one = 1").fetchone()[0])
+
+
+def events_after(c: sqlite3.Connection, after: int, limit: int) -> list[dict[str, Any]]:
+    """Up to `limit` events of any kind after the event `after`, oldest first, details spread
+    in (as store/events.since gives them)."""
+    rows = c.execute(
+        "SELECT id, agent_id, agent_name, at, kind, detail FROM events WHERE id > ? "
+        "ORDER BY id LIMIT ?",
+        (after, limit),
+    )
+    return [
+        {**json.loads(r[5]), "id": r[0], "agent_id": r[1], "agent": r[2], "at": r[3], "kind": r[4]}
+        for r in rows
+    ]
+
+
+def seen(c: sqlite3.Connection) -> dict[str, Seen]:
+    return {
+        str(r[0]): Seen(str(r[1]), str(r[2]), bool(r[3]))
+        for r in c.execute("SELECT agent_id, edge, at, armed FROM alert_seen")
+    }
+
+
+def person_children(c: sqlite3.Connection) -> set[str]:
+    """Agents whose orchestration parent is a person's agent: one with no parent of its own."""
+    rows = c.execute(
+        "SELECT a.id FROM agents a JOIN agents p ON p.id = a.orchestration_parent "
+        "WHERE p.orchestration_parent IS NULL"
+    )
+    return {str(r[0]) for r in rows}
+
+
+def advance(c: sqlite3.Connection, expected: int, after: int, state: dict[str, Seen]) -> bool:
+    """Move the cursor from `expected` to `after` and store `state`; False (nothing written)
+    when another reader moved the cursor first: it decided these events already."""
+    moved = c.execute(
+        "UPDATE alert_cursor SET after = ? WHERE one = 1 AND after = ?", (after, expected)
+    ).rowcount
+    if not moved:
+        return False
+    c.executemany(
+        "INSERT INTO alert_seen (agent_id, edge, at, armed) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (agent_id) DO UPDATE SET edge = excluded.edge, at = excluded.at, "
+        "armed = excluded.armed",
+        [(agent_id, s.edge, s.at, int(s.armed)) for agent_id, s in state.items()],
+    )
+    return True
+
+
+def enqueue(
+    c: sqlite3.Connection,
+    event_id: int,
+    agent_id: str,
+    agent: str,
+    edge: str,
+    title: str,
+    body: str,
+    at: str,
+) -> None:
+    c.execute(
+        "INSERT INTO alerts (event_id, agent_id, agent_name, edge, title, body, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (event_id, agent_id, agent, edge, title, body, at),
+    )
+
+
+def has_pending(c: sqlite3.Connection) -> bool:
+    """Whether any alert waits for delivery (read-only)."""
+    return c.execute("SELECT 1 FROM alerts WHERE done_at IS NULL LIMIT 1").fetchone() is not None
+
+
+def claim(c: sqlite3.Connection, max_tries: int, limit: int = 50) -> list[Pending]:
+    """The undelivered alerts tried fewer than `max_tries` times, oldest first, each counted as
+    tried now (before its delivery: a process killed while delivering counts that try, so an
+    alert is never retried forever). Alerts out of tries are closed as given up."""
+    c.execute(
+        "UPDATE alerts SET done_at = created_at, outcome = "
+        "json_set(coalesce(outcome, '{}'), '$.given_up', 'cut off ' || tries || ' times') "
+        "WHERE done_at IS NULL AND tries >= ?",
+        (max_tries,),
+    )
+    rows = c.execute(
+        "SELECT id, agent_id, agent_name, edge, title, body, outcome FROM alerts "
+        "WHERE done_at IS NULL ORDER BY id LIMIT ?",
+        (limit,),
+    ).fetchall()
+    c.executemany("UPDATE alerts SET tries = tries + 1 WHERE id = ?", [(r[0],) for r in rows])
+    return [
+        Pending(
+            int(r[0]),
+            str(r[1]),
+            str(r[2]),
+            str(r[3]),
+            str(r[4]),
+            str(r[5]),
+            tuple(sorted(json.loads(r[6]))) if r[6] else (),
+        )
+        for r in rows
+    ]
+
+
+def channel_done(c: sqlite3.Connection, alert_id: int, channel: str, said: str) -> None:
+    """One channel's outcome ("ok" or what went wrong), stored as soon as it is known."""
+    row = c.execute("SELECT outcome FROM alerts WHERE id = ?", (alert_id,)).fetchone()
+    outcome = json.loads(row[0]) if row and row[0] else {}
+    outcome[channel] = said
+    c.execute("UPDATE alerts SET outcome = ? WHERE id = ?", (json.dumps(outcome), alert_id))
+
+
+def finish(c: sqlite3.Connection, alert_id: int, at: str) -> None:
+    c.execute("UPDATE alerts SET done_at = ? WHERE id = ?", (at, alert_id))
+
+
+def delivered(c: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every alert, oldest first (tests and `roost notify` read them)."""
+    rows = c.execute(
+        "SELECT id, agent_name, edge, title, body, tries, done_at, outcome FROM alerts ORDER BY id"
+    )
+    return [
+        {
+            "id": r[0],
+            "agent": r[1],
+            "edge": r[2],
+            "title": r[3],
+            "body": r[4],
+            "tries": r[5],
+            "done_at": r[6],
+            "outcome": json.loads(r[7]) if r[7] else None,
+        }
+        for r in rows
+    ]

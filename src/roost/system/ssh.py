@@ -1,0 +1,246 @@
+"""OpenSSH, the I/O half of remote hosts (core/sshargs.py builds every argv): each call a
+child in its own process group under a hard time limit (killed with everything it started),
+one multiplexed master per host, probed before use and replaced when stale.
+
+Why the probe: `ConnectTimeout` bounds the TCP connect, not the connect to a master's socket;
+a master that died and left its socket, or hangs, would hang every later call (agent-deck's
+remote mode did). roost asks the socket itself under a short limit (`mux_answers`, what
+`ssh -O check` asks, without starting a process); a stale socket is removed and a new master
+started, once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from roost.core import sshargs
+from roost.core.errors import RoostError
+
+
+class Unreachable(RoostError):
+    """A host that cannot be reached (no answer in time, refused, a host key that changed)."""
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(
+            f"host {host}: {reason}", code=255
+        )  # ssh's code: ssh failed, not the command
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    code: int | None  # None: killed at the time limit
+    out: str
+    err: str
+
+
+def run(
+    argv: list[str],
+    limit: float | None,
+    *,
+    stdin: int | IO[str] | None = subprocess.DEVNULL,
+    stdout: int | IO[str] | None = subprocess.PIPE,
+    env: dict[str, str] | None = None,
+) -> Result:
+    """Run `argv` for at most `limit` seconds (None: no limit, for a watch that streams);
+    then kill its process group. A killed call returns code None."""
+    proc = subprocess.Popen(
+        argv,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own group: a kill takes ssh and any helper it started
+    )
+    try:
+        out, err = proc.communicate(timeout=limit)
+        return Result(proc.returncode, out or "", err or "")
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        out, err = _drain(proc)
+        return Result(None, out, err)
+    except BaseException:  # Ctrl-C: nothing left behind
+        _kill(proc)
+        raise
+
+
+_STREAMS: set[subprocess.Popen[str]] = set()
+
+
+def lines(argv: list[str], name: str = "local", *, own_stderr: bool = False) -> Iterator[str]:
+    """`argv`'s stdout, line by line, until it ends; Unreachable when ssh itself failed (255:
+    a dropped connection). No time limit: it streams until stopped (stop_streams), and ssh's
+    keepalives end it when the peer is gone. `own_stderr`: its stderr is ours (a local watch's
+    bells), not kept for the reason."""
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=None if own_stderr else err,
+            text=True,
+            start_new_session=True,
+        )
+        _STREAMS.add(proc)
+        try:
+            assert proc.stdout is not None
+            yield from proc.stdout
+            code = proc.wait()
+        finally:
+            _kill(proc)
+            proc.wait()
+            _STREAMS.discard(proc)
+        if code == 255:
+            err.seek(0)
+            raise Unreachable(name, sshargs.ssh_reason(err.read()))
+
+
+def stop_streams() -> None:
+    for proc in list(_STREAMS):
+        _kill(proc)
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # its group's id is its pid (a new session)
+
+
+def _drain(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """What a killed call had written; bounded, in case something outside its group still holds
+    a pipe open."""
+    try:
+        out, err = proc.communicate(timeout=1)
+        return out or "", err or ""
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait()
+        return "", ""
+
+
+MUX_HELLO = 1  # OpenSSH mux.c: MUX_MSG_HELLO, the master's first packet to every client
+
+
+def mux_answers(path: str, limit: float) -> bool:
+    """Whether an ssh master listens on `path` and greets within `limit` seconds: a packet
+    (uint32 length, uint32 type) of type MUX_HELLO."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(limit)
+        try:
+            s.connect(path)
+            head = b""
+            while len(head) < 8:
+                chunk = s.recv(8 - len(head))
+                if not chunk:
+                    return False
+                head += chunk
+        except OSError:  # no socket, refused, or silent until the limit (TimeoutError)
+            return False
+    return int.from_bytes(head[4:8], "big") == MUX_HELLO
+
+
+def control_folder() -> str:
+    """/tmp/roost-ssh-UID, private (0700, ours): masters' sockets are credentials."""
+    folder = f"/tmp/roost-ssh-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise RoostError(f"{folder} must be a folder of yours that nobody else may open", code=2)
+    return folder
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """How to reach one host: the ssh program (with its own options), DEST, the master's socket,
+    and the time limits."""
+
+    name: str
+    ssh: tuple[str, ...]
+    dest: str
+    control: str
+    connect_limit: float = sshargs.CONNECT_TIMEOUT
+
+    def opts(self, *, batch: bool = True, master: str = "auto") -> list[str]:
+        found = sshargs.options(self.control, batch=batch, connect_timeout=self.connect_limit)
+        return ["-o", f"ControlMaster={master}", *found] if master != "auto" else found
+
+    def alive(self) -> bool:
+        """Whether a master answers on the socket: in this process, no ssh started (a warm call
+        costs one process, not two). A master greets each client that connects with its hello
+        (OpenSSH's mux protocol); a dead one refuses, a hung one says nothing until
+        CHECK_TIMEOUT."""
+        return mux_answers(self.control, sshargs.CHECK_TIMEOUT)
+
+    def drop_stale(self) -> None:
+        """Remove the socket of a master that does not answer (an interactive call then
+        connects by itself, prompting if it must)."""
+        if not self.alive():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.control)
+
+    def ensure(self) -> None:
+        """A working master, or Unreachable within the connect limit (plus the probe's). One
+        process at a time starts a host's master (a lock beside its socket): two at once would
+        leave the loser's connection running unmultiplexed in the background."""
+        if self.alive():
+            return
+        from roost.system import locks  # only when a master must be started
+
+        with locks.hold(Path(self.control).parent, Path(self.control).name, self.connect_limit + 5):
+            if self.alive():
+                return  # another process started it meanwhile
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.control)  # stale: its master is dead or hangs
+            argv = sshargs.argv(self.ssh, [*self.opts(master="yes"), "-f", "-N"], self.dest)
+            found = run(argv, self.connect_limit + 1)
+        if found.code is None:
+            raise Unreachable(self.name, f"no answer within {self.connect_limit:g} s")
+        if found.code != 0:
+            raise Unreachable(self.name, sshargs.ssh_reason(found.err))
+
+    def call(self, line: str, limit: float | None, *, stream: bool = False) -> Result:
+        """Run `line` on the host through the master. `stream`: its stdout goes straight to
+        ours as it comes (a watch, a table); else it is captured."""
+        self.ensure()
+        argv = sshargs.argv(self.ssh, self.opts(), self.dest, line)
+        piped = not sys.stdin.isatty()  # `roost --host h import < file`: the file goes along
+        return run(
+            argv,
+            limit,
+            stdin=sys.stdin if piped and stream else subprocess.DEVNULL,
+            stdout=None if stream else subprocess.PIPE,
+        )
+
+    def attach_argv(self, line: str) -> list[str]:
+        """An interactive call (`ssh -tt`): a person at the terminal may answer a prompt, so no
+        BatchMode; host keys are still checked."""
+        return sshargs.argv(self.ssh, self.opts(batch=False), self.dest, line, tty=True)
+
+    def lines(self, line: str) -> Iterator[str]:
+        """Run `line` on the host and yield its output's lines as they come (a watch)."""
+        self.ensure()
+        yield from lines(sshargs.argv(self.ssh, self.opts(), self.dest, line), self.name)
+
+    def forget(self) -> None:
+        """Stop the master (host rm): `-O exit`, bounded."""
+        argv = sshargs.argv(self.ssh, self.opts(), self.dest, control="exit")
+        run(argv, sshargs.CHECK_TIMEOUT)
+        for path in (self.control, f"{self.control}.lock"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)

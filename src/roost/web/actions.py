@@ -1,0 +1,88 @@
+"""What roost web's handlers do, in a worker thread with that thread's App: the same ops/
+calls as the CLI, names checked as the CLI checks them, only ids reaching tmux."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roost.core import present
+from roost.core import web as rules
+from roost.core.errors import RoostError
+from roost.core.names import check_name
+from roost.ops import lifecycle
+from roost.ops import send as sending
+from roost.ops import workspace as wsops
+from roost.ops.context import App
+
+SEND_TIMEOUT = 120.0  # seconds a send from the page may take (wake, ready, confirm)
+
+
+def rows(app: App) -> list[dict[str, object]]:
+    from roost.ops import observe
+
+    return [present.agent_json(o) for o in observe.current(app)]
+
+
+def tab_names(app: App) -> list[str]:
+    return [t.name for t in wsops.tab_list(app)]
+
+
+def agent(app: App, name: str) -> tuple[dict[str, object], str]:
+    """An agent's `ls --json` row and its coloured screen ("" without a pane)."""
+    check_name(name)
+    found = lifecycle.find_view(app, name)
+    screen = app.tmux.capture_colours(found.pane.pane_id) if found.pane is not None else ""
+    return present.agent_json(found), rules.trim_screen(screen)
+
+
+def choices(row: dict[str, object], screen: str) -> list[rules.Choice]:
+    """A waiting agent's dialog choices (none for any other status)."""
+    if row.get("status") != "waiting":
+        return []
+    return rules.dialog_choices(rules.strip_escapes(screen))
+
+
+def act(app: App, name: str, action: str, body: dict[str, Any]) -> dict[str, object]:
+    check_name(name)
+    if action == "send":
+        text = body.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise RoostError("nothing to send")
+        sent = sending.send(app, name, text, timeout=SEND_TIMEOUT)
+        receipt = present.delivered(name, sent.how) if sent.delivered else None
+        return {
+            "delivered": sent.delivered,
+            "receipt": receipt or present.not_delivered(name, sent.how),
+            "note": sent.note,
+        }
+    if action == "press":
+        return {"pressed": press(app, name, body.get("key"))}
+    if action == "wake":
+        woke = lifecycle.wake(app, name)
+        return {"receipt": present.woke(name, woke.started, woke.pid, woke.agent.home)}
+    if action == "stop":
+        return {"receipt": present.stopped(name, len(lifecycle.kill(app, name)))}
+    if action == "park":
+        return {"receipt": present.parked(wsops.park(app, name, False))}
+    if action == "place":
+        tab = body.get("tab")
+        if not isinstance(tab, str):
+            raise RoostError("place needs a tab")
+        placed = wsops.place(app, name, tab)
+        was = placed.was if placed.moved else None
+        return {"receipt": present.placed(name, tab, placed.result.pid, was)}
+    raise RoostError(f"no such action: {action[:40]!r}")
+
+
+def press(app: App, name: str, key: object) -> str:
+    """Press one of the waiting dialog's own choices, read from its screen now: a key the
+    dialog does not offer (or a dialog gone meanwhile) is refused, never typed."""
+    found = lifecycle.find_view(app, name)
+    if found.pane is None or found.status != "waiting":
+        raise RoostError(f"{name} is not waiting at a dialog")
+    screen = app.tmux.capture(found.pane.pane_id, rules.DIALOG_LINES)
+    offered = {c.key: c for c in rules.dialog_choices(screen)}
+    if not isinstance(key, str) or key not in offered:
+        raise RoostError(f"{name}'s dialog offers no such choice")
+    app.tmux.press(found.pane.pane_id, key)
+    return offered[key].label

@@ -1,0 +1,131 @@
+// roost web: live pages over server-sent events (pushed; the page never polls) and the terminal.
+"use strict";
+const data = JSON.parse(document.body.dataset.roost || "{}");
+const csrf = document.querySelector('meta[name="roost-csrf"]').content;
+
+function post(path, body) {
+  return fetch(path, {
+    method: "POST", credentials: "same-origin",
+    headers: { "content-type": "application/json", "x-roost-csrf": csrf },
+    body: JSON.stringify(body || {}),
+  }).then((r) => r.json());
+}
+
+function setBadge(el, status) {
+  if (!el) return;
+  el.textContent = status || "unknown";
+  el.className = "badge s-" + (status || "unknown");
+}
+
+// Browser notifications for alert events (an agent waits, fails, stops), once allowed.
+const notifyButton = document.getElementById("notify");
+if ("Notification" in window && Notification.permission === "default") {
+  notifyButton.hidden = false;
+  notifyButton.onclick = () => Notification.requestPermission().then(() => { notifyButton.hidden = true; });
+}
+function alertPerson(ev) {
+  if (!ev.alert || !("Notification" in window) || Notification.permission !== "granted") return;
+  new Notification(ev.agent + ": " + ev.alert, { body: ev.reason || "", tag: "roost-" + ev.agent_id });
+}
+
+function fleetPage() {
+  const fleet = document.getElementById("fleet");
+  // One regrouping at a time, at most every 300 ms: a burst of events costs one fetch.
+  let busy = false, again = false;
+  const refresh = () => {
+    if (busy) { again = true; return; }
+    busy = true;
+    fetch("/?part=section", { credentials: "same-origin" }).then((r) => r.text())
+      .then((html) => { fleet.innerHTML = html; })
+      .finally(() => setTimeout(() => { busy = false; if (again) { again = false; refresh(); } }, 300));
+  };
+  const source = new EventSource("/events");
+  source.onmessage = (m) => {
+    const ev = JSON.parse(m.data);
+    alertPerson(ev);
+    if (ev.kind === "status") {
+      const row = fleet.querySelector('li[data-agent="' + CSS.escape(ev.agent_id) + '"]');
+      setBadge(row && row.querySelector("[data-badge]"), ev.status);
+    }
+    refresh(); // regroup: who needs the person goes on top
+  };
+}
+
+function agentPage() {
+  const screen = document.getElementById("screen");
+  const choices = document.getElementById("choices");
+  const receipt = document.getElementById("receipt");
+  const badge = document.querySelector(".agent-head [data-badge]");
+  const base = "/a/" + encodeURIComponent(data.name);
+  const show = (text, bad) => { receipt.textContent = text; receipt.className = "receipt" + (bad ? " bad" : ""); };
+  const drawChoices = (list) => {
+    choices.replaceChildren(...list.map(([key, label]) => {
+      const b = document.createElement("button");
+      b.type = "button"; b.className = "choice"; b.dataset.key = key; b.textContent = key + ". " + label;
+      return b;
+    }));
+  };
+  choices.addEventListener("click", (e) => {
+    const key = e.target.dataset && e.target.dataset.key;
+    if (!key) return;
+    post(base + "/press", { key }).then((r) => show(r.error || "pressed " + r.pressed, !!r.error));
+  });
+  const live = new EventSource(base + "/live");
+  live.onmessage = (m) => {
+    const now = JSON.parse(m.data);
+    if (now.error) { show(now.error, true); return; }
+    screen.innerHTML = now.screen; // HTML the server escaped (core/web.screen_html)
+    screen.scrollTop = screen.scrollHeight; // the prompt and any dialog sit at the bottom
+    setBadge(badge, now.status);
+    drawChoices(now.choices);
+  };
+  const events = new EventSource("/events");
+  events.onmessage = (m) => alertPerson(JSON.parse(m.data));
+  const form = document.getElementById("send");
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = form.elements.text.value;
+    if (!text.trim()) return;
+    show("sending…");
+    post(base + "/send", { text }).then((r) => {
+      show(r.error || r.receipt, !!r.error || !r.delivered);
+      if (r.delivered) form.elements.text.value = "";
+    });
+  });
+  const place = document.getElementById("place");
+  place.addEventListener("submit", (e) => {
+    e.preventDefault();
+    show("placing…");
+    post(base + "/place", { tab: place.elements.tab.value }).then((r) => show(r.error || r.receipt, !!r.error));
+  });
+  document.querySelectorAll("[data-action]").forEach((b) => {
+    b.addEventListener("click", () => {
+      show(b.dataset.action + "…");
+      post(base + "/" + b.dataset.action).then((r) => show(r.error || r.receipt, !!r.error));
+    });
+  });
+}
+
+function termPage() {
+  const box = document.getElementById("term");
+  const term = new Terminal({ convertEol: false, fontSize: 13, disableStdin: !data.typing });
+  term.open(box);
+  const cell = { w: 8, h: 17 };
+  const cols = Math.max(20, Math.floor(box.clientWidth / cell.w));
+  const rows = Math.max(8, Math.floor(box.clientHeight / cell.h));
+  term.resize(cols, rows);
+  const proto = location.protocol === "https:" ? "wss://" : "ws://";
+  const ws = new WebSocket(proto + location.host + "/a/" + encodeURIComponent(data.name) + "/ws");
+  ws.binaryType = "arraybuffer";
+  ws.onopen = () => ws.send(JSON.stringify({ resize: [term.cols, term.rows] }));
+  ws.onmessage = (m) => term.write(new Uint8Array(m.data));
+  ws.onclose = () => term.write("\r\n[disconnected]\r\n");
+  const enc = new TextEncoder();
+  if (data.typing) term.onData((d) => ws.send(enc.encode(d)));
+  window.roostTerm = term;
+  window.roostSocket = ws; // for bench/bench_web.py's echo timing
+}
+
+if (data.page === "fleet") fleetPage();
+else if (data.page === "agent") agentPage();
+else if (data.page === "term" && window.Terminal) termPage();

@@ -1,0 +1,164 @@
+"""Budgets (issue 23 part 5) on the in-memory tmux and a manual clock: a reached budget parks
+the agent after its turn, never during it; a tree's budget parks the tree's idle agents and
+tells their parent; the person gets an alert and `wake` learns why; beyond `[budget]
+max_live` the idle longest are hibernated, never one attached nor one working."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_app import PROMPT, fake_app
+
+from roost.core import budget as rule
+from roost.core.errors import RoostError
+from roost.core.model import Agent
+from roost.core.usage import Tokens
+from roost.ops import budget, lifecycle, observe
+from roost.ops.context import App
+from roost.store import alerts as outbox
+from roost.store import orchestration as queue
+from roost.store import usage as rows
+from roost.tmux.fake import FakeTmux
+
+BUSY = "thinking... esc to interrupt"
+
+
+@pytest.fixture
+def app(tmp_path: Path, fake: FakeTmux, clock: Any) -> Iterator[App]:
+    patterns = {"command": {"idle": [PROMPT], "working": ["esc to interrupt"]}}
+    made = fake_app(tmp_path, fake, clock, {"status": {"patterns": patterns}})
+    yield made
+    made.close()
+
+
+def spawn(app: App, name: str, parent: str | None = None) -> Agent:
+    place = lifecycle.Place(detached=True, orchestrated_by=parent)
+    return lifecycle.spawn(
+        app, name, provider="command", cwd=str(app.paths.home), args=("sh",), place=place
+    ).agent
+
+
+def used(app: App, agent: Agent, tokens: int) -> None:
+    """The agent's session file gave `tokens` (as ops/usage.py's read would store them)."""
+    with app.store.write() as c:
+        found = {("2031-03-04", "m"): Tokens(input=tokens)}
+        rows.advance(c, agent.id, f"/files/{agent.id}", 1, 0, {}, found)
+
+
+def screen(fake: FakeTmux, agent: Agent, text: str) -> None:
+    fake.set_screen(fake.pane_of(agent.id).id, text)
+
+
+def states(app: App) -> dict[str, str]:
+    return {o.agent.name: o.state for o in observe.current(app)}
+
+
+def test_a_reached_budget_parks_after_the_turn_not_during_it(
+    app: App, fake: FakeTmux, clock: Any
+) -> None:
+    api = spawn(app, "api")
+    budget.set_budget(app, "api", "1000", tree=False)
+    screen(fake, api, BUSY)  # a turn under way...
+    used(app, api, 1500)  # ...whose usage crossed the budget
+    assert budget.enforce(app) == []
+    assert states(app)["api"] == "running"
+    clock.advance(3)
+    screen(fake, api, PROMPT)  # the turn is over
+    assert budget.enforce(app) == ["api"]
+    assert states(app)["api"] == "hibernated"
+    why = "its budget of 1.0k tokens is reached (1.5k used)"
+    assert [e["reason"] for e in app.store.events(api.id) if e["kind"] == "budget"] == [why]
+    with app.store.write() as c:
+        pending = outbox.claim(c, 3)
+    assert [(p.edge, p.body) for p in pending] == [("budget", why)]
+    assert budget.take_parked(app, "api") == why  # what `roost wake` says, once
+    assert budget.take_parked(app, "api") is None
+
+
+def test_a_tree_budget_parks_the_idle_ones_and_tells_their_parent(app: App, fake: FakeTmux) -> None:
+    lead = spawn(app, "lead")
+    kid = spawn(app, "kid", parent="lead")
+    other = spawn(app, "other")
+    budget.set_budget(app, "lead", "$1", tree=True)
+    used(app, other, 10_000_000)  # not in the tree: counts for nothing
+    budget.enforce(app)
+    assert states(app) == {"lead": "running", "kid": "running", "other": "running"}
+    screen(fake, lead, BUSY)
+    used(app, kid, 0)
+    with app.store.write() as c:  # the kid's turns cost $2 at a price set in config
+        rows.advance(c, kid.id, "/files/kid", 1, 0, {}, {("2031-03-04", "m"): Tokens(2_000_000)})
+    app.settings["prices"] = {"m": {"input": 1.0}}
+    assert budget.enforce(app) == ["kid"]  # the lead is working: after its turn
+    assert states(app)["lead"] == "running"
+    with app.store.write() as c:
+        notices = queue.pending(c, lead.id)
+    assert [n.child_name for n in notices] == ["kid"]
+    assert "kid parked: lead's tree budget of $1.00 is reached" in notices[0].text
+
+
+def test_max_live_hibernates_the_idle_longest_never_attached_nor_working(
+    app: App, fake: FakeTmux, clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = {}
+    for name in ("a", "b", "c", "d", "e"):
+        made[name] = spawn(app, name)
+        observe.refresh(app)  # each one's idle since now
+        clock.advance(60)
+    screen(fake, made["c"], BUSY)  # working
+    observe.refresh(app)
+    attached = fake.pane_of(made["a"].id).id  # the idle longest, but a person is on it
+    monkeypatch.setattr(fake, "clients", lambda: [(attached, "/dev/pts/7")])
+    app.settings["budget"] = {"max_live": 3}
+    assert budget.enforce(app) == ["b", "d"]  # two too many: the idle longest that may go
+    found = states(app)
+    assert [n for n, s in found.items() if s == "running"] == ["a", "c", "e"]
+
+
+def test_what_a_budget_may_be() -> None:
+    assert rule.parse("2M") == (2_000_000, None)
+    assert rule.parse("$0.5") == (None, 0.5)
+    for bad in ("", "-5", "$", "5 dollars", "1e9", "$-1"):
+        with pytest.raises(RoostError):
+            rule.parse(bad)
+    live = [
+        rule.Live("old", "idle", "2031-01-01T00:00:00", False),
+        rule.Live("older-attached", "idle", "2030-01-01T00:00:00", True),
+        rule.Live("busy", "working", "2029-01-01T00:00:00", False),
+        rule.Live("asks", "waiting", "2029-01-01T00:00:00", False),
+        rule.Live("new", "idle", "2031-06-01T00:00:00", False),
+    ]
+    assert rule.over_max_live(live, 4) == ["old"]
+    assert rule.over_max_live(live, 1) == ["old", "new"]  # no more may go
+    assert rule.over_max_live(live, 5) == []
+
+
+def test_a_turns_end_reads_the_file_then_and_again_a_little_later(
+    app: App, clock: Any, tmp_path: Path
+) -> None:
+    """Claude Code may write the turn's last answer after its Stop hook: the service reads
+    the file at the turn's end and AGAIN seconds later."""
+    path = tmp_path / "t.jsonl"
+    app.store.insert(
+        Agent(
+            id="c1",
+            name="cl",
+            provider="claude",
+            cwd="/w",
+            home="h",
+            provider_session_id="s1",
+            transcript_path=str(path),
+        )
+    )
+    data = (Path(__file__).parent / "data" / "usage" / "claude.jsonl").read_text()
+    path.write_text(data.splitlines(keepends=True)[0])  # the answer not written yet
+    budget._on_events(app, [{"kind": "status", "status": "idle", "agent_id": "c1"}])
+    assert rows.tokens_by_agent(app.store.conn) == {}
+    path.write_text(data)  # ...now it is
+    clock.advance(budget.AGAIN)
+    due = budget._later.take(app.clock)
+    assert due == {"c1"}
+    budget._turns_ended(app, due)
+    assert rows.tokens_by_agent(app.store.conn) == {"c1": 13 + 49 + 100 + 2100 + 2}

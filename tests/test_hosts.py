@@ -1,0 +1,363 @@
+"""Remote hosts over real OpenSSH (docs/HOSTS.md): tests/sshd.py starts Debian's sshd on
+127.0.0.1 per host, each host with its own roost world; the local roost reaches them with the
+test's own ssh config (ROOST_SSH_COMMAND)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sshd import keygen, terminal
+
+
+def test_a_host_is_added_checked_and_listed(fleet) -> None:
+    h1 = fleet.add("h1")
+    listed = json.loads(fleet.local.roost("host", "ls", "--json").stdout)
+    assert [(h["name"], h["dest"]) for h in listed] == [("h1", "h1")]
+    checked = fleet.local.roost("host", "check", "h1", "--json", check=False)
+    report = json.loads(checked.stdout)
+    assert report["reachable"] and report["compatible"], report
+    assert report["version"] == h1.roost("--version").stdout.split()[-1]
+    assert "doctor" in report, report
+
+    # the same machine, a wrong path to its roost: said so, with what to do
+    fleet.local.roost("host", "add", "wrong", "h1", "--roost", "/nowhere/roost")
+    missing = fleet.local.roost("host", "check", "wrong", check=False)
+    assert missing.returncode == 1
+    assert missing.stdout.startswith("wrong: reachable; no roost at /nowhere/roost ("), missing
+    assert "use --roost PATH" in missing.stdout
+
+
+def test_a_remote_command_past_its_time_limit_is_cut(fleet) -> None:
+    """A command that outlasts `[ssh] timeout` is killed here with everything it started, and
+    says so in one line (a stand-in roost that sleeps: `--roost /bin/sleep`)."""
+    import psutil
+
+    fleet.add("h1")
+    fleet.local.roost("host", "add", "slow", "h1", "--roost", "/bin/sleep")
+    fleet.local.roost("--host", "h1", "ls")  # the master is up: only the command is timed
+    (fleet.local.home / "config.toml").write_text("[ssh]\ntimeout = 1\n")
+    began = time.monotonic()
+    cut = fleet.local.roost("--host", "slow", "30", check=False)
+    took = time.monotonic() - began
+    assert cut.returncode == 255
+    assert cut.stderr.strip().splitlines() == [
+        "roost: host slow: no answer within 1 s; the command was cut"
+    ]
+    assert took < 1 + 10, took  # the limit, and a Python's start on a busy CI
+    config = str(fleet.ssh_config)
+    clients = [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if config in " ".join(p.info["cmdline"] or []) and "30" in (p.info["cmdline"] or [])
+    ]
+    assert clients == []  # its ssh was killed, not left behind
+
+
+def test_commands_run_on_a_host_with_every_word_as_typed(fleet) -> None:
+    """spawn, send, ls, capture, kill, wake and restore through `--host` and `HOST:AGENT`: the
+    host's roost does each (its own store and tmux say so), and a message full of shell reaches
+    its agent as typed, running nothing on the way."""
+    h1 = fleet.add("h1")
+    local = fleet.local
+    work = str(h1.world.tmp / "work")
+    spawned = local.roost("--host", "h1", "spawn", "api", "--cwd", work)
+    assert "spawned api" in spawned.stdout
+    assert h1.world.ls()["api"]["state"] == "running"
+    assert local.ls() == {}  # nothing of it here
+
+    trap = h1.world.tmp / "pwned"
+    text = f'it\'s $(touch {trap}); `touch {trap}` "q" ; done'
+    local.roost("send", "h1:api", text)
+    h1.world.wait_screen(h1.world.pane_of("api"), text)
+    assert not trap.exists()
+
+    local.roost("send", "h1:api", input="piped along\n")  # no TEXT: stdin goes to the host
+    h1.world.wait_screen(h1.world.pane_of("api"), "piped along")
+
+    listed = json.loads(local.roost("--host=h1", "ls", "--json").stdout)
+    assert [a["name"] for a in listed] == ["api"]
+    assert text in local.roost("capture", "h1:api").stdout
+    local.roost("kill", "h1:api")
+    assert h1.world.ls()["api"]["state"] == "stopped"
+    local.roost("wake", "h1:api")
+    assert h1.world.ls()["api"]["state"] == "running"
+    h1.world.tmux("kill-server")  # the host rebooted
+    assert h1.world.ls()["api"]["state"] != "running"
+    local.roost("--host", "h1", "restore")
+    assert h1.world.ls()["api"]["state"] == "running"
+
+    unknown = local.roost("send", "nowhere:api", "hi", check=False)
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip().splitlines() == [
+        "roost: no host named 'nowhere' (roost host ls; roost host add NAME DEST)"
+    ]
+
+
+def test_attach_to_a_host_agent_shows_its_screen_and_c_q_comes_back(fleet) -> None:
+    """`roost attach h1:api` in a terminal (a pane of a test tmux): ssh -tt to the host's
+    `roost attach api`, the agent's screen shows here; C-q detaches and ends the ssh."""
+    h1 = fleet.add("h1")
+    local = fleet.local
+    local.roost("spawn", "h1:api", "--cwd", str(h1.world.tmp / "work"))
+    local.roost("send", "h1:api", "seen from afar")
+    on = terminal(local)
+
+    argv = [sys.executable, "-m", "roost", "attach", "h1:api"]
+    on("new-session", "-d", "-s", "t", "-x", "120", "-y", "30", "-c", str(local.tmp), *argv)
+    try:
+        local.wait_for(
+            lambda: "seen from afar" in on("capture-pane", "-p", "-t", "t"), what="the screen"
+        )
+        attached = "#{?client_control_mode,,#{client_session}}"
+        assert h1.world.tmux("list-clients", "-F", attached).split() == ["api"]
+        on("send-keys", "-t", "t", "C-q")
+        local.wait_for(
+            lambda: not h1.world.tmux("list-clients", "-F", attached).split(), what="detach"
+        )
+    finally:
+        on("kill-server")
+
+
+# ---- failure modes: each a clear line within a bounded time, never a hang ------------------
+def control_socket(fleet, name: str) -> str:
+    """Where the local roost keeps host `name`'s ssh master (system/ssh.py's rule)."""
+    from roost.core.sshargs import control_path
+
+    home = os.path.realpath(fleet.local.env["ROOST_HOME"])
+    program = " ".join(shlex.split(fleet.local.env["ROOST_SSH_COMMAND"]))
+    return control_path(f"/tmp/roost-ssh-{os.getuid()}", home, program, name, name)
+
+
+def test_a_stale_control_socket_that_never_answers_is_replaced(fleet) -> None:
+    """A master that hangs (its socket accepts, never speaks) hangs every plain `ssh` that
+    multiplexes on it: ConnectTimeout does not bound that connect. roost's probe sees it,
+    removes the socket and connects afresh, within its own limits."""
+    from roost.core.sshargs import CHECK_TIMEOUT, CONNECT_TIMEOUT
+
+    fleet.add("h1")
+    path = control_socket(fleet, "h1")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    hung = socket.socket(socket.AF_UNIX)
+    hung.bind(path)
+    hung.listen(8)
+    try:
+        plain = [
+            "ssh",
+            "-F",
+            str(fleet.ssh_config),
+            "-o",
+            f"ControlPath={path}",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            "ConnectTimeout=1",
+            "-o",
+            "BatchMode=yes",
+            "h1",
+            "true",
+        ]
+        with pytest.raises(subprocess.TimeoutExpired):  # the trap roost must not fall into
+            subprocess.run(plain, capture_output=True, timeout=CHECK_TIMEOUT)
+        began = time.monotonic()
+        listed = fleet.local.roost("--host", "h1", "ls", "--json")
+        took = time.monotonic() - began
+    finally:
+        hung.close()
+    assert json.loads(listed.stdout) == []
+    # the probe's limit, the connect's, and two Pythons' starts (here and there) on a busy CI
+    assert took < CHECK_TIMEOUT + CONNECT_TIMEOUT + 10, took
+    probe = subprocess.run(
+        ["ssh", "-F", str(fleet.ssh_config), "-o", f"ControlPath={path}", "-O", "check", "h1"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+    assert probe.returncode == 0, probe.stderr  # a live master of roost's now
+
+
+def test_a_changed_host_key_is_refused_with_ssh_s_reason(fleet) -> None:
+    """A host whose key changed (a man in the middle, or a reinstall): refused, with ssh's own
+    words, and the known key is kept (never accepted silently)."""
+    h1 = fleet.add("h1")
+    h1.stop()
+    (h1.folder / "host_key").unlink()
+    (h1.folder / "host_key.pub").unlink()
+    keygen(h1.folder / "host_key")
+    h1.start(fleet.folder / "authorized_keys")
+    known = fleet.known_hosts.read_text()
+    refused = fleet.local.roost("--host", "h1", "ls", "--json", check=False)
+    assert refused.returncode == 255
+    assert refused.stderr.strip().splitlines() == [
+        "roost: host h1: Host key verification failed."
+    ], refused.stderr
+    assert fleet.known_hosts.read_text() == known
+
+
+def test_a_host_that_never_answers_costs_its_time_limit_and_ls_all_goes_on(fleet) -> None:
+    """One host live, one whose port accepts and never speaks: `ls --all` lists the live one's
+    agents and ours, says the other is unreachable in one line, within the connect limit."""
+    h1 = fleet.add("h1")
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    port = silent.getsockname()[1]
+    try:
+        with fleet.ssh_config.open("a") as f:
+            f.write(f"\nHost mute\n  HostName 127.0.0.1\n  Port {port}\n  User root\n")
+        fleet.local.roost("host", "add", "mute", "mute")
+        (fleet.local.home / "config.toml").write_text("[ssh]\nconnect_timeout = 2\n")
+        fleet.local.roost("spawn", "here", "--cwd", str(fleet.local.tmp / "work"))
+        fleet.local.roost("spawn", "h1:there", "--cwd", str(h1.world.tmp / "work"))
+        began = time.monotonic()
+        shown = fleet.local.roost("ls", "--all", "--json")
+        took = time.monotonic() - began
+        table = fleet.local.roost("ls", "--all")
+    finally:
+        silent.close()
+    rows = json.loads(shown.stdout)
+    assert sorted((r["host"] or "", r.get("name") or "") for r in rows) == [
+        ("", "here"),
+        ("h1", "there"),
+        ("mute", ""),
+    ]
+    assert next(r for r in rows if r["host"] == "mute")["unreachable"]
+    # ssh's own reason (its ConnectTimeout covers the banner) or roost's limit, in one line
+    (line,) = shown.stderr.strip().splitlines()
+    assert line.startswith("roost: host mute unreachable: "), line
+    assert "banner exchange" in line or "no answer within 2 s" in line, line
+    # its limit and a second's grace, with two Pythons' starts (here and h1's) on a busy CI
+    assert took < 2 + 1 + 10, took
+    lines = table.stdout.splitlines()
+    assert lines[0].split()[:2] == ["HOST", "NAME"]
+    assert {tuple(line.split()[:2]) for line in lines[1:]} == {("local", "here"), ("h1", "there")}
+
+
+def test_the_host_s_sshd_killed_mid_command_is_one_clear_error(fleet) -> None:
+    """A remote watch streams; the host's sshd dies with every connection: the local roost
+    ends at once with one line, and nothing of the command stays running on the host."""
+    import psutil
+
+    h1 = fleet.add("h1")
+    home = h1.world.env["ROOST_HOME"]
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "roost", "--host", "h1", "watch", "--json"],
+        env=fleet.local.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def remote_watches() -> list[psutil.Process]:
+        found = []
+        for p in psutil.process_iter(["cmdline"]):
+            with contextlib.suppress(psutil.Error):
+                if "watch" in (p.info["cmdline"] or []) and p.environ().get("ROOST_HOME") == home:
+                    found.append(p)
+        return found
+
+    try:
+        fleet.local.wait_for(remote_watches, what="the remote watch")
+        h1.stop()
+        _out, err = watch.communicate(timeout=20)
+    finally:
+        watch.kill()
+    assert watch.returncode == 255
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("roost: host h1: "), err
+    fleet.local.wait_for(lambda: not remote_watches(), what="the remote watch's end")
+
+
+def test_watch_all_follows_every_host_and_resumes_after_a_dropped_connection(fleet) -> None:
+    """`watch --all --json`: the host's events arrive tagged with it; its ssh connection
+    dropped (every ssh of the test killed), the watch reconnects with --since its last seq:
+    an event made while it was away arrives once, none is missed or doubled."""
+    from sshd import kill_masters
+
+    h1 = fleet.add("h1")
+    local = fleet.local
+    local.roost("spawn", "h1:api", "--cwd", str(h1.world.tmp / "work"))
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "roost", "watch", "--all", "--json"],
+        env=local.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: list[dict] = []
+
+    def read() -> None:
+        assert watch.stdout is not None
+        for line in watch.stdout:
+            seen.append(json.loads(line))
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def h1_seqs() -> list[int]:
+        return [e["seq"] for e in list(seen) if e.get("host") == "h1" and e.get("seq")]
+
+    try:
+        local.wait_for(lambda: any(e.get("host") == "h1" for e in seen), what="h1's first look")
+        local.roost("kill", "h1:api")
+        local.wait_for(h1_seqs, what="h1's events")
+        kill_masters(str(fleet.ssh_config))  # the connection drops
+        local.roost("wake", "h1:api")  # while the watch is away (it waits a second)
+        last = h1.world.roost("events", "--json", "--limit", "1")
+        newest = json.loads(last.stdout)[-1]["id"]
+        local.wait_for(lambda: newest in h1_seqs(), timeout=30, what="the event made meanwhile")
+    finally:
+        watch.kill()
+        watch.wait()
+    seqs = h1_seqs()
+    assert len(seqs) == len(set(seqs)), seqs  # none twice
+    every = [e["id"] for e in json.loads(h1.world.roost("events", "--json").stdout)]
+    # none missed between the first and the last seen (the agent woken goes on making events
+    # after the watch was stopped: those are not the watch's to have seen)
+    assert [s for s in every if seqs[0] <= s <= max(seqs)] == sorted(seqs)
+
+
+def test_a_host_s_alert_reaches_the_person_s_machine(fleet) -> None:
+    """`watch --all --json --notify`: an agent on h1 waits for its person; the alert h1's
+    roost decides goes through this machine's [notify] channels (a command here), named with
+    its host."""
+    h1 = fleet.add("h1")
+    local = fleet.local
+    out = local.tmp / "notified.jsonl"
+    argv_to_file = str(Path(__file__).parent / "bin" / "argv-to-file")
+    command = json.dumps([sys.executable, argv_to_file, str(out)])
+    (local.home / "config.toml").write_text(f"[notify]\ncommand = {command}\nterminal = false\n")
+    local.roost("spawn", "h1:api", "--cwd", str(h1.world.tmp / "work"))
+    h1.world.wait_status("api", "idle")
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "roost", "watch", "--all", "--json", "--notify"],
+        env=local.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    lines: list[str] = []
+    assert watch.stdout is not None
+    threading.Thread(target=lambda: lines.extend(watch.stdout), daemon=True).start()  # type: ignore[arg-type]
+    try:
+        # h1's stream is followed from its end: what h1 records before the watch reaches it is
+        # not an edge the watch sees, so the question comes after h1's first look arrived.
+        local.wait_for(lambda: any('"h1"' in line for line in list(lines)), 30, "h1's first look")
+        local.roost("send", "h1:api", "ask")
+        h1.world.wait_status("api", "waiting")
+        h1.world.roost("notify", "run", "--once")  # h1's alert, with or without its service
+        local.wait_for(lambda: out.exists() and out.read_text(), timeout=30, what="the alert")
+    finally:
+        watch.kill()
+        watch.wait()
+    sent = [json.loads(line)[-2:] for line in out.read_text().splitlines()]
+    assert sent == [["roost: api is waiting for you (on h1)", "Do you want to proceed?"]]

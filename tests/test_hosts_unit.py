@@ -1,0 +1,113 @@
+"""Remote hosts' decisions without ssh: which words name a host, what a host may be, the ssh
+argv (every remote word quoted), refusals that change nothing."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from roost.cli.remote import remote_args
+from roost.core import sshargs
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["send", "build:api", "hi"], ("build", ["send", "api", "hi"])),
+        (["send", "api", "build:api"], None),  # a message with a colon is a message
+        (["send", "--timeout", "5", "b:a", "x:y"], ("b", ["send", "--timeout", "5", "a", "x:y"])),
+        (["attach", "build:api"], ("build", ["attach", "api"])),
+        (["spawn", "b:new", "--cwd", "/w"], ("b", ["spawn", "new", "--cwd", "/w"])),
+        (["--host", "b", "ls", "--json"], ("b", ["ls", "--json"])),
+        (["--host=b", "restore"], ("b", ["restore"])),
+        (["ls", "--json"], None),
+        (["tab", "new", "a:b"], None),  # not an agent's name
+        (["send", "a:b:c", "x"], None),  # no valid HOST:AGENT: refused locally as a bad name
+    ],
+)
+def test_which_words_name_a_host(args: list[str], expected: object) -> None:
+    assert remote_args(args) == expected
+
+
+def test_the_remote_line_is_one_argv_word_per_word_whatever_it_holds() -> None:
+    words = ["send", "api", "$(id); `id` 'q' \"d\" \\ \n next", "--", "-x"]
+    line = sshargs.remote_line("/opt/r o/roost", {"ROOST_HOME": "/h $x"}, words)
+    assert shlex.split(line) == ["env", "ROOST_HOME=/h $x", "/opt/r o/roost", *words]
+
+
+def test_every_call_checks_host_keys_and_ends_options_before_the_destination() -> None:
+    opts = sshargs.options("/tmp/roost-ssh-0/abc", batch=True, connect_timeout=5)
+    argv = sshargs.argv(["ssh", "-F", "/c"], opts, "me@h", "roost ls")
+    assert "StrictHostKeyChecking=yes" in argv and "BatchMode=yes" in argv
+    assert "ConnectTimeout=5" in argv and "ControlPersist=60" in argv
+    assert argv[-3:] == ["--", "me@h", "roost ls"]
+    interactive = sshargs.options("/tmp/x", batch=False)
+    assert "BatchMode=yes" not in interactive  # a person may answer a passphrase prompt
+
+
+def test_control_paths_are_short_and_apart_per_home_config_and_host() -> None:
+    one = sshargs.control_path("/tmp/roost-ssh-0", "/home/a/" + "x" * 300, "ssh", "h", "d")
+    assert len(one) < 40
+    assert one != sshargs.control_path("/tmp/roost-ssh-0", "/home/b", "ssh", "h", "d")
+    assert one != sshargs.control_path("/tmp/roost-ssh-0", "/home/a", "ssh -F c", "h", "d")
+
+
+@pytest.mark.parametrize(
+    ("add", "words"),
+    [
+        (["bad.name", "me@h"], "invalid host name"),
+        (["--", "h", "-oProxyCommand=touch /tmp/x"], "cannot start with '-'"),
+        (["h", "me@h", "--roost", "bin/roost"], "must be an absolute path"),
+        (["h", "me@h", "--env", "NOPE"], "give it as NAME=VALUE"),
+        (["h", "me@h", "--env", "A B=1"], "--env A B="),
+    ],
+)
+def test_a_bad_host_is_one_line_and_nothing_stored(world, add: list[str], words: str) -> None:
+    refused = world.roost_inprocess("host", "add", *add)
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.startswith("roost: ") and words in line, line
+    assert world.roost_inprocess("host", "ls", "--json").stdout.strip() == "[]"
+
+
+def test_a_host_name_is_taken_once_and_rm_forgets_it(world) -> None:
+    assert world.roost_inprocess("host", "add", "b", "me@b").returncode == 0
+    again = world.roost_inprocess("host", "add", "b", "other@b")
+    assert again.returncode == 2 and "a host named 'b' exists" in again.stderr
+    listed = world.roost_inprocess("host", "ls", "--json").stdout
+    assert '"dest": "me@b"' in listed
+    assert world.roost_inprocess("host", "rm", "b").returncode == 0
+    gone = world.roost_inprocess("host", "rm", "b")
+    assert gone.returncode == 2 and "no host named 'b'" in gone.stderr
+
+
+def test_the_ssh_command_is_read_like_git_ssh_command() -> None:
+    from types import SimpleNamespace
+
+    from roost.ops.hosts import ssh_program
+
+    def program(environ: dict[str, str], settings: dict[str, object]) -> list[str]:
+        return ssh_program(SimpleNamespace(environ=environ, settings=settings))  # type: ignore[arg-type]
+
+    configured: dict[str, object] = {"ssh": {"command": "ssh -F '/my dir/config'"}}
+    assert program({}, {}) == ["ssh"]
+    assert program({}, configured) == ["ssh", "-F", "/my dir/config"]
+    assert program({"ROOST_SSH_COMMAND": "/opt/ssh -v"}, configured) == ["/opt/ssh", "-v"]
+
+
+def test_a_wrong_ssh_setting_is_one_line_naming_it(world) -> None:
+    world.home.mkdir(parents=True, exist_ok=True)
+    (world.home / "config.toml").write_text("[ssh]\ntimeout = -1\n")
+    refused = world.roost_inprocess("host", "ls")
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert "line 2: ssh.timeout must be a number of seconds above 0, not -1" in line, line
+
+
+def test_ls_all_refuses_what_it_cannot_show(world) -> None:
+    refused = world.roost_inprocess("ls", "--all", "--tree")
+    assert refused.returncode == 2
+    assert "--all lists every host's agents, without --tree or --git" in refused.stderr
+    mixed = world.roost_inprocess("watch", "--all")
+    assert mixed.returncode == 2 and "--all goes with --json" in mixed.stderr

@@ -1,0 +1,52 @@
+"""A budget with the real Claude Code (pinned 2.1.332, offline against the Messages API
+stand-in), issue 23 part 5: a turn whose first answer crosses the budget goes on to its end
+(the tool runs, the final answer comes); only then does the roost service park the agent, and
+`roost wake` says why."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from anthropic_stub import AnthropicStub, last_tool_result, running_stub
+from conftest import Env
+from real_claude import real_world
+
+pytestmark = [pytest.mark.tmux, pytest.mark.real_claude, pytest.mark.service]
+
+
+def test_a_budget_parks_after_the_turn_that_crossed_it_not_during(world: Env) -> None:
+    gate = threading.Event()
+
+    def held_after_the_tool(body: dict[str, Any]) -> str:
+        if last_tool_result(body) is not None:
+            gate.wait(60)  # the turn's second request: the budget is already crossed
+        return AnthropicStub.default_reply(body)
+
+    with running_stub() as stub:
+        real_world(world, stub.url)
+        work = world.tmp / "work"
+        (work / "notes.txt").write_text("roost\n")
+        world.roost("spawn", "cb", "--cwd", str(work))
+        world.wait_status("cb", "idle", 60)
+        world.roost("policy", "cb", "--budget", "1")  # any answer reaches it
+        stub.reply_for = held_after_the_tool
+        stub.queue_tool_use("Read", {"file_path": str(work / "notes.txt")})
+        world.roost("send", "cb", "read the notes")
+        world.wait_for(lambda: len(stub.messages("main")) >= 2, 60, "the tool's result sent")
+        # The transcript holds the first answer's usage: over budget, mid-turn.
+        assert json.loads(world.roost("usage", "cb", "--json").stdout)["total"]["total"] > 1
+        world.roost("policy", "cb", "--budget", "1")  # a pass now: the turn is under way
+        during = world.ls()["cb"]
+        assert (during["state"], during["status"]) == ("running", "working")
+        gate.set()
+        world.wait_for(lambda: world.ls()["cb"]["state"] == "hibernated", 60, "cb parked")
+        kinds = [e["kind"] for e in json.loads(world.roost("events", "cb", "--json").stdout)]
+        answered = [r.reply for r in stub.messages("main")]
+        assert any("tool result" in (r or "") for r in answered)  # the turn got to its end
+        woke = world.roost("wake", "cb").stdout
+    assert "budget" in kinds
+    assert "cb was parked because its budget of 1 tokens is reached" in woke

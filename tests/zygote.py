@@ -1,0 +1,228 @@
+"""A warm `python -m roost` for the tests: one process per xdist worker that imported roost once
+and forks a child for each `world.roost(...)` call, so a call costs a fork instead of an
+interpreter's start and roost's imports (about 0.2 CPU-seconds each, a quarter of a test
+world's CPU: docs/TESTING.md).
+
+Each call is still a process of its own, as a user's: the child takes the call's standard
+streams (passed over a unix socket), environment, working directory and arguments, runs
+`python -m roost` (runpy, as `-m` does) and exits through the interpreter's own exit, so its
+exit status (or the signal that killed it) is what the caller gets. The zygote reaps its
+children and sends each one's wait status back on the request's connection. It is
+single-threaded, so every fork is safe.
+
+Calls whose environment changes what Python decides at its start (locale, PYTHON*) run as a
+plain subprocess instead (conftest.py), and so does everything when the zygote is missing.
+
+Run: python zygote.py SOCKET_PATH
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+HEADER = struct.Struct("!I")  # a length, or a pid
+CODE = struct.Struct("!i")  # an exit code; minus the signal that killed it
+MAX_FDS = 3
+
+
+def _warm() -> None:
+    """What most commands import (not the TUI's, the MCP SDK's or the web's)."""
+    import roost.cli.main
+    import roost.entry
+    import roost.ops.lifecycle
+    import roost.ops.send
+    import roost.ops.workspace  # noqa: F401
+
+
+def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
+    data, fds, _, _ = socket.recv_fds(conn, 1 << 20, MAX_FDS)
+    while len(data) < HEADER.size or len(data) < HEADER.size + HEADER.unpack_from(data)[0]:
+        more = conn.recv(1 << 20)
+        if not more:
+            raise EOFError("the request was cut")
+        data += more
+    (size,) = HEADER.unpack_from(data)
+    return json.loads(data[HEADER.size : HEADER.size + size]), list(fds)
+
+
+def _child(request: dict, fds: list[int]) -> None:
+    """In the forked child: become `python -m roost ARGS` and never return."""
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    import runpy
+
+    sys.argv = ["-m", *request["args"]]  # runpy sets argv[0] to roost's __main__, as -m does
+    runpy.run_module("roost", run_name="__main__", alter_sys=True)
+    sys.exit(0)
+
+
+def serve(path: str) -> None:
+    _warm()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(64)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    waiting: dict[int, socket.socket] = {}
+    print("ready", flush=True)
+    parent = os.getppid()
+    while os.getppid() == parent:  # its test process gone (killed): so is it
+        readable, _, _ = select.select([server.fileno(), wake_r], [], [], 1.0)
+        if wake_r in readable:
+            while True:
+                try:
+                    if not os.read(wake_r, 512):
+                        break
+                except BlockingIOError:
+                    break
+        if server.fileno() in readable:
+            conn, _ = server.accept()
+            try:
+                request, fds = _receive(conn)
+            except (OSError, EOFError, ValueError):
+                conn.close()
+                continue
+            pid = os.fork()
+            if pid == 0:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                for fd in (wake_r, wake_w):
+                    os.close(fd)
+                server.close()
+                conn.close()
+                for conn_waiting in waiting.values():
+                    conn_waiting.close()
+                _child(request, fds)
+            for fd in fds:
+                os.close(fd)
+            conn.sendall(HEADER.pack(pid))
+            waiting[pid] = conn
+        while waiting:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            done = waiting.pop(pid, None)
+            if done is not None:
+                try:
+                    done.sendall(CODE.pack(os.waitstatus_to_exitcode(status)))
+                except OSError:
+                    pass
+                done.close()
+
+
+# ---- the tests' side -------------------------------------------------------------------------
+# What Python decides at its start from the environment: a call that changes these runs as a
+# plain subprocess, whose interpreter starts with them.
+AT_START = ("PYTHON", "LANG", "LC_", "LANGUAGE")
+
+
+def _at_start(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(AT_START)}
+
+
+class Zygote:
+    """One warm roost per test process (an xdist worker), started at its first call."""
+
+    def __init__(self, folder: str) -> None:
+        self.path = os.path.join(folder, "zygote.sock")
+        self.env = dict(os.environ)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, self.path],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            env=self.env,
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline() != b"ready\n":
+            raise RuntimeError("the zygote did not start")
+
+    def serves(self, env: dict[str, str]) -> bool:
+        return self.proc.poll() is None and _at_start(env) == _at_start(self.env)
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        shutil.rmtree(os.path.dirname(self.path), ignore_errors=True)
+
+    def run(
+        self, args: list[str], env: dict[str, str], cwd: str, input: str | None, timeout: float
+    ) -> subprocess.CompletedProcess:
+        """As subprocess.run([python, -m, roost, *args], capture_output, text) would."""
+        if input is None:
+            in_r, in_w = os.open(os.devnull, os.O_RDONLY), -1
+        else:
+            in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(self.path)
+            body = json.dumps({"args": args, "env": env, "cwd": cwd}).encode()
+            socket.send_fds(conn, [HEADER.pack(len(body)) + body], [in_r, out_w, err_w])
+        finally:
+            for fd in (in_r, out_w, err_w):
+                os.close(fd)
+        pid = HEADER.unpack(_exactly(conn, HEADER.size))[0]
+        deadline = time.monotonic() + timeout
+        data = (input or "").encode()
+        from roost.tmux.run import Silent, exchange  # roost's own runner's loop
+
+        expired = False
+        try:
+            out, err = exchange(out_r, err_r, in_w, data, deadline)
+        except Silent:
+            out, err, expired = b"", b"", True
+            os.kill(pid, signal.SIGKILL)
+        finally:
+            for fd in (out_r, err_r):
+                os.close(fd)
+        code = CODE.unpack(_exactly(conn, CODE.size))[0]
+        conn.close()
+        text_out, text_err = _text(out), _text(err)
+        argv = [sys.executable, "-m", "roost", *args]
+        if expired:
+            raise subprocess.TimeoutExpired(argv, timeout, text_out, text_err)
+        return subprocess.CompletedProcess(argv, code, text_out, text_err)
+
+
+def _exactly(conn: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        more = conn.recv(size - len(data))
+        if not more:
+            raise RuntimeError("the zygote closed the call's connection")
+        data += more
+    return data
+
+
+def _text(data: bytes) -> str:
+    """As subprocess's text mode: the locale's encoding, universal newlines."""
+    import locale
+
+    text = data.decode(locale.getpreferredencoding(False))
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
