@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import time
@@ -15,6 +16,7 @@ import psutil
 import pytest
 
 from roost.core.service import SESSION as SERVICE_SESSION
+from roost.tmux.protocol import TmuxError
 
 from conftest import Env
 
@@ -407,3 +409,38 @@ def test_every_run_shell_of_the_pane_died_hook_is_silent_and_succeeds() -> None:
     assert len(shells) == 2
     for part in shells:
         assert part.endswith('>/dev/null 2>&1 || true"'), part
+
+
+@pytest.mark.tmux
+def test_a_new_session_that_meets_a_server_on_its_way_out_is_tried_again(tmp_path: Path) -> None:
+    """Right after `tmux kill-server` (or as its last session closes) a server closes new
+    connections before reading them, and the client says "server exited unexpectedly": the
+    new-session made nothing, and roost tries it again once that server is gone (seen on CI:
+    a spawn right after a kill-server failed)."""
+    from roost.tmux.client import Tmux
+
+    (tmp_path / "tmux").mkdir()
+    count = tmp_path / "calls"
+    script = tmp_path / "tmux-dying-once"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo x >> "{count}"\n'
+        f'if [ "$(wc -l < "{count}")" -le 2 ]; then\n'
+        '  echo "server exited unexpectedly" >&2; exit 1\n'
+        "fi\n"
+        f'exec {shutil.which("tmux")} "$@"\n'
+    )
+    script.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "TMUX_TMPDIR": str(tmp_path / "tmux")}
+    tmux = Tmux(f"rt-dying-{os.getpid()}", binary=str(script), environ=env)
+    try:
+        tmux.run("new-session", "-d", "-s", "home", "sleep", "60")
+        assert count.read_text().count("x") == 3
+        assert "home" in tmux.run("list-sessions", "-F", "#{session_name}")
+    finally:
+        subprocess.run([str(script), "-L", tmux.socket, "kill-server"], env=env, check=False)
+    # other commands are not tried again: only a new-session is known to have done nothing
+    count.write_text("")
+    with pytest.raises(TmuxError, match="server exited unexpectedly"):
+        tmux.run("kill-session", "-t", "home")
+    assert count.read_text().count("x") == 1

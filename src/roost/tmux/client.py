@@ -66,6 +66,8 @@ HOME_SIZE = ("200", "50")  # a window nobody looks at: wide enough for an agent 
 PREFIX = "C-a"  # roost's prefix: not the C-b of the user's own tmux around it
 DETACH_KEY = "C-q"  # detaches roost's client, prefix or not, nested or not (as claude-squad)
 USER_CONFIG = "tmux.conf"  # in $ROOST_HOME: the user's own settings, sourced after roost's
+DYING_SERVER = "server exited unexpectedly"  # what a client of a server on its way out says
+DYING_SERVER_PAUSES = (0.1, 0.3, 1.0, 2.0, 4.0)  # seconds before each new try of a new-session
 
 # Roost's server, fitted to agent CLIs (README, "roost's tmux server"). Options, not formats
 # from a user: set-option values are taken as they are.
@@ -192,6 +194,14 @@ class Tmux:
     def run(self, *args: str, input: str | None = None) -> str:
         self.calls += 1
         code, out, err = self._call(self.argv(*args), args[0], input)
+        for pause in DYING_SERVER_PAUSES if args[0] == "new-session" else ():
+            if code == 0 or DYING_SERVER not in err:
+                break
+            # A server on its way out (a kill-server just now, its last session closing) closes
+            # new connections before reading them: this one made nothing. Once it is gone, the
+            # same command starts a new server.
+            time.sleep(pause)
+            code, out, err = self._call(self.argv(*args), args[0], input)
         if code != 0:
             err = err.strip()
             if err.startswith("duplicate session"):
