@@ -526,7 +526,7 @@ def _endpoint(app: App, wait: bool, timeout: float = 20.0) -> str | None:
     url = mcpendpoint.live_url(app.paths.home)
     if url is not None:
         return url
-    status = service.ensure_running(app, timeout=service.START_TIMEOUT if wait else 0)
+    status = service.ensure_running(app, timeout=service.LAUNCH_WAIT if wait else 0)
     if not wait:
         return None
     deadline = app.clock.monotonic() + timeout

@@ -65,8 +65,10 @@ COMPONENTS: list[str] = [
     "roost.ops.budget:COMPONENT",  # budgets at each turn's end (issue 23 part 5, branch usage)
     "roost.web.component:COMPONENT",  # roost web, when [web] enabled = true (issue 25)
     "roost.ops.hostchildren:COMPONENT",  # children on hosts: their turns' ends (issue 24 part 4)
+    "roost.ops.readers:COMPONENT",  # `roost ls` answered warm; news of the log to readers
 ]
-START_TIMEOUT = 10.0  # seconds a start may take to register its run
+START_TIMEOUT = 30.0  # seconds a start may take to register its run (a loaded machine)
+LAUNCH_WAIT = 10.0  # seconds a launch waits for it (then its agent gets `roost mcp` instead)
 CHECK = 0.25  # seconds between two looks at the log when no component said there is news
 BATCH = 500  # events per on_events call
 
