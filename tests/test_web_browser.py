@@ -75,6 +75,8 @@ def test_fleet_page_shows_a_status_change_live_and_notifies(world: Env) -> None:
         wait(driver, lambda d: badge_of(d, "api") == "idle")
         assert headings(driver)[-1] == "parked", headings(driver)
         driver.execute_script(RECORD_NOTIFICATIONS + "window.sameLoad = true;")
+        # the page's stream is open: a change from now on is pushed to it (not one before)
+        wait(driver, lambda d: d.execute_script("return document.body.dataset.live") == "1")
         world.type(world.pane_of("api"), "ask")  # a permission dialog: api waits for the person
         wait(driver, lambda d: badge_of(d, "api") == "waiting")
         # pushed into the page it had: no reload (the marker survives), and on top

@@ -40,6 +40,7 @@ function fleetPage() {
       .finally(() => setTimeout(() => { busy = false; if (again) { again = false; refresh(); } }, 300));
   };
   const source = new EventSource("/events");
+  source.onopen = () => { document.body.dataset.live = "1"; }; // changes reach this page now
   source.onmessage = (m) => {
     const ev = JSON.parse(m.data);
     alertPerson(ev);
