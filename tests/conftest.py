@@ -212,6 +212,32 @@ class Env:
             )
         )
 
+    def start_service(self, hearing: str | None = None) -> dict:
+        """`roost service start`, and its status once it runs; with `hearing` (an agent's name),
+        also once its monitor has heard that agent's pane (its subscription is live: a change
+        typed from now on is pushed). Waits long enough for a loaded machine."""
+        self.roost("service", "start", check=False, timeout=60)
+        found = self.wait_for(
+            lambda: (
+                (s := json.loads(self.roost("service", "status", "--json").stdout))["running"] and s
+            ),
+            60,
+            "the service running",
+        )
+        if hearing is not None:
+            import contextlib
+            import sqlite3
+
+            pane = self.pane_of(hearing)
+
+            def heard() -> bool:
+                with contextlib.closing(sqlite3.connect(self.home / "roost.db")) as db:
+                    rows = db.execute("SELECT 1 FROM service_panes WHERE pane_id = ?", (pane,))
+                    return rows.fetchone() is not None
+
+            self.wait_for(heard, 60, f"the service hearing {hearing}")
+        return dict(found)
+
     def type(self, target: str, text: str) -> None:
         """Type a line into a pane the way a user would."""
         self.tmux("send-keys", "-t", target, "-l", text)

@@ -74,10 +74,10 @@ def test_a_screen_change_and_an_exit_reach_watch_pushed(world: Env) -> None:
     """The watch looks only once a minute: what it prints within seconds, the service pushed."""
     world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(world.tmp / "work"))
     world.wait_status("cx", "idle")
-    world.roost("service", "start")
+    world.start_service(hearing="cx")
     with watching(world, "--interval", "60") as watch:
         world.wait_for(lambda: watch.lines, what="watch's first look")
-        world.type(world.pane_of("cx"), "work 2")  # typed: no roost command looks
+        world.type(world.pane_of("cx"), "work 5")  # typed: no roost command looks
         working = world.wait_for(lambda: seen(watch, "cx", "working"), what="working pushed")
         idle = world.wait_for(
             lambda: seen(watch, "cx", "idle", working["seq"]),
@@ -154,7 +154,9 @@ def test_service_killed_during_a_burst_loses_no_change_and_no_agent(world: Env) 
     pids = {n: a["pid"] for n, a in world.ls().items()}
     first = json.loads(world.roost("service", "start", "--json").stdout)
     start = last_seq(world)
-    with watching(world, "--interval", "60", "--since", str(start)) as watch:
+    # --interval 1: while the service is down, watch's own looks stand in (what is tested here
+    # is that nothing is lost, not how soon)
+    with watching(world, "--interval", "1", "--since", str(start)) as watch:
         for name in names:
             world.type(world.pane_of(name), "work 3")
         world.wait_for(lambda: seen(watch, "b1", "working", start), what="the burst seen")

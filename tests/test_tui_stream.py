@@ -54,7 +54,7 @@ def test_two_tuis_and_a_watch_read_one_stream(world: Env, monkeypatch: pytest.Mo
         monkeypatch.setenv(key, value)
     world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(world.tmp / "work"))
     world.wait_status("cx", "idle")
-    world.roost("service", "start")
+    world.start_service(hearing="cx")
     sources = [CountingSource(), CountingSource()]
     apps = [RoostApp(source=s, attacher=lambda argv: None, refresh_every=0.2) for s in sources]
     done, failures = threading.Event(), []  # type: ignore[var-annotated]
@@ -70,7 +70,7 @@ def test_two_tuis_and_a_watch_read_one_stream(world: Env, monkeypatch: pytest.Mo
             )
             settled = world.wait_for(lambda: quiet(sources, 1.0), timeout=20, what="quiet")
             assert quiet(sources, 2.0) == settled, "an idle TUI took snapshots"
-            world.type(world.pane_of("cx"), "work 2")
+            world.type(world.pane_of("cx"), "work 6")  # long enough for a loaded machine
             world.wait_for(
                 lambda: all(status_in(a, "cx") == "working" for a in apps), what="both: working"
             )

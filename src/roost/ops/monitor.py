@@ -134,6 +134,7 @@ def _follow(
             first, came_or_went = before is None, panewatch.came_or_went(before, now)
             before = now
             if first:  # (re)attached: whatever changed while nobody listened, every agent
+                _listening(app, sorted(now))
                 _refresh(app, None)
             elif changes:
                 _heard(app, changes)
@@ -268,6 +269,14 @@ def _heard(app: App, changes: panewatch.Changes) -> None:
     with app.store.write() as c:
         rows.heard(c, sorted(changes.changed), at)
         rows.forget_panes(c, sorted(changes.gone))
+
+
+def _listening(app: App, panes: list[str]) -> None:
+    """The first report since attaching: every pane counts as heard now (a TUI's previews
+    recapture what moved while nobody listened, and anyone can tell the monitor listens)."""
+    at = app.clock.now().isoformat(timespec="milliseconds")
+    with app.store.write() as c:
+        rows.heard(c, panes, at)
 
 
 def _bells(app: App, rung: Mapping[str, int]) -> None:
