@@ -38,6 +38,9 @@ REMOTE_ENV = (
     "LANG",
     "PYTHONDONTWRITEBYTECODE",
     "FAKE_AGENT_PYTHON",
+    # as every test world: no service starts by itself (a remote spawn would start h1's, whose
+    # monitor attaches to h1's new tmux server while the spawn makes its home)
+    "ROOST_SERVICE_AUTOSTART",
 )
 
 

@@ -37,7 +37,7 @@ def configure(world: Env, out: Path, stub: Stub) -> None:
     world.home.mkdir(mode=0o700, exist_ok=True)
     (world.home / "config.toml").write_text(
         f'[notify]\ncommand = {command}\nntfy = "{stub.url}/topic"\n'
-        f'webhook = "{stub.url}/hook"\ntimeout = 5\n'
+        f'webhook = "{stub.url}/hook"\ntimeout = 30\n'
     )
 
 

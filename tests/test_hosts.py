@@ -216,9 +216,10 @@ def test_a_host_that_never_answers_costs_its_time_limit_and_ls_all_goes_on(fleet
         with fleet.ssh_config.open("a") as f:
             f.write(f"\nHost mute\n  HostName 127.0.0.1\n  Port {port}\n  User root\n")
         fleet.local.roost("host", "add", "mute", "mute")
-        (fleet.local.home / "config.toml").write_text("[ssh]\nconnect_timeout = 2\n")
         fleet.local.roost("spawn", "here", "--cwd", str(fleet.local.tmp / "work"))
         fleet.local.roost("spawn", "h1:there", "--cwd", str(h1.world.tmp / "work"))
+        # after h1's connection is up: 2 s would be short for its first ssh on a loaded machine
+        (fleet.local.home / "config.toml").write_text("[ssh]\nconnect_timeout = 2\n")
         began = time.monotonic()
         shown = fleet.local.roost("ls", "--all", "--json")
         took = time.monotonic() - began

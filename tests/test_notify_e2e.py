@@ -70,10 +70,10 @@ def test_a_finished_child_tells_its_idle_parent(world):
 def test_a_hibernated_parent_is_woken_to_hear_of_its_child(world):
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
-    create_kid(world, lead_id, "work 6")
+    create_kid(world, lead_id, "work 15")  # longer than a hibernate on a loaded machine
     world.roost("hibernate", "lead")
     assert stopped_at(world, "kid") is None  # the kid still works while its parent sleeps
-    world.wait_for(lambda: stopped_at(world, "kid"), timeout=30, what="the kid's Stop")
+    world.wait_for(lambda: stopped_at(world, "kid"), timeout=60, what="the kid's Stop")
     told = world.wait_for(
         lambda: [p for p in prompts(world, "lead") if p.startswith("[roost]")],
         timeout=40,
@@ -91,10 +91,10 @@ def test_a_parent_the_person_stopped_stays_stopped_until_woken(world):
     # Issue 18.4: `roost kill lead` was undone within 2 s by the delivery of a pending notice.
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
-    create_kid(world, lead_id, "work 8")
+    create_kid(world, lead_id, "work 15")  # longer than a kill on a loaded machine
     world.roost("kill", "lead")
     assert stopped_at(world, "kid") is None  # stopped before its child is done
-    world.wait_for(lambda: stopped_at(world, "kid"), timeout=30, what="the kid's Stop")
+    world.wait_for(lambda: stopped_at(world, "kid"), timeout=60, what="the kid's Stop")
     since_kill = world.wait_for(lambda: decided(world), timeout=30, what="the delivery's decision")
     assert [e["kind"] for e in since_kill] == ["notice-held"], since_kill
     assert world.ls()["lead"]["state"] == "stopped"

@@ -25,7 +25,7 @@ def test_a_real_permission_dialog_notifies_once_in_claudes_words(world: Env) -> 
         real_world(world, stub.url)
         command = json.dumps([sys.executable, ARGV_TO_FILE, str(out)])
         world.home.mkdir(mode=0o700, exist_ok=True)
-        (world.home / "config.toml").write_text(f"[notify]\ncommand = {command}\n")
+        (world.home / "config.toml").write_text(f"[notify]\ncommand = {command}\ntimeout = 30\n")
         world.roost(
             "spawn", "ca", "--cwd", str(world.tmp / "work"), "--", "--permission-mode", "default"
         )

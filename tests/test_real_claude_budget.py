@@ -37,8 +37,13 @@ def test_a_budget_parks_after_the_turn_that_crossed_it_not_during(world: Env) ->
         stub.queue_tool_use("Read", {"file_path": str(work / "notes.txt")})
         world.roost("send", "cb", "read the notes")
         world.wait_for(lambda: len(stub.messages("main")) >= 2, 60, "the tool's result sent")
-        # The transcript holds the first answer's usage: over budget, mid-turn.
-        assert json.loads(world.roost("usage", "cb", "--json").stdout)["total"]["total"] > 1
+        # The transcript holds the first answer's usage (once Claude Code appended it): over
+        # budget, mid-turn.
+        world.wait_for(
+            lambda: json.loads(world.roost("usage", "cb", "--json").stdout)["total"]["total"] > 1,
+            30,
+            "the first answer's usage",
+        )
         world.roost("policy", "cb", "--budget", "1")  # a pass now: the turn is under way
         during = world.ls()["cb"]
         assert (during["state"], during["status"]) == ("running", "working")

@@ -48,8 +48,12 @@ def test_roost_runs_real_claude_code_end_to_end(world: Env) -> None:
         entries = read_transcript(transcript)
         assert "hello from roost" in " ".join(transcript_texts(entries, "user"))
         hook_log = world.home / "agents" / idle["id"] / "hooks.log"
-        events = [line.split("\t")[1] for line in hook_log.read_text().splitlines()]
-        assert {"SessionStart", "UserPromptSubmit", "Stop"} <= set(events)
+
+        def hooked() -> set[str]:
+            return {line.split("\t")[1] for line in hook_log.read_text().splitlines()}
+
+        # the Stop hook's line may come after the transcript's record
+        world.wait_for(lambda: {"SessionStart", "UserPromptSubmit", "Stop"} <= hooked(), 30)
 
         world.roost("kill", "cc")
         assert world.ls()["cc"]["status"] == "stopped"

@@ -58,12 +58,15 @@ def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(wo
         refused = world.roost("send", "cc", "and now?", check=False, timeout=30)
         assert refused.returncode == 1
         assert "cc shows an error: API Error: 500 Internal server error" in refused.stderr
-        # the words roost's screen patterns look for, on the real screen
-        screen = world.screen(world.pane_of("cc"))
-        assert statuses.reading(screen, statuses.patterns_for(traits.CLAUDE.patterns)) == (
-            "error",
-            "Resend your message to try again",
-        ), screen
+
+        # the words roost's screen patterns look for, on the real screen (which its hook may
+        # have come before)
+        def reads(reason: str) -> bool:
+            screen = world.screen(world.pane_of("cc"))
+            patterns = statuses.patterns_for(traits.CLAUDE.patterns)
+            return statuses.reading(screen, patterns) == ("error", reason)
+
+        world.wait_for(lambda: reads("Resend your message to try again"), 30, "the 500's words")
 
         stub.fail_with(401, "authentication_error", "invalid x-api-key")
         user_types(world, "cc", "try once more")  # the user sees it through
@@ -75,14 +78,15 @@ def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(wo
             60,
             "the 401",
         )
-        screen = world.screen(world.pane_of("cc"))
-        assert statuses.reading(screen, statuses.patterns_for(traits.CLAUDE.patterns)) == (
-            "error",
-            "Once fixed, resend your message",
-        ), screen
-        assert [
-            p.get("error") for e, p in hook_events(world, agent["id"]) if e == "StopFailure"
-        ] == ["server_error", "authentication_failed"]
+        world.wait_for(lambda: reads("Once fixed, resend your message"), 30, "the 401's words")
+        world.wait_for(  # the hook's line may come after the screen's words
+            lambda: (
+                [p.get("error") for e, p in hook_events(world, agent["id"]) if e == "StopFailure"]
+                == ["server_error", "authentication_failed"]
+            ),
+            30,
+            "both StopFailure hooks",
+        )
 
         stub.fail_with(None)
         user_types(world, "cc", "fixed now")

@@ -534,12 +534,12 @@ def test_a_setup_script_past_its_time_limit_is_killed_and_the_spawn_fails(
     git(repo, "add", ".roost")
     git(repo, "commit", "-qm", "slow setup")
     world.home.mkdir(exist_ok=True)
-    (world.home / "config.toml").write_text("[worktree]\nsetup_timeout = 1\n")
+    (world.home / "config.toml").write_text("[worktree]\nsetup_timeout = 5\n")  # room to start
     child = world.tmp / "setup-child"
     env = {"SETUP_CHILD": str(child)}
     args = ("--worktree", "--yes", "--provider", "command", "--", "sleep", "600")
     failed = roost(world, repo, "spawn", "a", *args, check=False, env=env)
-    assert failed.returncode != 0 and "took over 1s (killed)" in failed.stderr, failed.stderr
+    assert failed.returncode != 0 and "took over 5s (killed)" in failed.stderr, failed.stderr
     log = next((world.home / "agents").glob("*/worktree-setup.log"))
     assert f"its output: {log}" in failed.stderr and log.read_text() == "started\n"
     pid = int(child.read_text())
