@@ -2,11 +2,16 @@
 order, none missed, any number of readers (each reads the store by sequence; nothing is sampled).
 
 Who makes the events: with the roost service running (ops/service.py), its monitor records every
-change as tmux pushes it, so a reader only reads the log (a cheap indexed SELECT every CHECK s,
-no tmux call, no fork). Without it, the reader runs today's status pipeline (ops/observe.py)
-every `interval` seconds itself, and still prints from the log, so changes other commands
-recorded between two looks are not lost. A reader looks for the service every RECHECK seconds
-and switches either way.
+change as tmux pushes it, and its socket for readers (ops/readers.py) says when the log grew, so
+a reader waits on that socket and reads the log only then (no tmux call, no fork, no query while
+nothing happens; a look every RECHECK s all the same). A service without that socket (an older
+build, a home whose path is too long for a socket): a read of the log every CHECK s. Without a
+service, the reader runs today's status pipeline (ops/observe.py) every `interval` seconds itself,
+and still prints from the log, so changes other commands recorded between two looks are not
+lost. A reader looks for the service every RECHECK seconds and switches either way.
+
+The socket only says when; the store says what. A reader subscribes before it reads the log, so
+a row written in between is read at the latest on the news that follows it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from roost.ops import observe
 from roost.ops import service as svc
 from roost.ops.context import App
 from roost.store import events as event_log
+from roost.system import servicesock
 
 CHECK = 0.2  # seconds between two reads of the log while the service pushes
 RECHECK = 5.0  # seconds between two looks for the service
@@ -48,11 +54,32 @@ def follow(
     """Forever (until interrupted): `drain`, then wait for more (see the module's doc)."""
     running = (svc.ensure_running(app) if start_service else svc.status(app)).running
     looked = app.clock.monotonic()
-    while True:
-        if not running:
-            observe.refresh(app)
-        after = drain(app, after, emit)
-        flush()
-        app.clock.sleep(CHECK if running else interval)
-        if app.clock.monotonic() - looked >= RECHECK:
-            running, looked = svc.status(app).running, app.clock.monotonic()
+    news = _subscribe(app) if running else None
+    try:
+        while True:
+            if not running:
+                observe.refresh(app)
+            after = drain(app, after, emit)
+            flush()
+            if news is not None:
+                if servicesock.wait_news(news, RECHECK) is None:  # the service went away
+                    news.close()
+                    news = None
+            else:
+                app.clock.sleep(CHECK if running else interval)
+            if app.clock.monotonic() - looked >= RECHECK:
+                running, looked = svc.status(app).running, app.clock.monotonic()
+                if running and news is None:
+                    news = _subscribe(app)
+                elif not running and news is not None:
+                    news.close()
+                    news = None
+    finally:
+        if news is not None:
+            news.close()
+
+
+def _subscribe(app: App) -> Any:
+    """The service's news of the log (system/servicesock.py), or None (then: CHECK-second reads)."""
+    ident = servicesock.ident(app.tmux.socket, app.environ)
+    return servicesock.follow(str(app.paths.home), ident)

@@ -1,0 +1,127 @@
+"""`roost ls`'s answer without Click: one SELECT, one `tmux list-panes -a`, at most one chained
+`capture-pane` call, and the hook logs' last lines, run through the status pipeline
+(ops/observe.py's `statuses`). Built to start fast: it imports only os, sys, time, sqlite3 (in
+the store) and roost's import-light modules (no Click, no dataclasses, no typing, no
+subprocess), because people and scripts run `roost ls` all the time. cli/fast.py prints it; the
+roost service answers with it too (ops/readers.py), already warm.
+
+It only reads. It hands over to the full CLI (returns None) whenever there is something to write
+or fix: a missing, damaged or older database, session ids to learn, unread hook events, a
+status that changed since it was stored, or a pane whose exit status tmux has not collected yet.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from roost.core import observation, present, settings
+from roost.ops import learn, observe
+from roost.store import status as listing
+from roost.system import locate
+from roost.tmux import format as panefmt
+from roost.tmux import run
+from roost.tmux import timeout as tmux_timeout
+
+TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+
+class _HandOver(Exception):
+    """Something unexpected: the full CLI takes over."""
+
+
+def answer(as_json: bool, environ: Mapping[str, str]) -> tuple[int, str, str] | None:
+    """`roost ls`'s (exit code, stdout, stderr); None when the full CLI must take over.
+    `environ` gives the tmux time limit and the tmux client's environment."""
+    name = locate.socket_name()
+    home = locate.roost_home()
+    db = os.path.join(home, "roost.db")
+    if name is None or not os.path.exists(db) or not locate.private_tree(home):
+        return None
+    try:
+        config = _config(home)
+        if settings.problems(config):
+            return None  # the full CLI says what is wrong with it
+        tmux = locate.tmux_binary(config)
+        conn = listing.open_current(db)
+        if conn is None:
+            return None  # an older or damaged store: the full CLI says what to do
+        records = listing.records(conn, details=as_json)
+        if any(learn.awaits_session_id(r) for r in records):
+            return None
+        text = _tmux(tmux, name, ["list-panes", "-a", "-F", panefmt.FORMAT], environ)
+        if text is None:
+            return None
+        panes = panefmt.panes(text)
+        if any(p.dead and p.dead_status is None for p in panes):
+            return None
+        seen = observation.join(records, panes)
+        # Unread hook events (session id changes to record) can only come from an agent that has
+        # a pane; one without (hibernated, home gone) wrote its last event long ago.
+        if any(o.pane is not None and learn.unread_hook_events(home, o.agent) for o in seen):
+            return None
+        found = observe.statuses(
+            seen,
+            home,
+            lambda ids: _capture(tmux, name, ids, environ),
+            observe.pattern_overrides(config),
+            time.time(),
+        )
+        if observation.changes(found):
+            return None  # the full CLI records the change (status_since, the event log)
+    except TmuxSilent as silent:
+        return 5, "", f"roost: {silent}\n"
+    except (listing.Unreadable, OSError, ValueError, _HandOver):
+        return None
+    return 0, present.render(found, as_json, prices=_prices(config) if as_json else None), ""
+
+
+def _config(roost_home: str) -> dict[str, object]:
+    """config.toml read as the full CLI reads it; a ValueError hands over (it says why)."""
+    return locate.read_toml(os.path.join(roost_home, "config.toml"))[0]
+
+
+def _prices(config: dict[str, object]) -> dict[str, tuple[float, ...]]:
+    """The price table usage costs are estimated with: config.toml's [prices] over roost's."""
+    from roost.core import prices
+
+    given = config.get("prices")
+    return prices.table(given if isinstance(given, dict) else None)
+
+
+def _capture(
+    tmux: str, socket: str, pane_ids: list[str], environ: Mapping[str, str]
+) -> dict[str, str]:
+    screens: dict[str, str] = {}
+    for batch in panefmt.capture_batches(pane_ids, panefmt.MARKER):
+        captured = _tmux(tmux, socket, panefmt.capture_args(batch, panefmt.MARKER), environ)
+        if captured is None:
+            raise _HandOver
+        screens.update(panefmt.split_captures(captured, panefmt.MARKER))
+    return screens
+
+
+class TmuxSilent(Exception):
+    """tmux did not answer in time: a hung server must not hang `roost ls`."""
+
+
+def _tmux(tmux: str, socket: str, args: list[str], environ: Mapping[str, str]) -> str | None:
+    """One tmux client call through the runner every tmux call uses (tmux/run.py), bounded by
+    the same time limit (tmux/timeout.py). "" when no server runs; None on anything unexpected
+    (tmux missing, an error)."""
+    argv = [tmux, "-u", "-L", socket, "-f", "/dev/null", *args]
+    limit = tmux_timeout.seconds(environ)  # ValueError: the full CLI says what is wrong
+    try:
+        code, out, err = run.call(argv, locate.tmux_client_env(environ), limit)
+    except OSError:
+        return None
+    except run.Silent:
+        raise TmuxSilent(
+            f"tmux did not answer within {limit:g} s ({args[0]} on server "
+            f"{socket}); {tmux_timeout.ENV} sets the limit"
+        ) from None
+    if code == 0:
+        return out.decode(errors="replace")
+    return "" if any(s in err.decode(errors="replace") for s in panefmt.NO_SERVER) else None

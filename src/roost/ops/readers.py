@@ -1,0 +1,232 @@
+"""The roost service's socket for readers (system/servicesock.py has the protocol and the client
+side): `roost ls` answered by a warm process, and news of the event log pushed to every reader
+that follows it (`roost watch`, ops/stream.py), so none of them polls the store while the service
+runs. It holds nothing of its own: an `ls` is computed at the call from the store and tmux
+(ops/quicklist.py, never a cache), and a follower reads the events from the store itself.
+
+One thread accepts and watches the followers; each request is read and answered on a short
+thread of its own (at most MAX_BUSY at once; more are closed, and their callers answer
+themselves), so a slow tmux delays nobody's news.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import socket
+import stat
+import struct
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from roost.ops import quicklist
+from roost.ops.context import App
+from roost.ops.service import Component
+from roost.system import locate, servicesock
+
+MAX_BUSY = 16  # requests answered at once
+MAX_FOLLOWERS = 256
+READ_TIMEOUT = 2.0  # seconds a caller has to send its request line
+BACKLOG = 64
+
+
+class Readers:
+    """The listening socket, its followers, and the thread that serves them."""
+
+    def __init__(self, where: str, ident: str) -> None:
+        self.where = where
+        self.ident = ident
+        self.sock = _bind(where)
+        self.followers: set[socket.socket] = set()
+        self.lock = threading.Lock()
+        self.busy = threading.BoundedSemaphore(MAX_BUSY)
+        self._wake_r, self._wake_w = os.pipe()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._loop, name="readers", daemon=True)
+        self._thread.start()
+
+    # ---- the accepting thread -----------------------------------------------------------------
+    def _loop(self) -> None:
+        while not self._stopping:
+            with self.lock:
+                watched = {s.fileno(): s for s in (self.sock, *self.followers) if s.fileno() >= 0}
+            try:
+                readable, _, _ = select.select([*watched, self._wake_r], [], [])
+            except (OSError, ValueError):  # a follower dropped by `news` meanwhile: look again
+                continue
+            if self._stopping:
+                return
+            if self._wake_r in readable:
+                os.read(self._wake_r, 4096)  # a follower was added: watched from the next turn
+            for fd in readable:
+                if fd == self.sock.fileno():
+                    self._accept()
+                elif fd in watched:
+                    self._drop(watched[fd])  # a follower only sends its request: EOF or junk
+
+    def _accept(self) -> None:
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        if not _same_user(conn) or not self.busy.acquire(blocking=False):
+            conn.close()
+            return
+        threading.Thread(target=self._serve, args=(conn,), name="reader", daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        kept = False
+        try:
+            conn.settimeout(READ_TIMEOUT)
+            words = _request(conn)
+            if words and words[0] == "ls" and len(words) == 3 and words[1] in ("0", "1"):
+                conn.sendall(self._ls(words[1] == "1", words[2]))
+            elif words and words[0] == "follow" and len(words) == 2:
+                kept = self._follow(conn, words[1])
+        except OSError:
+            pass
+        finally:
+            self.busy.release()
+            if not kept:
+                conn.close()
+
+    def _ls(self, as_json: bool, ident: str) -> bytes:
+        if ident != self.ident:
+            return b"no\n"
+        found = quicklist.answer(as_json, os.environ)
+        if found is None or found[0] != 0:
+            return b"no\n"  # the caller's own path says what is wrong, or records a change
+        return b"ok\n" + found[1].encode()
+
+    def _follow(self, conn: socket.socket, ident: str) -> bool:
+        with self.lock:
+            if ident != self.ident or len(self.followers) >= MAX_FOLLOWERS:
+                conn.sendall(b"no\n")
+                return False
+            conn.sendall(b"ok\n")
+            conn.setblocking(False)  # news never waits for a reader
+            self.followers.add(conn)
+        os.write(self._wake_w, b"x")  # the loop watches it from now on
+        return True
+
+    def _drop(self, conn: socket.socket) -> None:
+        with self.lock:
+            self.followers.discard(conn)
+        conn.close()
+
+    # ---- the service's event thread -------------------------------------------------------------
+    def news(self, seq: int) -> None:
+        """Tell every follower the log now ends at `seq`; one that cannot take it at once is
+        dropped (it reads the store when it sees the connection go)."""
+        line = f"{seq}\n".encode()
+        with self.lock:
+            followers = list(self.followers)
+        for conn in followers:
+            try:
+                if conn.send(line) != len(line):
+                    raise BlockingIOError
+            except OSError:
+                self._drop(conn)
+
+    def stop(self) -> None:
+        self._stopping = True
+        os.write(self._wake_w, b"x")
+        self._thread.join(5)
+        with self.lock:
+            for conn in self.followers:
+                conn.close()
+            self.followers.clear()
+        self.sock.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.where)
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
+
+
+def _bind(where: str) -> socket.socket:
+    """Listen at `where`, owner-only; a socket left by a dead service is replaced, anything
+    else there is refused (OSError)."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISSOCK(os.lstat(where).st_mode):
+            raise OSError(f"{where} exists and is not a socket; not serving readers")
+        os.unlink(where)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        old = os.umask(0o177)  # the socket is made owner-only, never briefly open
+        try:
+            sock.bind(where)
+        finally:
+            os.umask(old)
+        sock.listen(BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """The peer runs as this user (Linux: SO_PEERCRED). Elsewhere the owner-only folder and
+    socket are the check."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True
+    try:
+        _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, 12))
+    except OSError:
+        return False
+    return bool(uid == os.getuid())
+
+
+def _request(conn: socket.socket, limit: int = 4096) -> list[str] | None:
+    """The caller's request line, split into words; None for anything else."""
+    data = b""
+    while b"\n" not in data:
+        chunk = conn.recv(limit)
+        if not chunk:
+            return None
+        data += chunk
+        if len(data) > limit:
+            return None
+    line, _, _ = data.partition(b"\n")
+    try:
+        return line.decode().split(servicesock.SEP)
+    except UnicodeDecodeError:
+        return None
+
+
+# ---- the service's component ------------------------------------------------------------------
+_serving: list[Readers] = []
+
+
+def _start(app: App) -> Callable[[], None]:
+    home = str(app.paths.home)
+    app.close()
+    where = servicesock.path(home)
+    name = locate.socket_name()
+    if where is None or name is None:
+        _say(f"no socket for readers: {os.path.join(home, 'run', servicesock.NAME)} is too long")
+        return lambda: None
+    readers = Readers(where, servicesock.ident(name, os.environ))
+    _serving.append(readers)
+
+    def stop() -> None:
+        _serving.remove(readers)
+        readers.stop()
+
+    return stop
+
+
+def _on_events(app: App, events: list[dict[str, Any]]) -> None:
+    for readers in list(_serving):
+        readers.news(int(events[-1]["seq"]))
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(f"roost service: {text}\n")
+    sys.stderr.flush()
+
+
+COMPONENT = Component(name="readers", start=_start, on_events=_on_events)

@@ -1,0 +1,132 @@
+"""The roost service's socket for readers (ops/readers.py serves it): where it is, and the two
+questions a reader asks it. Import-light (os and `_socket`, the C module under `socket`, whose
+Python half imports enum and selectors): `roost ls` asks here before importing anything else.
+
+The socket is `run/service.sock` in ROOST_HOME, a folder only its user may write to (checked
+by the caller: locate.private_tree), made owner-only, and the service also checks each peer's
+uid. Every request is one line of tab-separated words:
+
+- `ls <0|1> <ident>`: `roost ls` (1: `--json`); the answer is `ok` and a newline, then the
+  output to its end; or `no` and a newline when the caller must answer itself (the service's
+  quick answer would have handed over to the full CLI, or it serves another tmux server or
+  another roost build).
+- `follow <ident>`: the answer is a line `ok`, then a line with a sequence number each time the
+  event log grew (the number of its last row), for as long as both stay connected. The reader
+  reads the log itself (store/events.py): the socket only says when, the store says what.
+
+`ident` names what the answer depends on besides the store: the tmux socket name, TMUX_TMPDIR,
+the roost package's folder and version. A reader whose ident differs gets `no`.
+"""
+
+from __future__ import annotations
+
+import _socket
+import os
+
+from roost import __version__
+
+TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+NAME = "service.sock"
+MAX_PATH = 100  # sun_path holds 108 bytes; a longer home has no socket (readers poll)
+ASK_TIMEOUT = 3.0  # seconds for the whole answer: a service that hangs costs at most this
+SEP = "\t"
+
+
+def path(home: str) -> str | None:
+    """The socket's path in ROOST_HOME; None when it would not fit in a socket address."""
+    found = os.path.join(home, "run", NAME)
+    return found if len(found.encode()) <= MAX_PATH else None
+
+
+def ident(socket_name: str, environ: Mapping[str, str]) -> str:
+    """What an answer depends on besides the store (see the module's doc), as one word."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parts = (socket_name, environ.get("TMUX_TMPDIR", ""), package, __version__)
+    return "\x1f".join(parts)
+
+
+def request(*words: str) -> bytes | None:
+    """One request line; None when a word holds a tab or a line break (never sent)."""
+    if any(SEP in w or "\n" in w or "\r" in w for w in words):
+        return None
+    return (SEP.join(words) + "\n").encode()
+
+
+def connect(home: str, timeout: float = ASK_TIMEOUT) -> _socket.socket | None:
+    """A connection to the service's socket; None when nothing listens there."""
+    where = path(home)
+    if where is None:
+        return None
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(where)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def ask_ls(home: str, as_json: bool, ident_word: str) -> bytes | None:
+    """`roost ls`'s output as the service computed it just now; None when the caller must
+    answer itself (no service, another build or server, a hand-over, a fault or a timeout)."""
+    line = request("ls", "1" if as_json else "0", ident_word)
+    if line is None:
+        return None
+    sock = connect(home)
+    if sock is None:
+        return None
+    try:
+        sock.sendall(line)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    except OSError:  # a timeout too
+        return None
+    finally:
+        sock.close()
+    head, newline, body = b"".join(chunks).partition(b"\n")
+    return body if newline and head == b"ok" else None
+
+
+def follow(home: str, ident_word: str) -> _socket.socket | None:
+    """A connection on which the service says when the event log grows (`wait_news`); None when
+    no service answers for this ident."""
+    line = request("follow", ident_word)
+    sock = connect(home) if line is not None else None
+    if sock is None or line is None:
+        return None
+    try:
+        sock.sendall(line)
+        if _read_line(sock) == b"ok":
+            return sock
+    except OSError:
+        pass
+    sock.close()
+    return None
+
+
+def wait_news(sock: _socket.socket, timeout: float) -> bool | None:
+    """Whether the log grew within `timeout` seconds (the news read and dropped: the reader
+    reads the log); None when the service went away (the caller closes and polls again)."""
+    sock.settimeout(timeout)
+    try:
+        data = sock.recv(4096)
+    except TimeoutError:
+        return False
+    except OSError:
+        return None
+    return True if data else None
+
+
+def _read_line(sock: _socket.socket, limit: int = 64) -> bytes:
+    found = b""
+    while not found.endswith(b"\n") and len(found) < limit:
+        chunk = sock.recv(1)
+        if not chunk:
+            break
+        found += chunk
+    return found.rstrip(b"\n")

@@ -1,0 +1,165 @@
+"""The roost service's socket for readers (issue 21: `roost ls` with the service, and the event
+stream pushed to readers): ops/readers.py and system/servicesock.py on a real tmux."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+from unittest import mock
+
+import pytest
+
+from roost.system import servicesock
+
+from conftest import Env
+
+pytestmark = pytest.mark.tmux
+
+
+def ls_with_importtime(world: Env, *args: str) -> tuple[str, str]:
+    """`roost ls` in a fresh interpreter (never the tests' warm one), with the modules it loaded."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "roost", "ls", *args],
+        env=world.env,
+        cwd=world.tmp,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout, proc.stderr
+
+
+def own_ident(world: Env) -> str:
+    """The ident `roost ls` sends, as a fresh interpreter in the world computes it."""
+    code = (
+        "import os; from roost.system import servicesock as s; "
+        "print(s.ident(os.environ['ROOST_TMUX_SOCKET'], os.environ), end='')"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], env=world.env, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def sock_path(world: Env) -> str:
+    found = servicesock.path(os.path.realpath(world.home))
+    assert found is not None
+    return found
+
+
+def start_service(world: Env) -> None:
+    world.roost("service", "start")
+    world.wait_for(lambda: os.path.exists(sock_path(world)), 20, "the readers' socket")
+
+
+def test_roost_ls_is_the_services_answer_computed_at_the_call(world: Env) -> None:
+    world.roost("spawn", "a", "--provider", "command", "--", "sleep", "300")
+    world.wait_status("a", "idle", 30)
+    own_table, loaded = ls_with_importtime(world)
+    own_json, _ = ls_with_importtime(world, "--json")
+    assert "roost.ops.quicklist" in loaded  # no service: its own quick answer
+
+    start_service(world)
+    table, loaded = ls_with_importtime(world)
+    assert table == own_table
+    assert "roost.ops.quicklist" not in loaded and "roost.store" not in loaded
+    as_json, _ = ls_with_importtime(world, "--json")
+    assert json.loads(as_json) == json.loads(own_json)
+
+    # never staler than the store and tmux at the call: a change made just now is in it
+    world.roost("spawn", "b", "--provider", "command", "--", "sleep", "300")
+    world.roost("park", "a")
+    table, loaded = ls_with_importtime(world)
+    assert "roost.ops.quicklist" not in loaded or "b " in table  # a hand-over is allowed...
+    rows = {line.split()[0]: line.split()[1] for line in table.splitlines()[1:]}
+    assert set(rows) == {"a", "b"}  # ...but never an old answer
+    assert world.ls()["a"]["status"] == rows["a"]
+
+
+def test_the_service_answers_only_callers_of_its_own_server_and_build(world: Env) -> None:
+    world.roost("spawn", "a", "--provider", "command", "--", "sleep", "300")
+    world.wait_status("a", "idle", 30)  # a change not yet recorded: the full CLI records it
+    start_service(world)
+    home = os.path.realpath(world.home)
+    ident = own_ident(world)
+    assert servicesock.ask_ls(home, False, ident) is not None
+    other_server = ident.replace(world.env["ROOST_TMUX_SOCKET"], "x")
+    assert servicesock.ask_ls(home, False, other_server) is None
+    assert servicesock.follow(home, ident + "-other") is None
+    # a request that is not one line of its words is closed without an answer, and the
+    # service goes on answering the next caller
+    for junk in (b"ls\t2\tx\n", b"\xff\xfe\n", b"hello", b"ls\t0\n" + b"x" * 9000):
+        with socket.socket(socket.AF_UNIX) as raw:
+            raw.settimeout(10)
+            raw.connect(sock_path(world))
+            raw.sendall(junk)
+            raw.shutdown(socket.SHUT_WR)
+            try:
+                answer = raw.recv(100)
+            except ConnectionResetError:  # closed with the rest of a long line unread
+                answer = b""
+            assert answer == b""
+    assert servicesock.ask_ls(home, True, ident) is not None
+    assert servicesock.request("ls", "0", "a\tb") is None  # never sent
+
+
+def test_the_socket_is_owner_only_and_goes_with_the_service(world: Env) -> None:
+    start_service(world)
+    info = os.lstat(sock_path(world))
+    assert stat.S_ISSOCK(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o600
+    world.roost("service", "stop")
+    assert not os.path.exists(sock_path(world))
+    # without the service, `roost ls` answers itself, as before
+    _, loaded = ls_with_importtime(world)
+    assert "roost.ops.quicklist" in loaded
+
+
+def test_a_reader_hears_of_each_new_event_without_polling(world: Env) -> None:
+    """`follow` waits on the service's news, not on a timer: with the service up, it reads the
+    log when news comes and sleeps on no clock; each event is emitted once, in order. Its look
+    every RECHECK seconds is put off past the test, so only the news can bring the event."""
+    from roost.ops import stream
+    from roost.ops.context import open_app
+
+    world.roost("spawn", "a", "--provider", "command", "--", "sleep", "300")
+    world.wait_status("a", "idle", 30)
+    start_service(world)
+    sleeps: list[float] = []
+    seen: list[str] = []
+    ready, stopped = threading.Event(), threading.Event()
+
+    class Enough(Exception):
+        pass
+
+    def emit(event: dict) -> None:
+        seen.append(f"{event['kind']} {event.get('status')}")
+        if event["kind"] == "status" and event.get("status") == "stopped":
+            stopped.set()
+            raise Enough
+
+    def read() -> None:  # the App in this thread: SQLite connections stay in theirs
+        with mock.patch.dict(os.environ, world.env, clear=True):  # its paths come from there
+            app = open_app()
+        app.clock.sleep = sleeps.append  # type: ignore[method-assign,assignment]  # a poll shows here
+        start = stream.drain(app, 0, lambda e: None)
+        ready.set()
+        try:
+            with pytest.raises(Enough):
+                stream.follow(app, start, 1.0, emit, start_service=False)
+        finally:
+            app.close()
+
+    with mock.patch.object(stream, "RECHECK", 600.0):
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        assert ready.wait(30)
+        world.roost("kill", "a")
+        assert stopped.wait(30), seen
+        reader.join(10)
+    assert seen.count("status stopped") == 1
+    assert sleeps == []
