@@ -21,10 +21,15 @@ FIELDS = (
     "#{pane_id} #{pane_dead} #{window_activity} #{history_size} #{cursor_y} #{cursor_x} "
     "#{@roost_bell} #{q:pane_title}|"
 )
-# Every session but the service's own: what the service prints in its pane (its messages, a
-# library's log line at an agent's first MCP call) is no agent's change, and a write for it
-# would wake every TUI (tui/live.py's stamp).
-FORMAT = "#{S:#{?#{==:#{session_name}," + SESSION + "},,#{W:#{P:" + FIELDS + "}}}}"
+# Every agent's window (tagged @roost_id when it is made), in every session but the service's
+# own: what the service prints in its pane (its messages, a library's log line at an agent's
+# first MCP call) is no agent's change, and a write for it would wake every TUI (tui/live.py's
+# stamp). Homes' keepers (one per agent, as many panes as the agents') are left out too: tmux
+# evaluates the format over each pane it names once a second, the largest part of an idle
+# service's cost at 200 agents.
+FORMAT = (
+    "#{S:#{?#{==:#{session_name}," + SESSION + "},,#{W:#{?#{@roost_id},#{P:" + FIELDS + "},}}}}"
+)
 # The bell hook (tmux's alert-bell): a per-window counter the subscription sees change.
 BELL_HOOK = 'set -wF @roost_bell "#{e|+:#{?@roost_bell,#{@roost_bell},0},1}"'
 
