@@ -37,6 +37,30 @@ def test_a_host_is_added_checked_and_listed(fleet) -> None:
     assert "use --roost PATH" in missing.stdout
 
 
+def test_ls_all_s_fast_path_says_what_the_full_cli_says(fleet) -> None:
+    """`roost ls --all` (entry.py → cli/fastall.py: hosts asked first, no Click) and the full
+    CLI's (cli/hosts.py) print the same rows and lines, with the service answering here or not."""
+    h1 = fleet.add("h1")
+    fleet.local.roost("spawn", "here", "--provider", "command", "--", "sleep", "300")
+    fleet.local.roost("spawn", "h1:there", "--provider", "command", "--", "sleep", "300")
+    for world in (fleet.local, h1.world):
+        world.wait_for(lambda w=world: all(a["status"] == "idle" for a in w.ls().values()), 30)
+    for service in ("stop", "start"):
+        fleet.local.roost("service", service)
+        for args in (("ls", "--all", "--json"), ("ls", "--all"), ("ls", "--json", "--all")):
+            fast = fleet.local.roost(*args)
+            full = fleet.local.roost_inprocess(*args)  # cli/main.py, never the fast path
+            assert (fast.returncode, fast.stderr) == (full.returncode, full.stderr) == (0, "")
+            if "--json" in args:
+                assert json.loads(fast.stdout) == json.loads(full.stdout)
+                assert {(r["host"], r["name"]) for r in json.loads(fast.stdout)} == {
+                    (None, "here"),
+                    ("h1", "there"),
+                }
+            else:
+                assert fast.stdout == full.stdout
+
+
 def test_a_remote_command_past_its_time_limit_is_cut(fleet) -> None:
     """A command that outlasts `[ssh] timeout` is killed here with everything it started, and
     says so in one line (a stand-in roost that sleeps: `--roost /bin/sleep`)."""

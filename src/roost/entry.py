@@ -11,6 +11,12 @@ def main() -> None:
         code = remote.dispatch(args)
         if code is not None:
             sys.exit(code)
+    if args[:1] == ["ls"] and sorted(args[1:]) in (["--all"], ["--all", "--json"]):
+        from roost.cli import fastall
+
+        code = fastall.fast_all(as_json="--json" in args)
+        if code is not None:
+            sys.exit(code)
     if args in (["ls"], ["ls", "--json"]):
         from roost.cli import fast as lsfast
 

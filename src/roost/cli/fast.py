@@ -16,7 +16,7 @@ from roost.system import locate, servicesock
 
 def fast(as_json: bool) -> int | None:
     """Print `roost ls`; None when the full CLI must take over."""
-    served = _from_service(as_json)
+    served = from_service(as_json)
     if served is not None:
         sys.stdout.flush()
         sys.stdout.buffer.write(served)
@@ -32,7 +32,8 @@ def fast(as_json: bool) -> int | None:
     return code
 
 
-def _from_service(as_json: bool) -> bytes | None:
+def from_service(as_json: bool) -> bytes | None:
+    """`roost ls`'s output as the roost service computed it at this call; None without one."""
     name = locate.socket_name()
     if name is None or (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
         return None  # the service writes UTF-8

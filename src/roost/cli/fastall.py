@@ -1,0 +1,75 @@
+"""`roost ls --all`'s fast path, without Click: every host is asked first (each on a thread of
+its own, over its warm ssh connection), and this machine's agents are read while they answer
+(cli/fast.py's way: the roost service's answer, else ops/quicklist's), so the hosts' round
+trips overlap the local interpreter's work instead of following it. The same rows and lines
+as the full CLI's `ls --all` (cli/hosts.py), from the same pieces (core/fleet.py).
+
+None hands over to the full CLI: a config or store it must explain. A local answer that must
+record a change first is the full pipeline's, here (the hosts are already asked).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from roost.cli import fast
+from roost.core import fleet
+from roost.core.errors import RoostError
+from roost.ops import hosts
+
+
+def fast_all(as_json: bool) -> int | None:
+    try:
+        reach = hosts.light_reach()
+        found = hosts.every_light(reach)
+    except (RoostError, OSError, ValueError):
+        return None  # the full CLI says what is wrong
+    pool = ThreadPoolExecutor(max_workers=max(1, min(16, len(found))))
+    try:
+        pending = [pool.submit(hosts.ask, reach, h) for h in found]  # asked now
+        try:
+            local = _local_json()
+        except RoostError:
+            return None  # the full CLI says it (after the asks, which end with the pool)
+        views = [p.result() for p in pending]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    rows, missing = fleet.tagged(local, None), []
+    for view in views:
+        if view.unreachable is not None:
+            missing.append((view.host, view.unreachable))
+        else:
+            rows += fleet.tagged(view.agents, view.host)
+    if as_json:
+        rows += [fleet.unreachable_row(h, why) for h, why in missing]
+        sys.stdout.write(json.dumps(rows) + "\n")
+    else:
+        sys.stdout.write(fleet.table(rows))
+    for host, why in missing:
+        sys.stderr.write(fleet.unreachable_line(host, why) + "\n")
+    return 0
+
+
+def _local_json() -> list[dict[str, object]]:
+    """This machine's `roost ls --json` rows: the service's, the quick answer, or (when that
+    hands over) the full pipeline's, which records what changed (as cli/hosts.py's)."""
+    served = fast.from_service(as_json=True)
+    if served is not None:
+        return list(json.loads(served))
+    from roost.ops import quicklist
+
+    answer = quicklist.answer(True, os.environ)
+    if answer is not None and answer[0] == 0:
+        return list(json.loads(answer[1]))
+    from roost.core import present
+    from roost.ops import observe
+    from roost.ops.context import open_app
+
+    app = open_app(reading=True)
+    try:
+        return list(json.loads(present.render(observe.current(app), True)))
+    finally:
+        app.close()
