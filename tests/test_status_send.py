@@ -239,8 +239,10 @@ def test_watch_prints_changes_until_interrupted(world: Env) -> None:
     world.wait_status("cl", "idle")
     watcher = subprocess.Popen(
         [sys.executable, "-m", "roost", "watch", "--json", "--interval", "0.3"],
-        env=world.env,
+        # faulthandler: a watch that ignores Ctrl-C shows where it is on SIGABRT (seen on CI once)
+        env={**world.env, "PYTHONFAULTHANDLER": "1"},
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     lines: list[str] = []
@@ -269,8 +271,9 @@ def test_watch_prints_changes_until_interrupted(world: Env) -> None:
         try:
             watcher.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            watcher.kill()  # and the assertion above, if any, is what the report shows
-            raise
+            watcher.send_signal(signal.SIGABRT)  # its threads' stacks, to stderr
+            err = watcher.stderr.read() if watcher.stderr else ""
+            raise AssertionError(f"watch ran 30 s past Ctrl-C; it was at:\n{err}") from None
         reader.join(timeout=10)
     statuses = seen()
     assert statuses[0] == "idle" and "working" in statuses and statuses[-1] == "idle"

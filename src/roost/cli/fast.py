@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from roost.system import locate, servicesock
 
@@ -23,7 +24,7 @@ def fast(as_json: bool) -> int | None:
         return 0
     from roost.ops import quicklist
 
-    found = quicklist.answer(as_json, os.environ)
+    found = quicklist.answer(as_json, os.environ, time.time())
     if found is None:
         return None
     code, out, err = found

@@ -13,7 +13,6 @@ status that changed since it was stored, or a pane whose exit status tmux has no
 from __future__ import annotations
 
 import os
-import time
 
 from roost.core import observation, present, settings
 from roost.ops import learn, observe
@@ -32,9 +31,9 @@ class _HandOver(Exception):
     """Something unexpected: the full CLI takes over."""
 
 
-def answer(as_json: bool, environ: Mapping[str, str]) -> tuple[int, str, str] | None:
-    """`roost ls`'s (exit code, stdout, stderr); None when the full CLI must take over.
-    `environ` gives the tmux time limit and the tmux client's environment."""
+def answer(as_json: bool, environ: Mapping[str, str], now: float) -> tuple[int, str, str] | None:
+    """`roost ls`'s (exit code, stdout, stderr) at `now` (epoch seconds); None when the full CLI
+    must take over. `environ` gives the tmux time limit and the tmux client's environment."""
     name = locate.socket_name()
     home = locate.roost_home()
     db = os.path.join(home, "roost.db")
@@ -67,7 +66,7 @@ def answer(as_json: bool, environ: Mapping[str, str]) -> tuple[int, str, str] | 
             home,
             lambda ids: _capture(tmux, name, ids, environ),
             observe.pattern_overrides(config),
-            time.time(),
+            now,
         )
         if observation.changes(found):
             return None  # the full CLI records the change (status_since, the event log)

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from roost.core.clock import Clock
 from roost.ops import quicklist
 from roost.ops.context import App
 from roost.ops.service import Component
@@ -36,9 +37,10 @@ BACKLOG = 64
 class Readers:
     """The listening socket, its followers, and the thread that serves them."""
 
-    def __init__(self, where: str, ident: str) -> None:
+    def __init__(self, where: str, ident: str, clock: Clock) -> None:
         self.where = where
         self.ident = ident
+        self.clock = clock
         self.sock = _bind(where)
         self.followers: set[socket.socket] = set()
         self.lock = threading.Lock()
@@ -96,7 +98,7 @@ class Readers:
     def _ls(self, as_json: bool, ident: str) -> bytes:
         if ident != self.ident:
             return b"no\n"
-        found = quicklist.answer(as_json, os.environ)
+        found = quicklist.answer(as_json, os.environ, self.clock.now().timestamp())
         if found is None or found[0] != 0:
             return b"no\n"  # the caller's own path says what is wrong, or records a change
         return b"ok\n" + found[1].encode()
@@ -202,14 +204,14 @@ _serving: list[Readers] = []
 
 
 def _start(app: App) -> Callable[[], None]:
-    home = str(app.paths.home)
+    home, clock = str(app.paths.home), app.clock
     app.close()
     where = servicesock.path(home)
     name = locate.socket_name()
     if where is None or name is None:
         _say(f"no socket for readers: {os.path.join(home, 'run', servicesock.NAME)} is too long")
         return lambda: None
-    readers = Readers(where, servicesock.ident(name, os.environ))
+    readers = Readers(where, servicesock.ident(name, os.environ), clock)
     _serving.append(readers)
 
     def stop() -> None:

@@ -108,6 +108,8 @@ def private_tree(home: str) -> bool:
             info = os.lstat(folder)
         except FileNotFoundError:
             continue
+        except OSError:  # e.g. a home that is a file: not a tree (the full CLI says why)
+            return False
         if info.st_uid != uid or info.st_mode & 0o022 or (info.st_mode & 0o170000) == 0o120000:
             return False
     return True
