@@ -26,14 +26,22 @@ TYPE_CHECKING = False  # not typing's: the typing module is not imported at run 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from roost.core.model import Agent
+
 
 class _HandOver(Exception):
     """Something unexpected: the full CLI takes over."""
 
 
-def answer(as_json: bool, environ: Mapping[str, str], now: float) -> tuple[int, str, str] | None:
+def answer(
+    as_json: bool,
+    environ: Mapping[str, str],
+    now: float,
+    warm: Warm | None = None,
+) -> tuple[int, str, str] | None:
     """`roost ls`'s (exit code, stdout, stderr) at `now` (epoch seconds); None when the full CLI
-    must take over. `environ` gives the tmux time limit and the tmux client's environment."""
+    must take over. `environ` gives the tmux time limit and the tmux client's environment;
+    `warm`, what a long-lived caller keeps between answers."""
     name = locate.socket_name()
     home = locate.roost_home()
     db = os.path.join(home, "roost.db")
@@ -44,10 +52,9 @@ def answer(as_json: bool, environ: Mapping[str, str], now: float) -> tuple[int, 
         if settings.problems(config):
             return None  # the full CLI says what is wrong with it
         tmux = locate.tmux_binary(config)
-        conn = listing.open_current(db)
-        if conn is None:
+        records = _records(db, as_json) if warm is None else warm.rows(as_json)
+        if records is None:
             return None  # an older or damaged store: the full CLI says what to do
-        records = listing.records(conn, details=as_json)
         if any(learn.awaits_session_id(r) for r in records):
             return None
         text = _tmux(tmux, name, ["list-panes", "-a", "-F", panefmt.FORMAT], environ)
@@ -74,7 +81,60 @@ def answer(as_json: bool, environ: Mapping[str, str], now: float) -> tuple[int, 
         return 5, "", f"roost: {silent}\n"
     except (listing.Unreadable, OSError, ValueError, _HandOver):
         return None
-    return 0, present.render(found, as_json, prices=_prices(config) if as_json else None), ""
+    prices = _prices(config) if as_json else None
+    if warm is not None:
+        return 0, warm.render(found, as_json, prices), ""
+    return 0, present.render(found, as_json, prices=prices), ""
+
+
+class Warm:
+    """What a long-lived caller (the roost service) keeps between answers: the store's rows,
+    read again only when the store changed (store/status.KeptRecords), and the last text,
+    rendered again only when those rows or anything seen of the agents since (their panes,
+    statuses, reasons, exit codes) differ. Nothing else goes into the text."""
+
+    def __init__(self, db: str) -> None:
+        self.rows = listing.KeptRecords(db)
+        self._last: tuple[object, str] | None = None
+
+    def render(
+        self,
+        found: list[observation.Observation],
+        as_json: bool,
+        prices: dict[str, tuple[float, ...]] | None,
+    ) -> str:
+        key = (
+            self.rows.generation,
+            as_json,
+            None if prices is None else tuple(sorted(prices.items())),
+            tuple(_shown(o) for o in found),
+        )
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        text = present.render(found, as_json, prices=prices)
+        self._last = (key, text)
+        return text
+
+    def close(self) -> None:
+        self.rows.close()
+        self._last = None
+
+
+def _shown(o: observation.Observation) -> tuple[object, ...]:
+    """What ls shows of an agent besides its stored row (core/present.py reads no more)."""
+    limit = (o.limit.kind, o.limit.resets_at) if o.limit is not None else None
+    state = (o.alive, o.state, o.pid, o.exit_code, o.status, o.status_source, o.status_since)
+    return (o.agent.id, *state, o.status_reason, limit)
+
+
+def _records(db: str, details: bool) -> list[Agent] | None:
+    conn = listing.open_current(db)
+    if conn is None:
+        return None
+    try:
+        return listing.records(conn, details)
+    finally:
+        conn.close()
 
 
 def _config(roost_home: str) -> dict[str, object]:

@@ -37,10 +37,12 @@ BACKLOG = 64
 class Readers:
     """The listening socket, its followers, and the thread that serves them."""
 
-    def __init__(self, where: str, ident: str, clock: Clock) -> None:
+    def __init__(self, where: str, ident: str, clock: Clock, db: str) -> None:
         self.where = where
         self.ident = ident
         self.clock = clock
+        self.warm = quicklist.Warm(db)
+        self.listing = threading.Lock()  # one answer at a time: they share `warm`'s connection
         self.sock = _bind(where)
         self.followers: set[socket.socket] = set()
         self.lock = threading.Lock()
@@ -98,7 +100,8 @@ class Readers:
     def _ls(self, as_json: bool, ident: str) -> bytes:
         if ident != self.ident:
             return b"no\n"
-        found = quicklist.answer(as_json, os.environ, self.clock.now().timestamp())
+        with self.listing:
+            found = quicklist.answer(as_json, os.environ, self.clock.now().timestamp(), self.warm)
         if found is None or found[0] != 0:
             return b"no\n"  # the caller's own path says what is wrong, or records a change
         return b"ok\n" + found[1].encode()
@@ -144,6 +147,8 @@ class Readers:
         self.sock.close()
         with contextlib.suppress(OSError):
             os.unlink(self.where)
+        with self.listing:
+            self.warm.close()
         for fd in (self._wake_r, self._wake_w):
             os.close(fd)
 
@@ -211,7 +216,8 @@ def _start(app: App) -> Callable[[], None]:
     if where is None or name is None:
         _say(f"no socket for readers: {os.path.join(home, 'run', servicesock.NAME)} is too long")
         return lambda: None
-    readers = Readers(where, servicesock.ident(name, os.environ), clock)
+    db = os.path.join(home, "roost.db")
+    readers = Readers(where, servicesock.ident(name, os.environ), clock, db)
     _serving.append(readers)
 
     def stop() -> None:

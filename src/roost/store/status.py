@@ -5,6 +5,7 @@ when a change is written): `roost ls` reads the listing on its fast path.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 
 from roost.core.observation import status_event
@@ -25,13 +26,14 @@ _WITHOUT_DETAILS = agents.select(order=agents.LISTING_ORDER, worktree=False)
 Unreadable = sqlite3.DatabaseError
 
 
-def open_current(path: str) -> sqlite3.Connection | None:
+def open_current(path: str, shared: bool = False) -> sqlite3.Connection | None:
     """The store at `path` opened to read the listing, as `roost ls`'s fast path wants it; None
     when it is of another schema version or damaged (the full CLI opens it and says what to do).
-    Raises Unreadable when SQLite cannot read it at all."""
+    Raises Unreadable when SQLite cannot read it at all. `shared`: used from several threads,
+    one at a time (the caller's lock)."""
     from roost.store import schema
 
-    conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=not shared)
     try:
         conn.execute("PRAGMA busy_timeout = 30000")
         current = conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
@@ -42,6 +44,50 @@ def open_current(path: str) -> sqlite3.Connection | None:
         raise
     conn.close()
     return None
+
+
+class KeptRecords:
+    """The listing's rows for a long-lived reader (the roost service's `roost ls` answers): one
+    connection kept, and the rows read again only when another connection committed (SQLite's
+    data_version) or the file was replaced, so a store nobody changed costs two PRAGMAs and a
+    stat per look. Agents are frozen: sharing the list is safe. Callers hold their own lock."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.conn: sqlite3.Connection | None = None
+        self.seen: tuple[int, int] | None = None  # (inode, data_version)
+        self.rows: dict[bool, list[Agent]] = {}
+        self.generation = 0  # grows each time the rows may differ: what a caller's cache keys on
+
+    def __call__(self, details: bool) -> list[Agent] | None:
+        """`records(…, details)` as of now; None for a store of another version or damaged."""
+        from roost.store import schema
+
+        inode = os.stat(self.path).st_ino
+        if self.conn is not None and self.seen is not None and self.seen[0] != inode:
+            self.close()
+        if self.conn is None:
+            self.conn = open_current(self.path, shared=True)
+            if self.conn is None:
+                return None
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        if self.seen != (inode, version):
+            self.rows.clear()
+            self.generation += 1
+            self.seen = (inode, version)
+            if self.conn.execute("PRAGMA user_version").fetchone()[0] != schema.SCHEMA_VERSION:
+                self.close()  # migrated meanwhile: opened again (and checked) next time
+                return None
+        if details not in self.rows:
+            self.rows[details] = records(self.conn, details)
+        return self.rows[details]
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+        self.conn, self.seen = None, None
+        self.rows.clear()
+        self.generation += 1
 
 
 def records(conn: sqlite3.Connection, details: bool = True) -> list[Agent]:
