@@ -89,6 +89,10 @@ def test_the_last_text_is_reused_only_while_nothing_shown_differs(tmp_path: Path
     assert " 8 " in warm.render(seen("Invalid API key", pid=8), False, None)
     as_json = warm.render(seen("Invalid API key", pid=8), True, {"m": (1.0, 2.0, 0.0, 0.0)})
     assert as_json.startswith("[{") and as_json != first
+    table = warm.render(seen("Invalid API key", pid=8), False, None)
+    # the table and the JSON are each kept (callers alternate)
+    assert warm.render(seen("Invalid API key", pid=8), True, {"m": (1.0, 2.0, 0.0, 0.0)}) is as_json
+    assert warm.render(seen("Invalid API key", pid=8), False, None) is table
     store_with(db, "b")  # the rows changed (as answer() reads them first): rendered again
     warm.rows(True)
     again = warm.render(seen("Invalid API key", pid=8), True, {"m": (1.0, 2.0, 0.0, 0.0)})

@@ -95,7 +95,7 @@ class Warm:
 
     def __init__(self, db: str) -> None:
         self.rows = listing.KeptRecords(db)
-        self._last: tuple[object, str] | None = None
+        self._last: dict[bool, tuple[object, str]] = {}  # the table's and the JSON's
 
     def render(
         self,
@@ -109,15 +109,16 @@ class Warm:
             None if prices is None else tuple(sorted(prices.items())),
             tuple(_shown(o) for o in found),
         )
-        if self._last is not None and self._last[0] == key:
-            return self._last[1]
+        last = self._last.get(as_json)
+        if last is not None and last[0] == key:
+            return last[1]
         text = present.render(found, as_json, prices=prices)
-        self._last = (key, text)
+        self._last[as_json] = (key, text)
         return text
 
     def close(self) -> None:
         self.rows.close()
-        self._last = None
+        self._last.clear()
 
 
 def _shown(o: observation.Observation) -> tuple[object, ...]:
