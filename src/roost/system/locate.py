@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Mapping
+
+TYPE_CHECKING = False  # not typing's: `roost ls` imports this before anything else
+if TYPE_CHECKING:
+    from collections.abc import Mapping  # (collections costs ~2.5 ms to import)
 
 DEFAULT_SOCKET = "roost"
 MAX_FILE = 1 << 20  # bytes: config.toml and tmux.conf are a few KiB; anything bigger is no config
@@ -143,5 +146,5 @@ def tmux_binary(config: Mapping[str, object]) -> str:
     Every tmux client (the fast `roost ls` included) takes it from here, so all of them talk to
     the same tmux."""
     section = config.get("tmux")
-    configured = section.get("bin") if isinstance(section, Mapping) else None
+    configured = section.get("bin") if isinstance(section, dict) else None  # TOML's tables
     return str(configured) if configured else "tmux"
