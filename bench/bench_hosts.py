@@ -10,7 +10,10 @@ Timed in the same run, interleaved round by round, the connections warm (roost's
 Targets: median ls --all <= 1.5 x (median ls + median round trip); the silent host adds at most
 its time limit (connect_timeout + 1 s: ssh's start and the kill), never more.
 
-    .venv/bin/python bench/bench_hosts.py [--rounds 10] [--json]
+Every roost here and on the hosts runs its service, as one with agents does (a launch starts it;
+the tests' worlds switch that off): each `roost ls` is answered by it. --no-services: none.
+
+    .venv/bin/python bench/bench_hosts.py [--rounds 10] [--no-services] [--json]
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from sshd import kill_masters, make_fleet
 
 from roost.core.sshargs import control_path
 
-from conftest import make_env
+from conftest import Env, make_env
 
 TARGET = 1.5
 CONNECT_LIMIT = 2.0
@@ -39,16 +42,26 @@ CONNECT_LIMIT = 2.0
 def main() -> int:
     p = parser(__doc__ or "")
     p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--no-services", action="store_true")
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="rb-hosts-", dir="/tmp"))
     local = make_env(tmp)
     fleet = make_fleet(local)
     silent = socket.socket()
     try:
+        worlds = [local]
         for name in ("h1", "h2"):
             host = fleet.add(name)
             local.roost("spawn", f"{name}:a", "--cwd", str(host.world.tmp / "work"))
+            worlds.append(host.world)
         local.roost("spawn", "here", "--cwd", str(tmp / "work"))
+        for world in worlds if not args.no_services else []:
+            world.roost("service", "start")
+
+            def idle(w: Env = world) -> bool:
+                return all(a["status"] == "idle" for a in w.ls().values())
+
+            world.wait_for(idle, 30)
         (local.home / "config.toml").write_text(f"[ssh]\nconnect_timeout = {CONNECT_LIMIT:g}\n")
         env = local.env
         home = os.path.realpath(env["ROOST_HOME"])
@@ -103,6 +116,7 @@ def main() -> int:
         "ratio": ratio,
         "silent_extra": extra,
         "target": TARGET,
+        "services": not args.no_services,
     }
     return finish("bench_hosts", results, human, ok, args.json)
 
