@@ -38,12 +38,7 @@ def fast_all(as_json: bool) -> int | None:
         views = [p.result() for p in pending]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    rows, missing = fleet.tagged(local, None), []
-    for view in views:
-        if view.unreachable is not None:
-            missing.append((view.host, view.unreachable))
-        else:
-            rows += fleet.tagged(view.agents, view.host)
+    rows, missing = fleet.combined(local, views)
     if as_json:
         rows += [fleet.unreachable_row(h, why) for h, why in missing]
         sys.stdout.write(json.dumps(rows) + "\n")

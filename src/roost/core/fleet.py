@@ -29,6 +29,25 @@ def tagged(rows: Iterable[dict[str, Any]], host: str | None) -> list[dict[str, A
     return [{"host": host, **{k: v for k, v in r.items() if k != "host"}} for r in rows]
 
 
+def combined(
+    local: Iterable[dict[str, Any]], views: Iterable[HostView]
+) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """`ls --all`'s rows (this machine's, then each host's that answered, each tagged) and the
+    hosts that did not answer with why.
+
+    >>> views = [HostView("b", ({"name": "x"},)), HostView("c", unreachable="no")]
+    >>> combined([{"name": "a"}], views)
+    ([{'host': None, 'name': 'a'}, {'host': 'b', 'name': 'x'}], [('c', 'no')])
+    """
+    rows, missing = tagged(local, None), []
+    for view in views:
+        if view.unreachable is not None:
+            missing.append((view.host, view.unreachable))
+        else:
+            rows += tagged(view.agents, view.host)
+    return rows, missing
+
+
 def unreachable_row(host: str, reason: str) -> dict[str, Any]:
     """--json's entry for a host that did not answer: no agents, its reason."""
     return {"host": host, "unreachable": reason}

@@ -212,10 +212,4 @@ def ls_all(app: App) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
         pending = pool.map(lambda h: ask(reach, h), hosts)  # asked now; the local look overlaps
         local = json.loads(present.render(observe.current(app), True))
         asked = list(pending)
-    rows, missing = fleet.tagged(local, None), []
-    for view in asked:
-        if view.unreachable is not None:
-            missing.append((view.host, view.unreachable))
-        else:
-            rows += fleet.tagged(view.agents, view.host)
-    return rows, missing
+    return fleet.combined(local, asked)
