@@ -244,6 +244,10 @@ def test_watch_prints_changes_until_interrupted(world: Env) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # as a shell runs a foreground command: Ctrl-C's default action. A test run started in
+        # the background of a script ignores SIGINT, and would hand the ignoring down (found by
+        # the faulthandler above: the watch sat in its sleep, the signal ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     lines: list[str] = []
     reader = threading.Thread(
