@@ -437,6 +437,12 @@ def test_a_new_session_that_meets_a_server_on_its_way_out_is_tried_again(tmp_pat
         tmux.run("new-session", "-d", "-s", "home", "sleep", "60")
         assert count.read_text().count("x") == 3
         assert "home" in tmux.run("list-sessions", "-F", "#{session_name}")
+        subprocess.run([str(script), "-L", tmux.socket, "kill-server"], env=env, check=False)
+        # a spawn's home: roost's server settings, then the new-session, in one command list
+        count.write_text("")
+        tmux.new_home("made", str(tmp_path), ["sleep", "60"], {})
+        assert count.read_text().count("x") == 3
+        assert "made" in tmux.run("list-sessions", "-F", "#{session_name}")
     finally:
         subprocess.run([str(script), "-L", tmux.socket, "kill-server"], env=env, check=False)
     # other commands are not tried again: only a new-session is known to have done nothing

@@ -193,21 +193,27 @@ class Tmux:
 
     def run(self, *args: str, input: str | None = None) -> str:
         self.calls += 1
-        code, out, err = self._call(self.argv(*args), args[0], input)
-        for pause in DYING_SERVER_PAUSES if args[0] == "new-session" else ():
-            if code == 0 or DYING_SERVER not in err:
-                break
-            # A server on its way out (a kill-server just now, its last session closing) closes
-            # new connections before reading them: this one made nothing. Once it is gone, the
-            # same command starts a new server.
-            time.sleep(pause)
-            code, out, err = self._call(self.argv(*args), args[0], input)
+        code, out, err = self._making(args, input)
         if code != 0:
             err = err.strip()
             if err.startswith("duplicate session"):
                 raise DuplicateSession(err, err)
             raise TmuxError(f"tmux {args[0]} failed: {err or 'exit ' + str(code)}", err)
         return out
+
+    def _making(self, args: Sequence[str], input: str | None = None) -> tuple[int, str, str]:
+        """`_call`, and for a command list with a new-session (one that may start the server)
+        again after a pause while the server it met was on its way out (a kill-server just now,
+        its last session closing): such a server closes new connections before reading them,
+        so nothing was done, and once it is gone the same list starts a new server."""
+        code, out, err = self._call(self.argv(*args), args[0], input)
+        commands = [a for i, a in enumerate(args) if i == 0 or args[i - 1] == ";"]
+        for pause in DYING_SERVER_PAUSES if "new-session" in commands else ():
+            if code == 0 or DYING_SERVER not in err:
+                break
+            time.sleep(pause)
+            code, out, err = self._call(self.argv(*args), args[0], input)
+        return code, out, err
 
     def _call(self, argv: list[str], what: str, input: str | None = None) -> tuple[int, str, str]:
         """Run one tmux client within the time limit (tmux/run.py): (exit code, stdout,
@@ -323,7 +329,7 @@ class Tmux:
         tmux.conf, sourced last, failed: what the user's file says is theirs to fix, and the
         agent must not be half made because of it."""
         self.calls += 1
-        code, out, err = self._call(self.argv(*args), args[0])
+        code, out, err = self._making(args)
         # -P prints the new object's ids first; source-file, last, adds its complaints after.
         made, _, rest = out.partition("\n")
         sourced = "source-file" in args  # roost sources nothing else
