@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -163,3 +164,57 @@ def test_a_reader_hears_of_each_new_event_without_polling(world: Env) -> None:
         reader.join(10)
     assert seen.count("status stopped") == 1
     assert sleeps == []
+
+
+def _one_answer_server(home: Path, answer: bytes) -> threading.Thread:
+    """A stand-in service at home's socket that answers one caller with `answer`, then closes."""
+    where = servicesock.path(str(home))
+    assert where is not None
+    os.makedirs(os.path.dirname(where), mode=0o700, exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(where)
+    listener.listen(1)
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn, listener:
+            conn.recv(4096)
+            conn.sendall(answer)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize(
+    ("answer", "printed"),
+    [
+        (b"ok 5\nhello", b"hello"),
+        (b"ok 500\nhello", None),  # cut short (the service died while sending): never printed
+        (b"ok\nhello", None),  # no length: an older service's answer
+        (b"no\n", None),
+        (b"", None),
+    ],
+)
+def test_only_a_whole_answer_is_printed(
+    tmp_path: Path, answer: bytes, printed: bytes | None
+) -> None:
+    server = _one_answer_server(tmp_path, answer)
+    assert servicesock.ask_ls(str(tmp_path), False, "ident") == printed
+    server.join(10)
+
+
+def test_words_of_any_bytes_the_environment_holds_are_sent() -> None:
+    word = os.fsdecode(b"/tmp/caf\xe9")  # not UTF-8: Python keeps it as a surrogate
+    line = servicesock.request("follow", servicesock.ident("roost", {"TMUX_TMPDIR": word}))
+    assert line is not None and b"caf\xe9" in line
+
+
+def test_ls_all_with_a_damaged_store_says_so_as_the_full_cli_does(world: Env) -> None:
+    world.home.mkdir(mode=0o700, exist_ok=True)
+    (world.home / "roost.db").write_bytes(b"this is not a database" * 100)
+    fast = world.roost("ls", "--all", check=False)
+    full = world.roost_inprocess("ls", "--all")
+    assert "Traceback" not in fast.stderr
+    assert (fast.returncode, fast.stderr) == (full.returncode, full.stderr)
+    assert fast.returncode != 0 and len(fast.stderr.strip().splitlines()) == 1

@@ -20,22 +20,27 @@ from roost.cli import fast
 from roost.core import fleet
 from roost.core.errors import RoostError
 from roost.ops import hosts
+from roost.store import status as listing
 
 
 def fast_all(as_json: bool) -> int | None:
     try:
         reach = hosts.light_reach()
         found = hosts.every_light(reach)
-    except (RoostError, OSError, ValueError):
+    except (RoostError, OSError, ValueError, listing.Unreadable):
         return None  # the full CLI says what is wrong
     pool = ThreadPoolExecutor(max_workers=max(1, min(16, len(found))))
     try:
         pending = [pool.submit(hosts.ask, reach, h) for h in found]  # asked now
         try:
             local = _local_json()
-        except RoostError:
-            return None  # the full CLI says it (after the asks, which end with the pool)
-        views = [p.result() for p in pending]
+            views = [p.result() for p in pending]
+        except RoostError as exc:  # e.g. ssh's folder of masters not private: as the full CLI
+            sys.stderr.write(f"roost: {exc}\n")
+            return exc.code
+        except _Said as said:  # a hung tmux: said once, not waited for again
+            sys.stderr.write(said.text)
+            return said.code
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     rows, missing = fleet.combined(local, views)
@@ -49,6 +54,14 @@ def fast_all(as_json: bool) -> int | None:
     return 0
 
 
+class _Said(Exception):
+    """The quick answer's own failure (a tmux that does not answer): its exit code and line."""
+
+    def __init__(self, code: int, text: str) -> None:
+        super().__init__(text)
+        self.code, self.text = code, text
+
+
 def _local_json() -> list[dict[str, object]]:
     """This machine's `roost ls --json` rows: the service's, the quick answer, or (when that
     hands over) the full pipeline's, which records what changed (as cli/hosts.py's)."""
@@ -60,6 +73,8 @@ def _local_json() -> list[dict[str, object]]:
     answer = quicklist.answer(True, os.environ, time.time())
     if answer is not None and answer[0] == 0:
         return list(json.loads(answer[1]))
+    if answer is not None:
+        raise _Said(answer[0], answer[2])
     from roost.core import present
     from roost.ops import observe
     from roost.ops.context import open_app

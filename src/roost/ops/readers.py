@@ -30,12 +30,15 @@ from roost.system import locate, servicesock
 
 MAX_BUSY = 16  # requests answered at once
 MAX_FOLLOWERS = 256
-READ_TIMEOUT = 2.0  # seconds a caller has to send its request line
+READ_TIMEOUT = 2.0  # seconds a caller has to send its whole request line
+SEND_TIMEOUT = 30.0  # seconds an answer may take to send (a caller stopped with Ctrl-Z...)
 BACKLOG = 64
 
 
 class Readers:
-    """The listening socket, its followers, and the thread that serves them."""
+    """The listening socket, its followers, and the thread that serves them. `lock` guards the
+    followers, their sockets' sends and closes, and stopping: no socket is sent to or closed by
+    two threads at once."""
 
     def __init__(self, where: str, ident: str, clock: Clock, db: str) -> None:
         self.where = where
@@ -44,6 +47,7 @@ class Readers:
         self.warm = quicklist.Warm(db)
         self.listing = threading.Lock()  # one answer at a time: they share `warm`'s connection
         self.sock = _bind(where)
+        self.inode = os.stat(where).st_ino  # on stop, only this socket goes (not a successor's)
         self.followers: set[socket.socket] = set()
         self.lock = threading.Lock()
         self.busy = threading.BoundedSemaphore(MAX_BUSY)
@@ -84,8 +88,8 @@ class Readers:
     def _serve(self, conn: socket.socket) -> None:
         kept = False
         try:
-            conn.settimeout(READ_TIMEOUT)
-            words = _request(conn)
+            words = _request(conn, self.clock, self.clock.monotonic() + READ_TIMEOUT)
+            conn.settimeout(SEND_TIMEOUT)
             if words and words[0] == "ls" and len(words) == 3 and words[1] in ("0", "1"):
                 conn.sendall(self._ls(words[1] == "1", words[2]))
             elif words and words[0] == "follow" and len(words) == 2:
@@ -101,26 +105,29 @@ class Readers:
         if ident != self.ident:
             return b"no\n"
         with self.listing:
+            if self._stopping:
+                return b"no\n"
             found = quicklist.answer(as_json, os.environ, self.clock.now().timestamp(), self.warm)
         if found is None or found[0] != 0:
             return b"no\n"  # the caller's own path says what is wrong, or records a change
-        return b"ok\n" + found[1].encode()
+        body = found[1].encode()
+        return b"ok %d\n" % len(body) + body  # its length: a cut answer is never printed
 
     def _follow(self, conn: socket.socket, ident: str) -> bool:
         with self.lock:
-            if ident != self.ident or len(self.followers) >= MAX_FOLLOWERS:
+            if self._stopping or ident != self.ident or len(self.followers) >= MAX_FOLLOWERS:
                 conn.sendall(b"no\n")
                 return False
             conn.sendall(b"ok\n")
             conn.setblocking(False)  # news never waits for a reader
             self.followers.add(conn)
-        os.write(self._wake_w, b"x")  # the loop watches it from now on
+            os.write(self._wake_w, b"x")  # the loop watches it from now on
         return True
 
     def _drop(self, conn: socket.socket) -> None:
         with self.lock:
             self.followers.discard(conn)
-        conn.close()
+            conn.close()
 
     # ---- the service's event thread -------------------------------------------------------------
     def news(self, seq: int) -> None:
@@ -128,17 +135,18 @@ class Readers:
         dropped (it reads the store when it sees the connection go)."""
         line = f"{seq}\n".encode()
         with self.lock:
-            followers = list(self.followers)
-        for conn in followers:
-            try:
-                if conn.send(line) != len(line):
-                    raise BlockingIOError
-            except OSError:
-                self._drop(conn)
+            for conn in list(self.followers):
+                try:
+                    if conn.send(line) != len(line):
+                        raise BlockingIOError
+                except OSError:
+                    self.followers.discard(conn)
+                    conn.close()
 
     def stop(self) -> None:
-        self._stopping = True
-        os.write(self._wake_w, b"x")
+        with self.lock:
+            self._stopping = True
+            os.write(self._wake_w, b"x")
         self._thread.join(5)
         with self.lock:
             for conn in self.followers:
@@ -146,7 +154,8 @@ class Readers:
             self.followers.clear()
         self.sock.close()
         with contextlib.suppress(OSError):
-            os.unlink(self.where)
+            if os.stat(self.where).st_ino == self.inode:
+                os.unlink(self.where)
         with self.listing:
             self.warm.close()
         for fd in (self._wake_r, self._wake_w):
@@ -154,19 +163,24 @@ class Readers:
 
 
 def _bind(where: str) -> socket.socket:
-    """Listen at `where`, owner-only; a socket left by a dead service is replaced, anything
-    else there is refused (OSError)."""
+    """Listen at `where`, owner-only (its folder, run/, is already). A socket left by a dead
+    service is replaced; one a live service answers on (another tmux server's, sharing this
+    home), or anything that is not a socket, is refused (OSError)."""
     with contextlib.suppress(FileNotFoundError):
         if not stat.S_ISSOCK(os.lstat(where).st_mode):
             raise OSError(f"{where} exists and is not a socket; not serving readers")
-        os.unlink(where)
+        with socket.socket(socket.AF_UNIX) as probe:
+            probe.settimeout(1.0)
+            try:
+                probe.connect(where)
+            except OSError:
+                os.unlink(where)  # nobody listens: a dead service's
+            else:
+                raise OSError(f"another roost service answers on {where}; not serving readers")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        old = os.umask(0o177)  # the socket is made owner-only, never briefly open
-        try:
-            sock.bind(where)
-        finally:
-            os.umask(old)
+        sock.bind(where)
+        os.chmod(where, 0o600)
         sock.listen(BACKLOG)
     except OSError:
         sock.close()
@@ -187,10 +201,17 @@ def _same_user(conn: socket.socket) -> bool:
     return bool(uid == os.getuid())
 
 
-def _request(conn: socket.socket, limit: int = 4096) -> list[str] | None:
-    """The caller's request line, split into words; None for anything else."""
+def _request(
+    conn: socket.socket, clock: Clock, deadline: float, limit: int = 4096
+) -> list[str] | None:
+    """The caller's request line, split into words, if it came whole before `deadline`
+    (monotonic); None for anything else."""
     data = b""
     while b"\n" not in data:
+        left = deadline - clock.monotonic()
+        if left <= 0:
+            return None
+        conn.settimeout(left)
         chunk = conn.recv(limit)
         if not chunk:
             return None
@@ -198,10 +219,7 @@ def _request(conn: socket.socket, limit: int = 4096) -> list[str] | None:
         if len(data) > limit:
             return None
     line, _, _ = data.partition(b"\n")
-    try:
-        return line.decode().split(servicesock.SEP)
-    except UnicodeDecodeError:
-        return None
+    return line.decode("utf-8", "surrogateescape").split(servicesock.SEP)
 
 
 # ---- the service's component ------------------------------------------------------------------

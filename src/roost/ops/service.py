@@ -58,6 +58,7 @@ Stop = Callable[[], None]
 
 # The components the service runs ("module:attribute"). Append yours.
 COMPONENTS: list[str] = [
+    "roost.ops.readers:COMPONENT",  # first: readers hear of a batch before the slower work on it
     "roost.ops.monitor:COMPONENT",
     "roost.mcp.component:COMPONENT",  # the shared MCP endpoint (branch mcphttp)
     "roost.ops.alerts:COMPONENT",  # notifications to the person (issue 21 part 4)
@@ -65,7 +66,6 @@ COMPONENTS: list[str] = [
     "roost.ops.budget:COMPONENT",  # budgets at each turn's end (issue 23 part 5, branch usage)
     "roost.web.component:COMPONENT",  # roost web, when [web] enabled = true (issue 25)
     "roost.ops.hostchildren:COMPONENT",  # children on hosts: their turns' ends (issue 24 part 4)
-    "roost.ops.readers:COMPONENT",  # `roost ls` answered warm; news of the log to readers
 ]
 START_TIMEOUT = 30.0  # seconds a start may take to register its run (a loaded machine)
 LAUNCH_WAIT = 10.0  # seconds a launch waits for it (then its agent gets `roost mcp` instead)
@@ -188,7 +188,9 @@ def _environment(app: App) -> dict[str, str]:
         "ROOST_TMUX_SOCKET": app.tmux.socket,
         IN_SUPERVISOR: "1",
     }
-    for key in ("TMUX_TMPDIR", "PATH", "ROOST_SSH_COMMAND"):  # the last: hosts' children
+    # TZ: a limit's reset read in the launcher's zone, and `roost ls` answered for it (its
+    # ident); ROOST_SSH_COMMAND: hosts' children
+    for key in ("TMUX_TMPDIR", "PATH", "TZ", "ROOST_SSH_COMMAND"):
         if app.environ.get(key):
             env[key] = app.environ[key]
     return env

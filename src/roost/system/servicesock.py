@@ -6,8 +6,9 @@ The socket is `run/service.sock` in ROOST_HOME, a folder only its user may write
 by the caller: locate.private_tree), made owner-only, and the service also checks each peer's
 uid. Every request is one line of tab-separated words:
 
-- `ls <0|1> <ident>`: `roost ls` (1: `--json`); the answer is `ok` and a newline, then the
-  output to its end; or `no` and a newline when the caller must answer itself (the service's
+- `ls <0|1> <ident>`: `roost ls` (1: `--json`); the answer is `ok LENGTH` and a newline, then
+  the output's LENGTH bytes (an answer cut short is never printed: the caller answers itself);
+  or `no` and a newline when the caller must answer itself (the service's
   quick answer would have handed over to the full CLI, or it serves another tmux server or
   another roost build).
 - `follow <ident>`: the answer is a line `ok`, then a line with a sequence number each time the
@@ -15,7 +16,9 @@ uid. Every request is one line of tab-separated words:
   reads the log itself (store/events.py): the socket only says when, the store says what.
 
 `ident` names what the answer depends on besides the store: the tmux socket name, TMUX_TMPDIR,
-the roost package's folder and version. A reader whose ident differs gets `no`.
+TZ (a usage limit's reset written without a zone is read in the local one), the roost
+package's folder and version. A reader whose ident differs gets `no`. Words are UTF-8 with
+undecodable bytes of the environment kept as they are (surrogateescape), on both sides.
 """
 
 from __future__ import annotations
@@ -38,13 +41,14 @@ SEP = "\t"
 def path(home: str) -> str | None:
     """The socket's path in ROOST_HOME; None when it would not fit in a socket address."""
     found = os.path.join(home, "run", NAME)
-    return found if len(found.encode()) <= MAX_PATH else None
+    return found if len(os.fsencode(found)) <= MAX_PATH else None
 
 
 def ident(socket_name: str, environ: Mapping[str, str]) -> str:
     """What an answer depends on besides the store (see the module's doc), as one word."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parts = (socket_name, environ.get("TMUX_TMPDIR", ""), package, __version__)
+    tmpdir, zone = environ.get("TMUX_TMPDIR", ""), environ.get("TZ", "")
+    parts = (socket_name, tmpdir, zone, package, __version__)
     return "\x1f".join(parts)
 
 
@@ -52,7 +56,7 @@ def request(*words: str) -> bytes | None:
     """One request line; None when a word holds a tab or a line break (never sent)."""
     if any(SEP in w or "\n" in w or "\r" in w for w in words):
         return None
-    return (SEP.join(words) + "\n").encode()
+    return (SEP.join(words) + "\n").encode("utf-8", "surrogateescape")
 
 
 def connect(home: str, timeout: float = ASK_TIMEOUT) -> _socket.socket | None:
@@ -89,7 +93,10 @@ def ask_ls(home: str, as_json: bool, ident_word: str) -> bytes | None:
     finally:
         sock.close()
     head, newline, body = b"".join(chunks).partition(b"\n")
-    return body if newline and head == b"ok" else None
+    said = head.split(b" ")
+    if not newline or said[0] != b"ok" or len(said) != 2 or not said[1].isdigit():
+        return None
+    return body if len(body) == int(said[1]) else None
 
 
 def follow(home: str, ident_word: str) -> _socket.socket | None:
