@@ -120,6 +120,10 @@ def test_roost_runs_real_aider_end_to_end(
     assert refused.returncode == 1 and "shows an error" in refused.stderr
     stub.fail_with(None)
     type_in(world, pane_of(world, "ai"), "better now")  # a turn that went through ends it
+    # its answer recorded before the next failure is set (the screen may read idle first)
+    world.wait_for(
+        lambda: "stub reply: better now" in prompts_and_replies(file)[1], what="the turn through"
+    )
     wait_status(world, "ai", "idle")
     # a rate limit and a server error: an error while aider retries; idle once one gets through
     for failure, words in ((QUOTA, "RateLimitError"), (INTERNAL, "InternalServerError")):

@@ -117,6 +117,11 @@ def test_roost_runs_real_gemini_end_to_end(world: Env, stub: GeminiStub, gemini_
     assert refused.returncode == 1 and "shows an error" in refused.stderr
     stub.fail_with(None)
     type_in(world, pane_of(world, "gm"), "better now")  # a turn that went through ends it
+    # its answer recorded before the next failure is set: the screen may read idle as soon as
+    # the error's words scroll away, before this turn's request reached the stand-in
+    world.wait_for(
+        lambda: "stub reply: better now" in said(path, "gemini"), what="the turn that went through"
+    )
     wait_status(world, "gm", "idle")
     stub.fail_with(QUOTA, ("turn",))  # the model's daily quota: a dialog first, then the error
     world.roost("send", "gm", "one more")
