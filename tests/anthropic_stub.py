@@ -166,13 +166,17 @@ class AnthropicStub(LoopbackStub):
         with self._lock:
             self._script.append({"type": "text", "text": text})
 
-    def queue_tool_use(self, name: str, tool_input: dict[str, Any]) -> None:
+    def queue_tool_use(
+        self, name: str, tool_input: dict[str, Any], when: str | None = None
+    ) -> None:
         """Answer the next main request (after any queued before) by calling tool ``name``,
         e.g. ``queue_tool_use("Bash", {"command": "echo hi", "description": "Say hi"})`` to make
         Claude Code ask for permission. The turn that returns the tool's result gets the default
-        reply, ``stub reply: tool result: <output>``."""
+        reply, ``stub reply: tool result: <output>``. ``when``: only a request whose last user
+        text holds it (a main request Claude Code makes by itself meanwhile never takes it)."""
         with self._lock:
-            self._script.append({"type": "tool_use", "name": name, "input": tool_input})
+            block = {"type": "tool_use", "name": name, "input": tool_input}
+            self._script.append({**block, "_when": when} if when is not None else block)
 
     @staticmethod
     def default_reply(body: dict[str, Any]) -> str:
@@ -203,10 +207,14 @@ class AnthropicStub(LoopbackStub):
         if schema is not None:
             return {"type": "text", "text": json.dumps(sample_of(schema))}
         if req.kind == "main":
+            said = last_user_text(body)
             with self._lock:
-                scripted = self._script.pop(0) if self._script else None
+                index = next(
+                    (i for i, s in enumerate(self._script) if s.get("_when", said) in said), None
+                )
+                scripted = self._script.pop(index) if index is not None else None
             if scripted is not None:
-                return dict(scripted)
+                return {k: v for k, v in scripted.items() if k != "_when"}
         return {"type": "text", "text": self.reply_for(body)}
 
     def messages(self, kind: str | None = None) -> list[Request]:

@@ -42,7 +42,9 @@ def test_a_budget_parks_after_the_turn_that_crossed_it_not_during(world: Env) ->
         world.wait_status("cb", "idle", 60)
         world.roost("policy", "cb", "--budget", "1")  # any answer reaches it
         stub.reply_for = held_after_the_tool
-        stub.queue_tool_use("Read", {"file_path": str(work / "notes.txt")})
+        # for the person's turn only (seen on a loaded run: a request of Claude Code's own took
+        # it, the turn got a plain answer and ended at once, and the agent was parked)
+        stub.queue_tool_use("Read", {"file_path": str(work / "notes.txt")}, when="read the notes")
         world.roost("send", "cb", "read the notes")
         world.wait_for(lambda: len(stub.messages("main")) >= 2, 60, "the tool's result sent")
         # The transcript holds the first answer's usage (once Claude Code appended it): over
