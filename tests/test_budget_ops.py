@@ -162,3 +162,21 @@ def test_a_turns_end_reads_the_file_then_and_again_a_little_later(
     assert due == {"c1"}
     budget._turns_ended(app, due)
     assert rows.tokens_by_agent(app.store.conn) == {"c1": 13 + 49 + 100 + 2100 + 2}
+
+
+def test_two_passes_that_saw_the_same_idle_agent_park_it_once(app: App, fake: FakeTmux) -> None:
+    """The service's pass at a turn's end and a `roost policy` pass looked at the same moment
+    (seen on a loaded run): the second finds it parked already and says nothing more, so the
+    person gets one alert and its parent one notice."""
+    api = spawn(app, "api")
+    budget.set_budget(app, "api", "1000", tree=False)
+    screen(fake, api, PROMPT)
+    used(app, api, 1500)
+    seen = next(o for o in observe.current(app) if o.agent.name == "api")
+    why = "its budget of 1.0k tokens is reached (1.5k used)"
+    assert budget.park(app, seen, why) == "api"
+    assert budget.park(app, seen, why) is None  # what the other pass saw is gone
+    kinds = [e["kind"] for e in app.store.events(api.id)]
+    assert kinds.count("budget") == 1 and kinds.count("hibernated") == 1
+    with app.store.write() as c:
+        assert len(outbox.claim(c, 9)) == 1

@@ -98,9 +98,9 @@ def park(app: App, o: Observation, why: str) -> str | None:
 
     agent = o.agent
     try:
-        lifecycle.hibernate(app, agent.name)
+        lifecycle.hibernate(app, agent.name, only_running=True)
     except RoostError:
-        return None  # gone meanwhile, or refused: the next pass looks again
+        return None  # gone or parked meanwhile (another pass), or refused: said by that one
     at = app.store.now_iso()
     text = notice_rule.text(agent.name, PARKED, f"{why}; `roost wake {agent.name}` resumes it")
     with app.store.write() as c:
@@ -144,7 +144,7 @@ def hibernate_over(app: App, running: Sequence[Observation], max_live: int) -> l
     done = []
     for name in rule.over_max_live(live, max_live):
         try:
-            lifecycle.hibernate(app, name)
+            lifecycle.hibernate(app, name, only_running=True)
         except RoostError:
             continue
         agent = app.store.require(name)

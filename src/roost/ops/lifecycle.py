@@ -814,11 +814,16 @@ def _forget(app: App, agent: Agent, keep_worktree: bool = False) -> list[str]:
     return done
 
 
-def hibernate(app: App, name: str) -> list[int]:
-    """Stop the process now and release the home; keep everything else. Wake brings it back."""
+def hibernate(app: App, name: str, only_running: bool = False) -> list[int]:
+    """Stop the process now and release the home; keep everything else. Wake brings it back.
+    `only_running`: for roost's own reasons (a budget, max_live), decided under the agent's lock
+    on what is recorded now, not on what a look before it saw: one that another pass or the
+    person parked or stopped meanwhile is left alone (RoostError)."""
     check_name(name)
     with locks.hold(app.paths.locks, name):
         agent = app.store.require(name)
+        if only_running and agent.intent != INTENT_RUNNING:
+            raise RoostError(f"{name} is no longer running; left as it is", code=1)
         _refuse_inside(app, agent, agent_panes(app.tmux.list_panes()).get(agent.id), "hibernate")
         learn_session_ids(app, [agent])
         stopped = _release(app, agent)
