@@ -102,9 +102,16 @@ def test_roost_runs_real_gemini_end_to_end(world: Env, stub: GeminiStub, gemini_
 
     # waiting: a shell command asks for approval first
     stub.queue_tool_call("run_shell_command", {"command": "touch made-by-gemini"})
+    replies = len(said(path, "gemini"))
     world.roost("send", "gm", "make a file")
     wait_status(world, "gm", "waiting")
     world.tmux("send-keys", "-t", pane_of(world, "gm"), "Enter")  # 1. Allow once
+    # the turn's last answer recorded before the next failure is set (the screen may read idle
+    # before the tool's result reached the stand-in)
+    world.wait_for(
+        lambda: len(texts := said(path, "gemini")) > replies and texts[-1].startswith("stub reply"),
+        what="the answer after the tool",
+    )
     wait_status(world, "gm", "idle")
     assert (work / "made-by-gemini").exists()
 

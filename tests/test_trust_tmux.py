@@ -173,7 +173,9 @@ def test_every_string_the_client_gives_tmux_arrives_as_written(world: Env) -> No
     died = world.tmp / "died"
     # The hook's line, not the file: it exists before its writer has written (a loaded machine).
     world.wait_for(
-        lambda: died.exists() and died.read_text().endswith("\n"), what="the pane-died hook's line"
+        lambda: died.exists() and died.read_text().endswith("\n"),
+        60,  # a hook's run-shell on a loaded machine
+        what="the pane-died hook's line",
     )
     assert died.read_text() == f"{pane}\n"
     tmux.respawn(pane, window, str(cwd), ["sleep", "60"])

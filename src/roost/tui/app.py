@@ -676,9 +676,12 @@ class RoostApp(App[None]):
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
-        if self.selected_key() != self._shown:  # a table rebuild re-highlights the same row
-            self.show_details()
-            self.refresh_preview()
+        try:
+            if self.selected_key() != self._shown:  # a table rebuild re-highlights the same row
+                self.show_details()
+                self.refresh_preview()
+        except NoMatches:  # a highlight queued before the app closed: its widgets are gone
+            return
 
     def show_details(self) -> None:
         it = self.selected()
