@@ -7,7 +7,9 @@ the bench waits until every agent is idle.
 1. Idle cost, nothing changing: the real `RoostApp` headless (`run_test`) on the real
    `LiveSource` with its 1 s timers, in the list view and in the tab view of 8 live tiles, for
    --seconds each; CPU per second of the TUI (this process and its tmux clients), the service
-   (its process and its children) and the tmux server, as a % of one core. "before": the service
+   (its process and its children) and the tmux server (its own process: until stop 31 its
+   panes' processes were counted too, the service among them, which counted the service twice),
+   as a % of one core; the agents' and keepers' processes are shown apart. "before": the service
    stopped (today's refresh every second); "after": the service running.
 2. Latency: a screen change (a fake codex starts a turn: `work 2` typed into its pane with
    send-keys) and an exit (`crash 3` typed) until `roost watch --json` prints that agent's
@@ -27,6 +29,7 @@ the bench waits until every agent is idle.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import resource
 import statistics
@@ -67,20 +70,36 @@ def spawn_all(w: World, n: int) -> None:
 
 
 # ---- CPU ------------------------------------------------------------------------------------
-def tree_cpu(pid: int | None) -> float:
-    """CPU seconds of a process, its reaped children and its live ones."""
+def tree_cpu(pid: int | None, without: int | None = None) -> float:
+    """CPU seconds of a process, its reaped children and its live ones (the live process
+    `without` and what runs under it left out)."""
     if pid is None:
         return 0.0
     try:
         p = psutil.Process(pid)
         t = p.cpu_times()
         total = t.user + t.system + t.children_user + t.children_system
+        skip = set()
+        if without is not None:
+            with contextlib.suppress(psutil.Error):
+                skip = {without, *(c.pid for c in psutil.Process(without).children(True))}
         for child in p.children(recursive=True):
+            if child.pid in skip:
+                continue
             with_child = child.cpu_times()
             total += with_child.user + with_child.system
         return total
     except psutil.Error:
         return 0.0
+
+
+def server_cpu(pid: int) -> float:
+    """The tmux server's own CPU seconds, without its panes' processes."""
+    try:
+        t = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
+    return t.user + t.system
 
 
 def own_cpu() -> float:
@@ -104,16 +123,29 @@ async def idle_cost(w: World, view: str, seconds: float) -> dict[str, float]:
         if view == "tab":
             app.push_screen(TabScreen("main"))
         await pilot.pause(4.0)  # warm-up: first snapshots and captures
-        marks = (own_cpu(), tree_cpu(svc), tree_cpu(server), time.monotonic())
+
+        # The service runs in a pane of the server: its CPU is counted once, as the service's;
+        # the panes' agents and keepers are shown apart, outside the total.
+        def sample() -> tuple[float, ...]:
+            return (
+                own_cpu(),
+                tree_cpu(svc),
+                server_cpu(server),
+                tree_cpu(server, without=svc) - server_cpu(server),
+                time.monotonic(),
+            )
+
+        marks = sample()
         await pilot.pause(seconds)
-        ends = (own_cpu(), tree_cpu(svc), tree_cpu(server), time.monotonic())
+        ends = sample()
         for timer in list(app._timers):
             timer.stop()
         await asyncio.sleep(0.5)
         await asyncio.gather(*[wk.wait() for wk in list(app.workers)], return_exceptions=True)
-    span = ends[3] - marks[3]
-    tui, service, tmux = ((ends[i] - marks[i]) / span * 100 for i in range(3))
-    return {"tui": tui, "service": service, "tmux": tmux, "total": tui + service + tmux}
+    span = ends[4] - marks[4]
+    tui, service, tmux, panes = ((ends[i] - marks[i]) / span * 100 for i in range(4))
+    total = tui + service + tmux
+    return {"tui": tui, "service": service, "tmux": tmux, "total": total, "panes": panes}
 
 
 # ---- latency ---------------------------------------------------------------------------------
@@ -319,10 +351,10 @@ def main() -> int:
                 f"<= {TARGETS[v]}",
             ]
         )
-        for part in ("tui", "service", "tmux"):
+        for part in ("tui", "service", "tmux", "panes"):
             rows.append(
                 [
-                    f"  {part}",
+                    f"  {part}" if part != "panes" else "  (agents, keepers: not counted)",
                     f"{cost['before'][v][part]:.2f}",
                     f"{cost['after'][v][part]:.2f}",
                     "",
