@@ -241,11 +241,11 @@ class TabScreen(Screen[None]):
         box.compose_add_child(b)
         return box
 
-    @work(thread=True, exclusive=True, group="tab-preview")
     def _tick_previews(self) -> None:
-        """The timer's: recapture the tiles only when something changed (see RoostApp.stale)."""
+        """The timer's, on the UI thread: recapture the tiles (on a worker) only when something
+        changed (see RoostApp.stale)."""
         if self.roost.stale("tiles"):
-            self._capture_tiles()
+            self.refresh_previews()
 
     @work(thread=True, exclusive=True, group="tab-preview")
     def refresh_previews(self) -> None:
@@ -446,10 +446,11 @@ class RoostApp(App[None]):
         self._stamps[what] = stamp
         return True
 
-    @work(thread=True, exclusive=True, group="refresh")
     def _tick_data(self) -> None:
+        """The timer's, on the UI thread: a worker only when something changed (an idle TUI
+        starts no thread: the cue is two `stat`s)."""
         if self.stale("data"):
-            self._refresh_here()
+            self.refresh_data()
 
     @work(thread=True, exclusive=True, group="refresh")
     def refresh_data(self) -> None:
@@ -744,10 +745,8 @@ class RoostApp(App[None]):
             it = self.selected()
         except NoMatches:  # the app is closing (its list is gone)
             return
-        if it is not None:
-            self._load_preview(
-                it.agent.name, it.pane.pane_id if it.pane is not None else None, timed=True
-            )
+        if it is not None and self.stale("preview"):  # a worker only when needed
+            self._load_preview(it.agent.name, it.pane.pane_id if it.pane is not None else None)
 
     def refresh_preview(self) -> None:
         """Read the selection here, on the UI thread; capture on a worker."""
@@ -760,9 +759,7 @@ class RoostApp(App[None]):
             self._show_preview(row.label, f"(on host {row.host}: Enter attaches over ssh)")
 
     @work(thread=True, exclusive=True, group="preview")
-    def _load_preview(self, name: str, pane_id: str | None, timed: bool = False) -> None:
-        if timed and not self.stale("preview"):
-            return
+    def _load_preview(self, name: str, pane_id: str | None) -> None:
         try:
             text = self.source.preview(name, 60, pane_id=pane_id)
         except Exception as exc:  # noqa: BLE001 - a preview never breaks the app
