@@ -1,11 +1,32 @@
-"""What tmux pushes to the service's control client (tmux/control.py), as data: the one format
-subscription over every pane of the server, its parsing, and what changed between two of its
-reports. Pure; ops/monitor.py acts on it.
+"""What tmux pushes to the service's control client (tmux/control.py), as data: the news that
+something changed, the one `list-panes` that says what, its parsing, and what changed between
+two looks. Pure; ops/monitor.py acts on it.
 
-tmux 3.3a checks a subscription once a second and reports it only when its value changed. A
-pane or window subscription sees only the attached session, so the format loops over every
-session, window and pane itself (next-capabilities §1). Titles may hold any separator: they go
-through `#{q:...}`, which backslash-escapes them, so an unescaped '|' ends a pane's entry.
+tmux 3.3a checks a control client's subscriptions once a second. A subscription whose format
+looped over every session, window and pane (this module's first way) cost tmux about 1 % of a
+core at 200 agents while nothing happened. Now tmux says when something happened, and the
+service asks what only then:
+- Every window is watched for activity (`monitor-activity`), and a session nobody is attached
+  to has `activity-action any`: a window's first output after a look runs the alert-activity
+  hook, which counts it in the server option `@roost_news`. tmux runs the hook once per window
+  until the window's activity flag is cleared, so a window streaming output costs a hook a
+  look, not one a write. Bells (alert-bell) count too, and a pane roost respawns (tmux 3.3a has
+  no hook for it: tmux/client.py's respawn counts it); windows, sessions and clients that come
+  or go are control-mode notifications of their own (NOTIFICATIONS).
+- A session someone is attached to has `activity-action none` (set by roost's attach and by
+  the client-attached and client-session-changed hooks, so without the service too): with any
+  other value tmux would ring the person's terminal at every re-arm, or for every write of the
+  window they look at. Its agents are heard through a second subscription, over the attached
+  sessions only, which the monitor holds only while a look saw one (ATTACHED).
+- The hooks also signal a `wait-for` channel the service's control client waits on, so the
+  first change after a quiet spell is looked at within milliseconds; the counter is also the
+  one subscription (one format a second, whatever the number of panes), a net under that.
+- A look (`look_argv`) clears the activity flags the last look saw and arms the sessions it
+  saw unattached, then lists every agent's pane, in one command list: output after the clear
+  runs the hook again, so nothing written between two looks is missed; while a look saw a flag
+  up, the monitor looks again a second later, which re-arms that window.
+Titles may hold any separator: they go through `#{q:...}`, which backslash-escapes them, so an
+unescaped '|' ends a pane's entry.
 """
 
 from __future__ import annotations
@@ -17,23 +38,92 @@ from dataclasses import dataclass, replace
 from roost.core.service import SESSION
 
 NAME = "roost"
-FIELDS = (
+NEWS = "@roost_news"
+SUBSCRIPTION = f"{NAME}::n#{{{NEWS}}}"  # never empty: an empty value means "no report"
+_COUNT = "#{e|+:#{?" + NEWS + ",#{" + NEWS + "},0},1}"
+# News wakes the monitor at once too: its control client waits on this channel (tmux's
+# `wait-for`; a signal with nobody waiting is kept for the next wait), then prints WOKEN.
+CHANNEL = "roost_news"
+WOKEN = "roost-news"
+WAIT = (("wait-for", CHANNEL), ("display-message", "-p", WOKEN))
+# News, as words (tmux/client.py's respawn adds them to its command list).
+BUMP = ("set-option", "-sF", NEWS, _COUNT, ";", "wait-for", "-S", CHANNEL)
+NEWS_HOOK = f'set-option -sF {NEWS} "{_COUNT}" ; wait-for -S {CHANNEL}'
+# The bell hook (tmux's alert-bell): a per-window counter the look sees change, and news.
+BELL_HOOK = 'set -wF @roost_bell "#{e|+:#{?@roost_bell,#{@roost_bell},0},1}" ; ' + NEWS_HOOK
+QUIET = ("set-option", "activity-action", "none")  # an attached session (see above)
+# Set on roost's own server when the monitor starts: tmux's options and hooks, as words.
+SETUP = (
+    ("set-option", "-gw", "monitor-activity", "on"),
+    ("set-option", "-g", "activity-action", "any"),
+    ("set-hook", "-g", "alert-activity", NEWS_HOOK),
+    ("set-hook", "-g", "alert-bell", BELL_HOOK),
+    ("set-hook", "-g", "client-attached", " ".join(QUIET)),
+    ("set-hook", "-g", "client-session-changed", " ".join(QUIET)),
+)
+# Control-mode notifications that are news too: windows, sessions and clients come or gone.
+NOTIFICATIONS = frozenset(
+    {
+        "window-add",
+        "window-close",
+        "unlinked-window-add",
+        "unlinked-window-close",
+        "sessions-changed",
+        "client-session-changed",
+        "client-detached",
+    }
+)
+
+_PANE = (
     "#{pane_id} #{pane_dead} #{window_activity} #{history_size} #{cursor_y} #{cursor_x} "
     "#{@roost_bell} #{q:pane_title}|"
 )
-# Every agent's window (tagged @roost_id when it is made), in every session but the service's
-# own: what the service prints in its pane (its messages, a library's log line at an agent's
-# first MCP call) is no agent's change, and a write for it would wake every TUI (tui/live.py's
-# stamp). Homes' keepers (one per agent, as many panes as the agents') are left out too: tmux
-# evaluates the format over each pane it names once a second, the largest part of an idle
-# service's cost at 200 agents.
-FORMAT = (
-    "#{S:#{?#{==:#{session_name}," + SESSION + "},,#{W:#{?#{@roost_id},#{P:" + FIELDS + "},}}}}"
+_AGENT = "#{&&:#{@roost_id},#{!=:#{session_name}," + SESSION + "}}"
+# A look's entry: agent or not, activity flag up, session attached, armed (`any`), session id.
+FIELDS = (
+    "#{?" + _AGENT + ",a,-}#{window_activity_flag}#{?session_attached,1,0}"
+    "#{?#{==:#{activity-action},any},1,0}#{session_id} " + _PANE
 )
-# The bell hook (tmux's alert-bell): a per-window counter the subscription sees change.
-BELL_HOOK = 'set -wF @roost_bell "#{e|+:#{?@roost_bell,#{@roost_bell},0},1}"'
+# Every agent's window (tagged @roost_id when it is made), in every session but the service's
+# own (what the service prints is no agent's change, and a write for it would wake every TUI:
+# tui/live.py's stamp); and any other window whose activity flag is up, only so the next look
+# clears it (a home's keeper redrawn, the service's own window).
+FILTER = "#{||:#{@roost_id},#{window_activity_flag}}"
+ATTACHED = f"{NAME}-attached"
+ATTACHED_FORMAT = (
+    "#{S:#{?#{&&:#{session_attached},#{!=:#{session_name},"
+    + SESSION
+    + "}},#{W:#{?#{@roost_id},#{P:"
+    + _PANE
+    + "},}},}}"
+)
 
-_ENTRY = re.compile(r"(%\d+) (\d) (\d*) (\d*) (\d*) (\d*) (\d*) ((?:\\.|[^\\|])*)\|")
+_ENTRY = re.compile(
+    r"([a-])([01])([01])([01])(\$\d+) (%\d+) (\d) (\d*) (\d*) (\d*) (\d*) (\d*) "
+    r"((?:\\.|[^\\|])*)\|"
+)
+
+
+def look_argv(flagged: Collection[str], unarmed: Collection[str]) -> list[str]:
+    """One tmux command list: clear the activity flags of the `flagged` sessions (re-arming
+    their windows' hook), arm the `unarmed` ones if still nobody is attached to them (checked
+    as tmux runs it: a person attaching meanwhile keeps `none`), then list every pane the
+    monitor watches.
+
+    >>> look_argv(["$2"], [])[:5]
+    ['kill-session', '-C', '-t', '$2', ';']
+    >>> look_argv([], ["$3"])[:6]
+    ['if-shell', '-F', '-t', '$3', '#{session_attached}', '']
+    >>> look_argv([], [])[:2]
+    ['list-panes', '-a']
+    """
+    words: list[str] = []
+    for session in sorted(flagged):
+        words += ["kill-session", "-C", "-t", session, ";"]  # -C: alerts only, kills nothing
+    for session in sorted(unarmed):
+        arm = "set-option activity-action any"  # the if-shell's target session
+        words += ["if-shell", "-F", "-t", session, "#{session_attached}", "", arm, ";"]
+    return [*words, "list-panes", "-a", "-f", FILTER, "-F", FIELDS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,20 +135,42 @@ class PaneState:
     title: str  # as tmux quoted it: only compared
 
 
-def parse(value: str) -> dict[str, PaneState]:
-    """A subscription's value: each pane's state by pane id.
+@dataclass(frozen=True, slots=True)
+class Look:
+    panes: dict[str, PaneState]  # each agent's pane's state, by pane id
+    flagged: frozenset[str]  # sessions with an activity flag up: the next look clears them
+    unarmed: frozenset[str]  # agents' sessions nobody is attached to, not yet `any`
+    attached: bool  # someone is attached to an agent's session: the ATTACHED subscription
 
-    >>> s = parse(r"%1 0 17 0 3 0  vm|%0 1 18 5 2 1 2 x\\|y\\;z\\\\ q|")
-    >>> sorted(s), s["%0"].dead, s["%0"].bells, s["%0"].title, s["%1"].bells
-    (['%0', '%1'], True, 2, 'x\\\\|y\\\\;z\\\\\\\\ q', 0)
+
+def parse(value: str) -> Look:
+    """A look's answer.
+
+    >>> look = parse(
+    ...     "a010$1 %1 0 17 0 3 0  vm|\\n"
+    ...     "a101$2 %0 1 18 5 2 1 2 x\\\\|y\\\\;z\\\\\\\\ q|\\n"
+    ...     "a000$4 %5 0 1 0 0 0  u|\\n"
+    ...     "-101$3 %7 0 1 0 0 0  k|"
+    ... )
+    >>> sorted(look.panes), look.panes["%0"].dead, look.panes["%0"].bells, look.panes["%0"].title
+    (['%0', '%1', '%5'], True, 2, 'x\\\\|y\\\\;z\\\\\\\\ q')
+    >>> sorted(look.flagged), sorted(look.unarmed), look.attached
+    (['$2', '$3'], ['$4'], True)
     """
-    found = {}
+    panes, flagged, unarmed, attached = {}, set(), set(), False
     for m in _ENTRY.finditer(value):
-        pane, dead, activity, history, row, column, bells, title = m.groups()
-        found[pane] = PaneState(
-            dead == "1", activity, (history, row, column), int(bells or 0), title
-        )
-    return found
+        kind, flag, on, armed, session, pane, dead, activity, *screen, bells, title = m.groups()
+        if flag == "1":
+            flagged.add(session)
+        if kind != "a":
+            continue
+        moved = (screen[0], screen[1], screen[2])  # history size, cursor row and column
+        panes[pane] = PaneState(dead == "1", activity, moved, int(bells or 0), title)
+        if on == "1":
+            attached = True
+        elif armed == "0":
+            unarmed.add(session)
+    return Look(panes, frozenset(flagged), frozenset(unarmed), attached)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,18 +1,21 @@
 """The service's monitor (a component of ops/service.py): learns from tmux what changed, without
 polling, and runs the status pipeline (ops/observe.py, core's steps) for what changed only.
 
-- One control-mode client (tmux/control.py) on the service's own hidden session, with one
-  format subscription over every pane (core/panewatch.py): tmux reports it at most once a
-  second, and only when a pane's liveness, screen (activity, history, cursor), title or bell
-  count changed. Nothing is asked of tmux while nothing changes.
-- For the panes that changed: one `list-panes -a` and a capture of those panes' screens where
-  their status needs one; the changes are recorded with their events (store/events.py), and
-  the service's event thread is woken (`news`).
+- One control-mode client (tmux/control.py) on the service's own hidden session, waiting on
+  the channel that tmux's hooks signal when a window shows output, rings a bell or has a pane
+  respawned, and subscribed to the counter they raise too (core/panewatch.py); windows,
+  sessions and clients that come or go are notifications of their own. Nothing is asked of
+  tmux while nothing changes.
+- On news: one look (`list-panes -a` of the agents' panes, after clearing the activity flags
+  the last look saw), compared with the last: the changed panes' status pipeline runs, with a
+  capture of those panes' screens where their status needs one; the changes are recorded with
+  their events (store/events.py), and the service's event thread is woken (`news`). While a
+  look saw a window's flag up, another follows (it re-arms that window's hook). Looks are
+  budgeted: three at once after a quiet spell, then one a second.
 - Bells: tmux's alert-bell hook counts them per window (`@roost_bell`); each new one is a `bell`
   event of its agent. Exits: tmux's pane-died hook (`roost _supervise`, as without the service)
   also pokes this client at once (core/panewatch.py's POKE), so a death is judged within
-  milliseconds rather than at the subscription's next 1 s check; `pane_dead` in the
-  subscription stays the fallback.
+  milliseconds; a look's `pane_dead` stays the fallback.
 - Hook logs: every HOOKS seconds, a stat() of each live Claude agent's hook log and each live
   Codex or Gemini agent's CLI event log (their notify program, their hooks); one that grew
   runs the pipeline for that agent (a Stop or a Notification changes nothing on the screen),
@@ -44,6 +47,7 @@ from roost.tmux.protocol import TmuxError
 FULL = 30.0  # seconds between two safety-net refreshes of every agent
 HOOKS = 0.3  # seconds between two looks at the hook logs' sizes (a stat each: microseconds)
 RECONNECT = 1.0  # seconds before a lost control client is attached again
+RATE, BURST = 1.0, 3.0  # looks a second, and in a burst after a quiet spell (Budget)
 
 
 def start(app: App) -> Stop:
@@ -80,30 +84,39 @@ def watch(app: App, stopping: threading.Event, holder: list[ControlClient]) -> N
     tmux = app.tmux
     if not isinstance(tmux, Tmux):
         return
-    tmux.run("set-hook", "-g", "alert-bell", panewatch.BELL_HOOK)
+    setup: list[str] = []
+    for words in panewatch.SETUP:
+        setup += [*words, ";"]
+    tmux.run(*setup[:-1])
     logs = HookLogs(app)  # across reattachments: no line recorded twice, none lost between
     while not stopping.is_set():
         client = ControlClient(tmux, SESSION)
         holder[:] = [client]
         reports: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=_read, args=(client, reports), daemon=True).start()
-        _follow(app, reports, stopping, logs)
+        _follow(app, tmux, client, reports, stopping, logs)
         client.close()
         stopping.wait(RECONNECT)
 
 
-DIED = "died"  # on the report queue: tmux's pane-died hook poked (a report always ends in '|')
+DIED = "died"  # on the report queue: tmux's pane-died hook poked
+LOOK = "look"  # on the report queue: news (a hook's signal or count, a window came or went)
 
 
 def _read(client: ControlClient, reports: queue.Queue[str | None]) -> None:
-    """tmux's lines to the queue: subscribe once attached, pass on reports and pokes, None at
-    the end."""
+    """tmux's lines to the queue: subscribe and wait for news once attached, pass on news and
+    pokes, None at the end. Each wake-up waits again at once: a signal needs a hook to run
+    again, which needs a look's clear, so this never spins."""
     for line in client.lines():
-        kind, name, value = panewatch.notification(line)
+        kind, _, _ = panewatch.notification(line)
         if kind == "session-changed":
-            client.send("refresh-client", "-B", f"{panewatch.NAME}::{panewatch.FORMAT}")
-        elif kind == "subscription-changed" and name == panewatch.NAME:
-            reports.put(value)
+            client.send("refresh-client", "-B", panewatch.SUBSCRIPTION)
+            _wait(client)
+        elif line == panewatch.WOKEN:
+            reports.put(LOOK)
+            _wait(client)
+        elif kind == "subscription-changed" or kind in panewatch.NOTIFICATIONS:
+            reports.put(LOOK)
         elif kind == panewatch.POKE:
             reports.put(DIED)
         elif kind == "exit":
@@ -111,37 +124,49 @@ def _read(client: ControlClient, reports: queue.Queue[str | None]) -> None:
     reports.put(None)
 
 
+def _wait(client: ControlClient) -> None:
+    """The client waits on the news channel; its next command runs only after a signal."""
+    for words in panewatch.WAIT:
+        client.send(*words)
+
+
 def _follow(
     app: App,
+    tmux: Tmux,
+    client: ControlClient,
     reports: queue.Queue[str | None],
     stopping: threading.Event,
     logs: HookLogs,
 ) -> None:
     before: dict[str, panewatch.PaneState] | None = None
+    last = panewatch.Look({}, frozenset(), frozenset(), False)
     full_at = app.clock.monotonic() + FULL
+    looks = Budget(app.clock.monotonic())
+    news = False  # news not looked at yet
     while not stopping.is_set():
+        # A look is due for news, for sessions to arm, for flags to clear (which re-arms their
+        # windows' hook), as the budget allows: a change after a quiet spell, and the next
+        # one a moment later (a prompt typed, then its Enter), are looked at at once; a window
+        # streaming output costs a look a second.
+        due = news or bool(last.unarmed or last.flagged)
+        wait = min(HOOKS, looks.wait(app.clock.monotonic())) if due else HOOKS
         try:
-            value = reports.get(timeout=HOOKS)
+            item = reports.get(timeout=wait)
         except queue.Empty:
-            value = ""  # nothing from tmux: the hook logs, and the safety net when due
-        if value is None:
+            item = ""  # nothing from tmux: the hook logs, the safety net, a look when due
+        if item is None:
             return  # the client is gone: attach again
-        if value == DIED:
+        if item == DIED:
             before = _died(app, before)
-        elif value:
-            now = panewatch.parse(value)
-            changes = panewatch.diff(before, now)
-            first, came_or_went = before is None, panewatch.came_or_went(before, now)
-            before = now
-            if first:  # (re)attached: whatever changed while nobody listened, every agent
-                _listening(app, sorted(now))
-                _refresh(app, None)
-            elif changes:
-                _heard(app, changes)
-                _bells(app, changes.bells)
-                _refresh(app, None if changes.gone else changes.changed)
-            if came_or_went:
-                logs.look_up()  # agents came or went: which hook logs to watch
+        news = news or item == LOOK
+        if (news or last.unarmed or last.flagged) and looks.take(app.clock.monotonic()):
+            news = False
+            look = _look(tmux, last)
+            if look is not None:
+                if look.attached != last.attached:
+                    _hear_attached(tmux, client, look.attached)
+                last = look
+                before = _compare(app, before, look.panes, logs)
         grown = logs.grown()
         if grown:
             _refresh(app, grown)
@@ -149,6 +174,80 @@ def _follow(
             _refresh(app, None)  # the safety net
             logs.look_up()  # an agent stored after its pane was first reported
             full_at = app.clock.monotonic() + FULL
+
+
+class Budget:
+    """How many looks may be taken now: BURST after a quiet spell, then RATE a second (a token
+    bucket).
+
+    >>> b = Budget(0.0)
+    >>> [b.take(0.0) for _ in range(4)], b.wait(0.0)
+    ([True, True, True, False], 1.0)
+    >>> b.take(1.0), b.take(1.0), b.wait(1.5)
+    (True, False, 0.5)
+    """
+
+    def __init__(self, now: float) -> None:
+        self.tokens, self.at = BURST, now
+
+    def _fill(self, now: float) -> None:
+        self.tokens, self.at = min(BURST, self.tokens + (now - self.at) * RATE), now
+
+    def take(self, now: float) -> bool:
+        """Take one look if there is one."""
+        self._fill(now)
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+    def wait(self, now: float) -> float:
+        """Seconds until a look may be taken."""
+        self._fill(now)
+        return max(0.0, (1 - self.tokens) / RATE)
+
+
+def _hear_attached(tmux: Tmux, client: ControlClient, on: bool) -> None:
+    """Subscribe to the attached sessions' panes while there are any (their activity runs no
+    hook); unsubscribe when there are none (a name alone removes a subscription). The client
+    is waiting on the news channel: signalled first, so the change is made now (the wake-up
+    costs one look more)."""
+    spec = f"{panewatch.ATTACHED}::{panewatch.ATTACHED_FORMAT}" if on else panewatch.ATTACHED
+    client.send("refresh-client", "-B", spec)
+    try:
+        tmux.run("wait-for", "-S", panewatch.CHANNEL)
+    except (TmuxError, OSError) as exc:
+        say(f"monitor: news channel not signalled: {exc}")
+
+
+def _look(tmux: Tmux, last: panewatch.Look) -> panewatch.Look | None:
+    """Clear the flags and arm the sessions the last look saw, list the agents' panes (one
+    tmux call); None when tmux failed."""
+    try:
+        return panewatch.parse(tmux.run(*panewatch.look_argv(last.flagged, last.unarmed)))
+    except (TmuxError, OSError) as exc:
+        say(f"monitor: look failed: {exc}")
+        return None
+
+
+def _compare(
+    app: App,
+    before: dict[str, panewatch.PaneState] | None,
+    now: dict[str, panewatch.PaneState],
+    logs: HookLogs,
+) -> dict[str, panewatch.PaneState]:
+    """Act on what changed since the last look; the new last look."""
+    changes = panewatch.diff(before, now)
+    if before is None:  # (re)attached: whatever changed while nobody listened, every agent
+        _listening(app, sorted(now))
+        _refresh(app, None)
+    elif changes:
+        _heard(app, changes)
+        _bells(app, changes.bells)
+        _refresh(app, None if changes.gone else changes.changed)
+    if panewatch.came_or_went(before, now):
+        logs.look_up()  # agents came or went: which hook logs to watch
+    return now
 
 
 def _died(

@@ -27,6 +27,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
+from roost.core import panewatch
 from roost.core.delivery import paste_safe
 from roost.core.errors import RoostError
 from roost.core.pane import Pane
@@ -524,6 +525,8 @@ class Tmux:
             "@roost_state",
             "running",
             ";",
+            *panewatch.BUMP,  # news for the service's monitor: a respawn runs no hook
+            ";",
             "display-message",
             "-p",
             "-t",
@@ -565,7 +568,11 @@ class Tmux:
         self.run("kill-session", "-t", session_id)
 
     def select_window(self, window_id: str) -> None:
-        self.run("select-window", "-t", window_id)
+        """The window a person is about to be shown; its session quiet for them (no bell for
+        its activity: core/panewatch.py's QUIET, which tmux's client-attached hook sets too,
+        but only once attached)."""
+        verb, option, value = panewatch.QUIET
+        self.run("select-window", "-t", window_id, ";", verb, "-t", window_id, option, value)
 
     def capture(self, pane_id: str, lines: int) -> str:
         """The last `lines` lines of a pane (history included), bounded by the caller."""
