@@ -1,7 +1,8 @@
 """What the service's monitor (ops/monitor.py) hears at once, on a real tmux (issue 21, branch
 svc2): a pane's death is pushed to its control client by the pane-died hook, not left to the
 subscription's next 1 s check; and a Claude hook event that changes nothing on the screen (a
-Notification) reaches `roost watch --json` without waiting for the 30 s safety net."""
+Notification) reaches `roost watch --json` without waiting for the safety net; so does a
+still screen's return to idle."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from roost.tmux.control import ControlClient
 
 from conftest import Env
 
-# Well under the monitor's 30 s safety net (ops/monitor.py FULL): a line that comes within it
+# Well under the monitor's safety net (ops/monitor.py FULL, 120 s): a line that comes within it
 # was pushed; generous for a loaded machine.
 PUSHED = 15.0
 
@@ -105,3 +106,23 @@ def test_the_services_own_output_is_no_change_for_the_tuis(world: Env) -> None:
         lambda: heard_panes(world)[agent] > before[agent], what="the agent's next change heard"
     )
     assert heard_panes(world).get(own[0]) == before.get(own[0])
+
+
+def test_a_still_screen_reads_idle_when_its_quiet_is_over(world: Env) -> None:
+    """A pattern-less screen is working while it moves and idle QUIET seconds after (core
+    status): no event says so, so the monitor refreshes that pane when its QUIET is over, not at
+    its safety net (ops/monitor.py FULL, minutes away)."""
+    from roost.core.status import QUIET
+
+    echo = "while read x; do echo got $x; done"
+    work = str(world.tmp / "work")
+    world.roost("spawn", "sh1", "--provider", "command", "--cwd", work, "--", "sh", "-c", echo)
+    world.wait_status("sh1", "idle")
+    world.start_service(hearing="sh1")
+    with watching(world, "--interval", "60") as watch:
+        world.wait_for(lambda: watch.lines, what="watch's first look")
+        world.type(world.pane_of("sh1"), "hello")
+        working = world.wait_for(lambda: seen(watch, "sh1", "working"), PUSHED, "working")
+        world.wait_for(
+            lambda: seen(watch, "sh1", "idle", after=working["seq"]), QUIET + PUSHED, "idle"
+        )

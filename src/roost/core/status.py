@@ -225,6 +225,35 @@ def classify(
     return "unknown", "process", None
 
 
+def settles_at(
+    found: str,
+    source: str | None,
+    started_at: float | None,
+    activity: float | None,
+    grace: float,
+    now: float,
+) -> float | None:
+    """When a status read now may change with time alone, no output or hook event coming: a
+    start's grace running out, a screen QUIET seconds after its last output (a pattern-less
+    screen goes from working to idle so). None: only an event changes it (a moment already
+    past, too: a still screen that a pattern reads as working stays so).
+
+    >>> settles_at("starting", "process", 100.0, None, 20.0, 110.0)
+    120.0
+    >>> settles_at("working", "screen", 0, 50.0, 20, 51)
+    53.0
+    >>> settles_at("working", "screen", 0, 50, 2, 60)  # past: a pattern reads it working
+    >>> settles_at("idle", "screen", 100, 50, 20, 51), settles_at("working", "hook", 1, 2, 20, 3)
+    (None, None)
+    """
+    at = None
+    if found == "starting" and source == "process" and started_at is not None:
+        at = started_at + grace
+    elif found == "working" and source == "screen" and activity is not None:
+        at = activity + QUIET
+    return at if at is not None and at > now else None
+
+
 def needs_screen(has_hooks: bool, hook_at: float | None, activity: float | None) -> bool:
     """Capture a live pane only when its status may need it: a provider without hooks, one with
     hooks before its first event, or screen output after the last hook event."""

@@ -20,8 +20,11 @@ polling, and runs the status pipeline (ops/observe.py, core's steps) for what ch
   Codex or Gemini agent's CLI event log (their notify program, their hooks); one that grew
   runs the pipeline for that agent (a Stop or a Notification changes nothing on the screen),
   and a CLI event log's new lines are `hook` events.
+- Statuses that change with time alone (a start's grace running out, a pattern-less screen
+  still for QUIET seconds: core/status.py settles_at): each such pane is refreshed when that
+  moment comes (Settling), since no event will say so.
 - A full refresh at start (what changed while no service ran) and every FULL seconds as a
-  safety net (statuses that change with time alone: a start's grace).
+  safety net.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from roost.tmux.client import Tmux
 from roost.tmux.control import ControlClient
 from roost.tmux.protocol import TmuxError
 
-FULL = 30.0  # seconds between two safety-net refreshes of every agent
+FULL = 120.0  # seconds between two safety-net refreshes of every agent
 HOOKS = 0.3  # seconds between two looks at the hook logs' sizes (a stat each: microseconds)
 RECONNECT = 1.0  # seconds before a lost control client is attached again
 RATE, BURST = 1.0, 3.0  # looks a second, and in a burst after a quiet spell (Budget)
@@ -142,6 +145,7 @@ def _follow(
     last = panewatch.Look({}, frozenset(), frozenset(), False)
     full_at = app.clock.monotonic() + FULL
     looks = Budget(app.clock.monotonic())
+    settling = Settling()
     news = False  # news not looked at yet
     while not stopping.is_set():
         # A look is due for news, for sessions to arm, for flags to clear (which re-arms their
@@ -157,7 +161,7 @@ def _follow(
         if item is None:
             return  # the client is gone: attach again
         if item == DIED:
-            before = _died(app, before)
+            before = _died(app, before, settling)
         news = news or item == LOOK
         if (news or last.unarmed or last.flagged) and looks.take(app.clock.monotonic()):
             news = False
@@ -166,12 +170,12 @@ def _follow(
                 if look.attached != last.attached:
                     _hear_attached(tmux, client, look.attached)
                 last = look
-                before = _compare(app, before, look.panes, logs)
-        grown = logs.grown()
+                before = _compare(app, before, look.panes, logs, settling)
+        grown = logs.grown() | set(settling.due(app.clock.now().timestamp()))
         if grown:
-            _refresh(app, grown)
+            _refresh(app, grown, settling)
         if app.clock.monotonic() >= full_at:
-            _refresh(app, None)  # the safety net
+            _refresh(app, None, settling)  # the safety net
             logs.look_up()  # an agent stored after its pane was first reported
             full_at = app.clock.monotonic() + FULL
 
@@ -235,23 +239,24 @@ def _compare(
     before: dict[str, panewatch.PaneState] | None,
     now: dict[str, panewatch.PaneState],
     logs: HookLogs,
+    settling: Settling,
 ) -> dict[str, panewatch.PaneState]:
     """Act on what changed since the last look; the new last look."""
     changes = panewatch.diff(before, now)
     if before is None:  # (re)attached: whatever changed while nobody listened, every agent
         _listening(app, sorted(now))
-        _refresh(app, None)
+        _refresh(app, None, settling)
     elif changes:
         _heard(app, changes)
         _bells(app, changes.bells)
-        _refresh(app, None if changes.gone else changes.changed)
+        _refresh(app, None if changes.gone else changes.changed, settling)
     if panewatch.came_or_went(before, now):
         logs.look_up()  # agents came or went: which hook logs to watch
     return now
 
 
 def _died(
-    app: App, known: dict[str, panewatch.PaneState] | None
+    app: App, known: dict[str, panewatch.PaneState] | None, settling: Settling
 ) -> dict[str, panewatch.PaneState] | None:
     """A pane died (the hook's poke): the status pipeline for the panes that died since the
     last report, now rather than at the subscription's next check; what the monitor knows."""
@@ -262,7 +267,7 @@ def _died(
         return known
     fresh = panewatch.newly_dead(known, dead)
     if fresh:
-        _refresh(app, fresh)
+        _refresh(app, fresh, settling)
     return None if known is None else panewatch.with_dead(known, fresh)
 
 
@@ -352,14 +357,31 @@ def _size(path: str) -> int:
         return -1  # not written yet
 
 
-def _refresh(app: App, only: Collection[str] | None) -> None:
+def _refresh(app: App, only: Collection[str] | None, settling: Settling) -> None:
     """The status pipeline for the panes that changed (all with None); the event thread is
-    woken. A failure is logged, and the next report tries again."""
+    woken; when each pane's status may change with time alone, noted. A failure is logged, and
+    the next report tries again."""
     try:
-        observe.refresh(app, only)
+        seen = observe.refresh(app, only)  # every agent, judged or as stored
+        settling.at = observe.settling(seen, app.clock.now().timestamp())
     except (TmuxError, OSError) as exc:
         say(f"monitor: refresh failed: {exc}")
     news()
+
+
+class Settling:
+    """The panes whose status may change with time alone (a start's grace, a still screen), by
+    when: each is refreshed then, as no event will say so."""
+
+    def __init__(self) -> None:
+        self.at: dict[str, float] = {}
+
+    def due(self, now: float) -> list[str]:
+        """The panes due now, no longer noted (their refresh notes them again if need be)."""
+        found = sorted(p for p, at in self.at.items() if at <= now)
+        for pane in found:
+            del self.at[pane]
+        return found
 
 
 def _heard(app: App, changes: panewatch.Changes) -> None:

@@ -22,7 +22,7 @@ from roost.tmux.format import MARKER
 
 TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
     from datetime import tzinfo
 
     from roost.core.model import Agent
@@ -86,6 +86,26 @@ def start_grace(provider: str) -> float:
     """How long a start with no other signal reads "starting": until it shows it is ready, at
     most as long as a start may take to hold (ops/holding.py)."""
     return max(status.STARTING_GRACE, status.start_window(traits.of(provider).start_time))
+
+
+def settling(seen: Iterable[Observation], now: float) -> dict[str, float]:
+    """The live panes whose status may change with time alone, and when (status.settles_at):
+    what the service's monitor looks at again then, since no event will tell it."""
+    due = {}
+    for o in seen:
+        if o.pane is None or not o.alive or o.status is None:
+            continue
+        at = status.settles_at(
+            o.status,
+            o.status_source,
+            observation.epoch(o.agent.started_at),
+            o.pane.activity,
+            start_grace(o.agent.provider),
+            now,
+        )
+        if at is not None:
+            due[o.pane.pane_id] = at
+    return due
 
 
 def typed(screen: str, provider: str) -> bool:
