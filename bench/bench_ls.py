@@ -190,6 +190,7 @@ def main() -> int:
         script = Path(PYTHON).parent / "roost"
         if script.exists():
             commands["roost ls (console script)"] = [str(script), "ls"]
+            commands["roost ls --json (console script)"] = [str(script), "ls", "--json"]
         envs = dict.fromkeys(commands, w.env)
         if opts.without_service:
             quiet = stack.enter_context(world("ls-quiet"))
