@@ -143,7 +143,13 @@ def test_an_attached_session_is_quiet_and_armed_again_when_left(run: Run, tmp_pa
     try:
         wait(lambda: action() == "none", "the attached session quiet")
         look = panewatch.parse(run(*panewatch.look_argv([], [])))
-        assert look.attached and look.unarmed == set()
+        assert look.attached and look.unarmed == set() and look.loud == set()
+        # attached before the hooks were set: `any` still; the look quiets it
+        run("set-option", "-t", pane, "activity-action", "any")
+        loud = panewatch.parse(run(*panewatch.look_argv([], []))).loud
+        assert loud == {run("display-message", "-p", "-t", pane, "#{session_id}").strip()}
+        run(*panewatch.look_argv([], [], loud))
+        assert action() == "none"
         assert pane.encode() in run("display-message", "-p", panewatch.ATTACHED_FORMAT).encode()
     finally:
         assert person.stdin is not None
@@ -177,3 +183,35 @@ def test_roost_quiets_a_window_it_shows_and_counts_its_respawns(run: Run, tmp_pa
     before = int(run("show-options", "-sqv", panewatch.NEWS) or 0)
     tmux.respawn(pane, window, str(tmp_path), ["sleep", "100"])
     assert int(run("show-options", "-sqv", panewatch.NEWS)) == before + 1
+
+
+def test_arming_sets_its_own_session_and_a_gone_one_fails_only_that_look(
+    run: Run, tmp_path: Path
+) -> None:
+    """The arm inside if-shell names its session (if-shell does not hand its target on: the
+    most recently used session would be armed, a person's perhaps); a look naming a session
+    that is gone fails in tmux, and the monitor lists again without it."""
+    from roost.ops import monitor
+    from roost.tmux.client import Tmux
+
+    pane = agent_window(run, "home", "cat")
+    other = agent_window(run, "other", "cat")  # made last: tmux's "best" session
+    for words in panewatch.SETUP:
+        run(*words)
+    for p in (pane, other):
+        run("set-option", "-t", p, "activity-action", "none")
+    home = run("display-message", "-p", "-t", pane, "#{session_id}").strip()
+    run(*panewatch.look_argv([], [home]))
+
+    def action(p: str) -> str:
+        return run("display-message", "-p", "-t", p, "#{activity-action}").strip()
+
+    assert (action(pane), action(other)) == ("any", "none")
+
+    run("kill-session", "-t", "=other")
+    with pytest.raises(subprocess.CalledProcessError):
+        run(*panewatch.look_argv(["$999"], []))
+    tmux = Tmux("panewatch", environ={"PATH": os.environ["PATH"], "TMUX_TMPDIR": str(tmp_path)})
+    gone = panewatch.Look({}, frozenset({"$999"}), frozenset(), frozenset(), False)
+    look = monitor._look(tmux, gone)
+    assert look is not None and list(look.panes) == [pane]

@@ -104,25 +104,31 @@ _ENTRY = re.compile(
 )
 
 
-def look_argv(flagged: Collection[str], unarmed: Collection[str]) -> list[str]:
+def look_argv(
+    flagged: Collection[str], unarmed: Collection[str], loud: Collection[str] = ()
+) -> list[str]:
     """One tmux command list: clear the activity flags of the `flagged` sessions (re-arming
     their windows' hook), arm the `unarmed` ones if still nobody is attached to them (checked
-    as tmux runs it: a person attaching meanwhile keeps `none`), then list every pane the
-    monitor watches.
+    as tmux runs it: a person attaching meanwhile keeps `none`), quiet the `loud` ones if
+    someone still is (attached before the hooks were set), then list every pane the monitor
+    watches. A session gone meanwhile fails the list (monitor.py looks again without).
 
     >>> look_argv(["$2"], [])[:5]
     ['kill-session', '-C', '-t', '$2', ';']
-    >>> look_argv([], ["$3"])[:6]
-    ['if-shell', '-F', '-t', '$3', '#{session_attached}', '']
+    >>> look_argv([], ["$3"])[4:7]
+    ['#{session_attached}', '', "set-option -t '$3' activity-action any"]
     >>> look_argv([], [])[:2]
     ['list-panes', '-a']
     """
     words: list[str] = []
     for session in sorted(flagged):
         words += ["kill-session", "-C", "-t", session, ";"]  # -C: alerts only, kills nothing
-    for session in sorted(unarmed):
-        arm = "set-option activity-action any"  # the if-shell's target session
+    for session in sorted(unarmed):  # ids from tmux ($N): single-quoted, never expanded
+        arm = f"set-option -t '{session}' activity-action any"
         words += ["if-shell", "-F", "-t", session, "#{session_attached}", "", arm, ";"]
+    for session in sorted(loud):
+        quiet = f"set-option -t '{session}' activity-action none"
+        words += ["if-shell", "-F", "-t", session, "#{session_attached}", quiet, "", ";"]
     return [*words, "list-panes", "-a", "-f", FILTER, "-F", FIELDS]
 
 
@@ -140,6 +146,7 @@ class Look:
     panes: dict[str, PaneState]  # each agent's pane's state, by pane id
     flagged: frozenset[str]  # sessions with an activity flag up: the next look clears them
     unarmed: frozenset[str]  # agents' sessions nobody is attached to, not yet `any`
+    loud: frozenset[str]  # agents' sessions someone is attached to, still `any`
     attached: bool  # someone is attached to an agent's session: the ATTACHED subscription
 
 
@@ -154,10 +161,12 @@ def parse(value: str) -> Look:
     ... )
     >>> sorted(look.panes), look.panes["%0"].dead, look.panes["%0"].bells, look.panes["%0"].title
     (['%0', '%1', '%5'], True, 2, 'x\\\\|y\\\\;z\\\\\\\\ q')
-    >>> sorted(look.flagged), sorted(look.unarmed), look.attached
-    (['$2', '$3'], ['$4'], True)
+    >>> sorted(look.flagged), sorted(look.unarmed), sorted(look.loud), look.attached
+    (['$2', '$3'], ['$4'], [], True)
+    >>> parse("a011$9 %2 0 1 0 0 0  t|").loud
+    frozenset({'$9'})
     """
-    panes, flagged, unarmed, attached = {}, set(), set(), False
+    panes, flagged, unarmed, loud, attached = {}, set(), set(), set(), False
     for m in _ENTRY.finditer(value):
         kind, flag, on, armed, session, pane, dead, activity, *screen, bells, title = m.groups()
         if flag == "1":
@@ -168,9 +177,11 @@ def parse(value: str) -> Look:
         panes[pane] = PaneState(dead == "1", activity, moved, int(bells or 0), title)
         if on == "1":
             attached = True
+            if armed == "1":
+                loud.add(session)
         elif armed == "0":
             unarmed.add(session)
-    return Look(panes, frozenset(flagged), frozenset(unarmed), attached)
+    return Look(panes, frozenset(flagged), frozenset(unarmed), frozenset(loud), attached)
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,7 +142,7 @@ def _follow(
     logs: HookLogs,
 ) -> None:
     before: dict[str, panewatch.PaneState] | None = None
-    last = panewatch.Look({}, frozenset(), frozenset(), False)
+    last = panewatch.Look({}, frozenset(), frozenset(), frozenset(), False)
     full_at = app.clock.monotonic() + FULL
     looks = Budget(app.clock.monotonic())
     settling = Settling()
@@ -152,7 +152,7 @@ def _follow(
         # windows' hook), as the budget allows: a change after a quiet spell, and the next
         # one a moment later (a prompt typed, then its Enter), are looked at at once; a window
         # streaming output costs a look a second.
-        due = news or bool(last.unarmed or last.flagged)
+        due = news or bool(last.unarmed or last.flagged or last.loud)
         wait = min(HOOKS, looks.wait(app.clock.monotonic())) if due else HOOKS
         try:
             item = reports.get(timeout=wait)
@@ -163,9 +163,11 @@ def _follow(
         if item == DIED:
             before = _died(app, before, settling)
         news = news or item == LOOK
-        if (news or last.unarmed or last.flagged) and looks.take(app.clock.monotonic()):
-            news = False
+        if (news or last.unarmed or last.flagged or last.loud) and looks.take(
+            app.clock.monotonic()
+        ):
             look = _look(tmux, last)
+            news = look is None  # a failed look: its news waits for the next
             if look is not None:
                 if look.attached != last.attached:
                     _hear_attached(tmux, client, look.attached)
@@ -228,7 +230,17 @@ def _look(tmux: Tmux, last: panewatch.Look) -> panewatch.Look | None:
     """Clear the flags and arm the sessions the last look saw, list the agents' panes (one
     tmux call); None when tmux failed."""
     try:
-        return panewatch.parse(tmux.run(*panewatch.look_argv(last.flagged, last.unarmed)))
+        return panewatch.parse(
+            tmux.run(*panewatch.look_argv(last.flagged, last.unarmed, last.loud))
+        )
+    except (TmuxError, OSError) as exc:
+        if not (last.flagged or last.unarmed or last.loud):
+            say(f"monitor: look failed: {exc}")
+            return None
+    # A session the last look named is gone (tmux drops the rest of a command list after a
+    # failed command): list alone; the next look clears and arms what this one sees.
+    try:
+        return panewatch.parse(tmux.run(*panewatch.look_argv([], [])))
     except (TmuxError, OSError) as exc:
         say(f"monitor: look failed: {exc}")
         return None
@@ -361,9 +373,15 @@ def _refresh(app: App, only: Collection[str] | None, settling: Settling) -> None
     """The status pipeline for the panes that changed (all with None); the event thread is
     woken; when each pane's status may change with time alone, noted. A failure is logged, and
     the next report tries again."""
+    now = app.clock.now().timestamp()
     try:
         seen = observe.refresh(app, only)  # every agent, judged or as stored
-        settling.at = observe.settling(seen, app.clock.now().timestamp())
+        fresh = observe.settling(seen, now)
+        if only is None:
+            settling.at = fresh
+        else:  # the panes not judged now keep their moment: their stored status is older
+            kept = {p: at for p, at in settling.at.items() if p not in only}
+            settling.at = kept | {p: at for p, at in fresh.items() if p in only}
     except (TmuxError, OSError) as exc:
         say(f"monitor: refresh failed: {exc}")
     news()

@@ -56,6 +56,11 @@ class LiveSource:
         finally:
             app.close()
 
+    def warm(self) -> bool:
+        """Whether `stamp` is two `stat`s now (no look at the service due: that opens the
+        store, and the first starts the service)."""
+        return self._looked is not None and time.monotonic() - self._looked < RECHECK
+
     def stamp(self) -> object | None:
         """A token that changes whenever the store does while the service runs (its monitor
         writes each change, and which panes' screens moved): two stats, no tmux call and no
