@@ -126,6 +126,7 @@ def test_an_attached_session_is_quiet_and_armed_again_when_left(run: Run, tmp_pa
     person's terminal for each write they watch); the look sees the session attached (the
     ATTACHED subscription's cue) and, once the person has gone, arms it again."""
     pane = agent_window(run, "home", "cat")
+    run("set-hook", "-g", "client-attached", "set-option -s @mine 1")  # a user's own hook
     for words in panewatch.SETUP:
         run(*words)
 
@@ -142,6 +143,7 @@ def test_an_attached_session_is_quiet_and_armed_again_when_left(run: Run, tmp_pa
     )
     try:
         wait(lambda: action() == "none", "the attached session quiet")
+        assert run("show-options", "-sqv", "@mine").strip() == "1"  # kept, and run
         look = panewatch.parse(run(*panewatch.look_argv([], [])))
         assert look.attached and look.unarmed == set() and look.loud == set()
         # attached before the hooks were set: `any` still; the look quiets it

@@ -52,14 +52,16 @@ NEWS_HOOK = f'set-option -sF {NEWS} "{_COUNT}" ; wait-for -S {CHANNEL}'
 # The bell hook (tmux's alert-bell): a per-window counter the look sees change, and news.
 BELL_HOOK = 'set -wF @roost_bell "#{e|+:#{?@roost_bell,#{@roost_bell},0},1}" ; ' + NEWS_HOOK
 QUIET = ("set-option", "activity-action", "none")  # an attached session (see above)
-# Set on roost's own server when the monitor starts: tmux's options and hooks, as words.
+# Set on roost's own server when the monitor starts: tmux's options and hooks, as words. The
+# new hooks at an index of their own (hooks are arrays): one a user's tmux.conf set stays.
+SLOT = "[20]"
 SETUP = (
     ("set-option", "-gw", "monitor-activity", "on"),
     ("set-option", "-g", "activity-action", "any"),
-    ("set-hook", "-g", "alert-activity", NEWS_HOOK),
+    ("set-hook", "-g", "alert-activity" + SLOT, NEWS_HOOK),
     ("set-hook", "-g", "alert-bell", BELL_HOOK),
-    ("set-hook", "-g", "client-attached", " ".join(QUIET)),
-    ("set-hook", "-g", "client-session-changed", " ".join(QUIET)),
+    ("set-hook", "-g", "client-attached" + SLOT, " ".join(QUIET)),
+    ("set-hook", "-g", "client-session-changed" + SLOT, " ".join(QUIET)),
 )
 # Control-mode notifications that are news too: windows, sessions and clients come or gone.
 NOTIFICATIONS = frozenset(
