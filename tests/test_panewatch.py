@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -67,8 +68,7 @@ def test_a_look_names_agents_panes_only(run: Run) -> None:
 
 
 def wait(predicate: Callable[[], object], what: str, timeout: float = 15) -> None:
-    import time
-
+    """The world fixture's wait_for, for these tests' bare tmux servers."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:

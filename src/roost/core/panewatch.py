@@ -24,7 +24,7 @@ service asks what only then:
 - A look (`look_argv`) clears the activity flags the last look saw and arms the sessions it
   saw unattached, then lists every agent's pane, in one command list: output after the clear
   runs the hook again, so nothing written between two looks is missed; while a look saw a flag
-  up, the monitor looks again a second later, which re-arms that window.
+  up, the monitor looks again as its budget allows, which re-arms that window.
 Titles may hold any separator: they go through `#{q:...}`, which backslash-escapes them, so an
 unescaped '|' ends a pane's entry.
 """

@@ -376,12 +376,7 @@ def _refresh(app: App, only: Collection[str] | None, settling: Settling) -> None
     now = app.clock.now().timestamp()
     try:
         seen = observe.refresh(app, only)  # every agent, judged or as stored
-        fresh = observe.settling(seen, now)
-        if only is None:
-            settling.at = fresh
-        else:  # the panes not judged now keep their moment: their stored status is older
-            kept = {p: at for p, at in settling.at.items() if p not in only}
-            settling.at = kept | {p: at for p, at in fresh.items() if p in only}
+        settling.note(observe.settling(seen, now), only)
     except (TmuxError, OSError) as exc:
         say(f"monitor: refresh failed: {exc}")
     news()
@@ -393,6 +388,23 @@ class Settling:
 
     def __init__(self) -> None:
         self.at: dict[str, float] = {}
+
+    def note(self, found: Mapping[str, float], judged: Collection[str] | None) -> None:
+        """What a refresh found for the panes it judged (all with None); the others keep
+        their moment, as their stored status is older than this refresh.
+
+        >>> s = Settling()
+        >>> s.note({"%1": 5.0, "%2": 6.0}, None); s.note({"%2": 9.0, "%3": 7.0}, ["%3"])
+        >>> sorted(s.at.items())
+        [('%1', 5.0), ('%2', 6.0), ('%3', 7.0)]
+        >>> s.note({}, ["%1"]); s.due(6.5), sorted(s.at)
+        (['%2'], ['%3'])
+        """
+        if judged is None:
+            self.at = dict(found)
+            return
+        kept = {p: at for p, at in self.at.items() if p not in judged}
+        self.at = kept | {p: at for p, at in found.items() if p in judged}
 
     def due(self, now: float) -> list[str]:
         """The panes due now, no longer noted (their refresh notes them again if need be)."""

@@ -244,15 +244,8 @@ class TabScreen(Screen[None]):
     def _tick_previews(self) -> None:
         """The timer's, on the UI thread: recapture the tiles (on a worker) only when something
         changed (see RoostApp.stale)."""
-        if not self.roost.cue_warm():
-            self._tick_previews_worker()
-        elif self.roost.stale("tiles"):
-            self.refresh_previews()
-
-    @work(thread=True, exclusive=True, group="tab-preview")
-    def _tick_previews_worker(self) -> None:
         if self.roost.stale("tiles"):
-            self._capture_tiles()
+            self.refresh_previews()
 
     @work(thread=True, exclusive=True, group="tab-preview")
     def refresh_previews(self) -> None:
@@ -453,24 +446,11 @@ class RoostApp(App[None]):
         self._stamps[what] = stamp
         return True
 
-    def cue_warm(self) -> bool:
-        """Whether `stale` can be answered on the UI thread: the source's cue is two `stat`s,
-        except when it looks again whether the service runs (the store opened, the service
-        started on demand), which a worker does."""
-        return bool(getattr(self.source, "warm", lambda: True)())
-
     def _tick_data(self) -> None:
         """The timer's, on the UI thread: a worker only when something changed (an idle TUI
-        starts no thread: the cue is two `stat`s), or when the cue itself needs one."""
-        if not self.cue_warm():
-            self._tick_data_worker()
-        elif self.stale("data"):
-            self.refresh_data()
-
-    @work(thread=True, exclusive=True, group="refresh")
-    def _tick_data_worker(self) -> None:
+        starts no thread: the cue is two `stat`s)."""
         if self.stale("data"):
-            self._refresh_here()
+            self.refresh_data()
 
     @work(thread=True, exclusive=True, group="refresh")
     def refresh_data(self) -> None:
@@ -765,13 +745,8 @@ class RoostApp(App[None]):
             it = self.selected()
         except NoMatches:  # the app is closing (its list is gone)
             return
-        if it is None:
-            return
-        pane = it.pane.pane_id if it.pane is not None else None
-        if not self.cue_warm():
-            self._load_preview(it.agent.name, pane, timed=True)
-        elif self.stale("preview"):  # a worker only when needed
-            self._load_preview(it.agent.name, pane)
+        if it is not None and self.stale("preview"):  # a worker only when needed
+            self._load_preview(it.agent.name, it.pane.pane_id if it.pane is not None else None)
 
     def refresh_preview(self) -> None:
         """Read the selection here, on the UI thread; capture on a worker."""
@@ -784,9 +759,7 @@ class RoostApp(App[None]):
             self._show_preview(row.label, f"(on host {row.host}: Enter attaches over ssh)")
 
     @work(thread=True, exclusive=True, group="preview")
-    def _load_preview(self, name: str, pane_id: str | None, timed: bool = False) -> None:
-        if timed and not self.stale("preview"):
-            return
+    def _load_preview(self, name: str, pane_id: str | None) -> None:
         try:
             text = self.source.preview(name, 60, pane_id=pane_id)
         except Exception as exc:  # noqa: BLE001 - a preview never breaks the app

@@ -8,6 +8,7 @@ connection belongs to the thread that opened it).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -56,24 +57,17 @@ class LiveSource:
         finally:
             app.close()
 
-    def warm(self) -> bool:
-        """Whether `stamp` is two `stat`s now (no look at the service due: that opens the
-        store, and the first starts the service)."""
-        return self._looked is not None and time.monotonic() - self._looked < RECHECK
-
     def stamp(self) -> object | None:
         """A token that changes whenever the store does while the service runs (its monitor
         writes each change, and which panes' screens moved): two stats, no tmux call and no
-        query. None without the service: look every time."""
+        query, so the app asks it on its UI thread. None without the service (or before the
+        first look at it): look every time. Whether the service runs is looked at every
+        RECHECK seconds on a thread of its own (it opens the store, and the first look starts
+        the service on demand)."""
         now = time.monotonic()
         if self._looked is None or now - self._looked >= RECHECK:
             self._looked = now
-            with self._app() as app:
-                if not self._launched:  # started on demand, not waited for
-                    self._launched = True
-                    service.ensure_running(app, timeout=0)
-                self._service = service.alive(app)
-                self._db = str(app.store.path)
+            threading.Thread(target=self._look_at_service, daemon=True).start()
         if not self._service:
             return None
         found: list[tuple[int, int, int] | None] = []
@@ -85,6 +79,17 @@ class LiveSource:
                 continue
             found.append((info.st_size, info.st_mtime_ns, info.st_ino))
         return tuple(found)
+
+    def _look_at_service(self) -> None:
+        try:
+            with self._app() as app:
+                if not self._launched:  # started on demand, not waited for
+                    self._launched = True
+                    service.ensure_running(app, timeout=0)
+                self._db = str(app.store.path)  # before _service: the stamp reads it then
+                self._service = service.alive(app)
+        except Exception:  # noqa: BLE001 - never fatal: the app then refreshes by itself
+            self._service = False
 
     def snapshot(self) -> Snapshot:
         with self._app() as app:
