@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from anthropic_stub import AnthropicStub, last_tool_result, running_stub
+from anthropic_stub import AnthropicStub, last_tool_result, last_user_text, running_stub
 from conftest import Env
 from real_claude import real_world
 
@@ -57,7 +57,8 @@ def test_a_budget_parks_after_the_turn_that_crossed_it_not_during(world: Env) ->
         world.roost("policy", "cb", "--budget", "1")  # a pass now: the turn is under way
         during = world.ls()["cb"]
         events = world.roost("events", "cb").stdout  # said if it fails: when it turned idle
-        assert (during["state"], during["status"]) == ("running", "working"), events
+        asked = [(r.kind, last_user_text(r.body)[:60], r.reply) for r in stub.messages()]
+        assert (during["state"], during["status"]) == ("running", "working"), (events, asked)
         gate.set()
         world.wait_for(lambda: world.ls()["cb"]["state"] == "hibernated", 60, "cb parked")
         kinds = [e["kind"] for e in json.loads(world.roost("events", "cb", "--json").stdout)]
