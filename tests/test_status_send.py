@@ -52,6 +52,27 @@ def test_claude_status_follows_its_hooks(world: Env) -> None:
     assert {"idle", "working", "waiting"} <= set(statuses)
 
 
+def test_a_turn_that_ends_before_any_look_is_still_one_turn(world: Env) -> None:
+    """A sent prompt whose turn ends before anything looks at the agent (no service, a loaded
+    machine) still shows in the event stream as working -> idle, once: what a parent's notice
+    and a host's stream follow (a child on a host whose turn no look saw told nobody)."""
+    spawn(world, "cl")
+    world.wait_status("cl", "idle")
+    world.roost("service", "stop")
+    log = world.home / "agents" / world.ls()["cl"]["id"] / "hooks.log"
+    world.roost("send", "cl", "work 0")  # taken (its UserPromptSubmit) and done at once
+    world.wait_for(lambda: "\tStop\t" in log.read_text(), what="its Stop")
+    world.ls()  # a look
+    world.ls()  # and another: nothing new
+    changes = [
+        (e["status"], e.get("previous"))
+        for e in json.loads(world.roost("events", "cl", "--json").stdout)
+        if e["kind"] == "status"
+    ]
+    assert changes[-2:] == [("working", "idle"), ("idle", "working")], changes
+    assert changes.count(("idle", "working")) == 1, changes
+
+
 def test_screen_status_for_a_cli_without_hooks(world: Env) -> None:
     spawn(world, "cx", "--provider", "codex")
     idle = world.wait_status("cx", "idle")

@@ -54,3 +54,37 @@ def test_store_log_stamps_the_time_and_keeps_the_name_after_rm(store: Store) -> 
     assert (event["delivered"], event["chars"]) == (True, 3)
     assert event["at"].endswith("+00:00")
     assert store.events("id-other") == []
+
+
+def test_a_turn_begun_is_recorded_once_whoever_looks_first(store: Store) -> None:
+    """A sent prompt's turn (store/status.record_turn_begun): recorded as working when no look
+    saw it; not again when a look recorded it after the prompt went (its end would be told
+    twice), nor over a stored working."""
+    from roost.store import status
+
+    a = Agent(id="id-a", name="a", provider="claude", cwd="/w", home="a", status="idle")
+    store.insert(a)
+    at = "2026-01-01T00:00:00+00:00"
+    with store.write() as c:
+        before = events.last_id(c)
+        assert status.record_turn_begun(c, "id-a", "a", before, "send", at)
+        assert not status.record_turn_begun(c, "id-a", "a", before, "send", at)  # working
+    with store.write() as c:
+        status.record_status(c, "id-a", "a", "idle", "hook", at)  # its Stop, seen
+        assert status.record_turn_begun(c, "id-a", "a", events.last_id(c), "send", at)
+    with store.write() as c:
+        status.record_status(c, "id-a", "a", "idle", "hook", at)
+        before = events.last_id(c)
+        events.append(c, "id-a", "a", at, "status", {"status": "working", "previous": "idle"})
+        events.append(c, "id-a", "a", at, "status", {"status": "idle", "previous": "working"})
+        assert not status.record_turn_begun(c, "id-a", "a", before, "send", at)  # a look saw it
+    changes = [(e["status"], e.get("previous")) for e in store.events("id-a")]
+    assert changes == [
+        ("working", "idle"),
+        ("idle", None),
+        ("working", "idle"),
+        ("idle", None),
+        ("working", "idle"),
+        ("idle", "working"),
+    ]
+    assert store.require("a").status == "idle"

@@ -139,7 +139,7 @@ def create(
     child = result.agent
     delivered = _first_prompt_seen(app, child, log, prompt) if prompt else None
     if delivered is not False and prompt:
-        _asked(app, child)
+        _asked(app, child, since=0 if delivered else None)  # any look of it saw this turn
     if parent is not None:
         app.store.log(parent, "child-created", child=child.name, provider=child.provider)
     return {
@@ -278,8 +278,8 @@ def _deliver(app: App, caller: scope.Caller, child: Agent, text: str) -> dict[st
     receipt: dict[str, Any] = {"name": child.name, "delivered": sent.delivered, "how": sent.how}
     if sent.failure is not None:
         receipt["turn_failed"] = sent.failure  # it took the message; its turn failed at once
-    if sent.delivered:
-        _asked(app, child)
+    if sent.delivered and not traits.of(child.provider).hooks:  # with hooks: send did it
+        _asked(app, child, since=None)
     parent = _caller_agent(app, caller)
     if parent is not None:
         app.store.log(parent, "child-sent", child=child.name, delivered=sent.delivered)
@@ -302,13 +302,19 @@ def wake_within_limits(app: App, child: Agent) -> None:
             lifecycle.wake(app, child.name, hold=False)  # send watches it get ready
 
 
-def _asked(app: App, child: Agent) -> None:
-    """The parent gave the child a turn: it is working now, whatever a refresh saw before, so
-    the end of this turn is a change (working -> idle) that notifies the parent."""
+def _asked(app: App, child: Agent, since: int | None) -> None:
+    """The parent gave the child a turn: it is working now, so the end of this turn is a change
+    (working -> idle) that notifies the parent. A CLI with hooks: unless a look recorded this
+    turn after event `since` (store/status.record_turn_begun); one without (since None):
+    whatever a look saw before, its screen may not show the turn yet."""
     from roost.store import status as listing
 
+    at = app.store.now_iso()
     with app.store.write() as c:
-        listing.record_status(c, child.id, child.name, "working", "parent", app.store.now_iso())
+        if since is not None:
+            listing.record_turn_begun(c, child.id, child.name, since, "parent", at)
+        else:
+            listing.record_status(c, child.id, child.name, "working", "parent", at)
 
 
 # ---- wait, read, list --------------------------------------------------------------------

@@ -39,7 +39,9 @@ from roost.ops.cli_record import ENTER_AGAIN, Record, readable
 from roost.ops.context import App
 from roost.ops.learn import launch_token, stop_message
 from roost.providers import hooks, mcpwire, traits
+from roost.store import events as event_log
 from roost.store import orchestration as notices_queue
+from roost.store import status as stored_status
 from roost.system import locks
 
 READY = ("idle",)
@@ -288,6 +290,7 @@ def _send_locked(
     # A CLI without a Stop hook: its record's turns that asked this text already, so the reply
     # read afterwards is this turn's (_recorded_reply).
     asked_before = cli_record.asked(app, agent, text) if wait and not quirks.hooks else 0
+    looked = event_log.last_id(app.store.conn)  # a look that records this turn: after it
     _remember(app, agent, text, notices)  # until its Enter: a kill -9 leaves the file
     try:
         app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
@@ -327,6 +330,10 @@ def _send_locked(
         )
     if how == Record.HOW:
         app.store.update(agent.id, conversation_seen=True)
+    if quirks.hooks and not command and failure is None:  # its Stop will say the turn ended
+        at = app.store.now_iso()
+        with app.store.write() as c:
+            stored_status.record_turn_begun(c, agent.id, agent.name, looked, "send", at)
     if not resuming and not notices:  # issue 23: it supersedes a resume at a limit's reset
         from roost.ops import resume
 

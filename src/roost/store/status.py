@@ -159,6 +159,35 @@ def record_status(
     events.append(conn, agent_id, name, at, "status", {"status": status, "source": source})
 
 
+def record_turn_begun(
+    conn: sqlite3.Connection, agent_id: str, name: str, since: int, source: str, at: str
+) -> bool:
+    """A prompt the agent took began a turn: it is working, unless a look recorded that turn
+    already (a `working` status event after event `since`, the last before the prompt went)
+    or it is stored working. So a turn that begins and ends between two looks is still one
+    working -> idle change (a parent's notice, a line of the host's stream), and never two.
+    Whether it was recorded; inside a write transaction."""
+    from roost.store import events
+
+    row = conn.execute("SELECT status FROM agents WHERE id = ?", (agent_id,)).fetchone()
+    if row is None or row[0] == "working":
+        return False
+    seen = conn.execute(
+        "SELECT 1 FROM events WHERE agent_id = ? AND kind = 'status' AND id > ? "
+        "AND json_extract(detail, '$.status') = 'working' LIMIT 1",
+        (agent_id, since),
+    ).fetchone()
+    if seen is not None:
+        return False
+    conn.execute(
+        "UPDATE agents SET status = 'working', status_source = ?, status_since = ? WHERE id = ?",
+        (source, at, agent_id),
+    )
+    detail = {"status": "working", "previous": row[0], "source": source}
+    events.append(conn, agent_id, name, at, "status", detail)
+    return True
+
+
 def orchestration_parent_while(
     conn: sqlite3.Connection, child_id: str, status: str | None
 ) -> str | None:
