@@ -81,9 +81,12 @@ def test_a_child_on_a_host_tells_its_parent_here_across_a_service_restart(fleet)
     first = "[roost] h1:kid finished its turn: done working"
 
     async def lead(call, wait) -> None:
-        made = await call("create_agent", provider="claude", prompt="work 1", name="kid",
+        # a turn over at once: no look on h1 sees it working (as on a loaded machine), and
+        # its end is still a turn's end (the host's send records it begun)
+        made = await call("create_agent", provider="claude", prompt="work 0", name="kid",
                           host="h1")  # fmt: skip
         assert made["name"] == "h1:kid" and made["host"] == "h1" and made["parent"] == "lead"
+        assert made["prompt_delivered"] is True
         assert h1.world.ls()["kid"]["state"] == "running"  # spawned there, by h1's roost
         assert "kid" not in local.ls()  # nothing of it is an agent here
         await wait(lambda: local.wait_for(lambda: stops_on(h1, "kid") == 1, 30, "its Stop"))
@@ -98,7 +101,7 @@ def test_a_child_on_a_host_tells_its_parent_here_across_a_service_restart(fleet)
         assert refused == {"error": "no agent named 'h1:nobody' among the children on hosts"}
 
         local.roost("service", "stop")
-        sent = await call("send_message", name="h1:kid", text="work 1")
+        sent = await call("send_message", name="h1:kid", text="work 0")
         assert sent["delivered"] is True, sent
         await wait(lambda: local.wait_for(lambda: stops_on(h1, "kid") == 2, 30, "2nd turn"))
         local.roost("service", "start")

@@ -111,7 +111,7 @@ def create(
         raise RoostError(f"host {host.name} has an agent named {name!r}; choose another name")
     read = rows.cursor(app.store.conn, host.name)  # followed already: from there, never later
     seq = read if read is not None else _last_seq(app, host)
-    made = _spawn_there(app, host, name, provider, prompt, cwd)
+    made = _spawn_there(app, host, name, provider, cwd)
     # its status: as its host's stream tells it
     child = HostChild(parent.id, host.name, name, str(made["id"]), None, app.store.now_iso())
     with app.store.write() as c:
@@ -119,6 +119,10 @@ def create(
     mcpwire.mark_in_tree(str(app.paths.home), parent.id)  # its own Stop delivers notices
     app.store.log(parent, "child-created", child=rule.qualified(host.name, name), host=host.name)
     _ensure_service(app)
+    # The prompt goes as a message, not on the spawn's command line: the host's `send` waits
+    # until the CLI took it and records the turn begun, so a turn that ends before any look
+    # there is still one working -> idle line of its stream (store/status.record_turn_begun).
+    delivered = send(app, host, child, prompt)["delivered"] if prompt else None
     return {
         "name": rule.qualified(host.name, name),
         "host": host.name,
@@ -126,17 +130,16 @@ def create(
         "cwd": made.get("cwd"),
         "placement": "parked",
         "parent": parent.name,
-        "prompt_delivered": None,  # typed by the host's roost; its screen is the witness
+        "prompt_delivered": delivered,
     }
 
 
 def _spawn_there(
-    app: App, host: hosts.Host, name: str, provider: str, prompt: str | None, cwd: str | None
+    app: App, host: hosts.Host, name: str, provider: str, cwd: str | None
 ) -> dict[str, Any]:
-    """The host's `roost spawn NAME --detached …` (options as `--opt=value`: a prompt that
-    starts with '-' stays a value), and its row of the host's `ls --json` (with its id)."""
+    """The host's `roost spawn NAME --detached …` (options as `--opt=value`: a cwd that starts
+    with '-' stays a value), and its row of the host's `ls --json` (with its id)."""
     args = ["spawn", name, f"--provider={provider}", "--detached"]
-    args += [f"--prompt={prompt}"] if prompt else []
     args += [f"--cwd={cwd}"] if cwd else []  # none: the host roost's own default
     _ask(app, host, args)
     made = _listing(app, host).get(name)
