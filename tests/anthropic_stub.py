@@ -167,16 +167,20 @@ class AnthropicStub(LoopbackStub):
             self._script.append({"type": "text", "text": text})
 
     def queue_tool_use(
-        self, name: str, tool_input: dict[str, Any], when: str | None = None
+        self, name: str, tool_input: dict[str, Any], when: str | None = None, again: bool = False
     ) -> None:
         """Answer the next main request (after any queued before) by calling tool ``name``,
         e.g. ``queue_tool_use("Bash", {"command": "echo hi", "description": "Say hi"})`` to make
         Claude Code ask for permission. The turn that returns the tool's result gets the default
         reply, ``stub reply: tool result: <output>``. ``when``: only a request whose last user
-        text holds it (a main request Claude Code makes by itself meanwhile never takes it)."""
+        text holds it (a main request Claude Code makes by itself meanwhile never takes it).
+        ``again``: every such request gets the call until one brings a tool's result, as a
+        model would answer the same question again: Claude Code asks twice now and then on a
+        loaded machine (a non-streaming fallback after a stream it found short)."""
         with self._lock:
-            block = {"type": "tool_use", "name": name, "input": tool_input}
-            self._script.append({**block, "_when": when} if when is not None else block)
+            block: dict[str, Any] = {"type": "tool_use", "name": name, "input": tool_input}
+            block |= {"_when": when} if when is not None else {}
+            self._script.append(block | ({"_again": True} if again else {}))
 
     @staticmethod
     def default_reply(body: dict[str, Any]) -> str:
@@ -207,14 +211,18 @@ class AnthropicStub(LoopbackStub):
         if schema is not None:
             return {"type": "text", "text": json.dumps(sample_of(schema))}
         if req.kind == "main":
-            said = last_user_text(body)
+            said, answered = last_user_text(body), last_tool_result(body) is not None
             with self._lock:
+                if answered:  # the call was made: asking again is over
+                    self._script = [s for s in self._script if not s.get("_again")]
                 index = next(
                     (i for i, s in enumerate(self._script) if s.get("_when", said) in said), None
                 )
-                scripted = self._script.pop(index) if index is not None else None
+                scripted = None if index is None else self._script[index]
+                if scripted is not None and not scripted.get("_again"):
+                    self._script.pop(index)
             if scripted is not None:
-                return {k: v for k, v in scripted.items() if k != "_when"}
+                return {k: v for k, v in scripted.items() if not k.startswith("_")}
         return {"type": "text", "text": self.reply_for(body)}
 
     def messages(self, kind: str | None = None) -> list[Request]:

@@ -81,3 +81,25 @@ def test_a_request_is_recorded_before_its_answer_is_sent(stand_in: type[Any]) ->
             assert missing.value.code == 404
             assert stub.unknown[-1].path == "/nowhere"
         assert len(stub.requests) == 10 and len(stub.unknown) == 5
+
+
+def test_a_tool_call_asked_for_again_is_answered_again_until_its_result_comes() -> None:
+    """``queue_tool_use(..., again=True)``: the same question asked twice (Claude Code's
+    non-streaming fallback) gets the call twice; once a result comes back, plain answers."""
+    question = {"role": "user", "content": "read the notes"}
+    body = {"model": "m", "tools": [{"name": "Read"}], "messages": [question]}
+    result = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "t", "content": "roost"}],
+    }
+    with AnthropicStub() as stub:
+        stub.queue_tool_use("Read", {"file_path": "/n"}, when="read the notes", again=True)
+        for _ in range(2):
+            said = json.loads(post(stub.url + "/v1/messages", body))
+            assert said["content"][0]["type"] == "tool_use" and said["stop_reason"] == "tool_use"
+        done = {**body, "messages": [question, {"role": "assistant", "content": "x"}, result]}
+        assert json.loads(post(stub.url + "/v1/messages", done))["content"][0]["text"] == (
+            "stub reply: tool result: roost"
+        )
+        said = json.loads(post(stub.url + "/v1/messages", body))
+        assert said["content"][0] == {"type": "text", "text": "stub reply: read the notes"}

@@ -44,9 +44,17 @@ def test_a_budget_parks_after_the_turn_that_crossed_it_not_during(world: Env) ->
         stub.reply_for = held_after_the_tool
         # for the person's turn only (seen on a loaded run: a request of Claude Code's own took
         # it, the turn got a plain answer and ended at once, and the agent was parked)
-        stub.queue_tool_use("Read", {"file_path": str(work / "notes.txt")}, when="read the notes")
+        # (and again: seen on a loaded run, Claude Code asked the same question twice and the
+        # second answer, plain, ended the turn at once)
+        stub.queue_tool_use(
+            "Read", {"file_path": str(work / "notes.txt")}, when="read the notes", again=True
+        )
         world.roost("send", "cb", "read the notes")
-        world.wait_for(lambda: len(stub.messages("main")) >= 2, 60, "the tool's result sent")
+        world.wait_for(
+            lambda: any(last_tool_result(r.body) is not None for r in stub.messages("main")),
+            60,
+            "the tool's result sent",
+        )
         # The transcript holds the first answer's usage (once Claude Code appended it): over
         # budget, mid-turn.
         world.wait_for(
@@ -57,7 +65,10 @@ def test_a_budget_parks_after_the_turn_that_crossed_it_not_during(world: Env) ->
         world.roost("policy", "cb", "--budget", "1")  # a pass now: the turn is under way
         during = world.ls()["cb"]
         events = world.roost("events", "cb").stdout  # said if it fails: when it turned idle
-        asked = [(r.kind, last_user_text(r.body)[:60], r.reply) for r in stub.messages()]
+        asked = [
+            (r.kind, last_user_text(r.body)[:60], r.reply, r.body.get("stream"), r.time)
+            for r in stub.messages()
+        ]
         assert (during["state"], during["status"]) == ("running", "working"), (events, asked)
         gate.set()
         world.wait_for(lambda: world.ls()["cb"]["state"] == "hibernated", 60, "cb parked")
