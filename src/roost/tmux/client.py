@@ -160,6 +160,21 @@ def warn(text: str) -> None:
         sys.stderr.write(f"roost: warning: {text}\n")
 
 
+def reap_missed(server_pid: str, strict: bool = False) -> None:
+    """Nudge the tmux server to reap its children. tmux below 3.5 built with libutempter (as
+    Debian's 3.3a is) loses the SIGCHLD of a child that exits while a pane is being made or
+    destroyed (utempter's own handler is in then: tmux issue #311): that pane's process stays an
+    unreaped zombie with no exit status, and its pane-died hook (exit log, restart policy,
+    notices) never runs. Any SIGCHLD makes the server reap every child, so one follows every
+    start of an agent's process; `list_panes` nudges when it finds such a pane. `strict`:
+    a failure is the caller's (OSError, ValueError)."""
+    try:
+        os.kill(int(server_pid), signal.SIGCHLD)
+    except (OSError, ValueError):
+        if strict:
+            raise
+
+
 class Tmux:
     """`binary` is the tmux to run (config.toml's `[tmux] bin`, else "tmux" on PATH);
     `supervisor` a shell command tmux runs with a pane id when a pane dies, with
@@ -275,7 +290,7 @@ class Tmux:
             # is an unreaped zombie, so no exit status and no pane-died hook. Any SIGCHLD makes
             # the server reap every child; nudge it and look again.
             try:
-                os.kill(int(found[0]["server_pid"]), signal.SIGCHLD)
+                reap_missed(found[0]["server_pid"], strict=True)
                 time.sleep(0.02)
                 found = rows(self.run("list-panes", "-a", "-F", _PANE_FORMAT))
             except TmuxTimeout:
@@ -482,7 +497,7 @@ class Tmux:
             literal(cwd),
             "-P",
             "-F",
-            f"#{{window_id}}{SEP}#{{pane_id}}{SEP}#{{pane_pid}}",
+            f"#{{window_id}}{SEP}#{{pane_id}}{SEP}#{{pane_pid}}{SEP}#{{pid}}",
             *argv,
             ";",
             *self._own_size(),
@@ -498,7 +513,8 @@ class Tmux:
             *self._redraw(redraw_keeper_of),
             *self._user_setup(),
         )
-        window_id, pane_id, pid = out.strip().split(SEP)
+        window_id, pane_id, pid, server_pid = out.strip().split(SEP)
+        reap_missed(server_pid)
         return window_id, pane_id, int(pid)
 
     def respawn(
@@ -531,10 +547,12 @@ class Tmux:
             "-p",
             "-t",
             pane_id,
-            "#{pane_pid}",
+            f"#{{pane_pid}}{SEP}#{{pid}}",
             *self._redraw(redraw_keeper_of),
         )
-        return int(out.strip().splitlines()[-1])
+        pid, _, server_pid = out.strip().splitlines()[-1].partition(SEP)
+        reap_missed(server_pid)
+        return int(pid)
 
     @staticmethod
     def _redraw(session_id: str | None) -> list[str]:
@@ -562,10 +580,16 @@ class Tmux:
             return ""
 
     def kill_window(self, window_id: str) -> None:
-        self.run("kill-window", "-t", window_id)
+        self._killing("kill-window", window_id)
 
     def kill_session(self, session_id: str) -> None:
-        self.run("kill-session", "-t", session_id)
+        self._killing("kill-session", session_id)
+
+    def _killing(self, command: str, target: str) -> None:
+        """A pane destroyed runs utempter too: another pane's exit meanwhile is reaped after
+        (reap_missed). The server's pid is asked first: killing its last session ends it."""
+        out = self.run("display-message", "-p", "#{pid}", ";", command, "-t", target)
+        reap_missed(out.strip().split("\n")[0])
 
     def select_window(self, window_id: str) -> None:
         """The window a person is about to be shown; its session quiet for them (no bell for

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from roost.core.service import SESSION, WINDOW
-from roost.tmux.client import Tmux, _command_string
+from roost.tmux.client import Tmux, _command_string, reap_missed
 from roost.tmux.format import SEP
 from roost.tmux.protocol import TmuxError
 
@@ -39,7 +39,7 @@ def create(tmux: Tmux, argv: Sequence[str], env: Mapping[str, str]) -> tuple[str
         *env_args,
         "-P",
         "-F",
-        f"#{{pane_id}}{SEP}#{{pane_pid}}",
+        f"#{{pane_id}}{SEP}#{{pane_pid}}{SEP}#{{pid}}",
         *argv,
         ";",
         "set-option",
@@ -49,14 +49,18 @@ def create(tmux: Tmux, argv: Sequence[str], env: Mapping[str, str]) -> tuple[str
         "1",
         *([";", "set-hook", "-t", f"={SESSION}:", "pane-died", hook] if tmux.supervisor else []),
     )
-    pane_id, pid = out.strip().split(SEP)
+    pane_id, pid, server_pid = out.strip().split(SEP)
+    reap_missed(server_pid)  # a service that died at once is restarted (tmux/client.py)
     return pane_id, int(pid)
 
 
 def respawn(tmux: Tmux, pane_id: str) -> int:
     """Start the service's (dead) pane again with its own command; the new pid."""
     tmux.run("respawn-pane", "-k", "-t", pane_id)
-    return int(tmux.run("display-message", "-p", "-t", pane_id, "#{pane_pid}").strip())
+    found = tmux.run("display-message", "-p", "-t", pane_id, f"#{{pane_pid}}{SEP}#{{pid}}")
+    pid, _, server_pid = found.strip().partition(SEP)
+    reap_missed(server_pid)
+    return int(pid)
 
 
 def kill(tmux: Tmux) -> bool:
