@@ -330,7 +330,7 @@ def _send_locked(
         )
     if how == Record.HOW:
         app.store.update(agent.id, conversation_seen=True)
-    if quirks.hooks and not command and failure is None:  # its Stop will say the turn ended
+    if how == "hook" and not command and failure is None:  # its UserPromptSubmit: a turn
         at = app.store.now_iso()
         with app.store.write() as c:
             stored_status.record_turn_begun(c, agent.id, agent.name, looked, "send", at)
