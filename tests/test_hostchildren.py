@@ -99,6 +99,18 @@ def test_a_child_on_a_host_tells_its_parent_here_across_a_service_restart(fleet)
         assert listed["h1:kid"]["status"] == "idle"
         refused = await call("send_message", name="h1:nobody", text="hi")  # not created here
         assert refused == {"error": "no agent named 'h1:nobody' among the children on hosts"}
+        read = await call("read_conversation", name="h1:kid", messages=2)  # as h1 reads it
+        assert read == {
+            "name": "h1:kid",
+            "source": "transcript",
+            "messages": [
+                {"role": "user", "text": "work 0"},
+                {"role": "assistant", "text": "done working"},
+            ],
+        }, read
+        h1.world.roost("place", "kid", "--tab", "main")  # its person there put it on screen
+        assert await call("park_agent", name="h1:kid") == {"name": "h1:kid", "parked": True}
+        assert h1.world.ls()["kid"]["placement"] == "detached"
 
         local.roost("service", "stop")
         sent = await call("send_message", name="h1:kid", text="work 0")
@@ -141,6 +153,9 @@ def test_a_child_on_a_host_tells_its_parent_here_across_a_service_restart(fleet)
             "agents you created (and theirs)"
         }
         assert [r["name"] for r in await call("list_agents")] == ["other"]
+        for tool in ("read_conversation", "park_agent"):
+            refused = await call(tool, name="h1:kid")
+            assert "not in your subtree" in refused["error"], (tool, refused)
 
     session_of(local, other_id, stranger)
 

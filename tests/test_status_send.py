@@ -344,3 +344,22 @@ def test_ls_gives_up_on_a_hung_tmux_with_one_line(world: Env) -> None:
         assert proc.returncode == 5, proc.stderr
         assert proc.stderr.startswith("roost: tmux did not answer within 1 s (list-panes")
         assert len(proc.stderr.splitlines()) == 1
+
+
+def test_read_prints_an_agents_recent_conversation_and_refuses_a_stranger(world: Env) -> None:
+    """`roost read NAME`: what the MCP tool read_conversation gives a parent, for a person (and
+    for a parent elsewhere, through its host's roost: test_hostchildren.py)."""
+    spawn(world, "cl")
+    world.wait_status("cl", "idle")
+    assert world.roost("send", "cl", "hello there", "--wait").stdout == "echo: hello there\n"
+    said = json.loads(world.roost("read", "cl", "--json").stdout)
+    assert said["name"] == "cl" and said["source"] == "transcript", said
+    assert said["messages"][-2:] == [
+        {"role": "user", "text": "hello there"},
+        {"role": "assistant", "text": "echo: hello there"},
+    ]
+    assert world.roost("read", "cl", "-n", "1").stdout == "assistant: echo: hello there\n"
+    for bad in (["read", "nobody"], ["read", "cl", "-n", "0"], ["read", "-x"]):
+        refused = world.roost(*bad, check=False)
+        assert refused.returncode != 0 and refused.stdout == "", (bad, refused)
+    assert "no agent named 'nobody'" in world.roost("read", "nobody", check=False).stderr

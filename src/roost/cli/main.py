@@ -1148,9 +1148,10 @@ from roost.cli.hosts import host_group, ls_all, watch_all  # noqa: E402 (issue 2
 
 cli.add_command(host_group)
 
-from roost.cli.reply import reply_command  # noqa: E402 - issue 24 part 4 (branch hostchild)
+from roost.cli.reply import read_command, reply_command  # noqa: E402 - issue 24 part 4 (branch hostchild)
 
 cli.add_command(reply_command)
+cli.add_command(read_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,6 +1,8 @@
-"""`roost reply NAME`: an agent's last answer, as a parent's notice or wait_for_agents gives it
-(its Stop hook's words, its transcript's, its CLI's own record's). A parent here asks a host's
-roost for a child's last words this way (docs/HOSTS.md "Children on a host")."""
+"""What an agent said. `roost reply NAME`: its last answer, as a parent's notice or
+wait_for_agents gives it (its Stop hook's words, its transcript's, its CLI's own record's).
+`roost read NAME`: its recent conversation, as the MCP tool read_conversation gives it (the
+transcript's messages, else its screen's tail). A parent here asks a host's roost about a child
+there this way (docs/HOSTS.md "Children on a host")."""
 
 from __future__ import annotations
 
@@ -36,3 +38,46 @@ def reply_command(name: str, as_json: bool) -> None:
         raise click.exceptions.Exit(1)
     else:
         click.echo(said)
+
+
+@click.command(name="read")
+@click.argument("name")
+@click.option(
+    "-n", "--messages", type=click.IntRange(1, 100), default=10, show_default=True,
+    help="How many recent messages.",
+)  # fmt: skip
+@click.option(
+    "--max-chars", type=click.IntRange(200, 20_000), default=4000, show_default=True,
+    help="At most this many characters in all.",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print what read_conversation returns.")
+def read_command(name: str, messages: int, max_chars: int, as_json: bool) -> None:
+    """Print agent NAME's recent conversation (its transcript's messages, else the tail of its
+    screen). Never wakes it.
+
+    \b
+    Example:
+      roost read api-fix -n 4
+      roost read build:api-fix --json
+    """
+    from roost.core.names import check_name
+    from roost.core.scope import Caller
+    from roost.ops import orchestrate
+    from roost.ops.context import open_app
+
+    check_name(name)
+    app = open_app(reading=True)
+    try:
+        app.store.require(name)  # the person's words for one that does not exist
+        found = orchestrate.read(app, Caller(None), name, messages, max_chars)
+    finally:
+        app.close()
+    if as_json:
+        click.echo(json.dumps(found))
+    elif found["source"] == "transcript":
+        for m in found["messages"]:
+            click.echo(f"{m['role']}: {m['text']}")
+    elif found["source"] == "screen":
+        click.echo(found["screen"])
+    else:
+        raise click.ClickException(found["note"])

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from roost.core import notify
 
+READ_SOURCES = ("transcript", "screen", "none")  # what a host's `roost read --json` may say
+
 
 @dataclass(frozen=True, slots=True)
 class Change:

@@ -215,6 +215,27 @@ def stop(app: App, host: hosts.Host, child: HostChild) -> dict[str, Any]:
     return {"name": rule.qualified(host.name, child.name), "stopped": True}
 
 
+def park(app: App, host: hosts.Host, child: HostChild) -> dict[str, Any]:
+    """The host's `roost park NAME`: off the screen of its person there, still running."""
+    _ask(app, host, ["park", child.name])
+    return {"name": rule.qualified(host.name, child.name), "parked": True}
+
+
+def read(
+    app: App, host: hosts.Host, child: HostChild, messages: int, max_chars: int
+) -> dict[str, Any]:
+    """The host's `roost read NAME --json`: the child's recent conversation, as its host reads
+    it (its transcript there, else its screen's tail), named as its parent knows it."""
+    args = ["read", child.name, f"--messages={messages}", f"--max-chars={max_chars}", "--json"]
+    try:
+        found = json.loads(_ask(app, host, args))
+    except ValueError:
+        raise RoostError(f"host {host.name}: its roost read --json said no JSON") from None
+    if not isinstance(found, dict) or found.get("source") not in rule.READ_SOURCES:
+        raise RoostError(f"host {host.name}: its roost read --json said something else")
+    return {**found, "name": rule.qualified(host.name, child.name)}
+
+
 def remove(app: App, host: hosts.Host, child: HostChild) -> dict[str, Any]:
     """The host's `roost rm NAME`, then its row here (its host's stream is no longer followed
     for it; nor at all once the host has no children here)."""

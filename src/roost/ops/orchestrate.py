@@ -385,9 +385,15 @@ def read(
 ) -> dict[str, Any]:
     """The child's last `messages` messages from its transcript, else the tail of its screen.
     A hibernated child is not woken: without a transcript it has nothing to show."""
-    child = _target(app, caller, name, write=False, self_allowed=True)
     messages = max(1, min(messages, 100))
     max_chars = max(200, min(max_chars, 20_000))
+    remote = _remote(app, caller, name, write=False)
+    if remote is not None:  # a child on a host: its roost reads it
+        from roost.ops import hostchildren
+
+        host, far = remote
+        return hostchildren.read(app, host, far, messages, max_chars)
+    child = _target(app, caller, name, write=False, self_allowed=True)
     found = transcript_messages(child.transcript_path) if child.transcript_path else []
     if found:
         picked = found[-messages:]
@@ -481,8 +487,11 @@ def stop(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
 
 
 def park(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
-    from roost.ops import workspace
+    from roost.ops import hostchildren, workspace
 
+    remote = _remote(app, caller, name)
+    if remote is not None:  # a child on a host: off its person's screen there
+        return hostchildren.park(app, *remote)
     child = _target(app, caller, name, write=True)
     workspace.park(app, child.name)
     return {"name": child.name, "parked": True}
