@@ -140,3 +140,42 @@ def test_a_kill_that_ends_while_a_notice_is_on_its_way_is_not_undone(
     assert held.tries == 0  # not counted as a death on delivery
     reasons = [e for e in app.store.events(lead.id) if e["kind"] == "notice-held"]
     assert "stopped by its person" in str(reasons[-1])
+
+
+def test_a_turn_already_over_when_its_send_records_it_is_looked_at_and_told(app: App) -> None:
+    """The Stop was in the hook log before send recorded the turn begun: what the Stop set off
+    (the service's look, the hook's `roost _notify`) may have looked first and found nothing
+    new. send.turn_begun then looks itself (working -> idle recorded, the parent's notice
+    queued) and starts `roost _notify` outside itself, as the hook does."""
+    from roost.ops.learn import launch_token
+    from roost.providers import hooks
+    from roost.store import events
+
+    lead = spawn(app, "lead")
+    place = lifecycle.Place(detached=True, orchestrated_by="lead")
+    app.environ["ROOST_CLAUDE_BIN"] = "/bin/sh"  # the fake tmux never runs it
+    kid = lifecycle.spawn(app, "kid", provider="claude", cwd=str(app.paths.home), place=place).agent
+    log = hooks.log_path(str(app.paths.home), kid.id)
+    token = launch_token(app, kid.id)
+    with open(log, "a") as f:
+        f.write(f"{app.clock.now().timestamp():.0f}\tSessionStart\t{token}\t{{}}\n")
+    notify.deliver(app)  # a look: idle, from its SessionStart
+    assert app.store.require("kid").status == "idle"
+    looked, before = events.last_id(app.store.conn), hooks.size(log)
+    with open(log, "a") as f:  # the turn, begun and over before any look
+        for event in ("UserPromptSubmit", "Stop"):
+            f.write(f"{app.clock.now().timestamp():.0f}\t{event}\t{token}\t{{}}\n")
+    notify.deliver(app)  # the Stop's own look came first: idle over idle, nothing new
+    assert [n.child_name for n in queue.pending(app.store.conn, lead.id)] == []
+
+    send.turn_begun(app, app.store.require("kid"), looked, log, before, "send")
+    changes = [
+        (e["status"], e.get("previous")) for e in app.store.events(kid.id) if e["kind"] == "status"
+    ]
+    assert changes[-2:] == [("working", "idle"), ("idle", "working")], changes
+    assert [n.child_name for n in queue.pending(app.store.conn, lead.id)] == ["kid"]
+    [(argv, env)] = app.procs.outside
+    assert argv[-1] == "_notify" and "ROOST_AGENT_ID" not in env
+
+    send.turn_begun(app, app.store.require("kid"), looked, log, before, "send")  # not twice
+    assert len(queue.pending(app.store.conn, lead.id)) == 1 and len(app.procs.outside) == 1

@@ -22,6 +22,7 @@ from roost.ops import cli_record, lifecycle, observe, send
 from roost.ops.context import App
 from roost.ops.learn import launch_token, stop_message
 from roost.providers import hooks, traits
+from roost.store import events as event_log
 from roost.store import orchestration as queue
 from roost.system import locks
 
@@ -127,6 +128,7 @@ def create(
         place = lifecycle.Place(
             tab=tab, detached=tab is None, orchestrated_by=parent.name if parent else None
         )
+        looked = event_log.last_id(app.store.conn)  # a look at its first turn comes after
         result = lifecycle.spawn(
             app,
             name,
@@ -138,8 +140,10 @@ def create(
     log = hooks.log_path(str(app.paths.home), result.agent.id)
     child = result.agent
     delivered = _first_prompt_seen(app, child, log, prompt) if prompt else None
-    if delivered is not False and prompt:
-        _asked(app, child, since=0 if delivered else None)  # any look of it saw this turn
+    if delivered:  # its UserPromptSubmit: the turn it began is recorded once
+        send.turn_begun(app, child, looked, log, 0, "parent")
+    elif delivered is None and prompt:  # a CLI without hooks: typed, its screen the witness
+        _asked(app, child)
     if parent is not None:
         app.store.log(parent, "child-created", child=child.name, provider=child.provider)
     return {
@@ -279,7 +283,7 @@ def _deliver(app: App, caller: scope.Caller, child: Agent, text: str) -> dict[st
     if sent.failure is not None:
         receipt["turn_failed"] = sent.failure  # it took the message; its turn failed at once
     if sent.delivered and not traits.of(child.provider).hooks:  # with hooks: send did it
-        _asked(app, child, since=None)
+        _asked(app, child)
     parent = _caller_agent(app, caller)
     if parent is not None:
         app.store.log(parent, "child-sent", child=child.name, delivered=sent.delivered)
@@ -302,19 +306,15 @@ def wake_within_limits(app: App, child: Agent) -> None:
             lifecycle.wake(app, child.name, hold=False)  # send watches it get ready
 
 
-def _asked(app: App, child: Agent, since: int | None) -> None:
-    """The parent gave the child a turn: it is working now, so the end of this turn is a change
-    (working -> idle) that notifies the parent. A CLI with hooks: unless a look recorded this
-    turn after event `since` (store/status.record_turn_begun); one without (since None):
-    whatever a look saw before, its screen may not show the turn yet."""
+def _asked(app: App, child: Agent) -> None:
+    """The parent gave a child whose CLI has no hooks a turn: it is working now, whatever a
+    look saw before (its screen may not show the turn yet), so the end of this turn is a change
+    (working -> idle) that notifies the parent. (With hooks: send.turn_begun.)"""
     from roost.store import status as listing
 
     at = app.store.now_iso()
     with app.store.write() as c:
-        if since is not None:
-            listing.record_turn_begun(c, child.id, child.name, since, "parent", at)
-        else:
-            listing.record_status(c, child.id, child.name, "working", "parent", at)
+        listing.record_status(c, child.id, child.name, "working", "parent", at)
 
 
 # ---- wait, read, list --------------------------------------------------------------------

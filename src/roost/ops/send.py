@@ -331,9 +331,7 @@ def _send_locked(
     if how == Record.HOW:
         app.store.update(agent.id, conversation_seen=True)
     if how == "hook" and not command and failure is None:  # its UserPromptSubmit: a turn
-        at = app.store.now_iso()
-        with app.store.write() as c:
-            stored_status.record_turn_begun(c, agent.id, agent.name, looked, "send", at)
+        turn_begun(app, agent, looked, log, log_before, "send")
     if not resuming and not notices:  # issue 23: it supersedes a resume at a limit's reset
         from roost.ops import resume
 
@@ -360,6 +358,33 @@ def _send_locked(
     reply = last_reply(app, agent.id, log_before, text)
     why = replies.NOT_RECORDED if quirks.hooks else cli_record.NO_RECORD
     return Sent(True, how, reply, no_reply=None if reply is not None else why)
+
+
+def turn_begun(app: App, agent: Agent, looked: int, log: str, log_before: int, source: str) -> None:
+    """Record the turn a prompt began, its UserPromptSubmit in the hook log after `log_before`
+    (store/status.record_turn_begun; `looked`: the last event before it went). When its Stop is in
+    the hook log already, what that Stop set off (the service's look, the hook's `roost
+    _notify`) may have come before this record and found nothing new: look now (its end is
+    recorded, a line of the event stream, a parent's notice queued), and start the delivery as
+    the hook does."""
+    from roost.ops.context import IN_SUPERVISOR
+
+    at = app.store.now_iso()
+    with app.store.write() as c:
+        if not stored_status.record_turn_begun(c, agent.id, agent.name, looked, source, at):
+            return
+    seen, _ = hooks.read_since(log, log_before, launch_token(app, agent.id))
+    began = next((i for i, (_, e, _p) in enumerate(seen) if e == "UserPromptSubmit"), None)
+    if began is None or not any(e in ("Stop", "StopFailure") for _, e, _p in seen[began:]):
+        return  # its end is still to come, and what it sets off comes after this record
+    observe.refresh(app)
+    if agent.orchestration_parent:  # outside this process: a delivery takes its own locks
+        env = {k: v for k, v in app.environ.items() if k not in NOT_THE_AGENTS}
+        app.procs.run_outside([*lifecycle.roost_command(), "_notify"], {**env, IN_SUPERVISOR: "1"})
+
+
+# What a delivery started for an agent must not carry: it acts as nobody's agent (hook.sh).
+NOT_THE_AGENTS = ("ROOST_AGENT_ID", "ROOST_AGENT_NAME", "ROOST_LAUNCH_TOKEN")
 
 
 def _recorded_reply(
