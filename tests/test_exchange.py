@@ -85,6 +85,15 @@ def test_a_valid_export_passes() -> None:
     validate(doc(), Taken(), PROVIDERS)
 
 
+@pytest.mark.parametrize(
+    "source", ["hook", "screen", "title", "process", "store", "send", "parent"]
+)
+def test_every_status_source_roost_stores_imports(source: str) -> None:
+    """An export made right after a send (source `send` until the next look), or while a
+    title showed the work, imports (it was refused before)."""
+    validate(agent_field(1, status="working", status_source=source), Taken(), PROVIDERS)
+
+
 def edit(change: Callable[[Doc], object]) -> Doc:
     d = copy.deepcopy(doc())
     change(d)
