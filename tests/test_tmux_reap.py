@@ -30,6 +30,10 @@ def test_every_pane_started_or_destroyed_is_followed_by_a_sigchld_to_the_server(
     session, _keeper = tmux.new_home("h", cwd, ["sleep", "60"], {})
     server = int(world.tmux("display-message", "-p", "#{pid}").strip())
     nudge = (server, signal.SIGCHLD)
+    assert sent == [nudge]
+    tmux.refresh_keeper(session)  # killed and started again
+    assert sent == [nudge] * 2
+    del sent[:]
 
     window, pane, _pid = tmux.new_window(session, "w", cwd, ["sh", "-c", "exit 3"], "id-1")
     assert sent == [nudge]

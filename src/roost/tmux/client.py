@@ -323,7 +323,7 @@ class Tmux:
             *env_args,
             "-P",
             "-F",
-            f"#{{session_id}}{SEP}#{{pane_id}}",
+            f"#{{session_id}}{SEP}#{{pane_id}}{SEP}#{{pid}}",
             *keeper_argv,
             ";",
             *self._own_size(),
@@ -337,7 +337,8 @@ class Tmux:
             "1",
             *self._user_setup(),
         )
-        session_id, keeper_pane = out.strip().split(SEP)
+        session_id, keeper_pane, server_pid = out.strip().split(SEP)
+        reap_missed(server_pid)
         return session_id, keeper_pane
 
     def _create(self, *args: str) -> str:
@@ -561,7 +562,11 @@ class Tmux:
     def refresh_keeper(self, session_id: str) -> None:
         """Redraw a home's keeper (window 0): it shows its agents' state."""
         try:
-            self.run("respawn-pane", "-k", "-t", f"{session_id}:0.0")
+            out = self.run(
+                "respawn-pane", "-k", "-t", f"{session_id}:0.0", ";", "display-message", "-p",
+                "#{pid}",
+            )  # fmt: skip
+            reap_missed(out.strip())  # a keeper killed and started: utempter twice
         except TmuxTimeout:
             raise
         except TmuxError:
