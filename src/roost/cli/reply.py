@@ -61,6 +61,7 @@ def read_command(name: str, messages: int, max_chars: int, as_json: bool) -> Non
       roost read build:api-fix --json
     """
     from roost.core.names import check_name
+    from roost.core.present import for_terminal
     from roost.core.scope import Caller
     from roost.ops import orchestrate
     from roost.ops.context import open_app
@@ -76,8 +77,8 @@ def read_command(name: str, messages: int, max_chars: int, as_json: bool) -> Non
         click.echo(json.dumps(found))
     elif found["source"] == "transcript":
         for m in found["messages"]:
-            click.echo(f"{m['role']}: {m['text']}")
+            click.echo(f"{m['role']}: {for_terminal(m['text'])}")
     elif found["source"] == "screen":
-        click.echo(found["screen"])
+        click.echo(for_terminal(found["screen"]))
     else:
         raise click.ClickException(found["note"])

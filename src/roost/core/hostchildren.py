@@ -24,8 +24,6 @@ from dataclasses import dataclass
 
 from roost.core import notify
 
-READ_SOURCES = ("transcript", "screen", "none")  # what a host's `roost read --json` may say
-
 
 @dataclass(frozen=True, slots=True)
 class Change:
@@ -57,3 +55,39 @@ def qualified(host: str, name: str) -> str:
     'h1:kid'
     """
     return f"{host}:{name}"
+
+
+def read_answer(found: object, max_chars: int) -> dict[str, object] | None:
+    """What of a host's `roost read --json` reaches the parent: its source and words only, as
+    strings, at most `max_chars` of them (a host's roost is trusted no further); None when it
+    is no such answer.
+
+    >>> read_answer({"source": "screen", "screen": "x" * 9, "extra": 1}, 4)
+    {'source': 'screen', 'screen': 'xxxx'}
+    >>> read_answer({"source": "transcript", "messages": [{"role": "user", "text": "hi"}]}, 9)
+    {'source': 'transcript', 'messages': [{'role': 'user', 'text': 'hi'}]}
+    >>> read_answer({"source": "transcript", "messages": [{"role": 1}]}, 9) is None
+    True
+    """
+    if not isinstance(found, dict):
+        return None
+    source = found.get("source")
+    if source == "transcript":
+        said = found.get("messages")
+        if not isinstance(said, list) or not all(_message(m) for m in said):
+            return None
+        kept: list[dict[str, str]] = []
+        left = max_chars
+        for m in reversed(said):
+            if left <= 0:
+                break
+            kept.insert(0, {"role": m["role"], "text": m["text"][-left:]})
+            left -= len(m["text"])
+        return {"source": source, "messages": kept}
+    key = {"screen": "screen", "none": "note"}.get(source) if isinstance(source, str) else None
+    words = found.get(key) if key else None
+    return {"source": source, key: words[:max_chars]} if key and isinstance(words, str) else None
+
+
+def _message(m: object) -> bool:
+    return isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("text"), str)

@@ -659,3 +659,15 @@ def limits_table(
         f"then: {(then or {}).get(name, 'nothing: on-limit is off')}\n"
         for name, provider, limit, _seen in rows
     )
+
+
+def for_terminal(text: str) -> str:
+    r"""A model's words for a terminal: control characters dropped (an escape sequence would be
+    the terminal's command), lines and tabs kept.
+
+    >>> for_terminal("a\x1b[2Jb\n\tc\x07")
+    'a[2Jb\n\tc'
+    """
+    import unicodedata  # here: `roost ls` imports this module
+
+    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")

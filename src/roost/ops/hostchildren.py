@@ -122,7 +122,7 @@ def create(
     # The prompt goes as a message, not on the spawn's command line: the host's `send` waits
     # until the CLI took it and records the turn begun, so a turn that ends before any look
     # there is still one working -> idle line of its stream (store/status.record_turn_begun).
-    delivered = send(app, host, child, prompt)["delivered"] if prompt else None
+    sent = _first_prompt(app, host, child, prompt) if prompt else None
     return {
         "name": rule.qualified(host.name, name),
         "host": host.name,
@@ -130,8 +130,19 @@ def create(
         "cwd": made.get("cwd"),
         "placement": "parked",
         "parent": parent.name,
-        "prompt_delivered": delivered,
+        "prompt_delivered": None if sent is None else sent["delivered"],
+        **({"prompt_how": sent["how"]} if sent is not None and not sent["delivered"] else {}),
     }
+
+
+def _first_prompt(app: App, host: hosts.Host, child: HostChild, prompt: str) -> dict[str, Any]:
+    """The child's first prompt, as a message (`send`): recorded already, the child is the
+    parent's whatever happens to the message; a host that stopped answering meanwhile is a
+    prompt not delivered, with ssh's words, not an error that would hide the child."""
+    try:
+        return send(app, host, child, prompt)
+    except RoostError as exc:  # Unreachable is one
+        return {"delivered": False, "how": str(exc)}
 
 
 def _spawn_there(
@@ -228,12 +239,12 @@ def read(
     it (its transcript there, else its screen's tail), named as its parent knows it."""
     args = ["read", child.name, f"--messages={messages}", f"--max-chars={max_chars}", "--json"]
     try:
-        found = json.loads(_ask(app, host, args))
+        found = rule.read_answer(json.loads(_ask(app, host, args)), max_chars)
     except ValueError:
-        raise RoostError(f"host {host.name}: its roost read --json said no JSON") from None
-    if not isinstance(found, dict) or found.get("source") not in rule.READ_SOURCES:
-        raise RoostError(f"host {host.name}: its roost read --json said something else")
-    return {**found, "name": rule.qualified(host.name, child.name)}
+        found = None
+    if found is None:
+        raise RoostError(f"host {host.name}: its roost read --json said no conversation")
+    return {"name": rule.qualified(host.name, child.name), **found}
 
 
 def remove(app: App, host: hosts.Host, child: HostChild) -> dict[str, Any]:
