@@ -460,17 +460,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items[:] = sorted(items, key=run_order)
 
 
-def run_order(item: pytest.Item) -> tuple[int, float]:
+def run_order(item: pytest.Item) -> int:
     """Longest first: the real CLIs' tests (a minute or more each), then the real-tmux ones,
-    then the rest (milliseconds); in each group, the longest time limit first (the 3-minute
-    recap test, install.sh's venv). xdist deals tests out in this order (worksteal: the first
-    of them to the first worker, at once), so no worker starts a long test near the end while
-    the others wait (a stable sort: otherwise, the collection's order)."""
+    then the rest (milliseconds). With `-n 2`, xdist deals tests out in this order as workers
+    free up, so no worker is left alone with a long test at the end while the other waits
+    (a stable sort: within each group, the collection's order)."""
     marks = list(item.iter_markers())
     names = {m.name for m in marks}
     # a test that asks for more than the default 120 s timeout says it is long (install.sh's
     # venv, the 20-round race): it goes with the real CLIs
-    limit = max((float(m.args[0]) for m in marks if m.name == "timeout" and m.args), default=0)
-    if limit > 120 or any(name.startswith("real_") for name in names):
-        return 0, -limit
-    return (1 if "tmux" in names else 2), -limit
+    long = any(m.name == "timeout" and m.args and float(m.args[0]) > 120 for m in marks)
+    if long or any(name.startswith("real_") for name in names):
+        return 0
+    return 1 if "tmux" in names else 2
