@@ -219,7 +219,7 @@ class AnthropicStub(LoopbackStub):
                     (i for i, s in enumerate(self._script) if s.get("_when", said) in said), None
                 )
                 scripted = None if index is None else self._script[index]
-                if scripted is not None and not scripted.get("_again"):
+                if index is not None and not self._script[index].get("_again"):
                     self._script.pop(index)
             if scripted is not None:
                 return {k: v for k, v in scripted.items() if not k.startswith("_")}

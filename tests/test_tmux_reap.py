@@ -24,7 +24,7 @@ def test_every_pane_started_or_destroyed_is_followed_by_a_sigchld_to_the_server(
     from roost.tmux import client as tmux_client
 
     sent: list[tuple[int, int]] = []
-    monkeypatch.setattr(tmux_client.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setattr(os, "kill", lambda pid, sig: sent.append((pid, sig)))
     tmux = tmux_client.Tmux(world.socket, environ=world.env)
     cwd = str(world.tmp / "work")
     session, _keeper = tmux.new_home("h", cwd, ["sleep", "60"], {})
@@ -53,7 +53,7 @@ def test_the_services_pane_started_is_followed_by_a_sigchld_too(
     from roost.tmux import service
 
     sent: list[tuple[int, int]] = []
-    monkeypatch.setattr(tmux_client.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setattr(os, "kill", lambda pid, sig: sent.append((pid, sig)))
     tmux = tmux_client.Tmux(world.socket, environ=world.env)
     pane, _pid = service.create(tmux, ["sh", "-c", "exit 0"], {})
     server = int(world.tmux("display-message", "-p", "#{pid}").strip())
