@@ -160,19 +160,18 @@ def warn(text: str) -> None:
         sys.stderr.write(f"roost: warning: {text}\n")
 
 
-def reap_missed(server_pid: str, strict: bool = False) -> None:
+def reap_missed(server_pid: str) -> None:
     """Nudge the tmux server to reap its children. tmux below 3.5 built with libutempter (as
     Debian's 3.3a is) loses the SIGCHLD of a child that exits while a pane is being made or
     destroyed (utempter's own handler is in then: tmux issue #311): that pane's process stays an
     unreaped zombie with no exit status, and its pane-died hook (exit log, restart policy,
     notices) never runs. Any SIGCHLD makes the server reap every child, so one follows every
-    start of an agent's process; `list_panes` nudges when it finds such a pane. `strict`:
-    a failure is the caller's (OSError, ValueError)."""
+    start of an agent's process; `list_panes` nudges when it finds such a pane. Quiet when
+    the server is gone (or no pid was read): nothing is left to reap."""
     try:
         os.kill(int(server_pid), signal.SIGCHLD)
     except (OSError, ValueError):
-        if strict:
-            raise
+        pass
 
 
 class Tmux:
@@ -290,13 +289,13 @@ class Tmux:
             # is an unreaped zombie, so no exit status and no pane-died hook. Any SIGCHLD makes
             # the server reap every child; nudge it and look again.
             try:
-                reap_missed(found[0]["server_pid"], strict=True)
+                reap_missed(found[0]["server_pid"])
                 time.sleep(0.02)
                 found = rows(self.run("list-panes", "-a", "-F", _PANE_FORMAT))
             except TmuxTimeout:
                 raise
-            except (OSError, TmuxError):
-                pass
+            except TmuxError:
+                pass  # the server gone meanwhile: what was listed stands
         return found
 
     # ---- homes and windows ----------------------------------------------------------------
