@@ -367,7 +367,9 @@ def turn_begun(app: App, agent: Agent, looked: int, log: str, log_before: int, s
     _notify`) may have come before this record and found nothing new: look now (its end is
     recorded, a line of the event stream, a parent's notice queued), and start the delivery as
     the hook does."""
+    from roost.core.lineage import TOKEN_ENV
     from roost.ops.context import IN_SUPERVISOR
+    from roost.system.locate import tmux_client_env
 
     at = app.store.now_iso()
     with app.store.write() as c:
@@ -379,12 +381,9 @@ def turn_begun(app: App, agent: Agent, looked: int, log: str, log_before: int, s
         return  # its end is still to come, and what it sets off comes after this record
     observe.refresh(app)
     if agent.orchestration_parent:  # outside this process: a delivery takes its own locks
-        env = {k: v for k, v in app.environ.items() if k not in NOT_THE_AGENTS}
+        # as nobody's agent, as hook.sh starts it: no agent tags, no launch token
+        env = {k: v for k, v in tmux_client_env(app.environ).items() if k != TOKEN_ENV}
         app.procs.run_outside([*lifecycle.roost_command(), "_notify"], {**env, IN_SUPERVISOR: "1"})
-
-
-# What a delivery started for an agent must not carry: it acts as nobody's agent (hook.sh).
-NOT_THE_AGENTS = ("ROOST_AGENT_ID", "ROOST_AGENT_NAME", "ROOST_LAUNCH_TOKEN")
 
 
 def _recorded_reply(
