@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from roost.core import notify
+from roost.core import notify, replies
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +59,11 @@ def qualified(host: str, name: str) -> str:
 
 def read_answer(found: object, max_chars: int) -> dict[str, object] | None:
     """What of a host's `roost read --json` reaches the parent: its source and words only, as
-    strings, at most `max_chars` of them (a host's roost is trusted no further); None when it
-    is no such answer.
+    strings, bounded here as a local read is (core/replies.py: a host's roost is trusted no
+    further); None when it is no such answer.
 
     >>> read_answer({"source": "screen", "screen": "x" * 9, "extra": 1}, 4)
-    {'source': 'screen', 'screen': 'xxxx'}
+    {'source': 'screen', 'screen': '[…5 earlier characters cut]\\nxxxx'}
     >>> read_answer({"source": "transcript", "messages": [{"role": "user", "text": "hi"}]}, 9)
     {'source': 'transcript', 'messages': [{'role': 'user', 'text': 'hi'}]}
     >>> read_answer({"source": "transcript", "messages": [{"role": 1}]}, 9) is None
@@ -76,17 +76,12 @@ def read_answer(found: object, max_chars: int) -> dict[str, object] | None:
         said = found.get("messages")
         if not isinstance(said, list) or not all(_message(m) for m in said):
             return None
-        kept: list[dict[str, str]] = []
-        left = max_chars
-        for m in reversed(said):
-            if left <= 0:
-                break
-            kept.insert(0, {"role": m["role"], "text": m["text"][-left:]})
-            left -= len(m["text"])
-        return {"source": source, "messages": kept}
+        return {"source": source, "messages": replies.fit(said, max_chars)}
     key = {"screen": "screen", "none": "note"}.get(source) if isinstance(source, str) else None
     words = found.get(key) if key else None
-    return {"source": source, key: words[:max_chars]} if key and isinstance(words, str) else None
+    if key is None or not isinstance(words, str):
+        return None
+    return {"source": source, key: replies.bounded(words, max_chars)}
 
 
 def _message(m: object) -> bool:

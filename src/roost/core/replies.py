@@ -101,3 +101,34 @@ def why_no_reply(status: str | None, worked: bool, idle_for: float) -> str | Non
     if status == "idle" and idle_for >= (IDLE_GRACE if worked else IDLE_UNSEEN):
         return NOT_RECORDED
     return None
+
+
+# ---- bounding what goes back to a model ------------------------------------------------------
+def bounded(text: str | None, limit: int) -> str | None:
+    r"""`text`'s last `limit` characters, saying how many were cut before them.
+
+    >>> bounded("abcdef", 2)
+    '[…4 earlier characters cut]\nef'
+    """
+    if text is None or len(text) <= limit:
+        return text
+    return f"[…{len(text) - limit} earlier characters cut]\n" + text[-limit:]
+
+
+def fit(messages: list[dict[str, str]], max_chars: int) -> list[dict[str, str]]:
+    """The newest messages that fit in `max_chars`; the oldest one kept may be cut.
+
+    >>> fit([{"role": "user", "text": "hello"}, {"role": "assistant", "text": "hi"}], 4)
+    [{'role': 'user', 'text': '[…] lo'}, {'role': 'assistant', 'text': 'hi'}]
+    """
+    kept: list[dict[str, str]] = []
+    left = max_chars
+    for m in reversed(messages):
+        if left <= 0:
+            break
+        text = m["text"]
+        if len(text) > left:
+            text = "[…] " + text[-left:]
+        kept.insert(0, {"role": m["role"], "text": text})
+        left -= len(text)
+    return kept

@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from datetime import datetime
 from typing import Any
 
-from roost.core import delivery, scope
+from roost.core import delivery, replies, scope
 from roost.core import settings as schema
 from roost.core.errors import RoostError
 from roost.core.model import INTENT_RUNNING, Agent
@@ -80,9 +80,7 @@ def _remote(app: App, caller: scope.Caller, name: str, write: bool = True) -> An
 
 
 def _bounded(text: str | None, limit: int = MAX_REPLY) -> str | None:
-    if text is None or len(text) <= limit:
-        return text
-    return f"[…{len(text) - limit} earlier characters cut]\n" + text[-limit:]
+    return replies.bounded(text, limit)
 
 
 def _caller_agent(app: App, caller: scope.Caller) -> Agent | None:
@@ -397,7 +395,8 @@ def read(
     found = transcript_messages(child.transcript_path) if child.transcript_path else []
     if found:
         picked = found[-messages:]
-        return {"name": child.name, "source": "transcript", "messages": _fit(picked, max_chars)}
+        fitted = replies.fit(picked, max_chars)
+        return {"name": child.name, "source": "transcript", "messages": fitted}
     view = lifecycle.find_view(app, child.name)
     if view.pane is not None and not view.pane.dead:
         screen = app.tmux.capture(view.pane.pane_id, 200).rstrip()
@@ -407,21 +406,6 @@ def read(
         "source": "none",
         "note": f"{child.name} is not running and roost has no transcript of it",
     }
-
-
-def _fit(messages: list[dict[str, str]], max_chars: int) -> list[dict[str, str]]:
-    """The newest messages that fit in `max_chars`; the oldest one kept may be cut."""
-    kept: list[dict[str, str]] = []
-    left = max_chars
-    for m in reversed(messages):
-        if left <= 0:
-            break
-        text = m["text"]
-        if len(text) > left:
-            text = "[…] " + text[-left:]
-        kept.insert(0, {"role": m["role"], "text": text})
-        left -= len(text)
-    return kept
 
 
 def transcript_messages(path: str) -> list[dict[str, str]]:
