@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sshd import keygen, terminal
+from sshd import ROOST, keygen, terminal
 
 
 def test_a_host_is_added_checked_and_listed(fleet) -> None:
@@ -59,6 +59,60 @@ def test_ls_all_s_fast_path_says_what_the_full_cli_says(fleet) -> None:
                 }
             else:
                 assert fast.stdout == full.stdout
+
+
+def test_ls_all_reads_a_host_s_service_through_the_master_with_no_roost_run_there(fleet) -> None:
+    """Once a host said where its service listens (`_hostls`), `ls --all` reads that socket
+    through the warm master's forward (ops/hosts.py): the host's current agents, and no roost
+    process started there. A stale answer (another ident), a master that died with its forward,
+    and a stopped service each fall back to the host's roost and nothing is missed."""
+    h1 = fleet.add("h1")
+    h1.roost("spawn", "one", "--provider", "command", "--", "sleep", "300")
+    h1.roost("service", "start")
+    log = h1.world.tmp / "roost-runs.log"
+    counted = h1.world.tmp / "counted-roost"
+    counted.write_text(f'#!/bin/sh\necho "$@" >> {shlex.quote(str(log))}\nexec {ROOST} "$@"\n')
+    counted.chmod(0o755)
+    fleet.local.roost("host", "rm", "h1")
+    fleet.local.roost(*[str(counted) if a == ROOST else a for a in h1.add_args()])
+
+    def listed() -> set[tuple[str, str]]:
+        rows = json.loads(fleet.local.roost("ls", "--all", "--json").stdout)
+        return {(r["name"], r["status"]) for r in rows if r["host"] == "h1"}
+
+    def runs() -> list[str]:
+        return log.read_text().splitlines() if log.exists() else []
+
+    h1.world.wait_for(lambda: listed() == {("one", "idle")}, 30)
+    asked = len(runs())
+    assert runs()[-1:] == ["_hostls"]
+    h1.roost("spawn", "two", "--provider", "command", "--", "sleep", "300")
+    h1.world.wait_for(lambda: h1.world.ls()["two"]["status"] == "idle", 30)
+    assert listed() == {("one", "idle"), ("two", "idle")}
+    assert len(runs()) == asked  # read from its service: no roost ran on the host
+
+    master = control_socket(fleet, "h1")
+    reader = Path(f"{master}.reader")
+    kept = json.loads(reader.read_text())
+    reader.write_text(json.dumps({**kept, "ident": "another build"}))
+    assert listed() == {("one", "idle"), ("two", "idle")}  # the service said no: its roost
+    assert runs()[asked:] == ["_hostls"] and json.loads(reader.read_text()) == kept
+
+    check = subprocess.run(
+        ["ssh", "-F", str(fleet.ssh_config), "-o", f"ControlPath={master}", "-O", "check", "h1"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+    pid = int(check.stderr.split("pid=")[1].split(")")[0])
+    os.kill(pid, 9)  # the master dies: its forward's socket stays behind, dead
+    assert os.path.exists(f"{master}.svc")
+    assert listed() == {("one", "idle"), ("two", "idle")}
+    assert len(runs()) == asked + 1  # a new master, a new forward, the same service
+
+    h1.roost("service", "stop")
+    assert listed() == {("one", "idle"), ("two", "idle")}
+    assert runs()[asked + 1 :] == ["_hostls"] and not reader.exists()
 
 
 def test_a_remote_command_past_its_time_limit_is_cut(fleet) -> None:

@@ -3,6 +3,7 @@ argv (every remote word quoted), refusals that change nothing."""
 
 from __future__ import annotations
 
+import os
 import shlex
 
 import pytest
@@ -111,3 +112,27 @@ def test_ls_all_refuses_what_it_cannot_show(world) -> None:
     assert "--all lists every host's agents, without --tree or --git" in refused.stderr
     mixed = world.roost_inprocess("watch", "--all")
     assert mixed.returncode == 2 and "--all goes with --json" in mixed.stderr
+
+
+def test_what_a_host_said_of_its_service_is_kept_for_that_host_only(tmp_path) -> None:
+    """`_hostls`'s reader is kept owner-only beside the master, read back only for the same
+    DEST, roost and environment, and anything but two strings is not kept (a host's answer is
+    input like any other)."""
+    from roost.ops import hosts
+    from roost.system.ssh import Link
+
+    link = Link("b", ("ssh",), "me@b", str(tmp_path / "abc"))
+    host = hosts.Host("b", "me@b", "/opt/roost", {"ROOST_HOME": "/r"})
+    said = {"socket": "/r/run/service.sock", "ident": "roost\x1f/tmp"}
+    hosts._remember(link, host, {**said, "extra": "dropped"})
+    assert hosts._reader(link, host) == said
+    assert os.stat(link.reader_file).st_mode & 0o777 == 0o600
+    for other in (
+        hosts.Host("b", "me@c", "/opt/roost", {"ROOST_HOME": "/r"}),
+        hosts.Host("b", "me@b", "/usr/bin/roost", {"ROOST_HOME": "/r"}),
+        hosts.Host("b", "me@b", "/opt/roost", {"ROOST_HOME": "/s"}),
+    ):
+        assert hosts._reader(link, other) is None
+    for hostile in ({"socket": 5, "ident": "x"}, ["/r"], None, {"socket": "/r"}):
+        hosts._remember(link, host, hostile)
+        assert hosts._reader(link, host) is None and not os.path.exists(link.reader_file)

@@ -21,6 +21,7 @@ from roost.core import fleet
 from roost.core.errors import RoostError
 from roost.ops import hosts
 from roost.store import status as listing
+from roost.system import locate, servicesock
 
 
 def fast_all(as_json: bool) -> int | None:
@@ -51,6 +52,28 @@ def fast_all(as_json: bool) -> int | None:
         sys.stdout.write(fleet.table(rows))
     for host, why in missing:
         sys.stderr.write(fleet.unreachable_line(host, why) + "\n")
+    return 0
+
+
+def host_answer() -> int:
+    """`roost _hostls`, what a local roost's `ls --all` asks this machine over ssh: this
+    machine's `ls --json` rows, and where its service listens with the ident a reader sends,
+    when the service answered this very call (the asker then reads that socket through its ssh
+    master next time, with no roost process here: ops/hosts.py)."""
+    reader, rows = None, None
+    name, home = locate.socket_name(), locate.roost_home()
+    where = servicesock.path(home)
+    if name is not None and where is not None and locate.private_tree(home):
+        ident = servicesock.ident(name, os.environ)
+        served = servicesock.ask_ls(home, True, ident)
+        if served is not None:
+            reader, rows = {"socket": where, "ident": ident}, json.loads(served)
+    try:
+        rows = _local_json() if rows is None else rows
+    except _Said as said:
+        sys.stderr.write(said.text)
+        return said.code
+    sys.stdout.write(json.dumps({"rows": rows, "reader": reader}) + "\n")
     return 0
 
 

@@ -105,6 +105,24 @@ def argv(
     return found
 
 
+def forward_spec(local: str, remote: str) -> str | None:
+    """`-L`'s word for a master to listen on socket `local` and carry each connection to the
+    socket `remote` on the host (OpenSSH's streamlocal forwarding); None when either path is not
+    one ssh reads back as written: absolute, no ':' (its field separator), no space, control or
+    bracket, and short enough for a socket address.
+
+    >>> forward_spec("/tmp/r/ab.svc", "/srv/roost/run/service.sock")
+    '/tmp/r/ab.svc:/srv/roost/run/service.sock'
+    >>> forward_spec("/tmp/r/ab.svc", "/srv/a:b/service.sock") is None
+    True
+    """
+    for where in (local, remote):
+        plain = not any(ch in ":[]" or ch.isspace() or ord(ch) < 32 for ch in where)
+        if not (where.startswith("/") and plain and len(where.encode()) <= 100):
+            return None
+    return f"{local}:{remote}"
+
+
 def host_problem(name: str, dest: str, roost: str, env: Mapping[str, str]) -> str | None:
     """Why a host cannot be stored as given, or None.
 

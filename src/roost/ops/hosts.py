@@ -4,6 +4,7 @@ stores only how to reach it (store/hosts.py) and relays what it says."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -165,20 +166,102 @@ def every_light(reach: Reach) -> list[Host]:
 
 def ask(reach: Reach, host: Host) -> fleet.HostView:
     """Host's agents (its `roost ls --json`), or why it did not answer: never raises for a
-    host that is down, and costs at most its limits."""
+    host that is down, and costs at most its limits.
+
+    Read from the host's roost service through the warm master when the host said where that
+    is (no process on the host: docs/HOSTS.md "ls --all"); else its roost answers `_hostls`,
+    its rows and where its service listens, kept for the next time."""
+    link_ = link(reach, host)
     try:
-        found = run(reach, host, ["ls", "--json"])
+        served = _from_service(link_, host)
+        if served is not None:
+            return fleet.HostView(host.name, tuple(served))
+        found = run(reach, host, ["_hostls"])
+        if found.code == 2 and "_hostls" in found.err:  # a roost from before _hostls
+            found = run(reach, host, ["ls", "--json"])
     except Unreachable as exc:
         return fleet.HostView(host.name, unreachable=exc.reason)
     if found.code != 0:
         return fleet.HostView(host.name, unreachable=sshargs.ssh_reason(found.err))
     try:
-        rows = json.loads(found.out)
+        said = json.loads(found.out)
     except ValueError:
         return fleet.HostView(host.name, unreachable="its roost ls --json said no JSON")
+    reader = said.get("reader") if isinstance(said, dict) else None
+    rows = said.get("rows") if isinstance(said, dict) else said
     if not isinstance(rows, list):
         return fleet.HostView(host.name, unreachable="its roost ls --json said no list")
+    _remember(link_, host, reader)
     return fleet.HostView(host.name, tuple(rows))
+
+
+def _from_service(link_: ssh.Link, host: Host) -> list[dict[str, Any]] | None:
+    """The host's rows as its service computed them, through the master's forward of its
+    socket; None when the host said no service (or this path failed: its roost answers)."""
+    from roost.system import servicesock
+
+    reader = _reader(link_, host)
+    if reader is None:
+        return None
+    sock = servicesock.connect_to(link_.forwarded)
+    try:
+        if sock is None and link_.forward(reader["socket"]):
+            sock = servicesock.connect_to(link_.forwarded)
+    except Unreachable:
+        raise  # the master cannot start: neither can the call to its roost
+    except RoostError:  # the forward's lock is busy: its roost answers this once
+        return None
+    body = None if sock is None else servicesock.ls_on(sock, True, reader["ident"])
+    try:
+        rows = json.loads(body) if body is not None else None
+    except ValueError:
+        rows = None
+    if not isinstance(rows, list):
+        _remember(link_, host, None)  # stale (a new build, no service): ask its roost again
+        return None
+    return rows
+
+
+def _reader(link_: ssh.Link, host: Host) -> dict[str, str] | None:
+    """Where the host said its service listens, and the ident its readers send, if said for
+    this very host (same DEST, roost and environment)."""
+    try:
+        with open(link_.reader_file, encoding="utf-8") as f:
+            kept = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("for") != [host.dest, host.roost, host.env]:
+        return None
+    return _valid_reader(kept)
+
+
+def _valid_reader(said: object) -> dict[str, str] | None:
+    """A reader as `_hostls` says it: the socket's path and the ident, both strings."""
+    if not isinstance(said, dict):
+        return None
+    where, ident = said.get("socket"), said.get("ident")
+    if isinstance(where, str) and isinstance(ident, str):
+        return {"socket": where, "ident": ident}
+    return None
+
+
+def _remember(link_: ssh.Link, host: Host, reader: object) -> None:
+    """Keep what the host said about its service (`_hostls`'s reader), or forget it."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(link_.reader_file)
+    valid = _valid_reader(reader)
+    if valid is None:
+        return
+    kept = {"for": [host.dest, host.roost, host.env], **valid}
+    temporary = f"{link_.reader_file}.{os.getpid()}"
+    with contextlib.suppress(OSError):
+        with open(temporary, "w", encoding="utf-8", opener=_private) as f:
+            json.dump(kept, f)
+        os.replace(temporary, link_.reader_file)
+
+
+def _private(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW, 0o600)
 
 
 def views(reach: Reach, hosts: list[Host]) -> list[fleet.HostView]:

@@ -62,8 +62,12 @@ def request(*words: str) -> bytes | None:
 def connect(home: str, timeout: float = ASK_TIMEOUT) -> _socket.socket | None:
     """A connection to the service's socket; None when nothing listens there."""
     where = path(home)
-    if where is None:
-        return None
+    return None if where is None else connect_to(where, timeout)
+
+
+def connect_to(where: str, timeout: float = ASK_TIMEOUT) -> _socket.socket | None:
+    """A connection to a service socket at `where` (a host's is reached through a socket its
+    ssh master forwards: ops/hosts.py); None when nothing listens there."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
@@ -77,13 +81,16 @@ def connect(home: str, timeout: float = ASK_TIMEOUT) -> _socket.socket | None:
 def ask_ls(home: str, as_json: bool, ident_word: str) -> bytes | None:
     """`roost ls`'s output as the service computed it just now; None when the caller must
     answer itself (no service, another build or server, a hand-over, a fault or a timeout)."""
-    line = request("ls", "1" if as_json else "0", ident_word)
-    if line is None:
-        return None
     sock = connect(home)
-    if sock is None:
-        return None
+    return None if sock is None else ls_on(sock, as_json, ident_word)
+
+
+def ls_on(sock: _socket.socket, as_json: bool, ident_word: str) -> bytes | None:
+    """ask_ls on a connection already made (closed here)."""
+    line = request("ls", "1" if as_json else "0", ident_word)
     try:
+        if line is None:
+            return None
         sock.sendall(line)
         chunks = []
         while chunk := sock.recv(65536):

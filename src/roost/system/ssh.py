@@ -154,6 +154,18 @@ def mux_answers(path: str, limit: float) -> bool:
     return int.from_bytes(head[4:8], "big") == MUX_HELLO
 
 
+def _listens(path: str) -> bool:
+    """Whether something accepts connections on socket `path` (a master's forward: accepting
+    opens a channel to the host, which ends unused when this closes)."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(sshargs.CHECK_TIMEOUT)
+        try:
+            s.connect(path)
+        except OSError:
+            return False
+    return True
+
+
 def control_folder() -> str:
     """/tmp/roost-ssh-UID, private (0700, ours): masters' sockets are credentials."""
     folder = f"/tmp/roost-ssh-{os.getuid()}"
@@ -237,10 +249,42 @@ class Link:
         self.ensure()
         yield from lines(sshargs.argv(self.ssh, self.opts(), self.dest, line), self.name)
 
+    @property
+    def reader_file(self) -> str:
+        """What the host said its service's socket is (ops/hosts.py keeps it here: a cache
+        beside the master's, gone with it at a reboot or `host rm`)."""
+        return f"{self.control}.reader"
+
+    @property
+    def forwarded(self) -> str:
+        """Where the master listens for the host's service socket (forward): beside its own."""
+        return f"{self.control}.svc"
+
+    def forward(self, remote: str) -> bool:
+        """Have the master carry connections to `forwarded` on to socket `remote` on the host
+        (`ssh -O forward -L`: no process on either side per connection); whether it now listens.
+        A listener left by a master that died is replaced; one process at a time (a lock), so
+        none removes the socket another's master just made."""
+        spec = sshargs.forward_spec(self.forwarded, remote)
+        if spec is None:
+            return False
+        self.ensure()
+        from roost.system import locks
+
+        with locks.hold(Path(self.forwarded).parent, Path(self.forwarded).name, 5):
+            if _listens(self.forwarded):
+                return True
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.forwarded)  # its master is gone: nothing listens on it
+            argv = sshargs.argv(self.ssh, [*self.opts(), "-L", spec], self.dest, control="forward")
+            found = run(argv, sshargs.CHECK_TIMEOUT)
+        return found.code == 0
+
     def forget(self) -> None:
         """Stop the master (host rm): `-O exit`, bounded."""
         argv = sshargs.argv(self.ssh, self.opts(), self.dest, control="exit")
         run(argv, sshargs.CHECK_TIMEOUT)
-        for path in (self.control, f"{self.control}.lock"):
+        own = (self.control, self.forwarded, self.reader_file)
+        for path in (*own, f"{self.control}.lock", f"{self.forwarded}.lock"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
