@@ -69,6 +69,7 @@ class Host:
     world: Env
     proc: subprocess.Popen[bytes] | None = None
     host_key: str = ""
+    extra_config: list[str] = field(default_factory=list)  # sshd_config lines a test adds
 
     def roost(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """The remote roost run directly (not over ssh): what the host itself says."""
@@ -94,6 +95,7 @@ class Host:
                     "PubkeyAuthentication yes",
                     "PrintMotd no",
                     "LogLevel ERROR",
+                    *self.extra_config,
                     "",
                 ]
             )
