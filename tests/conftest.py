@@ -461,12 +461,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def run_order(item: pytest.Item) -> int:
-    """Longest first: the real CLIs' tests (a minute or more each), then the real-tmux ones,
+    """Longest first: the tests marked `minutes`, then the real CLIs' tests (a minute or more each), then the real-tmux ones,
     then the rest (milliseconds). With `-n 2`, xdist deals tests out in this order as workers
     free up, so no worker is left alone with a long test at the end while the other waits
     (a stable sort: within each group, the collection's order)."""
     marks = list(item.iter_markers())
     names = {m.name for m in marks}
+    if "minutes" in names:
+        # before all: xdist gives each worker a slice of this order and others steal from its
+        # end, so a test of minutes started late runs alone while the other workers idle
+        return -1
     # a test that asks for more than the default 120 s timeout says it is long (install.sh's
     # venv, the 20-round race): it goes with the real CLIs
     long = any(m.name == "timeout" and m.args and float(m.args[0]) > 120 for m in marks)

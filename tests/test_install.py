@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = [pytest.mark.tmux, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.tmux, pytest.mark.timeout(600), pytest.mark.minutes]
 
 
 def test_install_sh_installs_and_shows_a_first_agent_without_any_agent_cli(tmp_path: Path) -> None:

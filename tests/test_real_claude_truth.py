@@ -136,6 +136,7 @@ def test_failed_turns_are_errors_in_claudes_words_and_clear_is_delivered_once(wo
 
 
 @pytest.mark.timeout(420)
+@pytest.mark.minutes
 def test_a_recap_written_while_away_leaves_claude_idle(world: Env) -> None:
     """Claude Code writes a "※ recap" 3 minutes after the terminal lost focus (once a session
     has 3 prompts): a subagent, so SubagentStop fires with no turn around it. Slow by nature
