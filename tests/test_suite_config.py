@@ -71,8 +71,8 @@ def test_the_longest_tests_are_dealt_out_first() -> None:
         FakeItem("unit_b"),
         FakeItem("tmux_b", "tmux"),
         FakeItem("codex", "real_codex"),
-        FakeItem("install", "tmux"),
         FakeItem("recap", "tmux", "real_claude", "minutes"),
+        FakeItem("install", "tmux"),
     ]
     items[-1].markers.append(pytest.mark.timeout(600).mark)  # it says it is long
     conftest.pytest_collection_modifyitems(items)
