@@ -85,16 +85,26 @@ def test_ls_all_reads_a_host_s_service_through_the_master_with_no_roost_run_ther
 
     both = {("one", "idle"), ("two", "idle")}
 
+    seen: list[object] = []
+
     def served() -> bool:
         """A whole answer read with no roost run there (the service may hand one over: a
         change to record is its roost's to write)."""
         before = len(runs())
-        return listed() == both and len(runs()) == before
+        found = listed()
+        seen[:] = [found, runs()[before:]]
+        return found == both and len(runs()) == before
 
     h1.world.wait_for(lambda: listed() == {("one", "idle")}, 30)
     assert runs()[-1:] == ["_hostls"]  # it said where its service listens
     h1.roost("spawn", "two", "--provider", "command", "--", "sleep", "300")
-    h1.world.wait_for(served, 30, what="an ls --all read from h1's service")
+    def wait_served(what: str) -> None:
+        try:
+            h1.world.wait_for(served, 60, what=what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; last seen, and the roost runs it took: {seen}") from None
+
+    wait_served("an ls --all read from h1's service")
 
     master = control_socket(fleet, "h1")
     reader = Path(f"{master}.reader")
@@ -112,7 +122,7 @@ def test_ls_all_reads_a_host_s_service_through_the_master_with_no_roost_run_ther
     )
     os.kill(int(check.stderr.split("pid=")[1].split(")")[0]), 9)  # the master dies
     assert os.path.exists(f"{master}.svc")  # its forward's socket stays behind, dead
-    h1.world.wait_for(served, 30, what="a new master's forward to the same service")
+    wait_served("a new master's forward to the same service")
 
     h1.roost("service", "stop")
     asked = len(runs())
