@@ -461,10 +461,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def run_order(item: pytest.Item) -> int:
-    """Longest first: the tests marked `minutes`, then the real CLIs' tests (a minute or more each), then the real-tmux ones,
-    then the rest (milliseconds). With `-n 2`, xdist deals tests out in this order as workers
-    free up, so no worker is left alone with a long test at the end while the other waits
-    (a stable sort: within each group, the collection's order)."""
+    """Longest first: the tests marked `minutes`, then the real CLIs' tests (a minute or more
+    each), then the real-tmux ones, then the rest (milliseconds). xdist deals tests out in this
+    order (worksteal: a slice per worker, the idle ones stealing from a slice's end), so no
+    worker is left alone with a long test at the end while the others wait (a stable sort:
+    within each group, the collection's order)."""
     marks = list(item.iter_markers())
     names = {m.name for m in marks}
     if "minutes" in names:

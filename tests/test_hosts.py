@@ -98,6 +98,7 @@ def test_ls_all_reads_a_host_s_service_through_the_master_with_no_roost_run_ther
     h1.world.wait_for(lambda: listed() == {("one", "idle")}, 30)
     assert runs()[-1:] == ["_hostls"]  # it said where its service listens
     h1.roost("spawn", "two", "--provider", "command", "--", "sleep", "300")
+
     def wait_served(what: str) -> None:
         try:
             h1.world.wait_for(served, 60, what=what)
