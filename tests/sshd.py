@@ -41,6 +41,9 @@ REMOTE_ENV = (
     # as every test world: no service starts by itself (a remote spawn would start h1's, whose
     # monitor attaches to h1's new tmux server while the spawn makes its home)
     "ROOST_SERVICE_AUTOSTART",
+    # the same roost as here when the suite runs another checkout's src (PYTHONPATH=…/src):
+    # else the host's roost is the venv's, and its service's ident is another build's
+    "PYTHONPATH",
 )
 
 
@@ -125,7 +128,7 @@ class Host:
 
     def add_args(self) -> list[str]:
         """`roost host add` for this host."""
-        env = [f"--env={k}={self.world.env[k]}" for k in REMOTE_ENV]
+        env = [f"--env={k}={self.world.env[k]}" for k in REMOTE_ENV if k in self.world.env]
         return ["host", "add", self.name, self.name, "--roost", ROOST, *env]
 
 
