@@ -209,7 +209,7 @@ def _from_service(link_: ssh.Link, host: Host) -> list[dict[str, Any]] | None:
             sock = servicesock.connect_to(link_.forwarded)
     except Unreachable:
         raise  # the master cannot start: neither can the call to its roost
-    except RoostError:  # the forward's lock is busy: its roost answers this once
+    except (RoostError, OSError):  # the forward's lock busy, no ssh: its roost answers
         return None
     body = None if sock is None else servicesock.ls_on(sock, True, reader["ident"])
     try:
@@ -247,7 +247,7 @@ def _valid_reader(said: object) -> dict[str, str] | None:
 
 def _remember(link_: ssh.Link, host: Host, reader: object) -> None:
     """Keep what the host said about its service (`_hostls`'s reader), or forget it."""
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(OSError):
         os.unlink(link_.reader_file)
     valid = _valid_reader(reader)
     if valid is None:
