@@ -136,3 +136,60 @@ def test_what_a_host_said_of_its_service_is_kept_for_that_host_only(tmp_path) ->
     for hostile in ({"socket": 5, "ident": "x"}, ["/r"], None, {"socket": "/r"}):
         hosts._remember(link, host, hostile)
         assert hosts._reader(link, host) is None and not os.path.exists(link.reader_file)
+
+
+def test_a_host_s_service_answer_is_bounded_in_time_and_size() -> None:
+    """A host's service is read through a forward (ops/hosts.py): one that trickles, floods or
+    says junk costs at most the time limit and is never taken as an answer."""
+    import socket
+    import threading
+    import time
+
+    from roost.system import servicesock
+
+    def answered(said: bytes, pause: float = 0.0, timeout: float = 1.0) -> object:
+        mine, theirs = socket.socketpair()
+
+        def serve() -> None:
+            pieces = [said[i : i + 1] for i in range(len(said))] if pause else [said]
+            try:
+                theirs.recv(4096)  # the request line
+                for piece in pieces:
+                    theirs.sendall(piece)
+                    time.sleep(pause)
+            except OSError:
+                pass  # the reader gave up and closed: as it should
+            finally:
+                theirs.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+        return servicesock.ls_on(mine, True, "ident", timeout)
+
+    assert answered(b"ok 2\n[]") == b"[]"
+    assert answered(b"no\n") is None
+    assert answered(b"ok 5\n[]") is None  # cut short
+    assert answered(b"ok 2\n[]junk") is None  # more than it said
+    assert answered(b"ok %d\n" % (servicesock.MAX_ANSWER + 1)) is None  # a flood, said
+    assert answered(b"x" * 100) is None  # a head line that never ends
+    began = time.monotonic()
+    assert answered(b"ok 9\n[1,2,3,4]", pause=0.2, timeout=0.5) is None  # a trickle
+    assert time.monotonic() - began < 0.5 + 0.4  # the limit, not the trickle's 3 s
+
+
+def test_a_reader_ssh_would_expand_or_split_is_never_kept(tmp_path) -> None:
+    """ssh expands ${VAR} and % tokens in forwarded socket paths: a host naming
+    /tmp/${API_KEY}/run/service.sock would get this machine's secret as a path."""
+    from roost.ops import hosts
+    from roost.system.ssh import Link
+
+    link = Link("b", ("ssh",), "me@b", str(tmp_path / "abc"))
+    host = hosts.Host("b", "me@b", "/opt/roost", {})
+    for socket_path in (
+        "/tmp/${API_KEY}/run/service.sock",
+        "/h/%u/run/service.sock",
+        "/h/a:b/run/service.sock",
+        "/h/~/run/service.sock",
+        "/tmp/any.sock",
+    ):
+        hosts._remember(link, host, {"socket": socket_path, "ident": "i"})
+        assert hosts._reader(link, host) is None, socket_path

@@ -66,10 +66,13 @@ def host_answer() -> int:
     if name is not None and where is not None and locate.private_tree(home):
         ident = servicesock.ident(name, os.environ)
         served = servicesock.ask_ls(home, True, ident)
-        if served is not None:
-            reader, rows = {"socket": where, "ident": ident}, json.loads(served)
+        try:
+            rows = json.loads(served) if served is not None else None
+        except (ValueError, RecursionError):
+            rows = None  # not what the service writes: answered here instead
+        reader = {"socket": where, "ident": ident} if isinstance(rows, list) else None
     try:
-        rows = _local_json() if rows is None else rows
+        rows = rows if isinstance(rows, list) else _local_json()
     except _Said as said:
         sys.stderr.write(said.text)
         return said.code

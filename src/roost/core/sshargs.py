@@ -105,22 +105,36 @@ def argv(
     return found
 
 
+_PLAIN_PATH = re.compile(r"/[A-Za-z0-9._/-]*")
+SERVICE_SOCKET_TAIL = "/run/service.sock"  # system/servicesock: run/service.sock in ROOST_HOME
+
+
 def forward_spec(local: str, remote: str) -> str | None:
     """`-L`'s word for a master to listen on socket `local` and carry each connection to the
-    socket `remote` on the host (OpenSSH's streamlocal forwarding); None when either path is not
-    one ssh reads back as written: absolute, no ':' (its field separator), no space, control or
-    bracket, and short enough for a socket address.
+    roost service socket `remote` on the host (OpenSSH's streamlocal forwarding); None unless
+    both are absolute paths of letters, digits and `._/-` only, short enough for a socket
+    address, and `remote` is a service socket. ssh expands `${VAR}` and `%` tokens in these
+    paths and splits them at ':': a host's answer naming `/tmp/${API_KEY}` would have ssh send
+    this machine's secret there.
 
     >>> forward_spec("/tmp/r/ab.svc", "/srv/roost/run/service.sock")
     '/tmp/r/ab.svc:/srv/roost/run/service.sock'
-    >>> forward_spec("/tmp/r/ab.svc", "/srv/a:b/service.sock") is None
-    True
+    >>> [forward_spec("/tmp/r/ab.svc", bad) for bad in ("/a:b/run/service.sock",
+    ...     "/tmp/${API_KEY}/run/service.sock", "/h/%u/run/service.sock", "/tmp/other.sock")]
+    [None, None, None, None]
     """
-    for where in (local, remote):
-        plain = not any(ch in ":[]" or ch.isspace() or ord(ch) < 32 for ch in where)
-        if not (where.startswith("/") and plain and len(where.encode()) <= 100):
-            return None
+    if not (_forwardable(local) and is_service_socket(remote)):
+        return None
     return f"{local}:{remote}"
+
+
+def is_service_socket(remote: str) -> bool:
+    """Whether a host's answer names a roost service socket ssh would forward as written."""
+    return _forwardable(remote) and remote.endswith(SERVICE_SOCKET_TAIL)
+
+
+def _forwardable(path: str) -> bool:
+    return bool(_PLAIN_PATH.fullmatch(path)) and len(path.encode()) <= 100
 
 
 def host_problem(name: str, dest: str, roost: str, env: Mapping[str, str]) -> str | None:

@@ -185,7 +185,7 @@ def ask(reach: Reach, host: Host) -> fleet.HostView:
         return fleet.HostView(host.name, unreachable=sshargs.ssh_reason(found.err))
     try:
         said = json.loads(found.out)
-    except ValueError:
+    except (ValueError, RecursionError):
         return fleet.HostView(host.name, unreachable="its roost ls --json said no JSON")
     reader = said.get("reader") if isinstance(said, dict) else None
     rows = said.get("rows") if isinstance(said, dict) else said
@@ -203,10 +203,11 @@ def _from_service(link_: ssh.Link, host: Host) -> list[dict[str, Any]] | None:
     reader = _reader(link_, host)
     if reader is None:
         return None
-    sock = servicesock.connect_to(link_.forwarded)
+    local = link_.forwarded(reader["socket"])
+    sock = servicesock.connect_to(local)
     try:
         if sock is None and link_.forward(reader["socket"]):
-            sock = servicesock.connect_to(link_.forwarded)
+            sock = servicesock.connect_to(local)
     except Unreachable:
         raise  # the master cannot start: neither can the call to its roost
     except (RoostError, OSError):  # the forward's lock busy, no ssh: its roost answers
@@ -214,7 +215,7 @@ def _from_service(link_: ssh.Link, host: Host) -> list[dict[str, Any]] | None:
     body = None if sock is None else servicesock.ls_on(sock, True, reader["ident"])
     try:
         rows = json.loads(body) if body is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past Python's stack
         rows = None
     if not isinstance(rows, list):
         _remember(link_, host, None)  # stale (a new build, no service): ask its roost again
@@ -236,28 +237,32 @@ def _reader(link_: ssh.Link, host: Host) -> dict[str, str] | None:
 
 
 def _valid_reader(said: object) -> dict[str, str] | None:
-    """A reader as `_hostls` says it: the socket's path and the ident, both strings."""
+    """A reader as `_hostls` says it: a service socket's path that ssh would forward as
+    written (sshargs.forward_spec), and the ident, a string."""
     if not isinstance(said, dict):
         return None
     where, ident = said.get("socket"), said.get("ident")
-    if isinstance(where, str) and isinstance(ident, str):
-        return {"socket": where, "ident": ident}
-    return None
+    if not (isinstance(where, str) and isinstance(ident, str)):
+        return None
+    return {"socket": where, "ident": ident} if sshargs.is_service_socket(where) else None
 
 
 def _remember(link_: ssh.Link, host: Host, reader: object) -> None:
     """Keep what the host said about its service (`_hostls`'s reader), or forget it."""
-    with contextlib.suppress(OSError):
-        os.unlink(link_.reader_file)
     valid = _valid_reader(reader)
     if valid is None:
+        with contextlib.suppress(OSError):
+            os.unlink(link_.reader_file)
         return
     kept = {"for": [host.dest, host.roost, host.env], **valid}
     temporary = f"{link_.reader_file}.{os.getpid()}"
-    with contextlib.suppress(OSError):
+    try:
         with open(temporary, "w", encoding="utf-8", opener=_private) as f:
             json.dump(kept, f)
-        os.replace(temporary, link_.reader_file)
+        os.replace(temporary, link_.reader_file)  # whole, for a reader at the same moment
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
 
 
 def _private(path: str, flags: int) -> int:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import _socket
 import os
+import time
 
 from roost import __version__
 
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 NAME = "service.sock"
 MAX_PATH = 100  # sun_path holds 108 bytes; a longer home has no socket (readers poll)
 ASK_TIMEOUT = 3.0  # seconds for the whole answer: a service that hangs costs at most this
+HEAD_LIMIT = 32  # bytes of an answer's head line (`ok LENGTH`)
+MAX_ANSWER = 32 << 20  # bytes of `ls`'s output: 1,000 agents' JSON is about 1 MB
 SEP = "\t"
 
 
@@ -85,25 +88,51 @@ def ask_ls(home: str, as_json: bool, ident_word: str) -> bytes | None:
     return None if sock is None else ls_on(sock, as_json, ident_word)
 
 
-def ls_on(sock: _socket.socket, as_json: bool, ident_word: str) -> bytes | None:
-    """ask_ls on a connection already made (closed here)."""
+def ls_on(
+    sock: _socket.socket, as_json: bool, ident_word: str, timeout: float = ASK_TIMEOUT
+) -> bytes | None:
+    """ask_ls on a connection already made (closed here): the whole answer within `timeout`
+    seconds and MAX_ANSWER bytes, or None (a service that trickles or floods costs no more)."""
     line = request("ls", "1" if as_json else "0", ident_word)
+    deadline = time.monotonic() + timeout
+    data = bytearray()
+    size = None  # what the whole answer takes (its head line and body), once the head is in
     try:
         if line is None:
             return None
         sock.sendall(line)
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
+        while size is None or len(data) < size:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            sock.settimeout(left)
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None  # `no`, or cut short
+            data += chunk
+            if size is None:
+                head, newline, _ = data.partition(b"\n")
+                if newline:
+                    size = _whole_size(bytes(head))
+                    if size is None:
+                        return None
+                elif len(data) > HEAD_LIMIT:
+                    return None
     except OSError:  # a timeout too
         return None
     finally:
         sock.close()
-    head, newline, body = b"".join(chunks).partition(b"\n")
+    return bytes(data[data.index(b"\n") + 1 :]) if len(data) == size else None
+
+
+def _whole_size(head: bytes) -> int | None:
+    """`ok LENGTH`'s whole answer size (the line, its newline and LENGTH bytes); None for
+    anything else (`no`, junk, more than MAX_ANSWER)."""
     said = head.split(b" ")
-    if not newline or said[0] != b"ok" or len(said) != 2 or not said[1].isdigit():
+    if len(said) != 2 or said[0] != b"ok" or not said[1].isdigit():
         return None
-    return body if len(body) == int(said[1]) else None
+    length = int(said[1])
+    return len(head) + 1 + length if length <= MAX_ANSWER else None
 
 
 def follow(home: str, ident_word: str) -> _socket.socket | None:

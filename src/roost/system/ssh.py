@@ -12,6 +12,7 @@ started, once.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import signal
 import socket
@@ -255,27 +256,29 @@ class Link:
         beside the master's, gone with it at a reboot or `host rm`)."""
         return f"{self.control}.reader"
 
-    @property
-    def forwarded(self) -> str:
-        """Where the master listens for the host's service socket (forward): beside its own."""
-        return f"{self.control}.svc"
+    def forwarded(self, remote: str) -> str:
+        """Where the master listens for the host's socket `remote` (forward): beside its own,
+        named for that path (a master takes a second request for a path it forwards as done,
+        so a host whose socket moved needs a name of its own)."""
+        return f"{self.control}.{hashlib.sha256(remote.encode()).hexdigest()[:8]}.svc"
 
     def forward(self, remote: str) -> bool:
-        """Have the master carry connections to `forwarded` on to socket `remote` on the host
-        (`ssh -O forward -L`: no process on either side per connection); whether it now listens.
-        A listener left by a master that died is replaced; one process at a time (a lock), so
-        none removes the socket another's master just made."""
-        spec = sshargs.forward_spec(self.forwarded, remote)
+        """Have the master carry connections to `forwarded(remote)` on to socket `remote` on the
+        host (`ssh -O forward -L`: no process on either side per connection); whether it now
+        listens. A listener left by a master that died is replaced; one process at a time (a
+        lock), so none removes the socket another's master just made."""
+        local = self.forwarded(remote)
+        spec = sshargs.forward_spec(local, remote)
         if spec is None:
             return False
         self.ensure()
         from roost.system import locks
 
-        with locks.hold(Path(self.forwarded).parent, Path(self.forwarded).name, 5):
-            if _listens(self.forwarded):
+        with locks.hold(Path(local).parent, Path(local).name, sshargs.CHECK_TIMEOUT):
+            if _listens(local):
                 return True
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.forwarded)  # its master is gone: nothing listens on it
+                os.unlink(local)  # its master is gone: nothing listens on it
             argv = sshargs.argv(self.ssh, [*self.opts(), "-L", spec], self.dest, control="forward")
             found = run(argv, sshargs.CHECK_TIMEOUT)
         return found.code == 0
@@ -284,7 +287,9 @@ class Link:
         """Stop the master (host rm): `-O exit`, bounded."""
         argv = sshargs.argv(self.ssh, self.opts(), self.dest, control="exit")
         run(argv, sshargs.CHECK_TIMEOUT)
-        own = (self.control, self.forwarded, self.reader_file)
-        for path in (*own, f"{self.control}.lock", f"{self.forwarded}.lock"):
+        import glob
+
+        forwards = glob.glob(f"{glob.escape(self.control)}.*.svc*")  # and their locks
+        for path in (self.control, f"{self.control}.lock", self.reader_file, *forwards):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
