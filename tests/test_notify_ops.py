@@ -179,3 +179,35 @@ def test_a_turn_already_over_when_its_send_records_it_is_looked_at_and_told(app:
 
     send.turn_begun(app, app.store.require("kid"), looked, log, before, "send")  # not twice
     assert len(queue.pending(app.store.conn, lead.id)) == 1 and len(app.procs.outside) == 1
+
+
+def test_a_prompt_taken_just_before_the_cli_died_is_delivered(app: App, fake: FakeTmux) -> None:
+    """The CLI's UserPromptSubmit lands in the hook log and the CLI dies (`crash 3`) between
+    send's read of the log and its look at the pane: the text was taken, and send says so
+    (it read the log once more), not "no sign that the agent took it" (CI, test_alerts)."""
+    import json
+
+    from roost.ops.learn import launch_token
+    from roost.providers import hooks
+
+    app.environ["ROOST_CLAUDE_BIN"] = "/bin/sh"  # the fake tmux never runs it
+    kid = lifecycle.spawn(app, "kid", provider="claude", cwd=str(app.paths.home)).agent
+    log = hooks.log_path(str(app.paths.home), kid.id)
+    token = launch_token(app, kid.id)
+    before = hooks.size(log)
+    pane = fake.pane_of(kid.id).id
+    listed = app.tmux.list_panes
+
+    def crashing_after_its_hook() -> Any:
+        if not fake.pane_of(kid.id).dead:
+            payload = json.dumps({"prompt": "crash 3"})
+            with open(log, "a") as f:
+                f.write(
+                    f"{app.clock.now().timestamp():.0f}\tUserPromptSubmit\t{token}\t{payload}\n"
+                )
+            fake.exit(pane, 3)
+        return listed()
+
+    app.tmux.list_panes = crashing_after_its_hook  # type: ignore[method-assign]
+    found = send._confirmation(app, kid, True, False, pane, log, before, None, "crash 3", 5.0, None)
+    assert found == "hook"

@@ -512,16 +512,23 @@ def _confirmation(
     enter_again = app.clock.monotonic() + ENTER_AGAIN
     token = launch_token(app, agent.id) if has_hooks else None  # whose hook lines count
     found: str | None = None  # a confirmation that a moment more may tell better
+
+    def by_hooks() -> str | None:
+        events, _ = hooks.read_since(log, log_before, token)
+        return _confirmed_by_hooks(events, text, command, agent.provider_session_id)
+
     while app.clock.monotonic() < deadline:
-        if has_hooks:
-            events, _ = hooks.read_since(log, log_before, token)
-            how = _confirmed_by_hooks(events, text, command, agent.provider_session_id)
-            if how in ("hook", "new session id"):
-                return how
-            if how == "effect":
-                found = "hook"
+        how = by_hooks() if has_hooks else None
+        if how in ("hook", "new session id"):
+            return how
+        if how == "effect":
+            found = "hook"
         pane = agent_panes(app.tmux.list_panes()).get(agent.id)
         if pane is None or pane.dead:
+            # its hook may have landed between that read and its death (`crash 3`)
+            how = by_hooks() if has_hooks else None
+            if how in ("hook", "new session id"):
+                return how
             return "exit" if command and pane is not None else found
         if record is not None:
             if any(delivery.same_message(prompt, text) for prompt in record.prompts()):
