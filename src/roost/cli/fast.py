@@ -35,10 +35,17 @@ def fast(as_json: bool) -> int | None:
 
 def from_service(as_json: bool) -> bytes | None:
     """`roost ls`'s output as the roost service computed it at this call; None without one."""
-    name = locate.socket_name()
-    if name is None or (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
+    if (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
         return None  # the service writes UTF-8
+    found = service_address()
+    return None if found is None else servicesock.ask_ls(found[0], as_json, found[1])
+
+
+def service_address() -> tuple[str, str] | None:
+    """(ROOST_HOME, the ident its service answers) for a reader here; None when no service may
+    answer one (a tmux socket that is no plain name, a home others may write to)."""
+    name = locate.socket_name()
     home = locate.roost_home()
-    if not locate.private_tree(home):
+    if name is None or not locate.private_tree(home):
         return None
-    return servicesock.ask_ls(home, as_json, servicesock.ident(name, os.environ))
+    return home, servicesock.ident(name, os.environ)

@@ -21,7 +21,7 @@ from roost.core import fleet
 from roost.core.errors import RoostError
 from roost.ops import hosts
 from roost.store import status as listing
-from roost.system import locate, servicesock
+from roost.system import servicesock
 
 
 def fast_all(as_json: bool) -> int | None:
@@ -61,18 +61,17 @@ def host_answer() -> int:
     when the service answered this very call (the asker then reads that socket through its ssh
     master next time, with no roost process here: ops/hosts.py)."""
     reader, rows = None, None
-    name, home = locate.socket_name(), locate.roost_home()
-    where = servicesock.path(home)
-    if name is not None and where is not None and locate.private_tree(home):
-        ident = servicesock.ident(name, os.environ)
-        served = servicesock.ask_ls(home, True, ident)
+    found = fast.service_address()
+    where = servicesock.path(found[0]) if found is not None else None
+    if found is not None and where is not None:
+        served = servicesock.ask_ls(found[0], True, found[1])
         try:
             rows = json.loads(served) if served is not None else None
         except (ValueError, RecursionError):
             rows = None  # not what the service writes: answered here instead
-        reader = {"socket": where, "ident": ident} if isinstance(rows, list) else None
+        reader = {"socket": where, "ident": found[1]} if isinstance(rows, list) else None
     try:
-        rows = rows if isinstance(rows, list) else _local_json()
+        rows = rows if isinstance(rows, list) else _computed_json()  # the service was asked
     except _Said as said:
         sys.stderr.write(said.text)
         return said.code
@@ -92,8 +91,11 @@ def _local_json() -> list[dict[str, object]]:
     """This machine's `roost ls --json` rows: the service's, the quick answer, or (when that
     hands over) the full pipeline's, which records what changed (as cli/hosts.py's)."""
     served = fast.from_service(as_json=True)
-    if served is not None:
-        return list(json.loads(served))
+    return list(json.loads(served)) if served is not None else _computed_json()
+
+
+def _computed_json() -> list[dict[str, object]]:
+    """_local_json's rows computed here, with no service asked."""
     from roost.ops import quicklist
 
     answer = quicklist.answer(True, os.environ, time.time())
