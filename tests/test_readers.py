@@ -166,6 +166,63 @@ def test_a_reader_hears_of_each_new_event_without_polling(world: Env) -> None:
     assert sleeps == []
 
 
+def test_a_reader_looks_itself_as_soon_as_the_service_goes(world: Env) -> None:
+    """The service stopped under a reader: the reader runs the looks itself from its next
+    interval on, not from its next look for the service (RECHECK, put off past the test here).
+    It used to stay blind until then, and a turn that began and ended in that gap (up to 5 s;
+    found when a service killed mid-burst lost a 3-second turn) was never recorded."""
+    from roost.core.service import SESSION
+    from roost.ops import stream
+    from roost.ops.context import open_app
+
+    world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(world.tmp / "work"))
+    world.wait_status("cx", "idle", 30)
+    world.start_service(hearing="cx")
+    ready, working = threading.Event(), threading.Event()
+    subscribed: list[object] = []
+    subscribe = stream._subscribe
+
+    class Enough(Exception):
+        pass
+
+    def emit(event: dict) -> None:
+        if event["kind"] == "status" and event.get("status") == "working":
+            working.set()
+            raise Enough
+
+    def read() -> None:  # the App in this thread: SQLite connections stay in theirs
+        with mock.patch.dict(os.environ, world.env, clear=True):
+            app = open_app()
+        start = stream.drain(app, 0, lambda e: None)
+        ready.set()
+        try:
+            with pytest.raises(Enough):
+                stream.follow(app, start, 0.2, emit, start_service=False)
+        finally:
+            app.close()
+
+    def subscribing(app: object) -> object:
+        subscribed.append(news := subscribe(app))  # type: ignore[arg-type]
+        return news
+
+    with (
+        mock.patch.object(stream, "RECHECK", 600.0),
+        mock.patch.object(stream, "_subscribe", subscribing),
+    ):
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        assert ready.wait(30)
+        world.wait_for(lambda: subscribed, 30, "the reader subscribing")
+        assert subscribed[0] is not None  # the service's news, not the reader's own looks
+        # nobody else looks: no pane-died hook (`roost _supervise` looks at every agent)
+        world.tmux("set-hook", "-gu", "pane-died")
+        world.tmux("set-hook", "-u", "-t", f"={SESSION}:", "pane-died")
+        world.roost("service", "stop")  # the reader's news ends here
+        world.type(world.pane_of("cx"), "work 30")
+        assert working.wait(30), "the reader never looked after the service went"
+        reader.join(10)
+
+
 def _one_answer_server(home: Path, answer: bytes) -> threading.Thread:
     """A stand-in service at home's socket that answers one caller with `answer`, then closes."""
     where = servicesock.path(str(home))
