@@ -184,13 +184,21 @@ class Env:
     def wait_for(
         self, predicate: Callable[[], object], timeout: float = 15, what: str = "condition"
     ) -> Any:
-        """The predicate's first truthy value (Any: callers index what their predicate gave)."""
+        """The predicate's first truthy value (Any: callers index what their predicate gave).
+        Asked again after 0.05 s, then less and less often, up to every 0.25 s: most waits end
+        within a few asks, and a long one (an agent's turn) would otherwise run a `roost ls`
+        twenty times a second, CPU the other workers' tests are waiting for."""
         deadline = time.monotonic() + timeout
+        pause = 0.05
         while time.monotonic() < deadline:
             value = predicate()
             if value:
                 return value
-            time.sleep(0.05)
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 1.3, 0.25)
+        value = predicate()  # once more at the deadline: the last pause may have ended there
+        if value:
+            return value
         raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
     def wait_status(self, name: str, wanted: str, timeout: float = 20) -> dict:
@@ -446,6 +454,15 @@ def app(tmp_path: Path, fake: Any, clock: Any) -> Iterator[Any]:
     )
     yield made
     made.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fake CLIs import tests/fake_agent.py (tests/bin): its compiled code, written here
+    once, spares each of a run's ~900 starts compiling 1,700 lines (their worlds write no
+    bytecode). Atomic, so the workers may all write it."""
+    import py_compile
+
+    py_compile.compile(str(TESTS / "fake_agent.py"), doraise=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

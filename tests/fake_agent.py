@@ -54,8 +54,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import glob
-import hashlib
 import json
 import os
 import re
@@ -66,7 +64,6 @@ import sys
 import termios
 import threading
 import time
-import tomllib
 import tty
 import uuid
 from collections import deque
@@ -131,6 +128,8 @@ def is_uuid(text: str) -> bool:
 
 
 def sha256_hex(text: str) -> str:
+    import hashlib  # here, not at the top: each start's imports are CPU the suite waits for
+
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -364,6 +363,8 @@ class ClaudeStore(Store):
 
     def id_in_use(self, sid: str) -> bool:
         # The real CLI refuses an id that exists anywhere, not just in this cwd.
+        import glob
+
         return any(self.projects.glob(f"*/{glob.escape(sid)}.jsonl"))
 
     def open(self) -> Session:
@@ -485,6 +486,8 @@ class CodexStore(Store):
             if not o.positionals:
                 raise Fail("error: `codex resume` needs a session id (or --last)", 2)
             sid = o.positionals.pop(0)  # the rest, if any, is the prompt
+            import glob
+
             found = [
                 p for p in self.rollouts(glob.escape(sid)) if self.meta(p).get("cwd") == self.cwd
             ]
@@ -773,6 +776,8 @@ class Hooks:
                 check_settings(settings)
             except (OSError, ValueError) as e:
                 raise Fail(f"Error: Invalid settings {opts.settings}: {e}") from None
+        import tomllib
+
         notify = None
         for item in opts.config:
             key, _, value = item.partition("=")
