@@ -136,3 +136,31 @@ def test_a_reply_that_would_type_keys_reaches_the_parent_as_text(world):
     assert world.wait_status("lead", "idle")["state"] == "running"
     kinds = [e["kind"] for e in json.loads(world.roost("events", "lead", "--json").stdout)]
     assert kinds.count("started") == 1 and "exited" not in kinds
+
+
+def test_the_hooks_commands_start_without_the_clis_parser(world):
+    """`roost _notify` (a Claude Code hook, each turn's end in a tree) and `roost _supervise
+    PANE` (tmux's pane-died hook, each exit) run often: they are answered before Click and its
+    commands load (cli/hooks.py), and do their work there (a dead pane's agent recorded)."""
+    import subprocess
+    import sys
+
+    world.roost("spawn", "s", "--provider", "command", "--", "sh", "-c", "read x; exit 3")
+    world.type(world.pane_of("s"), "bye")
+    pane = world.wait_for(
+        lambda: next((p for p in world.panes() if p["window"] == "s" and p["dead"] == "1"), None),
+        what="the agent's pane dead",
+    )["pane_id"]
+    for args in (["_notify"], ["_supervise", pane]):
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "roost", *args],
+            env=world.env,
+            cwd=world.tmp,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        loaded = {line.split("|")[-1].strip() for line in proc.stderr.splitlines()}
+        assert "click" not in loaded and "roost.cli.main" not in loaded, args
+    assert world.wait_status("s", "exited")["exit_code"] == 3

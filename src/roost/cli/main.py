@@ -1096,23 +1096,7 @@ def mcp_cmd(ctx: click.Context, allow_write: bool) -> None:
 mcp_cmd.add_command(mcp_serve_cmd)  # `roost mcp serve`: the shared endpoint (cli/mcpserve.py)
 
 
-@cli.command(name="_supervise", hidden=True)
-@click.argument("pane_id")
-def supervise_cmd(pane_id: str) -> None:
-    """Run by tmux's pane-died hook."""
-    from roost.ops import notify, supervise
-
-    app = _app()
-    supervise.on_pane_died(app, pane_id)
-    notify.deliver(app)  # an exited child's parent hears of it
-
-
-@cli.command(name="_notify", hidden=True)
-def notify_cmd() -> None:
-    """Run by claude's hooks (hook.sh): queue and deliver children's results to parents."""
-    from roost.ops import notify
-
-    notify.deliver(_app())
+# `_supervise PANE` and `_notify`, run by hooks, are answered before Click (cli/hooks.py).
 
 
 @cli.command()
