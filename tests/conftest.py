@@ -101,6 +101,18 @@ class Env:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return subprocess.CompletedProcess(["roost", *args], code, out.getvalue(), err.getvalue())
 
+    def roost_importtime(self, *args: str) -> subprocess.CompletedProcess:
+        """`python -X importtime -m roost ARGS` in a fresh interpreter (never the warm one):
+        its stderr lists every module the command loaded."""
+        return subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "roost", *args],
+            env=self.env,
+            cwd=self.tmp,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
     def ls(self) -> dict[str, dict]:
         return {a["name"]: a for a in json.loads(self.roost("ls", "--json").stdout)}
 

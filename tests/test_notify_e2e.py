@@ -142,9 +142,6 @@ def test_the_hooks_commands_start_without_the_clis_parser(world):
     """`roost _notify` (a Claude Code hook, each turn's end in a tree) and `roost _supervise
     PANE` (tmux's pane-died hook, each exit) run often: they are answered before Click and its
     commands load (cli/hooks.py), and do their work there (a dead pane's agent recorded)."""
-    import subprocess
-    import sys
-
     world.roost("spawn", "s", "--provider", "command", "--", "sh", "-c", "read x; exit 3")
     world.type(world.pane_of("s"), "bye")
     pane = world.wait_for(
@@ -152,14 +149,7 @@ def test_the_hooks_commands_start_without_the_clis_parser(world):
         what="the agent's pane dead",
     )["pane_id"]
     for args in (["_notify"], ["_supervise", pane]):
-        proc = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "roost", *args],
-            env=world.env,
-            cwd=world.tmp,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        proc = world.roost_importtime(*args)
         assert proc.returncode == 0, proc.stderr
         loaded = {line.split("|")[-1].strip() for line in proc.stderr.splitlines()}
         assert "click" not in loaded and "roost.cli.main" not in loaded, args

@@ -10,7 +10,9 @@ import stat
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -24,14 +26,7 @@ pytestmark = pytest.mark.tmux
 
 def ls_with_importtime(world: Env, *args: str) -> tuple[str, str]:
     """`roost ls` in a fresh interpreter (never the tests' warm one), with the modules it loaded."""
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "roost", "ls", *args],
-        env=world.env,
-        cwd=world.tmp,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = world.roost_importtime("ls", *args)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout, proc.stderr
 
@@ -120,48 +115,70 @@ def test_the_socket_is_owner_only_and_goes_with_the_service(world: Env) -> None:
     assert "roost.ops.quicklist" in loaded
 
 
+def reader(
+    world: Env,
+    interval: float,
+    until: Callable[[dict], bool],
+    on_app: Callable[[Any], None] | None = None,
+) -> tuple[threading.Thread, threading.Event, threading.Event]:
+    """`stream.follow` in a thread of its own (its App opened there: SQLite connections stay in
+    theirs, its paths from the world's environment) from the log's end, until `until(event)`:
+    the thread (to start), set once it drained the log, set once `until` said yes."""
+    from roost.ops import stream
+    from roost.ops.context import open_app
+
+    ready, done = threading.Event(), threading.Event()
+
+    class Enough(Exception):
+        pass
+
+    def emit(event: dict) -> None:
+        if until(event):
+            done.set()
+            raise Enough
+
+    def read() -> None:
+        with mock.patch.dict(os.environ, world.env, clear=True):
+            app = open_app()
+        if on_app is not None:
+            on_app(app)
+        start = stream.drain(app, 0, lambda e: None)
+        ready.set()
+        try:
+            with pytest.raises(Enough):
+                stream.follow(app, start, interval, emit, start_service=False)
+        finally:
+            app.close()
+
+    return threading.Thread(target=read, daemon=True), ready, done
+
+
 def test_a_reader_hears_of_each_new_event_without_polling(world: Env) -> None:
     """`follow` waits on the service's news, not on a timer: with the service up, it reads the
     log when news comes and sleeps on no clock; each event is emitted once, in order. Its look
     every RECHECK seconds is put off past the test, so only the news can bring the event."""
     from roost.ops import stream
-    from roost.ops.context import open_app
 
     world.roost("spawn", "a", "--provider", "command", "--", "sleep", "300")
     world.wait_status("a", "idle", 30)
     start_service(world)
     sleeps: list[float] = []
     seen: list[str] = []
-    ready, stopped = threading.Event(), threading.Event()
 
-    class Enough(Exception):
-        pass
-
-    def emit(event: dict) -> None:
+    def stopped(event: dict) -> bool:
         seen.append(f"{event['kind']} {event.get('status')}")
-        if event["kind"] == "status" and event.get("status") == "stopped":
-            stopped.set()
-            raise Enough
+        return event["kind"] == "status" and event.get("status") == "stopped"
 
-    def read() -> None:  # the App in this thread: SQLite connections stay in theirs
-        with mock.patch.dict(os.environ, world.env, clear=True):  # its paths come from there
-            app = open_app()
-        app.clock.sleep = sleeps.append  # type: ignore[method-assign,assignment]  # a poll shows here
-        start = stream.drain(app, 0, lambda e: None)
-        ready.set()
-        try:
-            with pytest.raises(Enough):
-                stream.follow(app, start, 1.0, emit, start_service=False)
-        finally:
-            app.close()
+    def no_clock(app: Any) -> None:
+        app.clock.sleep = sleeps.append  # a poll shows here
 
     with mock.patch.object(stream, "RECHECK", 600.0):
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
+        thread, ready, done = reader(world, 1.0, stopped, no_clock)
+        thread.start()
         assert ready.wait(30)
         world.roost("kill", "a")
-        assert stopped.wait(30), seen
-        reader.join(10)
+        assert done.wait(30), seen
+        thread.join(10)
     assert seen.count("status stopped") == 1
     assert sleeps == []
 
@@ -173,44 +190,26 @@ def test_a_reader_looks_itself_as_soon_as_the_service_goes(world: Env) -> None:
     found when a service killed mid-burst lost a 3-second turn) was never recorded."""
     from roost.core.service import SESSION
     from roost.ops import stream
-    from roost.ops.context import open_app
 
     world.roost("spawn", "cx", "--provider", "codex", "--cwd", str(world.tmp / "work"))
     world.wait_status("cx", "idle", 30)
     world.start_service(hearing="cx")
-    ready, working = threading.Event(), threading.Event()
     subscribed: list[object] = []
     subscribe = stream._subscribe
 
-    class Enough(Exception):
-        pass
-
-    def emit(event: dict) -> None:
-        if event["kind"] == "status" and event.get("status") == "working":
-            working.set()
-            raise Enough
-
-    def read() -> None:  # the App in this thread: SQLite connections stay in theirs
-        with mock.patch.dict(os.environ, world.env, clear=True):
-            app = open_app()
-        start = stream.drain(app, 0, lambda e: None)
-        ready.set()
-        try:
-            with pytest.raises(Enough):
-                stream.follow(app, start, 0.2, emit, start_service=False)
-        finally:
-            app.close()
-
-    def subscribing(app: object) -> object:
-        subscribed.append(news := subscribe(app))  # type: ignore[arg-type]
+    def subscribing(app: Any) -> Any:
+        subscribed.append(news := subscribe(app))
         return news
+
+    def working(event: dict) -> bool:
+        return event["kind"] == "status" and event.get("status") == "working"
 
     with (
         mock.patch.object(stream, "RECHECK", 600.0),
         mock.patch.object(stream, "_subscribe", subscribing),
     ):
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
+        thread, ready, done = reader(world, 0.2, working)
+        thread.start()
         assert ready.wait(30)
         world.wait_for(lambda: subscribed, 30, "the reader subscribing")
         assert subscribed[0] is not None  # the service's news, not the reader's own looks
@@ -219,8 +218,8 @@ def test_a_reader_looks_itself_as_soon_as_the_service_goes(world: Env) -> None:
         world.tmux("set-hook", "-u", "-t", f"={SESSION}:", "pane-died")
         world.roost("service", "stop")  # the reader's news ends here
         world.type(world.pane_of("cx"), "work 30")
-        assert working.wait(30), "the reader never looked after the service went"
-        reader.join(10)
+        assert done.wait(30), "the reader never looked after the service went"
+        thread.join(10)
 
 
 def _one_answer_server(home: Path, answer: bytes) -> threading.Thread:
