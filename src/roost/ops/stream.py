@@ -9,7 +9,8 @@ build, a home whose path is too long for a socket): a read of the log every CHEC
 service, the reader runs today's status pipeline (ops/observe.py) every `interval` seconds itself,
 and still prints from the log, so changes other commands recorded between two looks are not
 lost. A reader looks for the service every RECHECK seconds and switches either way; when the
-service's news ends (stopped, killed), it runs the looks itself from its next interval on.
+service's news ends (stopped, killed, or a reader too slow to take it), it looks itself at once
+and for the next RECHECK seconds.
 
 The socket only says when; the store says what. A reader subscribes before it reads the log, so
 a row written in between is read at the latest on the news that follows it.
@@ -63,9 +64,10 @@ def follow(
             after = drain(app, after, emit)
             flush()
             if news is not None:
-                if servicesock.wait_news(news, RECHECK) is None:  # the service went away:
-                    news.close()  # look from now on, not from the next look for it (a turn
-                    news, running = None, False  # in between would go unrecorded)
+                if servicesock.wait_news(news, RECHECK) is None:  # the news ended (the
+                    news.close()  # service went, or dropped a slow reader): look at once and
+                    # for a whole RECHECK (a turn in a blind gap would go unrecorded)
+                    news, running, looked = None, False, app.clock.monotonic()
             else:
                 app.clock.sleep(CHECK if running else interval)
             if app.clock.monotonic() - looked >= RECHECK:
