@@ -225,6 +225,34 @@ def test_statuses_read_hooks_and_capture_only_the_screens_needed(tmp_path: Path)
     assert [o.agent.name for o in observation.changes(found)] == ["cl", "cx", "ai", "gone"]
 
 
+AIDER_TOP = "Aider v0.86.2\nRepo-map: disabled\n" + "─" * 50 + "\n"
+
+
+@pytest.mark.parametrize(
+    ("history", "screen", "expected"),
+    [
+        # taken, its model client still loading (seconds on a loaded machine), no spinner yet
+        pytest.param("#### hello  \n\nhi there\n\n#### slow one  \n", "> slow one", "working"),
+        # a draft typed after an answered turn: idle, whatever the screen's stillness
+        pytest.param("#### slow one  \n\nanswered\n", "> draft words", "idle"),
+        # an error noted after the prompt: not in flight (aider's quoted "> " lines)
+        pytest.param("#### slow one  \n\n> litellm.APIError: boom\n", "> next", "idle"),
+        # its idle prompt shows: a turn interrupted, whatever the history holds
+        pytest.param("#### slow one  \n", ">", "idle"),
+    ],
+)
+def test_a_prompt_aider_took_reads_working_while_its_screen_stands_still(
+    tmp_path: Path, history: str, screen: str, expected: str
+) -> None:
+    agent = record("ai", "aider")
+    file = tmp_path / "agents" / agent.id / "aider.chat.history.md"
+    file.parent.mkdir(parents=True)
+    file.write_text("\n# aider chat started at 2026-01-01 10:00:00\n\n" + history)
+    seen = observation.join([agent], [pane("id-ai", "%3", activity=NOW - 30)])
+    found = observe.statuses(seen, str(tmp_path), Recorder({"%3": AIDER_TOP + screen}), None, NOW)
+    assert [(o.status, o.status_source) for o in found] == [(expected, "screen")]
+
+
 @pytest.mark.parametrize(
     ("settings", "expected"),
     [

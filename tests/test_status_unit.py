@@ -160,3 +160,22 @@ def test_capture_batches_keep_each_tmux_command_small() -> None:
         assert sum(len(a.encode()) + 1 for a in panefmt.capture_args(batch, "\x1e")) < 16000
     captured = "hello\n\n\x1e%1\nworld\n\x1e%2\n"
     assert panefmt.split_captures(captured, "\x1e") == {"%1": "hello\n", "%2": "world"}
+
+
+def test_a_cli_record_is_asked_only_of_a_still_screen_no_pattern_reads() -> None:
+    aider = status.patterns_for(traits.AIDER.patterns)
+    asked: list[bool] = []
+
+    def in_flight() -> bool:
+        asked.append(True)
+        return True
+
+    def seen(screen: str, activity: float) -> tuple[str, str]:
+        return classify(screen=screen, activity=activity, patterns=aider, in_flight=in_flight)
+
+    assert seen("> slow one", NOW - 30) == ("working", "screen")  # taken, nothing shown yet
+    assert len(asked) == 1
+    assert seen("answered\n>", NOW - 30) == ("idle", "screen")  # its prompt: never asked
+    assert seen("> slow one\n  Waiting for gpt-4o", NOW - 30) == ("working", "screen")
+    assert seen("> slow one", NOW - 1) == ("working", "screen")  # moving: no need to ask
+    assert len(asked) == 1

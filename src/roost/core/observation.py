@@ -129,9 +129,11 @@ def classify(
     grace: float = status.STARTING_GRACE,
     typed: bool = False,
     local: tzinfo | None = None,
+    in_flight: Callable[[], bool] | None = None,
 ) -> Observation:
     """The observation with its status now: from its last hook status, its screen when it was
-    captured, and its provider's screen patterns (`grace` and `typed`: status.classify's). An
+    captured, and its provider's screen patterns (`grace`, `typed`, `in_flight`:
+    status.classify's). An
     error or a dialog that tells of a usage limit reads `limited` (core/limits.py), its reset
     time read as the next such moment after the hook event or the screen's last output, in the
     zone the CLI names, else `local`."""
@@ -151,6 +153,7 @@ def classify(
         grace=grace,
         typed=typed,
         spawning=pane is None and spawning(o.agent, now),
+        in_flight=in_flight,
     )
     limit = None
     if found in ("error", "waiting"):

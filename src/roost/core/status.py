@@ -13,7 +13,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 STARTING_GRACE = 20.0  # seconds after a start with no other signal: "starting", at least
 HOLD_WINDOW = 3.0  # seconds a start must live (or show its prompt) to count as held, at least
@@ -164,6 +164,7 @@ def classify(
     grace: float = STARTING_GRACE,
     typed: bool = False,
     spawning: bool = False,
+    in_flight: Callable[[], bool] | None = None,
 ) -> tuple[str, str, str | None]:
     """(status, source, reason); the reason (the CLI's words) comes with an error only.
     `base_state` is state.derive's answer (running/stopped/hibernated/failed); `hook` is the
@@ -172,7 +173,9 @@ def classify(
     pane's title (a spinner there is work, under a dialog or an error); `grace` how long a start
     with no other signal reads "starting"; `typed`: a draft sits on the CLI's input line (so it
     is up: its start held, whatever the grace); `spawning`: a spawn stored it a moment ago and
-    has not launched it yet (its window may not exist yet)."""
+    has not launched it yet (its window may not exist yet); `in_flight`: asked only of a still
+    screen no pattern reads, whether the CLI's own record ends with a prompt it took and nothing
+    after it (a turn under way whose CLI shows nothing yet)."""
     spinning = title_working(title)
     if not alive:
         if base_state in ("hibernated", "failed"):
@@ -219,8 +222,11 @@ def classify(
         return "starting", "process", None
     if screen is not None:
         # No pattern matched (or the provider has none, like any command): the screen moving
-        # is work, a still one (a silent program, a shell prompt) is idle.
+        # is work, a still one (a silent program, a shell prompt) is idle, unless the CLI's
+        # record says it took a prompt and works on it (aider loads its model client for
+        # seconds after the first prompt, the prompt's line the last on its screen).
         busy = activity is not None and now - activity < QUIET
+        busy = busy or (in_flight is not None and in_flight())
         return ("working" if busy else "idle"), "screen", None
     return "unknown", "process", None
 

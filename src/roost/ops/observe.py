@@ -77,6 +77,9 @@ def statuses(
                 start_grace(provider),
                 screen is not None and typed(screen, provider),
                 local,
+                _in_flight(o.agent, roost_home)
+                if traits.of(provider).record_leads_screen
+                else None,
             )
         )
     return found
@@ -106,6 +109,20 @@ def settling(seen: Iterable[Observation], now: float) -> dict[str, float]:
         if at is not None:
             due[o.pane.pane_id] = at
     return due
+
+
+def _in_flight(agent: Agent, roost_home: str) -> Callable[[], bool]:
+    """Whether the agent's CLI record ends with a prompt it took and nothing after it: asked
+    only of a still screen that no pattern reads, so its provider is loaded only then."""
+
+    def ask() -> bool:
+        from pathlib import Path
+
+        from roost.providers.base import get
+
+        return get(agent.provider).prompt_in_flight(agent, Path(roost_home))
+
+    return ask
 
 
 def typed(screen: str, provider: str) -> bool:
