@@ -205,10 +205,18 @@ def test_three_real_gemini_agents_in_one_cwd(
     assert argv_of(world, "g2")[-2:] == ["-r", ids["g2"]]
     wait_status(world, "g2", "idle", START)
     world.roost("send", "g2", "who am I")
-    wait_status(world, "g2", "idle")
-    seen = next(
-        user_texts(r.body)
-        for r in reversed(stub.turns())
-        if user_texts(r.body)[-1:] == ["who am I"]
+    # the turn at the model (delivery is confirmed by the chat file, which may come first)
+    seen = world.wait_for(
+        lambda: next(
+            (
+                user_texts(r.body)
+                for r in reversed(stub.turns())
+                if user_texts(r.body)[-1:] == ["who am I"]
+            ),
+            None,
+        ),
+        60,
+        "g2's turn at the model",
     )
+    wait_status(world, "g2", "idle")
     assert "I am g2" in seen and "I am g1" not in seen and "I am g3" not in seen
