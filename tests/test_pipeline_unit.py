@@ -226,28 +226,54 @@ def test_statuses_read_hooks_and_capture_only_the_screens_needed(tmp_path: Path)
 
 
 AIDER_TOP = "Aider v0.86.2\nRepo-map: disabled\n" + "─" * 50 + "\n"
+LONG = "x" * 9000  # one line longer than the first read from the history's end
 
 
 @pytest.mark.parametrize(
     ("history", "screen", "expected"),
     [
         # taken, its model client still loading (seconds on a loaded machine), no spinner yet
-        pytest.param("#### hello  \n\nhi there\n\n#### slow one  \n", "> slow one", "working"),
-        # a draft typed after an answered turn: idle, whatever the screen's stillness
-        pytest.param("#### slow one  \n\nanswered\n", "> draft words", "idle"),
-        # an error noted after the prompt: not in flight (aider's quoted "> " lines)
-        pytest.param("#### slow one  \n\n> litellm.APIError: boom\n", "> next", "idle"),
-        # its idle prompt shows: a turn interrupted, whatever the history holds
-        pytest.param("#### slow one  \n", ">", "idle"),
+        pytest.param(
+            "#### hello  \n\nhi there\n\n> Tokens: 9 sent\n\n#### slow one  \n",
+            "> slow one",
+            "working",
+            id="taken-not-yet-shown",
+        ),
+        pytest.param(f"#### {LONG}  \n", "x" * 40, "working", id="a-long-one-line-prompt"),
+        pytest.param(
+            "#### two  \n#### \n#### lines  \n", "lines", "working", id="a-multi-line-prompt"
+        ),
+        pytest.param(
+            "#### slow one  \n\nanswered\n\n> Tokens: 9 sent\n",
+            "> draft words",
+            "idle",
+            id="draft-after-an-answered-turn",
+        ),
+        pytest.param(
+            "#### slow one  \n\n> litellm.APIError: boom\n", "> next", "idle", id="error-noted"
+        ),
+        pytest.param("#### slow one  \n", ">", "idle", id="its-idle-prompt-wins"),
+        pytest.param(
+            "#### answered  \n\nyes\n\n#### <blank>  \n", "> draft", "idle", id="blank-enter"
+        ),
+        pytest.param("#### /add  \n", "ask>", "idle", id="a-command-in-ask-mode"),
+        pytest.param(
+            "#### slow one  \n\n# aider chat started at 2026-01-02 10:00:00\n",
+            "> x",
+            "idle",
+            id="started-again",
+        ),
+        pytest.param(None, "> slow one", "idle", id="no-history-yet"),
     ],
 )
 def test_a_prompt_aider_took_reads_working_while_its_screen_stands_still(
-    tmp_path: Path, history: str, screen: str, expected: str
+    tmp_path: Path, history: str | None, screen: str, expected: str
 ) -> None:
     agent = record("ai", "aider")
     file = tmp_path / "agents" / agent.id / "aider.chat.history.md"
     file.parent.mkdir(parents=True)
-    file.write_text("\n# aider chat started at 2026-01-01 10:00:00\n\n" + history)
+    if history is not None:
+        file.write_text("\n# aider chat started at 2026-01-01 10:00:00\n\n" + history)
     seen = observation.join([agent], [pane("id-ai", "%3", activity=NOW - 30)])
     found = observe.statuses(seen, str(tmp_path), Recorder({"%3": AIDER_TOP + screen}), None, NOW)
     assert [(o.status, o.status_source) for o in found] == [(expected, "screen")]

@@ -133,10 +133,9 @@ def classify(
 ) -> Observation:
     """The observation with its status now: from its last hook status, its screen when it was
     captured, and its provider's screen patterns (`grace`, `typed`, `in_flight`:
-    status.classify's). An
-    error or a dialog that tells of a usage limit reads `limited` (core/limits.py), its reset
-    time read as the next such moment after the hook event or the screen's last output, in the
-    zone the CLI names, else `local`."""
+    status.classify's). An error or a dialog that tells of a usage limit reads `limited`
+    (core/limits.py), its reset time read as the next such moment after the hook event or the
+    screen's last output, in the zone the CLI names, else `local`."""
     pane = o.pane
     found, source, reason = status.classify(
         alive=o.alive,

@@ -1,6 +1,7 @@
 """What an agent is doing, from the best signal available: its CLI's hooks (for a CLI that has
-them), then the screen (each provider's patterns, last lines only), then process facts. Pure and
-import-light: `roost ls` classifies on its fast path.
+them), then the screen (each provider's patterns, last lines only; for a still one no pattern
+reads, the CLI's own record of a prompt it took), then process facts. Pure and import-light:
+`roost ls` classifies on its fast path.
 
 Statuses: starting, working, idle, waiting (the CLI asks the user something), error (the CLI
 is broken or its last turn failed: lost its server, an authentication failure, an API error, a

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from roost.core import observation, status
 from roost.ops.learn import apply_hook_log, learn_session_ids
-from roost.providers import hooks, traits
+from roost.providers import hooks, records, traits
 from roost.store import status as listing
 from roost.tmux.format import MARKER
 
@@ -77,9 +77,7 @@ def statuses(
                 start_grace(provider),
                 screen is not None and typed(screen, provider),
                 local,
-                _in_flight(o.agent, roost_home)
-                if traits.of(provider).record_leads_screen
-                else None,
+                _in_flight(o.agent, roost_home),
             )
         )
     return found
@@ -111,18 +109,14 @@ def settling(seen: Iterable[Observation], now: float) -> dict[str, float]:
     return due
 
 
-def _in_flight(agent: Agent, roost_home: str) -> Callable[[], bool]:
-    """Whether the agent's CLI record ends with a prompt it took and nothing after it: asked
-    only of a still screen that no pattern reads, so its provider is loaded only then."""
-
-    def ask() -> bool:
-        from pathlib import Path
-
-        from roost.providers.base import get
-
-        return get(agent.provider).prompt_in_flight(agent, Path(roost_home))
-
-    return ask
+def _in_flight(agent: Agent, roost_home: str) -> Callable[[], bool] | None:
+    """Whether the agent's CLI record ends with a prompt it took and has not answered
+    (providers/records.py), for a provider whose record can say so: asked only of a still
+    screen that no pattern reads."""
+    reader = records.READERS.get(agent.provider)
+    if reader is None:
+        return None
+    return lambda: reader(roost_home, agent.id)
 
 
 def typed(screen: str, provider: str) -> bool:

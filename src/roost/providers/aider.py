@@ -13,14 +13,14 @@ from pathlib import Path
 from roost.core.model import Agent
 from roost.core.replies import Turn, fold
 from roost.providers.base import Provider
+from roost.providers.records import AIDER_HISTORY
 from roost.providers.traits import AIDER
 
 PROMPT_MARK = "#### "
-TAIL = 4096  # bytes of a history read for its last lines
 
 
 def history_file(paths_home: Path, agent: Agent) -> Path:
-    return paths_home / "agents" / agent.id / "aider.chat.history.md"
+    return paths_home / "agents" / agent.id / AIDER_HISTORY
 
 
 def prompts_in(text: str) -> list[str]:
@@ -114,18 +114,6 @@ class Aider(Provider):
                 return prompts_in(fh.read().decode("utf-8", "replace"))
         except OSError:
             return []
-
-    def prompt_in_flight(self, agent: Agent, paths_home: Path) -> bool:
-        # Aider writes a prompt's `#### ` lines as it takes it, then the answer, or its notes of
-        # an error as quoted `> ` lines, or a new heading when it starts again.
-        try:
-            with history_file(paths_home, agent).open("rb") as fh:
-                fh.seek(max(0, fh.seek(0, 2) - TAIL))
-                tail = fh.read().decode("utf-8", "replace")
-        except OSError:
-            return False
-        lines = [line for line in tail.splitlines() if line.strip()]
-        return bool(lines) and lines[-1].startswith(PROMPT_MARK.rstrip())
 
     def turns(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path

@@ -130,11 +130,6 @@ class Provider:
         or None when roost cannot read one: then a send is confirmed another way."""
         return None
 
-    def prompt_in_flight(self, agent: Agent, paths_home: Path) -> bool:
-        """The CLI's own record ends with a prompt it took and nothing after it (no answer, no
-        error): a turn under way, while its screen may show nothing of it yet."""
-        return False
-
     def usage_file(self, agent: Agent, environ: Mapping[str, str]) -> Path | None:
         """The file where the CLI records the token usage of the agent's current conversation
         (read by ops/usage.py with core/usage.py's reader for this CLI), or None."""

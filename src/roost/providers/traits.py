@@ -50,7 +50,6 @@ class Traits:
         "hooks",
         "name",
         "patterns",
-        "record_leads_screen",
         "session_id",
         "start_time",
         "verified",
@@ -67,7 +66,6 @@ class Traits:
         conversation_gone: tuple[str, ...] = (),
         verified: str = "",
         start_time: float = 1.0,
-        record_leads_screen: bool = False,
     ) -> None:
         self.name = name
         self.hooks = hooks  # reports its status (and session id changes) through roost's hooks
@@ -80,9 +78,6 @@ class Traits:
         # machine (bench/bench_starts.py; docs/PROVIDERS.md): a start is held once that screen
         # shows, or once it lived well past this (core.status.start_window).
         self.start_time = start_time
-        # Its own record of the conversation shows a prompt taken before its screen shows the
-        # turn (Provider.prompt_in_flight): asked of a still screen no pattern reads.
-        self.record_leads_screen = record_leads_screen
 
 
 # Screen cues: Claude Code's were read off v2.1.332 (its `❯` prompt box stays drawn while it
@@ -200,7 +195,7 @@ GEMINI = Traits(
 # retries those that may pass (rate limits, server errors) for about a minute. Between a prompt
 # taken and its spinner (its model client loading: seconds on a loaded machine) the screen
 # stands still on "> <text>", which no capture tells from a draft: the chat history, which has
-# the prompt at once, says the turn is under way.
+# the prompt by then, says the turn is under way (providers/records.py).
 AIDER = Traits(
     "aider",
     hooks=False,
@@ -225,7 +220,6 @@ AIDER = Traits(
     },
     verified="0.86.2",
     start_time=34.0,
-    record_leads_screen=True,
 )
 # Any program: no patterns, so its status is its screen's movement (working while it moves,
 # idle when still, a silent program too once the start grace is over).
