@@ -32,12 +32,14 @@ class RawClient:
             cwd=world.tmp,
         )
         self.replies: dict[Any, dict[str, Any]] = {}
+        self.every: list[dict[str, Any]] = []  # each line it wrote, in order
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             reply = json.loads(line)
+            self.every.append(reply)
             self.replies[reply.get("id")] = reply
 
     def send(self, line: str) -> None:

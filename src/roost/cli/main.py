@@ -1088,9 +1088,9 @@ def mcp_cmd(ctx: click.Context, allow_write: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from roost.mcp import server
+    from roost.mcp import front  # the SDK loads at the first call the front has no answer for
 
-    server.serve(dict(os.environ), allow_write)
+    front.serve(dict(os.environ), allow_write)
 
 
 mcp_cmd.add_command(mcp_serve_cmd)  # `roost mcp serve`: the shared endpoint (cli/mcpserve.py)

@@ -6,7 +6,9 @@ Imported only by `roost mcp`: nothing else loads the SDK.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
@@ -211,24 +213,81 @@ def refuse_unknown_arguments(server: MCPServer) -> None:
         tool.parameters = model.model_json_schema(by_alias=True)
 
 
-def serve(environ: dict[str, str], allow_write: bool) -> None:
-    app = open_app(dict(environ))
-    try:
-        orchestrate.caller_from(app, allow_write)  # a wrong identity fails at start, loudly
-    finally:
-        app.close()
-    anyio.run(run_stdio, build(environ, allow_write))
+class Shown:
+    """What the client had answered by mcp/front.py, which the SDK is shown again and must not
+    answer twice: the initialize under `initialize_id`, the acknowledgement of each listen
+    request in `listens`."""
+
+    def __init__(self, initialize_id: str, listens: list[int | str]) -> None:
+        self.initialize_id = initialize_id
+        self.listens = list(listens)
+
+    def answered(self, message: Any) -> bool:
+        """Whether the SDK's `message` is one of those (each acknowledgement dropped once)."""
+        method = getattr(message, "method", None)
+        if method is None:
+            return getattr(message, "id", None) == self.initialize_id
+        if method != "notifications/subscriptions/acknowledged":
+            return False
+        params = getattr(message, "params", None)
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        listen = (
+            meta.get("io.modelcontextprotocol/subscriptionId") if isinstance(meta, dict) else None
+        )
+        if listen in self.listens:
+            self.listens.remove(listen)
+            return True
+        return False
+
+
+def serve_connection(
+    environ: dict[str, str], allow_write: bool, first: bytes, wire: int, shown: Shown
+) -> None:
+    """Serve the connection mcp/front.py began: `first` is what the SDK reads before the rest
+    of the client's messages on descriptor `wire` (what the front answered that the SDK must
+    know of, then what the client sent since); what `shown` names is not answered again."""
+    stdin = anyio.wrap_file(
+        io.TextIOWrapper(
+            io.BufferedReader(_Prefixed(first, wire)), encoding="utf-8", errors="replace"
+        )
+    )
+    anyio.run(run_stdio, build(environ, allow_write), stdin, shown)
+
+
+class _Prefixed(io.RawIOBase):
+    """`first`, then what descriptor `fd` gives."""
+
+    def __init__(self, first: bytes, fd: int) -> None:
+        self.first = first
+        self.fd = fd
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.first:
+            size = min(len(buffer), len(self.first))
+            buffer[:size] = self.first[:size]
+            self.first = self.first[size:]
+            return size
+        data = os.read(self.fd, len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
 
 
 # ---- every request gets an answer ----------------------------------------------------------
-async def run_stdio(server: MCPServer) -> None:
+async def run_stdio(
+    server: MCPServer, stdin: anyio.AsyncFile[str] | None = None, shown: Shown | None = None
+) -> None:
     """The SDK's stdio server, with a screen in front: a line the SDK cannot read (JSON it
     refuses: a lone surrogate escape, nesting deeper than its limit; or no JSON-RPC message)
     reaches its loop only as an exception, which it logs and answers never, so the caller
-    would wait for ever. The screen answers it with a JSON-RPC error for its id instead."""
+    would wait for ever. The screen answers it with a JSON-RPC error for its id instead. What
+    mcp/front.py answered already (`shown`) is not written again."""
     lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs (no public name)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
         screened_send, screened = create_context_streams[SessionMessage | Exception](0)
+        answers_send, answers = create_context_streams[SessionMessage](0)
 
         async def screen() -> None:
             async with screened_send:
@@ -238,9 +297,17 @@ async def run_stdio(server: MCPServer) -> None:
                     else:
                         await screened_send.send(item)
 
+        async def answer() -> None:
+            async with answers:
+                async for item in answers:
+                    if shown is None or not shown.answered(item.message):
+                        await write_stream.send(item)
+
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(screen)
-            await lowlevel.run(screened, write_stream, lowlevel.create_initialization_options())
+            tasks.start_soon(answer)
+            await lowlevel.run(screened, answers_send, lowlevel.create_initialization_options())
+        await write_stream.aclose()  # the SDK's loop closed the stream it was given, not this
 
 
 def refusal(exc: Exception) -> types.JSONRPCError:

@@ -1,0 +1,216 @@
+"""`roost mcp`'s front (mcp/front.py): an agent's CLI starting its MCP server gets the SDK's own
+answers to its first requests without the SDK loaded, and the SDK takes the connection over at
+the first call, as if it had served it from the start."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_mcp_input import RawClient
+
+from roost.mcp import front
+
+from conftest import Env
+
+SDK_LIBRARY = "pydantic_core"  # a shared library the SDK (through pydantic) maps, and no
+# other part of roost mcp
+
+
+def sdk_loaded(pid: int) -> bool:
+    return SDK_LIBRARY in Path(f"/proc/{pid}/maps").read_text()
+
+
+def recorded() -> dict[str, Any]:
+    return dict(json.loads(Path(front.RECORDING).read_text()))
+
+
+def test_the_recording_is_what_the_live_sdk_answers() -> None:
+    from roost.mcp import record
+
+    assert record.recording() == recorded(), (
+        "mcp/handshake.json is not what this SDK and these tools answer: "
+        "run `python -m roost.mcp.record` and commit the file"
+    )
+
+
+@pytest.mark.tmux
+def test_the_front_answers_a_clis_start_and_the_sdk_takes_over_at_the_first_call(
+    world: Env,
+) -> None:
+    answers = recorded()["answers"]["2025-06-18"]
+    client = RawClient(world)
+    try:
+        client.start()  # initialize (id 0), then the initialized notification
+        assert client.replies[0]["result"] == answers["initialize"]
+        for rid, method in enumerate(("tools/list", "prompts/list", "resources/list"), 1):
+            client.request(rid, method, {})
+            assert client.reply(rid)["result"] == answers[method]
+        assert not sdk_loaded(client.proc.pid)  # all that, with no SDK in the process
+
+        client.request(4, "tools/call", {"name": "list_agents", "arguments": {}})
+        assert "result" in client.reply(4) and not client.reply(4)["result"]["isError"]
+        assert sdk_loaded(client.proc.pid)
+        client.request(5, "tools/list", {})  # the SDK's own answer now: the same
+        assert client.reply(5)["result"] == answers["tools/list"]
+        client.request(6, "ping", {})
+        client.reply(6)
+        # one answer each: the initialize the SDK was shown again was not answered twice
+        assert [r.get("id") for r in client.every] == [0, 1, 2, 3, 4, 5, 6]
+    finally:
+        client.close()
+
+
+@pytest.mark.tmux
+@pytest.mark.parametrize(
+    ("first", "version"),
+    [
+        pytest.param({"protocolVersion": "2099-01-01"}, "2025-11-25", id="a-version-unknown"),
+        pytest.param({"_meta": {}}, "2025-06-18", id="a-field-the-front-does-not-know"),
+    ],
+)
+def test_what_the_front_does_not_know_goes_to_the_sdk_as_it_came(
+    world: Env, first: dict[str, Any], version: str
+) -> None:
+    client = RawClient(world)
+    try:
+        params = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+            **first,
+        }
+        client.request(0, "initialize", params)
+        assert client.reply(0)["result"]["protocolVersion"] == version  # the SDK negotiated
+        assert sdk_loaded(client.proc.pid)
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}', id="before-initialize"
+        ),
+        pytest.param(b'{"jsonrpc": "2.0", "id": true, "method": "initialize"}', id="a-bool-id"),
+        pytest.param(b'[{"jsonrpc": "2.0", "id": 1, "method": "initialize"}]', id="a-batch"),
+        pytest.param(b"\xff\xfe", id="not-utf8"),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "initialize"}', id="surrogate"
+        ),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"x": '
+            + b"[" * 100_000
+            + b"]" * 100_000
+            + b"}}",
+            id="nested-deeper-than-python-reads",
+        ),
+        pytest.param(b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "x": 1}', id="extra"),
+    ],
+)
+def test_lines_the_front_does_not_read_go_to_the_sdk(line: bytes) -> None:
+    assert front.Front(recorded()).take(line) is front.Front.HAND_OVER
+
+
+def test_after_initialize_only_the_recorded_lists_and_the_notification_are_answered() -> None:
+    answers = recorded()["answers"]
+    taker = front.Front(recorded())
+    init = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-03-26",
+            "capabilities": {"roots": {}},
+            "clientInfo": {"name": "c", "version": "1"},
+        },
+    }
+    said = taker.take(json.dumps(init).encode())
+    assert [json.loads(line) for line in said] == [  # type: ignore[attr-defined]
+        {"jsonrpc": "2.0", "id": 7, "result": answers["2025-03-26"]["initialize"]}
+    ]
+    assert taker.take(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}') == []
+    codex = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":0}}}'
+    assert [json.loads(line) for line in taker.take(codex)] == [  # type: ignore[attr-defined]
+        {"jsonrpc": "2.0", "id": 1, "result": answers["2025-03-26"]["tools/list"]}
+    ]
+    for line in (
+        b'{"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"cursor": "x"}}',
+        b'{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "x"}}',
+        b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}',
+        b'{"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {}}',
+        b'{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"progressToken":true}}}',
+    ):
+        assert taker.take(line) is front.Front.HAND_OVER
+    # what the SDK is shown first: the initialize under the front's own id, the notification
+    shown = [json.loads(line) for line in b"".join(taker.seen).splitlines()]
+    assert shown == [
+        {**init, "id": front.REPLAYED_ID},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+
+
+def test_a_recording_made_with_another_sdk_is_not_used(tmp_path: Path) -> None:
+    site = front.site_of_sdk()
+    assert site is not None
+    installed = front.installed_versions(site)
+    assert installed == recorded()["made_with"]  # this checkout's recording is this SDK's
+    (tmp_path / "mcp-9.0.0.dist-info").mkdir()
+    assert front.installed_versions(str(tmp_path)) == {"mcp": "9.0.0"}
+
+
+CLAUDE = {  # the envelope Claude Code 2.1.332 sends with each request (its own words)
+    front.PROTOCOL_KEY: "2026-07-28",
+    front.CLIENT_KEY: {"name": "claude-code", "title": "Claude Code", "version": "2.1.332"},
+    front.CAPABILITIES_KEY: {
+        "roots": {"listChanged": True},
+        "elicitation": {"form": {}, "url": {}},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+    },
+}
+LISTENED = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
+
+
+def modern(client: RawClient, rid: Any, method: str, **params: Any) -> None:
+    client.request(rid, method, {"_meta": CLAUDE, **params})
+
+
+@pytest.mark.tmux
+def test_claude_codes_start_in_the_2026_era_is_answered_and_its_listen_request_handed_on(
+    world: Env,
+) -> None:
+    recorded_now = recorded()
+    answers = recorded_now["modern"]["2026-07-28"]
+    client = RawClient(world)
+    try:
+        modern(client, "server-discover-probe-1", "server/discover")
+        modern(client, "listen:0", "subscriptions/listen", notifications=LISTENED)
+        for rid, method in enumerate(("server/discover", "prompts/list", "tools/list")):
+            modern(client, rid, method)
+            assert client.reply(rid)["result"] == answers[method]
+        assert client.reply("server-discover-probe-1")["result"] == answers["server/discover"]
+        ack = client.every[1]
+        assert ack["method"] == front.ACKNOWLEDGED
+        assert ack["params"]["_meta"] == {front.SUBSCRIPTION_KEY: "listen:0"}
+        assert not sdk_loaded(client.proc.pid)
+
+        modern(client, 9, "tools/call", name="list_agents", arguments={})
+        assert not client.reply(9)["result"]["isError"]
+        assert sdk_loaded(client.proc.pid)
+        modern(client, 10, "tools/list")  # the SDK's own answer now: the same
+        assert client.reply(10)["result"] == answers["tools/list"]
+        # the listen request went to the SDK, which holds it open: nothing answered twice
+        assert [r.get("id", r.get("method")) for r in client.every] == [
+            "server-discover-probe-1",
+            front.ACKNOWLEDGED,
+            0,
+            1,
+            2,
+            9,
+            10,
+        ]
+    finally:
+        client.close()
