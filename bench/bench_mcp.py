@@ -76,21 +76,26 @@ def rss(pids: list[int]) -> tuple[int, int]:
     return total_rss, total_uss
 
 
+def stdio_server(env: dict[str, str], cwd: Path, agent_id: str) -> subprocess.Popen[str]:
+    """One agent's `python -P -m roost mcp`, as mcpwire.server_entry starts it, on pipes."""
+    return subprocess.Popen(
+        [PYTHON, "-P", "-m", "roost", "mcp"],
+        env={**env, "ROOST_AGENT_ID": agent_id},
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
 def stdio_servers(env: dict[str, str], cwd: Path, agents: list[tuple[str, str]]) -> dict:
     """Today: one `python -P -m roost mcp` per agent, as mcpwire.server_entry starts it."""
     procs, firsts = [], []
     try:
         for agent_id, _token in agents:
             started = time.monotonic()
-            proc = subprocess.Popen(
-                [PYTHON, "-P", "-m", "roost", "mcp"],
-                env={**env, "ROOST_AGENT_ID": agent_id},
-                cwd=cwd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-            )
+            proc = stdio_server(env, cwd, agent_id)
             procs.append(proc)
             assert proc.stdin is not None and proc.stdout is not None
             for message in (INIT, INITIALIZED, LIST, CALL):

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 from pathlib import Path
 
 import psutil
-from bench_mcp import INIT, INITIALIZED, LIST, seed
+from bench_mcp import INIT, INITIALIZED, LIST, seed, stdio_server
 
-from _common import PYTHON, finish, mb, parser, table, world
+from _common import finish, mb, parser, table, world
 
 CPU_TARGET, RSS_TARGET = 0.25, 0.5
 SDK_AT_ONCE = {**INIT, "params": {**INIT["params"], "_meta": {}}}  # type: ignore[dict-item]
@@ -27,15 +26,7 @@ SDK_AT_ONCE = {**INIT, "params": {**INIT["params"], "_meta": {}}}  # type: ignor
 
 def start(env: dict[str, str], cwd: Path, agent_id: str, init: dict) -> tuple[float, int]:
     """(CPU seconds, RSS) of one `roost mcp` once it answered a CLI's start."""
-    proc = subprocess.Popen(
-        [PYTHON, "-P", "-m", "roost", "mcp"],
-        env={**env, "ROOST_AGENT_ID": agent_id},
-        cwd=cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    proc = stdio_server(env, cwd, agent_id)
     try:
         assert proc.stdin is not None and proc.stdout is not None
         for message in (init, INITIALIZED, LIST):
