@@ -98,6 +98,8 @@ def test_what_the_front_does_not_know_goes_to_the_sdk_as_it_came(
         pytest.param(b'{"jsonrpc": "2.0", "id": true, "method": "initialize"}', id="a-bool-id"),
         pytest.param(b'[{"jsonrpc": "2.0", "id": 1, "method": "initialize"}]', id="a-batch"),
         pytest.param(b"\xff\xfe", id="not-utf8"),
+        pytest.param(b"\n", id="blank"),
+        pytest.param(b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "x": 1}', id="extra"),
         pytest.param(
             b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "initialize"}', id="surrogate"
         ),
@@ -108,33 +110,50 @@ def test_what_the_front_does_not_know_goes_to_the_sdk_as_it_came(
             + b"}}",
             id="nested-deeper-than-python-reads",
         ),
-        pytest.param(b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "x": 1}', id="extra"),
+        pytest.param(
+            b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"x": '
+            + b"[" * 70
+            + b"]" * 70
+            + b"}}",
+            id="nested-deeper-than-the-sdk-reads",
+        ),
+        pytest.param(
+            b'\xef\xbb\xbf{"jsonrpc": "2.0", "id": 1, "method": "initialize"}', id="byte-order-mark"
+        ),
+        pytest.param(b'{"jsonrpc": "2.0",\r"id": 1, "method": "initialize"}', id="a-cr-inside"),
     ],
 )
 def test_lines_the_front_does_not_read_go_to_the_sdk(line: bytes) -> None:
-    assert front.Front(recorded()).take(line) is front.Front.HAND_OVER
+    assert front.Front(recorded()).take(line) is None
+
+
+def handshake_start(version: str = "2025-03-26", **params: Any) -> list[dict[str, Any]]:
+    init = {
+        "protocolVersion": version,
+        "capabilities": {"roots": {}},
+        "clientInfo": {"name": "c", "version": "1"},
+        **params,
+    }
+    return [
+        {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
 
 
 def test_after_initialize_only_the_recorded_lists_and_the_notification_are_answered() -> None:
     answers = recorded()["answers"]
     taker = front.Front(recorded())
-    init = {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-03-26",
-            "capabilities": {"roots": {}},
-            "clientInfo": {"name": "c", "version": "1"},
-        },
-    }
-    said = taker.take(json.dumps(init).encode())
-    assert [json.loads(line) for line in said] == [  # type: ignore[attr-defined]
+    init, initialized = (json.dumps(m).encode() for m in handshake_start())
+    said = taker.take(init)
+    assert said is not None
+    assert [json.loads(line) for line in said] == [
         {"jsonrpc": "2.0", "id": 7, "result": answers["2025-03-26"]["initialize"]}
     ]
-    assert taker.take(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}') == []
+    assert taker.take(initialized) == []
     codex = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":0}}}'
-    assert [json.loads(line) for line in taker.take(codex)] == [  # type: ignore[attr-defined]
+    said = taker.take(codex)
+    assert said is not None
+    assert [json.loads(line) for line in said] == [
         {"jsonrpc": "2.0", "id": 1, "result": answers["2025-03-26"]["tools/list"]}
     ]
     for line in (
@@ -143,23 +162,93 @@ def test_after_initialize_only_the_recorded_lists_and_the_notification_are_answe
         b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}',
         b'{"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {}}',
         b'{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"progressToken":true}}}',
+        initialized,  # a second one
     ):
-        assert taker.take(line) is front.Front.HAND_OVER
+        assert taker.take(line) is None
     # what the SDK is shown first: the initialize under the front's own id, the notification
-    shown = [json.loads(line) for line in b"".join(taker.seen).splitlines()]
-    assert shown == [
-        {**init, "id": front.REPLAYED_ID},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    shown = [json.loads(line) for line in taker.shown().splitlines()]
+    first = json.loads(init)
+    assert shown == [{**first, "id": front.REPLAYED_ID}, json.loads(initialized)]
+
+
+def test_a_recording_made_with_something_else_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = front.site_of_sdk()
+    assert site is not None
+    assert front.load_recording() == recorded()  # this checkout's recording is this install's
+    for key, other in (("mcp", "9.0.0"), ("tools", "0" * 64)):
+        changed = recorded()
+        changed["made_with"][key] = other
+        (tmp_path / "handshake.json").write_text(json.dumps(changed))
+        monkeypatch.setattr(front, "RECORDING", str(tmp_path / "handshake.json"))
+        assert front.load_recording() is None
+    for version in ("9.0.0", "8.0.0"):  # a stale copy beside the one imported
+        (tmp_path / f"mcp-{version}.dist-info").mkdir()
+    assert front.installed_versions(str(tmp_path)) is None
+
+
+SDK_CASES = {
+    "codex": [
+        *handshake_start(
+            "2025-06-18",
+            capabilities={"experimental": {"codex/auth-change": {}}, "elicitation": {"form": {}}},
+        ),
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/list",
+            "params": {"_meta": {"progressToken": 0}},
+        },
+    ],
+    "title-not-text": handshake_start(clientInfo={"name": "c", "version": "1", "title": 5}),
+    "icons": handshake_start(clientInfo={"name": "c", "version": "1", "icons": 5}),
+    "roots-flag-not-a-flag": handshake_start(capabilities={"roots": {"listChanged": "maybe"}}),
+    "an-unknown-capability": handshake_start(capabilities={"later": {}}),
+    "an-unknown-version": handshake_start("2099-01-01"),
+}
+
+
+def modern_case(**envelope: Any) -> list[dict[str, Any]]:
+    meta = {**CLAUDE, **envelope}
+    listen = {"_meta": meta, "notifications": LISTENED}
+    return [
+        {"jsonrpc": "2.0", "id": "probe", "method": "server/discover", "params": {"_meta": meta}},
+        {"jsonrpc": "2.0", "id": "listen:0", "method": front.LISTEN, "params": listen},
+        *(
+            {"jsonrpc": "2.0", "id": n, "method": m, "params": {"_meta": meta}}
+            for n, m in enumerate(("prompts/list", "resources/list", "tools/list"))
+        ),
     ]
 
 
-def test_a_recording_made_with_another_sdk_is_not_used(tmp_path: Path) -> None:
-    site = front.site_of_sdk()
-    assert site is not None
-    installed = front.installed_versions(site)
-    assert installed == recorded()["made_with"]  # this checkout's recording is this SDK's
-    (tmp_path / "mcp-9.0.0.dist-info").mkdir()
-    assert front.installed_versions(str(tmp_path)) == {"mcp": "9.0.0"}
+@pytest.mark.parametrize("case", [*SDK_CASES, "claude", "claude-icons", "claude-roots-list"])
+def test_what_the_front_answers_is_what_the_sdk_answers(case: str) -> None:
+    """The front against the live SDK, in process: a line the front answers gets the SDK's
+    answer; the first it hands over ends the comparison (the SDK answers it and the rest)."""
+    import anyio
+
+    from roost.mcp import record
+
+    if case == "claude":
+        lines = modern_case()
+    elif case == "claude-icons":
+        lines = modern_case(**{front.CLIENT_KEY: {"name": "c", "version": "1", "icons": 5}})
+    elif case == "claude-roots-list":
+        lines = modern_case(**{front.CAPABILITIES_KEY: {"roots": [1]}})
+    else:
+        lines = SDK_CASES[case]
+    taker = front.Front(recorded())
+    said: list[dict[str, Any]] = []
+    for line in lines:
+        answers = taker.take(json.dumps(line).encode())
+        if answers is None:
+            break
+        said += [json.loads(a) for a in answers]
+    sdk = anyio.run(record.exchange, False, lines)
+    assert said == sdk[: len(said)]
+    if case in ("codex", "claude"):
+        assert len(said) == len(sdk)  # the whole start answered by the front
 
 
 CLAUDE = {  # the envelope Claude Code 2.1.332 sends with each request (its own words)
@@ -212,5 +301,48 @@ def test_claude_codes_start_in_the_2026_era_is_answered_and_its_listen_request_h
             9,
             10,
         ]
+    finally:
+        client.close()
+
+
+@pytest.mark.tmux
+def test_the_sdk_keeps_the_2026_era_when_a_line_without_its_envelope_wakes_it(
+    world: Env,
+) -> None:
+    """A bare ping wakes the SDK after the front answered discover and tools/list: the SDK was
+    shown a discover in the client's words first, so it serves the 2026-07-28 era as it would
+    have from the start (the ping refused, the enveloped requests answered)."""
+    answers = recorded()["modern"]["2026-07-28"]
+    client = RawClient(world)
+    try:
+        modern(client, 0, "server/discover")
+        modern(client, 1, "tools/list")
+        assert client.reply(1)["result"] == answers["tools/list"]
+        client.request(2, "ping", {})
+        assert "error" in client.reply(2)  # a request with no envelope, in this era
+        modern(client, 3, "tools/list")
+        assert client.reply(3)["result"] == answers["tools/list"]
+        assert [r.get("id") for r in client.every] == [0, 1, 2, 3]  # the discover shown: unanswered
+        client.proc.stdin.close()  # type: ignore[union-attr]
+        assert client.proc.wait(timeout=30) == 0  # its end read: it ends
+    finally:
+        client.close()
+
+
+@pytest.mark.tmux
+def test_a_listen_cancelled_before_the_sdk_came_is_not_shown_to_it(world: Env) -> None:
+    client = RawClient(world)
+    try:
+        modern(client, "listen:0", "subscriptions/listen", notifications=LISTENED)
+        cancel = {"_meta": CLAUDE, "requestId": "listen:0"}
+        client.send(
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+        )
+        modern(client, "listen:0", "subscriptions/listen", notifications=LISTENED)  # again
+        modern(client, 5, "tools/call", name="list_agents", arguments={})
+        assert not client.reply(5)["result"]["isError"]
+        # one acknowledgement for each listen request, none from the SDK twice
+        acks = [r for r in client.every if r.get("method") == front.ACKNOWLEDGED]
+        assert len(acks) == 2
     finally:
         client.close()

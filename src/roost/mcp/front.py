@@ -1,17 +1,20 @@
 """`roost mcp` on stdio, loaded at its first real call: an agent's CLI starts its MCP server with
-every launch, asks the same few things (initialize, then the tool list), and most agents never
-call a tool. The MCP SDK and pydantic cost about 1 s of CPU and 45 MB to import, for each agent.
-This front answers those first requests with the SDK's own answers, recorded for this roost
-and SDK (handshake.json, written by mcp/record.py, held to the live SDK by a test), and hands
-the connection to the SDK (mcp/server.py) at the first request it has no recorded answer for.
+every launch, asks the same few things, and most agents never call a tool. The MCP SDK and
+pydantic cost about 1 s of CPU and 47 MB to import, for each agent. This front answers those
+first requests with the SDK's own answers, recorded for this roost and SDK (handshake.json,
+written by mcp/record.py, held to the live SDK by tests/test_mcp_front.py), and hands the
+connection to the SDK (mcp/server.py) at the first request it has no recorded answer for.
 
-What the SDK then sees is the connection as it happened: the client's initialize (under an id
-of its own, its answer dropped: the client had its answer) and initialized notification, then
-the request that woke it and everything after, read from the same stdin. It answers with
-the same protocol version, since the recording is used only for the SDK version it was made
-with and for versions the handshake negotiates as asked. Anything the front does not know for
-sure (another SDK, another protocol version, a line it does not read as exactly one of those
-requests, a request before initialize, any other notification) goes to the SDK as it came.
+What the SDK then sees is the connection as it stands: the request that opened it under an id
+of the front's, its answer dropped (the client's initialize, which the SDK's state needs; in
+the 2026-07-28 era, where each request says its version, a `server/discover` in the client's
+words, which sets the SDK's era), the initialized notification, the listen requests the front
+acknowledged and holds (their acknowledgement dropped), then the request that woke it and
+everything after, read from the same stdin. Anything the front does not know for sure goes to
+the SDK as it came: another SDK, pydantic or tool set than the recording's, another protocol
+version, a line it does not read as exactly one of those requests with exactly the fields
+the real CLIs send (a narrower reading than the SDK's, never a wider one), any other
+notification, a blank or unfinished line.
 
 Import-light: json and os. fd 0 is taken for the wire at once and pointed at /dev/null, as the
 SDK's stdio transport does, so no child process reads the client's messages.
@@ -26,29 +29,42 @@ TYPE_CHECKING = False  # not typing's: the typing module is not imported at run 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-RECORDING = os.path.join(os.path.dirname(__file__), "handshake.json")
-# The id under which the client's initialize is shown to the SDK, its answer dropped: a string,
-# so no client's request id (its own choice, usually counted from 0) can be it by chance.
-REPLAYED_ID = "roost-front:initialize"
+HERE = os.path.dirname(__file__)
+RECORDING = os.path.join(HERE, "handshake.json")
+TOOLS = os.path.join(HERE, "server.py")  # the tool set: its text is part of what was recorded
+# The id under which the request that opened the connection is shown to the SDK, its answer
+# dropped (once): a client's own ids are numbers or its own strings, never this one.
+REPLAYED_ID = "roost-front:opening"
 # The distributions whose versions shape the answers (the protocol's, the tool schemas').
 SHAPERS = ("mcp", "mcp_types", "pydantic", "pydantic_core")
 CHUNK = 65536
+MOST_PENDING = 1 << 20  # bytes of one line the front reads; a longer one goes to the SDK
+MOST_BRACKETS = 64  # `{` and `[` in a line the front reads (the SDK refuses deep nesting)
 
 
-def installed_versions(site_dir: str) -> dict[str, str]:
+def installed_versions(site_dir: str) -> dict[str, str] | None:
     """The versions of SHAPERS installed in `site_dir`, from their dist-info directories' names
-    (importlib.metadata costs more than the reply it would save)."""
-    found = {}
+    (importlib.metadata costs more than the reply it would save); None when one has two."""
+    found: dict[str, str] = {}
     try:
         names = os.listdir(site_dir)
     except OSError:
-        return {}
+        return None
     for name in names:
         if name.endswith(".dist-info"):
             dist, _, version = name[: -len(".dist-info")].partition("-")
             if dist in SHAPERS:
+                if dist in found:
+                    return None  # a stale copy beside the one imported: which is it?
                 found[dist] = version
     return found
+
+
+def tools_digest() -> str:
+    import hashlib
+
+    with open(TOOLS, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
 
 
 def site_of_sdk() -> str | None:
@@ -61,8 +77,14 @@ def site_of_sdk() -> str | None:
     return os.path.dirname(os.path.dirname(spec.origin))
 
 
+def made_with(site: str) -> dict[str, str] | None:
+    """What the answers depend on here: the SHAPERS' versions and the tool set's digest."""
+    versions = installed_versions(site)
+    return None if versions is None else {**versions, "tools": tools_digest()}
+
+
 def load_recording() -> dict[str, object] | None:
-    """The recorded answers when they were made with the SDK installed here; else None."""
+    """The recorded answers when they were made with what is installed here; else None."""
     site = site_of_sdk()
     try:
         with open(RECORDING, encoding="utf-8") as fh:
@@ -71,7 +93,7 @@ def load_recording() -> dict[str, object] | None:
         return None
     if site is None or not isinstance(recording, dict):
         return None
-    if recording.get("made_with") != installed_versions(site):
+    if recording.get("made_with") != made_with(site):
         return None
     return recording
 
@@ -83,74 +105,104 @@ SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 LISTEN = "subscriptions/listen"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
-Message = tuple[str, "int | str | None", dict[str, object]]
+CANCELLED = "notifications/cancelled"
+# What a client may say of itself (Implementation's text fields) and the capabilities it may
+# declare, as the real CLIs do: each a table of empty tables (`{"form": {}, "url": {}}`), roots
+# a `listChanged` flag. Anything else goes to the SDK, which reads more shapes than these.
+CLIENT_FIELDS = frozenset({"name", "version", "title", "description", "websiteUrl"})
+CAPABILITIES = frozenset({"roots", "sampling", "elicitation", "experimental", "extensions"})
+
+if TYPE_CHECKING:
+    Id = int | str
+    Message = tuple[str, Id | None, dict[str, object]]
 
 
 class Front:
     """The front's decisions, pure: each line the client sent gives the lines to write back
-    (answers; none for a notification kept for the SDK), or HAND_OVER.
+    (none for a notification kept for the SDK), or None: the SDK takes the connection.
 
     Two eras of the protocol: the handshake (`initialize` and its version, then plain
     requests: Codex, Gemini CLI) and 2026-07-28's, where each request carries its version and
-    the client in `_meta` and server events come on a `subscriptions/listen` request held open,
-    acknowledged first (Claude Code 2.1.332)."""
-
-    HAND_OVER = object()
+    the client in `_meta` and server events come on a `subscriptions/listen` request held
+    open, acknowledged first (Claude Code 2.1.332)."""
 
     def __init__(self, recording: Mapping[str, object]) -> None:
         self.handshake = _table(recording.get("answers"))  # version -> method -> result
         self.modern = _table(recording.get("modern"))
         self.listens = _table(recording.get("listen"))  # version -> asked, granted
-        self.recorded: Mapping[str, object] | None = None  # the answers of the era spoken
+        self.recorded: Mapping[str, object] = {}  # the answers of the era spoken
         self.version: str | None = None
-        self.seen: list[bytes] = []  # what the SDK is shown first, at a hand-over
-        self.held: list[int | str] = []  # listen requests acknowledged here, then the SDK's
+        self.opening: bytes | None = None  # the SDK is shown it first, its answer dropped
+        self.initialized: bytes | None = None
+        self.held: dict[Id, bytes] = {}  # listen requests acknowledged here, in order
 
-    def take(self, line: bytes) -> list[bytes] | object:
+    def shown(self) -> bytes:
+        """What the SDK reads first at a hand-over: the connection as it stands."""
+        return b"".join([self.opening or b"", self.initialized or b"", *self.held.values()])
+
+    def take(self, line: bytes) -> list[bytes] | None:
         message = _message(line)
         if message is None:
-            return self.HAND_OVER
+            return None
+        try:
+            return self._take(line, message)
+        except (KeyError, TypeError):  # a recording damaged, its versions right: the SDK's
+            return None
+
+    def _take(self, line: bytes, message: Message) -> list[bytes] | None:
         method, rid, params = message
         modern = _envelope(params)
-        if self.recorded is None:  # the first request says which era
+        if self.version is None:  # the first request says which era
             if modern is not None and modern in self.modern:
                 self.version, self.recorded = modern, self.modern[modern]
+                discover = {"jsonrpc": "2.0", "id": REPLAYED_ID, "method": "server/discover"}
+                self.opening = _line({**discover, "params": {"_meta": params["_meta"]}})
             elif (asked := _initialize(method, rid, params)) in self.handshake:
                 self.version, self.recorded = asked, self.handshake[asked]
-                self.seen.append(_line({**_request(message), "id": REPLAYED_ID}))
+                init = {"jsonrpc": "2.0", "id": REPLAYED_ID, "method": method}
+                self.opening = _line({**init, "params": params})
                 return [_answer(rid, self.recorded["initialize"])]
             else:
-                return self.HAND_OVER
+                return None
         if self.version in self.modern:
             return self._modern(line, message, modern)
         if modern is not None or method == "initialize":
-            return self.HAND_OVER
+            return None
         if method == "notifications/initialized" and rid is None and not params:
-            self.seen.append(line.strip() + b"\n")
+            if self.initialized is not None:
+                return None
+            self.initialized = line
             return []
         if rid is None or method not in self.recorded or set(params) - {"_meta"}:
-            return self.HAND_OVER
+            return None
         if "_meta" in params and not _progress_only(params["_meta"]):
-            return self.HAND_OVER
+            return None
         return [_answer(rid, self.recorded[method])]
 
-    def _modern(self, line: bytes, message: Message, version: str | None) -> list[bytes] | object:
+    def _modern(self, line: bytes, message: Message, version: str | None) -> list[bytes] | None:
         method, rid, params = message
-        if version is None or version != self.version or rid is None or self.recorded is None:
-            return self.HAND_OVER
+        if version is None or version != self.version:
+            return None
         rest = {k: v for k, v in params.items() if k != "_meta"}
+        if method == CANCELLED and rid is None:  # of a listen held here: nothing to say
+            cancelled = rest.get("requestId")
+            if set(rest) - {"requestId", "reason"} or cancelled not in self.held:
+                return None
+            if not isinstance(rest.get("reason", ""), str):
+                return None
+            del self.held[cancelled]
+            return []
+        if rid is None or rid == REPLAYED_ID or rid in self.held:
+            return None
         if method == LISTEN:
-            listen = self.listens.get(version)
-            if not isinstance(listen, dict) or rest != {"notifications": listen["asked"]}:
-                return self.HAND_OVER
-            if rid == REPLAYED_ID or rid in self.held:
-                return self.HAND_OVER
-            self.held.append(rid)
-            self.seen.append(line.strip() + b"\n")
+            listen = self.listens[version]
+            if rest != {"notifications": listen["asked"]}:
+                return None
+            self.held[rid] = line
             ack = {"_meta": {SUBSCRIPTION_KEY: rid}, "notifications": listen["granted"]}
             return [_line({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": ack})]
         if rest or method not in self.recorded:
-            return self.HAND_OVER
+            return None
         return [_answer(rid, self.recorded[method])]
 
 
@@ -163,14 +215,13 @@ def _table(found: object) -> dict[str, dict[str, object]]:
 
 def _envelope(params: Mapping[str, object]) -> str | None:
     """The protocol version a 2026-07-28 request's `_meta` names, when the envelope is one the
-    front may answer: the version, the client's info and capabilities, of their types."""
+    front may answer: the version, the client's info and capabilities, of their shapes."""
     meta = params.get("_meta")
     if not isinstance(meta, dict) or PROTOCOL_KEY not in meta:
         return None
     if set(meta) != {PROTOCOL_KEY, CLIENT_KEY, CAPABILITIES_KEY}:
         return None
-    client, capabilities = meta[CLIENT_KEY], meta[CAPABILITIES_KEY]
-    if not _client_info(client) or not isinstance(capabilities, dict):
+    if not _client_info(meta[CLIENT_KEY]) or not _capabilities(meta[CAPABILITIES_KEY]):
         return None
     version = meta[PROTOCOL_KEY]
     return version if isinstance(version, str) else None
@@ -188,18 +239,45 @@ def _progress_only(meta: object) -> bool:
 def _client_info(client: object) -> bool:
     return (
         isinstance(client, dict)
-        and isinstance(client.get("name"), str)
-        and isinstance(client.get("version"), str)
+        and {"name", "version"} <= set(client) <= CLIENT_FIELDS
+        and all(isinstance(v, str) for v in client.values())
     )
 
 
+def _capabilities(found: object) -> bool:
+    if not isinstance(found, dict) or not set(found) <= CAPABILITIES:
+        return False
+    for name, value in found.items():
+        if not isinstance(value, dict):
+            return False
+        if name == "roots":
+            if not set(value) <= {"listChanged"} or not all(
+                v is True or v is False for v in value.values()
+            ):
+                return False
+        elif any(v != {} for v in value.values()):
+            return False
+    return True
+
+
 def _message(line: bytes) -> Message | None:
-    """(method, id, params) of a JSON-RPC request or notification the front may read; None for
-    anything else (the SDK has its own answer to it)."""
+    """(method, id, params) of a JSON-RPC request or notification the front may read: strict
+    UTF-8 with no byte-order mark, one line (a CR only before its end), nested no deeper than
+    MOST_BRACKETS, no lone surrogate escape. None for anything else: the SDK has its own
+    answer to it (it reads some of these, refuses others)."""
     try:
-        found = json.loads(line)
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    body = text.rstrip("\n").removesuffix("\r")
+    if not body.strip() or text.startswith("\ufeff") or "\r" in body:
+        return None
+    if body.count("{") + body.count("[") > MOST_BRACKETS:
+        return None
+    try:
+        found = json.loads(body)
         json.dumps(found, ensure_ascii=False).encode()  # a lone surrogate escape: the SDK's
-    except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+    except ValueError:  # UnicodeEncodeError is a ValueError
         return None
     if not isinstance(found, dict) or found.get("jsonrpc") != "2.0":
         return None
@@ -214,27 +292,20 @@ def _message(line: bytes) -> Message | None:
     return method, rid, params
 
 
-def _initialize(method: str, rid: int | str | None, params: dict[str, object]) -> str | None:
+def _initialize(method: str, rid: Id | None, params: dict[str, object]) -> str | None:
     """The protocol version an initialize request asks for, when it is one the front may answer:
-    exactly the fields the handshake has, of their types."""
+    exactly the fields the handshake has, of the shapes the real CLIs send."""
     if method != "initialize" or rid is None:
         return None
     if set(params) != {"protocolVersion", "capabilities", "clientInfo"}:
         return None
-    version, capabilities = params["protocolVersion"], params["capabilities"]
-    if not isinstance(capabilities, dict) or not _client_info(params["clientInfo"]):
+    if not _client_info(params["clientInfo"]) or not _capabilities(params["capabilities"]):
         return None
-    if not all(isinstance(v, dict) for v in capabilities.values()):
-        return None
+    version = params["protocolVersion"]
     return version if isinstance(version, str) else None
 
 
-def _request(message: Message) -> dict[str, object]:
-    method, rid, params = message
-    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
-
-
-def _answer(rid: int | str | None, result: object) -> bytes:
+def _answer(rid: Id | None, result: object) -> bytes:
     return _line({"jsonrpc": "2.0", "id": rid, "result": result})
 
 
@@ -256,32 +327,30 @@ def serve(environ: dict[str, str], allow_write: bool) -> None:
         app.close()
     wire = _take_stdin()
     front = Front(load_recording() or {})
-    pending = b""
+    pending, line = b"", b""
+    searched = 0  # bytes of `pending` known to hold no newline
     while True:
-        newline = pending.find(b"\n")
+        newline = pending.find(b"\n", searched)
         if newline < 0:
-            chunk = os.read(wire, CHUNK)
-            if not chunk:
+            searched = len(pending)
+            chunk = os.read(wire, CHUNK) if searched <= MOST_PENDING else b""
+            if chunk:
+                pending += chunk
+                continue
+            if not pending and not front.held:
                 return  # the client closed the connection before any real call
-            pending += chunk
-            continue
-        line, pending = pending[: newline + 1], pending[newline + 1 :]
-        if not line.strip():
-            continue
+            break  # an unfinished or too long line, or listens held: the SDK's to answer
+        line, pending, searched = pending[: newline + 1], pending[newline + 1 :], 0
         said = front.take(line)
-        if said is Front.HAND_OVER:
+        if said is None:
             break
-        for answer in said:  # type: ignore[attr-defined]
+        for answer in said:
             _write_all(1, answer)
+        line = b""
     from roost.mcp import server
 
-    server.serve_connection(
-        environ,
-        allow_write,
-        b"".join(front.seen) + line + pending,
-        wire,
-        server.Shown(REPLAYED_ID, front.held),
-    )
+    shown = server.Shown(REPLAYED_ID if front.opening else None, list(front.held))
+    server.serve_connection(environ, allow_write, front.shown() + line + pending, wire, shown)
 
 
 def _take_stdin() -> int:

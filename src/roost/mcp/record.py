@@ -37,7 +37,7 @@ CAPABILITIES: tuple[dict[str, Any], ...] = (
 )
 
 
-async def _exchange(allow_write: bool, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def exchange(allow_write: bool, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What a server writes back to `lines`, sent one by one (each request's answer awaited,
     a listen request's acknowledgement for it)."""
     server = build({}, allow_write)
@@ -74,7 +74,7 @@ def _handshake(allow_write: bool, protocol: str, capabilities: dict[str, Any]) -
         lines.append({"jsonrpc": "2.0", "id": 2 * n + 1, "method": method})
         token = {"_meta": {"progressToken": n}}
         lines.append({"jsonrpc": "2.0", "id": 2 * n + 2, "method": method, "params": token})
-    said = anyio.run(_exchange, allow_write, lines)
+    said = anyio.run(exchange, allow_write, lines)
     found = {"initialize": said[0]["result"]}
     for n, method in enumerate(LISTS):
         plain, with_token = said[2 * n + 1]["result"], said[2 * n + 2]["result"]
@@ -101,7 +101,7 @@ def _modern(
         {"jsonrpc": "2.0", "id": n, "method": method, "params": {"_meta": meta}}
         for n, method in enumerate(methods)
     ]
-    said = anyio.run(_exchange, allow_write, lines)
+    said = anyio.run(exchange, allow_write, lines)
     ack = said[0]
     if ack.get("method") != front.ACKNOWLEDGED:
         raise SystemExit(f"{protocol}: a listen request's first answer is {ack}")
@@ -129,7 +129,7 @@ def recording() -> dict[str, Any]:
             _same(modern.setdefault(protocol, found), found, f"{protocol}'s clients")
             _same(listen.setdefault(protocol, ack), ack, f"{protocol}'s listen requests")
     return {
-        "made_with": {d: version(d) for d in front.SHAPERS},
+        "made_with": {**{d: version(d) for d in front.SHAPERS}, "tools": front.tools_digest()},
         "answers": handshake,
         "modern": modern,
         "listen": listen,

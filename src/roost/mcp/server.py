@@ -215,25 +215,26 @@ def refuse_unknown_arguments(server: MCPServer) -> None:
 
 class Shown:
     """What the client had answered by mcp/front.py, which the SDK is shown again and must not
-    answer twice: the initialize under `initialize_id`, the acknowledgement of each listen
-    request in `listens`."""
+    answer twice: the request under `opening_id` (None: none shown), the acknowledgement of
+    each listen request in `listens`. Each is dropped once."""
 
-    def __init__(self, initialize_id: str, listens: list[int | str]) -> None:
-        self.initialize_id = initialize_id
+    def __init__(self, opening_id: str | None, listens: list[int | str]) -> None:
+        self.opening_id = opening_id
         self.listens = list(listens)
 
     def answered(self, message: Any) -> bool:
-        """Whether the SDK's `message` is one of those (each acknowledgement dropped once)."""
+        """Whether the SDK's `message` is one of those, dropped now."""
         method = getattr(message, "method", None)
         if method is None:
-            return getattr(message, "id", None) == self.initialize_id
+            if self.opening_id is None or getattr(message, "id", None) != self.opening_id:
+                return False
+            self.opening_id = None
+            return True
         if method != "notifications/subscriptions/acknowledged":
             return False
         params = getattr(message, "params", None)
         meta = params.get("_meta") if isinstance(params, dict) else None
-        listen = (
-            meta.get("io.modelcontextprotocol/subscriptionId") if isinstance(meta, dict) else None
-        )
+        listen = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
         if listen in self.listens:
             self.listens.remove(listen)
             return True
@@ -275,6 +276,9 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"  # a listen stream's frames carry it
+
+
 # ---- every request gets an answer ----------------------------------------------------------
 async def run_stdio(
     server: MCPServer, stdin: anyio.AsyncFile[str] | None = None, shown: Shown | None = None
@@ -293,7 +297,9 @@ async def run_stdio(
             async with screened_send:
                 async for item in read_stream:
                     if isinstance(item, Exception):
-                        await write_stream.send(SessionMessage(refusal(item)))
+                        error = refusal(item)
+                        if shown is None or not shown.answered(error):
+                            await write_stream.send(SessionMessage(error))
                     else:
                         await screened_send.send(item)
 
