@@ -19,6 +19,18 @@ SDK_LIBRARY = "pydantic_core"  # a shared library the SDK (through pydantic) map
 # other part of roost mcp
 
 
+CLAUDE = {  # the envelope Claude Code 2.1.332 sends with each request (its own words)
+    front.PROTOCOL_KEY: "2026-07-28",
+    front.CLIENT_KEY: {"name": "claude-code", "title": "Claude Code", "version": "2.1.332"},
+    front.CAPABILITIES_KEY: {
+        "roots": {"listChanged": True},
+        "elicitation": {"form": {}, "url": {}},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+    },
+}
+LISTENED = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
+
+
 def sdk_loaded(pid: int) -> bool:
     return SDK_LIBRARY in Path(f"/proc/{pid}/maps").read_text()
 
@@ -69,6 +81,8 @@ def test_the_front_answers_a_clis_start_and_the_sdk_takes_over_at_the_first_call
     [
         pytest.param({"protocolVersion": "2099-01-01"}, "2025-11-25", id="a-version-unknown"),
         pytest.param({"_meta": {}}, "2025-06-18", id="a-field-the-front-does-not-know"),
+        # an initialize is the handshake's whatever it carries: the SDK answers it so
+        pytest.param({"_meta": CLAUDE}, "2025-06-18", id="an-initialize-with-2026s-envelope"),
     ],
 )
 def test_what_the_front_does_not_know_goes_to_the_sdk_as_it_came(
@@ -251,18 +265,6 @@ def test_what_the_front_answers_is_what_the_sdk_answers(case: str) -> None:
         assert len(said) == len(sdk)  # the whole start answered by the front
 
 
-CLAUDE = {  # the envelope Claude Code 2.1.332 sends with each request (its own words)
-    front.PROTOCOL_KEY: "2026-07-28",
-    front.CLIENT_KEY: {"name": "claude-code", "title": "Claude Code", "version": "2.1.332"},
-    front.CAPABILITIES_KEY: {
-        "roots": {"listChanged": True},
-        "elicitation": {"form": {}, "url": {}},
-        "extensions": {"io.modelcontextprotocol/tasks": {}},
-    },
-}
-LISTENED = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
-
-
 def modern(client: RawClient, rid: Any, method: str, **params: Any) -> None:
     client.request(rid, method, {"_meta": CLAUDE, **params})
 
@@ -330,19 +332,52 @@ def test_the_sdk_keeps_the_2026_era_when_a_line_without_its_envelope_wakes_it(
 
 
 @pytest.mark.tmux
-def test_a_listen_cancelled_before_the_sdk_came_is_not_shown_to_it(world: Env) -> None:
+def test_a_cancel_of_a_listen_goes_to_the_sdk_which_serves_the_next_listen(world: Env) -> None:
     client = RawClient(world)
     try:
         modern(client, "listen:0", "subscriptions/listen", notifications=LISTENED)
-        cancel = {"_meta": CLAUDE, "requestId": "listen:0"}
+        cancel = {"requestId": "listen:0"}
         client.send(
             json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
         )
-        modern(client, "listen:0", "subscriptions/listen", notifications=LISTENED)  # again
+        modern(client, "listen:1", "subscriptions/listen", notifications=LISTENED)
         modern(client, 5, "tools/call", name="list_agents", arguments={})
         assert not client.reply(5)["result"]["isError"]
-        # one acknowledgement for each listen request, none from the SDK twice
-        acks = [r for r in client.every if r.get("method") == front.ACKNOWLEDGED]
-        assert len(acks) == 2
+
+        def acknowledged(listen: str) -> list[dict[str, Any]]:
+            return [
+                r
+                for r in client.every
+                if r.get("method") == front.ACKNOWLEDGED
+                and r["params"]["_meta"][front.SUBSCRIPTION_KEY] == listen
+            ]
+
+        world.wait_for(lambda: acknowledged("listen:1"), 30, "the SDK's acknowledgement")
+        assert len(acknowledged("listen:1")) == 1 and acknowledged("listen:0")
     finally:
         client.close()
+
+
+def test_the_sdk_forgets_a_listen_the_client_cancelled_or_asks_again() -> None:
+    import mcp_types as types
+
+    from roost.mcp.server import Shown
+
+    def parsed(message: dict[str, Any]) -> Any:
+        return types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+
+    def ack(listen: str) -> Any:
+        meta = {"_meta": {front.SUBSCRIPTION_KEY: listen}, "notifications": LISTENED}
+        return parsed({"jsonrpc": "2.0", "method": front.ACKNOWLEDGED, "params": meta})
+
+    shown = Shown(None, ["a", "b", "c"])
+    listen = {"_meta": CLAUDE, "notifications": LISTENED}
+    for name in ("a", "b", "c"):  # the copies shown to the SDK first: no asking again
+        shown.forget(
+            parsed({"jsonrpc": "2.0", "id": name, "method": front.LISTEN, "params": listen})
+        )
+    assert shown.answered(ack("a")) and not shown.answered(ack("a"))  # dropped once
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "b"}}
+    shown.forget(parsed(cancel))
+    shown.forget(parsed({"jsonrpc": "2.0", "id": "c", "method": front.LISTEN, "params": listen}))
+    assert not shown.answered(ack("b")) and not shown.answered(ack("c"))  # the client's now

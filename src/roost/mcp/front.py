@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 HERE = os.path.dirname(__file__)
 RECORDING = os.path.join(HERE, "handshake.json")
-TOOLS = os.path.join(HERE, "server.py")  # the tool set: its text is part of what was recorded
+TOOLS_SOURCE = os.path.join(HERE, "server.py")  # the tool set: its digest is in the recording
 # The id under which the request that opened the connection is shown to the SDK, its answer
 # dropped (once): a client's own ids are numbers or its own strings, never this one.
 REPLAYED_ID = "roost-front:opening"
@@ -63,7 +63,7 @@ def installed_versions(site_dir: str) -> dict[str, str] | None:
 def tools_digest() -> str:
     import hashlib
 
-    with open(TOOLS, "rb") as fh:
+    with open(TOOLS_SOURCE, "rb") as fh:
         return hashlib.sha256(fh.read()).hexdigest()
 
 
@@ -80,7 +80,10 @@ def site_of_sdk() -> str | None:
 def made_with(site: str) -> dict[str, str] | None:
     """What the answers depend on here: the SHAPERS' versions and the tool set's digest."""
     versions = installed_versions(site)
-    return None if versions is None else {**versions, "tools": tools_digest()}
+    try:
+        return None if versions is None else {**versions, "tools": tools_digest()}
+    except OSError:  # no server.py to read (an install of bytecode alone): the SDK answers
+        return None
 
 
 def load_recording() -> dict[str, object] | None:
@@ -105,7 +108,6 @@ SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 LISTEN = "subscriptions/listen"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
-CANCELLED = "notifications/cancelled"
 # What a client may say of itself (Implementation's text fields) and the capabilities it may
 # declare, as the real CLIs do: each a table of empty tables (`{"form": {}, "url": {}}`), roots
 # a `listChanged` flag. Anything else goes to the SDK, which reads more shapes than these.
@@ -127,11 +129,12 @@ class Front:
     open, acknowledged first (Claude Code 2.1.332)."""
 
     def __init__(self, recording: Mapping[str, object]) -> None:
-        self.handshake = _table(recording.get("answers"))  # version -> method -> result
-        self.modern = _table(recording.get("modern"))
-        self.listens = _table(recording.get("listen"))  # version -> asked, granted
+        self.handshake_answers = _table(recording.get("answers"))  # version -> method -> result
+        self.modern_answers = _table(recording.get("modern"))
+        self.listen_answers = _table(recording.get("listen"))  # version -> asked, granted
         self.recorded: Mapping[str, object] = {}  # the answers of the era spoken
         self.version: str | None = None
+        self.modern = False  # the 2026-07-28 era (else the handshake's)
         self.opening: bytes | None = None  # the SDK is shown it first, its answer dropped
         self.initialized: bytes | None = None
         self.held: dict[Id, bytes] = {}  # listen requests acknowledged here, in order
@@ -151,22 +154,25 @@ class Front:
 
     def _take(self, line: bytes, message: Message) -> list[bytes] | None:
         method, rid, params = message
-        modern = _envelope(params)
-        if self.version is None:  # the first request says which era
-            if modern is not None and modern in self.modern:
-                self.version, self.recorded = modern, self.modern[modern]
+        enveloped = _envelope(params)  # the version a 2026-era request names
+        if self.version is None:  # the first request says which era, as the SDK decides it
+            if enveloped in self.modern_answers and rid is not None and method != "initialize":
                 discover = {"jsonrpc": "2.0", "id": REPLAYED_ID, "method": "server/discover"}
-                self.opening = _line({**discover, "params": {"_meta": params["_meta"]}})
-            elif (asked := _initialize(method, rid, params)) in self.handshake:
-                self.version, self.recorded = asked, self.handshake[asked]
-                init = {"jsonrpc": "2.0", "id": REPLAYED_ID, "method": method}
-                self.opening = _line({**init, "params": params})
-                return [_answer(rid, self.recorded["initialize"])]
+                opening = _line({**discover, "params": {"_meta": params["_meta"]}})
+                self.version, self.modern = enveloped, True
+                self.recorded, self.opening = self.modern_answers[enveloped], opening
+            elif (asked := _initialize(method, rid, params)) in self.handshake_answers:
+                recorded = self.handshake_answers[asked]
+                answer = _answer(rid, recorded["initialize"])
+                init: dict[str, object] = {"jsonrpc": "2.0", "id": REPLAYED_ID, "method": method}
+                init["params"] = params
+                self.version, self.recorded, self.opening = asked, recorded, _line(init)
+                return [answer]
             else:
                 return None
-        if self.version in self.modern:
-            return self._modern(line, message, modern)
-        if modern is not None or method == "initialize":
+        if self.modern:
+            return self._modern(line, message, enveloped)
+        if enveloped is not None or method == "initialize":
             return None
         if method == "notifications/initialized" and rid is None and not params:
             if self.initialized is not None:
@@ -180,27 +186,22 @@ class Front:
         return [_answer(rid, self.recorded[method])]
 
     def _modern(self, line: bytes, message: Message, version: str | None) -> list[bytes] | None:
+        """A 2026-era request: the recorded answers, and a listen acknowledged and held (a
+        cancel, which the SDK may answer its own way, is the SDK's)."""
         method, rid, params = message
-        if version is None or version != self.version:
+        if version is None or version != self.version or rid is None:
+            return None
+        if rid == REPLAYED_ID or rid in self.held:
             return None
         rest = {k: v for k, v in params.items() if k != "_meta"}
-        if method == CANCELLED and rid is None:  # of a listen held here: nothing to say
-            cancelled = rest.get("requestId")
-            if set(rest) - {"requestId", "reason"} or cancelled not in self.held:
-                return None
-            if not isinstance(rest.get("reason", ""), str):
-                return None
-            del self.held[cancelled]
-            return []
-        if rid is None or rid == REPLAYED_ID or rid in self.held:
-            return None
         if method == LISTEN:
-            listen = self.listens[version]
+            listen = self.listen_answers[version]
             if rest != {"notifications": listen["asked"]}:
                 return None
-            self.held[rid] = line
             ack = {"_meta": {SUBSCRIPTION_KEY: rid}, "notifications": listen["granted"]}
-            return [_line({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": ack})]
+            said = _line({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": ack})
+            self.held[rid] = line
+            return [said]
         if rest or method not in self.recorded:
             return None
         return [_answer(rid, self.recorded[method])]
@@ -331,22 +332,23 @@ def serve(environ: dict[str, str], allow_write: bool) -> None:
     searched = 0  # bytes of `pending` known to hold no newline
     while True:
         newline = pending.find(b"\n", searched)
-        if newline < 0:
+        if newline < 0 and len(pending) < MOST_PENDING:
             searched = len(pending)
-            chunk = os.read(wire, CHUNK) if searched <= MOST_PENDING else b""
+            chunk = os.read(wire, CHUNK)
             if chunk:
                 pending += chunk
                 continue
             if not pending and not front.held:
                 return  # the client closed the connection before any real call
-            break  # an unfinished or too long line, or listens held: the SDK's to answer
+        if newline < 0 or newline >= MOST_PENDING:
+            break  # an unfinished or too long line, or listens held at the end: the SDK's
         line, pending, searched = pending[: newline + 1], pending[newline + 1 :], 0
         said = front.take(line)
         if said is None:
-            break
+            break  # `line` goes to the SDK, first after what it is shown
         for answer in said:
             _write_all(1, answer)
-        line = b""
+        line = b""  # answered here: nothing of it for the SDK
     from roost.mcp import server
 
     shown = server.Shown(REPLAYED_ID if front.opening else None, list(front.held))
@@ -355,7 +357,9 @@ def serve(environ: dict[str, str], allow_write: bool) -> None:
 
 def _take_stdin() -> int:
     """A private descriptor for the client's messages; fd 0 then reads /dev/null."""
-    wire = os.dup(0)
+    import fcntl
+
+    wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)  # never 1 or 2, were one of them closed
     null = os.open(os.devnull, os.O_RDONLY)
     try:
         os.dup2(null, 0)

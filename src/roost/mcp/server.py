@@ -1,7 +1,8 @@
 """`roost mcp`: roost's orchestration tools for agents, as an MCP server on stdio (the official
 `mcp` SDK). Thin: every tool opens roost (a store connection per call, in the SDK's worker
 thread), asks ops/orchestrate.py, and turns a refusal into a tool error the model can read.
-Imported only by `roost mcp`: nothing else loads the SDK.
+Imported only by `roost mcp` once its front (mcp/front.py) hands over, the shared endpoint
+(mcp/http.py) and the recorder (mcp/record.py): nothing else loads the SDK.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pydantic import Field, ValidationError
 
 from roost.core.errors import RoostError
 from roost.core.scope import Caller
+from roost.mcp import front
 from roost.ops import orchestrate
 from roost.ops.context import App, open_app
 
@@ -214,13 +216,14 @@ def refuse_unknown_arguments(server: MCPServer) -> None:
 
 
 class Shown:
-    """What the client had answered by mcp/front.py, which the SDK is shown again and must not
-    answer twice: the request under `opening_id` (None: none shown), the acknowledgement of
-    each listen request in `listens`. Each is dropped once."""
+    """What mcp/front.py answered before the hand-over and shows the SDK again, so the SDK must
+    not answer it twice: the request under `opening_id` (None: none shown) and each listen
+    request in `listens` (its acknowledgement). Each is dropped once."""
 
     def __init__(self, opening_id: str | None, listens: list[int | str]) -> None:
         self.opening_id = opening_id
         self.listens = list(listens)
+        self.replayed = list(listens)  # the shown copies, read first, are no asking again
 
     def answered(self, message: Any) -> bool:
         """Whether the SDK's `message` is one of those, dropped now."""
@@ -230,15 +233,34 @@ class Shown:
                 return False
             self.opening_id = None
             return True
-        if method != "notifications/subscriptions/acknowledged":
-            return False
-        params = getattr(message, "params", None)
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        listen = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
-        if listen in self.listens:
+        if method == front.ACKNOWLEDGED and (listen := _listen_of(message)) in self.listens:
             self.listens.remove(listen)
             return True
         return False
+
+    def forget(self, message: Any) -> None:
+        """The client cancelled a listen the SDK holds, or asks again under its id: the SDK may
+        never acknowledge the first, and the next acknowledgement is the client's to read."""
+        method = getattr(message, "method", None)
+        params = getattr(message, "params", None) or {}
+        if method == "notifications/cancelled":
+            asked = params.get("requestId") if isinstance(params, dict) else None
+        elif method == front.LISTEN:
+            asked = getattr(message, "id", None)
+            if asked in self.replayed:
+                self.replayed.remove(asked)
+                return
+        else:
+            return
+        if asked in self.listens and not isinstance(asked, bool):
+            self.listens.remove(asked)
+
+
+def _listen_of(message: Any) -> object:
+    """The listen request a server frame belongs to (its subscription id), or None."""
+    params = getattr(message, "params", None)
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get(front.SUBSCRIPTION_KEY) if isinstance(meta, dict) else None
 
 
 def serve_connection(
@@ -276,20 +298,15 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"  # a listen stream's frames carry it
-
-
 # ---- every request gets an answer ----------------------------------------------------------
-async def run_stdio(
-    server: MCPServer, stdin: anyio.AsyncFile[str] | None = None, shown: Shown | None = None
-) -> None:
+async def run_stdio(server: MCPServer, stdin: anyio.AsyncFile[str], shown: Shown) -> None:
     """The SDK's stdio server, with a screen in front: a line the SDK cannot read (JSON it
     refuses: a lone surrogate escape, nesting deeper than its limit; or no JSON-RPC message)
     reaches its loop only as an exception, which it logs and answers never, so the caller
     would wait for ever. The screen answers it with a JSON-RPC error for its id instead. What
     mcp/front.py answered already (`shown`) is not written again."""
     lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs (no public name)
-    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # stdout: the SDK's
         screened_send, screened = create_context_streams[SessionMessage | Exception](0)
         answers_send, answers = create_context_streams[SessionMessage](0)
 
@@ -298,15 +315,16 @@ async def run_stdio(
                 async for item in read_stream:
                     if isinstance(item, Exception):
                         error = refusal(item)
-                        if shown is None or not shown.answered(error):
+                        if not shown.answered(error):
                             await write_stream.send(SessionMessage(error))
                     else:
+                        shown.forget(item.message)
                         await screened_send.send(item)
 
         async def answer() -> None:
             async with answers:
                 async for item in answers:
-                    if shown is None or not shown.answered(item.message):
+                    if not shown.answered(item.message):
                         await write_stream.send(item)
 
         async with anyio.create_task_group() as tasks:

@@ -30,9 +30,9 @@ def aider_took(text: str, whole: bool) -> bool | None:
 
     Aider 0.86.2 writes each prompt as it takes it (each line `#### <line>`, a run of its own),
     then the answer, its notes (`> ` lines: token counts, an error, `^C again to exit`), or a
-    new heading when it starts again. An empty Enter (`#### <blank>`) and a command (`/add`)
-    get no answer, so they are not a turn under way (a command that works silently, `/run`,
-    reads idle as before).
+    new heading when it starts again. An empty Enter (`#### <blank>`) and a command (`/add`,
+    `!ls`) are not read as a turn under way: many get no answer, and those that work
+    (`/run`, `/ask q`) read as their screen does, as before.
 
     >>> aider_took("\\n#### hello  \\n\\nhi\\n\\n#### slow one  \\n", True)
     True
@@ -40,6 +40,8 @@ def aider_took(text: str, whole: bool) -> bool | None:
     False
     >>> aider_took("\\n#### <blank>  \\n", True), aider_took("\\n#### /add  \\n", True)
     (False, False)
+    >>> aider_took("\\n#### !ls  \\n", True)
+    False
     >>> aider_took("ong prompt  \\n", False) is None  # cut inside its line: read more
     True
     """
@@ -59,7 +61,7 @@ def aider_took(text: str, whole: bool) -> bool | None:
         return None
     if lines[-1].rstrip() == BLANK:
         return False
-    return not lines[start][len(PROMPT_LINE) :].lstrip().startswith("/")
+    return not lines[start][len(PROMPT_LINE) :].lstrip().startswith(("/", "!"))
 
 
 def aider_in_flight(roost_home: str, agent_id: str) -> bool:
