@@ -27,7 +27,7 @@ CLIENT = {"name": "roost-record", "version": "1"}
 # The server events Claude Code 2.1.332 listens for (subscriptions/listen), as it asks them.
 LISTENED = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
 # Capabilities a client may declare, which must not change an answer (the front ignores them).
-CAPABILITIES: tuple[dict[str, Any], ...] = (
+DECLARED: tuple[dict[str, Any], ...] = (
     {},
     {
         "roots": {"listChanged": True},
@@ -120,7 +120,7 @@ def recording() -> dict[str, Any]:
     handshake: dict[str, Any] = {}
     modern: dict[str, Any] = {}
     listen: dict[str, Any] = {}
-    for allow, capabilities in itertools.product((False, True), CAPABILITIES):
+    for allow, capabilities in itertools.product((False, True), DECLARED):
         for protocol in HANDSHAKE_PROTOCOL_VERSIONS:
             found = _handshake(allow, protocol, capabilities)
             _same(handshake.setdefault(protocol, found), found, f"{protocol}'s clients")

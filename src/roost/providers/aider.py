@@ -13,14 +13,14 @@ from pathlib import Path
 from roost.core.model import Agent
 from roost.core.replies import Turn, fold
 from roost.providers.base import Provider
-from roost.providers.records import AIDER_HISTORY
+from roost.providers.records import PROMPT_LINE, aider_history
 from roost.providers.traits import AIDER
 
-PROMPT_MARK = "#### "
+PROMPT_MARK = PROMPT_LINE + " "
 
 
 def history_file(paths_home: Path, agent: Agent) -> Path:
-    return paths_home / "agents" / agent.id / AIDER_HISTORY
+    return Path(aider_history(str(paths_home), agent.id))
 
 
 def prompts_in(text: str) -> list[str]:
@@ -28,7 +28,7 @@ def prompts_in(text: str) -> list[str]:
     found: list[str] = []
     current: list[str] | None = None
     for line in text.splitlines():
-        if line.startswith(PROMPT_MARK.rstrip()):
+        if line.startswith(PROMPT_LINE):
             current = [] if current is None else current
             current.append(line[len(PROMPT_MARK) :].rstrip())  # markdown's "  " line break
         elif current is not None:
@@ -54,7 +54,7 @@ def history_turns(text: str) -> list[Turn]:
             answer.clear()
 
     for line in text.splitlines():
-        if line.startswith(PROMPT_MARK.rstrip()):
+        if line.startswith(PROMPT_LINE):
             if not in_prompt:
                 flush()
                 entries.append(("user", next(prompts, "")))
