@@ -165,7 +165,8 @@ class GeminiStub(StubServer):
         # A turn is streamed; JSON calls (the router) ask for a schema; the rest (a summary of
         # an earlier session, written into its file at start-up) are side calls.
         req.kind = "json" if schema is not None else "turn" if streamed else "side"
-        failure = self.failure(req.kind)
+        said = user_texts(req.body)
+        failure = self.failure(req.kind, said[-1] if said else None)
         if failure is not None:
             ex.json(failure.status, failure.body)
             return
@@ -175,7 +176,6 @@ class GeminiStub(StubServer):
         elif req.kind == "side":
             answer = SIDE_REPLY
         else:
-            said = user_texts(req.body)
             answer = self.next_answer(said[-1] if said else "")
         part = answer.part() if isinstance(answer, ToolCall) else {"text": str(answer)}
         req.reply = str(answer)

@@ -308,6 +308,7 @@ class StubServer(LoopbackStub):
         super().__init__()
         self._failure: Failure | None = None
         self._failing: tuple[str, ...] = ()  # the request kinds the failure applies to
+        self._failing_after: str | None = None  # ... and only the turn that ends with this text
         self._script: list[Any] = []  # the next turns' answers: texts, or the stand-in's own
         self.reply_for: Callable[[str], str] = lambda text: REPLY_PREFIX + text
 
@@ -319,11 +320,15 @@ class StubServer(LoopbackStub):
         with self._lock:
             self._script.append(answer)
 
-    def fail_with(self, failure: Failure | None, kinds: tuple[str, ...] = ()) -> None:
+    def fail_with(
+        self, failure: Failure | None, kinds: tuple[str, ...] = (), after: str | None = None
+    ) -> None:
         """Answer every later model call (of these kinds only, when given: "turn" for the
-        conversation's model alone) with this API error; None answers normally again."""
+        conversation's model alone; only those whose last user text is `after`, when given: a
+        call the CLI makes on its own meanwhile is answered) with this API error; None answers
+        normally again."""
         with self._lock:
-            self._failure, self._failing = failure, kinds
+            self._failure, self._failing, self._failing_after = failure, kinds, after
 
     def of_kind(self, *kinds: str) -> list[Request]:
         with self._lock:
@@ -331,10 +336,12 @@ class StubServer(LoopbackStub):
 
     # -- for subclasses -------------------------------------------------------------------------
 
-    def failure(self, kind: str) -> Failure | None:
-        """The API error a model call of this kind gets, if any."""
+    def failure(self, kind: str, user_text: str | None = None) -> Failure | None:
+        """The API error a model call of this kind (and last user text) gets, if any."""
         with self._lock:
             if self._failing and kind not in self._failing:
+                return None
+            if self._failing_after is not None and user_text != self._failing_after:
                 return None
             return self._failure
 

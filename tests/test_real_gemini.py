@@ -130,7 +130,9 @@ def test_roost_runs_real_gemini_end_to_end(world: Env, stub: GeminiStub, gemini_
         lambda: "stub reply: better now" in said(path, "gemini"), what="the turn that went through"
     )
     wait_status(world, "gm", "idle")
-    stub.fail_with(QUOTA, ("turn",))  # the model's daily quota: a dialog first, then the error
+    # the model's daily quota on this turn: a dialog first, then the error (a CLI's own call
+    # after the turn before, which a loaded run saw land here, is answered)
+    stub.fail_with(QUOTA, ("turn",), after="one more")
     world.roost("send", "gm", "one more")
     limited = wait_status(world, "gm", "limited")  # issue 23: a quota, with no reset time
     assert "Usage limit reached" in limited["status_reason"]
