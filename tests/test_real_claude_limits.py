@@ -52,9 +52,13 @@ def test_a_usage_limit_on_the_real_claude(world: Env) -> None:
         refused = world.roost("send", "cc", "and now?", check=False, timeout=30)
         assert refused.returncode == 1 and "cc is limited until " in refused.stderr
         assert "(in 2 h 59 min)" in refused.stderr or "(in 2 h 58 min)" in refused.stderr
-        transcript = next((world.tmp / "user" / ".claude" / "projects").rglob("*.jsonl"))
         # its record carries the exact epoch too (roost reads the words' minute for now). The
-        # StopFailure hook can fire before Claude Code appends that record: wait for it.
+        # StopFailure hook can fire before Claude Code writes the file or appends that record:
+        # wait for both.
+        projects = world.tmp / "user" / ".claude" / "projects"
+        transcript = world.wait_for(
+            lambda: next(projects.rglob("*.jsonl"), None), 30, "the transcript"
+        )
         world.wait_for(
             lambda: f'"resetsAt":{reset}' in transcript.read_text(), 30, "the transcript's record"
         )

@@ -6,6 +6,8 @@ recap an idle claude writes after the user went away is not work."""
 from __future__ import annotations
 
 import json
+from functools import partial
+from pathlib import Path
 
 import pytest
 
@@ -186,8 +188,17 @@ def test_two_claudes_in_one_cwd_keep_their_own_conversations(world: Env) -> None
                 == f"stub reply: I am {name}"
             )
         projects = world.user_home / ".claude" / "projects"
+
+        # Claude Code may append a turn's records after its Stop hook (a loaded CI run found no
+        # file yet for the turn just answered): wait for each file to hold its turn
+        def holding(name: str, sid: str) -> Path | None:
+            found = projects.rglob(f"{sid}.jsonl")
+            return next((t for t in found if f"I am {name}" in t.read_text()), None)
+
         transcripts = {
-            n: next(projects.rglob(f"{s['provider_session_id']}.jsonl"))
+            n: world.wait_for(
+                partial(holding, n, s["provider_session_id"]), 30, f"{n}'s transcript"
+            )
             for n, s in (("ca", a), ("cb", b))
         }
         assert transcripts["ca"].parent == transcripts["cb"].parent  # one cwd
@@ -223,8 +234,12 @@ def test_two_claudes_in_one_cwd_keep_their_own_conversations(world: Env) -> None
         stub.set_delay(0)
         reply = world.roost("send", "ca", "who was I?", "--wait").stdout
         assert reply.strip() == "stub reply: who was I?"
-        text = transcripts["ca"].read_text()  # the same file goes on
-        assert "I am ca" in text and "who was I?" in text
+        world.wait_for(  # the same file goes on
+            lambda: "who was I?" in transcripts["ca"].read_text(),
+            30,
+            "the new turn in ca's transcript",
+        )
+        assert "I am ca" in transcripts["ca"].read_text()
         assert "who was I?" not in transcripts["cb"].read_text()
         # and the model is sent the earlier turn, not cb's
         sent_to_model = json.dumps(stub.messages("main")[-1].body["messages"])
