@@ -18,9 +18,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from zygote import Call
 
 TESTS = Path(__file__).resolve().parent
 FAKE_BIN = TESTS / "bin"
@@ -53,13 +56,14 @@ class Env:
         input: str | None = None,
         env: dict[str, str] | None = None,
         timeout: float = 60,
+        cwd: Path | None = None,
     ) -> subprocess.CompletedProcess:
         """Run the real CLI (`python -m roost`) as a user would: a process of its own, forked
         from a warm roost (tests/zygote.py) when the environment allows."""
         call_env = {**self.env, **(env or {})}
         zygote = _zygote()
         if zygote is not None and zygote.serves(call_env):
-            proc = zygote.run(list(args), call_env, str(self.tmp), input, timeout)
+            proc = zygote.run(list(args), call_env, str(cwd or self.tmp), input, timeout)
         else:
             proc = subprocess.run(
                 [sys.executable, "-m", "roost", *args],
@@ -68,13 +72,38 @@ class Env:
                 env=call_env,
                 input=input,
                 timeout=timeout,
-                cwd=self.tmp,
+                cwd=cwd or self.tmp,
             )
         if check and proc.returncode != 0:
             raise AssertionError(
                 f"roost {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
             )
         return proc
+
+    def roost_start(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        capture: bool = True,
+    ) -> Call | subprocess.Popen[str]:
+        """Start the real CLI and return at once (calls run side by side, one killed midway):
+        forked from the warm roost as `roost` is, its input /dev/null, its output captured
+        (`communicate`) or thrown away."""
+        call_env = {**self.env, **(env or {})}
+        zygote = _zygote()
+        if zygote is not None and zygote.serves(call_env):
+            return zygote.start(list(args), call_env, str(cwd or self.tmp), capture=capture)
+        output = subprocess.PIPE if capture else subprocess.DEVNULL
+        return subprocess.Popen(
+            [sys.executable, "-m", "roost", *args],
+            env=call_env,
+            cwd=cwd or self.tmp,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            text=True,
+        )
 
     def roost_inprocess(
         self, *args: str, env: dict[str, str] | None = None

@@ -13,21 +13,11 @@ pytestmark = pytest.mark.tmux
 
 
 def run_many(world: Env, count: int, *args: str) -> list[subprocess.CompletedProcess]:
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "roost", *args],
-            env=world.env,
-            cwd=world.tmp,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(count)
-    ]
+    procs = [world.roost_start(*args) for _ in range(count)]
     results = []
     for p in procs:
         out, err = p.communicate(timeout=120)
-        results.append(subprocess.CompletedProcess(p.args, p.returncode, out, err))
+        results.append(subprocess.CompletedProcess(p.args, p.wait(), out, err))
     return results
 
 

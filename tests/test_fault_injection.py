@@ -12,7 +12,6 @@ import random
 import signal
 import sqlite3
 import subprocess
-import sys
 import uuid
 
 import psutil
@@ -30,13 +29,7 @@ TRIALS = ["spawn"] * 4 + ["wake"] * 4 + ["restore"] * 3 + ["import"] * 3 + ["gc"
 
 def kill_midway(world: Env, args: list[str], after: float) -> None:
     """Start `roost ARGS` and SIGKILL it `after` seconds in (the fault point)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "roost", *args],
-        env=world.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = world.roost_start(*args, capture=False)
     try:
         proc.wait(timeout=after)  # it may finish first: that is a trial too
     except subprocess.TimeoutExpired:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 import uuid
 
 import pytest
@@ -37,21 +36,11 @@ def event_kinds(world: Env, name: str) -> list[str]:
 
 
 def run_together(world: Env, *commands: tuple[str, ...]) -> list[subprocess.CompletedProcess]:
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "roost", *c],
-            env=world.env,
-            cwd=world.tmp,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for c in commands
-    ]
+    procs = [world.roost_start(*c) for c in commands]
     done = []
     for p in procs:
         out, err = p.communicate(timeout=120)
-        done.append(subprocess.CompletedProcess(p.args, p.returncode, out, err))
+        done.append(subprocess.CompletedProcess(p.args, p.wait(), out, err))
     return done
 
 

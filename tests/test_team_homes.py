@@ -3,25 +3,11 @@ destroyed while it holds anything but its keeper (another agent, or a window the
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from conftest import Env
 
 pytestmark = pytest.mark.tmux
-
-
-def roost_async(world: Env, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "roost", *args],
-        env=world.env,
-        cwd=world.tmp,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def spawn_args(name: str, world: Env) -> tuple[str, ...]:
@@ -56,8 +42,8 @@ def test_removing_the_last_agent_while_another_moves_in_never_kills_the_newcomer
 ) -> None:
     for round_ in range(20):
         world.roost(*spawn_args("a", world))
-        leaving = roost_async(world, "rm", "a")
-        arriving = roost_async(world, *spawn_args("b", world))
+        leaving = world.roost_start("rm", "a")
+        arriving = world.roost_start(*spawn_args("b", world))
         for proc in (leaving, arriving):
             _out, err = proc.communicate(timeout=120)
             assert proc.returncode == 0, (round_, err)

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -46,16 +45,8 @@ def repo(world: Env) -> Path:
 
 
 def roost(world: Env, cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None):
-    proc = subprocess.run(
-        [sys.executable, "-m", "roost", *args],
-        capture_output=True,
-        text=True,
-        env={**world.env, **(env or {})},
-        cwd=cwd,
-        timeout=60,
-        check=False,
-        stdin=subprocess.DEVNULL,  # no terminal: nothing is asked
-    )
+    # its input /dev/null (no terminal: nothing is asked)
+    proc = world.roost(*args, env=env, cwd=cwd, check=False)
     if check and proc.returncode != 0:
         raise AssertionError(f"roost {args} failed: {proc.stdout}{proc.stderr}")
     return proc
@@ -279,13 +270,7 @@ def test_keep_worktree_then_prune(world: Env, repo: Path) -> None:
 def paused(world: Env, point: str, *args: str, cwd: Path) -> None:
     """Run roost until it stops at `point`, then kill -9 it there."""
     marker = world.home / f"paused-{point}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "roost", *args],
-        env={**world.env, "ROOST_TEST_PAUSE": point},
-        cwd=cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = world.roost_start(*args, env={"ROOST_TEST_PAUSE": point}, cwd=cwd, capture=False)
     try:
         world.wait_for(marker.exists, 30, f"roost paused at {point}")
     finally:

@@ -89,3 +89,32 @@ def test_a_call_past_its_time_limit_is_killed(world: Env, zygote: Zygote) -> Non
     children = psutil.Process(zygote.proc.pid).children()
     _, alive = psutil.wait_procs(children, timeout=10)
     assert alive == []  # the call was killed and reaped
+
+
+def test_started_calls_run_side_by_side_and_one_killed_midway_says_so(
+    world: Env, zygote: Zygote
+) -> None:
+    """`start` is Popen's shape: calls run at once (each its own pid), a kill reaches the one
+    it names, and a call whose status came back is never signalled again."""
+    script = world.tmp / "tmux-hangs"
+    script.write_text("#!/bin/sh\nexec sleep 600\n")
+    script.chmod(0o755)
+    world.home.mkdir(parents=True, exist_ok=True)
+    (world.home / "config.toml").write_text(f'[tmux]\nbin = "{script}"\n')
+    hung_env = {**world.env, "ROOST_TMUX_TIMEOUT": "300"}
+    hung = zygote.start(["spawn", "x", "--cwd", "."], hung_env, str(world.tmp), capture=False)
+    quick = [zygote.start(["--version"], world.env, str(world.tmp)) for _ in range(3)]
+    assert len({hung.pid, *(q.pid for q in quick)}) == 4
+    for call in quick:
+        out, err = call.communicate(timeout=60)
+        assert (call.returncode, err) == (0, "") and out.startswith("roost")
+        call.send_signal(9)  # ended and reaped: a no-op, never a signal to a reused pid
+        assert call.poll() == 0
+    with pytest.raises(subprocess.TimeoutExpired):
+        hung.wait(timeout=0.2)
+    assert hung.poll() is None
+    left = psutil.Process(hung.pid).children(recursive=True)  # its hung "tmux": not leaked
+    hung.kill()
+    for child in left:
+        child.kill()
+    assert hung.wait(timeout=30) == -9

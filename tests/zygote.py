@@ -174,41 +174,99 @@ class Zygote:
         self, args: list[str], env: dict[str, str], cwd: str, input: str | None, timeout: float
     ) -> subprocess.CompletedProcess:
         """As subprocess.run([python, -m, roost, *args], capture_output, text) would."""
-        if input is None:
-            in_r, in_w = os.open(os.devnull, os.O_RDONLY), -1
+        call = self.start(args, env, cwd, stdin=input is not None)
+        out, err = call.communicate(input, timeout)
+        return subprocess.CompletedProcess(call.args, call.wait(), out, err)
+
+    def start(
+        self,
+        args: list[str],
+        env: dict[str, str],
+        cwd: str,
+        stdin: bool = False,
+        capture: bool = True,
+    ) -> Call:
+        """As subprocess.Popen([python, -m, roost, *args], text) would, its output captured (or
+        thrown away) and its input /dev/null unless `stdin`: for the tests that run calls side
+        by side or kill one midway."""
+        devnull_in = os.open(os.devnull, os.O_RDONLY)
+        in_r, in_w = os.pipe() if stdin else (devnull_in, -1)
+        if capture:
+            (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
         else:
-            in_r, in_w = os.pipe()
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
+            out_r, err_r = -1, -1
+            out_w = err_w = os.open(os.devnull, os.O_WRONLY)
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.connect(self.path)
             body = json.dumps({"args": args, "env": env, "cwd": cwd}).encode()
             socket.send_fds(conn, [HEADER.pack(len(body)) + body], [in_r, out_w, err_w])
         finally:
-            for fd in (in_r, out_w, err_w):
+            for fd in {devnull_in, in_r, out_w, err_w}:
                 os.close(fd)
         pid = HEADER.unpack(_exactly(conn, HEADER.size))[0]
-        deadline = time.monotonic() + timeout
-        data = (input or "").encode()
+        return Call([sys.executable, "-m", "roost", *args], pid, conn, in_w, out_r, err_r)
+
+
+class Call:
+    """A call the zygote started: its pid is the forked child's, its exit status comes back on
+    the request's connection once the zygote has reaped it."""
+
+    def __init__(
+        self, args: list[str], pid: int, conn: socket.socket, in_w: int, out_r: int, err_r: int
+    ) -> None:
+        self.args, self.pid = args, pid
+        self.returncode: int | None = None
+        self._conn, self._in_w, self._out_r, self._err_r = conn, in_w, out_r, err_r
+
+    def communicate(self, input: str | None = None, timeout: float = 60) -> tuple[str, str]:
+        """Its whole output (its input fed first), as text, once it has ended. Past `timeout`
+        it is killed (as subprocess.run does, which is what every caller wants) and
+        TimeoutExpired raised."""
         from roost.tmux.run import Silent, exchange  # roost's own runner's loop
 
-        expired = False
+        if self._out_r < 0:
+            raise ValueError("this call's output was not captured")
+        data = (input or "").encode()
+        deadline = time.monotonic() + timeout
         try:
-            out, err = exchange(out_r, err_r, in_w, data, deadline)
+            out, err = exchange(self._out_r, self._err_r, self._in_w, data, deadline)
         except Silent:
-            out, err, expired = b"", b"", True
-            os.kill(pid, signal.SIGKILL)
+            self.kill()
+            self.wait()
+            raise subprocess.TimeoutExpired(self.args, timeout, "", "") from None
         finally:
-            for fd in (out_r, err_r):
+            for fd in (self._out_r, self._err_r):
                 os.close(fd)
-        code = CODE.unpack(_exactly(conn, CODE.size))[0]
-        conn.close()
-        text_out, text_err = _text(out), _text(err)
-        argv = [sys.executable, "-m", "roost", *args]
-        if expired:
-            raise subprocess.TimeoutExpired(argv, timeout, text_out, text_err)
-        return subprocess.CompletedProcess(argv, code, text_out, text_err)
+            self._out_r = self._err_r = -1
+        self.wait(max(1.0, deadline - time.monotonic()))  # as Popen's: its exit status too
+        return _text(out), _text(err)
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is not None:
+            return self.returncode
+        self._conn.settimeout(timeout)
+        try:
+            code: int = CODE.unpack(_exactly(self._conn, CODE.size))[0]
+        except TimeoutError:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0) from None
+        self._conn.close()
+        self.returncode = code
+        return code
+
+    def poll(self) -> int | None:
+        if self.returncode is None and select.select([self._conn], [], [], 0)[0]:
+            self.wait()
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        # The zygote reaps its children as they end: a status already sent means the pid may
+        # be another process's by now
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
 
 
 def _exactly(conn: socket.socket, size: int) -> bytes:
