@@ -70,7 +70,8 @@ class Env:
                 capture_output=True,
                 text=True,
                 env=call_env,
-                input=input,
+                # no input: /dev/null, as the zygote's calls (a terminal would be asked)
+                **({"input": input} if input is not None else {"stdin": subprocess.DEVNULL}),
                 timeout=timeout,
                 cwd=cwd or self.tmp,
             )

@@ -56,8 +56,9 @@ def test_a_usage_limit_on_the_real_claude(world: Env) -> None:
         # StopFailure hook can fire before Claude Code writes the file or appends that record:
         # wait for both.
         projects = world.tmp / "user" / ".claude" / "projects"
+        sid = seen["provider_session_id"]
         transcript = world.wait_for(
-            lambda: next(projects.rglob("*.jsonl"), None), 30, "the transcript"
+            lambda: next(projects.rglob(f"{sid}.jsonl"), None), 30, "its transcript"
         )
         world.wait_for(
             lambda: f'"resetsAt":{reset}' in transcript.read_text(), 30, "the transcript's record"

@@ -18,6 +18,7 @@ Run: python zygote.py SOCKET_PATH
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -28,6 +29,7 @@ import struct
 import subprocess
 import sys
 import time
+from typing import NoReturn
 
 HEADER = struct.Struct("!I")  # a length, or a pid
 CODE = struct.Struct("!i")  # an exit code; minus the signal that killed it
@@ -118,7 +120,11 @@ def serve(path: str) -> None:
                 _child(request, fds)
             for fd in fds:
                 os.close(fd)
-            conn.sendall(HEADER.pack(pid))
+            # A pidfd with the pid, taken before the child can be reaped: the caller's signal
+            # then reaches this child or nothing, never a process that got its pid later
+            pidfd = os.pidfd_open(pid)
+            socket.send_fds(conn, [HEADER.pack(pid)], [pidfd])
+            os.close(pidfd)
             waiting[pid] = conn
         while waiting:
             try:
@@ -189,35 +195,69 @@ class Zygote:
         """As subprocess.Popen([python, -m, roost, *args], text) would, its output captured (or
         thrown away) and its input /dev/null unless `stdin`: for the tests that run calls side
         by side or kill one midway."""
-        devnull_in = os.open(os.devnull, os.O_RDONLY)
-        in_r, in_w = os.pipe() if stdin else (devnull_in, -1)
-        if capture:
-            (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
-        else:
-            out_r, err_r = -1, -1
-            out_w = err_w = os.open(os.devnull, os.O_WRONLY)
+        if stdin and not capture:
+            raise ValueError("a call fed input is read to its end: capture its output")
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        theirs: list[int] = []  # the child's ends, closed here once sent
+        ours: list[int] = []  # closed here only on a failure
         try:
+            if stdin:
+                in_r, in_w = os.pipe()
+                theirs.append(in_r)
+                ours.append(in_w)
+            else:
+                in_r, in_w = os.open(os.devnull, os.O_RDONLY), -1
+                theirs.append(in_r)
+            if capture:
+                (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
+                theirs += [out_w, err_w]
+                ours += [out_r, err_r]
+            else:
+                out_r = err_r = -1
+                out_w, err_w = (os.open(os.devnull, os.O_WRONLY) for _ in range(2))
+                theirs += [out_w, err_w]
             conn.connect(self.path)
             body = json.dumps({"args": args, "env": env, "cwd": cwd}).encode()
             socket.send_fds(conn, [HEADER.pack(len(body)) + body], [in_r, out_w, err_w])
-        finally:
-            for fd in {devnull_in, in_r, out_w, err_w}:
+            data, fds, _, _ = socket.recv_fds(conn, HEADER.size, 1)
+            ours += fds
+            pid = HEADER.unpack(data + _exactly(conn, HEADER.size - len(data)))[0]
+        except BaseException:
+            conn.close()
+            for fd in ours:
                 os.close(fd)
-        pid = HEADER.unpack(_exactly(conn, HEADER.size))[0]
-        return Call([sys.executable, "-m", "roost", *args], pid, conn, in_w, out_r, err_r)
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        argv = [sys.executable, "-m", "roost", *args]
+        return Call(argv, pid, fds[0] if fds else -1, conn, in_w, out_r, err_r)
 
 
 class Call:
     """A call the zygote started: its pid is the forked child's, its exit status comes back on
-    the request's connection once the zygote has reaped it."""
+    the request's connection once the zygote has reaped it; signals go through the pidfd the
+    zygote sent with the pid."""
 
     def __init__(
-        self, args: list[str], pid: int, conn: socket.socket, in_w: int, out_r: int, err_r: int
+        self,
+        args: list[str],
+        pid: int,
+        pidfd: int,
+        conn: socket.socket,
+        in_w: int,
+        out_r: int,
+        err_r: int,
     ) -> None:
         self.args, self.pid = args, pid
         self.returncode: int | None = None
-        self._conn, self._in_w, self._out_r, self._err_r = conn, in_w, out_r, err_r
+        self._pidfd, self._conn, self._in_w, self._out_r, self._err_r = (
+            pidfd,
+            conn,
+            in_w,
+            out_r,
+            err_r,
+        )
 
     def communicate(self, input: str | None = None, timeout: float = 60) -> tuple[str, str]:
         """Its whole output (its input fed first), as text, once it has ended. Past `timeout`
@@ -226,20 +266,20 @@ class Call:
         from roost.tmux.run import Silent, exchange  # roost's own runner's loop
 
         if self._out_r < 0:
-            raise ValueError("this call's output was not captured")
+            raise ValueError("this call's output was not captured, or was read already")
         data = (input or "").encode()
         deadline = time.monotonic() + timeout
+        feed, self._in_w = self._in_w, -1  # exchange's now: it closes it once all is written
         try:
-            out, err = exchange(self._out_r, self._err_r, self._in_w, data, deadline)
+            out, err = exchange(self._out_r, self._err_r, feed, data, deadline)
         except Silent:
-            self.kill()
-            self.wait()
-            raise subprocess.TimeoutExpired(self.args, timeout, "", "") from None
+            self._kill_and_raise(timeout)
         finally:
-            for fd in (self._out_r, self._err_r):
-                os.close(fd)
-            self._out_r = self._err_r = -1
-        self.wait(max(1.0, deadline - time.monotonic()))  # as Popen's: its exit status too
+            self._close_output()
+        try:
+            self.wait(max(1.0, deadline - time.monotonic()))  # as Popen's: its status too
+        except subprocess.TimeoutExpired:
+            self._kill_and_raise(timeout)
         return _text(out), _text(err)
 
     def wait(self, timeout: float | None = None) -> int:
@@ -248,10 +288,13 @@ class Call:
         self._conn.settimeout(timeout)
         try:
             code: int = CODE.unpack(_exactly(self._conn, CODE.size))[0]
-        except TimeoutError:
+        except (TimeoutError, BlockingIOError):  # BlockingIOError: a timeout of 0
             raise subprocess.TimeoutExpired(self.args, timeout or 0) from None
-        self._conn.close()
         self.returncode = code
+        self._conn.close()
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
         return code
 
     def poll(self) -> int | None:
@@ -260,13 +303,38 @@ class Call:
         return self.returncode
 
     def send_signal(self, sig: int) -> None:
-        # The zygote reaps its children as they end: a status already sent means the pid may
-        # be another process's by now
-        if self.poll() is None:
-            os.kill(self.pid, sig)
+        if self.returncode is not None:
+            return
+        try:
+            if self._pidfd >= 0:
+                signal.pidfd_send_signal(self._pidfd, sig)
+            else:
+                os.kill(self.pid, sig)
+        except ProcessLookupError:
+            pass  # it ended (as Popen, which says nothing then either)
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
+
+    def _kill_and_raise(self, timeout: float) -> NoReturn:
+        self.kill()
+        self.wait()
+        raise subprocess.TimeoutExpired(self.args, timeout, "", "") from None
+
+    def _close_output(self) -> None:
+        for fd in (self._out_r, self._err_r):
+            if fd >= 0:
+                os.close(fd)
+        self._out_r = self._err_r = -1
+
+    def __del__(self) -> None:
+        # a test that failed before it read a call's output: its descriptors go with it
+        self._close_output()
+        for fd in (self._in_w, self._pidfd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._conn.close()
 
 
 def _exactly(conn: socket.socket, size: int) -> bytes:
