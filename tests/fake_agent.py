@@ -59,7 +59,6 @@ import os
 import re
 import select
 import signal
-import subprocess
 import sys
 import termios
 import threading
@@ -67,10 +66,9 @@ import time
 import tty
 import uuid
 from collections import deque
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 FLAVORS = ("claude", "codex", "gemini", "aider")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
@@ -215,11 +213,10 @@ def unknown_option(flavor: str, flag: str) -> Fail:
     return Fail(f"error: unknown option '{flag}'", 1)
 
 
-@dataclass
 class Options:
-    flavor: str = "claude"
-    argv: list[str] = field(default_factory=list)
-    positionals: list[str] = field(default_factory=list)
+    """The command line as parsed (a plain class: importing dataclasses would cost each of the
+    suite's ~900 fake starts ~20 ms of CPU)."""
+
     subcommand: str | None = None  # codex: "resume"
     session_id: str | None = None
     resume: str | None = None
@@ -230,11 +227,16 @@ class Options:
     skip_permissions: bool = False
     permission_mode: str | None = None
     model: str | None = None
-    config: list[str] = field(default_factory=list)
     prompt_interactive: str | None = None
     chat_history_file: str | None = None
     restore_chat_history: bool = False
     no_daemon: bool = False  # codex: run without the shared app-server
+
+    def __init__(self, flavor: str = "claude", argv: list[str] | None = None) -> None:
+        self.flavor = flavor
+        self.argv = argv if argv is not None else []
+        self.positionals: list[str] = []
+        self.config: list[str] = []
 
     @property
     def prompt(self) -> str | None:
@@ -305,18 +307,24 @@ def parse_args(flavor: str, argv: list[str]) -> Options:
 # --------------------------------------------------------------------------- sessions & storage
 
 
-@dataclass
 class Session:
     """The provider's notion of a conversation (aider has none: id is None)."""
 
-    id: str | None
-    path: Path  # transcript / rollout / chat file / history file
-    cwd: str
-    source: str  # how it began: startup | resume | clear
-    messages: list[dict[str, Any]] = field(default_factory=list)  # gemini keeps the whole file
-    start_time: str = field(default_factory=now_iso)
-    last_uuid: str | None = None  # claude: parentUuid chain
-    fork_from: Path | None = None  # claude --fork-session: transcript to copy on begin()
+    def __init__(
+        self,
+        id: str | None,
+        path: Path,  # transcript / rollout / chat file / history file
+        cwd: str,
+        source: str,  # how it began: startup | resume | clear
+        messages: list[dict[str, Any]] | None = None,  # gemini keeps the whole file
+        start_time: str | None = None,
+        last_uuid: str | None = None,  # claude: parentUuid chain
+        fork_from: Path | None = None,  # claude --fork-session: transcript to copy on begin()
+    ) -> None:
+        self.id, self.path, self.cwd, self.source = id, path, cwd, source
+        self.messages = messages if messages is not None else []
+        self.start_time = start_time if start_time is not None else now_iso()
+        self.last_uuid, self.fork_from = last_uuid, fork_from
 
 
 class Store:
@@ -894,6 +902,8 @@ def run_quietly(argv: list[str], stdin: bytes, cwd: str, env: dict[str, str]) ->
     """Run a hook to completion; its output must not scribble over our screen, and
     a failing or hanging hook must never take the agent down.  Its own process group
     lets a timeout kill whatever the hook started too."""
+    import subprocess  # here, not at the top: a start that runs no hook never pays for it
+
     try:
         with subprocess.Popen(
             argv,
@@ -956,6 +966,7 @@ class AppServer:
     def ensure(self) -> int:
         """The running server's pid, started first if none runs; this TUI is its client."""
         import fcntl
+        import subprocess
 
         self.clients.mkdir(parents=True, exist_ok=True)
         (self.clients / str(os.getpid())).touch()
@@ -1013,8 +1024,7 @@ CODEX_ERRORS = {  # what codex 0.169.0 shows for a failed turn (tests/test_real_
 # --------------------------------------------------------------------------- terminal
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(NamedTuple):
     # text | paste | enter | backspace | esc | ctrl_c | ctrl_d | eof | focus_in | focus_out
     kind: str
     text: str = ""
@@ -1169,8 +1179,7 @@ class Screen:
 # --------------------------------------------------------------------------- the agent
 
 
-@dataclass(frozen=True)
-class Cues:
+class Cues(NamedTuple):
     """What a flavor draws for roost to read (each as its real CLI does, where roost cares)."""
 
     prompt: str = "❯ "  # the input line; a prompt it took stays on the screen with it
@@ -1575,6 +1584,8 @@ class Agent:
 
     def orphan(self) -> str:
         """Leave processes behind that a plain kill of the pane's tree would miss."""
+        import subprocess
+
         env = {**os.environ, "FAKE_AGENT_ORPHAN": "1"}
         # 1. setsid + double fork: the middle process exits at once, so the sleeper is
         #    reparented to init (or the nearest subreaper) and has its own session.
