@@ -122,9 +122,7 @@ def serve(path: str) -> None:
                 os.close(fd)
             # A pidfd with the pid, taken before the child can be reaped: the caller's signal
             # then reaches this child or nothing, never a process that got its pid later
-            pidfd = os.pidfd_open(pid)
-            socket.send_fds(conn, [HEADER.pack(pid)], [pidfd])
-            os.close(pidfd)
+            _send_pid(conn, pid)
             waiting[pid] = conn
         while waiting:
             try:
@@ -140,6 +138,26 @@ def serve(path: str) -> None:
                 except OSError:
                     pass
                 done.close()
+
+
+def _send_pid(conn: socket.socket, pid: int) -> None:
+    """The child's pid, with a pidfd where the kernel has them (Linux 5.3+): the caller's
+    signals then go through it. A caller gone meanwhile costs nothing but its answer."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    pidfd = -1
+    try:
+        if pidfd_open is not None:
+            with contextlib.suppress(OSError):
+                pidfd = pidfd_open(pid)
+        if pidfd >= 0:
+            socket.send_fds(conn, [HEADER.pack(pid)], [pidfd])
+        else:
+            conn.sendall(HEADER.pack(pid))
+    except OSError:
+        pass  # its status is still sent (and dropped) once it is reaped
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
 
 
 # ---- the tests' side -------------------------------------------------------------------------
@@ -201,6 +219,7 @@ class Zygote:
         theirs: list[int] = []  # the child's ends, closed here once sent
         ours: list[int] = []  # closed here only on a failure
         try:
+            # each descriptor listed as soon as it exists, so a failure closes it
             if stdin:
                 in_r, in_w = os.pipe()
                 theirs.append(in_r)
@@ -209,13 +228,18 @@ class Zygote:
                 in_r, in_w = os.open(os.devnull, os.O_RDONLY), -1
                 theirs.append(in_r)
             if capture:
-                (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
-                theirs += [out_w, err_w]
-                ours += [out_r, err_r]
+                out_r, out_w = os.pipe()
+                ours.append(out_r)
+                theirs.append(out_w)
+                err_r, err_w = os.pipe()
+                ours.append(err_r)
+                theirs.append(err_w)
             else:
                 out_r = err_r = -1
-                out_w, err_w = (os.open(os.devnull, os.O_WRONLY) for _ in range(2))
-                theirs += [out_w, err_w]
+                out_w = os.open(os.devnull, os.O_WRONLY)
+                theirs.append(out_w)
+                err_w = os.open(os.devnull, os.O_WRONLY)
+                theirs.append(err_w)
             conn.connect(self.path)
             body = json.dumps({"args": args, "env": env, "cwd": cwd}).encode()
             socket.send_fds(conn, [HEADER.pack(len(body)) + body], [in_r, out_w, err_w])
