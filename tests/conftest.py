@@ -106,6 +106,15 @@ class Env:
             text=True,
         )
 
+    def roost_together(self, *commands: tuple[str, ...]) -> list[subprocess.CompletedProcess]:
+        """Run these calls side by side (all started, then each read to its end)."""
+        calls = [self.roost_start(*c) for c in commands]
+        done = []
+        for call in calls:
+            out, err = call.communicate(timeout=120)
+            done.append(subprocess.CompletedProcess(call.args, call.wait(), out, err))
+        return done
+
     def roost_inprocess(
         self, *args: str, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess:

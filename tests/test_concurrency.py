@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from conftest import Env
@@ -12,17 +9,8 @@ from conftest import Env
 pytestmark = pytest.mark.tmux
 
 
-def run_many(world: Env, count: int, *args: str) -> list[subprocess.CompletedProcess]:
-    procs = [world.roost_start(*args) for _ in range(count)]
-    results = []
-    for p in procs:
-        out, err = p.communicate(timeout=120)
-        results.append(subprocess.CompletedProcess(p.args, p.wait(), out, err))
-    return results
-
-
 def test_twenty_concurrent_spawns_of_one_name_make_one_agent(world: Env) -> None:
-    results = run_many(world, 20, "spawn", "racer", "--cwd", str(world.tmp / "work"))
+    results = world.roost_together(*[("spawn", "racer", "--cwd", str(world.tmp / "work"))] * 20)
     winners = [r for r in results if r.returncode == 0]
     losers = [r for r in results if r.returncode != 0]
     assert len(winners) == 1, [r.stderr for r in results]
@@ -42,7 +30,7 @@ def test_concurrent_wakes_start_one_process(world: Env) -> None:
     world.roost("spawn", "sleeper", "--cwd", str(world.tmp / "work"))
     world.last_start(1)
     world.roost("kill", "sleeper")
-    results = run_many(world, 10, "wake", "sleeper")
+    results = world.roost_together(*[("wake", "sleeper")] * 10)
     assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
     assert sum("woke sleeper" in r.stdout for r in results) == 1
     assert sum("already running" in r.stdout for r in results) == 9
@@ -54,28 +42,9 @@ def test_concurrent_wakes_start_one_process(world: Env) -> None:
 
 def test_concurrent_spawns_of_different_names_into_one_team_home(world: Env) -> None:
     names = [f"t{i}" for i in range(8)]
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "roost",
-                "spawn",
-                n,
-                "--home",
-                "team",
-                "--cwd",
-                str(world.tmp / "work"),
-            ],
-            env=world.env,
-            cwd=world.tmp,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for n in names
-    ]
-    errors = [p.communicate(timeout=120)[1] for p in procs]
-    assert all(p.returncode == 0 for p in procs), errors
+    work = str(world.tmp / "work")
+    results = world.roost_together(*[("spawn", n, "--home", "team", "--cwd", work) for n in names])
+    assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
     panes = world.panes()
     assert {p["session"] for p in panes} == {"team"}
     assert sorted(p["window"] for p in panes if p["roost_id"]) == names

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 import uuid
 
 import pytest
@@ -33,15 +32,6 @@ def agent_pane(world: Env, name: str) -> dict:
 
 def event_kinds(world: Env, name: str) -> list[str]:
     return [e["kind"] for e in json.loads(world.roost("events", name, "--json").stdout)]
-
-
-def run_together(world: Env, *commands: tuple[str, ...]) -> list[subprocess.CompletedProcess]:
-    procs = [world.roost_start(*c) for c in commands]
-    done = []
-    for p in procs:
-        out, err = p.communicate(timeout=120)
-        done.append(subprocess.CompletedProcess(p.args, p.wait(), out, err))
-    return done
 
 
 def test_a_spawn_cut_off_before_its_record_resumes_the_conversation_it_started(world: Env) -> None:
@@ -105,8 +95,8 @@ def test_concurrent_links_never_make_a_cycle(world: Env) -> None:
     for round_ in range(30):
         db.execute("UPDATE agents SET linked_parent = NULL")
         db.commit()
-        results = run_together(
-            world, ("link", "a", "--parent", "b"), ("link", "b", "--parent", "a")
+        results = world.roost_together(
+            ("link", "a", "--parent", "b"), ("link", "b", "--parent", "a")
         )
         links = dict(db.execute("SELECT name, linked_parent FROM agents").fetchall())
         assert links["a"] is None or links["b"] is None, (round_, results)
@@ -120,8 +110,8 @@ def test_two_restores_at_once_count_each_start_once(world: Env) -> None:
         spawn(world, name)
     world.last_start(len(names))
     world.tmux("kill-server")
-    results = run_together(
-        world, ("restore", "--json", "--stagger", "0"), ("restore", "--json", "--stagger", "0")
+    results = world.roost_together(
+        ("restore", "--json", "--stagger", "0"), ("restore", "--json", "--stagger", "0")
     )
     reports = [json.loads(r.stdout) for r in results]
     assert sum(r["started"] for r in reports) == len(names), reports

@@ -120,9 +120,7 @@ def serve(path: str) -> None:
                 _child(request, fds)
             for fd in fds:
                 os.close(fd)
-            # A pidfd with the pid, taken before the child can be reaped: the caller's signal
-            # then reaches this child or nothing, never a process that got its pid later
-            _send_pid(conn, pid)
+            _send_pid(conn, pid)  # before it can be reaped: its pidfd names this child alone
             waiting[pid] = conn
         while waiting:
             try:
@@ -275,13 +273,8 @@ class Call:
     ) -> None:
         self.args, self.pid = args, pid
         self.returncode: int | None = None
-        self._pidfd, self._conn, self._in_w, self._out_r, self._err_r = (
-            pidfd,
-            conn,
-            in_w,
-            out_r,
-            err_r,
-        )
+        self._pidfd, self._conn = pidfd, conn
+        self._in_w, self._out_r, self._err_r = in_w, out_r, err_r
 
     def communicate(self, input: str | None = None, timeout: float = 60) -> tuple[str, str]:
         """Its whole output (its input fed first), as text, once it has ended. Past `timeout`
