@@ -516,6 +516,54 @@ def pytest_configure(config: pytest.Config) -> None:
 
     with contextlib.suppress(OSError):  # a read-only checkout: each start compiles, as before
         py_compile.compile(str(TESTS / "fake_agent.py"), doraise=True)
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        rewrite_test_modules_once(config)
+
+
+def rewrite_test_modules_once(config: pytest.Config) -> None:
+    """xdist's workers each collect every test module, and pytest rewrites a module's asserts
+    at its import: 5 CPU-seconds a worker, the same work in each, all at the run's start. It
+    caches what it rewrote beside the module, but not when PYTHONDONTWRITEBYTECODE is set (as on
+    this machine and CI's), and on a fresh checkout the workers all start at once anyway. So
+    the controller writes that cache first, the modules shared among a process a core, and the
+    workers read it (docs/TESTING.md "stop 37"). A pytest without these internals, or a
+    read-only checkout, only loses the saving."""
+    try:
+        from _pytest.assertion.rewrite import (
+            PYC_TAIL,
+            _read_pyc,
+            _rewrite_test,
+            _write_pyc,
+            assertstate_key,
+            get_cache_dir,
+        )
+
+        state = config.stash[assertstate_key]  # absent with --assert=plain: nothing to write
+    except (ImportError, KeyError):
+        return
+    modules = [*sorted(TESTS.glob("test_*.py")), TESTS / "conftest.py"]
+    share_count = max(1, min(os.cpu_count() or 1, 4))
+    children = []
+    for share in range(share_count):
+        last = share == share_count - 1
+        pid = 0 if last else os.fork()
+        if pid:
+            children.append(pid)
+            continue
+        try:
+            for module in modules[share::share_count]:
+                pyc = get_cache_dir(module) / (module.name[:-3] + PYC_TAIL)
+                if _read_pyc(module, pyc) is None:
+                    pyc.parent.mkdir(exist_ok=True)
+                    stat, code = _rewrite_test(module, config)
+                    _write_pyc(state, code, stat, pyc)  # atomic: written aside, then renamed
+        except Exception:  # noqa: BLE001
+            pass  # the worker that imports the module rewrites it, and says what is wrong
+        finally:
+            if not last:
+                os._exit(0)
+    for pid in children:
+        os.waitpid(pid, 0)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
