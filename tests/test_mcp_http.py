@@ -18,8 +18,6 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from conftest import Env, make_env
 
@@ -70,6 +68,9 @@ def result_of(reply: Any) -> Any:
 
 
 def as_agent(url: str, token: str | None, script: Any) -> Any:
+    from mcp import ClientSession  # at the call, not at collection (test_mcp_server.run_client)
+    from mcp.client.streamable_http import streamable_http_client
+
     headers = {"Authorization": f"Bearer {token}"} if token else {}
 
     async def main() -> Any:

@@ -9,8 +9,6 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 pytestmark = pytest.mark.tmux
 
@@ -26,6 +24,11 @@ def result_of(reply: Any) -> Any:
 
 
 def run_client(world, agent_id: str | None, script, *flags: str) -> Any:
+    # the SDK loaded here, not at collection: a CPU-second in each xdist worker, most of which
+    # run no MCP test (docs/TESTING.md "stop 37")
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
     env = {**world.env}
     if agent_id:
         env["ROOST_AGENT_ID"] = agent_id
