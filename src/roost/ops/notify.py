@@ -25,7 +25,6 @@ from roost.core.errors import RoostError
 from roost.core.model import INTENT_STOPPED, Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
-from roost.ops import cli_record
 from roost.ops.context import App
 from roost.ops.learn import stop_message
 from roost.providers import hooks, traits
@@ -63,6 +62,8 @@ def details(app: App, changed: Sequence[Observation]) -> dict[str, str | None]:
 
 def _recorded(app: App, agent_id: str) -> str | None:
     """The last answer in the CLI's own record of the turn (codex, gemini, aider)."""
+    from roost.ops import cli_record  # here: each hook's start (`roost _notify`) skips it
+
     agent = app.store.get_by_id(agent_id)
     return cli_record.last_reply(app, agent) if agent is not None else None
 

@@ -14,7 +14,6 @@ from roost.core.errors import HeldStopped
 from roost.core.model import Agent
 from roost.core.reconcile import agent_panes
 from roost.core.service import SESSION as SERVICE_SESSION
-from roost.ops import lifecycle
 from roost.ops.context import App
 from roost.providers import traits
 from roost.system import locks
@@ -82,6 +81,9 @@ def on_pane_died(app: App, pane_id: str) -> str:
         pane_now = agent_panes(app.tmux.list_panes()).get(agent.id) if current else None
         if current is None or not sv.still_wanted(current, pane_now):
             return "left"  # the user acted meanwhile
+    # imported only for a restart: the hook's other outcomes skip its imports
+    from roost.ops import lifecycle
+
     try:  # its next exit comes back here; a kill between the check and the wake wins
         lifecycle.wake(app, current.name, hold=False, unless_stopped=True)
     except HeldStopped:
