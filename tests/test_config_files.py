@@ -11,7 +11,6 @@ import os
 import resource
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -19,7 +18,7 @@ from conftest import Env
 
 pytestmark = pytest.mark.tmux
 
-LIMIT = 20.0  # seconds: far above a normal `roost spawn` here, far below a hang
+LIMIT = 60.0  # seconds: far above a `roost spawn` here, even loaded (16 s seen), not a hang
 
 
 def capped(world: Env, *args: str) -> subprocess.CompletedProcess:
@@ -99,10 +98,8 @@ def test_a_tmux_conf_that_is_no_regular_file_is_skipped_with_a_warning(
 ) -> None:
     world.home.mkdir(mode=0o700, parents=True)
     make(world, "tmux.conf", kind)
-    started = time.monotonic()
-    proc = capped(world, "spawn", "alpha", "--cwd", str(world.tmp / "work"))
+    proc = capped(world, "spawn", "alpha", "--cwd", str(world.tmp / "work"))  # a hang fails
     assert proc.returncode == 0, proc.stderr
-    assert time.monotonic() - started < 10
     assert "tmux.conf" in proc.stderr and "not sourced" in proc.stderr, proc.stderr
     assert running(world, "alpha")
     report = json.loads(capped(world, "doctor", "--json").stdout)

@@ -249,7 +249,7 @@ def test_a_key_claimed_by_a_server_killed_9_is_free_for_the_retry(world):
     lead_id = world.ls()["lead"]["id"]
 
     async def create(session, call):
-        return await call("create_agent", provider="claude", name="one", prompt="work 8")
+        return await call("create_agent", provider="claude", name="one", prompt="work 30")
 
     assert run_client(world, lead_id, create)["prompt_delivered"] is True
     server = subprocess.Popen(
@@ -298,7 +298,8 @@ def test_a_key_claimed_by_a_server_killed_9_is_free_for_the_retry(world):
             db.close()
 
     world.wait_for(claimed, timeout=30, what="the key claimed")
-    os.kill(server.pid, signal.SIGKILL)  # while it waits for the busy child
+    # while it waits for the busy child (30 s of work: a loaded machine took over 8 s to get here)
+    os.kill(server.pid, signal.SIGKILL)
     server.wait(timeout=10)
 
     async def retry(session, call):
@@ -306,4 +307,4 @@ def test_a_key_claimed_by_a_server_killed_9_is_free_for_the_retry(world):
 
     receipt = run_client(world, lead_id, retry)
     assert receipt["delivered"] is True and receipt["duplicate"] is False, receipt
-    assert prompts(world, "one") == ["work 8", "after the kill"]
+    assert prompts(world, "one") == ["work 30", "after the kill"]

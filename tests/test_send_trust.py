@@ -81,7 +81,9 @@ def test_wait_with_a_timeout_is_an_error_never_an_earlier_reply(world: Env) -> N
     wait_idle(world, "cl")
     first = world.roost("send", "cl", "first question", "--wait").stdout
     assert "echo: first question" in first
-    proc = world.roost("send", "cl", "work 8", "--wait", "--timeout", "1", check=False)
+    # a limit the reply (60 s of work) passes and the delivery's confirmation does not: a
+    # loaded machine took over a second to confirm, which a limit of 1 s then cut short
+    proc = world.roost("send", "cl", "work 60", "--wait", "--timeout", "8", check=False)
     assert proc.returncode != 0 and proc.stdout == "", proc.stdout
     assert "timed out" in proc.stderr and len(proc.stderr.splitlines()) == 1
     events = json.loads(world.roost("events", "cl", "--json").stdout)
