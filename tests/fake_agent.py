@@ -1230,8 +1230,7 @@ CUES = {
     # "? for shortcuts" above its input box.
     "gemini": Cues(
         prompt=" > ",
-        # 0.61 draws its input box's top as a rule: roost reads a draft only below it
-        hint="? for shortcuts\n" + "─" * 60,
+        hint="? for shortcuts",
         busy="⠋ Thinking... (esc to cancel, 0s)",
         answer="✦ ",
         ask="Allow execution of [Shell]?\n● 1. Allow once\n  2. Allow for this session\n"

@@ -425,7 +425,7 @@ def test_roosts_draft_detection_reads_the_real_prompt_box(cc: ClaudeWorld) -> No
     line = traits.INPUT_LINES["claude"]
 
     def draft(screen: str) -> str | None:
-        return status.draft(screen, line.markers, line.window, line.placeholders, line.box_tops)
+        return status.draft(screen, line.markers, line.window, line.placeholders)
 
     pane = cc.start()
     assert draft(cc.wait_ready(pane)) is None

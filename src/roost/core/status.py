@@ -273,28 +273,18 @@ BOX_EDGES = "│┃ "
 
 
 def draft(
-    text: str,
-    markers: Sequence[str],
-    window: int,
-    placeholders: Sequence[str] = (),
-    box_tops: Sequence[str] = (),
+    text: str, markers: Sequence[str], window: int, placeholders: Sequence[str] = ()
 ) -> str | None:
     """What sits typed on a CLI's input line, or None when it is empty (or shows only a
     placeholder, or no input line is in sight): the last line among the last `window` non-empty
-    ones that starts with one of `markers` (box edges aside), after the marker. With `box_tops`,
-    only a line below the last one that starts with one of them (the input box's top) counts:
-    a frame drawn without the box shows the conversation's prompts, "> text", and no draft.
+    ones that starts with one of `markers` (box edges aside), after the marker.
 
     >>> draft("fake-claude session x\\n❯ draft-words\\n", ("❯",), 12)
     'draft-words'
     >>> draft("│ > Type your message or @path/to/file  │", (">",), 12, ("Type your message",))
     >>> draft("> an earlier prompt\\nanswer\\n>", (">",), 1)
-    >>> draft("> I am g2\\n✦ reply\\n⠋ Resuming session...\\n────\\n/work", (">",), 12, (), "─")
     """
     lines = [line for line in text.splitlines() if line.strip()][-window:]
-    if box_tops:
-        tops = [i for i, line in enumerate(lines) if line.lstrip().startswith(tuple(box_tops))]
-        lines = lines[tops[-1] + 1 :] if tops else []
     for line in reversed(lines):
         inner = line.strip(BOX_EDGES)
         marker = next((m for m in markers if inner.startswith(m.strip())), None)

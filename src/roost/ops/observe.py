@@ -122,9 +122,9 @@ def _in_flight(agent: Agent, roost_home: str) -> Callable[[], bool] | None:
 def typed(screen: str, provider: str) -> bool:
     """A draft sits on the CLI's input line: it is up, whether or not its idle prompt shows."""
     line = traits.INPUT_LINES.get(provider)
-    return line is not None and (
-        status.draft(screen, line.markers, line.window, line.placeholders, line.box_tops)
-        is not None
+    return (
+        line is not None
+        and status.draft(screen, line.markers, line.window, line.placeholders) is not None
     )
 
 

@@ -428,7 +428,7 @@ def _draft(app: App, provider: str, pane_id: str) -> str | None:
 def _typed(provider: str, screen: str) -> str | None:
     """What `screen` shows typed on the input line of a provider that has one."""
     line = traits.INPUT_LINES[provider]
-    return status.draft(screen, line.markers, line.window, line.placeholders, line.box_tops)
+    return status.draft(screen, line.markers, line.window, line.placeholders)
 
 
 def is_slash_command(text: str) -> bool:

@@ -241,28 +241,20 @@ class InputLine:
     unless it is one of `placeholders` (the hints an empty input shows, which a plain capture
     cannot tell from typed text: it carries no colours)."""
 
-    __slots__ = ("box_tops", "markers", "placeholders", "window")
+    __slots__ = ("markers", "placeholders", "window")
 
     def __init__(
-        self,
-        markers: tuple[str, ...],
-        window: int,
-        placeholders: tuple[str, ...] = (),
-        box_tops: tuple[str, ...] = (),
+        self, markers: tuple[str, ...], window: int, placeholders: tuple[str, ...] = ()
     ) -> None:
         self.markers = markers
         self.window = window
         self.placeholders = placeholders
-        self.box_tops = box_tops  # the input line is below the last of these (status.draft)
 
 
 # Claude Code (2.1.332): the `❯` line between two rules, footers below it (older versions drew
 # a `│ > ` box); its empty box shows a failed turn's hint or a 'Try "..."' suggestion. Codex
 # (0.169.0): the composer's `›` line above its footer, its hints read off the binary. Gemini: the
-# `>` line in its input box, "Type your message or @path/to/file" when empty, below the box's
-# top (0.61: a rule; older ones: "╭───╮"). Frames without the box (a resume's "Resuming
-# session...", which redraws the old conversation first) show its prompts as "> text" above
-# the last rule, never a draft. Aider: its `>`
+# `>` line in its input box, "Type your message or @path/to/file" when empty. Aider: its `>`
 # prompt is always the last line (the prompts it took stay above as "> text", so look no
 # higher). A `command` agent has none: roost cannot know where an arbitrary program's input is.
 INPUT_LINES = {
@@ -272,7 +264,7 @@ INPUT_LINES = {
         ("Resend your message to try again", "Once fixed, resend your message", 'Try "'),
     ),
     "codex": InputLine(("›",), 12, ("Ask Codex to do anything", "Ask a follow-up question")),
-    "gemini": InputLine((">", "❯"), 12, ("Type your message",), ("─", "╭")),
+    "gemini": InputLine((">", "❯"), 12, ("Type your message",)),
     "aider": InputLine((">",), 1),
 }
 
