@@ -541,27 +541,41 @@ def rewrite_test_modules_once(config: pytest.Config) -> None:
         state = config.stash[assertstate_key]  # absent with --assert=plain: nothing to write
     except (ImportError, KeyError):
         return
-    modules = [*sorted(TESTS.glob("test_*.py")), TESTS / "conftest.py"]
-    share_count = max(1, min(os.cpu_count() or 1, 4))
-    children = []
-    for share in range(share_count):
-        last = share == share_count - 1
-        pid = 0 if last else os.fork()
-        if pid:
-            children.append(pid)
-            continue
-        try:
-            for module in modules[share::share_count]:
+    # a module saved in the last seconds is left to the workers: pytest's check of the cache
+    # is the source's whole-second mtime and its size, which an edit this second could match
+    recent = time.time() - 2
+    modules = [
+        m
+        for m in [*sorted(TESTS.glob("test_*.py")), TESTS / "conftest.py"]
+        if m.stat().st_mtime < recent
+    ]
+
+    def rewrite(share: list[Path]) -> None:
+        for module in share:
+            try:
                 pyc = get_cache_dir(module) / (module.name[:-3] + PYC_TAIL)
                 if _read_pyc(module, pyc) is None:
-                    pyc.parent.mkdir(exist_ok=True)
+                    pyc.parent.mkdir(parents=True, exist_ok=True)  # PYTHONPYCACHEPREFIX too
                     stat, code = _rewrite_test(module, config)
                     _write_pyc(state, code, stat, pyc)  # atomic: written aside, then renamed
-        except Exception:  # noqa: BLE001
-            pass  # the worker that imports the module rewrites it, and says what is wrong
-        finally:
-            if not last:
+            except Exception:  # noqa: BLE001
+                pass  # the worker that imports it rewrites it, and says what is wrong
+
+    share_count = max(1, min(os.cpu_count() or 1, 4))
+    children = []
+    for share in range(1, share_count):
+        try:
+            pid = os.fork()
+        except OSError:  # no process to spare: this one does that share too
+            rewrite(modules[share::share_count])
+            continue
+        if pid == 0:
+            try:
+                rewrite(modules[share::share_count])
+            finally:
                 os._exit(0)
+        children.append(pid)
+    rewrite(modules[0::share_count])
     for pid in children:
         os.waitpid(pid, 0)
 

@@ -120,12 +120,12 @@ def limit_holds() -> bool:
 
 def now_iso() -> str:
     # as datetime's isoformat(timespec="milliseconds"), without importing datetime at each start
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+    ms = int(time.time() * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
 
 def new_uuid() -> str:
-    """A random (version 4) UUID's text, as new_uuid(): the uuid module (and the
+    """A random (version 4) UUID's text, as str(uuid.uuid4()): the uuid module (and the
     platform module it loads) is 4 ms of each start."""
     raw = bytearray(os.urandom(16))
     raw[6] = raw[6] & 0x0F | 0x40  # version 4

@@ -29,7 +29,7 @@ def test_usage_totals_are_what_the_api_answered(world: Env) -> None:
         # The roost service read the transcript at the turn's end: `ls --json` reads no file.
         want = sum(u["input_tokens"] + u["output_tokens"] for u in answered)
         listed = world.wait_for(
-            lambda: (u := world.ls()["cu"]["usage"])["total"] == want and u, 30, "usage read"
+            lambda: (u := world.ls()["cu"]["usage"])["total"] == want and u, 120, "usage read"
         )
         report = json.loads(world.roost("usage", "cu", "--json").stdout)
     assert len(answered) == 2

@@ -75,15 +75,15 @@ def on_pane_died(app: App, pane_id: str) -> str:
         return "failed"
     if decision.action == "exited":
         return "exited"
+    # imported only for a restart, before the wait: the hook's other outcomes skip its imports
+    from roost.ops import lifecycle
+
     app.clock.sleep(decision.delay)
     with locks.hold(app.paths.locks, agent.name):
         current = app.store.get_by_id(agent.id)
         pane_now = agent_panes(app.tmux.list_panes()).get(agent.id) if current else None
         if current is None or not sv.still_wanted(current, pane_now):
             return "left"  # the user acted meanwhile
-    # imported only for a restart: the hook's other outcomes skip its imports
-    from roost.ops import lifecycle
-
     try:  # its next exit comes back here; a kill between the check and the wake wins
         lifecycle.wake(app, current.name, hold=False, unless_stopped=True)
     except HeldStopped:
