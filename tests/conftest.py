@@ -520,7 +520,7 @@ def pytest_configure(config: pytest.Config) -> None:
         rewrite_test_modules_once(config)
 
 
-def rewrite_test_modules_once(config: pytest.Config) -> None:
+def rewrite_test_modules_once(config: pytest.Config, modules: list[Path] | None = None) -> None:
     """xdist's workers each collect every test module, and pytest rewrites a module's asserts
     at its import: 5 CPU-seconds a worker, the same work in each, all at the run's start. It
     caches what it rewrote beside the module, but not when PYTHONDONTWRITEBYTECODE is set (as on
@@ -544,11 +544,9 @@ def rewrite_test_modules_once(config: pytest.Config) -> None:
     # a module saved in the last seconds is left to the workers: pytest's check of the cache
     # is the source's whole-second mtime and its size, which an edit this second could match
     recent = time.time() - 2
-    modules = [
-        m
-        for m in [*sorted(TESTS.glob("test_*.py")), TESTS / "conftest.py"]
-        if m.stat().st_mtime < recent
-    ]
+    if modules is None:
+        modules = [*sorted(TESTS.glob("test_*.py")), TESTS / "conftest.py"]
+    modules = [m for m in modules if m.stat().st_mtime < recent]
 
     def rewrite(share: list[Path]) -> None:
         for module in share:
