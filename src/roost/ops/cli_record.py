@@ -1,19 +1,16 @@
 """The CLI's own record of an agent's conversation, where roost can read one (gemini's chat
 file, aider's chat history): `roost send` confirms a message by finding it there, and, while it
-is not there, helps a CLI that lost the Enter or the paste (a CLI busy starting takes an Enter
-for a newline, or drops input). It is also where the replies of a CLI without a Stop hook are
+is not there, helps a CLI that lost the Enter (a CLI busy starting takes an Enter for a newline,
+or drops it). It is also where the replies of a CLI without a Stop hook are
 read (codex's rollout too): `send --wait`, `wait_for_agents`' last_reply, a parent's notice."""
 
 from __future__ import annotations
-
-import os
 
 from roost.core import replies, status
 from roost.core.model import Agent
 from roost.core.replies import Turn
 from roost.ops import observe
 from roost.ops.context import App
-from roost.providers import traits
 from roost.providers.base import get as provider
 
 ENTER_AGAIN = 2.0  # seconds without the text in the record before Enter is pressed again
@@ -37,24 +34,21 @@ class Record:
 
     def nudge(self, pane_id: str, text: str, screen: str) -> None:
         """The text is not in the record yet. On a screen with no cue, its last line no turn
-        mark (a prompt the CLI echoed: it took the text and records it late), the text sits in
-        the CLI's input: the Enter became a newline or was dropped, so Enter again. An empty
-        prompt with the text nowhere on the screen means the paste itself was lost (a CLI still
-        starting up drops input): paste again. Never anything into a dialog, an error or a
-        turn."""
-        tmux = self.app.tmux
+        mark (a prompt the CLI echoed: it took the text and records it late), the text may sit
+        in the CLI's input: the Enter became a newline or was dropped, so Enter again (on an
+        empty input line it does nothing). Never a second paste: an empty input line with the
+        text nowhere is as often a CLI that took it and shows and records it late (Gemini CLI
+        clears its input at the Enter and awaits its logger first: seconds on a loaded
+        machine) as a paste the CLI lost, and a second paste there is a second prompt. Never
+        anything into a dialog, an error or a turn."""
         patterns = observe.patterns_of(self.app, self.agent.provider)
         seen = status.from_screen(screen, patterns)
         lines = [line for line in screen.splitlines() if line.strip()]
         echoed = bool(lines) and any(
             status.matches(lines[-1], p, True) for p in patterns.get(status.TURN, ())
         )
-        first = (text.strip().splitlines() or [""])[0]
-        if seen == "idle" and first and first not in screen:
-            tmux.paste(pane_id, text, f"roost-send-{self.agent.id}-{os.urandom(4).hex()}")
-            self.app.clock.sleep(traits.of(self.agent.provider).enter_delay)
         if seen == "idle" or (seen is None and not echoed):
-            tmux.send_enter(pane_id)
+            self.app.tmux.send_enter(pane_id)
 
 
 def readable(app: App, agent: Agent) -> Record | None:

@@ -51,6 +51,7 @@ SETTLED = ("idle", "waiting", "error", "limited", "exited", "stopped", "lost", "
 COMMAND_EFFECTS = ("SessionStart", "SessionEnd", "PreCompact")
 SETTLE = 1.0  # seconds a command's new session may take after its first sign
 NO_SIGN = "no sign that the agent took it"
+QUEUED = "its CLI's queue"  # it holds the text until it is ready: a delivery
 SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
 # The text a send pasted and has not pressed Enter for yet (and the parent's notices it
 # carries): if the send dies there, the next one knows the text on the input line is roost's.
@@ -185,7 +186,7 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
     if left is None:
         return None
     text, notices = left
-    found, _ = _wait_status(
+    found, _, typed = _ready(
         app,
         name,
         (*READY, "waiting", "error", "exited", "stopped", "failed"),
@@ -194,7 +195,6 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
     if pane is None or pane.dead or found.status != "idle":
         return None
-    typed = _draft(app, agent.provider, pane.pane_id)
     if typed is None or not delivery.left_by_roost(typed, text):
         if typed is None:
             _forget(app, agent.id)
@@ -224,6 +224,7 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
         text,
         budget.left(app.clock.monotonic(), budget.confirm),
         record,
+        budget.left(app.clock.monotonic(), budget.ready),
     )
     app.store.log(
         agent, "sent", delivered=delivered, chars=len(text), confirmed_by=how, interrupted_send=True
@@ -250,11 +251,12 @@ def _send_locked(
 ) -> Sent:
     began = app.clock.now().timestamp()  # a resume planned before this is superseded
     ready_for = budget.left(app.clock.monotonic(), budget.ready)
-    found, in_time = _wait_status(
+    found, in_time, typed = _ready(
         app,
         name,
         (*READY, "waiting", "error", "limited", "exited", "stopped", "lost", "failed"),
         ready_for,
+        resuming=resuming,
     )
     agent = app.store.require(name)
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
@@ -262,13 +264,7 @@ def _send_locked(
     command = is_slash_command(text)
     quirks = traits.of(agent.provider)
     record = None if quirks.hooks or command else readable(app, agent)
-    # A resume's try past the limit (ops/resume.py): its input line takes text again.
-    now_status = "idle" if resuming and found.status == "limited" else found.status
-    typed = (
-        _draft(app, agent.provider, pane.pane_id)
-        if pane is not None and alive and now_status == "idle"
-        else None
-    )
+    now_status = _as_ready(found, resuming)
     plan = delivery.decide(
         delivery.Found(
             name,
@@ -315,6 +311,7 @@ def _send_locked(
         text,
         confirm_for,
         record,
+        budget.left(app.clock.monotonic(), budget.ready),
     )
     if not delivered:
         cut = how == NO_SIGN and confirm_for < budget.confirm
@@ -417,12 +414,62 @@ def _recorded_reply(
         app.clock.sleep(min(0.3, deadline - now))
 
 
-def _draft(app: App, provider: str, pane_id: str) -> str | None:
-    """The text typed on the agent's input line and not submitted; None when the provider has
-    no known input line (a command) or it is empty."""
+def _as_ready(found: Observation, resuming: bool) -> str | None:
+    """The agent's status as a send reads it: a resume's try past the limit (ops/resume.py)
+    takes a limited agent's input line as idle."""
+    return "idle" if resuming and found.status == "limited" else found.status
+
+
+def _ready(
+    app: App, name: str, wanted: tuple[str, ...], timeout: float, resuming: bool = False
+) -> tuple[Observation, bool, str | None]:
+    """The agent's observation once its status is one of `wanted`, whether it got there before
+    the timeout, and, when it is idle, the draft on its input line. A look for the draft that
+    finds the CLI busy after all (a frame with no input line) waits for it again."""
+    deadline = app.clock.monotonic() + timeout
+    while True:
+        left = max(0.0, deadline - app.clock.monotonic())
+        found, in_time = _wait_status(app, name, wanted, left)
+        pane = agent_panes(app.tmux.list_panes()).get(found.agent.id)
+        if not in_time or _as_ready(found, resuming) != "idle" or pane is None or pane.dead:
+            return found, in_time, None
+        typed = _draft(app, found.agent.provider, pane.pane_id)
+        if not isinstance(typed, Busy):
+            return found, in_time, typed
+        if app.clock.monotonic() >= deadline:
+            return found, False, None
+        app.clock.sleep(0.2)
+
+
+class Busy:
+    """What a look for a draft found instead: the CLI busy, no input line to read."""
+
+
+BUSY = Busy()
+STEADY = 0.3  # seconds between the two looks that must agree on a draft
+
+
+def _draft(app: App, provider: str, pane_id: str) -> str | Busy | None:
+    """The text typed on the agent's input line and not submitted: what two looks a moment
+    apart agree on (a CLI that redraws its whole screen can be caught with its history drawn
+    and its input box not yet: the history's last prompt is no draft). None when the provider
+    has no known input line (a command) or it is empty; BUSY when a look shows the CLI at work
+    (gemini loading a resumed session draws no input line) or the two looks disagree."""
     if provider not in traits.INPUT_LINES:
         return None
-    return _typed(provider, app.tmux.capture(pane_id, 50))
+    patterns = observe.patterns_of(app, provider)
+
+    def look() -> str | Busy | None:
+        screen = app.tmux.capture(pane_id, 50)
+        if status.from_screen(screen, patterns) in ("working", "waiting"):
+            return BUSY
+        return _typed(provider, screen)
+
+    first = look()
+    if not isinstance(first, str):
+        return first
+    app.clock.sleep(STEADY)
+    return first if look() == first else BUSY
 
 
 def _typed(provider: str, screen: str) -> str | None:
@@ -454,6 +501,7 @@ def _confirm(
     text: str,
     timeout: float,
     record: Record | None,
+    queued_for: float = 0.0,
 ) -> tuple[bool, str, str | None]:
     """(True, what shows that the agent took `text`: hook, new session id, session file,
     screen, exit; and its turn's failure, if it failed at once), or (False, why not, None),
@@ -475,6 +523,7 @@ def _confirm(
         text,
         timeout,
         record,
+        queued_for,
     )
     if found is None:
         return False, NO_SIGN, None
@@ -507,8 +556,10 @@ def _confirmation(
     text: str,
     timeout: float,
     record: Record | None,
+    queued_for: float = 0.0,
 ) -> str | None:
     deadline = app.clock.monotonic() + timeout
+    quirks = traits.of(agent.provider)
     enter_again = app.clock.monotonic() + ENTER_AGAIN
     token = launch_token(app, agent.id) if has_hooks else None  # whose hook lines count
     found: str | None = None  # a confirmation that a moment more may tell better
@@ -537,6 +588,12 @@ def _confirmation(
             broken = _screen_error(app, agent.provider, shown)
             if broken is not None:
                 return f"error:{broken}"  # the CLI failed before it recorded the text
+            if found is None and delivery.held_in_queue(shown, quirks.queued, text):
+                # The CLI took it and holds it until it is ready (its MCP servers starting):
+                # the record gets as long as a wait for readiness to show it. Sent again, it
+                # would be a second prompt.
+                found = QUEUED
+                deadline = max(deadline, app.clock.monotonic() + queued_for)
             if app.clock.monotonic() >= enter_again:
                 record.nudge(pane_id, text, shown)
                 enter_again = app.clock.monotonic() + ENTER_AGAIN

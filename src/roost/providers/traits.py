@@ -18,7 +18,7 @@ from roost.core.ids import MINTED as MINTED
 from roost.core.ids import NO_SESSION_ID as NO_SESSION_ID
 
 # The screen patterns' version (shown by `roost doctor`): bump it with any change to them.
-PATTERNS_VERSION = 3
+PATTERNS_VERSION = 4
 
 
 class Traits:
@@ -50,6 +50,7 @@ class Traits:
         "hooks",
         "name",
         "patterns",
+        "queued",
         "session_id",
         "start_time",
         "verified",
@@ -66,6 +67,7 @@ class Traits:
         conversation_gone: tuple[str, ...] = (),
         verified: str = "",
         start_time: float = 1.0,
+        queued: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.hooks = hooks  # reports its status (and session id changes) through roost's hooks
@@ -73,6 +75,9 @@ class Traits:
         self.enter_delay = enter_delay  # seconds: an Enter that comes with a paste is a newline
         self.patterns = patterns
         self.conversation_gone = conversation_gone  # its words when a resume finds nothing
+        # The heading under which it lists the prompts it took and holds until it is ready
+        # (core.delivery.held_in_queue).
+        self.queued = queued
         self.verified = verified
         # Seconds it took, at the slowest, to show its ready screen in a pane on a loaded
         # machine (bench/bench_starts.py; docs/PROVIDERS.md): a start is held once that screen
@@ -163,6 +168,9 @@ CODEX = Traits(
 # Gemini CLI's were read off 0.61.0: its prompt box stays drawn while it works and while an
 # error shows above it; a failed turn ends with "This request failed."; a daily quota opens a
 # "Usage limit reached" dialog. It answers a turn under "✦ " and works on "(esc to cancel, Ns)".
+# A resumed session draws the input box, then loads under "Resuming session..." with no input
+# line (an Enter then is lost), then draws the box again. A prompt taken while its MCP servers
+# start is held under "Queued (press ↑ to edit):" until they are up.
 GEMINI = Traits(
     "gemini",
     hooks=False,
@@ -177,7 +185,7 @@ GEMINI = Traits(
             "Waiting for user confirmation",
         ),
         "error": ("[API Error:", "This request failed.", "Usage limit reached for"),
-        "working": ("esc to cancel",),
+        "working": ("esc to cancel", "Resuming session..."),
         "idle": ("Type your message", "? for shortcuts"),
         "turn": ("✦ ", "esc to cancel", "Request cancelled"),
     },
@@ -187,6 +195,7 @@ GEMINI = Traits(
     ),
     verified="0.61.0",
     start_time=32.0,
+    queued=("Queued (press ↑ to edit):",),
 )
 # Aider's were read off 0.86.2: a turn shows "Waiting for <model name>" (a spinner) until the
 # answer streams in and ends with "Tokens: ..."; its idle prompt is ">" alone on the last line

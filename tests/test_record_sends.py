@@ -1,0 +1,184 @@
+"""Sends to a CLI confirmed by its own record (Gemini CLI's chat file), on the in-memory tmux
+and a manual clock, through the screens Gemini CLI 0.61.0 really draws: on a loaded machine it
+clears its input box at the Enter and shows the prompt (and records it) only seconds later; it
+redraws its whole screen at each change, so one look can catch a frame half drawn; a resumed
+session is loaded under "Resuming session..." with no input line at all. None of these may
+make roost send a text twice or call the CLI's history a draft."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fake_app import WORLD_START
+
+from roost.core.clock import ManualClock
+from roost.ops import lifecycle, send
+from roost.ops.context import App
+from roost.tmux.fake import FakeTmux
+
+# Gemini CLI 0.61.0's screen, idle (read off the real CLI in tmux): the input box's line, its
+# placeholder, the footer.
+PLACEHOLDER = "  Type your message or @path/to/file"
+COMPOSER = f" Shift+Tab to accept edits\n > {PLACEHOLDER}\n workspace (/directory)\n /w"
+HISTORY = " ▝▜▄     Gemini CLI v0.61.0\n > an earlier prompt\n✦ its answer\n"
+IDLE = HISTORY + COMPOSER
+# While a resumed session loads: the history redrawn, a spinner, the box's rule, no input line.
+RESUMING = (
+    HISTORY + "⠋ Resuming session...\n──────────\n Shift+Tab to accept edits\n"
+    " workspace (/directory)\n /w"
+)
+# A frame caught half drawn: the history written, the input box not yet.
+HALF_DRAWN = HISTORY
+# A prompt taken while its MCP servers start (read off the real CLI under load).
+QUEUED = (
+    HISTORY + "ℹ Waiting for MCP servers to initialize... Slash commands are still available and"
+    " prompts will be queued.\n  Queued (press ↑ to edit):\n    hello\n" + COMPOSER
+)
+
+
+class ScriptedClock(ManualClock):
+    """The manual clock, and what happens in the fake world when it reaches a moment."""
+
+    def __init__(self) -> None:
+        super().__init__(WORLD_START)
+        self.due: list[tuple[float, Callable[[], None]]] = []
+
+    def at(self, moment: float, happen: Callable[[], None]) -> None:
+        self.due.append((moment, happen))
+
+    def advance(self, seconds: float) -> None:
+        super().advance(seconds)
+        for entry in [d for d in self.due if d[0] <= self.elapsed]:
+            self.due.remove(entry)
+            entry[1]()
+
+
+class Looks(FakeTmux):
+    """The fake tmux, where a single pane's look (capture) can first catch given frames."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.caught: list[str] = []
+
+    def capture(self, pane_id: str, lines: int) -> str:
+        if self.caught:
+            self._record("capture", pane_id)
+            return self.caught.pop(0)
+        return super().capture(pane_id, lines)
+
+
+@pytest.fixture
+def clock() -> ScriptedClock:
+    return ScriptedClock()
+
+
+@pytest.fixture
+def fake() -> Looks:
+    return Looks()
+
+
+def spawn_gemini(app: App, fake: FakeTmux, clock: ScriptedClock) -> tuple[str, Path]:
+    """A gemini agent at its idle screen, past its start, with an (empty) chat file."""
+    app.environ["ROOST_GEMINI_BIN"] = "/bin/sh"
+    fake.on_start = lambda pane: fake.set_screen(pane.id, IDLE)
+    cwd = str(app.paths.home)
+    agent = lifecycle.spawn(app, "gm", provider="gemini", cwd=cwd).agent
+    home = Path(app.environ["HOME"]) / ".gemini"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "projects.json").write_text(json.dumps({"projects": {cwd: "w"}}))
+    sid = str(agent.provider_session_id)
+    chat = home / "tmp" / "w" / "chats" / f"session-2031-03-04T05-06-{sid[:8]}.jsonl"
+    chat.parent.mkdir(parents=True)
+    chat.write_text(json.dumps({"sessionId": sid}) + "\n")
+    clock.advance(60)  # past its start
+    return fake.pane_of(agent.id).id, chat
+
+
+def record(chat: Path, text: str) -> None:
+    with chat.open("a") as fh:
+        fh.write(json.dumps({"id": text, "type": "user", "content": [{"text": text}]}) + "\n")
+
+
+def test_a_prompt_the_cli_took_but_shows_late_is_pasted_once(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """Gemini CLI 0.61.0 clears its input at the Enter, then awaits its logger before it shows
+    the prompt and records it: seconds on a loaded machine, with an empty idle box and the text
+    nowhere on the screen. A second paste there was a second prompt (CI: "I am g3" twice)."""
+    pane, chat = spawn_gemini(app, fake, clock)
+    took = clock.elapsed
+
+    def enter(_pane: object) -> None:
+        fake.set_screen(pane, IDLE)  # the box cleared, the prompt not shown yet
+        clock.at(took + 6.0, lambda: record(chat, "hello"))
+
+    fake.on_enter = enter
+    sent = send.send(app, "gm", "hello")
+    assert sent.delivered and sent.how == "session file"
+    assert fake.calls_of("paste") == [("paste", pane, "hello")]
+
+
+def test_a_resuming_screen_is_waited_out_not_read_as_a_draft(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """The look for a draft caught the resume's frame (no input line: the history's
+    "> an earlier prompt" was read as one, and the send refused)."""
+    pane, chat = spawn_gemini(app, fake, clock)
+    fake.caught = [RESUMING, RESUMING]
+    fake.on_enter = lambda _p: record(chat, "hello")
+    sent = send.send(app, "gm", "hello")
+    assert sent.delivered, sent.how
+    assert fake.calls_of("paste") == [("paste", pane, "hello")]
+
+
+def test_a_frame_caught_half_drawn_is_no_draft(app: App, fake: Looks, clock: ScriptedClock) -> None:
+    pane, chat = spawn_gemini(app, fake, clock)
+    fake.caught = [HALF_DRAWN]
+    fake.on_enter = lambda _p: record(chat, "hello")
+    sent = send.send(app, "gm", "hello")
+    assert sent.delivered, sent.how
+    assert fake.calls_of("paste") == [("paste", pane, "hello")]
+
+
+def test_a_draft_that_stays_is_still_refused(app: App, fake: Looks, clock: ScriptedClock) -> None:
+    pane, _chat = spawn_gemini(app, fake, clock)
+    fake.set_screen(
+        pane, HISTORY + COMPOSER.replace("  Type your message or @path/to/file", "half a thought")
+    )
+    sent = send.send(app, "gm", "hello")
+    assert not sent.delivered and '("half a thought")' in sent.how
+    assert fake.calls_of("paste", "send_enter") == []
+
+
+def test_a_prompt_the_cli_holds_in_its_queue_is_waited_for_then_confirmed(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """Gemini CLI takes a prompt while its MCP servers start and holds it in its queue (CI: 15 s
+    was not enough on a loaded machine, "no sign that the agent took it"): the record gets as
+    long as a wait for readiness, and the text is never sent again."""
+    pane, chat = spawn_gemini(app, fake, clock)
+    took = clock.elapsed
+
+    def enter(_pane: object) -> None:
+        fake.set_screen(pane, QUEUED)
+        clock.at(took + 40.0, lambda: record(chat, "hello"))
+
+    fake.on_enter = enter
+    sent = send.send(app, "gm", "hello")
+    assert sent.delivered and sent.how == "session file"
+    assert fake.calls_of("paste") == [("paste", pane, "hello")]
+
+
+def test_a_prompt_still_queued_when_time_runs_out_is_delivered_to_the_queue(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """The CLI will submit it itself once it is ready: "not delivered" would have a script
+    send it twice."""
+    pane, _chat = spawn_gemini(app, fake, clock)
+    fake.on_enter = lambda _p: fake.set_screen(pane, QUEUED)
+    sent = send.send(app, "gm", "hello", timeout=30)
+    assert sent.delivered and sent.how == send.QUEUED
+    assert fake.calls_of("paste") == [("paste", pane, "hello")]
