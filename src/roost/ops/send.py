@@ -453,15 +453,17 @@ def _draft(app: App, provider: str, pane_id: str) -> str | Busy | None:
     """The text typed on the agent's input line and not submitted: what two looks a moment
     apart agree on (a CLI that redraws its whole screen can be caught with its history drawn
     and its input box not yet: the history's last prompt is no draft). None when the provider
-    has no known input line (a command) or it is empty; BUSY when a look shows the CLI at work
-    (gemini loading a resumed session draws no input line) or the two looks disagree."""
+    has no known input line (a command) or it is empty; BUSY when a look shows a CLI without
+    hooks at work (gemini loading a resumed session draws no input line) or the two looks
+    disagree."""
     if provider not in traits.INPUT_LINES:
         return None
-    patterns = observe.patterns_of(app, provider)
+    # the screen tells a CLI without hooks busy (one with hooks says so by its hooks)
+    patterns = None if traits.of(provider).hooks else observe.patterns_of(app, provider)
 
     def look() -> str | Busy | None:
         screen = app.tmux.capture(pane_id, 50)
-        if status.from_screen(screen, patterns) in ("working", "waiting"):
+        if patterns and status.from_screen(screen, patterns) in ("working", "waiting"):
             return BUSY
         return _typed(provider, screen)
 
