@@ -182,3 +182,25 @@ def test_a_prompt_still_queued_when_time_runs_out_is_delivered_to_the_queue(
     sent = send.send(app, "gm", "hello", timeout=30)
     assert sent.delivered and sent.how == send.QUEUED
     assert fake.calls_of("paste") == [("paste", pane, "hello")]
+
+
+def test_a_paste_that_came_while_the_cli_had_no_input_line_is_pasted_again(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """A paste and its Enter that reach Gemini CLI while it loads a resumed session are dropped
+    (it has no input line then: seen beside a CPU hog, "no sign" after 15 s). The look that saw
+    "Resuming session..." with the text nowhere is what allows the one paste again."""
+    pane, chat = spawn_gemini(app, fake, clock)
+
+    def enter(_pane: object) -> None:
+        pastes = len(fake.calls_of("paste"))
+        if pastes == 1 and len(fake.calls_of("send_enter")) == 1:
+            fake.set_screen(pane, RESUMING)  # the paste and this Enter: gone with the input
+            clock.at(clock.elapsed + 1.0, lambda: fake.set_screen(pane, IDLE))
+        elif pastes == 2:
+            record(chat, "hello")
+
+    fake.on_enter = enter
+    sent = send.send(app, "gm", "hello")
+    assert sent.delivered and sent.how == "session file"
+    assert fake.calls_of("paste") == [("paste", pane, "hello")] * 2

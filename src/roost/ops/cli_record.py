@@ -1,16 +1,20 @@
 """The CLI's own record of an agent's conversation, where roost can read one (gemini's chat
 file, aider's chat history): `roost send` confirms a message by finding it there, and, while it
 is not there, helps a CLI that lost the Enter (a CLI busy starting takes an Enter for a newline,
-or drops it). It is also where the replies of a CLI without a Stop hook are
-read (codex's rollout too): `send --wait`, `wait_for_agents`' last_reply, a parent's notice."""
+or drops it) or, while it showed no input line, the paste. It is also where the replies of a
+CLI without a Stop hook are read (codex's rollout too): `send --wait`, `wait_for_agents`'
+last_reply, a parent's notice."""
 
 from __future__ import annotations
+
+import os
 
 from roost.core import replies, status
 from roost.core.model import Agent
 from roost.core.replies import Turn
 from roost.ops import observe
 from roost.ops.context import App
+from roost.providers import traits
 from roost.providers.base import get as provider
 
 ENTER_AGAIN = 2.0  # seconds without the text in the record before Enter is pressed again
@@ -26,29 +30,48 @@ class Record:
         self.app, self.agent = app, agent
         self.impl = provider(agent.provider)
         self.size = self.impl.conversation_size(agent, app.environ, app.paths.home)
+        self.patterns = observe.patterns_of(app, agent.provider)
+        # A look since the paste found the CLI at work with the text nowhere: it had no input
+        # line then (gemini loading a resumed session), and the keys that came were dropped.
+        self.input_gone = False
 
     def prompts(self) -> list[str]:
         """The prompts the CLI recorded since the paste."""
         agent = self.app.store.get_by_id(self.agent.id) or self.agent
         return self.impl.prompts_after(agent, self.app.environ, self.app.paths.home, self.size or 0)
 
+    def watch(self, text: str, screen: str) -> None:
+        """Note a look at the screen while the text is not in the record."""
+        if status.from_screen(screen, self.patterns) == "working" and _first(text) not in screen:
+            self.input_gone = True
+
     def nudge(self, pane_id: str, text: str, screen: str) -> None:
         """The text is not in the record yet. On a screen with no cue, its last line no turn
         mark (a prompt the CLI echoed: it took the text and records it late), the text may sit
         in the CLI's input: the Enter became a newline or was dropped, so Enter again (on an
-        empty input line it does nothing). Never a second paste: an empty input line with the
-        text nowhere is as often a CLI that took it and shows and records it late (Gemini CLI
-        clears its input at the Enter and awaits its logger first: seconds on a loaded
-        machine) as a paste the CLI lost, and a second paste there is a second prompt. Never
-        anything into a dialog, an error or a turn."""
-        patterns = observe.patterns_of(self.app, self.agent.provider)
-        seen = status.from_screen(screen, patterns)
+        empty input line it does nothing). An empty input with the text nowhere is pasted into
+        again only when a look since the paste saw the CLI without its input line: an empty
+        input alone is as often a CLI that took the text and shows and records it late (Gemini
+        CLI clears its input at the Enter and awaits its logger first: seconds on a loaded
+        machine), and a second paste there is a second prompt. Never anything into a dialog,
+        an error or a turn."""
+        tmux = self.app.tmux
+        seen = status.from_screen(screen, self.patterns)
         lines = [line for line in screen.splitlines() if line.strip()]
         echoed = bool(lines) and any(
-            status.matches(lines[-1], p, True) for p in patterns.get(status.TURN, ())
+            status.matches(lines[-1], p, True) for p in self.patterns.get(status.TURN, ())
         )
+        first = _first(text)
+        if seen == "idle" and self.input_gone and first and first not in screen:
+            self.input_gone = False
+            tmux.paste(pane_id, text, f"roost-send-{self.agent.id}-{os.urandom(4).hex()}")
+            self.app.clock.sleep(traits.of(self.agent.provider).enter_delay)
         if seen == "idle" or (seen is None and not echoed):
-            self.app.tmux.send_enter(pane_id)
+            tmux.send_enter(pane_id)
+
+
+def _first(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0]
 
 
 def readable(app: App, agent: Agent) -> Record | None:

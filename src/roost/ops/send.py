@@ -596,6 +596,7 @@ def _confirmation(
                 # would be a second prompt.
                 found = QUEUED
                 deadline = max(deadline, app.clock.monotonic() + queued_for)
+            record.watch(text, shown)
             if app.clock.monotonic() >= enter_again:
                 record.nudge(pane_id, text, shown)
                 enter_again = app.clock.monotonic() + ENTER_AGAIN
