@@ -113,7 +113,8 @@ def test_a_prompt_the_cli_took_but_shows_late_is_pasted_once(
 
     def enter(_pane: object) -> None:
         fake.set_screen(pane, IDLE)  # the box cleared, the prompt not shown yet
-        clock.at(took + 6.0, lambda: record(chat, "hello"))
+        if len(fake.calls_of("send_enter")) == 1:  # an Enter on the empty box does nothing
+            clock.at(took + 6.0, lambda: record(chat, "hello"))
 
     fake.on_enter = enter
     sent = send.send(app, "gm", "hello")
@@ -178,10 +179,57 @@ def test_a_prompt_still_queued_when_time_runs_out_is_delivered_to_the_queue(
     """The CLI will submit it itself once it is ready: "not delivered" would have a script
     send it twice."""
     pane, _chat = spawn_gemini(app, fake, clock)
+    began = clock.elapsed
     fake.on_enter = lambda _p: fake.set_screen(pane, QUEUED)
     sent = send.send(app, "gm", "hello", timeout=30)
     assert sent.delivered and sent.how == send.QUEUED
     assert fake.calls_of("paste") == [("paste", pane, "hello")]
+    assert fake.calls_of("send_enter") == [("send_enter", pane)]  # none into a draft typed since
+    assert clock.elapsed - began <= 30.5  # --timeout bounds the wait on the queue too
+
+
+def test_a_queue_seen_late_still_ends_within_the_timeout(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    pane, _chat = spawn_gemini(app, fake, clock)
+    began = clock.elapsed
+    fake.on_enter = lambda _p: clock.at(clock.elapsed + 12.0, lambda: fake.set_screen(pane, QUEUED))
+    sent = send.send(app, "gm", "hello", timeout=30)
+    assert sent.delivered and sent.how == send.QUEUED
+    assert clock.elapsed - began <= 30.5
+
+
+def test_a_long_text_in_the_queue_after_a_resume_is_never_pasted_again(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """The queue previews a long text cut at the screen's width ("…"): it is held, whatever a
+    look saw before (here the resume's frame, which alone allows a paste again)."""
+    pane, chat = spawn_gemini(app, fake, clock)
+    text = "please read every file under src and tell me which module parses the config"
+    cut = QUEUED.replace("    hello", "    " + text[:40] + "…")
+
+    def enter(_pane: object) -> None:
+        if len(fake.calls_of("send_enter")) == 1:
+            fake.set_screen(pane, RESUMING)
+            clock.at(clock.elapsed + 0.5, lambda: fake.set_screen(pane, cut))
+            clock.at(clock.elapsed + 30.0, lambda: record(chat, "earlier\n\n" + text))
+
+    fake.on_enter = enter
+    sent = send.send(app, "gm", text)
+    assert sent.delivered and sent.how == "session file"  # one part of the prompt the queue made
+    assert len(fake.calls_of("paste")) == 1
+
+
+def test_a_person_typing_through_the_ready_limit_keeps_the_draft(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """Two looks that never agree (a draft that grows as someone types) are not an empty input:
+    when the time to be ready runs out the send is refused, as for any draft."""
+    _pane, _chat = spawn_gemini(app, fake, clock)
+    fake.caught = [HISTORY + COMPOSER.replace(PLACEHOLDER, "x" * n) for n in range(1, 200)]
+    sent = send.send(app, "gm", "hello", timeout=3)
+    assert not sent.delivered and "has a draft on its input line" in sent.how
+    assert fake.calls_of("paste", "send_enter") == []
 
 
 def test_a_paste_that_came_while_the_cli_had_no_input_line_is_pasted_again(

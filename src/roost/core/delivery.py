@@ -76,23 +76,24 @@ def same_message(prompt: object, text: str) -> bool:
 def held_in_queue(screen: str, headings: tuple[str, ...], text: str) -> bool:
     r"""Whether `screen` lists `text` under one of a CLI's queue `headings`: a prompt it took
     and holds until it is ready (Gemini CLI 0.61.0, while its MCP servers start). The CLI
-    previews each one on a line of its own (whitespace collapsed, cut at the screen's width),
-    at most three under the heading.
+    previews each one on a line of its own (whitespace collapsed, cut at the screen's width
+    with a "…"), at most three under the heading.
 
     >>> held_in_queue("  Queued (press ↑ to edit):\n    who is\n > ", ("Queued (",), "who is")
     True
     >>> held_in_queue("  Queued (press ↑ to edit):\n    who is\n > ", ("Queued (",), "who")
     False
+    >>> held_in_queue("Queued (\n  a long message, cut a…", ("Queued (",), "a long message, cut at")
+    True
     """
     want = " ".join(text.split())
     lines = screen.splitlines()
     for i, line in enumerate(lines):
         if not any(h in line for h in headings):
             continue
-        for preview in (row.strip().rstrip("…") for row in lines[i + 1 : i + 4]):
-            shown_whole = preview == want
-            cut = len(preview) >= WRAPPED_ROW and want.startswith(preview)
-            if preview and (shown_whole or cut):
+        for preview in (row.strip() for row in lines[i + 1 : i + 4]):
+            cut = preview.endswith("…") and len(preview) > WRAPPED_ROW
+            if preview == want or (cut and want.startswith(preview[:-1])):
                 return True
     return False
 

@@ -31,8 +31,8 @@ class Record:
         self.impl = provider(agent.provider)
         self.size = self.impl.conversation_size(agent, app.environ, app.paths.home)
         self.patterns = observe.patterns_of(app, agent.provider)
-        # A look since the paste found the CLI at work with the text nowhere: it had no input
-        # line then (gemini loading a resumed session), and the keys that came were dropped.
+        # A look since the paste found the CLI without its input line (gemini loading a resumed
+        # session) and the text nowhere: the keys that came then were dropped.
         self.input_gone = False
 
     def prompts(self) -> list[str]:
@@ -42,7 +42,8 @@ class Record:
 
     def watch(self, text: str, screen: str) -> None:
         """Note a look at the screen while the text is not in the record."""
-        if status.from_screen(screen, self.patterns) == "working" and _first(text) not in screen:
+        gone = traits.of(self.agent.provider).no_input_line
+        if any(cue in screen for cue in gone) and not shown(text, screen):
             self.input_gone = True
 
     def nudge(self, pane_id: str, text: str, screen: str) -> None:
@@ -50,19 +51,18 @@ class Record:
         mark (a prompt the CLI echoed: it took the text and records it late), the text may sit
         in the CLI's input: the Enter became a newline or was dropped, so Enter again (on an
         empty input line it does nothing). An empty input with the text nowhere is pasted into
-        again only when a look since the paste saw the CLI without its input line: an empty
-        input alone is as often a CLI that took the text and shows and records it late (Gemini
-        CLI clears its input at the Enter and awaits its logger first: seconds on a loaded
-        machine), and a second paste there is a second prompt. Never anything into a dialog,
-        an error or a turn."""
+        again, once, only when a look since the paste saw the CLI without its input line
+        (`watch`): an empty input alone is as often a CLI that took the text and shows and
+        records it late (Gemini CLI clears its input at the Enter and awaits its logger first:
+        seconds on a loaded machine), and a second paste there is a second prompt. Never
+        anything into a dialog, an error or a turn."""
         tmux = self.app.tmux
         seen = status.from_screen(screen, self.patterns)
         lines = [line for line in screen.splitlines() if line.strip()]
         echoed = bool(lines) and any(
             status.matches(lines[-1], p, True) for p in self.patterns.get(status.TURN, ())
         )
-        first = _first(text)
-        if seen == "idle" and self.input_gone and first and first not in screen:
+        if seen == "idle" and self.input_gone and not shown(text, screen):
             self.input_gone = False
             tmux.paste(pane_id, text, f"roost-send-{self.agent.id}-{os.urandom(4).hex()}")
             self.app.clock.sleep(traits.of(self.agent.provider).enter_delay)
@@ -70,8 +70,17 @@ class Record:
             tmux.send_enter(pane_id)
 
 
-def _first(text: str) -> str:
-    return (text.strip().splitlines() or [""])[0]
+def shown(text: str, screen: str) -> bool:
+    r"""Whether the start of `text` is anywhere on `screen`, however the CLI wrapped it.
+
+    >>> shown("fix the login test in the auth module", "> fix the login\n  test in the")
+    True
+    """
+    start = " ".join(text.split())[:SHOWN_CHARS]
+    return start in " ".join(screen.split())
+
+
+SHOWN_CHARS = 20  # a prompt's first characters: on its first row at any usable width
 
 
 def readable(app: App, agent: Agent) -> Record | None:

@@ -186,14 +186,14 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
     if left is None:
         return None
     text, notices = left
-    found, _, typed = _ready(
+    _, now_status, _, typed = _ready(
         app,
         name,
         (*READY, "waiting", "error", "exited", "stopped", "failed"),
         budget.left(app.clock.monotonic(), budget.ready),
     )
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
-    if pane is None or pane.dead or found.status != "idle":
+    if pane is None or pane.dead or now_status != "idle":
         return None
     if typed is None or not delivery.left_by_roost(typed, text):
         if typed is None:
@@ -224,7 +224,7 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
         text,
         budget.left(app.clock.monotonic(), budget.confirm),
         record,
-        budget.left(app.clock.monotonic(), budget.ready),
+        app.clock.monotonic() + budget.left(app.clock.monotonic(), budget.ready),
     )
     app.store.log(
         agent, "sent", delivered=delivered, chars=len(text), confirmed_by=how, interrupted_send=True
@@ -251,7 +251,7 @@ def _send_locked(
 ) -> Sent:
     began = app.clock.now().timestamp()  # a resume planned before this is superseded
     ready_for = budget.left(app.clock.monotonic(), budget.ready)
-    found, in_time, typed = _ready(
+    found, now_status, in_time, typed = _ready(
         app,
         name,
         (*READY, "waiting", "error", "limited", "exited", "stopped", "lost", "failed"),
@@ -264,7 +264,6 @@ def _send_locked(
     command = is_slash_command(text)
     quirks = traits.of(agent.provider)
     record = None if quirks.hooks or command else readable(app, agent)
-    now_status = _as_ready(found, resuming)
     plan = delivery.decide(
         delivery.Found(
             name,
@@ -311,7 +310,7 @@ def _send_locked(
         text,
         confirm_for,
         record,
-        budget.left(app.clock.monotonic(), budget.ready),
+        app.clock.monotonic() + budget.left(app.clock.monotonic(), budget.ready),
     )
     if not delivered:
         cut = how == NO_SIGN and confirm_for < budget.confirm
@@ -414,38 +413,41 @@ def _recorded_reply(
         app.clock.sleep(min(0.3, deadline - now))
 
 
-def _as_ready(found: Observation, resuming: bool) -> str | None:
-    """The agent's status as a send reads it: a resume's try past the limit (ops/resume.py)
-    takes a limited agent's input line as idle."""
-    return "idle" if resuming and found.status == "limited" else found.status
-
-
 def _ready(
     app: App, name: str, wanted: tuple[str, ...], timeout: float, resuming: bool = False
-) -> tuple[Observation, bool, str | None]:
-    """The agent's observation once its status is one of `wanted`, whether it got there before
-    the timeout, and, when it is idle, the draft on its input line. A look for the draft that
-    finds the CLI busy after all (a frame with no input line) waits for it again."""
+) -> tuple[Observation, str | None, bool, str | None]:
+    """The agent's observation once its status is one of `wanted`; that status as a send reads
+    it (a resume's try past a limit, ops/resume.py, takes a limited agent's input line as
+    idle); whether it got there before the timeout; and, when it is idle, the draft on its
+    input line. A look for the draft that finds the CLI busy after all waits for it again; when
+    time runs out there, it is not ready, or holds the draft the last look saw (a person
+    typing)."""
     deadline = app.clock.monotonic() + timeout
     while True:
-        left = max(0.0, deadline - app.clock.monotonic())
-        found, in_time = _wait_status(app, name, wanted, left)
+        found, in_time = _wait_status(app, name, wanted, max(0.0, deadline - app.clock.monotonic()))
+        now_status = "idle" if resuming and found.status == "limited" else found.status
         pane = agent_panes(app.tmux.list_panes()).get(found.agent.id)
-        if not in_time or _as_ready(found, resuming) != "idle" or pane is None or pane.dead:
-            return found, in_time, None
+        if not in_time or now_status != "idle" or pane is None or pane.dead:
+            return found, now_status, in_time, None
         typed = _draft(app, found.agent.provider, pane.pane_id)
         if not isinstance(typed, Busy):
-            return found, in_time, typed
+            return found, now_status, True, typed
         if app.clock.monotonic() >= deadline:
-            return found, False, None
+            if typed.draft is not None:
+                return found, now_status, True, typed.draft
+            return found, "working", False, None
         app.clock.sleep(0.2)
 
 
 class Busy:
-    """What a look for a draft found instead: the CLI busy, no input line to read."""
+    """What a look for a draft found instead of a steady input line: the CLI working or
+    waiting (gemini loading a resumed session draws no input line), or two looks that disagree
+    (a frame caught half drawn, a person typing: `draft` is what the last look saw)."""
+
+    def __init__(self, draft: str | None = None) -> None:
+        self.draft = draft
 
 
-BUSY = Busy()
 STEADY = 0.3  # seconds between the two looks that must agree on a draft
 
 
@@ -453,9 +455,8 @@ def _draft(app: App, provider: str, pane_id: str) -> str | Busy | None:
     """The text typed on the agent's input line and not submitted: what two looks a moment
     apart agree on (a CLI that redraws its whole screen can be caught with its history drawn
     and its input box not yet: the history's last prompt is no draft). None when the provider
-    has no known input line (a command) or it is empty; BUSY when a look shows a CLI without
-    hooks at work (gemini loading a resumed session draws no input line) or the two looks
-    disagree."""
+    has no known input line (a command) or it is empty; Busy when a look shows a CLI without
+    hooks working or waiting, or the two looks disagree."""
     if provider not in traits.INPUT_LINES:
         return None
     # the screen tells a CLI without hooks busy (one with hooks says so by its hooks)
@@ -464,14 +465,17 @@ def _draft(app: App, provider: str, pane_id: str) -> str | Busy | None:
     def look() -> str | Busy | None:
         screen = app.tmux.capture(pane_id, 50)
         if patterns and status.from_screen(screen, patterns) in ("working", "waiting"):
-            return BUSY
+            return Busy()
         return _typed(provider, screen)
 
     first = look()
     if not isinstance(first, str):
         return first
     app.clock.sleep(STEADY)
-    return first if look() == first else BUSY
+    second = look()
+    if second == first:
+        return first
+    return second if isinstance(second, Busy) else Busy(second)
 
 
 def _typed(provider: str, screen: str) -> str | None:
@@ -503,7 +507,7 @@ def _confirm(
     text: str,
     timeout: float,
     record: Record | None,
-    queued_for: float = 0.0,
+    queued_until: float | None = None,
 ) -> tuple[bool, str, str | None]:
     """(True, what shows that the agent took `text`: hook, new session id, session file,
     screen, exit; and its turn's failure, if it failed at once), or (False, why not, None),
@@ -525,7 +529,7 @@ def _confirm(
         text,
         timeout,
         record,
-        queued_for,
+        queued_until,
     )
     if found is None:
         return False, NO_SIGN, None
@@ -534,6 +538,16 @@ def _confirm(
     if found.startswith("failed:"):
         return True, "screen", found[len("failed:") :]
     return True, found, None
+
+
+def _recorded(prompt: object, text: str, queued: bool) -> bool:
+    """Whether a prompt in the CLI's record is `text`; for a text it held in its queue, also
+    one part of the prompt it made of its queue (Gemini CLI joins its queued texts with a blank
+    line)."""
+    if delivery.same_message(prompt, text):
+        return True
+    parts = prompt.split("\n\n") if queued and isinstance(prompt, str) else []
+    return any(delivery.same_message(part, text) for part in parts)
 
 
 def _took_from_input(provider: str, screen: str, text: str) -> bool:
@@ -558,7 +572,7 @@ def _confirmation(
     text: str,
     timeout: float,
     record: Record | None,
-    queued_for: float = 0.0,
+    queued_until: float | None = None,
 ) -> str | None:
     deadline = app.clock.monotonic() + timeout
     quirks = traits.of(agent.provider)
@@ -582,24 +596,32 @@ def _confirmation(
             how = by_hooks() if has_hooks else None
             if how in ("hook", "new session id"):
                 return how
+            if found == QUEUED:
+                return None  # it died with the text in its queue
             return "exit" if command and pane is not None else found
         if record is not None:
-            if any(delivery.same_message(prompt, text) for prompt in record.prompts()):
+            queued = found == QUEUED
+            if any(_recorded(prompt, text, queued) for prompt in record.prompts()):
                 return Record.HOW
             shown = app.tmux.capture(pane_id, 200)
-            broken = _screen_error(app, agent.provider, shown)
+            held = delivery.held_in_queue(shown, quirks.queued, text)
+            broken = None if held else _screen_error(app, agent.provider, shown)
             if broken is not None:
-                return f"error:{broken}"  # the CLI failed before it recorded the text
-            if found is None and delivery.held_in_queue(shown, quirks.queued, text):
+                # the CLI failed before it recorded the text, or the turn it took from its
+                # queue failed
+                return f"{'failed' if queued else 'error'}:{broken}"
+            if held and not queued:
                 # The CLI took it and holds it until it is ready (its MCP servers starting):
-                # the record gets as long as a wait for readiness to show it. Sent again, it
-                # would be a second prompt.
+                # the record gets as long as a wait for readiness to show it. Sent again, or
+                # an Enter pressed into a draft typed meanwhile, it would be a second prompt.
                 found = QUEUED
-                deadline = max(deadline, app.clock.monotonic() + queued_for)
-            record.watch(text, shown)
-            if app.clock.monotonic() >= enter_again:
-                record.nudge(pane_id, text, shown)
-                enter_again = app.clock.monotonic() + ENTER_AGAIN
+                if queued_until is not None:
+                    deadline = max(deadline, queued_until)
+            if found != QUEUED:
+                record.watch(text, shown)
+                if app.clock.monotonic() >= enter_again:
+                    record.nudge(pane_id, text, shown)
+                    enter_again = app.clock.monotonic() + ENTER_AGAIN
             app.clock.sleep(0.1)
             continue
         screen = (
