@@ -252,3 +252,60 @@ def test_a_paste_that_came_while_the_cli_had_no_input_line_is_pasted_again(
     sent = send.send(app, "gm", "hello")
     assert sent.delivered and sent.how == "session file"
     assert fake.calls_of("paste") == [("paste", pane, "hello")] * 2
+
+
+def test_a_draft_typed_while_the_record_is_late_gets_no_enter(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """Someone types while the CLI shows and records the prompt late: roost's Enter again
+    would submit their draft."""
+    pane, chat = spawn_gemini(app, fake, clock)
+    typed = HISTORY + COMPOSER.replace(PLACEHOLDER, "my own words")
+
+    def enter(_pane: object) -> None:
+        if len(fake.calls_of("send_enter")) == 1:
+            fake.set_screen(pane, IDLE)
+            clock.at(clock.elapsed + 1.0, lambda: fake.set_screen(pane, typed))
+            clock.at(clock.elapsed + 6.0, lambda: record(chat, "hello"))
+
+    fake.on_enter = enter
+    sent = send.send(app, "gm", "hello")
+    assert sent.delivered and sent.how == "session file"
+    assert fake.calls_of("paste", "send_enter") == [("paste", pane, "hello"), ("send_enter", pane)]
+
+
+def test_no_paste_again_onto_a_draft_typed_after_the_resume(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    pane, _chat = spawn_gemini(app, fake, clock)
+    typed = HISTORY + COMPOSER.replace(PLACEHOLDER, "my own words")
+
+    def enter(_pane: object) -> None:
+        if len(fake.calls_of("send_enter")) == 1:
+            fake.set_screen(pane, RESUMING)
+            clock.at(clock.elapsed + 1.0, lambda: fake.set_screen(pane, typed))
+
+    fake.on_enter = enter
+    sent = send.send(app, "gm", "hello")
+    assert not sent.delivered and sent.how == send.NO_SIGN
+    assert fake.calls_of("paste", "send_enter") == [("paste", pane, "hello"), ("send_enter", pane)]
+
+
+def test_a_large_paste_whose_enter_was_lost_gets_its_enter_again(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """Gemini shows a paste of over 5 lines as "[Pasted Text: N lines]": roost's own text,
+    so the Enter again is pressed."""
+    pane, chat = spawn_gemini(app, fake, clock)
+    text = "\n".join(f"line {n}" for n in range(8))
+    fake.set_screen(pane, HISTORY + COMPOSER.replace(PLACEHOLDER, "[Pasted Text: 8 lines]"))
+
+    def enter(_pane: object) -> None:
+        if len(fake.calls_of("send_enter")) == 2:
+            record(chat, text)
+
+    fake.on_enter = enter
+    fake.caught = [IDLE, IDLE]  # the draft looks before the paste: an empty input
+    sent = send.send(app, "gm", text)
+    assert sent.delivered and sent.how == "session file"
+    assert len(fake.calls_of("send_enter")) == 2

@@ -68,9 +68,9 @@ def same_message(prompt: object, text: str) -> bool:
     """
     if not isinstance(prompt, str):
         return False
-    said = _norm(prompt)
+    said = norm(prompt)
     block = _PASTED.fullmatch(said)
-    return said == _norm(text) or (block is not None and _norm(block[2]) == _norm(text))
+    return said == norm(text) or (block is not None and norm(block[2]) == norm(text))
 
 
 def held_in_queue(screen: str, headings: tuple[str, ...], text: str) -> bool:
@@ -98,12 +98,16 @@ def held_in_queue(screen: str, headings: tuple[str, ...], text: str) -> bool:
     return False
 
 
-def _norm(value: str) -> str:
+def norm(value: str) -> str:
+    """A message as compared: line ends as LF, the ends trimmed."""
     return value.replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
-# How Claude Code shows a pasted block on its input line (2.1.332: "[Pasted text #1 +29 lines]").
+# How Claude Code shows a pasted block on its input line (2.1.332: "[Pasted text #1 +29 lines]"),
+# and Gemini CLI one of over 5 lines or 500 characters (0.61.0: "[Pasted Text: 12 lines]",
+# "[Pasted Text: 812 chars]", " #2" after it for a second alike).
 _PLACEHOLDER = re.compile(r"\[Pasted text #\d+(?: \+(\d+) lines?)?\]")
+_GEMINI_PLACEHOLDER = re.compile(r"\[Pasted Text: (\d+) (lines|chars)(?: #\d+)?\]")
 WRAPPED_ROW = 20  # characters a draft's first row must show to be taken as a wrapped line's start
 
 
@@ -117,6 +121,9 @@ def left_by_roost(typed: str, text: str) -> bool:
     True
     >>> left_by_roost("[Pasted text #1 +3 lines]", "a\nb\nc\nd")
     True
+    >>> left_by_roost("[Pasted Text: 6 lines]", "a\nb\nc\nd\ne\nf"), left_by_roost(
+    ...     "[Pasted Text: 600 chars]", "x" * 600)
+    (True, True)
     >>> left_by_roost("first message and more", "first message")
     False
     """
@@ -126,6 +133,12 @@ def left_by_roost(typed: str, text: str) -> bool:
     block = _PLACEHOLDER.fullmatch(shown)
     if block is not None:
         return block[1] is None or int(block[1]) == len(lines) - 1
+    gemini = _GEMINI_PLACEHOLDER.fullmatch(shown)
+    if gemini is not None:  # its count: of the lines as split, or of UTF-16 units
+        counted = int(gemini[1])
+        if gemini[2] == "lines":
+            return counted in (len(lines), len(text.split("\n")))
+        return counted in (len(text), len(text.encode("utf-16-le")) // 2)
     return shown == first or (len(shown) >= WRAPPED_ROW and first.startswith(shown))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from roost.core import replies, status
+from roost.core import delivery, replies, status
 from roost.core.model import Agent
 from roost.core.replies import Turn
 from roost.ops import observe
@@ -43,7 +43,8 @@ class Record:
     def watch(self, text: str, screen: str) -> None:
         """Note a look at the screen while the text is not in the record."""
         gone = traits.of(self.agent.provider).no_input_line
-        if any(cue in screen for cue in gone) and not shown(text, screen):
+        found = status.reading(screen, {"working": gone}) if gone else None
+        if found is not None and not shown(text, screen):
             self.input_gone = True
 
     def nudge(self, pane_id: str, text: str, screen: str) -> None:
@@ -55,14 +56,19 @@ class Record:
         (`watch`): an empty input alone is as often a CLI that took the text and shows and
         records it late (Gemini CLI clears its input at the Enter and awaits its logger first:
         seconds on a loaded machine), and a second paste there is a second prompt. Never
-        anything into a dialog, an error or a turn."""
+        anything into a dialog, an error or a turn, nor onto a draft someone typed: the input
+        line must be empty or hold roost's text."""
         tmux = self.app.tmux
+        line = traits.INPUT_LINES.get(self.agent.provider)
+        typed = status.draft(screen, line.markers, line.window, line.placeholders) if line else None
+        if typed is not None and not delivery.left_by_roost(typed, text):
+            return
         seen = status.from_screen(screen, self.patterns)
         lines = [line for line in screen.splitlines() if line.strip()]
         echoed = bool(lines) and any(
             status.matches(lines[-1], p, True) for p in self.patterns.get(status.TURN, ())
         )
-        if seen == "idle" and self.input_gone and not shown(text, screen):
+        if seen == "idle" and typed is None and self.input_gone and not shown(text, screen):
             self.input_gone = False
             tmux.paste(pane_id, text, f"roost-send-{self.agent.id}-{os.urandom(4).hex()}")
             self.app.clock.sleep(traits.of(self.agent.provider).enter_delay)
@@ -73,14 +79,19 @@ class Record:
 def shown(text: str, screen: str) -> bool:
     r"""Whether the start of `text` is anywhere on `screen`, however the CLI wrapped it.
 
-    >>> shown("fix the login test in the auth module", "> fix the login\n  test in the")
+    >>> shown("fix the login test in the auth module", "> fix the login\n  test in the auth module")
     True
+    >>> shown("[roost] worker finished its turn: the second result, with its tests passing",
+    ...       "> [roost] worker finished its turn: the first result, with its tests failing")
+    False
     """
     start = " ".join(text.split())[:SHOWN_CHARS]
     return start in " ".join(screen.split())
 
 
-SHOWN_CHARS = 20  # a prompt's first characters: on its first row at any usable width
+# A prompt's first characters that tell it on the screen: enough that two notices from one
+# child ("[roost] worker finished its turn: ...") differ.
+SHOWN_CHARS = 150
 
 
 def readable(app: App, agent: Agent) -> Record | None:

@@ -435,7 +435,7 @@ def _ready(
         if app.clock.monotonic() >= deadline:
             if typed.draft is not None:
                 return found, now_status, True, typed.draft
-            return found, "working", False, None
+            return found, typed.status, False, None
         app.clock.sleep(0.2)
 
 
@@ -444,8 +444,9 @@ class Busy:
     waiting (gemini loading a resumed session draws no input line), or two looks that disagree
     (a frame caught half drawn, a person typing: `draft` is what the last look saw)."""
 
-    def __init__(self, draft: str | None = None) -> None:
+    def __init__(self, draft: str | None = None, status: str = "working") -> None:
         self.draft = draft
+        self.status = status  # what the send says it is, if time runs out on it
 
 
 STEADY = 0.3  # seconds between the two looks that must agree on a draft
@@ -464,8 +465,9 @@ def _draft(app: App, provider: str, pane_id: str) -> str | Busy | None:
 
     def look() -> str | Busy | None:
         screen = app.tmux.capture(pane_id, 50)
-        if patterns and status.from_screen(screen, patterns) in ("working", "waiting"):
-            return Busy()
+        seen = status.from_screen(screen, patterns) if patterns else None
+        if seen in ("working", "waiting"):
+            return Busy(status=seen)
         return _typed(provider, screen)
 
     first = look()
@@ -541,13 +543,19 @@ def _confirm(
 
 
 def _recorded(prompt: object, text: str, queued: bool) -> bool:
-    """Whether a prompt in the CLI's record is `text`; for a text it held in its queue, also
+    r"""Whether a prompt in the CLI's record is `text`; for a text it held in its queue, also
     one part of the prompt it made of its queue (Gemini CLI joins its queued texts with a blank
-    line)."""
-    if delivery.same_message(prompt, text):
-        return True
-    parts = prompt.split("\n\n") if queued and isinstance(prompt, str) else []
-    return any(delivery.same_message(part, text) for part in parts)
+    line).
+
+    >>> _recorded("first\n\nsecond, in\n\ntwo parts", "second, in\n\ntwo parts", True)
+    True
+    >>> _recorded("first\n\nsecond", "second", False), _recorded("a second", "second", True)
+    (False, False)
+    """
+    if delivery.same_message(prompt, text) or not queued or not isinstance(prompt, str):
+        return delivery.same_message(prompt, text)
+    joined, one = (f"\n\n{delivery.norm(t)}\n\n" for t in (prompt, text))
+    return one in joined
 
 
 def _took_from_input(provider: str, screen: str, text: str) -> bool:
@@ -596,6 +604,10 @@ def _confirmation(
             how = by_hooks() if has_hooks else None
             if how in ("hook", "new session id"):
                 return how
+            if record is not None and any(
+                _recorded(prompt, text, found == QUEUED) for prompt in record.prompts()
+            ):
+                return Record.HOW  # recorded just before it ended
             if found == QUEUED:
                 return None  # it died with the text in its queue
             return "exit" if command and pane is not None else found
