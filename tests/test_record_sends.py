@@ -309,3 +309,25 @@ def test_a_large_paste_whose_enter_was_lost_gets_its_enter_again(
     sent = send.send(app, "gm", text)
     assert sent.delivered and sent.how == "session file"
     assert len(fake.calls_of("send_enter")) == 2
+
+
+def test_a_lost_enter_under_a_quoting_text_is_pressed_again(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """A text whose later line starts with `>` (a quote) shows that line as the input box's
+    last `>` row: still roost's own text, so its lost Enter is pressed again."""
+    pane, chat = spawn_gemini(app, fake, clock)
+    text = "the test is flaky\n> a quoted line of the log it printed"
+    rows = "the test is flaky\n   > a quoted line of the log it printed"
+    box = COMPOSER.replace(PLACEHOLDER, rows)
+    fake.caught = [IDLE]  # the draft look before the paste: an empty input
+    fake.set_screen(pane, HISTORY + box)
+
+    def enter(_pane: object) -> None:
+        if len(fake.calls_of("send_enter")) == 2:  # the first was lost
+            record(chat, text)
+
+    fake.on_enter = enter
+    sent = send.send(app, "gm", text)
+    assert sent.delivered and sent.how == "session file"
+    assert fake.calls_of("paste") == [("paste", pane, text)]

@@ -137,8 +137,8 @@ def left_by_roost(typed: str, text: str) -> bool:
     if gemini is not None:  # its count: of the lines as split, or of UTF-16 units
         counted = int(gemini[1])
         if gemini[2] == "lines":
-            return counted in (len(lines), len(text.split("\n")))
-        return counted in (len(text), len(text.encode("utf-16-le")) // 2)
+            return counted == len(text.split("\n"))
+        return counted == len(text.encode("utf-16-le")) // 2
     return shown == first or (len(shown) >= WRAPPED_ROW and first.startswith(shown))
 
 

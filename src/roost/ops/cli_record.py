@@ -61,7 +61,7 @@ class Record:
         tmux = self.app.tmux
         line = traits.INPUT_LINES.get(self.agent.provider)
         typed = status.draft(screen, line.markers, line.window, line.placeholders) if line else None
-        if typed is not None and not delivery.left_by_roost(typed, text):
+        if typed is not None and not ours(typed, text):
             return
         seen = status.from_screen(screen, self.patterns)
         lines = [line for line in screen.splitlines() if line.strip()]
@@ -81,12 +81,36 @@ def shown(text: str, screen: str) -> bool:
 
     >>> shown("fix the login test in the auth module", "> fix the login\n  test in the auth module")
     True
+    >>> shown("修复登录测试" * 30, "> " + "修复登录测试" * 20 + "\n  " + "修复登录测试" * 10)
+    True
     >>> shown("[roost] worker finished its turn: the second result, with its tests passing",
     ...       "> [roost] worker finished its turn: the first result, with its tests failing")
     False
     """
-    start = " ".join(text.split())[:SHOWN_CHARS]
-    return start in " ".join(screen.split())
+    start = "".join(text.split())[:SHOWN_CHARS]  # a row may break inside a word (CJK)
+    return start in "".join(screen.split())
+
+
+def ours(typed: str, text: str) -> bool:
+    r"""Whether the input line's row the screen shows (`typed`) is roost's own text: as
+    delivery.left_by_roost says, or a row of it (a later line that starts with `>`, a viewport
+    scrolled, a first row a long word cut short).
+
+    >>> ours("a quoted line of the message", "the test is flaky\n> a quoted line of the message")
+    True
+    >>> ours("See", "See " + "u" * 300)
+    True
+    >>> ours("someone else's words", "the test is flaky")
+    False
+    """
+    row = " ".join(typed.split())
+    whole = " ".join(text.split())
+    first = " ".join((text.strip().splitlines() or [""])[0].split())
+    return (
+        delivery.left_by_roost(typed, text)
+        or (len(row) >= delivery.WRAPPED_ROW and row in whole)
+        or (bool(row) and first.startswith(row + " "))
+    )
 
 
 # A prompt's first characters that tell it on the screen: enough that two notices from one
