@@ -331,3 +331,14 @@ def test_a_lost_enter_under_a_quoting_text_is_pressed_again(
     sent = send.send(app, "gm", text)
     assert sent.delivered and sent.how == "session file"
     assert fake.calls_of("paste") == [("paste", pane, text)]
+
+
+@pytest.mark.parametrize("hint", ["Press 'Esc' for NORMAL mode.", "Press 'i' for INSERT mode."])
+def test_gemini_vim_modes_empty_input_is_no_draft(
+    app: App, fake: Looks, clock: ScriptedClock, hint: str
+) -> None:
+    pane, chat = spawn_gemini(app, fake, clock)
+    fake.set_screen(pane, HISTORY + COMPOSER.replace(PLACEHOLDER, hint))
+    fake.on_enter = lambda _p: record(chat, "hello")
+    sent = send.send(app, "gm", "hello")
+    assert sent.delivered, sent.how

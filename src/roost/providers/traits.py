@@ -278,7 +278,12 @@ INPUT_LINES = {
         ("Resend your message to try again", "Once fixed, resend your message", 'Try "'),
     ),
     "codex": InputLine(("›",), 12, ("Ask Codex to do anything", "Ask a follow-up question")),
-    "gemini": InputLine((">", "❯"), 12, ("Type your message",)),
+    "gemini": InputLine(
+        (">", "❯"),
+        12,
+        # its vim mode's empty input says which mode it is in
+        ("Type your message", "Press 'Esc' for NORMAL mode.", "Press 'i' for INSERT mode."),
+    ),
     "aider": InputLine((">",), 1),
 }
 
