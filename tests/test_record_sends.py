@@ -39,6 +39,14 @@ QUEUED = (
 )
 
 
+# A turn the API refused (Gemini CLI 0.61.0's words), under the prompt it recorded.
+FAILED = (
+    HISTORY + " > api-error\n"
+    '✕ [API Error: {"error":{"code":401,"message":"API key not valid. Please pass a valid API\n'
+    '  key.","status":"UNAUTHENTICATED"}}]\n' + COMPOSER
+)
+
+
 class ScriptedClock(ManualClock):
     """The manual clock, and what happens in the fake world when it reaches a moment."""
 
@@ -62,8 +70,12 @@ class Looks(FakeTmux):
     def __init__(self) -> None:
         super().__init__()
         self.caught: list[str] = []
+        self.on_look: Callable[[], None] | None = None  # what the CLI does just as roost looks
 
     def capture(self, pane_id: str, lines: int) -> str:
+        if self.on_look is not None:
+            happen, self.on_look = self.on_look, None
+            happen()
         if self.caught:
             self._record("capture", pane_id)
             return self.caught.pop(0)
@@ -120,6 +132,28 @@ def test_a_prompt_the_cli_took_but_shows_late_is_pasted_once(
     sent = send.send(app, "gm", "hello")
     assert sent.delivered and sent.how == "session file"
     assert fake.calls_of("paste") == [("paste", pane, "hello")]
+
+
+def test_a_turn_that_failed_as_roost_looked_was_still_delivered(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """The CLI recorded the text and showed its turn's failure between roost's read of the
+    record and its look at the screen (CI, loaded: "not delivered ... shows an error" for a text
+    the CLI had taken, and a script would send it again)."""
+    pane, chat = spawn_gemini(app, fake, clock)
+
+    def fails() -> None:
+        record(chat, "api-error")
+        fake.set_screen(pane, FAILED)
+
+    def enter(_pane: object) -> None:
+        fake.on_look = fails
+
+    fake.on_enter = enter
+    sent = send.send(app, "gm", "api-error")
+    assert sent.delivered, sent.how
+    assert sent.failure is not None and "API key not valid" in sent.failure
+    assert fake.calls_of("paste") == [("paste", pane, "api-error")]
 
 
 def test_a_resuming_screen_is_waited_out_not_read_as_a_draft(

@@ -537,8 +537,9 @@ def _confirm(
         return False, NO_SIGN, None
     if found.startswith("error:"):
         return False, f"{agent.name} shows an error: {found[len('error:') :]}", None
-    if found.startswith("failed:"):
-        return True, "screen", found[len("failed:") :]
+    if found.startswith("failed:"):  # failed:<what confirmed it>:<the CLI's words>
+        how, why = found[len("failed:") :].split(":", 1)
+        return True, how, why
     return True, found, None
 
 
@@ -619,9 +620,11 @@ def _confirmation(
             held = delivery.held_in_queue(shown, quirks.queued, text)
             broken = None if held else _screen_error(app, agent.provider, shown)
             if broken is not None:
-                # the CLI failed before it recorded the text, or the turn it took from its
-                # queue failed
-                return f"{'failed' if queued else 'error'}:{broken}"
+                # The CLI failed before it recorded the text, or the turn it took failed: it
+                # may have recorded the text and drawn the failure since the read above.
+                if any(_recorded(prompt, text, queued) for prompt in record.prompts()):
+                    return f"failed:{Record.HOW}:{broken}"
+                return f"failed:screen:{broken}" if queued else f"error:{broken}"
             if held and not queued:
                 # The CLI took it and holds it until it is ready (its MCP servers starting):
                 # the record gets as long as a wait for readiness to show it. Sent again, or
@@ -645,7 +648,7 @@ def _confirmation(
                 # The CLI failing: with the text gone from its input line it took the text and
                 # its turn failed; else (or where the input line is unknown) it never took it.
                 took = _took_from_input(agent.provider, screen, text)
-                return f"{'failed' if took else 'error'}:{broken}"
+                return f"{'failed:screen' if took else 'error'}:{broken}"
             if not has_hooks:
                 return "screen"
             found = "screen"
