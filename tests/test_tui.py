@@ -318,11 +318,9 @@ def test_snapshot_80x24_shows_the_footer(snap_compare) -> None:
 
 def test_snapshot_tab_view(snap_compare) -> None:
     async def before(pilot) -> None:
-        await pilot.pause(0.5)
-        await pilot.app.workers.wait_for_complete()
+        await shown(pilot)
         await pilot.press("t")
-        await pilot.pause(0.5)
-        await pilot.app.workers.wait_for_complete()
+        await shown(pilot)
         await pilot.pause(0.3)
 
     app = RoostApp(
