@@ -59,21 +59,27 @@ class Record:
         anything into a dialog, an error or a turn, nor onto a draft someone typed: the input
         line must be empty or hold roost's text."""
         tmux = self.app.tmux
-        line = traits.INPUT_LINES.get(self.agent.provider)
-        typed = status.draft(screen, line.markers, line.window, line.placeholders) if line else None
-        if typed is not None and not ours(typed, text):
+        draft = typed(self.agent.provider, screen)
+        if draft is not None and not ours(draft, text):
             return
         seen = status.from_screen(screen, self.patterns)
         lines = [line for line in screen.splitlines() if line.strip()]
         echoed = bool(lines) and any(
             status.matches(lines[-1], p, True) for p in self.patterns.get(status.TURN, ())
         )
-        if seen == "idle" and typed is None and self.input_gone and not shown(text, screen):
+        if seen == "idle" and draft is None and self.input_gone and not shown(text, screen):
             self.input_gone = False
             tmux.paste(pane_id, text, f"roost-send-{self.agent.id}-{os.urandom(4).hex()}")
             self.app.clock.sleep(traits.of(self.agent.provider).enter_delay)
         if seen == "idle" or (seen is None and not echoed):
             tmux.send_enter(pane_id)
+
+
+def typed(provider: str, screen: str) -> str | None:
+    """What `screen` shows typed on the provider's input line; None when it is empty or the
+    provider has no known input line (a command)."""
+    line = traits.INPUT_LINES.get(provider)
+    return status.draft(screen, line.markers, line.window, line.placeholders) if line else None
 
 
 def shown(text: str, screen: str) -> bool:

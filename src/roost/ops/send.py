@@ -468,7 +468,7 @@ def _draft(app: App, provider: str, pane_id: str) -> str | Busy | None:
         seen = status.from_screen(screen, patterns) if patterns else None
         if seen in ("working", "waiting"):
             return Busy(status=seen)
-        return _typed(provider, screen)
+        return cli_record.typed(provider, screen)
 
     first = look()
     if not isinstance(first, str):
@@ -478,12 +478,6 @@ def _draft(app: App, provider: str, pane_id: str) -> str | Busy | None:
     if second == first:
         return first
     return second if isinstance(second, Busy) else Busy(second)
-
-
-def _typed(provider: str, screen: str) -> str | None:
-    """What `screen` shows typed on the input line of a provider that has one."""
-    line = traits.INPUT_LINES[provider]
-    return status.draft(screen, line.markers, line.window, line.placeholders)
 
 
 def is_slash_command(text: str) -> bool:
@@ -564,7 +558,7 @@ def _took_from_input(provider: str, screen: str, text: str) -> bool:
     provider's input line is unknown."""
     if provider not in traits.INPUT_LINES:
         return False
-    typed = _typed(provider, screen)
+    typed = cli_record.typed(provider, screen)
     first = text.strip().splitlines()[0] if text.strip() else ""
     return typed is None or not (typed.startswith(first[:40]) or first.startswith(typed))
 
