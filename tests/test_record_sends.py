@@ -109,9 +109,10 @@ def spawn_gemini(app: App, fake: FakeTmux, clock: ScriptedClock) -> tuple[str, P
     return fake.pane_of(agent.id).id, chat
 
 
-def record(chat: Path, text: str) -> None:
+def record(chat: Path, text: str, role: str = "user") -> None:
+    entry = {"id": f"{role} {text}", "type": role, "content": [{"text": text}]}
     with chat.open("a") as fh:
-        fh.write(json.dumps({"id": text, "type": "user", "content": [{"text": text}]}) + "\n")
+        fh.write(json.dumps(entry) + "\n")
 
 
 def test_a_prompt_the_cli_took_but_shows_late_is_pasted_once(
@@ -220,6 +221,35 @@ def test_a_prompt_still_queued_when_time_runs_out_is_delivered_to_the_queue(
     assert fake.calls_of("paste") == [("paste", pane, "hello")]
     assert fake.calls_of("send_enter") == [("send_enter", pane)]  # none into a draft typed since
     assert clock.elapsed - began <= 30.5  # --timeout bounds the wait on the queue too
+
+
+def test_a_wait_on_a_queued_text_gets_the_answer_to_the_prompt_it_joined(
+    app: App, fake: Looks, clock: ScriptedClock
+) -> None:
+    """Gemini CLI submits its queue as one prompt, the texts joined by a blank line: the answer
+    to that prompt is the answer to each of them (`send --wait` found none: "its CLI's record
+    holds no answer")."""
+    pane, chat = spawn_gemini(app, fake, clock)
+    took = clock.elapsed
+    record(chat, "an earlier one\n\nhello")  # a joined prompt that asked it before
+    record(chat, "not this answer", "gemini")
+
+    def working() -> None:
+        record(chat, "first\n\nhello")
+        fake.set_screen(pane, HISTORY + "⠋ Thinking (esc to cancel)\n" + COMPOSER)
+
+    def answered() -> None:
+        record(chat, "both done", "gemini")
+        fake.set_screen(pane, IDLE)
+
+    def enter(_pane: object) -> None:
+        fake.set_screen(pane, QUEUED)
+        clock.at(took + 20.0, working)
+        clock.at(took + 30.0, answered)
+
+    fake.on_enter = enter
+    sent = send.send(app, "gm", "hello", wait=True)
+    assert sent.delivered and sent.reply == "both done", sent
 
 
 def test_a_queue_seen_late_still_ends_within_the_timeout(

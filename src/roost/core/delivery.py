@@ -73,6 +73,21 @@ def same_message(prompt: object, text: str) -> bool:
     return said == norm(text) or (block is not None and norm(block[2]) == norm(text))
 
 
+def in_joined(prompt: object, text: str) -> bool:
+    r"""Whether `text` is one part of a prompt a CLI joined from its queue (Gemini CLI joins
+    the texts it held with a blank line), or the whole of it.
+
+    >>> in_joined("first\n\nsecond, in\n\ntwo parts", "second, in\n\ntwo parts")
+    True
+    >>> in_joined("first\n\nsecond", "first\n\nsec"), in_joined("a second", "second")
+    (False, False)
+    """
+    if not isinstance(prompt, str):
+        return False
+    joined, one = (f"\n\n{norm(t)}\n\n" for t in (prompt, text))
+    return one in joined
+
+
 def held_in_queue(screen: str, headings: tuple[str, ...], text: str) -> bool:
     r"""Whether `screen` lists `text` under one of a CLI's queue `headings`: a prompt it took
     and holds until it is ready (Gemini CLI 0.61.0, while its MCP servers start). The CLI

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from roost.core.delivery import in_joined
+
 
 @dataclass(frozen=True, slots=True)
 class Turn:
@@ -30,20 +32,29 @@ def same_text(prompt: str, text: str) -> bool:
     return norm(prompt) == norm(text)
 
 
-def asked(turns: list[Turn], text: str) -> int:
+def asks(prompt: str, text: str, joins: bool) -> bool:
+    """Whether a turn's prompt asked `text`: the text itself, or, for a CLI that `joins` its
+    queue into one prompt, one part of it (the turn's answer is the answer to each part)."""
+    return same_text(prompt, text) or (joins and in_joined(prompt, text))
+
+
+def asked(turns: list[Turn], text: str, joins: bool = False) -> int:
     """How many turns asked `text`."""
-    return sum(1 for t in turns if same_text(t.prompt, text))
+    return sum(1 for t in turns if asks(t.prompt, text, joins))
 
 
-def answer(turns: list[Turn], text: str, earlier: int) -> str | None:
+def answer(turns: list[Turn], text: str, earlier: int, joins: bool = False) -> str | None:
     """The answer of the turn that asked `text` after `earlier` turns had asked it, or None
     while that turn is not recorded or has no answer yet.
 
     >>> turns = [Turn("hi", "one"), Turn("other", "two"), Turn("hi", None)]
     >>> answer(turns, "hi", 0), answer(turns, "hi", 1), answer(turns, "other", 0)
     ('one', None, 'two')
+    >>> joined = [Turn("a\\n\\nhi", "both")]  # a CLI's queue, joined into one prompt
+    >>> answer(joined, "hi", 0), answer(joined, "hi", 0, joins=True)
+    (None, 'both')
     """
-    mine = [t for t in turns if same_text(t.prompt, text)]
+    mine = [t for t in turns if asks(t.prompt, text, joins)]
     return mine[earlier].reply if len(mine) > earlier else None
 
 

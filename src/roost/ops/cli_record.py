@@ -143,8 +143,10 @@ def turns(app: App, agent: Agent) -> list[Turn] | None:
 
 
 def asked(app: App, agent: Agent, text: str) -> int:
-    """How many recorded turns asked `text` already (before it is sent)."""
-    return replies.asked(turns(app, agent) or [], text)
+    """How many recorded turns asked `text` already (before it is sent), alone or, for a CLI
+    that joins its queue into one prompt, as one part of such a prompt."""
+    joins = bool(traits.of(agent.provider).queued)
+    return replies.asked(turns(app, agent) or [], text, joins)
 
 
 def last_reply(app: App, agent: Agent) -> str | None:

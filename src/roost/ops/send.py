@@ -391,7 +391,8 @@ def _recorded_reply(
     deadline = app.clock.monotonic() + timeout
     worked, idle_since = False, None
     while True:
-        reply = replies.answer(cli_record.turns(app, agent) or [], text, asked_before)
+        joins = bool(traits.of(agent.provider).queued)  # its answer to a queue it joined
+        reply = replies.answer(cli_record.turns(app, agent) or [], text, asked_before, joins)
         if reply is not None:
             return Sent(True, how, reply)
         found = _observed(app, agent.name)
@@ -538,19 +539,9 @@ def _confirm(
 
 
 def _recorded(prompt: object, text: str, queued: bool) -> bool:
-    r"""Whether a prompt in the CLI's record is `text`; for a text it held in its queue, also
-    one part of the prompt it made of its queue (Gemini CLI joins its queued texts with a blank
-    line).
-
-    >>> _recorded("first\n\nsecond, in\n\ntwo parts", "second, in\n\ntwo parts", True)
-    True
-    >>> _recorded("first\n\nsecond", "second", False), _recorded("a second", "second", True)
-    (False, False)
-    """
-    if delivery.same_message(prompt, text) or not queued or not isinstance(prompt, str):
-        return delivery.same_message(prompt, text)
-    joined, one = (f"\n\n{delivery.norm(t)}\n\n" for t in (prompt, text))
-    return one in joined
+    """Whether a prompt in the CLI's record is `text`; for a text it held in its queue, also
+    one part of the prompt it made of its queue."""
+    return delivery.same_message(prompt, text) or (queued and delivery.in_joined(prompt, text))
 
 
 def _took_from_input(provider: str, screen: str, text: str) -> bool:
