@@ -86,6 +86,9 @@ def test_a_tree_budget_parks_the_idle_ones_and_tells_their_parent(app: App, fake
     used(app, other, 10_000_000)  # not in the tree: counts for nothing
     budget.enforce(app)
     assert states(app) == {"lead": "running", "kid": "running", "other": "running"}
+    screen(fake, kid, BUSY)  # the kid's turn...
+    observe.refresh(app)
+    screen(fake, kid, PROMPT)  # ...over
     screen(fake, lead, BUSY)
     used(app, kid, 0)
     with app.store.write() as c:  # the kid's turns cost $2 at a price set in config
@@ -95,8 +98,8 @@ def test_a_tree_budget_parks_the_idle_ones_and_tells_their_parent(app: App, fake
     assert states(app)["lead"] == "running"
     with app.store.write() as c:
         notices = queue.pending(c, lead.id)
-    assert [n.child_name for n in notices] == ["kid"]
-    assert "kid parked: lead's tree budget of $1.00 is reached" in notices[0].text
+    assert [(n.child_name, n.status) for n in notices] == [("kid", "finished"), ("kid", "parked")]
+    assert "kid parked: lead's tree budget of $1.00 is reached" in notices[1].text
 
 
 def test_max_live_hibernates_the_idle_longest_never_attached_nor_working(
@@ -180,3 +183,56 @@ def test_two_passes_that_saw_the_same_idle_agent_park_it_once(app: App, fake: Fa
     assert kinds.count("budget") == 1 and kinds.count("hibernated") == 1
     with app.store.write() as c:
         assert len(outbox.claim(c, 9)) == 1
+
+
+def test_a_woken_agent_gets_its_turn_before_its_budget_parks_it_again(
+    app: App, fake: FakeTmux, clock: Any
+) -> None:
+    """`roost wake` on a parked agent starts its CLI, which turns idle: that idle is no turn's
+    end. Parked there (CI, real Claude Code: the service's pass at that idle killed the window
+    while the wake still watched the start: "its start failed at once"), a woken agent never got
+    the turn the docs promise; nor may another agent's turn end park it."""
+    api = spawn(app, "api")
+    other = spawn(app, "other")
+    budget.set_budget(app, "api", "1000", tree=False)
+    screen(fake, api, BUSY)
+    observe.refresh(app)
+    used(app, api, 1500)
+    clock.advance(3)
+    screen(fake, api, PROMPT)
+    assert budget.enforce(app) == ["api"]
+    lifecycle.wake(app, "api")
+    clock.advance(30)  # its CLI up and idle: a pass at that idle, and at another's turn end
+    assert budget.enforce(app) == []
+    screen(fake, other, BUSY)
+    observe.refresh(app)
+    screen(fake, other, PROMPT)
+    assert budget.enforce(app) == []
+    assert states(app)["api"] == "running"
+    screen(fake, api, BUSY)  # its turn
+    observe.refresh(app)
+    clock.advance(3)
+    screen(fake, api, PROMPT)
+    assert budget.enforce(app) == ["api"]  # ...and after it, parked again
+
+
+def test_a_resumed_session_loading_is_no_turn(app: App, fake: FakeTmux, clock: Any) -> None:
+    """A CLI busy as it resumes (Gemini CLI loads a resumed session under a spinner) took no
+    prompt: only a turn begun once it was up, by a prompt roost sent or one its hooks or its
+    screen saw taken, lets the budget park it."""
+    api = spawn(app, "api")
+    budget.set_budget(app, "api", "1000", tree=False)
+    used(app, api, 1500)
+    lifecycle.hibernate(app, "api")
+    fake.on_start = lambda pane: fake.set_screen(pane.id, BUSY)  # loading as it resumes
+    lifecycle.wake(app, "api")
+    observe.refresh(app)
+    clock.advance(3)
+    screen(fake, api, PROMPT)
+    assert budget.enforce(app) == []
+    assert states(app)["api"] == "running"
+    screen(fake, api, BUSY)
+    observe.refresh(app)
+    clock.advance(3)
+    screen(fake, api, PROMPT)
+    assert budget.enforce(app) == ["api"]

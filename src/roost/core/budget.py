@@ -75,6 +75,36 @@ class Live:
     attached: bool
 
 
+def began_turn(events: Sequence[dict[str, object]]) -> bool:
+    """Whether an agent took a prompt since its last launch, from that launch's `started`
+    event and its `sent` and `status` events since: a send delivered, a turn its hooks
+    reported, or work seen on its screen, except a resumed CLI's before it was first up
+    (idle): Gemini CLI loads a resumed session under a spinner. So a wake, whose start ends
+    idle, is no turn: a budget parks an agent at the end of a turn, and a woken one gets its
+    turn first. A fresh spawn's work is its prompt's turn.
+
+    >>> woke = {"kind": "started", "resume": True}
+    >>> loading = {"kind": "status", "status": "working", "previous": "starting"}
+    >>> up, idle = ({"kind": "status", "status": s} for s in ("idle", "idle"))
+    >>> began_turn([woke, loading, up]), began_turn([woke, loading, up, loading, idle])
+    (False, True)
+    >>> began_turn([{"kind": "started", "resume": False}, loading])
+    True
+    >>> began_turn([woke, {"kind": "sent", "delivered": True}])
+    True
+    """
+    resumed = bool(events) and events[0].get("kind") == "started" and events[0].get("resume")
+    up = not resumed
+    for e in events:
+        if e.get("kind") == "sent" and e.get("delivered"):
+            return True
+        working = e.get("kind") == "status" and e.get("status") == "working"
+        if working and (up or e.get("source") == "hook"):
+            return True
+        up = up or (e.get("kind") == "status" and e.get("status") == "idle")
+    return False
+
+
 def over_max_live(live: Sequence[Live], max_live: int) -> list[str]:
     """The agents to hibernate so that at most `max_live` run: the idle longest first, never
     one a person is attached to nor one not idle (working, waiting for its person, starting).

@@ -5,10 +5,12 @@ the machine's live-agent budget (`[budget] max_live`).
 the TUI start the service) and when `roost policy --budget` sets a budget: it reads what the
 session files gained (ops/usage.py), then parks (hibernates) each
 agent whose budget is reached, but only once its turn is over (status `idle`, as just
-observed): a working agent is parked at a later pass, after its turn. Its parent hears of it
-(the notices of ops/notify.py), the person gets an alert (ops/alerts.py delivers it), and
-`roost wake` says why it was parked. Beyond `max_live` running agents, the idle longest are
-hibernated, never one a person is attached to or one not idle; they wake on use as today."""
+observed) and only after a turn it took since its launch: a working agent is parked at a later
+pass, after its turn, and a woken one gets its turn first (its start's idle is no turn's end).
+Its parent hears of it (the notices of ops/notify.py), the person gets an alert (ops/alerts.py
+delivers it), and `roost wake` says why it was parked. Beyond `max_live` running agents, the
+idle longest are hibernated, never one a person is attached to or one not idle; they wake on
+use as today."""
 
 from __future__ import annotations
 
@@ -83,13 +85,20 @@ def enforce(app: App) -> list[str]:
     usage.scan(app, [o.agent for o in running])
     why = reasons(app, [o.agent for o in found]) if budgets else {}
     parked = [
-        park(app, o, why[o.agent.id]) for o in running if o.agent.id in why and o.status == "idle"
+        park(app, o, why[o.agent.id])
+        for o in running
+        if o.agent.id in why and o.status == "idle" and _turn_since_launch(app, o.agent)
     ]
     done = [name for name in parked if name]
     if max_live is not None:
         left = [o for o in running if o.agent.name not in done]
         done += hibernate_over(app, left, max_live)
     return done
+
+
+def _turn_since_launch(app: App, agent: Agent) -> bool:
+    """Whether the agent took a prompt since it was last launched (core/budget.began_turn)."""
+    return rule.began_turn(event_log.since_launch(app.store.conn, agent.id, ("sent", "status")))
 
 
 def park(app: App, o: Observation, why: str) -> str | None:

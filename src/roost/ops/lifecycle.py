@@ -602,6 +602,11 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
     app.store.update(
         agent.id,
         intent=INTENT_RUNNING,
+        # a new process: what the last one did is history (its start's idle is an edge the
+        # log shows, never mistaken for the end of a turn: ops/budget.py)
+        status="starting",
+        status_source="process",
+        status_since=app.store.now_iso(),
         started_at=app.store.now_iso(),
         launches=agent.launches + 1,
         last_error=None,

@@ -40,6 +40,22 @@ def recent(
     return [{"id": r[0], "agent": r[1], "at": r[2], "kind": r[3], **json.loads(r[4])} for r in rows]
 
 
+def since_launch(
+    conn: sqlite3.Connection, agent_id: str, kinds: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """The agent's last launch (its last `started` event, if it has one) and its events of
+    `kinds` since, oldest first, details spread in."""
+    wanted = ("started", *kinds)
+    marks = ",".join("?" * len(wanted))
+    rows = conn.execute(
+        f"SELECT kind, detail FROM events WHERE agent_id = ? AND kind IN ({marks}) AND id >= "
+        "(SELECT coalesce(max(id), 0) FROM events WHERE agent_id = ? AND kind = 'started') "
+        "ORDER BY id",
+        (agent_id, *wanted, agent_id),
+    )
+    return [{"kind": r[0], **json.loads(r[1])} for r in rows]
+
+
 def last_id(conn: sqlite3.Connection) -> int:
     """The newest event's id (0 with none): where a reader of what comes next starts."""
     return int(conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
