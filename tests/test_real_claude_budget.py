@@ -1,7 +1,7 @@
 """A budget with the real Claude Code (pinned 2.1.332, offline against the Messages API
 stand-in), issue 23 part 5: a turn whose first answer crosses the budget goes on to its end
 (the tool runs, the final answer comes); only then does the roost service park the agent, and
-`roost wake` says why."""
+`roost wake` says why; woken, it gets a turn before it is parked again."""
 
 from __future__ import annotations
 
@@ -76,5 +76,12 @@ def test_a_budget_parks_after_the_turn_that_crossed_it_not_during(world: Env) ->
         answered = [r.reply for r in stub.messages("main")]
         assert any("tool result" in (r or "") for r in answered)  # the turn got to its end
         woke = world.roost("wake", "cb").stdout
+        # Woken, it gets a turn before the budget parks it again (its start's idle is no turn's
+        # end: the service parked it there, under the wake's watch of the start).
+        world.roost("send", "cb", "one more")
+        world.wait_for(lambda: world.ls()["cb"]["state"] == "hibernated", 60, "cb parked again")
+        since = [e["kind"] for e in json.loads(world.roost("events", "cb", "--json").stdout)]
+        since = since[len(kinds) :]
     assert "budget" in kinds
     assert "cb was parked because its budget of 1 tokens is reached" in woke
+    assert since.index("sent") < since.index("hibernated"), since
