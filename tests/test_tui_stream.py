@@ -20,21 +20,32 @@ from conftest import Env
 
 
 class CountingSource(LiveSource):
-    """The TUI's source, counting the snapshots it takes and the changes of the store's stamp
-    it is shown (each change may cost one snapshot, nothing else may)."""
+    """The TUI's source, counting the snapshots it takes, and those no cue called for: each
+    change of the store's stamp it was shown (or a stamp of None: no service seen, look every
+    time) allows one snapshot, taken whenever its worker runs; any other is unprompted."""
 
-    snapshots = 0
-    changes = 0
-    _shown: object = None
+    def __init__(self) -> None:
+        super().__init__()
+        self.snapshots = self.unprompted = self._owed = 0
+        self._shown: object = None
+        self._lock = threading.Lock()  # the UI thread reads stamps, workers take snapshots
 
     def snapshot(self):
-        self.snapshots += 1
+        with self._lock:
+            self.snapshots += 1
+            if self._owed:
+                self._owed -= 1
+            else:
+                self.unprompted += 1
         return super().snapshot()
 
     def stamp(self):
         found = super().stamp()
-        if found != self._shown:
-            self.changes, self._shown = self.changes + 1, found
+        with self._lock:
+            if found is None or found != self._shown:
+                # at most two owed (one snapshot running, one called for): owing more would
+                # hide a poll
+                self._owed, self._shown = min(self._owed + 1, 2), found
         return found
 
 
@@ -110,12 +121,9 @@ def quiet(sources: list[CountingSource], seconds: float) -> list[int] | None:
 
 
 def unprompted(sources: list[CountingSource], seconds: float) -> list[int]:
-    """Per source, the snapshots taken during `seconds` beyond the store changes it was shown
-    then (a loaded machine's service may still write once in a while: each write may cost a
-    snapshot, a TUI that polls takes many more)."""
-    before = [(s.snapshots, s.changes) for s in sources]
+    """Per source, the snapshots taken during `seconds` that no store change called for (a
+    loaded machine's service may still write once in a while, and the snapshot a write calls
+    for may come a moment later: a TUI that polls takes many)."""
+    before = [s.unprompted for s in sources]
     time.sleep(seconds)
-    return [
-        max(0, (s.snapshots - snaps) - (s.changes - changes))
-        for s, (snaps, changes) in zip(sources, before, strict=True)
-    ]
+    return [s.unprompted - b for s, b in zip(sources, before, strict=True)]
