@@ -24,11 +24,14 @@ from roost.store import usage as rows
 from roost.tmux.fake import FakeTmux
 
 BUSY = "thinking... esc to interrupt"
+LOADS = "Resuming session..."  # a CLI's loading (Gemini CLI's, as it resumes a session)
 
 
 @pytest.fixture
 def app(tmp_path: Path, fake: FakeTmux, clock: Any) -> Iterator[App]:
-    patterns = {"command": {"idle": [PROMPT], "working": ["esc to interrupt"]}}
+    patterns = {
+        "command": {"idle": [PROMPT], "working": ["esc to interrupt", LOADS], "loading": [LOADS]}
+    }
     made = fake_app(tmp_path, fake, clock, {"status": {"patterns": patterns}})
     yield made
     made.close()
@@ -234,5 +237,31 @@ def test_a_resumed_session_loading_is_no_turn(app: App, fake: FakeTmux, clock: A
     screen(fake, api, BUSY)
     observe.refresh(app)
     clock.advance(3)
+    screen(fake, api, PROMPT)
+    assert budget.enforce(app) == ["api"]
+
+
+def test_a_resumed_session_drawn_idle_first_then_loading_is_no_turn(
+    app: App, fake: FakeTmux, clock: Any
+) -> None:
+    """Gemini CLI 0.61.0 draws its empty input box, then loads the resumed session under
+    "Resuming session..." with no input line, then the box again: idle, working, idle, and
+    no prompt taken (a review found the budget parked it at the load's end)."""
+    api = spawn(app, "api")
+    budget.set_budget(app, "api", "1000", tree=False)
+    used(app, api, 1500)
+    lifecycle.hibernate(app, "api")
+    lifecycle.wake(app, "api")
+    clock.advance(30)
+    observe.refresh(app)  # its box drawn: idle
+    screen(fake, api, "⠋ Resuming session...")
+    observe.refresh(app)
+    screen(fake, api, PROMPT)
+    assert budget.enforce(app) == []
+    assert [e["source"] for e in app.store.events(api.id) if e.get("status") == "working"] == [
+        "loading"
+    ]
+    screen(fake, api, BUSY)  # a turn
+    observe.refresh(app)
     screen(fake, api, PROMPT)
     assert budget.enforce(app) == ["api"]

@@ -438,10 +438,10 @@ def test_every_provider_carries_its_traits() -> None:
     for name, provider in providers.items():
         quirks = provider.traits
         assert quirks is traits.of(name) and quirks.name == name == provider.name
-        # every screen kind it names is one core/status.py reads ("error", "turn" optional)
-        assert (
-            {"waiting", "working", "idle"} <= set(quirks.patterns) <= {*status.KINDS, status.TURN}
-        )
+        # every screen kind it names is one core/status.py reads ("error", "turn", "loading"
+        # optional)
+        kinds = {*status.KINDS, status.TURN, status.LOADING}
+        assert {"waiting", "working", "idle"} <= set(quirks.patterns) <= kinds
         # the version its traits were verified against: every CLI but an arbitrary command
         assert bool(re.fullmatch(r"\d+\.\d+\.\d+", quirks.verified)) == (name != "command")
         assert quirks.enter_delay > 0

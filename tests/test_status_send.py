@@ -243,6 +243,10 @@ def test_clear_moves_to_a_new_session_id_and_keeps_the_lineage(world: Env) -> No
     spawn(world, "cl")
     first = world.wait_status("cl", "idle")["provider_session_id"]
     world.roost("send", "cl", "/clear")
+    sent = [
+        e for e in json.loads(world.roost("events", "cl", "--json").stdout) if e["kind"] == "sent"
+    ]
+    assert sent[-1]["command"] is True  # no turn: a budget waits for one
     second = world.wait_for(
         lambda: (sid := world.ls()["cl"]["provider_session_id"]) != first and sid,
         what="new session id",

@@ -9,8 +9,9 @@ it, and which agents the machine's live-agent budget hibernates.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from roost.core.errors import RoostError
@@ -75,31 +76,39 @@ class Live:
     attached: bool
 
 
-def began_turn(events: Sequence[dict[str, object]]) -> bool:
+def began_turn(events: Iterable[dict[str, object]]) -> bool:
     """Whether an agent took a prompt since its last launch, from that launch's `started`
     event and its `sent` and `status` events since: a send delivered, a turn its hooks
-    reported, or work seen on its screen, except a resumed CLI's before it was first up
-    (idle): Gemini CLI loads a resumed session under a spinner. So a wake, whose start ends
-    idle, is no turn: a budget parks an agent at the end of a turn, and a woken one gets its
-    turn first. A fresh spawn's work is its prompt's turn.
+    reported, or work seen on its screen; never a CLI's loading (the source `loading`: Gemini
+    CLI loads a resumed session under a spinner), nor, after a resumed start, work before it
+    was first up (idle). So a wake, whose start ends idle, is no turn: a budget parks an agent
+    at the end of a turn, and a woken one gets its turn first. A fresh spawn's work is its
+    prompt's turn.
 
     >>> woke = {"kind": "started", "resume": True}
-    >>> loading = {"kind": "status", "status": "working", "previous": "starting"}
-    >>> up, idle = ({"kind": "status", "status": s} for s in ("idle", "idle"))
-    >>> began_turn([woke, loading, up]), began_turn([woke, loading, up, loading, idle])
-    (False, True)
-    >>> began_turn([{"kind": "started", "resume": False}, loading])
-    True
+    >>> early = {"kind": "status", "status": "working", "previous": "starting"}
+    >>> loads = {"kind": "status", "status": "working", "source": "loading"}
+    >>> idle = {"kind": "status", "status": "idle"}
+    >>> began_turn([woke, early, idle]), began_turn([woke, idle, loads, idle])
+    (False, False)
+    >>> began_turn([woke, idle, early, idle]), began_turn([{"kind": "started"}, early])
+    (True, True)
     >>> began_turn([woke, {"kind": "sent", "delivered": True}])
     True
+    >>> began_turn([woke, {"kind": "sent", "delivered": True, "command": True}])  # /clear
+    False
     """
-    resumed = bool(events) and events[0].get("kind") == "started" and events[0].get("resume")
-    up = not resumed
-    for e in events:
-        if e.get("kind") == "sent" and e.get("delivered"):
+    seen = iter(events)
+    first = next(seen, None)
+    if first is None:
+        return False
+    up = not (first.get("kind") == "started" and first.get("resume"))
+    for e in itertools.chain([first], seen):
+        if e.get("kind") == "sent" and e.get("delivered") and not e.get("command"):
             return True
         working = e.get("kind") == "status" and e.get("status") == "working"
-        if working and (up or e.get("source") == "hook"):
+        source = e.get("source")
+        if working and source != "loading" and (up or source == "hook"):
             return True
         up = up or (e.get("kind") == "status" and e.get("status") == "idle")
     return False

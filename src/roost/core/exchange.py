@@ -57,7 +57,7 @@ STATUSES = (
 )
 # Every source roost stores (core/status.py, store/status.py's turns begun): an export made at
 # any moment imports.
-STATUS_SOURCES = ("hook", "screen", "title", "process", "store", "send", "parent")
+STATUS_SOURCES = ("hook", "screen", "title", "loading", "process", "store", "send", "parent")
 SIDES = ("a", "b")
 # The settings table, key by key: the exact values roost writes (store/workspace.py).
 SETTINGS = {"dangerous": ("0", "1")}

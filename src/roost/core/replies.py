@@ -58,6 +58,25 @@ def answer(turns: list[Turn], text: str, earlier: int, joins: bool = False) -> s
     return mine[earlier].reply if len(mine) > earlier else None
 
 
+def this_answer(turns: list[Turn], text: str, before: tuple[int, int], joins: bool) -> str | None:
+    """The answer of the turn a send of `text` began, `before` being (turns that asked `text`,
+    those that asked it alone or as one part of a joined prompt) before the paste: the next
+    turn that asked it alone; for a CLI that `joins` its queue into one prompt, when none did,
+    the next joined prompt holding it (so a person's prompt of which the text is only a part
+    is not taken for it while the text's own turn is coming).
+
+    >>> turns = [Turn("yes", "earlier"), Turn("a\\n\\nyes", "joined")]
+    >>> this_answer(turns, "yes", (1, 1), True), this_answer(turns, "yes", (1, 1), False)
+    ('joined', None)
+    >>> this_answer([*turns, Turn("yes", "own")], "yes", (1, 1), True)
+    'own'
+    """
+    alone, anyhow = before
+    if asked(turns, text) > alone:
+        return answer(turns, text, alone)
+    return answer(turns, text, anyhow, True) if joins else None
+
+
 def last_answer(turns: list[Turn]) -> str | None:
     """The last turn's answer (None when it has none yet: never an earlier turn's).
 

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
-STATUS_KINDS = ("waiting", "error", "working", "idle", "turn")  # core/status.py's
+STATUS_KINDS = ("waiting", "error", "working", "idle", "turn", "loading")  # core/status.py's
 SECTIONS = (
     "tmux",
     "providers",

@@ -53,6 +53,10 @@ KINDS = ("waiting", "error", "working", "idle")
 # footer). Many CLIs leave an error's words in the scrollback; an error above the last of these
 # lines is over, one below it is current.
 TURN = "turn"
+# Not a status either: a provider's texts for work it does before it takes any input (Gemini CLI
+# loading a resumed session). Such a screen reads `working` with the source `loading`: the CLI
+# took no prompt (a budget waits for a turn: core/budget.began_turn).
+LOADING = "loading"
 
 # A pattern is a text found anywhere in a line, unless anchored: "^" in front, it starts the
 # line; "$" behind, it ends the screen's last line (trailing spaces aside), where a prompt or a
@@ -83,7 +87,7 @@ def patterns_for(
 ) -> dict[str, list[str]]:
     """A provider's patterns (`defaults`), each kind replaced by the user's list for it when its
     `[status.patterns.<provider>]` table in config.toml (`override`) gives one."""
-    merged = {kind: list(defaults.get(kind, ())) for kind in (*KINDS, TURN)}
+    merged = {kind: list(defaults.get(kind, ())) for kind in (*KINDS, TURN, LOADING)}
     if isinstance(override, dict):
         for kind, values in override.items():
             if kind in merged and isinstance(values, list):
@@ -207,6 +211,8 @@ def classify(
     seen = reading(screen, patterns) if screen is not None else None
     if seen is not None and seen[0] in ("waiting", "error"):
         return seen[0], "screen", seen[1]
+    if patterns.get(LOADING) and reading(screen or "", {"working": patterns[LOADING]}):
+        return "working", LOADING, None
     if spinning:
         return "working", "title", None
     if seen is not None:

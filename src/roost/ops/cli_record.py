@@ -42,7 +42,9 @@ class Record:
 
     def watch(self, text: str, screen: str) -> None:
         """Note a look at the screen while the text is not in the record."""
-        gone = traits.of(self.agent.provider).no_input_line
+        # its screen while it loads (core.status.LOADING) has no input line, and it drops the
+        # keys it gets then
+        gone = self.patterns.get(status.LOADING)
         found = status.reading(screen, {"working": gone}) if gone else None
         if found is not None and not shown(text, screen):
             self.input_gone = True
@@ -142,11 +144,11 @@ def turns(app: App, agent: Agent) -> list[Turn] | None:
     return provider(agent.provider).turns(current, app.environ, app.paths.home)
 
 
-def asked(app: App, agent: Agent, text: str) -> int:
-    """How many recorded turns asked `text` already (before it is sent), alone or, for a CLI
-    that joins its queue into one prompt, as one part of such a prompt."""
-    joins = bool(traits.of(agent.provider).queued)
-    return replies.asked(turns(app, agent) or [], text, joins)
+def asked(app: App, agent: Agent, text: str) -> tuple[int, int]:
+    """How many recorded turns asked `text` already (before it is sent): alone, and alone or
+    as one part of a prompt the CLI joined from its queue (core.replies.this_answer)."""
+    found = turns(app, agent) or []
+    return replies.asked(found, text), replies.asked(found, text, True)
 
 
 def last_reply(app: App, agent: Agent) -> str | None:

@@ -599,8 +599,10 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
         except BaseException:
             handover.discard(spec)  # no launcher will read it: the secrets go now
             raise
-    app.store.update(
-        agent.id,
+    app.store.update_logged(
+        agent,
+        "started",
+        {"pid": pid, "launch": agent.launches + 1, "resume": agent.launches > 0},
         intent=INTENT_RUNNING,
         # a new process: what the last one did is history (its start's idle is an edge the
         # log shows, never mistaken for the end of a turn: ops/budget.py)
@@ -613,7 +615,6 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
         last_active_at=app.store.now_iso(),
         last_exit=old.dead_status if old is not None and old.dead else agent.last_exit,
     )
-    app.store.log(agent, "started", pid=pid, launch=agent.launches + 1, resume=agent.launches > 0)
     return WakeResult(app.store.require(agent.name), started=True, pid=pid)
 
 

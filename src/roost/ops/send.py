@@ -284,7 +284,7 @@ def _send_locked(
     log_before = hooks.size(log)
     # A CLI without a Stop hook: its record's turns that asked this text already, so the reply
     # read afterwards is this turn's (_recorded_reply).
-    asked_before = cli_record.asked(app, agent, text) if wait and not quirks.hooks else 0
+    asked_before = cli_record.asked(app, agent, text) if wait and not quirks.hooks else (0, 0)
     looked = event_log.last_id(app.store.conn)  # a look that records this turn: after it
     _remember(app, agent, text, notices)  # until its Enter: a kill -9 leaves the file
     try:
@@ -332,12 +332,14 @@ def _send_locked(
         from roost.ops import resume
 
         resume.note_send(app, name, text, began)
+    # a CLI command (/clear) is no turn (a budget waits for one: core/budget.began_turn)
+    said: dict[str, object] = {"chars": len(text), "confirmed_by": how}
+    if command:
+        said["command"] = True
     if failure is not None:
-        app.store.log(
-            agent, "sent", delivered=True, chars=len(text), confirmed_by=how, failure=failure
-        )
+        app.store.log(agent, "sent", delivered=True, failure=failure, **said)
         return Sent(True, how, failure=failure)
-    app.store.log(agent, "sent", delivered=True, chars=len(text), confirmed_by=how)
+    app.store.log(agent, "sent", delivered=True, **said)
     if not wait:
         return Sent(True, how)
     if not quirks.hooks and cli_record.turns(app, agent) is not None:
@@ -383,16 +385,16 @@ def turn_begun(app: App, agent: Agent, looked: int, log: str, log_before: int, s
 
 
 def _recorded_reply(
-    app: App, agent: Agent, how: str, text: str, asked_before: int, timeout: float
+    app: App, agent: Agent, how: str, text: str, asked_before: tuple[int, int], timeout: float
 ) -> Sent:
     """The answer of this turn from the CLI's own record (codex, gemini, aider), once it is
     there; the turn's failure if it shows an error; else, when it stops (core.replies), why
     there is none; or a timeout."""
     deadline = app.clock.monotonic() + timeout
     worked, idle_since = False, None
+    joins = bool(traits.of(agent.provider).queued)  # it may join its queue into one prompt
     while True:
-        joins = bool(traits.of(agent.provider).queued)  # its answer to a queue it joined
-        reply = replies.answer(cli_record.turns(app, agent) or [], text, asked_before, joins)
+        reply = replies.this_answer(cli_record.turns(app, agent) or [], text, asked_before, joins)
         if reply is not None:
             return Sent(True, how, reply)
         found = _observed(app, agent.name)

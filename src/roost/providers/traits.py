@@ -18,7 +18,7 @@ from roost.core.ids import MINTED as MINTED
 from roost.core.ids import NO_SESSION_ID as NO_SESSION_ID
 
 # The screen patterns' version (shown by `roost doctor`): bump it with any change to them.
-PATTERNS_VERSION = 4
+PATTERNS_VERSION = 5
 
 
 class Traits:
@@ -49,7 +49,6 @@ class Traits:
         "enter_delay",
         "hooks",
         "name",
-        "no_input_line",
         "patterns",
         "queued",
         "session_id",
@@ -69,7 +68,6 @@ class Traits:
         verified: str = "",
         start_time: float = 1.0,
         queued: tuple[str, ...] = (),
-        no_input_line: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.hooks = hooks  # reports its status (and session id changes) through roost's hooks
@@ -80,8 +78,6 @@ class Traits:
         # The heading under which it lists the prompts it took and holds until it is ready
         # (core.delivery.held_in_queue).
         self.queued = queued
-        # What it shows while it draws no input line and drops the keys it gets (ops/cli_record)
-        self.no_input_line = no_input_line
         self.verified = verified
         # Seconds it took, at the slowest, to show its ready screen in a pane on a loaded
         # machine (bench/bench_starts.py; docs/PROVIDERS.md): a start is held once that screen
@@ -192,6 +188,7 @@ GEMINI = Traits(
         "working": ("esc to cancel", "Resuming session..."),
         "idle": ("Type your message", "? for shortcuts"),
         "turn": ("✦ ", "esc to cancel", "Request cancelled"),
+        "loading": ("Resuming session...",),
     },
     conversation_gone=(
         "Error resuming session: Invalid session identifier",
@@ -200,7 +197,6 @@ GEMINI = Traits(
     verified="0.61.0",
     start_time=32.0,
     queued=("Queued (press ↑ to edit):",),
-    no_input_line=("Resuming session...",),
 )
 # Aider's were read off 0.86.2: a turn shows "Waiting for <model name>" (a spinner) until the
 # answer streams in and ends with "Tokens: ..."; its idle prompt is ">" alone on the last line

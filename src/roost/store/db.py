@@ -394,13 +394,25 @@ class Store:
     }
 
     def update(self, agent_id: str, **fields: object) -> None:
+        with self.write() as c:
+            self._update(c, agent_id, fields)
+
+    def update_logged(
+        self, agent: Agent, kind: str, detail: Mapping[str, object], **fields: object
+    ) -> None:
+        """`update` and `log` in one transaction: no reader sees the change without its event
+        (a launch's columns and its `started`: what happened since is read by its event id)."""
+        with self.write() as c:
+            self._update(c, agent.id, fields)
+            event_log.append(c, agent.id, agent.name, c.now_iso(), kind, detail)
+
+    def _update(self, c: Connection, agent_id: str, fields: Mapping[str, object]) -> None:
         unknown = set(fields) - self._MUTABLE
         if unknown:
             raise ValueError(f"not updatable: {sorted(unknown)}")
         sets = ", ".join(f"{k} = ?" for k in fields)
         values = [int(v) if isinstance(v, bool) else v for v in fields.values()]
-        with self.write() as c:
-            c.execute(f"UPDATE agents SET {sets} WHERE id = ?", (*values, agent_id))
+        c.execute(f"UPDATE agents SET {sets} WHERE id = ?", (*values, agent_id))
 
     def set_provider_session_id(
         self, agent_id: str, session_id: str, reason: str = "discovered", **fields: object

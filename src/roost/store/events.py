@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 
@@ -42,9 +42,10 @@ def recent(
 
 def since_launch(
     conn: sqlite3.Connection, agent_id: str, kinds: tuple[str, ...]
-) -> list[dict[str, Any]]:
+) -> Iterator[dict[str, Any]]:
     """The agent's last launch (its last `started` event, if it has one) and its events of
-    `kinds` since, oldest first, details spread in."""
+    `kinds` since, oldest first, details spread in; read as they are taken (an agent that ran
+    for months has many, and its reader may stop at the first)."""
     wanted = ("started", *kinds)
     marks = ",".join("?" * len(wanted))
     rows = conn.execute(
@@ -53,7 +54,7 @@ def since_launch(
         "ORDER BY id",
         (agent_id, *wanted, agent_id),
     )
-    return [{"kind": r[0], **json.loads(r[1])} for r in rows]
+    return ({"kind": r[0], **json.loads(r[1])} for r in rows)
 
 
 def last_id(conn: sqlite3.Connection) -> int:
