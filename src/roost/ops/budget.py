@@ -98,7 +98,11 @@ def enforce(app: App) -> list[str]:
 
 def _turn_since_launch(app: App, agent: Agent) -> bool:
     """Whether the agent took a prompt since it was last launched (core/budget.began_turn)."""
-    return rule.began_turn(event_log.since_launch(app.store.conn, agent.id, ("sent", "status")))
+    events = event_log.since_launch(app.store.conn, agent.id, ("sent", "status"))
+    try:
+        return rule.began_turn(events)
+    finally:
+        events.close()  # its statement ends here, not whenever the reader is collected
 
 
 def park(app: App, o: Observation, why: str) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
 from typing import Any
 
 
@@ -42,7 +42,7 @@ def recent(
 
 def since_launch(
     conn: sqlite3.Connection, agent_id: str, kinds: tuple[str, ...]
-) -> Iterator[dict[str, Any]]:
+) -> Generator[dict[str, Any], None, None]:
     """The agent's last launch (its last `started` event, if it has one) and its events of
     `kinds` since, oldest first, details spread in; read as they are taken (an agent that ran
     for months has many, and its reader may stop at the first)."""
