@@ -32,9 +32,10 @@ def test_claude_status_follows_its_hooks(world: Env) -> None:
         what="idle from the hook",
     )
     assert idle["status_since"]
-    world.roost("send", "cl", "work 3")
+    world.roost("send", "cl", "work 120")  # until seen (a fixed few seconds can go unseen)
     working = world.wait_status("cl", "working")
     assert working["status_source"] in ("hook", "screen")
+    world.tmux("send-keys", "-t", world.pane_of("cl"), "Escape")
     world.wait_status("cl", "idle")
     world.roost("send", "cl", "ask")
     waiting = world.wait_status("cl", "waiting")
@@ -77,8 +78,9 @@ def test_screen_status_for_a_cli_without_hooks(world: Env) -> None:
     spawn(world, "cx", "--provider", "codex")
     idle = world.wait_status("cx", "idle")
     assert idle["status_source"] == "screen"
-    world.roost("send", "cx", "work 4")
+    world.roost("send", "cx", "work 120")  # until seen (a fixed few seconds can go unseen)
     assert world.wait_status("cx", "working")["status_source"] == "screen"
+    world.tmux("send-keys", "-t", world.pane_of("cx"), "Escape")
     world.wait_status("cx", "idle")
 
 

@@ -50,8 +50,11 @@ def test_watch_prints_every_recorded_change_once_in_order(world: Env) -> None:
         assert [(d["name"], d["status"], d["previous"]) for d in lines] == [("cl", "idle", None)]
         after = max(e["id"] for e in json.loads(world.roost("events", "--json").stdout))
         for _ in range(2):  # two turns, each seen by `roost ls`, within one watch interval
-            world.roost("send", "cl", "work 2")
+            # A turn that lasts until it is seen (a fixed 2 s went by unseen on a loaded
+            # machine), then ended by Esc.
+            world.roost("send", "cl", "work 120")
             world.wait_status("cl", "working")
+            world.tmux("send-keys", "-t", world.pane_of("cl"), "Escape")
             world.wait_status("cl", "idle")
         recorded = status_changes(world, after)
         assert recorded.count(("cl", "working", "idle")) == 2, recorded
