@@ -77,8 +77,9 @@ def test_a_screen_change_and_an_exit_reach_watch_pushed(world: Env) -> None:
     world.start_service(hearing="cx")
     with watching(world, "--interval", "60") as watch:
         world.wait_for(lambda: watch.lines, what="watch's first look")
-        world.type(world.pane_of("cx"), "work 5")  # typed: no roost command looks
+        world.type(world.pane_of("cx"), "work 120")  # typed: no roost command looks
         working = world.wait_for(lambda: seen(watch, "cx", "working"), what="working pushed")
+        world.tmux("send-keys", "-t", world.pane_of("cx"), "Escape")  # ended once seen
         idle = world.wait_for(
             lambda: seen(watch, "cx", "idle", working["seq"]),
             what="idle pushed",

@@ -94,10 +94,11 @@ def test_two_tuis_and_a_watch_read_one_stream(world: Env, monkeypatch: pytest.Mo
             # started may still write, as it comes up, a second apart on a loaded machine)
             world.wait_for(lambda: quiet(sources, 2.0), timeout=30, what="quiet")
             assert unprompted(sources, 2.0) == [0, 0], "an idle TUI took snapshots"
-            world.type(world.pane_of("cx"), "work 6")  # long enough for a loaded machine
+            world.type(world.pane_of("cx"), "work 120")  # until both saw it, then Esc
             world.wait_for(
                 lambda: all(status_in(a, "cx") == "working" for a in apps), what="both: working"
             )
+            world.tmux("send-keys", "-t", world.pane_of("cx"), "Escape")
             world.wait_for(
                 lambda: all(status_in(a, "cx") == "idle" for a in apps), what="both: idle"
             )
