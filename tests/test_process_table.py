@@ -195,3 +195,20 @@ def test_a_kill_asked_from_inside_the_agent_is_handed_outside(app: App, fake: Fa
     with pytest.raises(RoostError, match="from inside its own processes"):
         lifecycle.kill(app, "w1")
     assert table.signals == []
+
+
+def test_what_runs_outside_works_in_no_ones_folder(tmp_path: Path) -> None:
+    """`roost _notify` and the like, started from an agent's hook in its folder, must not keep
+    that folder busy (a worktree `rm` would refuse to remove)."""
+    out = tmp_path / "where"
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        script = 'pwd > "$1.tmp" && mv "$1.tmp" "$1"'  # whole once it is there
+        SystemProcesses().run_outside(["sh", "-c", script, "sh", str(out)], {})
+    finally:
+        os.chdir(here)
+    deadline = time.monotonic() + DEADLINE
+    while not out.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert out.read_text() == "/\n"

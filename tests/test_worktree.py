@@ -10,6 +10,7 @@ import signal
 import subprocess
 from pathlib import Path
 
+import psutil
 import pytest
 
 from roost.tui.live import LiveSource
@@ -554,3 +555,22 @@ def test_a_bad_setup_timeout_is_refused_before_anything_is_made(
     assert len(proc.stderr.strip().splitlines()) == 1
     (world.home / "config.toml").unlink()  # every command refuses a bad config: look without
     assert world.ls() == {} and len(listed(repo)) == 1
+
+
+def test_roosts_own_processes_never_work_inside_an_agents_worktree(world: Env, repo: Path) -> None:
+    """The roost service started by a command run inside a worktree, and the pane-died hook's
+    jobs (tmux runs them in the home session's folder: the first agent's worktree), had the
+    worktree as their working folder, so `rm` found "python" working inside it (CI, loaded:
+    "processes work inside it: python"; the service's kept it for good)."""
+    wt = spawn(world, repo, "a")
+    world.roost("service", "start", cwd=wt)
+    service = world.wait_for(
+        lambda: (
+            (s := json.loads(world.roost("service", "status", "--json").stdout))["running"] and s
+        ),
+        what="the service up",
+    )
+    assert psutil.Process(service["pid"]).cwd() == "/"
+    hook = world.tmux("show-hooks", "-g", "pane-died")
+    assert hook.count('run-shell -b "cd / && ') == 2, hook  # the supervisor's and the poke
+    assert "removed worktree" in roost(world, repo, "rm", "a").stdout

@@ -96,6 +96,7 @@ def run_outside(argv: list[str], env: dict[str, str]) -> None:
                 null = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(null, fd)
+                os.chdir("/")  # not the caller's folder (an agent's worktree, kept busy)
                 os.execvpe(argv[0], argv, env)
         finally:
             os._exit(0)

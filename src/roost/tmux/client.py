@@ -462,8 +462,11 @@ class Tmux:
             # failure, in view-mode in the current pane, which, with no client attached, is an
             # agent's: its input would then go to the view, not to the agent.
             quiet = " >/dev/null 2>&1 || true"
-            hook += f' ; run-shell -b "{_command_string(self._poke() + quiet)}"'
-            supervise = f"{_command_string(self.supervisor)} #{{hook_pane}}"
+            # tmux runs a hook's job in the session's folder, the first agent's (its worktree:
+            # a process working there keeps `rm` from removing it): out of it first
+            out = "cd / && "
+            hook += f' ; run-shell -b "{out}{_command_string(self._poke() + quiet)}"'
+            supervise = f"{out}{_command_string(self.supervisor)} #{{hook_pane}}"
             hook += f' ; run-shell -b "{supervise}{_command_string(quiet)}"'
         return [*setup, "set-hook", "-g", "pane-died", hook, ";"]
 

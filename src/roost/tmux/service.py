@@ -36,6 +36,10 @@ def create(tmux: Tmux, argv: Sequence[str], env: Mapping[str, str]) -> tuple[str
         SIZE[0],
         "-y",
         SIZE[1],
+        # out of the folder of the command that started it (a project, an agent's worktree:
+        # a process working there keeps `rm` from removing it)
+        "-c",
+        "/",
         *env_args,
         "-P",
         "-F",
