@@ -158,10 +158,14 @@ def test_service_killed_during_a_burst_loses_no_change_and_no_agent(world: Env) 
     # --interval 1: while the service is down, watch's own looks stand in (what is tested here
     # is that nothing is lost, not how soon)
     with watching(world, "--interval", "1", "--since", str(start)) as watch:
-        for name in names:
-            world.type(world.pane_of(name), "work 3")
-        world.wait_for(lambda: seen(watch, "b1", "working", start), what="the burst seen")
+        for name in names:  # turns that last until seen (a fixed 3 s could go unseen)
+            world.type(world.pane_of(name), "work 120")
+        world.wait_for(
+            lambda: all(seen(watch, n, "working", start) for n in names), what="the burst seen"
+        )
         os.kill(first["pid"], signal.SIGKILL)  # mid-burst: the turns end while it is down
+        for name in names:
+            world.tmux("send-keys", "-t", world.pane_of(name), "Escape")
         for name in names:  # each turn's end reaches the stream, by the restarted service
 
             def ended(n: str = name) -> bool:
