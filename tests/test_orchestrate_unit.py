@@ -138,3 +138,22 @@ def test_a_key_held_by_a_live_attempt_is_under_way_and_freed_when_it_ends(
     with pytest.raises(RoostError, match="used for another message"):
         orchestrate.send_to(app, caller, "kid", "other text", idempotency_key="k")
     app.close()
+
+
+def test_a_childs_relative_folder_is_the_parents(tmp_path: Path, fake: FakeTmux) -> None:
+    """`create_agent(cwd="sub")` through the service's one MCP endpoint resolved against the
+    service's folder (`/`), not the calling agent's."""
+    app = open_app(tmp_path, fake)
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    lead = lifecycle.spawn(
+        app,
+        "lead",
+        provider="command",
+        cwd=str(project),
+        args=("sh",),
+        place=lifecycle.Place(detached=True),
+    ).agent
+    app.environ.update(CODEX_ENV)
+    made = orchestrate.create(app, scope.Caller(lead.id), "codex", cwd="sub", name="kid")
+    assert made["cwd"] == str(project / "sub")

@@ -131,7 +131,8 @@ def create(
             app,
             name,
             provider=provider,
-            cwd=cwd or (parent.cwd if parent else None),
+            # a relative folder is the parent's, never this process's (the service's is `/`)
+            cwd=os.path.join(parent.cwd, cwd) if parent and cwd else cwd or _cwd_of(parent),
             prompt=prompt,
             place=place,
         )
@@ -152,6 +153,10 @@ def create(
         "parent": parent.name if parent else None,
         "prompt_delivered": delivered,
     }
+
+
+def _cwd_of(agent: Agent | None) -> str | None:
+    return agent.cwd if agent is not None else None
 
 
 def _new_name(app: App, base: str) -> str:
