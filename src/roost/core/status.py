@@ -140,6 +140,13 @@ def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str 
     return None
 
 
+def loading(text: str, patterns: Mapping[str, Sequence[str]]) -> bool:
+    """Whether the screen shows the CLI at work before it takes input (its LOADING patterns,
+    looked for where its `working` ones are)."""
+    wanted = patterns.get(LOADING, ())
+    return bool(wanted) and reading(text, {"working": wanted}) is not None
+
+
 def from_screen(text: str, patterns: Mapping[str, Sequence[str]]) -> str | None:
     """waiting / error / working / idle from the last non-empty lines, or None."""
     found = reading(text, patterns)
@@ -211,7 +218,7 @@ def classify(
     seen = reading(screen, patterns) if screen is not None else None
     if seen is not None and seen[0] in ("waiting", "error"):
         return seen[0], "screen", seen[1]
-    if patterns.get(LOADING) and reading(screen or "", {"working": patterns[LOADING]}):
+    if screen is not None and loading(screen, patterns):
         return "working", LOADING, None
     if spinning:
         return "working", "title", None

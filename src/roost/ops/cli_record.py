@@ -44,9 +44,7 @@ class Record:
         """Note a look at the screen while the text is not in the record."""
         # its screen while it loads (core.status.LOADING) has no input line, and it drops the
         # keys it gets then
-        gone = self.patterns.get(status.LOADING)
-        found = status.reading(screen, {"working": gone}) if gone else None
-        if found is not None and not shown(text, screen):
+        if status.loading(screen, self.patterns) and not shown(text, screen):
             self.input_gone = True
 
     def nudge(self, pane_id: str, text: str, screen: str) -> None:

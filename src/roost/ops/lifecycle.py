@@ -599,6 +599,7 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
         except BaseException:
             handover.discard(spec)  # no launcher will read it: the secrets go now
             raise
+    now = app.store.now_iso()
     app.store.update_logged(
         agent,
         "started",
@@ -608,11 +609,11 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
         # log shows, never mistaken for the end of a turn: ops/budget.py)
         status="starting",
         status_source="process",
-        status_since=app.store.now_iso(),
-        started_at=app.store.now_iso(),
+        status_since=now,
+        started_at=now,
         launches=agent.launches + 1,
         last_error=None,
-        last_active_at=app.store.now_iso(),
+        last_active_at=now,
         last_exit=old.dead_status if old is not None and old.dead else agent.last_exit,
     )
     return WakeResult(app.store.require(agent.name), started=True, pid=pid)

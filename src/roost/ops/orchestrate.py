@@ -127,12 +127,14 @@ def create(
             tab=tab, detached=tab is None, orchestrated_by=parent.name if parent else None
         )
         looked = event_log.last_id(app.store.conn)  # a look at its first turn comes after
+        folder = cwd
+        if parent is not None:  # a relative folder is the parent's, not this process's (`/`)
+            folder = os.path.join(parent.cwd, cwd) if cwd else parent.cwd
         result = lifecycle.spawn(
             app,
             name,
             provider=provider,
-            # a relative folder is the parent's, never this process's (the service's is `/`)
-            cwd=os.path.join(parent.cwd, cwd) if parent and cwd else cwd or _cwd_of(parent),
+            cwd=folder,
             prompt=prompt,
             place=place,
         )
@@ -153,10 +155,6 @@ def create(
         "parent": parent.name if parent else None,
         "prompt_delivered": delivered,
     }
-
-
-def _cwd_of(agent: Agent | None) -> str | None:
-    return agent.cwd if agent is not None else None
 
 
 def _new_name(app: App, base: str) -> str:

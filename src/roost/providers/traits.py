@@ -171,6 +171,7 @@ CODEX = Traits(
 # A resumed session draws the input box, then loads under "Resuming session..." with no input
 # line (an Enter then is lost), then draws the box again. A prompt taken while its MCP servers
 # start is held under "Queued (press ↑ to edit):" until they are up.
+GEMINI_LOADING = ("Resuming session...",)  # work before it takes input: no turn
 GEMINI = Traits(
     "gemini",
     hooks=False,
@@ -185,10 +186,10 @@ GEMINI = Traits(
             "Waiting for user confirmation",
         ),
         "error": ("[API Error:", "This request failed.", "Usage limit reached for"),
-        "working": ("esc to cancel", "Resuming session..."),
+        "working": ("esc to cancel", *GEMINI_LOADING),
         "idle": ("Type your message", "? for shortcuts"),
         "turn": ("✦ ", "esc to cancel", "Request cancelled"),
-        "loading": ("Resuming session...",),
+        "loading": GEMINI_LOADING,
     },
     conversation_gone=(
         "Error resuming session: Invalid session identifier",
