@@ -119,7 +119,8 @@ def matches(line: str, pattern: str, last: bool) -> bool:
 def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str | None] | None:
     """(kind, reason) from the last non-empty lines, or None when nothing matches. An error
     counts below the last line that shows a turn went on (TURN); its reason is the first line
-    that shows it, as one_line makes it."""
+    that shows it, as one_line makes it. A question's reason is what it asks (its words, else
+    the line that shows it)."""
     lines = [line for line in text.splitlines() if line.strip()]
     last = len(lines) - 1
     for kind in KINDS:
@@ -136,8 +137,19 @@ def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str 
             first = turns[-1] + 1 if turns else first
         for i in range(first, len(lines)):
             if any(matches(lines[i], p, i == last) for p in wanted):
+                if kind == "waiting":
+                    return kind, asked(text) or one_line(lines[i])
                 return kind, one_line(lines[i]) if kind == "error" else None
     return None
+
+
+def asked(screen: str) -> str | None:
+    """The words of the question a waiting screen shows (core/questions.py), or None. Loaded
+    only for a waiting screen: `roost ls`'s fast path stays light for the rest."""
+    from roost.core import questions
+
+    found = questions.read(screen)
+    return found.text if found is not None else None
 
 
 def loading(text: str, patterns: Mapping[str, Sequence[str]]) -> bool:
@@ -178,7 +190,8 @@ def classify(
     spawning: bool = False,
     in_flight: Callable[[], bool] | None = None,
 ) -> tuple[str, str, str | None]:
-    """(status, source, reason); the reason (the CLI's words) comes with an error only.
+    """(status, source, reason); the reason (the CLI's words) comes with an error, and with
+    a question read off the screen (what it asks).
     `base_state` is state.derive's answer (running/stopped/hibernated/failed); `hook` is the
     status the last hook event gave, when it fired, and its reason; `screen` is the pane's text
     when it was captured; `activity` is tmux's last output time of the window; `title` is the

@@ -18,7 +18,7 @@ from roost.core.ids import MINTED as MINTED
 from roost.core.ids import NO_SESSION_ID as NO_SESSION_ID
 
 # The screen patterns' version (shown by `roost doctor`): bump it with any change to them.
-PATTERNS_VERSION = 5
+PATTERNS_VERSION = 6
 
 
 class Traits:
@@ -109,6 +109,9 @@ CLAUDE = Traits(
             "Esc to cancel",
             "Yes, I trust this folder",
             "Enter to confirm",
+            # its start-up questions in a folder or a home it has not seen (2.1.332)
+            "Is this a project you created or one you trust?",
+            "Do you want to use this API key?",
         ),
         "error": ("Resend your message to try again", "Once fixed, resend your message"),
         "working": ("esc to interrupt", "ctrl+c to interrupt"),
@@ -142,6 +145,9 @@ CODEX = Traits(
             "Would you like to make the following edits?",
             "Would you like to grant these permissions?",
             "Press enter to confirm or esc to cancel",
+            # its folder trust in a git checkout it has not seen (every new worktree)
+            "Trust this folder?",
+            "enter continue · esc back",
         ),
         "error": (
             "Reconnecting to server",
@@ -184,6 +190,10 @@ GEMINI = Traits(
             "Do you want to proceed?",
             "Allow once",
             "Waiting for user confirmation",
+            # its folder trust (folderTrust on, the default): the question sits higher than
+            # the window looked at, its first choice does not
+            "Do you trust the files in this folder?",
+            "Trust folder (",
         ),
         "error": ("[API Error:", "This request failed.", "Usage limit reached for"),
         "working": ("esc to cancel", *GEMINI_LOADING),
