@@ -264,7 +264,12 @@ def spawn(
         worktree=worktrees.Ask(branch, base, yes, asking) if worktree else None,
     )
     a = result.agent
-    click.echo(present.spawned(a.name, a.provider, result.pid, a.home, a.launches == 1))
+    if result.question is not None:  # one line: it asks the person first; the prompt waits
+        click.echo(present.waiting_for_you(a.name, result.question, result.prompt))
+    else:
+        click.echo(present.spawned(a.name, a.provider, result.pid, a.home, a.launches == 1))
+        if result.prompt == "held":
+            click.echo(present.prompt_held(a.name))
     if worktree:
         click.echo(f"worktree: {a.cwd}")
 
@@ -911,6 +916,64 @@ def send(name: str, text: str | None, wait: bool, timeout: float, ready_timeout:
         click.echo(result.reply)
     else:
         click.echo(present.delivered(name, result.how))
+
+
+@cli.command()
+@click.argument("name", shell_complete=AGENTS)
+@click.argument("choice", required=False)
+@click.option(
+    "--question",
+    "expect",
+    metavar="ID",
+    help="Answer only this question (the id `roost answer NAME` shows): refused if the agent "
+    "now asks something else.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the question or the outcome as JSON.")
+def answer(name: str, choice: str | None, expect: str | None, as_json: bool) -> None:
+    """Answer agent NAME's question: without CHOICE, show what it asks and its choices.
+
+    CHOICE is a choice's number, y or n, or its words. roost presses it only if the agent still
+    asks that question, waits until the question is gone, says what the agent shows next, and
+    then sends what it held for the agent (a first prompt). Exits 1 when the agent asks
+    nothing, 2 when CHOICE names none of its choices; nothing is pressed then.
+
+    \b
+    Examples:
+      roost answer api-fix                 # what does it ask?
+      roost answer api-fix 2               # "Yes, I trust this folder"
+      roost answer api-fix "yes, i trust"  # the same, by its words
+    """
+    import json
+
+    from roost.ops import answer as answering
+
+    app = _app(name)
+    if choice is None:
+        found = answering.asked(app, name)
+        if as_json:
+            click.echo(json.dumps(present.question_json(name, found.question)))
+        else:
+            click.echo(present.question(name, found.question), nl=False)
+        return
+    done = answering.answer(app, name, choice, expect=expect)
+    went_in = done.held
+    said = present.answered(name, done.choice.label, done.status, done.reason, went_in)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "name": name,
+                    "question": done.question.text,
+                    "choice": {"key": done.choice.key, "label": done.choice.label},
+                    "status": done.status,
+                    "status_reason": done.reason,
+                    "held_delivered": went_in,
+                    "said": said,
+                }
+            )
+        )
+    else:
+        click.echo(said)
 
 
 @cli.command()

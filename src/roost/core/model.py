@@ -64,6 +64,7 @@ JOINED = (
     "orchestration_root_name",
     "worktree_json",
     "usage_json",
+    "held_inputs",
 )
 
 
@@ -114,6 +115,7 @@ class Agent:
         orchestration_root_name: str | None = None,
         worktree_json: str | None = None,
         usage_json: str = "[]",
+        held_inputs: int = 0,
     ) -> None:
         self.id: Final[str] = id  # roost's own UUID: the identity for the agent's whole life
         self.name: Final[str] = name
@@ -174,6 +176,8 @@ class Agent:
         # its token usage per model as JSON [[model, input, output, cache_write, cache_read]]
         # (store/usage.py's totals; issue 23 part 4), read for `ls --json` only
         self.usage_json: Final[str] = usage_json
+        # texts roost holds for it while it asks the person something (store/held.py)
+        self.held_inputs: Final[int] = held_inputs
 
     @property
     def args(self) -> tuple[str, ...]:

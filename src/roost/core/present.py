@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from roost.core.limits import Limit
     from roost.core.observation import Observation
+    from roost.core.questions import Question
 
 # The JSON contract: fields are only ever added, never renamed.
 JSON_FIELDS = (
@@ -49,6 +50,7 @@ JSON_FIELDS = (
     "limit_kind",
     "limit_resets_at",
     "usage",
+    "held_inputs",
 )
 TABLE_REASON = 48  # characters of an error's reason in the table (the JSON has all of it)
 
@@ -98,6 +100,8 @@ def agent_json(
         "limit_resets_at": o.limit.resets_at if o.limit is not None else None,
         # tokens read from its CLI's session files and their estimated cost (issue 23 part 4)
         "usage": usage_json(json.loads(a.usage_json), prices),
+        # texts roost holds for it until it is at its input (a first prompt behind a question)
+        "held_inputs": a.held_inputs,
     }
 
 
@@ -145,13 +149,17 @@ def status_word(o: Observation) -> str:
 
 
 def status_text(o: Observation) -> str:
-    """status_word, with an error's reason (cut short for the table)."""
+    """status_word, with an error's or a question's words (cut short for the table), and how
+    many texts roost holds for it until it is at its input."""
+    said = status_word(o)
     if o.status_reason and o.status != "exited":
         reason = o.status_reason
         if len(reason) > TABLE_REASON:
             reason = reason[: TABLE_REASON - 1] + "…"
-        return f"{o.status}: {reason}"
-    return status_word(o)
+        said = f"{o.status}: {reason}"
+    if o.agent.held_inputs:
+        said += f" [{o.agent.held_inputs} held]"
+    return said
 
 
 def tree_order(found: list[Observation]) -> list[tuple[Observation, int]]:
@@ -221,6 +229,82 @@ def spawned(name: str, provider: str, pid: int | None, home: str, first_start: b
     """
     verb = "spawned" if first_start else "woke"
     return f"{verb} {name} ({provider}, pid {pid}) in home {home}; attach: roost attach {name}"
+
+
+def waiting_for_you(name: str, question: str, prompt: str | None) -> str:
+    """`roost spawn`'s one line when the agent asks the person something first.
+
+    >>> waiting_for_you("wt", "Trust this folder?", "held")  # doctest: +NORMALIZE_WHITESPACE
+    'wt is waiting for you: Trust this folder?; answer it with roost answer wt … or roost
+    attach wt; your prompt is kept and goes in after it'
+    """
+    kept = "; your prompt is kept and goes in after it" if prompt in ("held", "on-argv") else ""
+    return (
+        f"{name} is waiting for you: {question}; answer it with roost answer {name} … "
+        f"or roost attach {name}{kept}"
+    )
+
+
+def prompt_held(name: str) -> str:
+    return (
+        f"{name} is not at its input yet: roost holds your prompt and sends it once it is "
+        f"(roost ls shows it queued)"
+    )
+
+
+def question(name: str, q: Question) -> str:
+    """`roost answer NAME`: what it asks, its choices (the selected one marked), how to answer.
+
+    >>> from roost.core.questions import Choice, Question
+    >>> print(question("cc", Question("Trust?", (Choice("1", "No"), Choice("2", "Yes")), 0)),
+    ...       end="")  # doctest: +ELLIPSIS
+    cc asks: Trust?
+      1. No  (selected)
+      2. Yes
+    answer: roost answer cc CHOICE --question ...
+    """
+    lines = [f"{name} asks: {q.text}"]
+    for i, c in enumerate(q.choices):
+        lines.append(f"  {c.key}. {c.label}" + ("  (selected)" if i == q.selected else ""))
+    lines.append(f"answer: roost answer {name} CHOICE --question {q.fingerprint}")
+    return "\n".join(lines) + "\n"
+
+
+def question_json(name: str, q: Question) -> dict[str, object]:
+    return {
+        "name": name,
+        "question": q.text,
+        "question_id": q.fingerprint,
+        "choices": [
+            {"key": c.key, "label": c.label, "selected": i == q.selected}
+            for i, c in enumerate(q.choices)
+        ],
+    }
+
+
+def answered(
+    name: str, choice: str, status: str, reason: str | None, held_delivered: bool | None
+) -> str:
+    """What `roost answer` did and what the agent shows next.
+
+    >>> answered("cc", "Yes", "idle", None, True)
+    'answered cc: Yes; it is at its input now; its held prompt went in'
+    >>> answered("cc", "Yes", "waiting", "Use this API key?", None)
+    'answered cc: Yes; it now asks: Use this API key? (roost answer cc)'
+    """
+    if status == "waiting":
+        after = f"it now asks: {reason or 'another question'} (roost answer {name})"
+    elif status == "idle":
+        after = "it is at its input now"
+    elif status in ("exited", "stopped", "lost"):
+        after = f"it is {status} now"
+    else:
+        after = f"it is {status}" + (f": {reason}" if reason else "") + " now"
+    if held_delivered is True:
+        after += "; its held prompt went in"
+    elif held_delivered is False:
+        after += "; its held prompt is still held (roost ls shows it)"
+    return f"answered {name}: {choice}; {after}"
 
 
 def woke(name: str, started: bool, pid: int | None, home: str) -> str:

@@ -32,13 +32,14 @@ from roost.core.pane import Pane
 from roost.core.present import command, shell_word
 from roost.core.prompts import prompt_problem
 from roost.core.reconcile import agent_panes, view
-from roost.ops import mcpendpoint
+from roost.ops import held, mcpendpoint, observe
 from roost.ops import worktree as worktrees
 from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
 from roost.ops.learn import apply_hook_log, learn_session_ids
 from roost.providers import base as prov
 from roost.providers import hooks, mcpwire
 from roost.store import agents as agent_rows
+from roost.store import held as held_rows
 from roost.store import hostchildren
 from roost.store import workspace as wsdb
 from roost.store import worktrees as wtdb
@@ -100,6 +101,10 @@ class WakeResult:
     agent: Agent
     started: bool  # False: it was already running
     pid: int | None
+    # A spawn's first prompt: "delivered" (the CLI took it), "held" (roost holds it until the
+    # agent is at its input: ops/held.py), "on-argv" (on its command line: its CLI holds it)
+    prompt: str | None = None
+    question: str | None = None  # what the agent asks the person first, when it does
 
 
 # ---- reading -----------------------------------------------------------------------------
@@ -218,6 +223,8 @@ def spawn(
         # given on its command line, the CLI sends it before its MCP servers connect.
         hold = bool(endpoint) and agent.provider in HOLDS_FIRST_PROMPT
         on_argv = prompt if prompt and not hold and impl.prompt_argv(prompt) is not None else None
+        if prompt and on_argv is None:  # held before the start: never typed into a question
+            held.hold(app, agent, prompt, held_rows.PROMPT)
         argv = impl.start_argv(agent, exe, on_argv, app.paths.home)
         with _failure_recorded(app, agent):
             if first_args is not None:
@@ -225,10 +232,20 @@ def spawn(
             result = _launch(app, agent, argv)
     _check_held(app, result)
     if prompt and on_argv is None:
-        if hold:
-            _await_tools(app, result.agent)
-        _type_prompt(app, result, prompt)
+        told = held.first_prompt(app, result.agent, prompt, wait_for_tools=hold)
+        fate = "delivered" if told.delivered else "held"
+        return dataclasses.replace(result, prompt=fate, question=told.question)
+    if prompt:  # on its command line: the CLI keeps it through its own questions
+        return dataclasses.replace(result, prompt="on-argv", question=_asks(app, result.agent))
     return result
+
+
+def _asks(app: App, agent: Agent) -> str | None:
+    """What the agent asks the person now (its question's words), if it is waiting."""
+    found = next((o for o in observe.refresh(app) if o.agent.id == agent.id), None)
+    if found is None or found.status != "waiting":
+        return None
+    return found.status_reason or "a question on its screen"
 
 
 def split_direction(split: str | None) -> str | None:
@@ -473,17 +490,6 @@ def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
         )
 
 
-def _await_tools(app: App, agent: Agent, timeout: float = 20.0) -> None:
-    """Until the agent's CLI has listed roost's tools on the shared endpoint (this launch's
-    token, mcp/http.py marks it), at most `timeout`: then its first prompt goes anyway."""
-    launch = app.store.launch(agent.id)
-    deadline = app.clock.monotonic() + timeout
-    while launch and app.clock.monotonic() < deadline:
-        if mcpwire.listed(str(app.paths.home), agent.id) == launch[0]:
-            return
-        app.clock.sleep(0.05)
-
-
 def _prepare_mcp(app: App, agent: Agent, wait: bool = False) -> str | None:
     """Give this launch roost's MCP tools (the file its provider wires): the shared endpoint
     when one serves this home now (ops/mcpendpoint.py), else its own `roost mcp`; unless
@@ -666,28 +672,6 @@ def _check_cwd(cwd: str) -> str:
     if not os.path.isdir(path):
         raise RoostError(f"working directory {cwd!r} does not exist", code=2)
     return path
-
-
-def _type_prompt(
-    app: App, result: WakeResult, prompt: str, settle: float = 0.5, timeout: float = 15.0
-) -> None:
-    """For CLIs without a prompt argument: wait until the screen is drawn and still, then paste."""
-    pane = agent_panes(app.tmux.list_panes()).get(result.agent.id)
-    if pane is None:
-        return
-    deadline = app.clock.monotonic() + timeout
-    last, still_since = None, app.clock.monotonic()
-    while app.clock.monotonic() < deadline:
-        screen = app.tmux.capture(pane.pane_id, 50)
-        if screen != last:
-            last, still_since = screen, app.clock.monotonic()
-        elif screen.strip() and app.clock.monotonic() - still_since >= settle:
-            break
-        app.clock.sleep(0.1)
-    app.tmux.paste(pane.pane_id, prompt, f"roost-{result.agent.id}")
-    # CLIs take an Enter that arrives with the paste as a newline
-    app.clock.sleep(prov.get(result.agent.provider).traits.enter_delay)
-    app.tmux.send_enter(pane.pane_id)
 
 
 # ---- kill and rm -------------------------------------------------------------------------

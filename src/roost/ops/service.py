@@ -64,6 +64,7 @@ COMPONENTS: list[str] = [
     "roost.ops.alerts:COMPONENT",  # notifications to the person (issue 21 part 4)
     "roost.ops.resume:COMPONENT",  # resume at a usage limit's reset (issue 23 part 2)
     "roost.ops.budget:COMPONENT",  # budgets at each turn's end (issue 23 part 5, branch usage)
+    "roost.ops.held:COMPONENT",  # texts held behind an agent's question (issue 34)
     "roost.web.component:COMPONENT",  # roost web, when [web] enabled = true (issue 25)
     "roost.ops.hostchildren:COMPONENT",  # children on hosts: their turns' ends (issue 24 part 4)
 ]

@@ -419,6 +419,23 @@ CREATE TABLE host_cursors (
 );
 """
 
+# Texts roost typed on its own and holds while the agent asks the person something (issue 34,
+# store/held.py): a first prompt, a send that waits for an answer. Delivered once, in order.
+HELD_INPUTS = """
+CREATE TABLE held_inputs (
+    id INTEGER PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    text TEXT NOT NULL,
+    origin TEXT NOT NULL,          -- prompt (a spawn's first prompt), send
+    why TEXT,                      -- the question it waits behind, when one was seen
+    held_at TEXT NOT NULL,
+    tries INTEGER NOT NULL DEFAULT 0,
+    delivered_at TEXT,
+    how TEXT                       -- what confirmed its delivery
+);
+CREATE INDEX held_inputs_pending ON held_inputs (agent_id, id) WHERE delivered_at IS NULL;
+"""
+
 
 Step = str | Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Step | list[Step]] = [
@@ -438,6 +455,7 @@ MIGRATIONS: list[Step | list[Step]] = [
     USAGE,  # issue 23 parts 4, 5 (branch usage): store/usage.py
     HOSTS,  # issue 24 (branch hosts): store/hosts.py
     HOST_CHILDREN,  # issue 24 part 4 (branch hostchild): store/hostchildren.py
+    HELD_INPUTS,  # issue 34: store/held.py
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -62,6 +62,8 @@ __all__ = [
 ]
 
 MIN_VERSION = (3, 2)  # extended-keys, attach -f, source-file -q: all there since 3.2
+# The named keys a dialog is answered with (core/questions.py); any other key is typed literally.
+DIALOG_KEYS = ("Up", "Down", "Enter")
 HISTORY_LIMIT = 10_000  # lines a pane keeps: `roost capture --lines` accepts as many
 HOME_SIZE = ("200", "50")  # a window nobody looks at: wide enough for an agent CLI to draw
 PREFIX = "C-a"  # roost's prefix: not the C-b of the user's own tmux around it
@@ -648,7 +650,10 @@ class Tmux:
         return self.run("capture-pane", "-p", "-e", "-t", pane_id)
 
     def press(self, pane_id: str, key: str) -> None:
-        self.run("send-keys", "-t", pane_id, "-l", key)
+        if key in DIALOG_KEYS:  # a key's name (Up, Down, Enter), never a user's text
+            self.run("send-keys", "-t", pane_id, key)
+        else:
+            self.run("send-keys", "-t", pane_id, "-l", key)
 
     # ---- clients and views ------------------------------------------------------------------
     def attach_argv(self, target: str) -> list[str]:

@@ -116,7 +116,8 @@ class TmuxClient(Protocol):
         ...
 
     def press(self, pane_id: str, key: str) -> None:
-        """Type one key, literally (a dialog's choice: core/web.py's, never a browser's text)."""
+        """Press one key of a dialog's answer (core/questions.py's keys, never a person's text):
+        a named key (Up, Down, Enter: tmux.client.DIALOG_KEYS) or one character, literally."""
         ...
 
     # ---- clients and views ------------------------------------------------------------------

@@ -1,0 +1,248 @@
+"""Texts held while an agent asks the person something (issue 34): nothing roost types on its
+own goes into a question. A spawn's first prompt is stored here before the agent starts
+(intent before effect); `first_prompt` watches the start and delivers it when the CLI is at
+its input, or leaves it held when the CLI asks something first (a folder's trust, aider's
+.gitignore question, an API key) or is not up in time. `deliver` gives an agent its held
+texts, oldest first, each through `ops/send` (confirmed, never into a draft or a question):
+`roost answer` calls it once the question is gone, and the roost service's `held` component
+at each of the agent's returns to idle, so a held text goes in once, whoever gets there first
+(a lock per agent, and each row marked delivered once)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from roost.core import status as rules
+from roost.core.errors import RoostError, StartFailed
+from roost.core.model import Agent
+from roost.core.observation import Observation
+from roost.ops import observe
+from roost.ops.context import App
+from roost.ops.service import Component
+from roost.providers import mcpwire, traits
+from roost.store import events
+from roost.store import held as rows
+from roost.system import locks
+
+TOOLS_WAIT = 20.0  # seconds a first prompt waits for the CLI to list roost's MCP tools
+SEND_TIMEOUT = 60.0  # seconds one held text's send may take
+
+
+@dataclass(frozen=True, slots=True)
+class FirstPrompt:
+    """What became of a spawn's first prompt."""
+
+    delivered: bool  # the CLI took it (confirmed)
+    question: str | None = None  # held: the agent asks the person this first
+    how: str | None = None  # what confirmed it, or why it is still held
+
+
+def hold(app: App, agent: Agent, text: str, origin: str, why: str | None = None) -> int:
+    with app.store.write() as c:
+        held_id = rows.hold(c, agent.id, text, origin, app.store.now_iso(), why)
+        events.append(
+            c,
+            agent.id,
+            agent.name,
+            app.store.now_iso(),
+            "input-held",
+            {"origin": origin, "chars": len(text), **({"question": why} if why else {})},
+        )
+    return held_id
+
+
+def pending(app: App, agent: Agent) -> list[rows.Held]:
+    return rows.pending(app.store.conn, agent.id)
+
+
+def _look(app: App, agent: Agent) -> Observation | None:
+    return next((o for o in observe.refresh(app) if o.agent.id == agent.id), None)
+
+
+def first_prompt(app: App, agent: Agent, text: str, wait_for_tools: bool) -> FirstPrompt:
+    """Watch a start whose first prompt is held (`hold` was called before it started): deliver
+    it once the CLI is idle at its input (and, with `wait_for_tools`, has listed roost's MCP
+    tools, at most TOOLS_WAIT s); leave it held when the CLI asks a question first, or is not
+    up within its start window. A start that dies raises StartFailed; the prompt stays held."""
+    window = rules.start_window(traits.of(agent.provider).start_time)
+    deadline = app.clock.monotonic() + window
+    tools_until: float | None = None
+    while True:
+        found = _look(app, agent)
+        if found is None or not found.alive:
+            died = app.store.get_by_id(agent.id)
+            reason = died.last_error if died is not None and died.last_error else "it exited"
+            raise StartFailed(f"{agent.name}: its start failed: {reason}")
+        if found.status == "waiting":
+            asked = found.status_reason or "a question on its screen"
+            with app.store.write() as c:
+                rows.waiting_behind(c, agent.id, asked)
+            return FirstPrompt(False, question=asked, how="held")
+        now = app.clock.monotonic()
+        if found.status == "idle":
+            if wait_for_tools and not _tools_listed(app, agent):
+                tools_until = tools_until or now + TOOLS_WAIT
+                if now < tools_until:
+                    app.clock.sleep(0.1)
+                    continue
+            told = deliver(app, agent)
+            if told is not None:
+                return FirstPrompt(told.delivered, how=told.how, question=told.question)
+        if now >= deadline:
+            return FirstPrompt(False, how="not at its input yet: held until it is")
+        app.clock.sleep(0.2)
+
+
+def _tools_listed(app: App, agent: Agent) -> bool:
+    launch = app.store.launch(agent.id)
+    return launch is None or mcpwire.listed(str(app.paths.home), agent.id) == launch[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Told:
+    delivered: bool  # every held text went in
+    how: str | None = None
+    question: str | None = None  # what it asks now, when that stopped the delivery
+
+
+def deliver(app: App, agent: Agent) -> Told | None:
+    """Give the agent its held texts, oldest first, while it is idle; None when it has none.
+    Each goes through ops/send (its readiness check, draft refusal and confirmation); one that
+    is not delivered stays held, and so do those after it."""
+    from roost.ops import send
+
+    with locks.hold(app.paths.locks, f"{agent.name}.held", timeout=SEND_TIMEOUT * 2):
+        waiting = pending(app, agent)
+        if not waiting:
+            return None
+        how = None
+        for item in waiting:
+            found = _look(app, agent)
+            if found is None or not found.alive or found.status != "idle":
+                asked = found.status_reason if found and found.status == "waiting" else None
+                if asked:
+                    with app.store.write() as c:
+                        rows.waiting_behind(c, agent.id, asked)
+                return Told(False, "not at its input", asked)
+            try:
+                sent = send.send(app, agent.name, item.text, timeout=SEND_TIMEOUT)
+            except RoostError as exc:
+                sent = None
+                how = str(exc)
+            if sent is None or not sent.delivered:
+                with app.store.write() as c:
+                    rows.tried(c, item.id)
+                return Told(False, sent.how if sent is not None else how)
+            how = sent.how
+            with app.store.write() as c:
+                if rows.delivered(c, item.id, app.store.now_iso(), sent.how):
+                    events.append(
+                        c,
+                        agent.id,
+                        agent.name,
+                        app.store.now_iso(),
+                        "input-delivered",
+                        {"origin": item.origin, "chars": len(item.text), "confirmed_by": how},
+                    )
+        return Told(True, how)
+
+
+def deliver_ready(app: App, agent_ids: set[str] | None = None) -> list[str]:
+    """Deliver to every agent with held texts that is idle now (or to those of `agent_ids`);
+    the names of those that took them."""
+    with app.store.write() as c:
+        owners = list(dict.fromkeys(h.agent_id for h in rows.pending(c)))
+    told = []
+    for agent_id in owners:
+        if agent_ids is not None and agent_id not in agent_ids:
+            continue
+        agent = app.store.get_by_id(agent_id)
+        if agent is None:
+            continue
+        result = deliver(app, agent)
+        if result is not None and result.delivered:
+            told.append(agent.name)
+    return told
+
+
+# ---- the service's component: at each return to idle ------------------------------------
+class _Due:
+    """Agents whose held texts may go in now, for the component's thread."""
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+        self.cond = threading.Condition()
+        self.stopping = False
+
+    def add(self, ids: set[str]) -> None:
+        with self.cond:
+            self.ids |= ids
+            self.cond.notify()
+
+    def take(self) -> set[str] | None:
+        with self.cond:
+            while not self.ids and not self.stopping:
+                self.cond.wait()
+            if self.stopping:
+                return None
+            taken, self.ids = self.ids, set()
+            return taken
+
+    def stop(self) -> None:
+        with self.cond:
+            self.stopping = True
+            self.cond.notify()
+
+
+_due = _Due()
+
+
+def _on_events(app: App, batch: list[dict[str, object]]) -> None:
+    """An agent back at its input (its status idle) may take what is held for it; the sends
+    run on the component's own thread, so the service's other components are not held up."""
+    idle = {
+        str(e["agent_id"])
+        for e in batch
+        if e.get("kind") == "status" and e.get("status") == "idle" and e.get("agent_id")
+    }
+    if idle:
+        _due.add(idle)
+
+
+def _start(app: App) -> Callable[[], None]:
+    """The deliveries run in a thread of their own, on a store connection of its own (SQLite
+    connections stay in their thread); its first pass delivers what was held while no service
+    ran."""
+    from roost.ops.service import say
+
+    app.close()
+    _due.stopping = False
+
+    def run() -> None:
+        mine = app.with_own_store()
+        try:
+            due: set[str] | None = None  # the first pass: every agent
+            while True:
+                try:
+                    deliver_ready(mine, due)
+                except Exception as exc:  # noqa: BLE001 - the next idle tries again
+                    say(f"held: a delivery failed: {type(exc).__name__}: {exc}")
+                due = _due.take()
+                if due is None:
+                    return
+        finally:
+            mine.close()
+
+    thread = threading.Thread(target=run, name="roost-held", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        _due.stop()
+        thread.join(5)
+
+    return stop
+
+
+COMPONENT = Component(name="held", start=_start, on_events=_on_events)

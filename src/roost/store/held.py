@@ -1,0 +1,67 @@
+"""Texts roost holds for an agent while it asks the person something (issue 34): a spawn's
+first prompt, a send that waits for an answer. Nothing roost types on its own goes into a
+question; what would have is kept here, durably, and delivered once, oldest first, when the
+agent is at its input again (ops/held.py). Functions taking a connection run inside the
+caller's `store.write()` transaction (or read on the store's connection)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+PROMPT, SEND = "prompt", "send"
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    id: int
+    agent_id: str
+    text: str
+    origin: str  # PROMPT or SEND
+    why: str | None  # the question it waits behind
+    held_at: str
+    tries: int
+
+
+_COLUMNS = "id, agent_id, text, origin, why, held_at, tries"
+
+
+def hold(
+    c: sqlite3.Connection, agent_id: str, text: str, origin: str, at: str, why: str | None = None
+) -> int:
+    cursor = c.execute(
+        "INSERT INTO held_inputs (agent_id, text, origin, why, held_at) VALUES (?, ?, ?, ?, ?)",
+        (agent_id, text, origin, why, at),
+    )
+    return int(cursor.lastrowid or 0)
+
+
+def pending(c: sqlite3.Connection, agent_id: str | None = None) -> list[Held]:
+    """What waits, oldest first (one agent's, or every agent's)."""
+    where, params = ("AND agent_id = ?", (agent_id,)) if agent_id else ("", ())
+    rows = c.execute(
+        f"SELECT {_COLUMNS} FROM held_inputs WHERE delivered_at IS NULL {where} ORDER BY id",
+        params,
+    )
+    return [Held(*r) for r in rows]
+
+
+def waiting_behind(c: sqlite3.Connection, agent_id: str, why: str) -> None:
+    """Note the question its held texts wait behind (ls and the events say why)."""
+    c.execute(
+        "UPDATE held_inputs SET why = ? WHERE agent_id = ? AND delivered_at IS NULL",
+        (why, agent_id),
+    )
+
+
+def tried(c: sqlite3.Connection, held_id: int) -> None:
+    c.execute("UPDATE held_inputs SET tries = tries + 1 WHERE id = ?", (held_id,))
+
+
+def delivered(c: sqlite3.Connection, held_id: int, at: str, how: str) -> bool:
+    """Mark it delivered; False when another delivery marked it first."""
+    cursor = c.execute(
+        "UPDATE held_inputs SET delivered_at = ?, how = ? WHERE id = ? AND delivered_at IS NULL",
+        (at, how, held_id),
+    )
+    return cursor.rowcount == 1
