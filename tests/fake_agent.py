@@ -1125,6 +1125,9 @@ class Keyboard:
         if len(self.buf) < 2:
             self.buf = ""
             return Key("esc")
+        if self.buf[1] == "O" and len(self.buf) >= 3 and self.buf[2] in "AB":
+            key, self.buf = self.buf[2], self.buf[3:]  # an arrow in application cursor mode
+            return Key("up" if key == "A" else "down")
         if self.buf[1] != "[":
             self.buf = self.buf[2:]  # Alt+key: ignore
             return None
@@ -1137,7 +1140,9 @@ class Keyboard:
             return self.read_paste()
         if seq in ("\x1b[I", "\x1b[O"):  # the terminal gained / lost focus
             return Key("focus_in" if seq == "\x1b[I" else "focus_out")
-        return None  # arrows...: not needed by the fake
+        if seq in ("\x1b[A", "\x1b[B"):  # Up, Down: move a dialog's selection
+            return Key("up" if seq == "\x1b[A" else "down")
+        return None  # other keys: not needed by the fake
 
     def read_paste(self) -> Key:
         end = "\x1b[201~"
@@ -1252,6 +1257,31 @@ CUES = {
         "authenticate you. Check your API key.",
     ),
 }
+
+
+_CHOICE = re.compile(r"^(\s*)([❯●›]\s)?(\d\.\s.*)$")
+
+
+def _choice_rows(dialog: str) -> list[int]:
+    """The indexes of a dialog's numbered rows."""
+    return [i for i, line in enumerate(dialog.split("\n")) if _CHOICE.match(line)]
+
+
+def _with_selection(dialog: str, selected: int) -> str:
+    """The dialog with its marker on choice `selected`: the numbers stay in their column, the
+    marker (its first row's) goes in front of the selected one."""
+    lines = dialog.split("\n")
+    rows = _choice_rows(dialog)
+    marker = next((m.group(2) for i in rows if (m := _CHOICE.match(lines[i])) and m.group(2)), "❯ ")
+    column = max(
+        len(m.group(1) + (m.group(2) or "")) for i in rows if (m := _CHOICE.match(lines[i]))
+    )
+    for n, i in enumerate(rows):
+        m = _CHOICE.match(lines[i])
+        assert m is not None
+        lead = marker.rjust(column) if n == selected else " " * column
+        lines[i] = lead + m.group(3)
+    return "\n".join(lines)
 
 
 class Exit(Exception):
@@ -1593,11 +1623,22 @@ class Agent:
             message="Claude needs your permission to use Bash",
         )
         answer = None
+        selected = 0  # as the real CLIs: Up and Down move the marker, Enter takes its choice
         while answer is None:
             key = self.next_key()
             if key is None:
                 continue
-            if (key.kind == "text" and key.text[:1] in "1y") or key.kind == "enter":
+            if key.kind in ("up", "down") and _choice_rows(self.cues.ask):
+                rows = len(_choice_rows(self.cues.ask))
+                moved = max(0, min(rows - 1, selected + (1 if key.kind == "down" else -1)))
+                if moved != selected:
+                    selected = moved
+                    self.screen.erase_lines(self.cues.ask.count("\n") + 1)
+                    self.screen.write(_with_selection(self.cues.ask, selected))
+                continue
+            if key.kind == "enter" and selected > 0:
+                answer = "denied"
+            elif (key.kind == "text" and key.text[:1] in "1y") or key.kind == "enter":
                 answer = "approved"
             elif (key.kind == "text" and key.text[:1] in "2n") or key.kind in (
                 "esc",

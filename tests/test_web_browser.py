@@ -87,7 +87,7 @@ def test_fleet_page_shows_a_status_change_live_and_notifies(world: Env) -> None:
         shot(driver, "web-fleet.png")
 
 
-def test_agent_page_sends_with_receipt_and_presses_a_dialog_choice(world: Env) -> None:
+def test_agent_page_sends_with_receipt_and_answers_a_question(world: Env) -> None:
     spawn(world, "api")
     world.wait_status("api", "idle")
     with running(world) as web, chromium(world.tmp, 900, 900) as driver:
@@ -103,8 +103,12 @@ def test_agent_page_sends_with_receipt_and_presses_a_dialog_choice(world: Env) -
         choices = "return [...document.querySelectorAll('button.choice')].map(b => b.textContent)"
         wait(driver, lambda d: d.execute_script(choices) == ["1. Yes", "2. No"])
         shot(driver, "web-agent.png")
+        asked = "return document.querySelector('#choices .question').textContent"
+        assert driver.execute_script(asked) == "Do you want to proceed?"
         driver.find_element(By.CSS_SELECTOR, 'button.choice[data-key="1"]').click()
-        wait(driver, lambda d: d.find_element(By.ID, "receipt").text == "pressed Yes")
+        wait(
+            driver, lambda d: d.find_element(By.ID, "receipt").text.startswith("answered api: Yes")
+        )
         wait(driver, lambda d: d.execute_script(choices) == [])
         world.wait_for(lambda: "Do you want to proceed?" not in world.screen(world.pane_of("api")))
         wait(driver, lambda d: "Do you want" not in d.find_element(By.ID, "screen").text)

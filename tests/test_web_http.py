@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import stat
 
@@ -119,23 +120,30 @@ def test_a_token_file_others_may_read_is_refused(world: Env) -> None:
     assert len(refused.stderr.strip().splitlines()) == 1
 
 
-def test_a_dialog_takes_only_its_own_choices(world: Env) -> None:
+def test_a_question_takes_only_its_own_choices_and_only_while_it_asks(world: Env) -> None:
     spawn(world, "api")
     world.wait_status("api", "idle")
     with running(world) as web:
         me = Client(web)
         me.login()
-        status, body = me.post("/a/api/press", {"key": "1"})
+        status, body = me.post("/a/api/answer", {"choice": "1", "question": "x"})
         assert status == 400 and "not waiting" in str(body["error"])
         world.type(world.pane_of("api"), "ask")
         world.wait_status("api", "waiting")
-        for key in ("3", "\x1b[A", "1\n", 1):
-            status, body = me.post("/a/api/press", {"key": key})
-            assert status == 400 and "no such choice" in str(body["error"]), key
+        page = me.request("GET", "/a/api")[2]
+        qid = re.search(r'data-question="([0-9a-f]{16})"', page)
+        assert qid is not None and "Do you want to proceed?" in page
+        for choice in ("3", "\x1b[A", "1\n", 1, None):
+            status, body = me.post("/a/api/answer", {"choice": choice, "question": qid[1]})
+            assert status == 400, choice
+        status, body = me.post("/a/api/answer", {"choice": "2", "question": "0" * 16})
+        assert status == 400 and "changed since it was shown" in str(body["error"])
         assert "Do you want to proceed?" in world.screen(world.pane_of("api"))
-        status, body = me.post("/a/api/press", {"key": "2"})
-        assert status == 200 and body == {"pressed": "No"}
+        status, body = me.post("/a/api/answer", {"choice": "2", "question": qid[1]})
+        assert status == 200 and body["answered"] == "No", body
+        assert str(body["receipt"]).startswith("answered api: No;")
         wait_until(lambda: "Do you want to proceed?" not in world.screen(world.pane_of("api")))
+        assert "denied" in world.screen(world.pane_of("api"))  # Down, then Enter: "No"
 
 
 def free_port() -> int:

@@ -1,5 +1,5 @@
-"""roost web's pure decisions (core/web.py): what a screen becomes in HTML, which dialog keys
-exist, the fleet's order, which requests are the server's own."""
+"""roost web's pure decisions (core/web.py): what a screen becomes in HTML, the fleet's order,
+which requests are the server's own."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import pytest
 
 from roost.core.errors import RoostError
 from roost.core.web import (
-    Choice,
     check_bind,
-    dialog_choices,
     fleet_groups,
     host_allowed,
     same_origin,
@@ -34,29 +32,6 @@ from roost.core.web import (
 )
 def test_screen_html(screen: str, html: str) -> None:
     assert screen_html(screen) == html
-
-
-@pytest.mark.parametrize(
-    ("screen", "keys"),
-    [
-        ("Do you want to proceed?\n❯ 1. Yes\n  2. No\nEsc to cancel", ["1", "2"]),
-        # Gemini's, three choices; an older numbered list above it is not the dialog's
-        (
-            "1. old item\n2. old\nAllow execution of [Shell]?\n● 1. Allow once\n"
-            "  2. Allow for this session\n  3. No, suggest changes (esc)",
-            ["1", "2", "3"],
-        ),
-        ("Run shell command? (Y)es/(N)o [Yes]: ", ["y", "n"]),
-        ("❯ hello\n● echo: hello\n❯ ", []),
-    ],
-)
-def test_dialog_choices(screen: str, keys: list[str]) -> None:
-    assert [c.key for c in dialog_choices(screen)] == keys
-
-
-def test_dialog_labels_are_the_clis_words() -> None:
-    found = dialog_choices("Allow?\n● 1. Allow once\n  2. No, suggest changes (esc)")
-    assert found == [Choice("1", "Allow once"), Choice("2", "No, suggest changes (esc)")]
 
 
 def test_fleet_puts_who_needs_you_first_then_tabs_parked_buried() -> None:
@@ -121,5 +96,5 @@ def test_usage_where_known_on_the_fleet_and_agent_pages() -> None:
     row = {"name": "a", "id": "1", "provider": "claude", "placement": "tile", "tab": "main"}
     assert "12.3k tokens" in fleet_section([{**row, "status": "idle", "usage": used}])
     assert "tokens" not in fleet_section([{**row, "status": "idle", "usage": None}])
-    page = agent({**row, "status": "idle", "usage": used}, "", [], [], "csrf")
+    page = agent({**row, "status": "idle", "usage": used}, "", None, [], "csrf")
     assert "<dt>usage</dt><dd>12.3k tokens · ~$0.04 (est.)</dd>" in page

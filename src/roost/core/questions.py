@@ -65,16 +65,19 @@ class Question:
         >>> q = Question("Trust?", (Choice("1", "No, exit"), Choice("2", "Yes, I trust this")))
         >>> q.find("2").label, q.find("yes, i trust this").key, q.find("Yes").key
         ('Yes, I trust this', '2', '2')
-        >>> q.find("3"), q.find("")
-        (None, None)
+        >>> q.find("3"), q.find(""), q.find("2\\n")
+        (None, None, None)
         """
-        wanted = " ".join(wanted.split()).casefold()
-        if not wanted:
+        for c in self.choices:
+            if wanted.casefold() == c.key.casefold():  # a key exactly: "1\n" names none
+                return c
+        words = " ".join(wanted.split()).casefold()
+        if not words or words.isdigit():
             return None
         for c in self.choices:
-            if wanted in (c.key.casefold(), c.label.casefold()):
+            if words == c.label.casefold():
                 return c
-        starts = [c for c in self.choices if c.label.casefold().startswith(wanted)]
+        starts = [c for c in self.choices if c.label.casefold().startswith(words)]
         return starts[0] if len(starts) == 1 else None
 
     def keys_for(self, choice: Choice) -> list[str]:

@@ -229,42 +229,6 @@ def _run(chunk: str, pen: _Pen) -> str:
     return f'<span style="{style}">{chunk}</span>' if style and chunk else chunk
 
 
-# ---- a waiting dialog's choices ---------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Choice:
-    key: str  # what the CLI's own dialog takes: the choice's digit, or y / n
-    label: str
-
-
-_NUMBERED = re.compile(r"^\s*(?:[❯›>●•]\s*)?([1-9])[.)]\s+(\S.*?)\s*$")
-_YES_NO = re.compile(r"\(Y\)es/\(N\)o")
-DIALOG_LINES = 20  # a dialog sits in the screen's last lines
-
-
-def dialog_choices(screen: str) -> list[Choice]:
-    """The choices of the dialog at the bottom of a screen, as its CLI draws them: a numbered
-    list (Claude Code, Codex and Gemini: "❯ 1. Yes", "  2. No", each taking its digit) or
-    aider's "(Y)es/(N)o" (taking y or n). Only the last dialog's, one per key.
-
-    >>> dialog_choices("Do you want to proceed?\\n❯ 1. Yes\\n  2. No\\nEsc to cancel")
-    [Choice(key='1', label='Yes'), Choice(key='2', label='No')]
-    >>> dialog_choices("Run shell command? (Y)es/(N)o [Yes]: ")
-    [Choice(key='y', label='Yes'), Choice(key='n', label='No')]
-    """
-    lines = [line.rstrip() for line in screen.rstrip("\n").split("\n")][-DIALOG_LINES:]
-    if lines and _YES_NO.search(lines[-1]):
-        return [Choice("y", "Yes"), Choice("n", "No")]
-    found: dict[str, Choice] = {}
-    for line in lines:
-        m = _NUMBERED.match(line)
-        if m is None:
-            continue
-        if m.group(1) == "1":
-            found = {}  # a new list starts: only the last one is the open dialog
-        found[m.group(1)] = Choice(m.group(1), m.group(2))
-    return list(found.values())
-
-
 # ---- the fleet page ---------------------------------------------------------------------------
 NEEDS_YOU = ("waiting", "error", "limited", "failed", "crashed")
 

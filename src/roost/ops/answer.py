@@ -134,7 +134,7 @@ def _press(app: App, name: str, pane: str, q: Question, choice: Choice) -> None:
         return
     target = q.choices.index(choice)
     for _ in range(MOVE_TRIES * max(1, len(q.choices))):
-        now = questions.read(app.tmux.capture(pane, SCREEN_LINES))
+        now = _on_screen(app, pane)
         if now is None or now.fingerprint != q.fingerprint:
             raise RoostError(f"{name}'s question changed while roost answered it: attach {name}")
         if now.selected == target:
@@ -146,6 +146,17 @@ def _press(app: App, name: str, pane: str, q: Question, choice: Choice) -> None:
     raise RoostError(
         f"{name}'s question did not take the keys that move its selection: roost attach {name}"
     )
+
+
+def _on_screen(app: App, pane: str) -> Question | None:
+    """The question on the screen now; a screen caught between two frames of a redraw (the
+    list erased, not drawn yet) is looked at again, for at most MOVE_WAIT s."""
+    deadline = app.clock.monotonic() + MOVE_WAIT
+    while True:
+        found = questions.read(app.tmux.capture(pane, SCREEN_LINES))
+        if found is not None or app.clock.monotonic() >= deadline:
+            return found
+        app.clock.sleep(0.05)
 
 
 def _wait_moved(app: App, pane: str, q: Question, was: int | None) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from roost.core import present
+from roost.core import present, questions
 from roost.core import web as rules
 from roost.core.errors import RoostError
 from roost.core.names import check_name
+from roost.core.questions import Question
+from roost.ops import answer as answering
 from roost.ops import lifecycle
 from roost.ops import send as sending
 from roost.ops import workspace as wsops
@@ -35,11 +37,13 @@ def agent(app: App, name: str) -> tuple[dict[str, object], str]:
     return present.agent_json(found), rules.trim_screen(screen)
 
 
-def choices(row: dict[str, object], screen: str) -> list[rules.Choice]:
-    """A waiting agent's dialog choices (none for any other status)."""
+def question(row: dict[str, object], screen: str) -> Question | None:
+    """A waiting agent's question, its choices read off its screen (core/questions.py): Claude
+    Code's unnumbered "❯ No, exit / Yes, I trust this folder" as well as numbered dialogs and
+    aider's (Y)es/(N)o. None for any other status."""
     if row.get("status") != "waiting":
-        return []
-    return rules.dialog_choices(rules.strip_escapes(screen))
+        return None
+    return questions.read(rules.strip_escapes(screen))
 
 
 def act(app: App, name: str, action: str, body: dict[str, Any]) -> dict[str, object]:
@@ -55,8 +59,13 @@ def act(app: App, name: str, action: str, body: dict[str, Any]) -> dict[str, obj
             "receipt": receipt or present.not_delivered(name, sent.how),
             "note": sent.note,
         }
-    if action == "press":
-        return {"pressed": press(app, name, body.get("key"))}
+    if action == "answer":
+        choice, expect = body.get("choice"), body.get("question")
+        if not isinstance(choice, str) or not isinstance(expect, str):
+            raise RoostError("an answer names a choice and the question it answers")
+        done = answering.answer(app, name, choice, expect=expect)
+        said = present.answered(name, done.choice.label, done.status, done.reason, done.held)
+        return {"answered": done.choice.label, "status": done.status, "receipt": said}
     if action == "wake":
         woke = lifecycle.wake(app, name)
         return {"receipt": present.woke(name, woke.started, woke.pid, woke.agent.home)}
@@ -72,17 +81,3 @@ def act(app: App, name: str, action: str, body: dict[str, Any]) -> dict[str, obj
         was = placed.was if placed.moved else None
         return {"receipt": present.placed(name, tab, placed.result.pid, was)}
     raise RoostError(f"no such action: {action[:40]!r}")
-
-
-def press(app: App, name: str, key: object) -> str:
-    """Press one of the waiting dialog's own choices, read from its screen now: a key the
-    dialog does not offer (or a dialog gone meanwhile) is refused, never typed."""
-    found = lifecycle.find_view(app, name)
-    if found.pane is None or found.status != "waiting":
-        raise RoostError(f"{name} is not waiting at a dialog")
-    screen = app.tmux.capture(found.pane.pane_id, rules.DIALOG_LINES)
-    offered = {c.key: c for c in rules.dialog_choices(screen)}
-    if not isinstance(key, str) or key not in offered:
-        raise RoostError(f"{name}'s dialog offers no such choice")
-    app.tmux.press(found.pane.pane_id, key)
-    return offered[key].label

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from roost.core import web as rules
 from roost.core.alerts import edge_of
 from roost.core.errors import RoostError
+from roost.core.questions import Question
 from roost.ops import stream
 from roost.ops.context import open_app
 from roost.tmux.protocol import TmuxError
@@ -98,9 +99,17 @@ async def live(request: Request, name: str, call: Callable[..., Any]) -> AsyncIt
         now = {
             "screen": rules.screen_html(screen),
             "status": row.get("status"),
-            "choices": [[c.key, c.label] for c in actions.choices(row, screen)],
+            "question": question_json(actions.question(row, screen)),
         }
         if now != last:
             yield _sse_line(now)
             last = now
         await asyncio.sleep(SCREEN_EVERY)
+
+
+def question_json(q: Question | None) -> dict[str, object] | None:
+    """A waiting agent's question for its page: its words, its id (the page answers only
+    that question), its choices as [key, label] pairs."""
+    if q is None:
+        return None
+    return {"text": q.text, "id": q.fingerprint, "choices": [[c.key, c.label] for c in q.choices]}

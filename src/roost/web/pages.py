@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from html import escape
 
 from roost.core.fleet import LOCAL, HostView
-from roost.core.web import Choice, fleet_groups, usage_text
+from roost.core.questions import Question
+from roost.core.web import fleet_groups, usage_text
 
 
 def _page(title: str, csrf: str, body: str, script_data: Mapping[str, object]) -> str:
@@ -100,18 +101,24 @@ def fleet(rows: Sequence[Mapping[str, object]], csrf: str, hosts: Sequence[HostV
     return _page("Fleet", csrf, body, {"page": "fleet"})
 
 
-def choices_html(choices: Sequence[Choice]) -> str:
-    return "".join(
-        f'<button type="button" class="choice" data-key="{escape(c.key, quote=True)}">'
-        f"{escape(c.key)}. {escape(c.label)}</button>"
-        for c in choices
+def question_html(q: Question | None) -> str:
+    """A waiting agent's question and a button per choice; each button answers only this
+    question (its id), whatever the screen shows by the time it is pressed."""
+    if q is None:
+        return ""
+    qid = escape(q.fingerprint, quote=True)
+    buttons = "".join(
+        f'<button type="button" class="choice" data-key="{escape(c.key, quote=True)}" '
+        f'data-question="{qid}">{escape(c.key)}. {escape(c.label)}</button>'
+        for c in q.choices
     )
+    return f'<p class="question">{escape(q.text)}</p>{buttons}'
 
 
 def agent(
     a: Mapping[str, object],
     screen: str,
-    choices: Sequence[Choice],
+    asked: Question | None,
     tabs: Sequence[str],
     csrf: str,
 ) -> str:
@@ -138,7 +145,7 @@ def agent(
 <div class="agent-head"><h1>{escape(name)}</h1>{badge(a.get("status"))}
 <a class="term-link" href="/a/{q}/term">terminal</a></div>
 <pre id="screen" class="screen">{screen}</pre>
-<div id="choices" class="choices">{choices_html(choices)}</div>
+<div id="choices" class="choices">{question_html(asked)}</div>
 <form id="send" class="send"><textarea name="text" rows="2" placeholder="Message to {q}"
 ></textarea><button type="submit">Send</button></form>
 <p id="receipt" class="receipt" role="status"></p>

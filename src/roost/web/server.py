@@ -193,9 +193,9 @@ def build(config: Config) -> Starlette:
         except (RoostError, TmuxError) as exc:
             return HTMLResponse(pages.message("Not found", str(exc)), status_code=404)
         html_screen = rules.screen_html(screen)
-        choices = actions.choices(row, screen)
+        asked = actions.question(row, screen)
         tabs = await call(actions.tab_names)
-        return HTMLResponse(pages.agent(row, html_screen, choices, tabs, found.csrf))
+        return HTMLResponse(pages.agent(row, html_screen, asked, tabs, found.csrf))
 
     async def agent_live(request: Request) -> Response:
         found = _guard(request)

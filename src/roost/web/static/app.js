@@ -59,17 +59,28 @@ function agentPage() {
   const badge = document.querySelector(".agent-head [data-badge]");
   const base = "/a/" + encodeURIComponent(data.name);
   const show = (text, bad) => { receipt.textContent = text; receipt.className = "receipt" + (bad ? " bad" : ""); };
-  const drawChoices = (list) => {
-    choices.replaceChildren(...list.map(([key, label]) => {
-      const b = document.createElement("button");
-      b.type = "button"; b.className = "choice"; b.dataset.key = key; b.textContent = key + ". " + label;
-      return b;
-    }));
+  const drawChoices = (asked) => {
+    // a waiting agent's question and a button per choice; each answers only that question
+    const parts = [];
+    if (asked) {
+      const p = document.createElement("p");
+      p.className = "question"; p.textContent = asked.text;
+      parts.push(p);
+      for (const [key, label] of asked.choices) {
+        const b = document.createElement("button");
+        b.type = "button"; b.className = "choice"; b.dataset.key = key; b.dataset.question = asked.id;
+        b.textContent = key + ". " + label;
+        parts.push(b);
+      }
+    }
+    choices.replaceChildren(...parts);
   };
   choices.addEventListener("click", (e) => {
     const key = e.target.dataset && e.target.dataset.key;
     if (!key) return;
-    post(base + "/press", { key }).then((r) => show(r.error || "pressed " + r.pressed, !!r.error));
+    show("answering…");
+    post(base + "/answer", { choice: key, question: e.target.dataset.question })
+      .then((r) => show(r.error || r.receipt, !!r.error));
   });
   const live = new EventSource(base + "/live");
   live.onmessage = (m) => {
@@ -78,7 +89,7 @@ function agentPage() {
     screen.innerHTML = now.screen; // HTML the server escaped (core/web.screen_html)
     screen.scrollTop = screen.scrollHeight; // the prompt and any dialog sit at the bottom
     setBadge(badge, now.status);
-    drawChoices(now.choices);
+    drawChoices(now.question);
   };
   const events = new EventSource("/events");
   events.onmessage = (m) => alertPerson(JSON.parse(m.data));
