@@ -123,3 +123,27 @@ def test_keys_move_from_the_selected_row() -> None:
     assert q is not None
     assert q.keys_for(Choice("1", "Yes")) == ["Up", "Enter"]
     assert q.keys_for(Choice("2", "No (recommended)")) == ["Enter"]
+
+
+@pytest.mark.parametrize(
+    ("screen", "keys"),
+    [
+        ("Do you want to proceed?\n❯ 1. Yes\n  2. No\nEsc to cancel", ["1", "2"]),
+        # Gemini's, three choices; an older numbered list above it is not the question's
+        (
+            "1. old item\n2. old\nAllow execution of [Shell]?\n● 1. Allow once\n"
+            "  2. Allow for this session\n  3. No, suggest changes (esc)",
+            ["1", "2", "3"],
+        ),
+        ("Run shell command? (Y)es/(N)o [Yes]: ", ["y", "n"]),
+    ],
+)
+def test_permission_dialogs_choices(screen: str, keys: list[str]) -> None:
+    q = questions.read(screen)
+    assert q is not None and [c.key for c in q.choices] == keys
+
+
+def test_labels_are_the_clis_words() -> None:
+    q = questions.read("Allow?\n● 1. Allow once\n  2. No, suggest changes (esc)")
+    assert q is not None and q.text == "Allow?"
+    assert q.choices == (Choice("1", "Allow once"), Choice("2", "No, suggest changes (esc)"))

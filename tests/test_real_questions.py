@@ -50,9 +50,7 @@ def test_claude_trust_question_holds_the_first_prompt_until_answered(
         if service:
             world.start_service()
         mcp = () if service else ("--no-mcp",)
-        out = world.roost(
-            "spawn", "cc", "--cwd", str(fresh), "--prompt", prompt, *mcp, timeout=120
-        )
+        out = world.roost("spawn", "cc", "--cwd", str(fresh), "--prompt", prompt, *mcp, timeout=120)
         said = out.stdout.strip()
         assert said.startswith("cc is waiting for you: Is this a project you created or one")
         assert "roost answer cc" in said and "your prompt is kept" in said

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from roost.core import lineage, orphans, present
 from roost.core import settings as config_schema
+from roost.core import status as status_rules
 from roost.core import workspace as ws
 from roost.core.errors import HeldStopped, RoostError, StartFailed
 from roost.core.model import (
@@ -53,6 +54,7 @@ UTF8 = "C.UTF-8"
 # 2.1.332: docs/PROVIDERS.md): on the shared endpoint their first prompt is typed once they
 # have listed roost's tools. Codex and Gemini keep theirs on the command line (not checked).
 HOLDS_FIRST_PROMPT = ("claude",)
+SETTLED = 2.0  # seconds a start's status holds still before roost takes it as what it shows
 
 NOT_PASSED_ON = (
     "TMUX",
@@ -241,11 +243,28 @@ def spawn(
 
 
 def _asks(app: App, agent: Agent) -> str | None:
-    """What the agent asks the person now (its question's words), if it is waiting."""
-    found = next((o for o in observe.refresh(app) if o.agent.id == agent.id), None)
-    if found is None or found.status != "waiting":
-        return None
-    return found.status_reason or "a question on its screen"
+    """What the agent asks the person first (its question's words), if it does: looked at
+    until it waits, or has shown the same other status for SETTLED s (a CLI draws its input
+    and its busy footer before its start-up question, Codex 0.169 for one), at most its
+    start window."""
+    deadline = app.clock.monotonic() + status_rules.start_window(
+        prov.get(agent.provider).traits.start_time
+    )
+    last, since = None, app.clock.monotonic()
+    while True:
+        found = next((o for o in observe.refresh(app) if o.agent.id == agent.id), None)
+        if found is None or not found.alive:
+            return None
+        if found.status == "waiting":
+            return found.status_reason or "a question on its screen"
+        now = app.clock.monotonic()
+        if found.status != last:
+            last, since = found.status, now
+        elif last not in ("starting", None) and now - since >= SETTLED:
+            return None
+        if now >= deadline:
+            return None
+        app.clock.sleep(0.2)
 
 
 def split_direction(split: str | None) -> str | None:
