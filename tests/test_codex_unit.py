@@ -72,7 +72,7 @@ SCREENS = [
             "  Press enter to confirm or esc to cancel",
         ),
         "waiting",
-        None,
+        "Would you like to run the following command?",  # the question is the reason
         id="approval",
     ),
     pytest.param(

@@ -173,7 +173,8 @@ def test_error_patterns_are_generic_and_checked_before_busy_and_idle() -> None:
     }
     screen = "• Reconnecting to server… (esc to interrupt)\n› "
     assert status.reading(screen, mine) == ("error", "Reconnecting to server… (esc to interrupt)")
-    assert status.reading("Allow?\n" + screen, mine) == ("waiting", None)
+    # a question outranks it, its words the reason (no choices here: the line that shows it)
+    assert status.reading("Allow?\n" + screen, mine) == ("waiting", "Allow?")
     # a provider without error patterns (or a caller's table without the kind) reads as before
     assert status.reading(screen, {"working": ["esc to"], "idle": ["›"]}) == ("working", None)
     # config.toml may set a provider's error patterns like any other kind

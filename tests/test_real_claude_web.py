@@ -1,6 +1,6 @@
 """roost web with the real Claude Code (pinned 2.1.332, offline against the Messages API
-stand-in): its permission dialog's choices are read from its own screen, and pressing the first
-one's key from the page approves the tool call (Claude Code takes the digit of a choice)."""
+stand-in): its permission dialog's question and choices are read from its own screen, and the
+first one's button answers it (the selection moved, then Enter) and approves the tool call."""
 
 from __future__ import annotations
 
@@ -32,14 +32,16 @@ def test_a_real_dialogs_choice_pressed_from_the_page(world: Env) -> None:
             me = Client(web)
             me.login()
             _, _, page = me.request("GET", "/a/ca")
-            labels = re.findall(r'data-key="(\d)">\d\. ([^<]+)</button>', page)
+            labels = re.findall(r'data-key="(\d)" data-question="[0-9a-f]+">\d\. ([^<]+)<', page)
+            qid = re.search(r'data-question="([0-9a-f]{16})"', page)
+            assert qid is not None
             screen = world.screen(world.pane_of("ca"))
             # Claude Code 2.1.332's four choices, in its words
             assert [k for k, _ in labels] == ["1", "2", "3", "4"], (labels, screen)
             assert labels[0][1] == "Yes" and labels[3][1] == "No", labels
             assert labels[1][1].startswith("Yes, and always allow access to ")
             assert labels[2][1].startswith("Yes, and switch to auto mode")
-            status, body = me.post("/a/ca/press", {"key": "1"})
-            assert status == 200 and body == {"pressed": "Yes"}, body
+            status, body = me.post("/a/ca/answer", {"choice": "1", "question": qid[1]})
+            assert status == 200 and body["answered"] == "Yes", body
             world.wait_for(lambda: (work / "marker.txt").exists(), 60, "the tool to run")
             world.wait_status("ca", "idle", 60)

@@ -173,11 +173,10 @@ def _wait_moved(app: App, pane: str, q: Question, was: int | None) -> None:
 def _wait_gone(app: App, name: str, pane: str, q: Question) -> None:
     deadline = app.clock.monotonic() + GONE_TIMEOUT
     while True:
-        try:
-            screen = app.tmux.capture(pane, SCREEN_LINES)
-        except RoostError:
-            return  # its pane is gone: the CLI exited on the answer
-        now = questions.read(screen)
+        here = next((p for p in app.tmux.list_panes() if p.pane_id == pane), None)
+        if here is None or here.dead:
+            return  # the CLI exited on the answer (its last screen still shows the question)
+        now = questions.read(app.tmux.capture(pane, SCREEN_LINES))
         if now is None or now.fingerprint != q.fingerprint:
             return
         if app.clock.monotonic() >= deadline:

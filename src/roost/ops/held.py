@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from roost.core import status as rules
 from roost.core.errors import RoostError, StartFailed
@@ -28,6 +29,9 @@ from roost.system import locks
 
 TOOLS_WAIT = 20.0  # seconds a first prompt waits for the CLI to list roost's MCP tools
 SEND_TIMEOUT = 60.0  # seconds one held text's send may take
+# Seconds a spawn's claim on its first prompt outlasts the CLI's start window: the wait for
+# the tools and the send itself (the claim is released when the spawn stops watching).
+CLAIM_MARGIN = TOOLS_WAIT + SEND_TIMEOUT
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,17 +43,35 @@ class FirstPrompt:
     how: str | None = None  # what confirmed it, or why it is still held
 
 
-def hold(app: App, agent: Agent, text: str, origin: str, why: str | None = None) -> int:
+def hold(
+    app: App,
+    agent: Agent,
+    text: str,
+    origin: str,
+    *,
+    after_tools: bool = False,
+    claim_for: float | None = None,
+) -> int:
+    """Keep `text` for the agent (before its start, for a first prompt). `after_tools`: it
+    goes in once the CLI has listed roost's MCP tools; `claim_for`: seconds during which only
+    the caller (a spawn watching its start) delivers it."""
+    until = None
+    if claim_for is not None:
+        until = (app.clock.now() + timedelta(seconds=claim_for)).isoformat()
     with app.store.write() as c:
-        held_id = rows.hold(c, agent.id, text, origin, app.store.now_iso(), why)
-        events.append(
+        held_id = rows.hold(
             c,
             agent.id,
-            agent.name,
+            text,
+            origin,
             app.store.now_iso(),
-            "input-held",
-            {"origin": origin, "chars": len(text), **({"question": why} if why else {})},
+            after_tools=after_tools,
+            claimed_until=until,
         )
+        events.append(
+            c, agent.id, agent.name, app.store.now_iso(), "input-held",
+            {"origin": origin, "chars": len(text)},
+        )  # fmt: skip
     return held_id
 
 
@@ -61,43 +83,47 @@ def _look(app: App, agent: Agent) -> Observation | None:
     return next((o for o in observe.refresh(app) if o.agent.id == agent.id), None)
 
 
-def first_prompt(app: App, agent: Agent, text: str, wait_for_tools: bool) -> FirstPrompt:
-    """Watch a start whose first prompt is held (`hold` was called before it started): deliver
-    it once the CLI is idle at its input (and, with `wait_for_tools`, has listed roost's MCP
-    tools, at most TOOLS_WAIT s); leave it held when the CLI asks a question first, or is not
-    up within its start window. A start that dies raises StartFailed; the prompt stays held."""
+def first_prompt(app: App, agent: Agent) -> FirstPrompt:
+    """Watch a start whose first prompt is held and claimed by this spawn (`hold` before the
+    start): deliver it once the CLI is idle at its input; leave it held when the CLI asks a
+    question first, or is not up within its start window, for whoever finds it at its input
+    next (`roost answer`, the service). A start that dies raises StartFailed; the prompt stays
+    held (a wake's start delivers it)."""
     window = rules.start_window(traits.of(agent.provider).start_time)
     deadline = app.clock.monotonic() + window
-    tools_until: float | None = None
-    while True:
-        found = _look(app, agent)
-        if found is None or not found.alive:
-            died = app.store.get_by_id(agent.id)
-            reason = died.last_error if died is not None and died.last_error else "it exited"
-            raise StartFailed(f"{agent.name}: its start failed: {reason}")
-        if found.status == "waiting":
-            asked = found.status_reason or "a question on its screen"
-            with app.store.write() as c:
-                rows.waiting_behind(c, agent.id, asked)
-            return FirstPrompt(False, question=asked, how="held")
-        now = app.clock.monotonic()
-        if found.status == "idle":
-            if wait_for_tools and not _tools_listed(app, agent):
-                tools_until = tools_until or now + TOOLS_WAIT
-                if now < tools_until:
-                    app.clock.sleep(0.1)
-                    continue
-            told = deliver(app, agent)
-            if told is not None:
-                return FirstPrompt(told.delivered, how=told.how, question=told.question)
-        if now >= deadline:
-            return FirstPrompt(False, how="not at its input yet: held until it is")
-        app.clock.sleep(0.2)
+    try:
+        while True:
+            found = _look(app, agent)
+            if found is None or not found.alive:
+                died = app.store.get_by_id(agent.id)
+                reason = died.last_error if died is not None and died.last_error else "it exited"
+                raise StartFailed(f"{agent.name}: its start failed: {reason}")
+            if found.status == "waiting":
+                asked = found.status_reason or "a question on its screen"
+                with app.store.write() as c:
+                    rows.waiting_behind(c, agent.id, asked)
+                return FirstPrompt(False, question=asked, how="held")
+            if found.status == "idle":
+                told = deliver(app, agent, claimant=True)
+                if told is not None and (told.delivered or told.question):
+                    return FirstPrompt(told.delivered, how=told.how, question=told.question)
+            if app.clock.monotonic() >= deadline:
+                return FirstPrompt(False, how="not at its input yet: held until it is")
+            app.clock.sleep(0.2)
+    finally:
+        with app.store.write() as c:
+            rows.release(c, agent.id)
 
 
-def _tools_listed(app: App, agent: Agent) -> bool:
+def _await_tools(app: App, agent: Agent) -> None:
+    """Until the agent's CLI has listed roost's tools on the shared endpoint (this launch's
+    token, mcp/http.py marks it), at most TOOLS_WAIT s: then its text goes anyway."""
     launch = app.store.launch(agent.id)
-    return launch is None or mcpwire.listed(str(app.paths.home), agent.id) == launch[0]
+    deadline = app.clock.monotonic() + TOOLS_WAIT
+    while launch and app.clock.monotonic() < deadline:
+        if mcpwire.listed(str(app.paths.home), agent.id) == launch[0]:
+            return
+        app.clock.sleep(0.05)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,18 +133,24 @@ class Told:
     question: str | None = None  # what it asks now, when that stopped the delivery
 
 
-def deliver(app: App, agent: Agent) -> Told | None:
+def deliver(app: App, agent: Agent, claimant: bool = False) -> Told | None:
     """Give the agent its held texts, oldest first, while it is idle; None when it has none.
     Each goes through ops/send (its readiness check, draft refusal and confirmation); one that
-    is not delivered stays held, and so do those after it."""
+    is not delivered stays held, and so do those after it. Texts a spawn claimed are its own
+    to deliver while its claim lasts (`claimant`: this is that spawn)."""
     from roost.ops import send
 
     with locks.hold(app.paths.locks, f"{agent.name}.held", timeout=SEND_TIMEOUT * 2):
         waiting = pending(app, agent)
         if not waiting:
             return None
+        now = app.store.now_iso()
+        if not claimant and any(h.claimed_until and h.claimed_until > now for h in waiting):
+            return Told(False, "its spawn is delivering it")
         how = None
         for item in waiting:
+            if item.after_tools:
+                _await_tools(app, agent)
             found = _look(app, agent)
             if found is None or not found.alive or found.status != "idle":
                 asked = found.status_reason if found and found.status == "waiting" else None

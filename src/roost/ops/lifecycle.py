@@ -226,7 +226,8 @@ def spawn(
         hold = bool(endpoint) and agent.provider in HOLDS_FIRST_PROMPT
         on_argv = prompt if prompt and not hold and impl.prompt_argv(prompt) is not None else None
         if prompt and on_argv is None:  # held before the start: never typed into a question
-            held.hold(app, agent, prompt, held_rows.PROMPT)
+            watch = status_rules.start_window(impl.traits.start_time) + held.CLAIM_MARGIN
+            held.hold(app, agent, prompt, held_rows.PROMPT, after_tools=hold, claim_for=watch)
         argv = impl.start_argv(agent, exe, on_argv, app.paths.home)
         with _failure_recorded(app, agent):
             if first_args is not None:
@@ -234,7 +235,7 @@ def spawn(
             result = _launch(app, agent, argv)
     _check_held(app, result)
     if prompt and on_argv is None:
-        told = held.first_prompt(app, result.agent, prompt, wait_for_tools=hold)
+        told = held.first_prompt(app, result.agent)
         fate = "delivered" if told.delivered else "held"
         return dataclasses.replace(result, prompt=fate, question=told.question)
     if prompt:  # on its command line: the CLI keeps it through its own questions

@@ -21,19 +21,37 @@ class Held:
     why: str | None  # the question it waits behind
     held_at: str
     tries: int
+    after_tools: bool  # it goes in once the CLI has listed roost's MCP tools
+    claimed_until: str | None  # its spawn delivers it until then; others leave it
 
 
-_COLUMNS = "id, agent_id, text, origin, why, held_at, tries"
+_COLUMNS = "id, agent_id, text, origin, why, held_at, tries, after_tools = 1, claimed_until"
 
 
 def hold(
-    c: sqlite3.Connection, agent_id: str, text: str, origin: str, at: str, why: str | None = None
+    c: sqlite3.Connection,
+    agent_id: str,
+    text: str,
+    origin: str,
+    at: str,
+    *,
+    after_tools: bool = False,
+    claimed_until: str | None = None,
 ) -> int:
     cursor = c.execute(
-        "INSERT INTO held_inputs (agent_id, text, origin, why, held_at) VALUES (?, ?, ?, ?, ?)",
-        (agent_id, text, origin, why, at),
+        "INSERT INTO held_inputs (agent_id, text, origin, held_at, after_tools, claimed_until)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (agent_id, text, origin, at, int(after_tools), claimed_until),
     )
     return int(cursor.lastrowid or 0)
+
+
+def release(c: sqlite3.Connection, agent_id: str) -> None:
+    """Its spawn stopped watching: whoever finds the agent at its input delivers."""
+    c.execute(
+        "UPDATE held_inputs SET claimed_until = NULL WHERE agent_id = ? AND delivered_at IS NULL",
+        (agent_id,),
+    )
 
 
 def pending(c: sqlite3.Connection, agent_id: str | None = None) -> list[Held]:

@@ -430,6 +430,8 @@ CREATE TABLE held_inputs (
     why TEXT,                      -- the question it waits behind, when one was seen
     held_at TEXT NOT NULL,
     tries INTEGER NOT NULL DEFAULT 0,
+    after_tools INTEGER NOT NULL DEFAULT 0,  -- 1: goes in once the CLI listed roost's tools
+    claimed_until TEXT,            -- its spawn delivers it until then (the service waits)
     delivered_at TEXT,
     how TEXT                       -- what confirmed its delivery
 );
