@@ -58,6 +58,7 @@ def test_a_parent_drives_a_child_through_mcp(world):
         assert set(tools) == {
             "create_agent",
             "send_message",
+            "answer_question",
             "wait_for_agents",
             "read_conversation",
             "list_agents",
@@ -106,6 +107,41 @@ def test_a_parent_drives_a_child_through_mcp(world):
     # the duplicate was not typed twice: the child saw "second task" once
     starts = world.starts()
     assert starts  # (the transcript assertion above already shows a single second turn)
+
+
+def test_a_parent_answers_only_its_own_childs_question(world):
+    """answer_question: the child's question and choices, then the answer (the selection
+    moved, Enter pressed), refused for an agent outside the caller's subtree, for a choice
+    the question does not offer, and for a question other than the one shown."""
+    world.roost("spawn", "lead", "--detached")
+    world.roost("spawn", "stranger", "--detached")
+    lead_id = world.ls()["lead"]["id"]
+    world.wait_status("stranger", "idle")
+    world.type(world.pane_of("stranger"), "ask")
+    world.wait_status("stranger", "waiting")
+
+    async def script(session, call):
+        await call("create_agent", provider="claude", name="kid")
+        world.wait_status("kid", "idle")
+        world.type(world.pane_of("kid"), "ask")
+        world.wait_status("kid", "waiting")
+        shown = await call("answer_question", name="kid")
+        assert shown["question"] == "Do you want to proceed?"
+        assert [c["label"] for c in shown["choices"]] == ["Yes", "No"]
+        refused = await call("answer_question", name="stranger", choice="1")
+        assert "not in your subtree" in refused["error"]
+        refused = await call("answer_question", name="kid", choice="3")
+        assert "offers no choice" in refused["error"]
+        refused = await call("answer_question", name="kid", choice="2", question_id="0" * 16)
+        assert "changed since it was shown" in refused["error"]
+        return await call(
+            "answer_question", name="kid", choice="No", question_id=shown["question_id"]
+        )
+
+    done = run_client(world, lead_id, script)
+    assert done["answered"] == "No" and done["status"] == "idle", done
+    assert "denied" in world.screen(world.pane_of("kid"))
+    assert world.ls()["stranger"]["status"] == "waiting"  # never pressed
 
 
 def test_the_child_records_its_parent_and_root(world):

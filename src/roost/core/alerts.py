@@ -28,6 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from roost.core import questions
+
 DEBOUNCE = 5.0  # seconds: the same edge of one agent alerts at most once within it
 EDGES = ("waiting", "error", "limited", "crashed", "exited", "failed", "finished")
 # Statuses and events that show the agent left an alerting state: the next edge may alert.
@@ -213,6 +215,13 @@ def question(screen: str, waiting: Sequence[str]) -> str | None:
     >>> question("Bash command\\n  rm -rf build\\nDo you want to proceed?\\n❯ 1. Yes\\n  2. No",
     ...          ["Do you want"])
     'Do you want to proceed?'
+
+    Claude Code's folder trust asks far above its choices, which a pattern reads first:
+
+    >>> question("Is this a project you trust? (Like your own code.)\\n" + "more\\n" * 9
+    ...          + " ❯ No, exit\\n   Yes, I trust this folder\\n Enter to confirm",
+    ...          ["Yes, I trust this folder"])
+    'Is this a project you trust?'
     >>> question("old words\\n" + "─" * 30 + "\\n Bash command\\n Tip: use auto mode\\n"
     ...          " Write a marker\\n" + "╌" * 30 + "\\n echo hi > m.txt\\n"
     ...          " Do you want to proceed?\\n ❯ 1. Yes\\n   2. No", [])
@@ -221,6 +230,9 @@ def question(screen: str, waiting: Sequence[str]) -> str | None:
     lines = [line.strip() for line in screen.splitlines() if line.strip()]
     recent = range(max(0, len(lines) - SCREEN_LINES), len(lines))
     asking = [i for i in recent if lines[i].rstrip(" :").endswith("?")]
+    read = questions.read(screen)  # a question above its list of choices, however tall
+    if not asking and read is not None:
+        return plain(read.text, MAX_BODY)
     if not asking:
         patterns = [p.strip("^$") for p in waiting if p.strip("^$")]
         shown = [i for i in recent if any(p in lines[i] for p in patterns)]

@@ -135,6 +135,31 @@ def build(
         )
 
     @server.tool()
+    def answer_question(
+        ctx: Context,
+        name: Annotated[str, Field(description="The child whose question to answer.")],
+        choice: Annotated[
+            str | None,
+            Field(
+                description="The choice's number, y or n, or its words; leave it out to see "
+                "the question and its choices."
+            ),
+        ] = None,
+        question_id: Annotated[
+            str | None,
+            Field(
+                description="The id the question was shown with: the answer is refused if "
+                "the child now asks something else."
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
+        """See or answer the question a child of yours waits on (a folder's trust, a tool's
+        permission, a yes/no), as its person would: only the choices it offers, only while it
+        asks the question you saw. Returns the question and its choices, or what the child
+        shows after the answer (and whether the prompt roost held for it went in)."""
+        return call(ctx, lambda app, who: orchestrate.answer(app, who, name, choice, question_id))
+
+    @server.tool()
     def wait_for_agents(
         ctx: Context,
         names: Annotated[

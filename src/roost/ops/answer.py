@@ -111,7 +111,7 @@ def answer(
         app.store.log(agent, "answered", question=q.text, choice=choice.label)
         _press(app, name, pane, q, choice)
         _wait_gone(app, name, pane, q)
-    after = _next(app, name, settle)
+    after = _next(app, name, settle, q)
     if had and after.status == "idle":  # the service may be delivering them: its lock
         told = held.deliver(app, agent)
         if told is not None and not told.delivered and told.question:
@@ -187,12 +187,20 @@ def _wait_gone(app: App, name: str, pane: str, q: Question) -> None:
         app.clock.sleep(0.1)
 
 
-def _next(app: App, name: str, settle: float) -> Observation:
+def _next(app: App, name: str, settle: float, answered: Question) -> Observation:
     """The agent once it shows what follows the answer: at its input, another question, an
-    error, or gone; or, after `settle` s, whatever it shows then (still starting, working)."""
+    error, or gone; or, after `settle` s, whatever it shows then (still starting, working).
+    A `waiting` whose screen shows no other question is the answered one's, not yet caught up
+    with (a hook's status holds until the CLI's next event)."""
     deadline = app.clock.monotonic() + settle
     while True:
         found = _observed(app, name)
-        if found.status in NEXT or app.clock.monotonic() >= deadline:
+        if app.clock.monotonic() >= deadline:
+            return found
+        if found.status == "waiting" and found.pane is not None:
+            now = questions.read(app.tmux.capture(found.pane.pane_id, SCREEN_LINES))
+            if now is not None and now.fingerprint != answered.fingerprint:
+                return found
+        elif found.status in NEXT:
             return found
         app.clock.sleep(0.2)

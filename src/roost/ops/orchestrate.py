@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from datetime import datetime
 from typing import Any
 
-from roost.core import delivery, replies, scope
+from roost.core import delivery, present, replies, scope
 from roost.core import settings as schema
 from roost.core.errors import RoostError
 from roost.core.model import INTENT_RUNNING, Agent
@@ -140,7 +140,11 @@ def create(
         )
     log = hooks.log_path(str(app.paths.home), result.agent.id)
     child = result.agent
-    delivered = _first_prompt_seen(app, child, log, prompt) if prompt else None
+    asks = result.question  # it asks its person something first: the prompt waits behind it
+    queued = bool(prompt) and (asks is not None or result.prompt == "held")
+    delivered = _first_prompt_seen(app, child, log, prompt) if prompt and not queued else None
+    if queued:
+        delivered = False
     if delivered:  # its UserPromptSubmit: the turn it began is recorded once
         send.turn_begun(app, child, looked, log, 0, "parent")
     elif delivered is None and prompt:  # a CLI without hooks: typed, its screen the witness
@@ -154,7 +158,24 @@ def create(
         "placement": "tab " + tab if tab else "parked",
         "parent": parent.name if parent else None,
         "prompt_delivered": delivered,
+        # its question, when it asks one first (answer_question answers it); the prompt is
+        # then "queued": kept by roost (or its CLI) and delivered once it is at its input
+        "waiting": asks,
+        "prompt": _prompt_fate(prompt, queued, delivered, result.prompt),
     }
+
+
+def _prompt_fate(
+    prompt: str | None, queued: bool, delivered: bool | None, how: str | None
+) -> str | None:
+    """What became of a child's first prompt, in one word for its parent."""
+    if not prompt:
+        return None
+    if queued:
+        return "queued"
+    if delivered:
+        return "delivered"
+    return "on its command line" if how == "on-argv" else "typed"
 
 
 def _new_name(app: App, base: str) -> str:
@@ -181,6 +202,29 @@ def _first_prompt_seen(
             return True
         app.clock.sleep(0.1)
     return False
+
+
+# ---- answer ------------------------------------------------------------------------------
+def answer(
+    app: App, caller: scope.Caller, name: str, choice: str | None, question_id: str | None
+) -> dict[str, Any]:
+    """A child's open question (no `choice`), or the answer to it (ops/answer.py): only an
+    agent in the caller's subtree, never the caller itself."""
+    from roost.ops import answer as answering
+
+    child = _target(app, caller, name, write=True)
+    if choice is None:
+        q = answering.asked(app, child.name).question
+        return present.question_json(child.name, q)
+    done = answering.answer(app, child.name, choice, expect=question_id)
+    return {
+        "name": child.name,
+        "question": done.question.text,
+        "answered": done.choice.label,
+        "status": done.status,
+        "status_reason": done.reason,
+        "held_prompt_delivered": done.held,
+    }
 
 
 # ---- send --------------------------------------------------------------------------------
