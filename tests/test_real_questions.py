@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -121,5 +120,35 @@ def test_claude_no_prompt_in_a_new_folder_waits_and_says_so(world: Env) -> None:
         assert not stub.requests or _prompts_to(stub, "are you there") == 0
 
 
-def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+@pytest.mark.parametrize("trusted", [True, False], ids=["trusted-repo", "new-repo"])
+def test_a_worktree_spawn_with_a_prompt(world: Env, trusted: bool) -> None:
+    """The README's main job in a new worktree. Claude Code 2.1.332 trusts a worktree of a
+    repository the person trusted (checked here: no question, the prompt goes in); in a
+    repository it has not seen it asks, and the prompt goes in once after the answer."""
+    (world.user_home / ".gitconfig").write_text(
+        "[user]\n\tname = t\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n"
+    )
+    repo = world.tmp / "work"  # real_world trusts this folder
+    if not trusted:
+        repo = world.tmp / "new-repo"
+        repo.mkdir()
+    with running_stub() as stub:
+        real_world(world, stub.url)
+        for args in (("init", "-q"), ("commit", "-q", "--allow-empty", "-m", "first")):
+            subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=world.env)
+        world.start_service()
+        prompt = "hello from a new worktree"
+        out = world.roost(
+            "spawn", "wt2", "--worktree", "--prompt", prompt, cwd=repo, timeout=120
+        ).stdout
+        if trusted:
+            assert out.startswith("spawned wt2"), out
+        else:
+            assert out.startswith("wt2 is waiting for you: Is this a project you created"), out
+            assert world.ls()["wt2"]["held_inputs"] == 1
+            done = world.roost("answer", "wt2", "2", timeout=120).stdout
+            assert "its held prompt went in" in done, done
+        world.wait_for(lambda: _prompts_to(stub, prompt) == 1, 60, what="the prompt's turn")
+        assert world.ls()["wt2"]["held_inputs"] == 0
+        assert "/worktrees/" in world.ls()["wt2"]["cwd"]  # it runs in its own worktree
+    assert _prompts_to(stub, prompt) == 1
