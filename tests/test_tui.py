@@ -15,12 +15,12 @@ from textual.containers import Vertical
 from textual.widgets import Input, Select
 from textual.worker import WorkerCancelled, WorkerError
 
-from roost.core import present
+from roost.core import present, questions
 from roost.core import workspace as ws
 from roost.providers import traits
 from roost.tui import actions
-from roost.tui.app import FormScreen, HelpScreen, RoostApp, TabScreen
-from roost.tui.demo import NOW, StaticSource, item
+from roost.tui.app import AnswerScreen, FormScreen, HelpScreen, RoostApp, TabScreen
+from roost.tui.demo import NOW, SCREENS, StaticSource, item
 from roost.tui.live import LiveSource
 from roost.tui.source import Snapshot
 
@@ -226,7 +226,7 @@ def test_keys_run_the_sources_operations_and_show_the_clis_words() -> None:
         )
         async with app.run_test(size=(120, 30)) as pilot:
             await settle(pilot, app, lambda: app.rows)
-            assert app.selected().agent.name == "api-fix"  # the first agent, from the start
+            assert app.selected().agent.name == "api-tests"  # the first agent: it needs you
             await pilot.press("up", "k")  # the cursor on a group header: no agent selected
             await settle(pilot, app)
             assert source.calls == []
@@ -290,11 +290,7 @@ async def shown(pilot) -> None:
 
 
 def test_snapshot_main_screen(snap_compare) -> None:
-    async def waiting_one(pilot) -> None:  # the agent that waits, with its dialog
-        await shown(pilot)
-        await pilot.press("down", "down")
-        await shown(pilot)
-
+    # the agent that waits, with its dialog: selected from the start, the first of "Need you"
     app = RoostApp(
         source=StaticSource(),
         attacher=lambda argv: None,
@@ -302,7 +298,7 @@ def test_snapshot_main_screen(snap_compare) -> None:
         clock=lambda: NOW,
         zone=UTC,
     )
-    assert snap_compare(app, terminal_size=SIZE, run_before=waiting_one)
+    assert snap_compare(app, terminal_size=SIZE, run_before=shown)
 
 
 def test_snapshot_80x24_shows_the_footer(snap_compare) -> None:
@@ -725,5 +721,183 @@ def test_a_refresh_that_lands_while_the_app_closes_is_dropped() -> None:
             app.apply_snapshot(Snapshot())
             app._append_events("api-fix", "an event")
             assert app.snapshot == Snapshot()
+
+    asyncio.run(run())
+
+
+# ---- issue 34: who needs you first, and answering them -------------------------------------------
+def notes(app: RoostApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+def test_the_agents_that_need_you_are_listed_first_with_their_question() -> None:
+    async def run() -> None:
+        app = app_on(StaticSource())
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            header = shown_text(app.query_one("#counts"))
+            assert header.endswith("·  2 need you"), header
+            assert [r.label for r in app.rows[:3]] == ["Need you", "api-tests", "migrations"]
+            assert [r.label for r in app.rows if r.item].count("api-tests") == 1  # once
+            table = app.query_one("#agents")
+            name, _provider, status, _active = table.get_row_at(1)
+            assert str(name).startswith("api-tests  Do you want to proc")  # its question
+            assert str(status).strip() == "waiting"  # said once, in the name column
+            assert str(table.get_row_at(0)[0]) == "▾ Need you (2)"
+            assert str(table.get_row_at(2)[2]).strip() == "crashed (1)"
+            assert app.selected().agent.name == "api-tests"  # selected from the start
+
+    asyncio.run(run())
+
+
+class Asking(StaticSource):
+    """Counts the questions asked of it; `screens` overrides the canned screens (a question
+    that changes while it is shown)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.asked: list[str] = []
+        self.screens = dict(SCREENS)
+
+    def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
+        return self.screens.get(name, "")
+
+    def question(self, name: str) -> questions.Question:
+        self.asked.append(name)
+        return super().question(name)
+
+
+SHOWN = questions.read(SCREENS["api-tests"])
+
+
+def test_answer_shows_the_choices_and_answers_the_question_shown() -> None:
+    source = Asking()
+    assert SHOWN is not None
+
+    async def run() -> None:
+        app = app_on(source)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            select(app, "api-tests")
+            await pilot.press("A")
+            await settle(pilot, app, lambda: isinstance(app.screen, AnswerScreen))
+            modal = app.screen
+            assert "Do you want to proceed?" in shown_text(modal.query_one("#answer-question"))
+            choices = modal.query_one("#answer-choices")
+            shown_choices = [str(choices.get_option_at_index(i).prompt) for i in range(2)]
+            assert shown_choices == ["1. Yes", "2. No"]
+            assert choices.highlighted == 0  # the CLI's own selection
+            await pilot.press("k")  # the app's keys are not the modal's: nothing killed
+            await pilot.press("down", "enter")
+            await settle(pilot, app, lambda: source.calls)
+            assert source.calls == [("answer", "api-tests", "2", SHOWN.fingerprint)]
+            assert not isinstance(app.screen, AnswerScreen)
+            assert present.answered("api-tests", "No", "idle", None, None) in notes(app)
+
+            await pilot.press("A")  # a choice's own key answers at once
+            await settle(pilot, app, lambda: isinstance(app.screen, AnswerScreen))
+            await pilot.press("1")
+            await settle(pilot, app, lambda: len(source.calls) == 2)
+            assert source.calls[-1] == ("answer", "api-tests", "1", SHOWN.fingerprint)
+
+            await pilot.press("A")
+            await settle(pilot, app, lambda: isinstance(app.screen, AnswerScreen))
+            await pilot.press("escape")  # Esc: nothing answered
+            await settle(pilot, app)
+            assert not isinstance(app.screen, AnswerScreen) and len(source.calls) == 2
+            assert source.asked == ["api-tests"] * 3
+
+    asyncio.run(run())
+
+
+def test_answer_on_an_agent_that_asks_nothing_says_so_in_one_line() -> None:
+    source = Asking()
+
+    async def run() -> None:
+        app = app_on(source)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            for name, status in (("frontend", "idle"), ("migrations", "crashed (1)")):
+                select(app, name)
+                await pilot.press("A")
+                await settle(pilot, app)
+                assert not isinstance(app.screen, AnswerScreen)
+                said = f"{name} asks nothing: it is {status}, not waiting for an answer"
+                assert notes(app)[-1] == said
+            assert source.asked == [] and source.calls == []  # not even read
+
+    asyncio.run(run())
+
+
+def test_an_answer_that_fails_shows_roosts_words() -> None:
+    async def run() -> None:
+        # its question changed while the modal showed it: the answer is refused (by the
+        # fingerprint the modal was given), and the TUI says so
+        source = Asking()
+        app = app_on(source)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            await pilot.press("A")
+            await settle(pilot, app, lambda: isinstance(app.screen, AnswerScreen))
+            source.screens["api-tests"] = "Use this API key?\n❯ 1. Yes\n  2. No\n"
+            await pilot.press("enter")
+            await settle(pilot, app, lambda: source.calls)
+            assert source.calls == [("answer", "api-tests", "1", SHOWN.fingerprint)]
+            assert any("question changed since it was shown" in n for n in notes(app))
+            assert app.is_running
+
+        # its choices cannot be read: said, and no modal opens
+        source = Asking(failures={"question": "api-tests is waiting, but roost cannot read"})
+        app = app_on(source)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            await pilot.press("A")
+            await settle(pilot, app, lambda: notes(app))
+            assert notes(app) == ["api-tests is waiting, but roost cannot read"]
+            assert not isinstance(app.screen, AnswerScreen) and source.calls == []
+
+        # the answer itself fails (RoostError's message)
+        source = Asking(failures={"answer": "pressed the answer, but it is still on screen"})
+        app = app_on(source)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            await pilot.press("A")
+            await settle(pilot, app, lambda: isinstance(app.screen, AnswerScreen))
+            await pilot.press("enter")
+            await settle(pilot, app, lambda: notes(app))
+            assert notes(app) == ["pressed the answer, but it is still on screen"]
+
+    asyncio.run(run())
+
+
+@pytest.mark.tmux
+def test_answer_a_real_agents_question_from_the_tui(live: Env) -> None:
+    """The live source end to end: the waiting agent is listed first, its question is read
+    off its screen, and the choice picked in the modal is pressed into its dialog (roost
+    answer's own code)."""
+    live.roost("send", "alpha", "ask", check=False)  # it waits for the answer
+    live.wait_status("alpha", "waiting")
+
+    async def run() -> None:
+        app = RoostApp(source=LiveSource(), attacher=lambda argv: None, refresh_every=0)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app, lambda: len([r for r in app.rows if r.item]) == 3)
+            assert [r.label for r in app.rows[:2]] == ["Need you", "alpha"]
+            assert shown_text(app.query_one("#counts")).endswith("1 need you")
+            assert app.selected().agent.name == "alpha"
+            await pilot.press("A")
+            await settle(pilot, app, lambda: isinstance(app.screen, AnswerScreen))
+            modal = app.screen
+            said = shown_text(modal.query_one("#answer-question"))
+            assert "Do you want to proceed?" in said  # read off its screen now
+            await pilot.press("down", "enter")  # 2. No
+            await settle(
+                pilot,
+                app,
+                lambda: any(n.startswith("answered alpha: No; ") for n in notes(app)),
+                timeout=60,
+            )
+            assert live.ls()["alpha"]["status"] != "waiting"
+            await settle(pilot, app, lambda: app.rows[0].label == "Tab main")  # back in its tab
 
     asyncio.run(run())

@@ -46,9 +46,10 @@ def test_local_first_then_each_host_under_its_name_an_unreachable_one_one_line()
     ]
     assert shown(rows.with_hosts(local, views)) == [
         "# local (2)",
+        "[Need you]",
+        "  api-tests",
         "[Tab main]",
         "  api-fix",
-        "  api-tests",
         "# build (2)",
         "  build:alpha",
         "  build:zeta",

@@ -3,6 +3,7 @@
 import asyncio
 from datetime import UTC, datetime
 
+import pytest
 from textual.widgets import DataTable, Static
 
 from roost.tui import actions, rows
@@ -15,36 +16,119 @@ def labels(found: list[rows.Row]) -> list[str]:
     return [("  " * r.depth + r.label) if r.item else f"[{r.label}]" for r in found]
 
 
-def test_groups_pins_first_then_tabs_in_tile_order_then_parked_then_buried_collapsed() -> None:
+def test_groups_need_you_then_pins_then_tabs_in_tile_order_then_parked_then_buried() -> None:
     found = rows.build(
         ITEMS, [("main", ["api-fix", "api-tests"]), ("ui", ["frontend", "docs"])], pins=["api-fix"]
     )
     assert labels(found) == [
+        "[Need you]",
+        "api-tests",  # waiting: here only, not in its tab too
+        "migrations",  # crashed: it exited with code 1
         "[Pinned]",
         "api-fix",
-        "[Tab main]",
-        "api-tests",
-        "[Tab ui]",
+        "[Tab ui]",  # tab main's other tile needs you: no empty "Tab main" header
         "frontend",
         "docs",
         "[Parked]",
-        "migrations",
         "spike-rust",
         "[Buried]",
     ]
+    need_you = found[0]
+    assert need_you.count == 2 and need_you.key == "group:Need you"
+    assert found[1].asks == "Do you want to proceed?"
+    assert all(r.asks is None for r in found[3:])  # only the group's rows say a question
     opened = labels(rows.build(ITEMS, [], pins=[], buried_open=True))
     assert opened[opened.index("[Buried]") + 1] == "old-bisect"
     assert opened[opened.index("[Other]") + 1 :][-2:] == ["frontend", "docs"]  # shown, not lost
 
 
+def test_each_agent_is_listed_once_by_its_own_key() -> None:
+    found = rows.build(ITEMS, [("main", ["api-fix", "api-tests"])], pins=["api-tests"])
+    agents = [r.key for r in found if r.item]
+    assert sorted(agents) == sorted(i.agent.id for i in ITEMS if i.agent.placement != "buried")
+    assert len(agents) == len(set(agents))
+
+
 def test_children_are_indented_under_their_parents() -> None:
-    found = rows.build(ITEMS, [("main", ["api-fix", "api-tests"])], pins=[])
-    assert labels(found)[:3] == ["[Tab main]", "api-fix", "  api-tests"]
+    calm = [item("api-fix", "working"), item("api-tests", "idle", orchestration_parent="api-fix")]
+    found = rows.build(calm, [("main", ["api-fix", "api-tests"])], pins=[])
+    assert labels(found) == ["[Tab main]", "api-fix", "  api-tests"]
+    asking = [item("lead", "waiting"), item("kid", "error", orchestration_parent="lead")]
+    found = rows.build(asking, [("main", ["lead", "kid"])], pins=[])
+    assert labels(found) == ["[Need you]", "lead", "  kid"]  # within the group as well
+
+
+@pytest.mark.parametrize(
+    ("status", "exit_code", "reason", "last_error", "group", "asks"),
+    [
+        ("waiting", None, "Trust this folder?", None, "Need you", "Trust this folder?"),
+        ("waiting", None, None, None, "Need you", None),  # its question not read (yet)
+        ("error", None, "API Error: 500", None, "Need you", "API Error: 500"),
+        ("limited", None, "usage limit, resets 15:00", None, "Need you", "usage limit, resets 15:00"),
+        ("failed", None, None, "no such program: clude", "Need you", "no such program: clude"),
+        ("failed", None, "exited at once", "old", "Need you", "exited at once"),
+        ("exited", 1, None, "Traceback: KeyError", "Need you", "Traceback: KeyError"),
+        ("exited", 137, None, None, "Need you", None),  # killed by a signal: a crash
+        ("exited", 0, None, None, "Tab main", None),  # ended cleanly: not a crash
+        ("exited", None, None, None, "Tab main", None),  # code unknown
+        ("working", None, None, "an old error", "Tab main", None),
+        ("idle", None, None, None, "Tab main", None),
+        ("starting", None, None, None, "Tab main", None),
+        ("stopped", None, None, None, "Tab main", None),
+        ("hibernated", None, None, None, "Tab main", None),
+        ("lost", None, None, None, "Tab main", None),
+    ],
+)
+def test_who_needs_you_and_what_their_row_says(
+    status: str,
+    exit_code: int | None,
+    reason: str | None,
+    last_error: str | None,
+    group: str,
+    asks: str | None,
+) -> None:
+    one = item("a", status, exit_code=exit_code, reason=reason)
+    one.agent = one.agent.replace(last_error=last_error)
+    found = rows.build([item("calm", "idle"), one], [("main", ["calm", "a"])], pins=[])
+    header = next(r for r in reversed(found[: [r.label for r in found].index("a")]) if r.is_header)
+    row = next(r for r in found if r.label == "a")
+    assert (header.label, row.asks) == (group, asks)
+    assert rows.needs_you(one) is (group == "Need you")
+    assert rows.header_text([one]).endswith("1 need you") is (group == "Need you")
+
+
+@pytest.mark.parametrize(
+    ("name", "asks", "width", "cell", "shown"),
+    [
+        ("api", "Do you want to proceed?", 40, "api  Do you want to proceed?", True),
+        ("api", "Do you want to proceed?", 20, "api  Do you want to…", True),
+        ("api", "Do you want to proceed?", 13, "api  Do you …", True),
+        ("api", "Do you want to proceed?", 12, "api", False),  # under 8 of it: the name alone
+        ("api", None, 40, "api", False),
+        ("a-very-long-name", "Proceed?", 12, "a-very-long…", False),
+    ],
+)
+def test_a_need_you_rows_name_column_says_the_question_as_far_as_it_fits(
+    name: str, asks: str | None, width: int, cell: str, shown: bool
+) -> None:
+    assert rows.name_cell(name, asks, width) == cell
+    assert rows.asks_fit(name, asks, width) is shown
+    waiting = item(name, "waiting", reason=asks)
+    said = rows.status_cell(waiting, shown)
+    assert said == ("waiting" if shown or asks is None else f"waiting: {asks}")  # said once
+
+
+def test_the_status_column_keeps_the_held_count_without_the_question() -> None:
+    waiting = item("a", "waiting", reason="Trust this folder?")
+    waiting.agent = waiting.agent.replace(held_inputs=1)
+    assert rows.status_cell(waiting) == "waiting: Trust this folder? [1 held]"
+    assert rows.status_cell(waiting, asks_shown=True) == "waiting [1 held]"
+    assert waiting.status_reason == "Trust this folder?"  # the observation is left as it was
 
 
 def test_tile_order_is_the_tabs_not_the_records() -> None:
-    found = rows.build(ITEMS, [("ui", ["docs", "frontend"])], pins=[])
-    assert labels(found)[:3] == ["[Tab ui]", "docs", "frontend"]
+    found = labels(rows.build(ITEMS, [("ui", ["docs", "frontend"])], pins=[]))
+    assert found[found.index("[Tab ui]") :][:3] == ["[Tab ui]", "docs", "frontend"]
 
 
 def test_filter_matches_name_provider_status_cwd_and_tab() -> None:
@@ -65,8 +149,9 @@ def test_filter_matches_name_provider_status_cwd_and_tab() -> None:
 def test_header_counts_and_who_needs_you() -> None:
     text = rows.header_text(ITEMS)
     assert text.startswith("7 agents: 2 hibernated, 2 idle, 1 exited, 1 waiting, 1 working")
-    assert text.endswith("1 need you")
+    assert text.endswith("  ·  2 need you")  # api-tests waits, migrations crashed
     assert rows.header_text([]) == "0 agents"
+    assert "need you" not in rows.header_text([item("a", "idle"), item("b", "exited", exit_code=0)])
 
 
 def test_ago() -> None:
@@ -89,6 +174,14 @@ def test_details_say_the_place_as_roost_ls_does() -> None:
     assert "place    tab main  · pinned" in rows.details(by_name["api-fix"])
     assert "place    parked\n" in rows.details(by_name["migrations"])
     assert "last exit 1" in rows.details(by_name["migrations"])
+
+
+def test_the_answer_key_refuses_an_agent_that_asks_nothing_in_one_line() -> None:
+    assert actions.refusal("answer", "api-tests", "tile", "main", "waiting") is None
+    for status in ("idle", "working", "crashed (1)", None):
+        said = actions.refusal("answer", "docs", "tile", "ui", status)
+        assert said is not None and "\n" not in said and said.startswith("docs asks nothing")
+    assert actions.refusal("kill", "docs", "tile", "ui", "idle") is None  # other keys as before
 
 
 def test_the_key_table_binds_each_key_once_and_each_operation_reaches_the_source() -> None:

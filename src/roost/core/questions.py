@@ -11,7 +11,7 @@ docs/PROVIDERS.md "Questions"):
 
 A list is answered by moving the selection to the choice (Up/Down, one press a row) and
 Enter: every one of these CLIs takes that, while digits differ (Claude Code takes a digit at
-once, Codex 0.169 ignores "1" and takes "2" as its own command). A yes/no question takes its
+once; Codex 0.169 took "2" at once and did nothing on "1"). A yes/no question takes its
 letter and Enter.
 
 A question has a fingerprint (its words and choices): an answer prepared for one question is

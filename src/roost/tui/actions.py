@@ -93,11 +93,19 @@ ACTIONS = (
     Action("P", "pin", "pin", "Pin / unpin", agent_op=lambda source, name: source.toggle_pin(name)),
     Action("s", "send", "send", "Send a prompt", footer=True),
     Action(
+        "A",
+        "answer",
+        "answer",
+        "Answer the question a waiting agent asks: pick one of its choices (as roost answer)",
+        footer=True,
+    ),
+    Action(
         "r",
         "restore",
         "restore",
         "Restore: start the tiles' agents, hibernate the rest",
-        footer=True,
+        # not in the footer (80 columns hold ten keys): the banner names r when a restore would
+        # bring agents back, which is when it is needed
         workspace_op=lambda source: source.restore(),
     ),
     Action(
@@ -128,8 +136,12 @@ def help_lines() -> list[str]:
     return [f"  {key_name(a):>6}  {a.help}" for a in ACTIONS]
 
 
-def refusal(action: str, name: str, placement: str | None, tab: str | None) -> str | None:
+def refusal(
+    action: str, name: str, placement: str | None, tab: str | None, status: str | None = None
+) -> str | None:
     """Why a key does not apply to this agent, saying what to do instead; None when it does."""
+    if action == "answer" and status != "waiting":
+        return f"{name} asks nothing: it is {status or 'unknown'}, not waiting for an answer"
     if action == "unbury" and placement == "detached":
         return f"{name} is parked, not buried: press a to place it on a tab"
     if action == "unbury" and placement != "buried":

@@ -19,7 +19,7 @@ from functools import partial
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -27,12 +27,14 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Input, Label, Select, Static
+from textual.widgets import DataTable, Footer, Input, Label, OptionList, Select, Static
+from textual.widgets.option_list import Option
 
 from roost.core import present
 from roost.core.errors import RoostError
 from roost.core.fleet import HostView
 from roost.core.observation import Observation
+from roost.core.questions import Question
 from roost.core.usage import count
 from roost.core.workspace import Node
 from roost.providers import traits
@@ -131,6 +133,52 @@ class FormScreen(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class AnswerScreen(ModalScreen[str | None]):
+    """An agent's question and its choices, the selected one highlighted: Enter (or a click, or
+    a choice's own key) closes it with that choice's key; Esc with None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, name: str, question: Question) -> None:
+        super().__init__()
+        self.agent_name = name
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        q = self.question
+        with Vertical(id="answer"):
+            yield Label(
+                Text.assemble(
+                    (f"{self.agent_name} asks", "bold"),
+                    "  (Enter or a choice's key answers, Esc cancels)",
+                )
+            )
+            yield Static(Text(q.text), id="answer-question")
+            yield OptionList(
+                *(Option(f"{c.key}. {c.label}", id=c.key) for c in q.choices),
+                id="answer-choices",
+                compact=True,
+            )
+
+    def on_mount(self) -> None:
+        choices = self.query_one("#answer-choices", OptionList)
+        choices.highlighted = self.question.selected or 0
+        choices.focus()
+
+    @on(OptionList.OptionSelected, "#answer-choices")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+    def on_key(self, event: events.Key) -> None:
+        """A choice's key (its number, y or n) picks it at once, as in the CLI's own dialog."""
+        for choice in self.question.choices:
+            if event.character is not None and event.character.lower() == choice.key:
+                event.stop()
+                self.dismiss(choice.key)
+                return
 
 
 class TabScreen(Screen[None]):
@@ -344,7 +392,11 @@ class RoostApp(App[None]):
     #filter.show { display: block; }
     #help { width: 80; max-width: 100%; height: auto; max-height: 100%; border: thick $accent;
             padding: 0 1; background: $panel; }
-    HelpScreen, FormScreen { align: center middle; }
+    HelpScreen, FormScreen, AnswerScreen { align: center middle; }
+    #answer { width: 74; max-width: 100%; height: auto; max-height: 100%; border: thick $accent;
+              padding: 0 1; background: $panel; }
+    #answer-question { margin: 1 0; }
+    #answer-choices { height: auto; max-height: 12; }
     #form { width: 74; max-width: 100%; height: auto; max-height: 100%; border: thick $accent;
             padding: 0 1; background: $panel; }
     #form .field { margin-top: 1; color: $text-muted; }
@@ -568,7 +620,7 @@ class RoostApp(App[None]):
             [8, *(len(i.agent.provider) for i in self.snapshot.items)]
             + [len(str(r.remote.get("provider"))) for r in rows if r.remote is not None]
         )
-        self._name_width = rowlib.name_room(table.size.width, providers)
+        self._name_width = rowlib.name_room(table.size.width, providers, self._tokens_room(rows))
         cells = [self._cells(row) for row in rows]
         if [r.key for r in rows] == [r.key for r in self.rows] and cells == self._cells_shown:
             self.rows = rows  # same rows, same text: nothing to redraw (no jump, no flicker)
@@ -576,7 +628,10 @@ class RoostApp(App[None]):
             return
         self.rows, self._cells_shown = rows, cells
         scroll = table.scroll_y
-        widths = self._column_widths(cells)
+        # a needs-you group: the name column takes the list's room, for the questions after
+        # the names (so its width does not follow a question's length either)
+        asking = any(r.key == f"group:{rowlib.NEEDS_GROUP}" for r in rows)
+        widths = self._column_widths(cells, self._name_width if asking else None)
         table.clear(columns=widths != self._widths)
         if widths != self._widths:
             self._widths = widths
@@ -597,16 +652,34 @@ class RoostApp(App[None]):
             self.refresh_preview()
 
     @staticmethod
-    def _column_widths(cells: list[Cells]) -> tuple[int, ...]:
+    def _column_widths(cells: list[Cells], name: int | None = None) -> tuple[int, ...]:
         """Widths that change when agents come, go or move, never with a status: the name and
-        provider columns fit the longest, status and age have fixed widths."""
+        provider columns fit the longest (the name column is `name` wide when given), status
+        and age have fixed widths."""
 
         def longest(i: int, least: int) -> int:
             return max([least, *(len(str(c[i])) for c in cells)])
 
-        widths = (longest(0, 10), longest(1, 8), rowlib.STATUS_WIDTH + 2, rowlib.ACTIVE_WIDTH)
+        widths = (
+            longest(0, 10) if name is None else max(name, longest(0, 10)),
+            longest(1, 8),
+            rowlib.STATUS_WIDTH + 2,
+            rowlib.ACTIVE_WIDTH,
+        )
         # the tokens column shows once any agent used some (issue 23: read from CLIs' files)
         return widths + ((longest(4, 6),) if cells and len(cells[0]) > 4 else ())
+
+    def _tokens_room(self, rows: list[rowlib.Row]) -> int:
+        """The tokens column's width (0: it does not show): the longest count, at least 6."""
+        if not self.snapshot.usage:
+            return 0
+        found = [count(n) for n in self.snapshot.usage.values()]
+        for row in rows:
+            used = row.remote.get("usage") if row.remote is not None else None
+            total = used.get("total") if isinstance(used, Mapping) else None
+            if isinstance(total, int) and total:
+                found.append(count(total))
+        return max([6, *(len(f) for f in found)])
 
     def _cells(self, row: rowlib.Row) -> Cells:
         if row.remote is not None:
@@ -629,11 +702,16 @@ class RoostApp(App[None]):
         when = rowlib.ago(
             it.status_since or it.agent.last_active_at, self.clock() if self.clock else None
         )
-        # a long name is cut (the details panel has all of it): the other columns stay in view
+        # a long name is cut (the details panel has all of it): the other columns stay in view;
+        # a needs-you row says its question (or error) after the name, as far as it fits
+        named = indent + it.agent.name
+        name = Text(rowlib.name_cell(named, row.asks, self._name_width))
+        name.stylize("italic", len(named))
+        asked = rowlib.asks_fit(named, row.asks, self._name_width)
         return (
-            Text(rowlib.fit(indent + it.agent.name, self._name_width)),
+            name,
             it.agent.provider,
-            badge(rowlib.fit(present.status_text(it), rowlib.STATUS_WIDTH), it.status),
+            badge(rowlib.fit(rowlib.status_cell(it, asked), rowlib.STATUS_WIDTH), it.status),
             when,
             *self._tokens(it.agent.id),
         )
@@ -795,7 +873,9 @@ class RoostApp(App[None]):
 
     def refused(self, action: str, it: Observation) -> bool:
         """Say so when the key does not apply to this agent, and what to do instead."""
-        why = actions.refusal(action, it.agent.name, it.agent.placement, it.agent.tab)
+        why = actions.refusal(
+            action, it.agent.name, it.agent.placement, it.agent.tab, present.status_word(it)
+        )
         if why is not None:
             self.notify(why, severity="warning")
         return why is not None
@@ -894,6 +974,30 @@ class RoostApp(App[None]):
         self.push_screen(
             FormScreen(f"Send to {name}", [("text", "prompt", "")], send), self._form_done
         )
+
+    def action_answer(self) -> None:
+        """The selected agent's question in a modal (read off its screen now, on a worker);
+        the choice picked there is answered for that question only (its fingerprint)."""
+        it = self.selected_or_warn()
+        if it is None or self.refused("answer", it):
+            return
+        self._ask(it.agent.name)
+
+    @work(thread=True, exclusive=True, group="answer")
+    def _ask(self, name: str) -> None:
+        try:
+            question = self.source.question(name)
+        except Exception as exc:  # noqa: BLE001 - e.g. it asks nothing any more: said, no modal
+            self.call_from_thread(self.notify, str(exc), severity="error", timeout=8)
+            return
+        self.call_from_thread(self._show_question, name, question)
+
+    def _show_question(self, name: str, question: Question) -> None:
+        def chosen(key: str | None) -> None:
+            if key is not None:
+                self.operate(partial(self.source.answer, name, key, question.fingerprint))
+
+        self.push_screen(AnswerScreen(name, question), chosen)
 
     def action_place(self) -> None:
         it = self.selected_or_warn()

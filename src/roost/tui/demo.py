@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
-from roost.core import present, restoring
+from roost.core import present, questions, restoring
 from roost.core.errors import RoostError
 from roost.core.fleet import HostView
 from roost.core.model import Agent
@@ -33,8 +33,10 @@ def item(
     linked_parent: str | None = None,
     orchestration_parent: str | None = None,
     exit_code: int | None = None,
+    reason: str | None = None,
 ) -> Observation:
-    """A demo agent with `status`, last active `minutes` before NOW."""
+    """A demo agent with `status` (and its `reason`: a question's or an error's words), last
+    active `minutes` before NOW."""
     alive = status in ("working", "idle", "waiting")
     when = (NOW - timedelta(minutes=minutes)).isoformat()
     record = Agent(
@@ -64,12 +66,19 @@ def item(
         status=status,
         status_source="hook" if traits.of(provider).hooks else "screen",
         status_since=when,
+        status_reason=reason,
     )
 
 
 ITEMS = [
     item("api-fix", "working", minutes=1, pinned=True),
-    item("api-tests", "waiting", orchestration_parent="api-fix", minutes=0),
+    item(
+        "api-tests",
+        "waiting",
+        orchestration_parent="api-fix",
+        minutes=0,
+        reason="Do you want to proceed?",
+    ),
     item("frontend", "idle", provider="codex", tab="ui", minutes=12),
     item("docs", "idle", provider="gemini", tab="ui", minutes=40),
     item("migrations", "exited", placement="detached", tab=None, exit_code=1, minutes=90),
@@ -194,6 +203,38 @@ class StaticSource:
     def send(self, name: str, text: str) -> str:
         self._called("send", name, text)
         return present.delivered(name, "hook")
+
+    def question(self, name: str) -> questions.Question:
+        """The question on the agent's canned screen (read as roost reads a live one)."""
+        return self._question(name)
+
+    def _question(self, name: str) -> questions.Question:
+        if "question" in self.failures:
+            raise RoostError(self.failures["question"])
+        found = next((o for o in self.snap.items if o.agent.name == name), None)
+        if found is None:
+            raise RoostError(f"no agent named {name!r}")
+        if found.status != "waiting":
+            raise RoostError(f"{name} is not waiting for an answer (it is {found.status})")
+        q = questions.read(self.preview(name))
+        if q is None:
+            raise RoostError(
+                f"{name} is waiting, but roost cannot read its choices: roost attach {name}"
+            )
+        return q
+
+    def answer(self, name: str, choice: str, fingerprint: str) -> str:
+        self._called("answer", name, choice, fingerprint)
+        q = self._question(name)
+        if q.fingerprint != fingerprint:
+            raise RoostError(
+                f"{name}'s question changed since it was shown (now: {q.text!r}); "
+                "nothing was pressed"
+            )
+        picked = q.find(choice)
+        if picked is None:
+            raise RoostError(f"{name}'s question offers no choice {choice!r}")
+        return present.answered(name, picked.label, "idle", None, None)
 
     def restore(self) -> str:
         self._called("restore")

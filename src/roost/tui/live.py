@@ -17,6 +17,8 @@ from roost.core import present
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
 from roost.core.fleet import HostView
+from roost.core.questions import Question
+from roost.ops import answer as answering
 from roost.ops import lifecycle, observe, service, tabview
 from roost.ops import send as sending
 from roost.ops import usage as ops_usage
@@ -215,6 +217,15 @@ class LiveSource:
         if sent.failure is not None:
             raise RoostError(present.turn_failed(name, sent.failure))
         return present.delivered(name, sent.how)
+
+    def question(self, name: str) -> Question:
+        with self._app() as app:
+            return answering.asked(app, name).question
+
+    def answer(self, name: str, choice: str, fingerprint: str) -> str:
+        with self._app() as app:
+            done = answering.answer(app, name, choice, expect=fingerprint)
+        return present.answered(name, done.choice.label, done.status, done.reason, done.held)
 
     def restore(self) -> str:
         with self._app() as app:

@@ -1,14 +1,17 @@
 """What the agent list shows, in what order, and the selected agent's details: pure, tested
 without Textual.
 
-Groups: Pinned (in pin order), then each tab (its tiles in tile order), then Parked, then Buried
-(collapsed unless opened). Inside a group, an agent whose parent (linked or orchestration) is in
-the same group is listed under it, indented. With remote hosts (docs/HOSTS.md), this machine's
-groups come under a "local" header, then each host's agents under its name (`with_hosts`).
+Groups: Need you (the agents that wait for the person, failed or crashed: core/web's
+NEEDS_YOU, as the web page groups them; each row says its question or error), then Pinned (in
+pin order), then each tab (its tiles in tile order), then Parked, then Buried (collapsed unless
+opened). Inside a group, an agent whose parent (linked or orchestration) is in the same group is
+listed under it, indented. With remote hosts (docs/HOSTS.md), this machine's groups come under a
+"local" header, then each host's agents under its name (`with_hosts`).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,8 +23,9 @@ from roost.core import present
 from roost.core import worktree as wt
 from roost.core.fleet import LOCAL, HostView
 from roost.core.observation import Observation
+from roost.core.web import NEEDS_YOU
 
-NEEDS_YOU = ("waiting", "error")
+NEEDS_GROUP = "Need you"  # the group at the top, "Need you (2)" as the header says "2 need you"
 BADGE_STYLE = {
     "working": "bold yellow",
     "idle": "green",
@@ -45,16 +49,20 @@ CELL_PADDING = 2  # a DataTable cell's padding, left and right
 SCROLLBAR = 2  # kept free for the list's vertical scrollbar
 
 
-def name_room(table_width: int, provider_width: int) -> int:
-    """How wide the name column may be so that provider, status and age stay on screen in a
-    list `table_width` columns wide (0: not laid out yet, no limit); longer names are cut.
+def name_room(table_width: int, provider_width: int, tokens_width: int = 0) -> int:
+    """How wide the name column may be so that provider, status, age (and tokens, when that
+    column shows: `tokens_width` > 0) stay on screen in a list `table_width` columns wide (0:
+    not laid out yet, no limit); longer names are cut. The needs-you group's rows fill it: the
+    question after the name gets what room the list has.
 
-    >>> name_room(66, 8), name_room(0, 8), name_room(30, 8)
-    (26, 64, 10)
+    >>> name_room(66, 8), name_room(0, 8), name_room(30, 8), name_room(66, 8, 6)
+    (26, 64, 10, 18)
     """
     if table_width <= 0:
         return 64
     others = provider_width + STATUS_WIDTH + 2 + ACTIVE_WIDTH + 4 * CELL_PADDING + SCROLLBAR
+    if tokens_width:
+        others += tokens_width + CELL_PADDING
     return max(NAME_LEAST, table_width - others)
 
 
@@ -68,6 +76,7 @@ class Row:
     host: str | None = None  # a host's header or agent: the host's name (None: this machine)
     remote: Mapping[str, Any] | None = None  # a host's agent: its `roost ls --json` row
     unreachable: str | None = None  # a host's header: why it did not answer
+    asks: str | None = None  # a needs-you agent: its question or error, shown after its name
 
     @property
     def is_header(self) -> bool:
@@ -93,6 +102,27 @@ def fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+ASKS_LEAST = 8  # characters of a question worth showing after a name; fewer: the name alone
+
+
+def asks_fit(name: str, asks: str | None, width: int) -> bool:
+    """Whether a needs-you row's question (or error) shows after its name in `width`: at least
+    ASKS_LEAST characters of it (else the status column keeps saying it, as on other rows)."""
+    return bool(asks) and len(name) + 2 + ASKS_LEAST <= width
+
+
+def name_cell(name: str, asks: str | None, width: int) -> str:
+    """A row's name column: the name, then (a needs-you row) its question or error, cut to
+    `width`; the question is left out when it does not fit (asks_fit).
+
+    >>> name_cell("api", "Do you want to proceed?", 20), name_cell("api", "Proceed?", 12)
+    ('api  Do you want to…', 'api')
+    """
+    if asks_fit(name, asks, width):
+        return fit(f"{name}  {asks}", width)
+    return fit(name, width)
+
+
 def screen_tail(text: str, height: int) -> str:
     r"""The bottom `height` lines of an agent's screen, blank lines below its last text dropped:
     the prompt and any dialog waiting for the user sit at the bottom.
@@ -102,6 +132,50 @@ def screen_tail(text: str, height: int) -> str:
     """
     lines = text.rstrip().split("\n")
     return "\n".join(lines[-height:]) if height > 0 else ""
+
+
+def needs_you(item: Observation) -> bool:
+    """It waits for the person: a question, an error, a usage limit, a start that failed, or a
+    crash (an exit by itself with a non-zero code).
+
+    >>> from roost.tui.demo import item
+    >>> [needs_you(item("a", s)) for s in ("waiting", "error", "limited", "failed", "idle")]
+    [True, True, True, True, False]
+    >>> needs_you(item("a", "exited", exit_code=1)), needs_you(item("a", "exited", exit_code=0))
+    (True, False)
+    """
+    return item.status in NEEDS_YOU or present.crashed(item)
+
+
+def asks(item: Observation) -> str | None:
+    """What a needs-you row says after the agent's name: its question or its error's words (a
+    crash: its last error), whole (the table cuts it to the room it has).
+
+    >>> from roost.tui.demo import item
+    >>> waiting = item("a", "waiting", reason="Do you want to proceed?")
+    >>> asks(waiting), asks(item("b", "exited", exit_code=1))
+    ('Do you want to proceed?', None)
+    """
+    if item.status == "exited":
+        return item.agent.last_error or None
+    return item.status_reason or (item.agent.last_error if item.status == "failed" else None)
+
+
+def status_cell(item: Observation, asks_shown: bool = False) -> str:
+    """A local agent's status column: present.status_text, without the reason when the row
+    shows it after the name (`asks_shown`: a needs-you row with room for it), so the badge
+    keeps the status word.
+
+    >>> from roost.tui.demo import item
+    >>> waiting = item("a", "waiting", reason="Do you want to proceed?")
+    >>> status_cell(waiting), status_cell(waiting, asks_shown=True)
+    ('waiting: Do you want to proceed?', 'waiting')
+    """
+    if not asks_shown:
+        return present.status_text(item)
+    bare = copy.copy(item)
+    bare.status_reason = None
+    return present.status_text(bare)
 
 
 def counts(items: list[Observation]) -> dict[str, int]:
@@ -114,7 +188,7 @@ def counts(items: list[Observation]) -> dict[str, int]:
 
 def header_text(items: list[Observation]) -> str:
     c = counts(items)
-    need = sum(c.get(s, 0) for s in NEEDS_YOU)
+    need = sum(needs_you(i) for i in items)
     parts = [f"{n} {s}" for s, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]
     return (
         f"{len(items)} agents"
@@ -183,9 +257,21 @@ def build(
         rows.append(Row(key=f"group:{title}", label=title, count=len(members)))
         if open_:
             rows.extend(
-                Row(key=m.agent.id, label=m.agent.name, depth=d, item=m) for d, m in _nest(members)
+                Row(
+                    key=m.agent.id,
+                    label=m.agent.name,
+                    depth=d,
+                    item=m,
+                    asks=asks(m) if title == NEEDS_GROUP else None,
+                )
+                for d, m in _nest(members)
             )
 
+    # An agent that needs the person is listed here only, not at its usual place too (as the
+    # web page's groups do): each row's key stays its agent's id, so the cursor follows it back
+    # to its tab once answered, and the list never shows the same agent twice. Its place is in
+    # the details panel.
+    group(NEEDS_GROUP, [i for i in by_name.values() if needs_you(i)])
     group("Pinned", [by_name[n] for n in pins if n in by_name])
     for tab, tiles in tab_tiles:
         group(f"Tab {tab}", [by_name[n] for n in tiles if n in by_name])

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from roost.core.fleet import HostView
 from roost.core.observation import Observation
+from roost.core.questions import Question
 from roost.core.workspace import Node
 
 Event = dict[str, Any]  # one entry of the event log (store/events.py): at, kind, details
@@ -89,6 +90,16 @@ class Source(Protocol):
     def toggle_pin(self, name: str) -> str: ...
 
     def send(self, name: str, text: str) -> str: ...
+
+    def question(self, name: str) -> Question:
+        """The agent's open question, read off its screen now (ops/answer.asked); raises
+        RoostError when it asks none or its choices cannot be read."""
+        ...
+
+    def answer(self, name: str, choice: str, fingerprint: str) -> str:
+        """Pick `choice` (a choice's key) of the question whose fingerprint is `fingerprint`
+        (refused when the agent now asks another); the line: present.answered."""
+        ...
 
     def restore(self) -> str: ...
 
