@@ -170,7 +170,15 @@ def test_passthrough_doubles_every_inner_escape() -> None:
             "Do you want to proceed?",
         ),
         ("Allow command?\n│ > git push", "Allow command?"),
-        ("Run shell command? (Y)es/(N)o [Yes]: ", "Run shell command? (Y)es/(N)o [Yes]:"),
+        # aider's: the question without its choices (the alert asks; the choices are buttons)
+        ("Run shell command? (Y)es/(N)o [Yes]: ", "Run shell command?"),
+        # Claude Code's folder trust: its question far above its unnumbered choices
+        (
+            "Quick safety check: Is this a project you created or one you trust? (Like your own"
+            "\ncode.)\n Security guide\n\n ❯ No, exit\n   Yes, I trust this folder\n\n"
+            " Enter to confirm · Esc to cancel",
+            "Is this a project you created or one you trust?",
+        ),
         ("hello\n> ", None),
     ],
 )

@@ -412,7 +412,7 @@ def test_the_preview_shows_the_bottom_of_the_screen() -> None:
         async with app.run_test(size=(120, 30)) as pilot:
             await settle(pilot, app, lambda: "❯" in shown_text(app.query_one("#preview")))
             text = shown_text(app.query_one("#preview"))
-            assert text.rstrip().endswith("❯ prompt of api-fix")
+            assert text.rstrip().endswith("❯ prompt of api-tests")
             assert "line 199" in text and "line 0\n" not in text
             # as many lines as the panel holds, the prompt on its last row
             assert (
@@ -792,7 +792,11 @@ def test_answer_shows_the_choices_and_answers_the_question_shown() -> None:
             await settle(pilot, app, lambda: source.calls)
             assert source.calls == [("answer", "api-tests", "2", SHOWN.fingerprint)]
             assert not isinstance(app.screen, AnswerScreen)
-            assert present.answered("api-tests", "No", "idle", None, None) in notes(app)
+            await settle(pilot, app, lambda: len(notes(app)) == 2)
+            assert notes(app) == [
+                "answering api-tests: No…",
+                present.answered("api-tests", "No", "idle", None, None),
+            ]
 
             await pilot.press("A")  # a choice's own key answers at once
             await settle(pilot, app, lambda: isinstance(app.screen, AnswerScreen))
@@ -864,8 +868,11 @@ def test_an_answer_that_fails_shows_roosts_words() -> None:
             await pilot.press("A")
             await settle(pilot, app, lambda: isinstance(app.screen, AnswerScreen))
             await pilot.press("enter")
-            await settle(pilot, app, lambda: notes(app))
-            assert notes(app) == ["pressed the answer, but it is still on screen"]
+            await settle(pilot, app, lambda: len(notes(app)) == 2)
+            assert notes(app) == [
+                "answering api-tests: Yes…",  # while roost answers (seconds, on a live agent)
+                "pressed the answer, but it is still on screen",
+            ]
 
     asyncio.run(run())
 

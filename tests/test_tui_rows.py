@@ -64,7 +64,14 @@ def test_children_are_indented_under_their_parents() -> None:
         ("waiting", None, "Trust this folder?", None, "Need you", "Trust this folder?"),
         ("waiting", None, None, None, "Need you", None),  # its question not read (yet)
         ("error", None, "API Error: 500", None, "Need you", "API Error: 500"),
-        ("limited", None, "usage limit, resets 15:00", None, "Need you", "usage limit, resets 15:00"),
+        (
+            "limited",
+            None,
+            "usage limit, resets 15:00",
+            None,
+            "Need you",
+            "usage limit, resets 15:00",
+        ),
         ("failed", None, None, "no such program: clude", "Need you", "no such program: clude"),
         ("failed", None, "exited at once", "old", "Need you", "exited at once"),
         ("exited", 1, None, "Traceback: KeyError", "Need you", "Traceback: KeyError"),

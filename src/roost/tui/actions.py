@@ -96,7 +96,7 @@ ACTIONS = (
         "A",
         "answer",
         "answer",
-        "Answer the question a waiting agent asks: pick one of its choices (as roost answer)",
+        "Answer a waiting agent's question: pick one of its choices",
         footer=True,
     ),
     Action(

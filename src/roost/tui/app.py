@@ -994,8 +994,12 @@ class RoostApp(App[None]):
 
     def _show_question(self, name: str, question: Question) -> None:
         def chosen(key: str | None) -> None:
-            if key is not None:
-                self.operate(partial(self.source.answer, name, key, question.fingerprint))
+            if key is None:
+                return
+            # roost waits for the question to go and for what the agent shows next: seconds
+            label = next((c.label for c in question.choices if c.key == key), key)
+            self.notify(f"answering {name}: {label}…", timeout=3)
+            self.operate(partial(self.source.answer, name, key, question.fingerprint))
 
         self.push_screen(AnswerScreen(name, question), chosen)
 
