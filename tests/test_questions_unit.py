@@ -35,6 +35,18 @@ SCREENS = Path(__file__).parent / "data" / "questions"
             id="claude-api-key",
         ),
         pytest.param(
+            "claude_mcp_server.txt",
+            "claude",
+            "New MCP server found in this project: demo",
+            [
+                "Use this MCP server",
+                "Use this and all future MCP servers in this project",
+                "Continue without using this MCP server",
+            ],
+            2,
+            id="claude-project-mcp-server",
+        ),
+        pytest.param(
             "codex_trust.txt",
             "codex",
             "Trust this folder?",

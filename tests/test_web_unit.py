@@ -98,3 +98,16 @@ def test_usage_where_known_on_the_fleet_and_agent_pages() -> None:
     assert "tokens" not in fleet_section([{**row, "status": "idle", "usage": None}])
     page = agent({**row, "status": "idle", "usage": used}, "", None, [], "csrf")
     assert "<dt>usage</dt><dd>12.3k tokens · ~$0.04 (est.)</dd>" in page
+
+
+def test_the_agent_page_shows_its_question_and_what_roost_holds_for_it() -> None:
+    from roost.core.questions import Choice, Question
+    from roost.web.pages import agent
+
+    q = Question("Trust this folder?", (Choice("1", "Trust <and> go"), Choice("2", "Back")), 0)
+    row = {"name": "a", "id": "1", "provider": "codex", "status": "waiting", "held_inputs": 1}
+    page = agent(row, "", q, [], "csrf")
+    assert '<p class="question">Trust this folder?</p>' in page
+    assert f'data-key="1" data-question="{q.fingerprint}">1. Trust &lt;and&gt; go<' in page
+    assert "<dt>held</dt><dd>1 (sent once it is at its input)</dd>" in page
+    assert "<dt>held</dt><dd>-</dd>" in agent({**row, "held_inputs": 0}, "", None, [], "csrf")

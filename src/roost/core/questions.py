@@ -228,8 +228,12 @@ def _text_column(line: str) -> int:
 
 def _asked_above(lines: list[str]) -> str | None:
     """The question above a list: the last sentence ending in "?" on the lines above it (a
-    sentence may run over lines), else the nearest line of words above it."""
-    window = [w for w in (_inner(line) for line in lines[-10:]) if w and not _RULE.match(w)]
+    sentence may run over lines); else the dialog's first line, under the rule drawn above it
+    (Claude Code's "New MCP server found in this project: NAME"); else the nearest line of
+    words above the list."""
+    above = lines[-10:]
+    rules = [i for i, line in enumerate(above) if _RULE.match(line.strip())]
+    window = [w for w in (_inner(line) for line in above) if w and not _RULE.match(w)]
     for n in range(len(window) - 1, -1, -1):
         if "?" not in window[n]:
             continue
@@ -239,6 +243,10 @@ def _asked_above(lines: list[str]) -> str | None:
         words = _question_words(" ".join(window[start : n + 1]))
         if words:
             return words
+    if rules:
+        first = next((_inner(x) for x in above[rules[-1] + 1 :] if _inner(x)), None)
+        if first:
+            return _one_line(first)
     near = next((w for w in reversed(window) if not _NOT_A_CHOICE.search(w)), None)
     return _one_line(near) if near else None
 

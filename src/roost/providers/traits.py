@@ -112,6 +112,7 @@ CLAUDE = Traits(
             # its start-up questions in a folder or a home it has not seen (2.1.332)
             "Is this a project you created or one you trust?",
             "Do you want to use this API key?",
+            "New MCP server found in this project",  # a project's .mcp.json
         ),
         "error": ("Resend your message to try again", "Once fixed, resend your message"),
         "working": ("esc to interrupt", "ctrl+c to interrupt"),

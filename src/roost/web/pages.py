@@ -137,6 +137,10 @@ def agent(
             ("session", a.get("provider_session_id") or "-"),
             ("last error", a.get("last_error") or "-"),
             ("usage", usage_text(a.get("usage")) or "-"),
+            # texts roost holds until it is at its input (a first prompt behind a question)
+            ("held", f"{a.get('held_inputs')} (sent once it is at its input)")
+            if a.get("held_inputs")
+            else ("held", "-"),
         )
     )
     q = escape(name, quote=True)
