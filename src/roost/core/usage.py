@@ -75,8 +75,21 @@ def read(provider: str, lines: Iterable[str], state: Mapping[str, Any]) -> tuple
     return found, new
 
 
+# The most tokens one record may count for one field: no model reads or writes more in one
+# message. A larger number is another program's garbage (a transcript holding 10**30 made every
+# later sum overflow SQLite's integers): it counts as nothing.
+MAX_TOKENS = 10**9
+
+
 def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    """A token count as recorded: a positive int up to MAX_TOKENS, else 0.
+
+    >>> _int(12), _int(10**30), _int(-3), _int(True), _int("7"), _int(1.5)
+    (12, 0, 0, 0, 0, 0)
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_TOKENS:
+        return value
+    return 0
 
 
 def _day(entry: Mapping[str, Any]) -> str:

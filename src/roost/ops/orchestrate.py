@@ -24,7 +24,7 @@ from roost.ops.learn import launch_token, stop_message
 from roost.providers import hooks, traits
 from roost.store import events as event_log
 from roost.store import orchestration as queue
-from roost.system import locks
+from roost.system import locks, untrusted
 
 MAX_REPLY = 4000  # characters of a reply or conversation handed back to the model
 MAX_WAIT = 3600.0
@@ -460,8 +460,7 @@ def transcript_messages(path: str) -> list[dict[str, str]]:
     import json
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+        lines = list(untrusted.lines(untrusted.tail(path)))
     except OSError:
         return []
     found: list[dict[str, str]] = []

@@ -42,7 +42,7 @@ from roost.providers import hooks, mcpwire, traits
 from roost.store import events as event_log
 from roost.store import orchestration as notices_queue
 from roost.store import status as stored_status
-from roost.system import locks
+from roost.system import locks, untrusted
 
 READY = ("idle",)
 SETTLED = ("idle", "waiting", "error", "limited", "exited", "stopped", "lost", "failed")
@@ -728,8 +728,7 @@ def transcript_reply(path: str, text: str) -> str | None:
     import json
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+        lines = list(untrusted.lines(untrusted.tail(path)))
     except OSError:
         return None
     answer: list[str] = []

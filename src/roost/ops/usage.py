@@ -17,6 +17,7 @@ from roost.core.usage import Line, Tokens
 from roost.ops.context import App
 from roost.providers.base import get as provider
 from roost.store import usage as rows
+from roost.system import untrusted
 
 CHUNK = 4 << 20  # bytes read at most per file per pass: a huge backlog is read over passes
 
@@ -37,7 +38,7 @@ def scan_one(app: App, agent: Agent) -> int:
     if path is None:
         return 0
     try:
-        with path.open("rb") as fh:
+        with untrusted.open_file(path) as fh:
             inode, size = os.fstat(fh.fileno()).st_ino, os.fstat(fh.fileno()).st_size
             known = rows.cursor(app.store.conn, agent.id, str(path))
             fresh = known is None or known[0] != inode or known[1] > size

@@ -15,6 +15,7 @@ from roost.core.replies import Turn, fold
 from roost.providers.base import Provider
 from roost.providers.records import PROMPT_LINE, aider_history
 from roost.providers.traits import AIDER
+from roost.system import untrusted
 
 PROMPT_MARK = PROMPT_LINE + " "
 
@@ -109,9 +110,9 @@ class Aider(Provider):
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path, offset: int
     ) -> list[str]:
         try:
-            with history_file(paths_home, agent).open("rb") as fh:
+            with untrusted.open_file(history_file(paths_home, agent)) as fh:
                 fh.seek(offset)
-                return prompts_in(fh.read().decode("utf-8", "replace"))
+                return prompts_in(fh.read(untrusted.READ_LIMIT).decode("utf-8", "replace"))
         except OSError:
             return []
 
@@ -119,6 +120,7 @@ class Aider(Provider):
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path
     ) -> list[Turn] | None:
         try:
-            return history_turns(history_file(paths_home, agent).read_text("utf-8", "replace"))
+            data = untrusted.tail(history_file(paths_home, agent))
+            return history_turns(data.decode("utf-8", "replace"))
         except OSError:
             return []

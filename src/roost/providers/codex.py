@@ -33,6 +33,7 @@ from roost.core.replies import Turn, fold
 from roost.providers import hooks, mcpwire
 from roost.providers.base import NotResumable, Provider, Sighting, user_home
 from roost.providers.traits import CODEX
+from roost.system import untrusted
 
 NO_DAEMON = "--no-daemon"
 ROLLOUT = re.compile(r"rollout-.+\.jsonl")
@@ -74,8 +75,8 @@ def read_session_meta(path: Path) -> dict[str, Any] | None:
     """The first line of a rollout file: {"type": "session_meta", "payload": {"id", "cwd", ...}}
     (older Codex versions wrote the fields at the top level)."""
     try:
-        with path.open(encoding="utf-8") as fh:
-            first = json.loads(fh.readline() or "null")
+        with untrusted.open_file(path) as fh:
+            first = json.loads(fh.readline(untrusted.LINE_LIMIT) or "null")
     except (OSError, ValueError):
         return None
     if not isinstance(first, dict):
@@ -128,8 +129,7 @@ def rollout_turns(path: Path) -> list[Turn]:
     Its `response_item` messages are not used: the user ones also hold the context codex adds
     (its environment, AGENTS.md)."""
     try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
+        lines = list(untrusted.lines(untrusted.tail(path)))
     except OSError:
         return []
     entries: list[tuple[str, str]] = []

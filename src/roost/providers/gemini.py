@@ -23,6 +23,7 @@ from roost.core.replies import Turn, fold
 from roost.providers import hooks, mcpwire
 from roost.providers.base import NotResumable, Provider, user_home
 from roost.providers.traits import GEMINI
+from roost.system import untrusted
 
 # Gemini CLI has no option that adds an MCP server for one process; its system settings file
 # can be moved by this variable, and its `mcpServers` are merged with the user's (0.61.0).
@@ -48,8 +49,8 @@ def project_slug(cwd: str, environ: Mapping[str, str]) -> str | None:
 
 def first_line(path: Path) -> dict[str, object]:
     try:
-        with path.open(encoding="utf-8") as fh:
-            head = json.loads(fh.readline())
+        with untrusted.open_file(path) as fh:
+            head = json.loads(fh.readline(untrusted.LINE_LIMIT))
     except (OSError, ValueError):
         return {}
     return head if isinstance(head, dict) else {}
@@ -82,7 +83,9 @@ def restore_header(path: Path, session_id: str, cwd: str) -> None:
     message into a new file without that line; `gemini -r <id>` then fails ("Invalid session
     identifier"). Called only while no gemini runs for the agent (before a resume); the file is
     replaced atomically and keeps every line it had."""
-    data = path.read_bytes()
+    data = untrusted.read(path)
+    if len(data) >= untrusted.READ_LIMIT:
+        return  # a chat file this size is no session roost should rewrite
     try:
         first = json.loads(data.split(b"\n", 1)[0])
     except ValueError:
@@ -136,9 +139,9 @@ def _messages(path: Path, offset: int = 0) -> list[dict[str, object]]:
     (same `id`) each time it changes (its tokens, its tool calls): the last version counts, at
     the place of the first."""
     try:
-        with path.open("rb") as fh:
+        with untrusted.open_file(path) as fh:
             fh.seek(offset)
-            data = fh.read()
+            data = fh.read(untrusted.READ_LIMIT)
     except OSError:
         return []
     found: dict[object, dict[str, object]] = {}

@@ -317,7 +317,7 @@ def recent_events(
     with fh:
         length = os.fstat(fh.fileno()).st_size
         fh.seek(max(0, length - tail))
-        data = fh.read()
+        data = fh.read(tail)  # the log may grow as it is read: no more than asked
     lines = data.decode(errors="replace").splitlines()
     if length > tail and lines:
         lines = lines[1:]  # the first line read may be the end of a longer one

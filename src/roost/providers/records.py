@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from roost.system import untrusted
+
 TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -69,7 +71,7 @@ def aider_in_flight(roost_home: str, agent_id: str) -> bool:
     says no)."""
     size = FIRST_READ
     try:
-        with open(aider_history(roost_home, agent_id), "rb") as fh:
+        with untrusted.open_file(aider_history(roost_home, agent_id)) as fh:
             end = fh.seek(0, os.SEEK_END)
             while True:
                 start = max(0, end - size)
