@@ -11,12 +11,12 @@ import socket
 from pathlib import Path
 
 import pytest
+from test_usage_cli import DATA, transcript
 
 from roost.core.usage import MAX_TOKENS
 from roost.system import untrusted
 
 from conftest import Env
-from test_usage_cli import DATA, transcript
 
 
 def test_a_regular_file_reads(tmp_path: Path) -> None:
