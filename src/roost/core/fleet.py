@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from roost.core.present import visible
+
 LOCAL = "local"  # the table's word for this machine; JSON says null
 
 
@@ -63,7 +65,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     """
     if not rows:
         return "no agents on any host\n"
-    lines = [("HOST", "NAME", "STATUS", "PROVIDER", "PID", "CWD")]
+    lines: list[tuple[str, ...]] = [("HOST", "NAME", "STATUS", "PROVIDER", "PID", "CWD")]
     for r in rows:
         status = str(r.get("status") or r.get("state") or "unknown")
         lines.append(
@@ -76,6 +78,7 @@ def table(rows: list[dict[str, Any]]) -> str:
                 str(r.get("cwd")),
             )
         )
+    lines = [tuple(visible(cell) for cell in line) for line in lines]  # a host's strings
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]) - 1)]
     return "".join(
         "  ".join(cell.ljust(w) for cell, w in zip(line[:-1], widths, strict=True))
@@ -92,4 +95,4 @@ def unreachable_line(host: str, reason: str) -> str:
     >>> unreachable_line("build", "did not answer within 5 s")
     'roost: host build unreachable: did not answer within 5 s'
     """
-    return f"roost: host {host} unreachable: {reason}"
+    return f"roost: host {visible(host)} unreachable: {visible(reason)}"

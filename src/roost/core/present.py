@@ -54,6 +54,25 @@ JSON_FIELDS = (
 )
 TABLE_REASON = 48  # characters of an error's reason in the table (the JSON has all of it)
 
+# Every C0 and C1 control, DEL, and the bidirectional overrides and isolates, as visible text:
+# a string another machine or program wrote (a host's agent names, a folder's name, a CLI's
+# words) never reaches a terminal as a control (ESC starts OSC 52, which writes the clipboard;
+# CR and BS forge a row; U+202E reverses one).
+_BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_VISIBLE = {
+    c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    for c in (*range(0x20), *range(0x7F, 0xA0), *_BIDI)
+}
+
+
+def visible(text: str) -> str:
+    r"""`text` with its control characters shown as escapes, for a terminal.
+
+    >>> visible("api\x1b]52;c;ZXZpbA==\x07\r\u202eok\tx")
+    'api\\x1b]52;c;ZXZpbA==\\x07\\x0d\\u202eok\\x09x'
+    """
+    return text.translate(_VISIBLE)
+
 
 def agent_json(
     o: Observation, prices: Mapping[str, tuple[float, ...]] | None = None
@@ -191,11 +210,12 @@ def tree_order(found: list[Observation]) -> list[tuple[Observation, int]]:
 def table(found: list[Observation], tree: bool = False) -> str:
     if not found:
         return "no agents yet: roost spawn NAME --cwd DIR\n"
-    rows = [("NAME", "STATUS", "PROVIDER", "PLACE", "PID", "HOME", "CWD")]
+    rows: list[tuple[str, ...]] = [("NAME", "STATUS", "PROVIDER", "PLACE", "PID", "HOME", "CWD")]
     for o, depth in tree_order(found) if tree else [(o, 0) for o in found]:
         a = o.agent
         name = "  " * depth + ("└ " if depth else "") + ("* " if a.pinned else "") + a.name
-        rows.append((name, status_text(o), a.provider, place(o), str(o.pid or "-"), a.home, a.cwd))
+        cells = (name, status_text(o), a.provider, place(o), str(o.pid or "-"), a.home, a.cwd)
+        rows.append(tuple(visible(c) for c in cells))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "".join(
         "  ".join(cell.ljust(w) for cell, w in zip(r[:-1], widths, strict=True))
