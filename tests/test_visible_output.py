@@ -25,7 +25,7 @@ SEQUENCES = [
 
 def _raw(text: str) -> list[str]:
     """The control characters `text` still holds (none may reach a terminal)."""
-    return [c for c in text if ord(c) < 0x20 and c != "\n" or 0x7F <= ord(c) < 0xA0]
+    return [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) < 0xA0]
 
 
 @pytest.mark.parametrize("hostile", [CONTROLS, *SEQUENCES])

@@ -119,6 +119,10 @@ def run(reach: Reach, host: Host, args: list[str], *, stream: bool = False) -> s
     until stopped; keepalives notice a dead peer)."""
     limit = None if args[:1] == ["watch"] else limits(reach)[1]
     found = link(reach, host).call(line(host, args), limit, stream=stream)
+    if found.too_large:
+        raise Unreachable(
+            host.name, f"its answer was over {ssh.MAX_OUTPUT >> 20} MiB: cut, not read"
+        )
     if found.code is None:
         raise Unreachable(host.name, f"no answer within {limit:g} s; the command was cut")
     if found.code == 255:  # ssh's own failure (the remote roost never exits 255)

@@ -14,11 +14,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import selectors
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +42,15 @@ class Unreachable(RoostError):
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    code: int | None  # None: killed at the time limit
+    code: int | None  # None: killed at the time limit (or over its size)
     out: str
     err: str
+    too_large: bool = False  # killed: it wrote more than MAX_OUTPUT bytes
+
+
+# Bytes a captured call may write (each of stdout and stderr): a host's whole `ls --json` of a
+# thousand agents is ~2 MB; a host that floods is cut there, never read into memory whole.
+MAX_OUTPUT = 32 << 20
 
 
 def run(
@@ -65,6 +73,8 @@ def run(
         start_new_session=True,  # its own group: a kill takes ssh and any helper it started
     )
     try:
+        if limit is not None and proc.stdout is not None and proc.stderr is not None:
+            return _bounded(proc, limit, MAX_OUTPUT)
         out, err = proc.communicate(timeout=limit)
         return Result(proc.returncode, out or "", err or "")
     except subprocess.TimeoutExpired:
@@ -112,6 +122,46 @@ def lines(argv: list[str], name: str = "local", *, own_stderr: bool = False) -> 
 def stop_streams() -> None:
     for proc in list(_STREAMS):
         _kill(proc)
+
+
+def _bounded(proc: subprocess.Popen[str], limit: float, cap: int) -> Result:
+    """The call's output within `limit` seconds and `cap` bytes a stream, read as it comes
+    (a host that trickles is cut at its limit, one that floods at its cap); then its exit."""
+    assert proc.stdout is not None and proc.stderr is not None
+    deadline = time.monotonic() + limit
+    said = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    with selectors.DefaultSelector() as sel:
+        for fd in said:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                _kill(proc)
+                proc.wait()
+                return Result(None, _text(said, proc.stdout), _text(said, proc.stderr))
+            for key, _ in sel.select(left):
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fd)
+                    continue
+                said[key.fd] += chunk
+                if len(said[key.fd]) > cap:
+                    _kill(proc)
+                    proc.wait()
+                    return Result(None, "", "", too_large=True)
+    out, err = _text(said, proc.stdout), _text(said, proc.stderr)
+    proc.stdout.close()
+    proc.stderr.close()
+    try:
+        return Result(proc.wait(max(0.1, deadline - time.monotonic())), out, err)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        proc.wait()
+        return Result(None, out, err)
+
+
+def _text(said: dict[int, bytearray], pipe: IO[str]) -> str:
+    return said[pipe.fileno()].decode("utf-8", "replace") if not pipe.closed else ""
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
