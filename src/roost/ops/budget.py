@@ -242,32 +242,19 @@ def _on_events(app: App, events: list[dict[str, object]]) -> None:
 
 
 def _start(app: App) -> Callable[[], None]:
-    """The second looks run in a thread of their own, on a store connection of its own
-    (SQLite connections stay in their thread)."""
-    from roost.ops.service import say
+    """The second looks run in a thread of their own (service.in_thread)."""
+    from roost.ops.service import in_thread, say
 
-    app.close()
     _later.stopping = False
 
-    def run() -> None:
-        mine = app.with_own_store()
-        try:
-            while (due := _later.take(mine.clock)) is not None:
-                try:
-                    _turns_ended(mine, due)
-                except Exception as exc:  # noqa: BLE001 - the next turn's end reads again
-                    say(f"budget: a second look failed: {type(exc).__name__}: {exc}")
-        finally:
-            mine.close()
+    def work(mine: App) -> None:
+        while (due := _later.take(mine.clock)) is not None:
+            try:
+                _turns_ended(mine, due)
+            except Exception as exc:  # noqa: BLE001 - the next turn's end reads again
+                say(f"budget: a second look failed: {type(exc).__name__}: {exc}")
 
-    thread = threading.Thread(target=run, name="roost-budget", daemon=True)
-    thread.start()
-
-    def stop() -> None:
-        _later.stop()
-        thread.join(5)
-
-    return stop
+    return in_thread(app, "budget", work, _later.stop)
 
 
 COMPONENT = Component(name="budget", start=_start, on_events=_on_events)

@@ -244,37 +244,24 @@ def _on_events(app: App, batch: list[dict[str, object]]) -> None:
 
 
 def _start(app: App) -> Callable[[], None]:
-    """The deliveries run in a thread of their own, on a store connection of its own (SQLite
-    connections stay in their thread); its first pass delivers what was held while no service
-    ran."""
-    from roost.ops.service import say
+    """The deliveries run in a thread of their own (service.in_thread); its first pass
+    delivers what was held while no service ran."""
+    from roost.ops.service import in_thread, say
 
-    app.close()
     _due.stopping = False
 
-    def run() -> None:
-        mine = app.with_own_store()
-        try:
-            due: set[str] | None = None  # the first pass: every agent
-            while True:
-                try:
-                    deliver_ready(mine, due)
-                except Exception as exc:  # noqa: BLE001 - the next idle tries again
-                    say(f"held: a delivery failed: {type(exc).__name__}: {exc}")
-                due = _due.take()
-                if due is None:
-                    return
-        finally:
-            mine.close()
+    def work(mine: App) -> None:
+        due: set[str] | None = None  # the first pass: every agent
+        while True:
+            try:
+                deliver_ready(mine, due)
+            except Exception as exc:  # noqa: BLE001 - the next idle tries again
+                say(f"held: a delivery failed: {type(exc).__name__}: {exc}")
+            due = _due.take()
+            if due is None:
+                return
 
-    thread = threading.Thread(target=run, name="roost-held", daemon=True)
-    thread.start()
-
-    def stop() -> None:
-        _due.stop()
-        thread.join(5)
-
-    return stop
+    return in_thread(app, "held", work, _due.stop)
 
 
 COMPONENT = Component(name="held", start=_start, on_events=_on_events)

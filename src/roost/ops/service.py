@@ -331,6 +331,29 @@ def _logged(what: str) -> Iterator[None]:
         say(f"{what} failed: {type(exc).__name__}: {exc}")
 
 
+def in_thread(app: App, name: str, work: Callable[[App], None], ending: Callable[[], None]) -> Stop:
+    """A component's own thread: `work` runs there on a store connection of its own (SQLite
+    connections stay in their thread; the service's is closed here) until `ending`, which the
+    returned stop calls, makes it return."""
+    app.close()
+
+    def run() -> None:
+        mine = app.with_own_store()
+        try:
+            work(mine)
+        finally:
+            mine.close()
+
+    thread = threading.Thread(target=run, name=f"roost-{name}", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        ending()
+        thread.join(5)
+
+    return stop
+
+
 def say(text: str) -> None:
     sys.stderr.write(f"roost service: {text}\n")
     sys.stderr.flush()
