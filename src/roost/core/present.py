@@ -71,7 +71,7 @@ def visible(text: str) -> str:
     >>> visible("api\x1b]52;c;ZXZpbA==\x07\r\u202eok\tx")
     'api\\x1b]52;c;ZXZpbA==\\x07\\x0d\\u202eok\\x09x'
     """
-    return text.translate(_VISIBLE)
+    return text if text.isprintable() else text.translate(_VISIBLE)  # the check: 8x cheaper
 
 
 def agent_json(

@@ -139,8 +139,9 @@ def read(screen: str) -> Question | None:
     lines = [line.rstrip() for line in screen.rstrip().split("\n")][-LINES:]
     if not lines[-1]:
         return None
-    if _YES_NO.search(lines[-1]):
-        asked = lines[-1][: _YES_NO.search(lines[-1]).start()]  # type: ignore[union-attr]
+    yes_no = _YES_NO.search(lines[-1])
+    if yes_no is not None:
+        asked = lines[-1][: yes_no.start()]
         return Question(
             _question_words(asked) or _one_line(asked),
             (Choice("y", "Yes"), Choice("n", "No")),

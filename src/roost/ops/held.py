@@ -100,8 +100,6 @@ def first_prompt(app: App, agent: Agent) -> FirstPrompt:
                 raise StartFailed(f"{agent.name}: its start failed: {reason}")
             if found.status == "waiting":
                 asked = found.status_reason or "a question on its screen"
-                with app.store.write() as c:
-                    rows.waiting_behind(c, agent.id, asked)
                 return FirstPrompt(False, question=asked, how="held")
             if found.status == "idle":
                 told = deliver(app, agent, claimant=True)
@@ -154,18 +152,13 @@ def deliver(app: App, agent: Agent, claimant: bool = False) -> Told | None:
             found = _look(app, agent)
             if found is None or not found.alive or found.status != "idle":
                 asked = found.status_reason if found and found.status == "waiting" else None
-                if asked:
-                    with app.store.write() as c:
-                        rows.waiting_behind(c, agent.id, asked)
                 return Told(False, "not at its input", asked)
             try:
                 sent = send.send(app, agent.name, item.text, timeout=SEND_TIMEOUT)
             except RoostError as exc:
                 sent = None
                 how = str(exc)
-            if sent is None or not sent.delivered:
-                with app.store.write() as c:
-                    rows.tried(c, item.id)
+            if sent is None or not sent.delivered:  # held still: the next idle tries again
                 return Told(False, sent.how if sent is not None else how)
             how = sent.how
             with app.store.write() as c:

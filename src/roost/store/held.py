@@ -1,15 +1,16 @@
 """Texts roost holds for an agent while it asks the person something (issue 34): a spawn's
-first prompt, a send that waits for an answer. Nothing roost types on its own goes into a
-question; what would have is kept here, durably, and delivered once, oldest first, when the
-agent is at its input again (ops/held.py). Functions taking a connection run inside the
-caller's `store.write()` transaction (or read on the store's connection)."""
+first prompt. Nothing roost types on its own goes into a question; what would have is kept
+here, durably, and delivered once, oldest first, when the agent is at its input again
+(ops/held.py); what it waits behind is the agent's status and its reason, not stored twice.
+Functions taking a connection run inside the caller's `store.write()` transaction (or read on
+the store's connection)."""
 
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
 
-PROMPT, SEND = "prompt", "send"
+PROMPT = "prompt"  # a spawn's first prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,15 +18,13 @@ class Held:
     id: int
     agent_id: str
     text: str
-    origin: str  # PROMPT or SEND
-    why: str | None  # the question it waits behind
+    origin: str  # PROMPT
     held_at: str
-    tries: int
     after_tools: bool  # it goes in once the CLI has listed roost's MCP tools
     claimed_until: str | None  # its spawn delivers it until then; others leave it
 
 
-_COLUMNS = "id, agent_id, text, origin, why, held_at, tries, after_tools = 1, claimed_until"
+_COLUMNS = "id, agent_id, text, origin, held_at, after_tools = 1, claimed_until"
 
 
 def hold(
@@ -62,18 +61,6 @@ def pending(c: sqlite3.Connection, agent_id: str | None = None) -> list[Held]:
         params,
     )
     return [Held(*r) for r in rows]
-
-
-def waiting_behind(c: sqlite3.Connection, agent_id: str, why: str) -> None:
-    """Note the question its held texts wait behind (ls and the events say why)."""
-    c.execute(
-        "UPDATE held_inputs SET why = ? WHERE agent_id = ? AND delivered_at IS NULL",
-        (why, agent_id),
-    )
-
-
-def tried(c: sqlite3.Connection, held_id: int) -> None:
-    c.execute("UPDATE held_inputs SET tries = tries + 1 WHERE id = ?", (held_id,))
 
 
 def delivered(c: sqlite3.Connection, held_id: int, at: str, how: str) -> bool:

@@ -419,17 +419,15 @@ CREATE TABLE host_cursors (
 );
 """
 
-# Texts roost typed on its own and holds while the agent asks the person something (issue 34,
-# store/held.py): a first prompt, a send that waits for an answer. Delivered once, in order.
+# Texts roost types on its own and holds while the agent asks the person something (issue 34,
+# store/held.py): a spawn's first prompt. Delivered once, in order.
 HELD_INPUTS = """
 CREATE TABLE held_inputs (
     id INTEGER PRIMARY KEY,
     agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
     text TEXT NOT NULL,
-    origin TEXT NOT NULL,          -- prompt (a spawn's first prompt), send
-    why TEXT,                      -- the question it waits behind, when one was seen
+    origin TEXT NOT NULL,          -- prompt (a spawn's first prompt)
     held_at TEXT NOT NULL,
-    tries INTEGER NOT NULL DEFAULT 0,
     after_tools INTEGER NOT NULL DEFAULT 0,  -- 1: goes in once the CLI listed roost's tools
     claimed_until TEXT,            -- its spawn delivers it until then (the service waits)
     delivered_at TEXT,
