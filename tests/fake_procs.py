@@ -183,6 +183,10 @@ class FakeProcesses:
         self._sync()
         self._signal(pid, signal.SIGTERM)
 
+    def kill(self, pid: int) -> None:
+        self._sync()
+        self._signal(pid, signal.SIGKILL)
+
     def _descendants(self, pid: int) -> list[FakeProc]:
         children = [p for p in self.table.values() if p.parent == pid and p.alive]
         return [d for c in children for d in (c, *self._descendants(c.pid))]

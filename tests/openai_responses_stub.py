@@ -275,6 +275,7 @@ class ResponsesStub(LoopbackStub):
             )
         in_tokens = max(1, len(json.dumps(body.get("input"))) // 4)
         out_tokens = max(1, out_chars // 4)
+        ex.req.usage = {"input_tokens": in_tokens, "output_tokens": out_tokens}  # as answered
         event(
             "response.completed",
             {

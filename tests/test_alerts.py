@@ -13,10 +13,13 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from notify_stub import Stub
+
+from roost.core.alerts import DEBOUNCE
 
 from conftest import Env
 
@@ -267,3 +270,51 @@ def test_the_tuis_live_source_hands_over_each_new_alert_once(
         osc("roost: api is waiting for you", "Do you want to proceed?", in_tmux=False)
     ]
     assert source.snapshot().alerts == []
+
+
+def test_a_waiting_agent_is_alerted_once_across_a_service_restart_and_a_flicker(
+    world: Env,
+) -> None:
+    """An agent that stays waiting, the service stopped and started, then its dialog gone for
+    a moment and back (a redraw, a brief other screen) long after its alert: one alert in
+    all, as the edge is remembered in the store (before: a second one after the restart)."""
+    world.home.mkdir(mode=0o700, exist_ok=True)
+    (world.home / "config.toml").write_text('[status.patterns.command]\nwaiting = ["Proceed?"]\n')
+    # Enter: the dialog scrolls away under other output, Enter again: it is back
+    dialog = "while :; do echo Proceed?; read a; seq 40; read b; done"
+    world.start_service()
+    world.roost("spawn", "asker", "--detached", "--provider", "command", "--", "sh", "-c", dialog)
+
+    def asker_alerts() -> list[tuple[str, str]]:
+        with contextlib.closing(sqlite3.connect(world.home / "roost.db")) as db:
+            rows = db.execute("SELECT edge, created_at FROM alerts WHERE agent_name = 'asker'")
+            return [(str(e), str(at)) for e, at in rows]
+
+    def stored_status() -> str:
+        with contextlib.closing(sqlite3.connect(world.home / "roost.db")) as db:
+            return str(db.execute("SELECT status FROM agents WHERE name = 'asker'").fetchone()[0])
+
+    def all_decided() -> bool:
+        with contextlib.closing(sqlite3.connect(world.home / "roost.db")) as db:
+            after = db.execute("SELECT after FROM alert_cursor").fetchone()[0]
+            return bool(after == db.execute("SELECT max(id) FROM events").fetchone()[0])
+
+    [(edge, alerted)] = world.wait_for(asker_alerts, timeout=60, what="the waiting alert")
+    assert edge == "waiting"
+    # The flicker comes after the debounce since the alert, where the same edge could alert
+    # again had the agent really left it.
+    first = datetime.fromisoformat(alerted)
+    world.wait_for(
+        lambda: datetime.now(UTC) - first > timedelta(seconds=DEBOUNCE + 0.5),
+        what="the debounce since the alert",
+    )
+    world.roost("service", "stop")
+    world.start_service(hearing="asker")
+    world.wait_for(all_decided, timeout=30, what="the new service's first pass")
+    world.type(world.pane_of("asker"), "")
+    world.wait_for(lambda: stored_status() != "waiting", timeout=30, what="the dialog gone")
+    world.type(world.pane_of("asker"), "")
+    world.wait_for(lambda: stored_status() == "waiting", timeout=30, what="the dialog back")
+    world.wait_for(all_decided, timeout=30, what="the alerts' passes")
+    assert [e for e, _ in asker_alerts()] == ["waiting"]
+    world.roost("service", "stop")

@@ -262,3 +262,50 @@ def test_the_service_rereads_config_only_when_it_changed_and_says_a_breakage_onc
     config.write_text("[notify]\nterminal = true\n")
     seen = reread_settings(app, seen, "alerts")
     assert app.settings["notify"]["terminal"] is True
+
+
+def test_one_alert_per_edge_across_restarts_second_readers_and_flickers(
+    tmp_path: Path, fake: Any, clock: Any
+) -> None:
+    """An agent that stays waiting: each restart (a new App: nothing kept in memory) sees it
+    flicker out of waiting and back within the debounce, as a redraw does, while a second
+    reader runs passes too. Its edge is remembered in the store: one alert in all (before:
+    one more at each restart)."""
+    out = tmp_path / "argv.jsonl"
+    app = make_app(tmp_path, fake, clock, {"command": command(out)})
+    log_status(app, "waiting", "working")
+    alerts.run_pass(app)
+    app.close()
+    for _ in range(3):
+        clock.advance(60)
+        app = make_app(tmp_path, fake, clock, {"command": command(out)})
+        other = make_app(tmp_path, fake, clock, {"command": command(out)})
+        log_status(app, "idle", "waiting")
+        alerts.run_pass(other)
+        clock.advance(0.5)
+        log_status(app, "waiting", "idle")
+        alerts.run_pass(app)
+        alerts.run_pass(other)
+        other.close()
+        app.close()
+    assert lines(out) == [
+        ["roost: api is waiting for you", "It asks you something: roost attach api"]
+    ]
+
+
+def test_an_agents_remembered_edges_go_with_its_record(app: App) -> None:
+    """alert_edges has no foreign key (the alerts read events, which outlive their agent):
+    `roost rm` left each removed agent's edges behind for good."""
+    from roost.ops import lifecycle
+
+    agent = lifecycle.spawn(
+        app, "gone", provider="command", cwd=str(app.paths.home), args=("sh",)
+    ).agent
+    with app.store.write() as c:
+        event_log.append(
+            c, agent.id, "gone", c.now_iso(), "status", {"status": "waiting", "previous": "idle"}
+        )
+    alerts.decide_new(app)
+    assert any(key[0] == agent.id for key in queue.seen(app.store.conn))
+    lifecycle.rm(app, "gone")
+    assert not any(key[0] == agent.id for key in queue.seen(app.store.conn))

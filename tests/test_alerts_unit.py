@@ -115,6 +115,142 @@ def test_edges(events: list[dict[str, Any]], wanted: list[tuple[str, str]]) -> N
     assert edges(events) == wanted
 
 
+def event(n: int, agent: str, kind: str, when: float, **more: Any) -> dict[str, Any]:
+    return {
+        "id": n,
+        "agent_id": agent,
+        "agent": f"name-{agent}",
+        "at": at(when),
+        "kind": kind,
+        **more,
+    }
+
+
+@pytest.mark.parametrize(
+    ("events", "wanted"),
+    [
+        pytest.param(
+            [
+                status(1, "a", "waiting", "working", 0),
+                status(2, "a", "idle", "waiting", 40),
+                status(3, "a", "waiting", "idle", 41),
+            ],
+            [("a", "waiting")],
+            id="a flicker long after the alert is no new edge",
+        ),
+        pytest.param(
+            [
+                status(1, "a", "waiting", "working", 0),
+                status(2, "a", "error", "waiting", 40, reason="MCP server roost is not connected"),
+                status(3, "a", "waiting", "error", 40.5),
+            ],
+            [("a", "waiting"), ("a", "error")],
+            id="back to waiting after a brief other edge: waiting is not repeated",
+        ),
+        pytest.param(
+            [
+                event(1, "a", "exited", 0, exit_code=143),
+                status(2, "a", "exited", "idle", 0.2),
+            ],
+            [("a", "crashed")],
+            id="a crash and an exit of one process are one edge",
+        ),
+        pytest.param(
+            [
+                status(1, "a", "waiting", "working", 0),
+                event(2, "a", "sent", 60),
+                status(3, "a", "working", "waiting", 60),
+                status(4, "a", "waiting", "working", 61),
+            ],
+            [("a", "waiting"), ("a", "waiting")],
+            id="after an action a new question alerts at once",
+        ),
+        pytest.param(
+            [
+                event(1, "a", "exited", 0, exit_code=1),
+                event(2, "a", "restarted", 1),
+                event(3, "a", "exited", 2, exit_code=1),
+                event(4, "a", "restarted", 4),
+                event(5, "a", "exited", 6, exit_code=1),
+            ],
+            [("a", "crashed"), ("a", "crashed")],
+            id="a crash loop alerts at most once per debounce",
+        ),
+        pytest.param(
+            [
+                event(1, "a", "stopping", 0, until=at(30)),
+                status(2, "a", "exited", "idle", 1, exit_code=143),
+                event(3, "a", "exited", 1.5, exit_code=143),
+                event(4, "a", "killed", 2),
+            ],
+            [],
+            id="an exit during roost's own stop is that stop's",
+        ),
+        pytest.param(
+            [
+                event(1, "a", "stopping", 0, until=at(30)),
+                event(2, "a", "stop-failed", 1, error="survived SIGKILL"),
+                status(3, "a", "exited", "idle", 5, exit_code=3),
+            ],
+            [("a", "crashed")],
+            id="after a stop that failed the exit is the agent's",
+        ),
+        pytest.param(
+            [
+                event(1, "a", "stopping", 0, until=at(30)),
+                event(2, "a", "killed", 1),
+                event(3, "a", "started", 10),
+                status(4, "a", "exited", "idle", 12, exit_code=3),
+            ],
+            [("a", "crashed")],
+            id="a crash of the next launch is its own",
+        ),
+        pytest.param(
+            [
+                event(1, "a", "stopping", 0, until=at(30)),
+                status(2, "a", "exited", "idle", 31, exit_code=3),
+            ],
+            [("a", "crashed")],
+            id="past a stop's deadline an exit is the agent's (a stop cut off)",
+        ),
+        pytest.param(
+            [
+                event(1, "a", "stopping", 0, until=at(30)),
+                event(2, "a", "exited", 1, exit_code=143),
+                event(3, "a", "killed", 1.5),
+                event(4, "a", "woke", 2),
+                event(5, "a", "started", 2.5),
+                event(6, "a", "exited", 5, exit_code=3),  # 4 s after the silenced one
+            ],
+            [("a", "crashed")],
+            id="an exit a stop silenced is not remembered as alerted (no debounce after it)",
+        ),
+    ],
+)
+def test_one_alert_per_edge(events: list[dict[str, Any]], wanted: list[tuple[str, str]]) -> None:
+    assert edges(events) == wanted
+
+
+def test_the_same_events_decided_in_any_batches_alert_the_same() -> None:
+    """The state between batches is all a decider keeps (a restart, a second decider): the
+    events split anywhere decide as in one go."""
+    events = [
+        status(1, "a", "waiting", "working", 0),
+        status(2, "a", "idle", "waiting", 40),
+        status(3, "a", "waiting", "idle", 41),
+        event(4, "b", "stopping", 41, until=at(50)),
+        status(5, "b", "exited", "idle", 42, exit_code=143),
+        status(6, "a", "error", "waiting", 43),
+        status(7, "a", "waiting", "error", 44),
+    ]
+    whole = edges(events)
+    for cut in range(len(events)):
+        first, state = alerts.decide(events[:cut], {}, set(), set())
+        later, _ = alerts.decide(events[cut:], state, set(), set())
+        assert [(a.agent_id, a.edge) for a in first + later] == whole
+    assert whole == [("a", "waiting"), ("a", "error")]
+
+
 def test_a_childs_finished_turn_alerts_only_when_its_parent_is_a_persons_agent() -> None:
     turn = [status(1, "kid", "idle", "working", 0)]
     assert edges(turn, children={"kid"}) == [("kid", "finished")]
@@ -125,7 +261,7 @@ def test_quiet_while_looked_at_and_no_late_alert_after() -> None:
     first = [status(1, "a", "waiting", "working", 0)]
     found, state = alerts.decide(first, {}, set(), {"a"})
     assert found == []
-    assert state["a"].edge == "waiting"
+    assert state[("a", "waiting")].left is None  # remembered in that state
     later = [status(2, "a", "waiting", "waiting", 10)]
     assert alerts.decide(later, state, set(), set())[0] == []
 

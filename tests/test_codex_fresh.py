@@ -22,6 +22,15 @@ def events(world: Env, name: str, kind: str) -> list[dict]:
     ]
 
 
+def rollout_id(rollouts: Path) -> str | None:
+    """The session id on the first whole line of the one rollout under `rollouts`, if any."""
+    found = list(rollouts.rglob("rollout-*.jsonl"))
+    if len(found) != 1:
+        return None
+    first, newline, _ = found[0].read_text().partition("\n")
+    return json.loads(first)["payload"]["id"] if newline else None
+
+
 def test_restore_starts_an_unmessaged_codex_fresh_and_refuses_one_with_an_unknown_rollout(
     world: Env,
 ) -> None:
@@ -35,10 +44,8 @@ def test_restore_starts_an_unmessaged_codex_fresh_and_refuses_one_with_an_unknow
     # roost never learns the id of the rollout codex wrote.
     world.type(world.pane_of("typed"), "by hand")
     rollouts = Path(world.user_home, ".codex", "sessions")
-    (rollout,) = world.wait_for(
-        lambda: list(rollouts.rglob("rollout-*.jsonl")), what="typed's rollout"
-    )
-    sid = json.loads(rollout.read_text().splitlines()[0])["payload"]["id"]
+    # the file exists before codex has written its first line: wait for a whole one
+    sid = world.wait_for(lambda: rollout_id(rollouts), what="typed's rollout")
     world.tmux("kill-server")
 
     restored = world.roost("restore", check=False)

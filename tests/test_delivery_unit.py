@@ -229,6 +229,6 @@ def test_restore_report_says_what_was_not_started_and_fails() -> None:
     assert not report.ok
     text = report.text()
     assert "1 failed, 1 not started" in text and "failed b: its start failed" in text
-    assert "not started: c" in text and "stopped starting claude agents" in text
+    assert "  not started c: ...\n" in text and "stopped starting claude agents" in text
     assert report.as_json()["not_started_agents"] == {"c": "not started: ..."}
     assert Report(1, ["a"], [], [], {}, 1, 1.0).ok

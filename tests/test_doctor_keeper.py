@@ -26,6 +26,7 @@ def test_doctor_is_happy_with_a_healthy_setup(world: Env) -> None:
         "store",
         "drift",
         "orphans",
+        "service",  # not running (ROOST_SERVICE_AUTOSTART=0): a warning
         "workspace",
         "claude",
         "codex",

@@ -185,7 +185,7 @@ def test_an_unknown_or_unreachable_host_is_one_clear_error_and_nothing_recorded(
     )
 
     down = call(local, lead_id, "create_agent", provider="claude", name="kid", host="h2")
-    assert down["error"].startswith("host h2: "), down
+    assert down["error"].startswith("host h2 unreachable: "), down
     assert "\n" not in down["error"]
 
     bad = call(local, lead_id, "create_agent", provider="claude", prompt="a\x00b", host="h1")

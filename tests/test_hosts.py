@@ -155,9 +155,9 @@ def test_a_remote_command_past_its_time_limit_is_cut(fleet) -> None:
     began = time.monotonic()
     cut = fleet.local.roost("--host", "slow", "30", check=False)
     took = time.monotonic() - began
-    assert cut.returncode == 255
+    assert cut.returncode == 8
     assert cut.stderr.strip().splitlines() == [
-        "roost: host slow: no answer within 1 s; the command was cut"
+        "roost: host slow unreachable: no answer within 1 s; the command was cut"
     ]
     assert took < 1 + 10, took  # the limit, and a Python's start on a busy CI
     config = str(fleet.ssh_config)
@@ -303,9 +303,9 @@ def test_a_changed_host_key_is_refused_with_ssh_s_reason(fleet) -> None:
     h1.start(fleet.folder / "authorized_keys")
     known = fleet.known_hosts.read_text()
     refused = fleet.local.roost("--host", "h1", "ls", "--json", check=False)
-    assert refused.returncode == 255
+    assert refused.returncode == 8
     assert refused.stderr.strip().splitlines() == [
-        "roost: host h1: Host key verification failed."
+        "roost: host h1 unreachable: Host key verification failed."
     ], refused.stderr
     assert fleet.known_hosts.read_text() == known
 
@@ -350,6 +350,56 @@ def test_a_host_that_never_answers_costs_its_time_limit_and_ls_all_goes_on(fleet
     assert {tuple(line.split()[:2]) for line in lines[1:]} == {("local", "here"), ("h1", "there")}
 
 
+def test_a_host_that_trickles_its_answer_costs_ls_all_its_ls_timeout(fleet) -> None:
+    """Issue 35, finding 4: a host whose roost writes a byte every half second held `ls --all`
+    for the command limit (120 s). Now every host has `[ssh] ls_timeout` (3 s) for its whole
+    answer: the live host's agents are listed, the trickler is named late, in one line."""
+    h1 = fleet.add("h1")
+    trickle = fleet.local.tmp / "trickle"
+    trickle.write_text("#!/bin/sh\nwhile :; do printf x; sleep 0.5; done\n")
+    trickle.chmod(0o755)
+    fleet.local.roost("host", "add", "drip", "h1", "--roost", str(trickle))
+    fleet.local.roost("spawn", "h1:there", "--cwd", str(h1.world.tmp / "work"))
+    fleet.local.roost("--host", "h1", "ls")  # the master is up: only the answer is timed
+    began = time.monotonic()
+    shown = fleet.local.roost("ls", "--all", "--json")
+    took = time.monotonic() - began
+    rows = json.loads(shown.stdout)
+    assert [r.get("name") for r in rows if r["host"] == "h1"] == ["there"]
+    (line,) = shown.stderr.strip().splitlines()
+    assert line == "roost: host drip unreachable: no answer within 3 s ([ssh] ls_timeout)", line
+    assert took < 3 + 10, took  # the limit, and Pythons' starts on a busy CI
+
+    (fleet.local.home / "config.toml").write_text("[ssh]\nls_timeout = 1\n")
+    table = fleet.local.roost("ls", "--all")
+    assert "no answer within 1 s ([ssh] ls_timeout)" in table.stderr
+    (fleet.local.home / "config.toml").write_text('[ssh]\nls_timeout = "soon"\n')
+    refused = fleet.local.roost("ls", "--all", check=False)
+    assert refused.returncode == 2 and "ssh.ls_timeout" in refused.stderr, refused
+
+
+def test_what_a_host_writes_reaches_a_terminal_as_text(fleet) -> None:
+    """Issue 35, finding 2: a host's roost that answers with escape sequences (OSC 52 writes
+    the clipboard, CSI clears the screen) on stdout and stderr: relayed to a terminal, they are
+    shown as text; to a pipe, the bytes go as they are (a script reads them)."""
+    from test_terminal_output import in_a_terminal
+
+    fleet.add("h1")
+    evil = fleet.local.tmp / "evil"
+    evil.write_text(
+        "#!/bin/sh\nprintf 'row\\033]52;c;ZXZpbA==\\007\\033[2J\\n'\n"
+        "printf 'err\\033]0;owned\\007\\n' >&2\nexit 3\n"
+    )
+    evil.chmod(0o755)
+    fleet.local.roost("host", "add", "evil", "h1", "--roost", str(evil))
+    code, got = in_a_terminal(fleet.local, "--host", "evil", "ls")
+    assert code == 3
+    assert b"\x1b" not in got and b"\x07" not in got, got
+    assert b"row\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J" in got and b"err\\x1b]0;owned" in got, got
+    piped = fleet.local.roost("--host", "evil", "ls", check=False)
+    assert piped.returncode == 3 and "\x1b]52;c;ZXZpbA==\x07" in piped.stdout
+
+
 def test_the_host_s_sshd_killed_mid_command_is_one_clear_error(fleet) -> None:
     """A remote watch streams; the host's sshd dies with every connection: the local roost
     ends at once with one line, and nothing of the command stays running on the host."""
@@ -379,9 +429,9 @@ def test_the_host_s_sshd_killed_mid_command_is_one_clear_error(fleet) -> None:
         _out, err = watch.communicate(timeout=20)
     finally:
         watch.kill()
-    assert watch.returncode == 255
+    assert watch.returncode == 8
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("roost: host h1: "), err
+    assert len(lines) == 1 and lines[0].startswith("roost: host h1 unreachable: "), err
     fleet.local.wait_for(lambda: not remote_watches(), what="the remote watch's end")
 
 
@@ -468,3 +518,18 @@ def test_a_host_s_alert_reaches_the_person_s_machine(fleet) -> None:
         watch.wait()
     sent = [json.loads(line)[-2:] for line in out.read_text().splitlines()]
     assert sent == [["roost: api is waiting for you (on h1)", "Do you want to proceed?"]]
+
+
+@pytest.mark.service
+def test_the_services_stop_ends_the_hosts_ssh_masters(fleet) -> None:
+    """Issue 36 point 7: nothing roost started outlives it. A master a `ls --all` started
+    stayed up for ControlPersist (60 s) after the service stopped; it now ends with it."""
+    from roost.system.ssh import mux_answers
+
+    fleet.add("h1")
+    fleet.local.start_service()
+    fleet.local.roost("ls", "--all")
+    master = control_socket(fleet, "h1")
+    assert mux_answers(master, 5)
+    fleet.local.roost("service", "stop")
+    fleet.local.wait_for(lambda: not mux_answers(master, 5), 20, "the master ended")

@@ -30,6 +30,13 @@ def agent(provider: str, **kw: object) -> Agent:
     return Agent(**base)  # type: ignore[arg-type]
 
 
+def resuming(a: Agent, exe: str, env: dict[str, str], home: Path) -> list[str]:
+    """The argv that brings `a`'s conversation back (there must be one to bring back)."""
+    argv = get(a.provider).resume_argv(a, exe, env, home)
+    assert argv is not None, "nothing to resume"
+    return argv
+
+
 def test_claude_starts_with_minted_id_and_prompt(tmp_path: Path) -> None:
     a = agent("claude", provider_session_id=SID, dangerous=True, args=("--model", "opus"))
     argv = get("claude").start_argv(a, "/bin/claude", "hello there", tmp_path)
@@ -65,11 +72,11 @@ def test_claude_resumes_when_transcript_exists(tmp_path: Path) -> None:
     path = transcript_path(SID, "/src/app", env)
     assert path == tmp_path / ".claude/projects/-src-app" / f"{SID}.jsonl"
     claude = get("claude")
-    # no transcript yet: no conversation exists, start again under the same id
-    assert claude.resume_argv(a, "/c", env, tmp_path)[:3] == ["/c", "--session-id", SID]
+    # no transcript yet: no conversation exists, nothing to resume (a start under the same id)
+    assert claude.resume_argv(a, "/c", env, tmp_path) is None
     path.parent.mkdir(parents=True)
     path.write_text("{}\n")
-    assert claude.resume_argv(a, "/c", env, tmp_path)[:3] == ["/c", "--resume", SID]
+    assert resuming(a, "/c", env, tmp_path)[:3] == ["/c", "--resume", SID]
     # a conversation that existed and is gone is never silently replaced by a fresh one
     path.unlink()
     with pytest.raises(NotResumable, match=r"unresumable.*--fresh"):
@@ -213,8 +220,8 @@ def test_gemini_starts_with_the_id_roost_chose_and_resumes_its_file(tmp_path: Pa
         "--prompt-interactive=hi",
     ]
     env = {"HOME": str(tmp_path)}
-    # no chat file: gemini deletes one that holds no message, so start again under the same id
-    assert gemini.resume_argv(a, "/g", env, tmp_path) == ["/g", "--session-id", sid, "--yolo"]
+    # no chat file: gemini deletes one that holds no message, so there is nothing to resume
+    assert gemini.resume_argv(a, "/g", env, tmp_path) is None
     with pytest.raises(NotResumable, match=r"is gone"):  # ... unless a message was taken
         gemini.resume_argv(a.replace(conversation_seen=True), "/g", env, tmp_path)
     gemini_session(tmp_path, "/src/app", sid)
@@ -291,7 +298,7 @@ def test_command_reruns_argv_as_is(tmp_path: Path) -> None:
     assert cmd.wanted_executable(a, {}, {}) == "tail"
     argv = ["/usr/bin/tail", "-f", "x; rm -rf /"]
     assert cmd.start_argv(a, "/usr/bin/tail", None, tmp_path) == argv
-    assert cmd.resume_argv(a, "/usr/bin/tail", {}, tmp_path) == argv
+    assert cmd.resume_argv(a, "/usr/bin/tail", {}, tmp_path) is None  # no conversation: a start
 
 
 def test_executable_lookup_order(tmp_path: Path) -> None:
@@ -316,12 +323,9 @@ def test_codex_resumes_with_roost_mcp_when_this_launch_gets_it(tmp_path: Path) -
     from roost.providers import mcpwire
 
     a = agent("codex", provider_session_id=SID)
-    codex = get("codex")
-    assert not any(
-        arg.startswith("mcp_servers.") for arg in codex.resume_argv(a, "/c", {}, tmp_path)
-    )
+    assert not any(arg.startswith("mcp_servers.") for arg in resuming(a, "/c", {}, tmp_path))
     mcpwire.write(str(tmp_path), "rid")
-    argv = codex.resume_argv(a, "/c", {}, tmp_path)
+    argv = resuming(a, "/c", {}, tmp_path)
     assert argv[:4] == ["/c", "resume", SID, "--no-daemon"] and argv[4] == "-c"
     assert (
         f'mcp_servers.roost.env={{"ROOST_AGENT_ID" = "rid", "ROOST_HOME" = "{tmp_path}"}}' in argv
@@ -353,7 +357,6 @@ def test_gemini_resume_puts_back_a_lost_session_line(tmp_path: Path) -> None:
 
     from roost.providers.gemini import first_line, session_file, user_prompts
 
-    gemini = get("gemini")
     env = {"HOME": str(tmp_path)}
     a = agent("gemini", provider_session_id=SID, cwd="/src/app", conversation_seen=True)
     path = gemini_session(tmp_path, "/src/app", SID)
@@ -367,7 +370,7 @@ def test_gemini_resume_puts_back_a_lost_session_line(tmp_path: Path) -> None:
         {"$set": {"lastUpdated": "x"}},
     ]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    assert gemini.resume_argv(a, "/g", env, tmp_path)[1:3] == ["-r", SID]
+    assert resuming(a, "/g", env, tmp_path)[1:3] == ["-r", SID]
     head = first_line(path)
     assert head["sessionId"] == SID and head["startTime"] == "2026-01-02T03:04:06.000Z"
     assert head["projectHash"] == hashlib.sha256(b"/src/app").hexdigest()

@@ -17,16 +17,18 @@ pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
 
 def tool_results(stub) -> list[str]:
-    """The text of every tool_result block Claude Code sent back (it follows a tool_use)."""
-    found = []
+    """The text of each tool_result block Claude Code sent back (it follows a tool_use), once
+    (a request repeats the earlier ones), in order; an error is one too."""
+    found: dict[str, str] = {}
     for request in stub.messages("main"):
         for message in request.body.get("messages") or []:
             content = message.get("content") if isinstance(message, dict) else None
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     inner = block.get("content")
-                    found.append(json.dumps(inner) if not isinstance(inner, str) else inner)
-    return found
+                    text = inner if isinstance(inner, str) else json.dumps(inner)
+                    found.setdefault(str(block.get("tool_use_id")), text)
+    return list(found.values())
 
 
 def offers_roosts_tools(stub) -> bool:

@@ -38,6 +38,8 @@ def test_usage_totals_are_what_the_api_answered(world: Env) -> None:
     assert total["output"] == sum(u["output_tokens"] for u in answered)
     assert (total["cache_write"], total["cache_read"]) == (0, 0)
     assert {r["model"] for r in report["rows"]} == {u["model"] for u in answered}
+    # Claude Code's default model (what it asked the stand-in for) has a price (issue 35)
+    assert listed["cost_usd"] is not None and report["total"]["cost_usd"] is not None
     assert report["estimate"] is True
     assert {k: listed[k] for k in ("input", "output", "total")} == {
         k: total[k] for k in ("input", "output", "total")

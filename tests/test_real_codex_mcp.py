@@ -5,6 +5,11 @@ sends its result back; the user's config.toml gets no server."""
 
 from __future__ import annotations
 
+import functools
+import json
+import os
+import signal
+
 import pytest
 
 from conftest import Env
@@ -58,3 +63,76 @@ def test_real_codex_gets_roost_mcp_and_calls_it(world: Env) -> None:
         assert '"lead"' in str(output) and "codex" in str(output)
         world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle again")
         assert "mcp_servers" not in config.read_text()  # (codex keeps its TUI state there)
+
+
+def wired_url(world: Env, name: str) -> str | None:
+    """The shared endpoint's URL the agent's launch was given (None: its own `roost mcp`)."""
+    agent_id = world.ls()[name]["id"]
+    config = json.loads((world.home / "agents" / agent_id / "mcp.json").read_text())
+    return config["mcpServers"]["roost"].get("url")
+
+
+# What the real-CLI restart tests do before each call of a roost tool, and whether it works.
+RESTARTS = (
+    (None, True),  # the first call
+    ("stop", False),  # `roost service stop`: a call while nobody serves fails, that call only
+    ("start", True),  # `roost service start` (a long outage: the call before is in it)
+    ("kill", True),  # kill -9 of the service (its pane's hook starts it again)
+)
+
+
+def restart_service(world: Env, how: str | None) -> None:
+    """`stop`: roost service stop; `start`: roost service start; `kill`: kill -9."""
+    if how == "stop":
+        world.roost("service", "stop")
+    elif how == "start":
+        world.start_service()
+    elif how == "kill":
+        gone = json.loads(world.roost("service", "status", "--json").stdout)["pid"]
+        os.kill(gone, signal.SIGKILL)
+        world.wait_for(
+            lambda: (
+                (s := json.loads(world.roost("service", "status", "--json").stdout))["running"]
+                and s["pid"] != gone
+                and "mcp" in s["serves"]
+            ),
+            60,
+            "the service back after its kill -9",
+        )
+
+
+@pytest.mark.service
+def test_real_codex_keeps_roosts_tools_across_service_restarts(world: Env) -> None:
+    """issue 36 point 2: a codex on the shared endpoint calls a roost tool after `roost service
+    stop; roost service start` (a call made while it was stopped failed meanwhile) and after a
+    kill -9 of the service, with no relaunch."""
+    codex = install_codex()
+    work = world.tmp / "work"
+    with running_stub() as stub:
+        prepare_codex_home(world.tmp / "codex-home", stub.url, [work])
+        world.env = codex_env(world.env, world.user_home, world.tmp / "codex-home")
+        world.env["ROOST_CODEX_BIN"] = str(codex)
+        world.start_service()  # so the launch is wired to the endpoint, not a `roost mcp`
+        world.roost("spawn", "lead", "--provider", "codex", "--cwd", str(work))
+        world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 90, "lead idle")
+        url, pid = wired_url(world, "lead"), world.ls()["lead"]["pid"]
+        assert url is not None and url.startswith("http://127.0.0.1:")
+        world.roost("send", "lead", "hello")  # a first turn may come before its MCP servers
+        world.wait_for(lambda: stub.responses("main"), 60, "the first turn")
+        world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle again")
+
+        def outputs(at_least: int) -> list[str] | None:
+            found = [
+                o for r in stub.responses("main") if (o := last_tool_output(r.body)) is not None
+            ]
+            return found if len(found) >= at_least else None
+
+        for count, (restart, works) in enumerate(RESTARTS, start=1):
+            restart_service(world, restart)
+            stub.queue_tool_call("list_agents", {}, namespace="mcp__roost")
+            world.roost("send", "lead", f"who is here ({restart or 'first'})")
+            found = world.wait_for(functools.partial(outputs, count), 90, f"result {count}")
+            assert ('"lead"' in found[count - 1]) is works, (restart, found[count - 1])
+            world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle again")
+        assert world.ls()["lead"]["pid"] == pid  # the same process all along
+        assert json.loads(world.roost("service", "status", "--json").stdout)["endpoint"] == url

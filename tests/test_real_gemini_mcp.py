@@ -6,6 +6,7 @@ user's changes."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -95,3 +96,41 @@ def test_real_gemini_gets_roost_mcp_and_calls_it(world: Env, private_home: Path)
         world.wait_for(lambda: log.exists() and "\tAfterAgent\t" in log.read_text(), 30, "hook")
         entry = hooks.parse_entry(log.read_text().splitlines()[-1])
         assert entry is not None and entry[1] == "AfterAgent" and "prompt_response" in entry[2]
+
+
+@pytest.mark.service
+def test_real_gemini_keeps_roosts_tools_across_service_restarts(
+    world: Env, private_home: Path
+) -> None:
+    """issue 36 point 2: a gemini on the shared endpoint calls a roost tool after `roost service
+    stop; roost service start` (a call made while it was stopped failed meanwhile) and after a
+    kill -9 of the service, with no relaunch."""
+    from test_real_codex_mcp import RESTARTS, restart_service, wired_url
+
+    gemini = install_gemini()
+    work = world.tmp / "work"
+    with GeminiStub() as stub:
+        prepare_home(world.user_home)
+        world.env = gemini_env(world.env, world.user_home, stub.url)
+        world.env["ROOST_GEMINI_BIN"] = str(gemini)
+        world.start_service()  # so the launch is wired to the endpoint, not a `roost mcp`
+        world.roost("spawn", "lead", "--provider", "gemini", "--cwd", str(work))
+        world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", START, "lead idle")
+        url, pid = wired_url(world, "lead"), world.ls()["lead"]["pid"]
+        assert url is not None and url.startswith("http://127.0.0.1:")
+
+        def responses(at_least: int) -> list[dict] | None:
+            turns = stub.turns()
+            found = function_responses(turns[-1].body) if turns else []
+            return found if len(found) >= at_least else None
+
+        for count, (restart, works) in enumerate(RESTARTS, start=1):
+            restart_service(world, restart)
+            stub.queue_tool_call("mcp_roost_list_agents", {})
+            world.roost("send", "lead", f"who is here ({restart or 'first'})")
+            found = world.wait_for(functools.partial(responses, count), 90, f"result {count}")
+            said = json.dumps(found[count - 1])
+            assert ('\\"lead\\"' in said or '"lead"' in said) is works, (restart, said)
+            world.wait_for(lambda: world.ls()["lead"]["status"] == "idle", 60, "lead idle again")
+        assert world.ls()["lead"]["pid"] == pid  # the same process all along
+        assert json.loads(world.roost("service", "status", "--json").stdout)["endpoint"] == url

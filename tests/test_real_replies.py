@@ -6,6 +6,7 @@ Issue 19, item 2: all three printed nothing (exit 0)."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from unittest import mock
@@ -60,6 +61,13 @@ def seen_by_parent(world: Env, name: str) -> tuple[str | None, str | None]:
             app.close()
 
 
+def read_two(world: Env, name: str) -> list[dict[str, str]]:
+    """`roost read NAME -n 2 --json`'s messages: from the CLI's own record (issue 35)."""
+    found = json.loads(world.roost("read", name, "-n", "2", "--json").stdout)
+    assert found["source"] == "transcript", found
+    return list(found["messages"])
+
+
 def wait_idle(world: Env, name: str) -> None:
     world.wait_for(lambda: world.ls()[name]["status"] == "idle", START, f"{name} idle")
 
@@ -77,6 +85,10 @@ def test_real_codex_replies_come_from_its_rollout(world: Env) -> None:
         assert send_wait(world, "cx", "first question").strip() == REPLY_PREFIX + "first question"
         assert send_wait(world, "cx", "second question").strip() == REPLY_PREFIX + "second question"
         assert seen_by_parent(world, "cx") == (REPLY_PREFIX + "second question",) * 2
+        assert read_two(world, "cx") == [
+            {"role": "user", "text": "second question"},
+            {"role": "assistant", "text": REPLY_PREFIX + "second question"},
+        ]
 
 
 @pytest.fixture
@@ -98,6 +110,10 @@ def test_real_gemini_replies_come_from_its_chat_file(world: Env, gemini_stub: Ge
     gemini_stub.queue_reply("the second answer")  # the same words again: this turn's reply
     assert send_wait(world, "gm", "same words").strip() == "the second answer"
     assert seen_by_parent(world, "gm") == ("the second answer",) * 2
+    assert read_two(world, "gm") == [
+        {"role": "user", "text": "same words"},
+        {"role": "assistant", "text": "the second answer"},
+    ]
 
 
 @pytest.fixture
@@ -121,6 +137,10 @@ def test_real_aider_replies_come_from_its_chat_history(
     aider_stub.queue_reply("the second answer")
     assert send_wait(world, "ai", "same words").strip() == "the second answer"
     assert seen_by_parent(world, "ai") == ("the second answer",) * 2
+    assert read_two(world, "ai") == [
+        {"role": "user", "text": "same words"},
+        {"role": "assistant", "text": "the second answer"},
+    ]
 
 
 def test_a_cli_that_keeps_no_record_says_so(world: Env) -> None:

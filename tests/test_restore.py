@@ -10,8 +10,13 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from test_approval_unit import imported
 
-from roost.ops.restore import run_queue
+from roost.core.errors import NeedsPerson
+from roost.ops import lifecycle
+from roost.ops.context import App
+from roost.ops.restore import run_queue, start_all
+from roost.tmux.fake import FakeTmux
 
 from conftest import Env
 
@@ -54,6 +59,41 @@ def test_one_failure_does_not_stop_the_rest() -> None:
     assert pauses == []  # no stagger: no pause
     assert sorted(done.started) == ["a", "b"] and done.failed == {"bad": "no such cwd"}
     assert done.already_running == ["up"]  # found running: never counted as started
+
+
+def test_what_a_person_must_fix_is_wakes_typed_refusal_and_restore_lists_it(
+    app: App, fake: FakeTmux
+) -> None:
+    """Wake refuses with NeedsPerson, keeping its exit code and words: an agent that needs
+    approval (2), whose provider's executable is missing (6), whose conversation is gone (7).
+    Restore catches that one class and lists each as not started with the wake's own words;
+    nothing starts, nothing is failed. Before: plain RoostErrors, which restore told apart by
+    their exit codes 6 and 7, and approval it checked itself (another read of each agent,
+    other words than wake's)."""
+    imported(app)  # guest: claude, needs approval
+    for name, provider in (("nobin", "codex"), ("lost", "claude")):
+        app.environ[f"ROOST_{provider.upper()}_BIN"] = "/bin/sh"  # the fake tmux never runs it
+        lifecycle.spawn(app, name, provider=provider, cwd=str(app.paths.home))
+        lifecycle.kill(app, name)
+    app.environ["ROOST_CODEX_BIN"] = str(app.paths.home / "no-such-codex")
+    app.store.update(app.store.require("lost").id, conversation_seen=True)  # its transcript: none
+
+    refusals = {}
+    for name, code, words in (
+        ("guest", 2, "guest needs approval: .*roost approve guest"),
+        ("nobin", 6, "codex: executable .*no-such-codex.* not found"),
+        ("lost", 7, "unresumable: lost's conversation .* is gone"),
+    ):
+        with pytest.raises(NeedsPerson, match=words) as refused:
+            lifecycle.wake(app, name)
+        assert refused.value.code == code
+        refusals[name] = refused.value.why
+    assert refusals["guest"].startswith("needs approval: ")  # the list names the agent itself
+
+    panes = len(fake.list_panes())
+    done = start_all(app, ["guest", "nobin", "lost"], concurrency=1, stagger=0)
+    assert done.skipped == refusals
+    assert done.started == [] and done.failed == {} and len(fake.list_panes()) == panes
 
 
 @pytest.mark.tmux

@@ -5,7 +5,10 @@ reported as failed (restore, spawn, wake, attach, reload --dangerous)."""
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
+import sys
 
 import pytest
 
@@ -33,6 +36,26 @@ def screen(world: Env, name: str) -> str:
 
 def wait_idle(world: Env, name: str) -> None:
     world.wait_for(lambda: world.ls()[name]["status"] == "idle", 20, f"{name} idle")
+
+
+def in_a_terminal(
+    world: Env, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """`roost ARGS` with a pseudo-terminal for its input (its output captured)."""
+    leader, follower = pty.openpty()
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "roost", *args],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            env={**world.env, **(env or {})},
+            cwd=world.tmp,
+            timeout=60,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
 
 
 def received(world: Env) -> list[str]:
@@ -129,9 +152,15 @@ def test_spawn_whose_cli_dies_at_once_fails_with_its_words(world: Env) -> None:
     agent = world.ls()["cl"]
     assert agent["state"] == "failed" and "API Error: 401" in agent["last_error"]
 
-    # attach to it shows why instead of a dead screen (it tries the start again)
-    attached = world.roost("attach", "cl", check=False, env=AUTH)
+    # attach without a terminal refuses before it tries anything (issue 35)
+    starts = len(world.starts())
+    refused = world.roost("attach", "cl", check=False, env=AUTH)
+    assert refused.returncode == 2 and "roost attach needs a terminal" in refused.stderr
+    assert len(world.starts()) == starts and world.ls()["cl"]["state"] == "failed"
+    # in a terminal, attach shows why instead of a dead screen (it tries the start again)
+    attached = in_a_terminal(world, "attach", "cl", env=AUTH)
     assert attached.returncode == 1 and "API Error: 401" in attached.stderr
+    assert len(world.starts()) == starts + 1
     woke = world.roost("wake", "cl", check=False, env=AUTH)
     assert woke.returncode == 1 and "API Error: 401" in woke.stderr
     # a start that holds clears it

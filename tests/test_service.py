@@ -4,13 +4,18 @@ death harms no agent."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import sqlite3
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from roost.ops.context import App
+from roost.system import servicesock
 
 from conftest import Env
 
@@ -69,6 +74,24 @@ def test_a_launch_starts_the_service_unless_autostart_is_off(world: Env) -> None
     assert json.loads(world.roost("service", "start", "--json", env=off).stdout)["running"]
 
 
+@pytest.mark.service
+def test_commands_that_change_agents_bring_the_service_back(world: Env) -> None:
+    """Issue 36 point 1: the service is the runtime. Gone without `roost service stop` (its
+    session killed: no pane-died hook restarts it), the next command that changes an agent
+    (a send, a park, a kill) starts it again before acting; `ls` only reads, and does not."""
+    from roost.core.service import SESSION
+
+    world.roost("spawn", "a", "--provider", "command", "--", "sh", "-c", "cat; sleep 300")
+    world.wait_for(lambda: service_status(world)["running"], 30, "started by the launch")
+    for command in (("send", "a", "hello"), ("park", "a"), ("kill", "a")):
+        world.tmux("kill-session", "-t", SESSION)
+        world.wait_for(lambda: not service_status(world)["running"], 30, "the service gone")
+        world.ls()
+        assert not service_status(world)["running"]
+        world.roost(*command)
+        world.wait_for(lambda: service_status(world)["running"], 30, f"started by {command[0]}")
+
+
 def test_the_services_wakes_start_agents_in_their_own_saved_environment(app: App) -> None:
     """The service runs in tmux with a minimal environment: its wakes (a notice to a sleeping
     parent, a resume at a reset, the web's buttons) must take the agent's saved one, as the
@@ -79,3 +102,116 @@ def test_the_services_wakes_start_agents_in_their_own_saved_environment(app: App
     env = service._environment(app)
     assert started_by_tmux(env)
     assert env["ROOST_HOME"] == str(app.paths.home)
+
+
+# ---- one service per ROOST_HOME; status is the truth (issue 36 point 6) -------------------------
+def runs(world: Env) -> list[tuple]:
+    with contextlib.closing(sqlite3.connect(world.home / "roost.db")) as db:
+        return db.execute(
+            "SELECT id, pid, pane_id, started_at, ended_at, exit_code FROM service_runs ORDER BY id"
+        ).fetchall()
+
+
+def readers_socket(world: Env) -> str:
+    found = servicesock.path(os.path.realpath(world.home))
+    assert found is not None
+    return found
+
+
+def endpoint_file(world: Env) -> Path:
+    return world.home / "mcp-endpoint"
+
+
+def serving(world: Env, *names: str) -> dict:
+    """The status once these components serve and none is still starting (they start in
+    threads after the run begins)."""
+
+    def settled() -> dict | None:
+        found = service_status(world)
+        starting = any(p["state"] == "starting" for p in found.get("components", []))
+        wanted = found["running"] and set(names) <= set(found["serves"])
+        return found if wanted and not starting else None
+
+    return world.wait_for(settled, 30, f"the service serving {names}")
+
+
+def test_a_second_service_run_is_refused_and_changes_nothing(world: Env) -> None:
+    """A `roost service run` started by hand beside the running service: it used to run every
+    component but the readers' socket, leave status at "starting" for good and take the shared
+    MCP endpoint's file with it. Now it refuses at once, and nothing of the first one moves."""
+    world.start_service()
+    before = serving(world, "readers", "mcp", "monitor")
+    sock = readers_socket(world)
+    inode = os.lstat(sock).st_ino
+    endpoint = endpoint_file(world).read_text()
+    rows = runs(world)
+    second = world.roost_start("service", "run")
+    try:
+        out, err = second.communicate(timeout=30)
+    except subprocess.TimeoutExpired:  # killed by communicate: it ran beside the first
+        pytest.fail("a second service ran beside the first")
+    assert second.returncode == 1, (out, err)
+    assert out == "" and err.count("\n") == 1 and "another roost service runs" in err, err
+    assert str(before["pid"]) in err
+    after = service_status(world)
+    assert {k: after[k] for k in ("running", "pid", "since", "serves", "endpoint")} == {
+        k: before[k] for k in ("running", "pid", "since", "serves", "endpoint")
+    }
+    assert os.lstat(sock).st_ino == inode
+    assert endpoint_file(world).read_text() == endpoint
+    assert runs(world) == rows
+
+
+def test_after_a_kill_9_the_next_service_starts_and_holds_the_lock(world: Env) -> None:
+    """The lock is the kernel's (flock): a service killed -9 leaves nothing that keeps the next
+    one out, and two starts at once (with the pane-died hook's own restart) end with one."""
+    first = world.start_service()
+    os.kill(first["pid"], signal.SIGKILL)
+    starts = world.roost_together(("service", "start", "--json"), ("service", "start", "--json"))
+    assert all(c.returncode == 0 for c in starts), starts
+    pids = {json.loads(c.stdout)["pid"] for c in starts}
+    back = world.wait_for(
+        lambda: (s := service_status(world))["running"] and s["pid"] != first["pid"] and s,
+        30,
+        "the service back",
+    )
+    assert pids == {back["pid"]}
+    open_runs = [r for r in runs(world) if r[4] is None]
+    assert [r[1] for r in open_runs] == [back["pid"]]
+    assert (world.home / "run" / "service.lock").is_file()
+    refused = world.roost("service", "run", check=False, timeout=30)
+    assert refused.returncode == 1 and "another roost service runs" in refused.stderr
+
+    # A socket taken from under the running service is no longer served: status looks.
+    serving(world, "readers")
+    sock = readers_socket(world)
+    os.rename(sock, sock + ".moved")
+    os.symlink(sock + ".moved", sock)
+    assert "readers" not in service_status(world)["serves"]
+    world.roost("service", "stop")
+    assert os.path.islink(sock)  # not the service's own socket: left as it was
+
+
+def test_status_lists_only_what_serves(world: Env) -> None:
+    """A symlink planted at the readers' socket is refused, and status says so instead of
+    listing readers; web is not listed when no web server runs; the endpoint's address is
+    the one its file records."""
+    world.roost("ls")  # makes the home's folders
+    sock = readers_socket(world)
+    planted = world.tmp / "planted"
+    planted.write_text("not a socket")
+    os.symlink(planted, sock)
+    started = json.loads(world.roost("service", "start", "--json").stdout)
+    assert started["running"], started
+    found = serving(world, "mcp", "monitor")
+    assert "readers" not in found["serves"] and "web" not in found["serves"], found
+    parts = {p["name"]: p for p in found["components"]}
+    assert parts["readers"]["state"] == "failed" and sock in parts["readers"]["error"], parts
+    assert parts["web"]["state"] == "off", parts
+    assert parts["mcp"]["state"] == "serving"
+    recorded = json.loads(endpoint_file(world).read_text())
+    assert found["endpoint"] == parts["mcp"]["address"] == recorded["url"]
+    assert os.path.islink(sock) and planted.read_text() == "not a socket"
+    text = world.roost("service", "status").stdout
+    assert f"mcp endpoint: {recorded['url']}" in text and "readers failed" in text, text
+    assert "web" not in text.splitlines()[0]

@@ -235,7 +235,11 @@ def test_restore_report_names_agents_and_skips_the_removed() -> None:
     assert (report.live, report.already_running, report.hibernated) == (4, ["three"], ["four"])
     assert report.text() == (
         "restored in 1.2s: 4 live expected, 1 started, 1 already running, "
-        "1 hibernated, 1 failed\n  failed two: no such cwd\n"
+        "1 hibernated, 1 failed\n"
+        "  started with no conversation to resume: one\n"
+        "  already running: three\n"
+        "  still hibernated: four (they wake when used; roost wake NAME starts one now)\n"
+        "  failed two: no such cwd\n"
     )
     assert report.as_json()["peak_concurrent_starts"] == 2
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pty
 import subprocess
 import sys
 
@@ -24,8 +25,8 @@ def titles(app: RoostApp) -> list[str]:
 
 
 def execed_by_attach(local, target: str) -> list[str]:
-    """The arguments `roost attach TARGET` execs ssh with: an `ssh` first on PATH that writes
-    them down and exits."""
+    """The arguments `roost attach TARGET` runs ssh with, from a terminal (it refuses without
+    one): an `ssh` first on PATH that writes them down and exits."""
     shim = local.tmp / "shim"
     shim.mkdir()
     said = local.tmp / "ssh-argv.json"
@@ -35,9 +36,18 @@ def execed_by_attach(local, target: str) -> list[str]:
     )
     (shim / "ssh").chmod(0o755)
     env = {**local.env, "PATH": f"{shim}:{os.environ['PATH']}"}
-    subprocess.run(
-        [sys.executable, "-m", "roost", "attach", target], env=env, timeout=30, check=True
-    )
+    leader, follower = pty.openpty()
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "roost", "attach", target],
+            env=env,
+            stdin=follower,
+            timeout=30,
+            check=True,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
     return list(json.loads(said.read_text()))
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 
 from textual.widgets import Static
 
@@ -167,3 +168,23 @@ def test_hosts_that_never_answer_block_neither_local_refreshes_nor_quitting() ->
     finally:
         gate.set()
     assert took < 3, took
+
+
+def test_what_a_host_or_a_folder_says_reaches_no_cell_or_panel_raw() -> None:
+    """Issue 35: a host's strings (its agent's name, status words, folder) and a local folder's
+    name are shown with their controls as text in the rows, the header and the panels."""
+    hostile = "x\x1b]52;c;ZXZpbA==\x07\x9b2J\u202e[red]"
+    agent = remote(hostile, "error", status_reason=hostile, cwd=f"/w/{hostile}")
+    panel = rows.remote_details(agent, "build")
+    title = rows.host_title(rows.Row("host:b", "b", host="b", unreachable=hostile))
+    header = rows.host_details(rows.Row("host:b", "b", host="b", unreachable=hostile))
+    cells = [rows.fit(hostile, 80), rows.name_cell(hostile, hostile, 80)]
+    cells.append(rows.fit(rows.remote_status(agent), 80))
+    for text in (panel, header, *cells, rows.fit(title, 80)):
+        assert not any(ch in text for ch in "\x1b\x07\x9b\u202e"), repr(text)
+        assert "\\x1b]52" in text, text
+    assert "\\[red]" in panel  # and its markup is text too
+    local = copy.deepcopy(ITEMS[0])  # the demo's own stays as it is
+    local.agent = local.agent.replace(cwd=f"/w/{hostile}")
+    shown_local = rows.details(local)
+    assert "\x1b" not in shown_local and "\\[red]" in shown_local

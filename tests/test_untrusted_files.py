@@ -124,3 +124,34 @@ def test_a_transcript_that_is_no_file_never_hangs_a_reader(two: Env, kind: str) 
     said = json.loads(read.stdout)
     assert said["source"] in ("screen", "none") or said.get("messages") == []
     assert two.ls()["good"]["usage"]["total"] > 0
+
+
+def test_a_line_nested_past_pythons_stack_is_one_line_left_out(tmp_path: Path) -> None:
+    """A JSON line 200,000 brackets deep (1/20 of the line limit) raised RecursionError in
+    every reader that parsed it: doctor, fork, read and MCP's read died on it."""
+    from roost.core import usage
+    from roost.providers import claude, codex
+
+    deep = "[" * 200_000 + "]" * 200_000
+    good = (DATA / "claude.jsonl").read_text()
+    path = tmp_path / "t.jsonl"
+    path.write_text(deep + "\n" + good)
+    assert len(list(untrusted.entries(path.read_bytes()))) == len(good.splitlines())
+    assert claude.transcript_messages(path) == claude.transcript_messages(DATA / "claude.jsonl")
+    found, state = usage.read("claude", [deep, *good.splitlines()], {})
+    assert found and state[usage.SKIPPED] == {usage.MALFORMED: 1}
+    assert usage.fork_point("claude", [deep, *good.splitlines()])
+    rollout = tmp_path / "r.jsonl"
+    rollout.write_text(deep + "\n")
+    assert codex.rollout_messages(rollout) == []
+
+
+def test_an_agents_mcp_file_that_is_a_fifo_blocks_nobody(tmp_path: Path) -> None:
+    """The launch's mcp.json sits in the agent's folder, which its process may write: doctor
+    and the endpoint's start read it, never blocked by a FIFO planted there."""
+    from roost.providers import mcpwire
+
+    path = Path(mcpwire.config_path(str(tmp_path), "a1"))
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    assert mcpwire.entry(str(tmp_path), "a1") == mcpwire.server_entry(str(tmp_path), "a1")

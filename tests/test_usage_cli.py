@@ -91,3 +91,73 @@ def test_a_budget_is_stored_and_cleared(keep: Env) -> None:
     keep.roost("policy", "keep", "--budget", "off", "--tree-budget", "off")
     assert [b[1:5] for b in budgets(keep)] == [(None, None, None, None)]
     assert keep.ls()["keep"]["state"] == "running"  # nothing reached: nothing parked
+
+
+def own_turn(text: str, msg: str, tokens: tuple[int, int]) -> str:
+    """One assistant line of the agent's own, with its own message id and usage."""
+    line = json.loads(text.splitlines()[-1])
+    line["message"]["id"], line["requestId"] = msg, f"req_{msg}"
+    line["message"]["usage"]["input_tokens"], line["message"]["usage"]["output_tokens"] = tokens
+    return json.dumps(line) + "\n"
+
+
+def totals(world: Env) -> dict[str, int]:
+    report = json.loads(world.roost("usage", "--json").stdout)
+    by_who: dict[str, int] = {}
+    for row in report["rows"]:
+        by_who[row["who"]] = by_who.get(row["who"], 0) + row["total"]
+    return {**by_who, "all": report["total"]["total"]}
+
+
+def test_a_fork_counts_only_its_own_turns(keep: Env) -> None:
+    """Issue 35: Claude Code's fork copies the original's transcript into the fork's file (the
+    fake CLI as the real one: message ids kept); the copy is the original's usage, not the
+    fork's. The fork counts nothing until it takes a turn of its own."""
+    data = (DATA / "claude.jsonl").read_text()
+    with transcript(keep, "keep").open("a") as fh:
+        fh.write(data)
+    parent = 13 + 49 + 100 + 2100 + 2
+    assert totals(keep) == {"keep": parent, "all": parent}
+    keep.roost("fork", "keep", "fk")
+    keep.wait_status("fk", "idle")
+    copy = transcript(keep, "fk")
+    assert "msg_A" in copy.read_text()  # the original's history, copied
+    assert totals(keep) == {"keep": parent, "all": parent}  # the copy counts nothing
+    assert keep.ls()["fk"]["usage"]["total"] == 0
+    with copy.open("a") as fh:
+        fh.write(own_turn(data, "msg_F", (300, 40)))
+    assert totals(keep) == {"keep": parent, "fk": 340, "all": parent + 340}
+    assert keep.ls()["fk"]["usage"]["total"] == 340
+    # the original goes on: its own turns are its own, the fork's stay the fork's
+    with transcript(keep, "keep").open("a") as fh:
+        fh.write(own_turn(data, "msg_K", (5, 5)))
+    assert totals(keep) == {"keep": parent + 10, "fk": 340, "all": parent + 10 + 340}
+
+
+def test_a_price_override_changes_the_cost_and_a_bad_one_is_refused(keep: Env) -> None:
+    """Issue 35: config.toml's [prices."MODEL"] prices that model in `roost usage` and
+    `ls --json`; a figure that is no price (negative, TOML's nan or inf, a string) is one line
+    naming the file, line and key, exit 2, and nothing read or stored."""
+    with transcript(keep, "keep").open("a") as fh:
+        fh.write((DATA / "claude.jsonl").read_text())
+    plain = json.loads(keep.roost("usage", "--json").stdout)
+    assert plain["prices_taken"] >= "2026-12"
+    assert "roost's price table of 2026-" in keep.roost("usage").stdout
+    config = keep.home / "config.toml"
+    config.write_text('[prices."claude-sonnet-4-5-20250929"]\ninput = 1000.0\n')
+    dearer = plain["total"]["cost_usd"] + 13 * (1000 - 3) / 1e6  # 13 input tokens of sonnet
+    report = json.loads(keep.roost("usage", "--json").stdout)
+    assert report["total"]["cost_usd"] == pytest.approx(dearer)
+    listed = keep.ls()["keep"]["usage"]
+    assert listed["cost_usd"] == pytest.approx(dearer) and listed["prices_taken"] >= "2026-12"
+    for bad in ("nan", "inf", "-1.0", '"3"'):
+        config.write_text(f'[prices."claude-sonnet-4-5-20250929"]\noutput = {bad}\n')
+        for args in (["usage"], ["ls", "--json"]):
+            proc = keep.roost(*args, check=False)
+            assert proc.returncode == 2, (bad, args, proc.stderr)
+            assert proc.stderr.splitlines() == [proc.stderr.strip()], (bad, args)
+            assert "line 2: prices.claude-sonnet-4-5-20250929.output must be a number" in (
+                proc.stderr
+            ), (bad, args)
+    config.unlink()
+    assert json.loads(keep.roost("usage", "--json").stdout) == plain  # nothing changed

@@ -5,6 +5,7 @@ and again after the file is cut short or replaced."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -84,6 +85,62 @@ def test_prices_are_per_million_longest_name_first_and_overridable() -> None:
     assert prices.cost("unknown", t, table) is None
 
 
+# The models the pinned CLIs use unless told otherwise (issue 35), as found in their installs
+# (tests/.cache) and seen by the API stand-ins: Claude Code's main loop (an API key) and its
+# small model, Codex's first listed model, Gemini CLI's turn model with and without preview
+# access, its router's and its flash model, aider's with an OpenAI or an Anthropic key.
+PINNED_DEFAULTS = {
+    ("claude", "2.1.332"): ("claude-opus-5-5", "claude-haiku-5-5"),
+    ("codex", "0.169.0"): ("gpt-6.1-sol",),
+    ("gemini", "0.61.0"): (
+        "gemini-3.1-pro-preview",
+        "gemini-2.5-pro",
+        "gemini-3.5-flash-lite",
+        "gemini-3-flash-preview",
+        "gemini-3.5-flash",
+    ),
+    ("aider", "0.86.2"): ("gpt-4o", "claude-sonnet-4-5", "openai/gpt-4o"),
+}
+
+
+def test_every_pinned_clis_default_model_has_a_price() -> None:
+    import real_aider
+    import real_claude
+    import real_codex
+    import real_gemini
+
+    pinned = {
+        "claude": real_claude.PINNED_VERSION,
+        "codex": real_codex.PINNED_VERSION,
+        "gemini": real_gemini.PINNED_VERSION,
+        "aider": real_aider.PINNED_VERSION,
+    }
+    # a CLI pinned anew: look its default models (and their prices) up again
+    assert dict(PINNED_DEFAULTS.keys()) == pinned
+    one = Tokens(1_000_000, 1_000_000, 1_000_000, 1_000_000)
+    for (cli, _), models in PINNED_DEFAULTS.items():
+        for model in models:
+            assert prices.cost(model, one) is not None, (cli, model)
+    assert prices.TAKEN >= "2026-12"  # the table these came from
+
+
+def test_a_price_applies_to_its_model_and_dated_names_not_to_another_version() -> None:
+    one = Tokens(1_000_000, 0, 0, 0)
+    assert prices.cost("claude-opus-5-5", one) == 4.0  # not claude-opus-5's 5.0
+    assert prices.cost("claude-opus-4-8", one) == 5.0  # not claude-opus-4's 15.0
+    assert prices.cost("claude-opus-5-5[1m]", one) == 4.0
+    assert prices.cost("claude-sonnet-4-5-20250929", one) == 3.0
+    assert prices.cost("gpt-5.5", one) is None  # another model, not gpt-5
+    assert prices.cost("gpt-4o-mini-2024-07-18", one) == 0.15  # not gpt-4o's 2.5
+
+
+def test_an_override_with_no_price_in_it_is_left_out() -> None:
+    """config.toml refuses these (core/settings.py); the table leaves them out as well."""
+    table = prices.table({"m": {"input": float("nan"), "output": float("inf"), "cache_read": -1}})
+    assert table["m"] == (0.0, 0.0, 0.0, 0.0)
+    assert "m" not in prices.table({"m": "3"})  # type: ignore[dict-item]
+
+
 # ---- the incremental reader, against the store ------------------------------------------
 
 
@@ -92,18 +149,23 @@ def app(tmp_path: Path) -> App:
     return fake_app(tmp_path, fake_tmux(), manual_clock(), {})
 
 
-def claude_agent(app: App, transcript: Path) -> Agent:
+def claude_agent(
+    app: App,
+    transcript: Path,
+    name: str = "api",
+    session: str = "0b7c3f8e-5d2a-4c1b-9e6f-1a2b3c4d5e6f",
+) -> Agent:
     agent = Agent(
-        id="a1",
-        name="api",
+        id=f"id-{name}",
+        name=name,
         provider="claude",
         cwd="/w",
-        home="api",
-        provider_session_id="0b7c3f8e-5d2a-4c1b-9e6f-1a2b3c4d5e6f",
+        home=name,
+        provider_session_id=session,
         transcript_path=str(transcript),
     )
     app.store.insert(agent)
-    return app.store.require("api")
+    return app.store.require(name)
 
 
 def stored(app: App, agent: Agent) -> dict[tuple[str, str], Tokens]:
@@ -193,3 +255,106 @@ def test_totals_per_tree_and_per_tab(app: App) -> None:
     assert [(ln.who, ln.tokens.input, ln.cost) for ln in merged] == [("kid", 110, None)]
     per_tab = ops_usage.report(app, everyone, "2031-03-05", "tab")
     assert per_tab == []  # --since after the only day
+
+
+# ---- a fork counts its own turns (issue 35) ------------------------------------------------
+
+
+def assistant(msg: str, tokens: tuple[int, int], day: str = "2026-11-03") -> str:
+    return json.dumps(
+        {
+            "type": "assistant",
+            "requestId": f"req_{msg}",
+            "timestamp": f"{day}T00:00:00Z",
+            "message": {
+                "id": msg,
+                "model": SONNET,
+                "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]},
+            },
+        }
+    )
+
+
+def test_a_claude_fork_skips_the_copied_history_however_long() -> None:
+    """Claude Code copies every message of the original (ids kept) ahead of the fork's own:
+    more than the reader's usual memory of REMEMBERED keys, and each message written twice."""
+    original = [m for i in range(usage.REMEMBERED + 50) for m in [assistant(f"m{i}", (i, 1))] * 2]
+    start = usage.fork_point("claude", original)
+    mine = [assistant("own", (7, 3)), assistant("own2", (1, 1))]
+    found, state = usage.read("claude", [*original, *mine], start)
+    assert found == {("2026-11-03", SONNET): Tokens(8, 4, 0, 0)}
+    assert usage.COPIED not in state  # the copy is behind: its keys are not kept on
+    # read in pieces, split anywhere: the same
+    for cut in (0, 1, len(original) - 1, len(original) + 1):
+        first, state = usage.read("claude", [*original, *mine][:cut], start)
+        second, _ = usage.read("claude", [*original, *mine][cut:], state)
+        summed = {k: first.get(k, Tokens()) + second.get(k, Tokens()) for k in {*first, *second}}
+        assert {k: v for k, v in summed.items() if v.total} == found, cut
+
+
+def test_a_codex_fork_counts_from_the_originals_running_totals() -> None:
+    """Codex writes no copy, but the fork's first cumulative total goes on from the original's
+    (seen on 0.169.0: 13,533 in the original, 20,429 = 13,533 + 6,896 in the fork)."""
+    start = usage.fork_point("codex", lines("codex"))
+    total = {"input_tokens": 2500 + 600, "cached_input_tokens": 1200 + 100, "output_tokens": 90}
+    fork = [
+        '{"type":"session_meta","payload":{"id":"f","forked_from_id":"o"}}',
+        '{"timestamp":"2026-11-02T00:00:00Z","type":"turn_context","payload":{"model":"gpt-5"}}',
+        json.dumps(
+            {
+                "timestamp": "2026-11-02T00:00:01Z",
+                "type": "event_msg",
+                "payload": {"type": "token_count", "info": {"total_token_usage": total}},
+            }
+        ),
+    ]
+    found, _ = usage.read("codex", fork, start)
+    assert found == {("2026-11-02", "gpt-5"): Tokens(500, 10, 0, 100)}
+
+
+def test_a_forks_starting_point_is_its_first_files_only(app: App, tmp_path: Path) -> None:
+    """The fork point binds to the first file read for the fork (read again from there if
+    that file is replaced); a later conversation's file starts from nothing."""
+    original = [assistant("m1", (100, 10))]
+    first, later = tmp_path / "first.jsonl", tmp_path / "later.jsonl"
+    agent = claude_agent(app, first)
+    with app.store.write() as c:
+        rows.set_fork_point(c, agent.id, usage.fork_point("claude", original))
+    first.write_text("\n".join([*original, assistant("own", (5, 5))]) + "\n")
+    ops_usage.scan(app, [agent])
+    assert sum(t.total for t in stored(app, agent).values()) == 10
+    spare = tmp_path / "spare.jsonl"  # the same file replaced: the copy is skipped again
+    spare.write_text(first.read_text())
+    os.replace(spare, first)
+    ops_usage.scan(app, [agent])
+    assert sum(t.total for t in stored(app, agent).values()) == 10
+    with app.store.write() as c:  # the fork's next conversation (a new session file)
+        c.execute("UPDATE agents SET transcript_path = ? WHERE id = ?", (str(later), agent.id))
+    later.write_text("\n".join(original) + "\n")  # the same message again: its own now
+    ops_usage.scan(app, [app.store.require("api")])
+    assert sum(t.total for t in stored(app, agent).values()) == 10 + 110
+
+
+def test_a_fault_in_one_agents_file_is_that_agents_nothing(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """Issue 35: one agent's file never stops the read for the others (the budget component
+    reads every running agent in one pass). A fault no check foresaw stands in for the
+    OverflowError one transcript line once raised."""
+    good_path, bad_path = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    shutil.copy(DATA / "claude.jsonl", good_path)
+    shutil.copy(DATA / "claude.jsonl", bad_path)
+    bad = claude_agent(app, bad_path)
+    good = claude_agent(app, good_path, "web", "1c8d4f9f-6e3b-4d2c-8f7a-2b3c4d5e6f70")
+    real_scan_one = ops_usage.scan_one
+
+    def scan_one(app_: App, agent: Agent) -> int:
+        if agent.name == bad.name:
+            raise OverflowError("Python int too large to convert to SQLite INTEGER")
+        return real_scan_one(app_, agent)
+
+    monkeypatch.setattr(ops_usage, "scan_one", scan_one)
+    added = ops_usage.scan(app, [bad, good])
+    assert added == sum(t.total for t in CLAUDE.values())
+    assert stored(app, good) == CLAUDE and stored(app, bad) == {}
+    assert "api's usage was not read: OverflowError" in capsys.readouterr().err

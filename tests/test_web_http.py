@@ -4,6 +4,7 @@ loopback unless asked; a dialog's keys only from the dialog itself."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -15,7 +16,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from conftest import Env
-from web_server import Client, Web, running, wait_until
+from web_server import REPO, Client, Web, running, wait_until
 
 pytestmark = pytest.mark.tmux
 
@@ -169,6 +170,9 @@ def test_the_service_serves_it_when_the_config_says_so(world: Env) -> None:
 
     wait_until(logged_in, 30, "the service's roost web")
     assert me.request("GET", "/")[0] == 200
+    status = json.loads(world.roost("service", "status", "--json").stdout)
+    web = next(p for p in status["components"] if p["name"] == "web")
+    assert "web" in status["serves"] and web["address"] == f"http://127.0.0.1:{port}/", status
     world.roost("service", "stop")
     wait_until(lambda: not _listening(port), 15, "roost web to stop with the service")
 
@@ -198,3 +202,33 @@ def test_park_and_place_go_through_the_operations(world: Env) -> None:
         assert status == 400 and "nobody" in str(body["error"])
         status, body = me.post("/a/api/rm", {})  # only the page's own actions exist
         assert status == 400 and "no such action" in str(body["error"])
+
+
+def test_the_agent_page_shows_the_fleets_usage_figure(world: Env) -> None:
+    """Issue 35: one usage figure on every surface. The agent page showed `usage -` where the
+    fleet showed tokens, and the fleet priced them without config.toml's [prices]; both now
+    show `roost ls --json`'s figure, at the configured prices, with the table's date."""
+    from roost.core.web import usage_text
+
+    spawn(world, "api")
+    world.wait_status("api", "idle")
+    a = world.ls()["api"]
+    folder = re.sub(r"[^A-Za-z0-9]", "-", a["cwd"])
+    transcript = (
+        world.user_home / ".claude" / "projects" / folder / f"{a['provider_session_id']}.jsonl"
+    )
+    with transcript.open("a") as fh:
+        fh.write((REPO / "tests" / "data" / "usage" / "claude.jsonl").read_text())
+    model = "claude-sonnet-4-5-20250929"
+    (world.home / "config.toml").write_text(f'[prices."{model}"]\ninput = 100000.0\n')
+    world.roost("usage")  # reads the transcript; `ls` and the pages read what it stored
+    listed = world.ls()["api"]["usage"]
+    shown = usage_text(listed)
+    assert shown.startswith("2.3k tokens · ~$1.3") and "prices of 20" in shown, shown
+    with running(world) as web:
+        me = Client(web)
+        me.login()
+        fleet = me.request("GET", "/")[2]
+        page = me.request("GET", "/a/api")[2]
+    assert f'<span class="usage">{html.escape(shown)}</span>' in fleet
+    assert f"<dt>usage</dt><dd>{html.escape(shown)}</dd>" in page

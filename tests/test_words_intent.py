@@ -5,8 +5,13 @@ stop/start, and no `restore` offered for `restart`."""
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
+import subprocess
+import sys
 
+import psutil
 import pytest
 
 from roost.core import present
@@ -71,8 +76,26 @@ def test_place_says_it_moved_a_tile_and_attach_unburies(world: Env) -> None:
     refused = world.roost("unbury", "a", check=False)
     assert "a is not buried: it is a tile of side" in refused.stderr
     world.roost("bury", "b")
-    proc = world.roost("attach", "b", check=False)  # no terminal here: tmux itself fails after
-    assert "b was buried; it is a tile of main again" in proc.stderr, proc.stderr
+    # attach needs a terminal (issue 35): one for its input; it stays attached until stopped
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "roost", "attach", "b"],
+        stdin=follower,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=world.env,
+        cwd=world.tmp,
+    )
+    try:
+        # its notes are said before it becomes tmux's client (exec)
+        exe = lambda: psutil.Process(proc.pid).name()  # noqa: E731
+        world.wait_for(lambda: exe().startswith("tmux"), 30, "the attach to reach tmux")
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+        os.close(leader)
+        os.close(follower)
+    assert "b was buried; it is a tile of main again" in err.decode(), err
     b = world.ls()["b"]
     assert b["placement"] == "tile" and b["tab"] == "main" and b["state"] == "running"
 

@@ -28,12 +28,14 @@ def git(cwd: Path | str, *args: str, check: bool = True) -> str:
 
 
 @pytest.fixture
-def repo(world: Env) -> Path:
+def repo(world: Env, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A clone of a local bare "remote", with main pushed; git's identity in the test HOME."""
     (world.user_home / ".gitconfig").write_text(
         "[user]\n\tname = t\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n"
     )
-    os.environ["HOME"] = str(world.user_home)  # this process's git calls use it too
+    # this process's git calls use it too; put back after the test (a HOME left behind made a
+    # later test of the same worker look for a private folder under this /tmp one)
+    monkeypatch.setenv("HOME", str(world.user_home))
     remote, clone = world.tmp / "remote.git", world.tmp / "repo"
     git(world.tmp, "init", "-q", "--bare", str(remote))
     git(world.tmp, "clone", "-q", str(remote), str(clone))

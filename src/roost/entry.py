@@ -11,6 +11,9 @@ def main() -> None:
         sys.exit(130)
     if code is not None:
         sys.exit(code)
+    from roost.system import terminal
+
+    terminal.guard()  # every other program's bytes reach a terminal as text
     from roost.cli.main import main as cli_main
 
     cli_main()

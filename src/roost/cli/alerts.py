@@ -46,7 +46,9 @@ def test_command() -> None:
     finally:
         app.close()
     if table["terminal"] and sys.stdout.isatty():
-        sys.stdout.write(
+        from roost.system.terminal import raw
+
+        raw(sys.stdout).write(
             alerts.terminal_text("roost: test notification", "It works.", dict(os.environ))
         )
         results.insert(0, ("terminal", "ok"))
@@ -103,9 +105,10 @@ class WatchAlerts:
 
     def __init__(self, app: App, terminal: IO[str]) -> None:
         from roost.core import settings
+        from roost.system.terminal import raw
 
         self.app = app
-        self.terminal = terminal
+        self.terminal = raw(terminal)  # the alert's own sequences are meant for the terminal
         self.on = bool(settings.notify(app.settings)["terminal"])
 
     def emit(self, event: dict[str, object]) -> None:

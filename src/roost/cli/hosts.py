@@ -240,7 +240,9 @@ def _alert(app: App, host: str | None, event: dict[str, Any]) -> None:
     title = f"{title} (on {host})"
     config = settings.notify(app.settings)
     if config["terminal"]:
-        sys.stderr.write(alerts.terminal_text(title, body, app.environ))
+        from roost.system.terminal import raw
+
+        raw(sys.stderr).write(alerts.terminal_text(title, body, app.environ))
         sys.stderr.flush()
     sends = alerts.channels(app.settings)
     if sends:

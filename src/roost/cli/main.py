@@ -122,15 +122,23 @@ def open_cmd(tab_name: str) -> None:
     os.execvpe(argv[0], argv, env)
 
 
-def _app(*names: str, reading: bool = False) -> App:
+def _app(*names: str, reading: bool = False, runtime: bool = False) -> App:
     """Check the names given first, so bad input never creates or opens anything. (The store
-    and tmux are imported here, not at the top, to keep `roost --help` fast.)"""
+    and tmux are imported here, not at the top, to keep `roost --help` fast.) `runtime`: a
+    command that starts or changes agents makes sure the roost service runs first (issue 36),
+    and says so once when it cannot."""
     from roost.core.names import check_name
     from roost.ops.context import open_app
 
     for name in names:
         check_name(name)
-    return open_app(reading=reading)
+    app = open_app(reading=reading)
+    if runtime:
+        from roost.ops import service
+
+        if (without := service.runtime(app)) is not None:
+            click.echo(f"roost: {without}", err=True)
+    return app
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
@@ -245,7 +253,7 @@ def spawn(
         from roost.core.names import check_name
 
         check_name(home, "home name")
-    app = _app(name)
+    app = _app(name, runtime=True)
     place = lifecycle.Place(
         tab=tab, split=split, detached=detached, parent=parent, orchestrated_by=orchestrated_by
     )
@@ -311,7 +319,8 @@ def ls_cmd(as_json: bool, tree: bool, with_git: bool, everywhere: bool) -> None:
 @cli.command()
 @click.argument("name", shell_complete=AGENTS)
 def attach(name: str) -> None:
-    """Attach to agent NAME in its home, waking it first if it is stopped.
+    """Attach to agent NAME in its home, waking it first if it is stopped. Needs a terminal:
+    without one it refuses (exit 2) and wakes nothing.
 
     Leave it again with C-q (detach), the same inside your own tmux or not; your own tmux
     session stays attached. roost's server uses the prefix C-a (C-a d detaches too; C-a C-a
@@ -323,9 +332,9 @@ def attach(name: str) -> None:
     """
     from roost.ops import lifecycle
 
-    app = _app(name)
+    app = _app(name, runtime=True)
     notes: list[str] = []
-    argv = lifecycle.attach_plan(app, name, notes)
+    argv = lifecycle.attach_plan(app, name, notes, terminal=sys.stdin.isatty())
     for note in notes:
         click.echo(note, err=True)
     env = dict(app.tmux.env)  # without $TMUX: attaching from inside another tmux is intended
@@ -349,7 +358,7 @@ def kill(name: str, tree: bool) -> None:
     from roost.ops import lifecycle
     from roost.ops import workspace as wsops
 
-    app = _app(name)
+    app = _app(name, runtime=True)
     if lifecycle.handed_over(app, name, ["kill", name, *(["--tree"] if tree else [])]):
         click.echo(present.handed_over(name, "kill"))
         return
@@ -386,7 +395,7 @@ def wake(name: str, fresh: bool, session: str | None) -> None:
     """
     from roost.ops import budget, lifecycle
 
-    app = _app(name)
+    app = _app(name, runtime=True)
     result = lifecycle.wake(app, name, fresh=fresh, session=session)
     click.echo(present.woke(name, result.started, result.pid, result.agent.home))
     parked = budget.take_parked(app, name)  # issue 23 part 5: why the budget parked it
@@ -580,7 +589,7 @@ def park(name: str, tree: bool) -> None:
     """
     from roost.ops import workspace as wsops
 
-    click.echo(present.parked(wsops.park(_app(name), name, tree)))
+    click.echo(present.parked(wsops.park(_app(name, runtime=True), name, tree)))
 
 
 @cli.command()
@@ -701,7 +710,7 @@ def hibernate(name: str) -> None:
     """
     from roost.ops import lifecycle
 
-    app = _app(name)
+    app = _app(name, runtime=True)
     if lifecycle.handed_over(app, name, ["hibernate", name]):
         click.echo(present.handed_over(name, "hibernate"))
         return
@@ -729,7 +738,11 @@ def restore(as_json: bool, concurrency: int | None, stagger: float | None) -> No
     Parked and buried agents get no process and no home; they wake when used. Each start is
     watched for a few seconds: one whose CLI dies at once counts as failed, with its last words
     as the reason (also in `roost ls`); after 2 identical authentication failures of one
-    provider its other agents are not started. Exits 1 when any failed or was not started.
+    provider its other agents are not started, nor is an agent that needs approval, whose
+    executable is missing or whose conversation cannot be resumed. Progress goes to stderr, a
+    line per agent as its start settles; the report (or --json) to stdout: what resumed its
+    conversation (with its session id), what started, what is still hibernated, what failed and
+    what was not started, each with why. Exits 1 when any failed or was not started.
 
     \b
     Example:
@@ -739,8 +752,10 @@ def restore(as_json: bool, concurrency: int | None, stagger: float | None) -> No
     from roost.ops.restore import restore as run
 
     app = _app()
-    report = run(app, concurrency, stagger)
-    service.ensure_running(app, timeout=0, force=True)  # launched, not waited for
+    # the runtime first (issue 36): its start overlaps the plan, and each launch waits for
+    # its endpoint, so no restored agent gets a transport of its own
+    service.ensure_running(app, timeout=0, force=True)
+    report = run(app, concurrency, stagger, tell=lambda line: click.echo(line, err=True))
     click.echo(json.dumps(report.as_json()) if as_json else report.text(), nl=as_json)
     if not report.ok:
         sys.exit(1)
@@ -853,6 +868,43 @@ def import_cmd(file: IO[str], allow_dangerous: bool) -> None:
         click.echo(present.cannot_resume(name, why), err=True)
 
 
+@cli.command()
+@click.argument("name", shell_complete=AGENTS)
+@click.option(
+    "--yes", "-y", is_flag=True, help="Approve without asking (needed without a terminal)."
+)
+def approve(name: str, yes: bool) -> None:
+    """Show the arguments an import kept aside for agent NAME and, on your yes, make them its
+    own: until then it never starts.
+
+    \b
+    Example:
+      roost approve logs
+    """
+    from roost.core.exchange import PROGRAM_IN_ARGS
+    from roost.ops import transfer
+
+    app = _app(name)
+    agent, args = transfer.proposal(app, name)
+    if args is None:
+        click.echo(f"{name}: nothing to approve")
+        return
+    program_first = agent.provider in PROGRAM_IN_ARGS
+    click.echo(present.approval(agent.name, agent.provider, args, program_first), nl=False)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise RoostError(
+                f"nothing approved: stdin is not a terminal to ask; pass --yes to approve "
+                f"{name}'s {len(args)} argument(s) above",
+                code=2,
+            )
+        if not click.confirm("approve them?", default=False):
+            click.echo("nothing approved")
+            return
+    transfer.approve(app, name, args)
+    click.echo(present.approved(name))
+
+
 # ---- status, send, supervision ---------------------------------------------------------------
 @cli.command()
 @click.argument("name", shell_complete=AGENTS)
@@ -897,7 +949,12 @@ def send(name: str, text: str | None, wait: bool, timeout: float, ready_timeout:
     if text is None:
         text = sys.stdin.read()
     result = sending.send(
-        _app(name), name, text, wait=wait, timeout=timeout, ready_timeout=ready_timeout
+        _app(name, runtime=True),
+        name,
+        text,
+        wait=wait,
+        timeout=timeout,
+        ready_timeout=ready_timeout,
     )
     if result.note is not None:
         click.echo(f"roost: {result.note}", err=True)
@@ -947,7 +1004,7 @@ def answer(name: str, choice: str | None, expect: str | None, as_json: bool) -> 
 
     from roost.ops import answer as answering
 
-    app = _app(name)
+    app = _app(name, runtime=True)
     if choice is None:
         found = answering.asked(app, name)
         if as_json:
@@ -1151,9 +1208,9 @@ def mcp_cmd(ctx: click.Context, allow_write: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from roost.mcp import front  # the SDK loads at the first call the front has no answer for
+    from roost.mcp import server
 
-    front.serve(dict(os.environ), allow_write)
+    server.serve(dict(os.environ), allow_write)
 
 
 mcp_cmd.add_command(mcp_serve_cmd)  # `roost mcp serve`: the shared endpoint (cli/mcpserve.py)

@@ -5,7 +5,6 @@ a config read, one SELECT and ssh (Click is loaded only to find a `NAME:AGENT` a
 
 from __future__ import annotations
 
-import os
 import sys
 
 from roost.core.errors import RoostError
@@ -73,13 +72,38 @@ def dispatch(args: list[str]) -> int | None:
 def _on_host(name: str, args: list[str]) -> int:
     """The light path: a config read and one SELECT here, then the host's roost."""
     from roost.ops import hosts
+    from roost.system import terminal
 
+    terminal.guard()  # what the host writes reaches this terminal as text
     reach = hosts.light_reach()
     host = hosts.find(reach, name)
     if not args or args[0] in INTERACTIVE:
-        argv = hosts.attach_argv(reach, host, args)
-        sys.stdout.flush()
-        os.execvp(argv[0], argv)
+        if args[:1] == ["attach"] and not sys.stdin.isatty():
+            from roost.core.present import needs_terminal
+
+            raise RoostError(needs_terminal(f"{name}:{args[1]}" if args[1:] else name), code=2)
+        return _interactive(host.name, hosts.attach_argv(reach, host, args))
     found = hosts.run(reach, host, args, stream=True)
     sys.stderr.write(found.err)
     return found.code or 0
+
+
+def _interactive(host: str, argv: list[str]) -> int:
+    """`ssh -tt` on this terminal, as a child rather than in roost's place: ssh's own failure
+    (255, a host it cannot reach or that dropped the line) becomes roost's one line and code,
+    like every other command's (ssh's stderr is kept until then; its prompts use the tty)."""
+    import subprocess
+    import tempfile
+
+    from roost.core import sshargs
+    from roost.system.ssh import SSH_FAILED, Unreachable
+
+    sys.stdout.flush()
+    with tempfile.TemporaryFile("w+") as err:
+        code = subprocess.call(argv, stderr=err)
+        err.seek(0)
+        said = err.read()
+    if code == SSH_FAILED:
+        raise Unreachable(host, sshargs.ssh_reason(said))
+    sys.stderr.write(said)
+    return code

@@ -1,8 +1,8 @@
 """What an agent said. `roost reply NAME`: its last answer, as a parent's notice or
 wait_for_agents gives it (its Stop hook's words, its transcript's, its CLI's own record's).
 `roost read NAME`: its recent conversation, as the MCP tool read_conversation gives it (the
-transcript's messages, else its screen's tail). A parent here asks a host's roost about a child
-there this way (docs/HOSTS.md "Children on a host")."""
+messages of its CLI's own record; the screen's tail of a CLI that keeps none). A parent here
+asks a host's roost about a child there this way (docs/HOSTS.md "Children on a host")."""
 
 from __future__ import annotations
 
@@ -52,8 +52,9 @@ def reply_command(name: str, as_json: bool) -> None:
 )  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print what read_conversation returns.")
 def read_command(name: str, messages: int, max_chars: int, as_json: bool) -> None:
-    """Print agent NAME's recent conversation (its transcript's messages, else the tail of its
-    screen). Never wakes it.
+    """Print agent NAME's last messages, as its CLI's own record holds them (claude's
+    transcript, codex's rollout, gemini's chat file, aider's chat history); for a command,
+    which keeps none, the tail of its screen, said so on stderr. Never wakes it.
 
     \b
     Example:
@@ -79,6 +80,10 @@ def read_command(name: str, messages: int, max_chars: int, as_json: bool) -> Non
         for m in found["messages"]:
             click.echo(f"{m['role']}: {for_terminal(m['text'])}")
     elif found["source"] == "screen":
+        if found.get("note"):
+            click.echo(f"roost: {for_terminal(found['note'])}", err=True)
         click.echo(for_terminal(found["screen"]))
     else:
-        raise click.ClickException(found["note"])
+        from roost.core.errors import RoostError
+
+        raise RoostError(found["note"])

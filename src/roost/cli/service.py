@@ -39,7 +39,8 @@ def _show(found: ServiceStatus, as_json: bool) -> None:
 @service.command()
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def start(as_json: bool) -> None:
-    """Start the service (nothing to do when it runs); exits 1 when it did not start."""
+    """Start the service (nothing to do when it runs) and wait for its components' starts;
+    exits 1 when it did not start."""
     from roost.ops import service as svc
 
     found = svc.start(_app())
@@ -61,15 +62,19 @@ def stop(as_json: bool) -> None:
 @service.command()
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def status(as_json: bool) -> None:
-    """Whether the service runs: its pid, since when, what it serves."""
+    """Whether the service runs: its pid, since when, which components serve (looked at now:
+    the readers' socket answers from the service, the MCP endpoint's address; web as it
+    started), and
+    the last error of any that failed."""
     from roost.ops import service as svc
 
-    _show(svc.status(_app()), as_json)
+    _show(svc.status(_app(), probe=True), as_json)
 
 
 @service.command(hidden=True)
 def run() -> None:
-    """The service's own process (run by `roost service start` in its hidden session)."""
+    """The service's own process (run by `roost service start` in its hidden session). One per
+    ROOST_HOME: a second refuses at once (exit 1) and changes nothing."""
     from roost.ops import service as svc
     from roost.ops.context import open_app
 

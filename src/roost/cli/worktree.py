@@ -100,7 +100,9 @@ def with_git_counts(app: App, found: list[Observation], as_json: bool, tree: boo
 
     counts = worktrees.git_counts(app)
     if as_json:
-        items = [present.agent_json(o) for o in found]
+        from roost.ops.usage import price_table
+
+        items = [present.agent_json(o, price_table(app)) for o in found]
         for item in items:
             item["git"] = counts.get(str(item["id"]))
         return json.dumps(items) + "\n"

@@ -7,16 +7,25 @@ Edges only: an agent starts waiting for its user, fails a turn with an error, hi
 (status `limited`), crashes or exits, is failed (a crash loop), or, for a person's agent (one
 with no orchestration parent), an orchestrated child of it finishes a turn.
 
-One alert per agent per edge: after an alert the agent must leave that state (a status that is
-no edge, a start) before the same edge alerts again, and not within DEBOUNCE seconds of the
-last one (a dialog that flickers, the pane-died hook and a status refresh both reporting one
-exit). Times come from the events, so replaying the log decides the same.
+One alert per edge, remembered per agent and edge (durable: store/alerts.py keeps `Seen` rows,
+so a restart of the decider, a second decider or a replay of the log decides the same; times
+come from the events). After an alert the agent must leave that state and stay out of it for
+DEBOUNCE seconds before the same edge alerts again: a dialog that flickers (waiting, idle,
+waiting) or a state that comes back after a brief other one (waiting, error, waiting) is the
+edge it was. An action (a start, a send, a kill) ends the state at once, but the same edge still
+waits DEBOUNCE seconds from its last alert (a crash loop). A crash and an exit are one edge:
+the pane-died hook and a status refresh both report the one exit.
+
+Intent before effect: a stop roost makes (kill, hibernate, rm, a budget's park, `max_live`) logs
+a `stopping` event, with its deadline, before its signal (store/intents.py). Until the agent
+starts again or the deadline passes, nothing it does alerts or counts as alerted: its exit is
+that stop's.
 
 >>> e = {"id": 7, "agent_id": "a", "agent": "api", "at": "2026-01-01T00:00:00+00:00",
 ...      "kind": "status", "status": "waiting", "previous": "working"}
 >>> found, state = decide([e], {}, set(), set())
->>> [(a.agent, a.edge) for a in found], state["a"].armed
-([('api', 'waiting')], False)
+>>> [(a.agent, a.edge) for a in found], state[("a", "waiting")].left
+([('api', 'waiting')], None)
 >>> decide([e], state, set(), set())[0]  # the same edge again without leaving it: nothing
 []
 """
@@ -30,11 +39,15 @@ from datetime import datetime
 
 from roost.core import questions
 
-DEBOUNCE = 5.0  # seconds: the same edge of one agent alerts at most once within it
+DEBOUNCE = 5.0  # seconds: out of a state less long than this is a flicker, not a new edge
 EDGES = ("waiting", "error", "limited", "crashed", "exited", "failed", "finished")
-# Statuses and events that show the agent left an alerting state: the next edge may alert.
+# Statuses that show the agent left an alerting state: the next edge may alert.
 _LEFT = ("working", "idle", "starting", "stopped", "hibernated")
-_REARM_EVENTS = ("started", "woke", "restarted", "killed", "hibernated", "sent")
+# Events of what someone did to the agent: they end its state at once.
+_ACTIONS = ("started", "woke", "restarted", "killed", "hibernated", "sent", "stopping")
+# A stop under way is over at a new launch, or when the stop failed (its exit is the agent's).
+_STOP_ENDS = ("started", "woke", "restarted", "stop-failed")
+STOPPING = "stopping"  # the key of a stop under way among an agent's remembered edges
 MAX_TITLE = 120  # characters
 MAX_BODY = 400  # characters
 SCREEN_LINES = 8  # a waiting dialog's question sits in the screen's last lines (core/status)
@@ -42,12 +55,15 @@ SCREEN_LINES = 8  # a waiting dialog's question sits in the screen's last lines 
 
 @dataclass(frozen=True, slots=True)
 class Seen:
-    """What was last alerted of one agent: the edge, its event's time, and whether the agent
-    left that state since (armed: the same edge may alert again once DEBOUNCE has passed)."""
+    """What is remembered of one edge of one agent: the time of its last alert (its event's),
+    and since when the agent is out of that state (None: it is in it). Under the key STOPPING,
+    a stop under way: `at` is its deadline, `left` when the agent started again."""
 
-    edge: str
     at: str
-    armed: bool
+    left: str | None
+
+
+State = Mapping[tuple[str, str], Seen]  # (agent id, edge key) -> Seen
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +78,8 @@ class Alert:
 
 
 def edge_of(event: Mapping[str, object], person_child: bool) -> str | None:
-    """The edge an event is, "" for one that re-arms its agent, None for one that says neither.
+    """The edge an event is, "" for one that ends its agent's state, None for one that says
+    neither.
 
     >>> gone = {"kind": "status", "status": "exited", "previous": "working", "exit_code": 2}
     >>> edge_of(gone, False)
@@ -77,7 +94,7 @@ def edge_of(event: Mapping[str, object], person_child: bool) -> str | None:
         return _exit_edge(event.get("exit_code"))
     if kind == "failed":
         return "failed"
-    if kind in _REARM_EVENTS:
+    if kind in _ACTIONS or kind in _STOP_ENDS:
         return ""
     if kind != "status":
         return None
@@ -97,33 +114,37 @@ def _exit_edge(code: object) -> str:
     return "crashed" if isinstance(code, int) and code != 0 else "exited"
 
 
+def key(edge: str) -> str:
+    """The edge as remembered: a crash and an exit are one (the process ended)."""
+    return "exit" if edge in ("crashed", "exited") else edge
+
+
 def decide(
     events: Iterable[Mapping[str, object]],
-    state: Mapping[str, Seen],
+    state: State,
     person_children: set[str],
     attached: set[str],
-) -> tuple[list[Alert], dict[str, Seen]]:
+) -> tuple[list[Alert], dict[tuple[str, str], Seen]]:
     """The alerts the events (oldest first) call for, and the state after them. `state`: what
-    was last alerted per agent id; `person_children`: the agents whose orchestration parent is
-    a person's agent; `attached`: the agents the person looks at right now, which alert nobody
-    (the state still records the edge: detaching later does not bring an old one back)."""
+    is remembered per agent and edge; `person_children`: the agents whose orchestration parent
+    is a person's agent; `attached`: the agents the person looks at right now, which alert
+    nobody (the state still records the edge: detaching later does not bring an old one back).
+    An agent roost is stopping alerts nobody either, and its edges are not recorded: they are
+    the stop's, and a crash of its next launch seconds later is news."""
     new = dict(state)
     found: list[Alert] = []
     for e in events:
-        agent_id = str(e.get("agent_id"))
+        agent_id, at = str(e.get("agent_id")), str(e.get("at"))
         edge = edge_of(e, agent_id in person_children)
-        seen = new.get(agent_id)
-        if edge == "":
-            if seen is not None:
-                new[agent_id] = replace(seen, armed=True)
-            continue
         if edge is None:
             continue
-        at = str(e.get("at"))
-        if seen is not None and not _fresh(seen, edge, at):
+        if edge == "":
+            _leave(new, agent_id, at, str(e.get("kind")), e.get("until"))
             continue
-        new[agent_id] = Seen(edge, at, armed=False)
-        if agent_id in attached:
+        if _stopping(new, agent_id, at):
+            continue  # the stop's, not the agent's: not entered, so it holds back no later edge
+        fresh = _enter(new, agent_id, key(edge), at)
+        if not fresh or agent_id in attached:
             continue
         reason = e.get("reason")
         code = e.get("exit_code")
@@ -141,11 +162,52 @@ def decide(
     return found, new
 
 
-def _fresh(seen: Seen, edge: str, at: str) -> bool:
-    """Whether `edge` at `at` is a new edge after `seen`, or a repeat of it."""
-    if seen.edge != edge:
-        return True
-    return seen.armed and _seconds(seen.at, at) >= DEBOUNCE
+def _enter(state: dict[tuple[str, str], Seen], agent_id: str, edge: str, at: str) -> bool:
+    """The agent is in `edge`'s state from `at` (out of any other): whether that is a new edge,
+    remembered then as alerted at `at`, or the one it was in (a repeat, a flicker)."""
+    _leave_all(state, agent_id, at, but=edge)
+    seen = state.get((agent_id, edge))
+    fresh = seen is None or (
+        seen.left is not None
+        and _seconds(seen.left, at) >= DEBOUNCE
+        and _seconds(seen.at, at) >= DEBOUNCE
+    )
+    state[(agent_id, edge)] = Seen(at, None) if fresh or seen is None else replace(seen, left=None)
+    return fresh
+
+
+def _leave(
+    state: dict[tuple[str, str], Seen], agent_id: str, at: str, kind: str, until: object
+) -> None:
+    """A status out of every edge's state (left at `at`), or an action: that ends each state
+    as of its last alert (no flicker: only the debounce since that alert holds the edge back).
+    A `stopping` begins a stop under way; a start, or the stop's failure, ends it."""
+    stop = state.get((agent_id, STOPPING))
+    if kind in _STOP_ENDS and stop is not None and stop.left is None:
+        state[(agent_id, STOPPING)] = replace(stop, left=at)
+    if kind not in _ACTIONS:
+        if kind not in _STOP_ENDS:
+            _leave_all(state, agent_id, at)
+        return
+    for (agent, edge), seen in list(state.items()):
+        if agent == agent_id and edge != STOPPING:
+            state[(agent, edge)] = replace(seen, left=seen.at)
+    if kind == "stopping" and isinstance(until, str):
+        state[(agent_id, STOPPING)] = Seen(until, None)
+
+
+def _leave_all(
+    state: dict[tuple[str, str], Seen], agent_id: str, at: str, but: str | None = None
+) -> None:
+    for (agent, edge), seen in list(state.items()):
+        if agent == agent_id and edge not in (but, STOPPING) and seen.left is None:
+            state[(agent, edge)] = replace(seen, left=at)
+
+
+def _stopping(state: State, agent_id: str, at: str) -> bool:
+    """Whether a stop of the agent is under way at `at`: what happens to it is that stop's."""
+    stop = state.get((agent_id, STOPPING))
+    return stop is not None and stop.left is None and _seconds(at, stop.at) >= 0
 
 
 def _seconds(earlier: str, later: str) -> float:

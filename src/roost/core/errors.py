@@ -9,6 +9,16 @@ class RoostError(Exception):
         self.code = code
 
 
+class NeedsPerson(RoostError):
+    """A start refused before it was made, which only a person can unblock: the agent needs
+    approval, its provider's executable is missing, its conversation cannot be resumed. `why`
+    is the same without the agent's name, for a list that names it (restore's not started)."""
+
+    def __init__(self, message: str, code: int = 1, why: str | None = None) -> None:
+        super().__init__(message, code)
+        self.why = why or message
+
+
 class StartFailed(RoostError):
     """An agent's CLI died at once after roost started it; the message holds its last words."""
 

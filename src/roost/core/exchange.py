@@ -12,6 +12,7 @@ types), and the refusal names the field: `agents[2].id: '../../victim' is not a 
 from __future__ import annotations
 
 import math
+import posixpath
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -70,6 +71,20 @@ MAX_DOLLARS = 1e12
 MAX_PATH = 4096
 MAX_TEXT = 65536
 MAX_ARGS = 1024
+# Linux refuses an exec with one argument of 128 KiB or more (MAX_ARG_STRLEN, its NUL counted),
+# and all of them with the environment past ARG_MAX (2 MiB by default): an agent whose argv is
+# longer could never start. 1 MiB together leaves the environment the other half.
+MAX_ARG_BYTES = 128 * 1024
+MAX_ARGV_BYTES = 1024 * 1024
+# The providers whose args are the whole command line, the program first (`roost spawn
+# --provider command -- PROGRAM ARGS`): without one the agent can never start.
+PROGRAM_IN_ARGS = ("command",)
+# A launch count and a tab's position only ever grow by one (a wake, a new tab): the largest
+# SQLite integer would overflow on the next one (a traceback after the agent was launched).
+MAX_STEPS = 2**31 - 1
+# What tmux reports is an exit status, or 128 + the signal that ended it (a negative signal
+# number, as Python gives it, is taken too).
+MAX_EXIT = 255
 MAX_TILES = 256  # tiles in one tab (more than tmux can show in one window)
 MAX_TREE_DEPTH = MAX_TILES - 1  # splits from a tab's root to its deepest tile
 
@@ -123,6 +138,15 @@ def absolute_path(value: Any) -> str | None:
     return None
 
 
+def directory(value: Any) -> str | None:
+    """A cwd: an absolute path as spawn stores it (its real path: no `.` or `..`, no `//` or
+    trailing `/`)."""
+    problem = absolute_path(value)
+    if problem is None and (normal := posixpath.normpath(value)) != value:
+        return f"{_shown(value)} is not a normalized path (spawn stores {_shown(normal)})"
+    return problem
+
+
 def text(value: Any) -> str | None:
     """Free text shown to the user (`last_error`): lines and tabs, but no terminal control."""
     if not isinstance(value, str):
@@ -149,6 +173,26 @@ def integer(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int) or not -MAX_INT <= value <= MAX_INT:
         return f"must be a whole number, not {_shown(value)}"
     return None
+
+
+def exit_code(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not -MAX_EXIT <= value <= MAX_EXIT:
+        return (
+            f"must be a whole number from -{MAX_EXIT} to {MAX_EXIT} (an exit status), "
+            f"not {_shown(value)}"
+        )
+    return None
+
+
+def up_to(largest: int) -> Check:
+    """A whole number from 0 to `largest`."""
+
+    def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= largest:
+            return f"must be a whole number from 0 to {largest}, not {_shown(value)}"
+        return None
+
+    return check
 
 
 def ratio(value: Any) -> str | None:
@@ -211,14 +255,14 @@ def link(value: Any) -> str | None:
 FIELD_CHECKS: dict[str, Check] = {
     "id": roost_id,
     "name": name,
-    "cwd": absolute_path,
+    "cwd": directory,
     "home": name,
     "dangerous": boolean,
     "created_at": moment,
     "intent": one_of(INTENTS),
     "started_at": optional(moment),
-    "launches": count,
-    "last_exit": optional(integer),
+    "launches": up_to(MAX_STEPS),
+    "last_exit": optional(exit_code),
     "placement": optional(one_of(ws.PLACEMENTS)),
     "tab_id": link,
     "buried_sibling": link,
@@ -394,12 +438,17 @@ def transcript_problem(agent: dict[str, Any], provider_dirs: Mapping[str, str]) 
     return None
 
 
-def leave_off_permissions(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def leave_off_permissions(
+    data: dict[str, Any],
+) -> tuple[dict[str, Any], list[str], dict[str, list[str]]]:
     """A checked export without what could turn permission checks off: the workspace's
     dangerous mode, its agents' and their CLI arguments (any argument can: claude's
-    `--settings`, codex's `-c`, a `command` agent's program). Returns the rest, and what was
-    left off, for the person to read."""
+    `--settings`, codex's `-c`, a `command` agent's program). Returns the rest; what was left
+    off, for the person to read; and each agent's arguments by its id, kept aside for the
+    person's approval (`roost approve`): an agent whose arguments were left off never starts
+    without them, nor with them until approved."""
     left: list[str] = []
+    proposed: dict[str, list[str]] = {}
     settings = dict(data["settings"])
     if settings.get("dangerous") == "1":
         del settings["dangerous"]
@@ -409,9 +458,13 @@ def leave_off_permissions(data: dict[str, Any]) -> tuple[dict[str, Any], list[st
         if a["dangerous"]:
             left.append(f"{a['name']}: dangerous mode")
         if a["args"]:
-            left.append(f"{a['name']}: arguments {_shown(' '.join(a['args']))}")
+            left.append(
+                f"{a['name']}: arguments {_shown(' '.join(a['args']))}, kept aside until "
+                f"`roost approve {a['name']}`"
+            )
+            proposed[a["id"]] = list(a["args"])
         agents.append({**a, "dangerous": False, "args": []})
-    return {**data, "settings": settings, "agents": agents}, left
+    return {**data, "settings": settings, "agents": agents}, left, proposed
 
 
 def _check_settings(settings: dict[str, Any]) -> None:
@@ -453,7 +506,7 @@ def _check_agents(agents: list[Any], taken: Taken, providers: Mapping[str, str])
             raise refused(f"{where}: agent name {a['name']!r} already exists")
         if not isinstance(a["provider"], str) or a["provider"] not in providers:
             raise refused(f"{where}: unknown provider {_shown(a['provider'])}")
-        _check_args(where, a["args"])
+        _check_args(where, a["args"], a["provider"] in PROGRAM_IN_ARGS)
         history = _check_sessions(where, a, providers[a["provider"]])
         for sid in history + ([a["provider_session_id"]] if a["provider_session_id"] else []):
             if sid in taken.sessions or (sid in sessions and sid not in history):
@@ -464,14 +517,39 @@ def _check_agents(agents: list[Any], taken: Taken, providers: Mapping[str, str])
     return ids
 
 
-def _check_args(where: str, args: Any) -> None:
+def _check_args(where: str, args: Any, program_first: bool) -> None:
+    """An argv an exec can pass (spawn's is one by the time it is stored); `program_first`:
+    the args start with the program (a command agent's), which spawn requires."""
     if not isinstance(args, list) or not all(isinstance(x, str) for x in args):
         raise refused(f"{where}: args must be a list of strings")
-    _require(
-        f"{where}.args", f"has more than {MAX_ARGS} arguments" if len(args) > MAX_ARGS else None
-    )
+    _require(f"{where}.args", args_problem(args, program_first))
     for n, arg in enumerate(args):
-        _require(f"{where}.args[{n}]", "has a NUL" if "\0" in arg else None)
+        _require(f"{where}.args[{n}]", arg_problem(arg))
+    if program_first and not args[0]:
+        raise refused(f"{where}.args[0]: a command agent's program cannot be empty")
+
+
+def args_problem(args: list[str], program_first: bool) -> str | None:
+    """What is wrong with the argument list as a whole (None: nothing).
+
+    >>> args_problem([], True)
+    "a command agent's args hold its program, and these are empty"
+    """
+    if program_first and not args:
+        return "a command agent's args hold its program, and these are empty"
+    if len(args) > MAX_ARGS:
+        return f"has more than {MAX_ARGS} arguments"
+    if sum(len(arg.encode("utf-8", "surrogatepass")) + 1 for arg in args) > MAX_ARGV_BYTES:
+        return f"is more than {MAX_ARGV_BYTES} bytes together (an exec could not pass them)"
+    return None
+
+
+def arg_problem(arg: str) -> str | None:
+    if "\0" in arg:
+        return "has a NUL"
+    if len(arg.encode("utf-8", "surrogatepass")) >= MAX_ARG_BYTES:
+        return f"is {MAX_ARG_BYTES} bytes or more (an exec could not pass it)"
+    return None
 
 
 def _check_sessions(where: str, a: dict[str, Any], learned: str) -> list[str]:
@@ -506,7 +584,7 @@ def _check_tabs(tabs: list[Any], ids: set[str], taken: Taken) -> tuple[dict[str,
             raise refused(f"{where}: bad or existing tab name {_shown(t['name'])}")
         if t["name"] in names:
             raise refused(f"{where}.name: tab name {t['name']!r} is used twice")
-        _require(f"{where}.position", count(t["position"]))
+        _require(f"{where}.position", up_to(MAX_STEPS)(t["position"]))
         _check_tree(t["layout"], f"{where}.layout")
         for agent_id in ws.leaves(t["layout"]):
             if agent_id not in ids or agent_id in tiled:
@@ -580,6 +658,47 @@ def _check_placements(
         ):
             if a[field] is not None and a[field] not in ids:
                 raise refused(f"{where}: {field} {a[field]} is not an agent of this file")
+    _check_no_cycle(agents)
+
+
+PARENTS = ("linked_parent", "orchestration_parent")
+
+
+def _check_no_cycle(agents: list[dict[str, Any]]) -> None:
+    """No agent is its own ancestor through its links of either kind (`roost link` refuses
+    such a link; `kill --tree` and the trees' budgets walk them). Kahn's algorithm both ways:
+    what is left once every agent with no parent left is taken away, then every one with no
+    child left, lies on a cycle; the first of those in the file names the link."""
+    parents = {a["id"]: {a[f] for f in PARENTS if a[f] is not None} for a in agents}
+    children: dict[str, set[str]] = {agent_id: set() for agent_id in parents}
+    for child, theirs in parents.items():
+        for parent in theirs:
+            children[parent].add(child)
+    left = _peeled(_peeled(set(parents), parents, children), children, parents)
+    for i, a in enumerate(agents):
+        for field in PARENTS:
+            if a["id"] in left and a[field] in left:
+                raise refused(
+                    f"agents[{i}] ({a['name']}): {field} {a[field]} makes a cycle of links "
+                    "(an agent cannot be its own ancestor)"
+                )
+
+
+def _peeled(
+    nodes: set[str], inward: Mapping[str, set[str]], outward: Mapping[str, set[str]]
+) -> set[str]:
+    """`nodes` without each one that has no `inward` edge from the others, again and again."""
+    counts = {n: len(inward[n] & nodes) for n in nodes}
+    free = [n for n, c in counts.items() if c == 0]
+    left = set(nodes)
+    while free:
+        node = free.pop()
+        left.discard(node)
+        for after in outward[node] & left:
+            counts[after] -= 1
+            if counts[after] == 0:
+                free.append(after)
+    return left
 
 
 # ---- the agents' own files (added in issue 19) -----------------------------------------------

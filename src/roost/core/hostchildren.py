@@ -64,6 +64,8 @@ def read_answer(found: object, max_chars: int) -> dict[str, object] | None:
 
     >>> read_answer({"source": "screen", "screen": "x" * 9, "extra": 1}, 4)
     {'source': 'screen', 'screen': '[…5 earlier characters cut]\\nxxxx'}
+    >>> read_answer({"source": "screen", "screen": "x", "note": "k: no record"}, 40)["note"]
+    'k: no record'
     >>> read_answer({"source": "transcript", "messages": [{"role": "user", "text": "hi"}]}, 9)
     {'source': 'transcript', 'messages': [{'role': 'user', 'text': 'hi'}]}
     >>> read_answer({"source": "transcript", "messages": [{"role": 1}]}, 9) is None
@@ -81,7 +83,14 @@ def read_answer(found: object, max_chars: int) -> dict[str, object] | None:
     words = found.get(key) if key else None
     if key is None or not isinstance(words, str):
         return None
-    return {"source": source, key: replies.bounded(words, max_chars)}
+    answer: dict[str, object] = {"source": source, key: replies.bounded(words, max_chars)}
+    note = found.get("note")
+    if source == "screen" and isinstance(note, str):  # why a screen and not a record
+        answer["note"] = note[:NOTE_LIMIT]
+    return answer
+
+
+NOTE_LIMIT = 500  # characters of a host's note on a screen it gave instead of messages
 
 
 def _message(m: object) -> bool:

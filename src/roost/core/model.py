@@ -65,6 +65,7 @@ JOINED = (
     "worktree_json",
     "usage_json",
     "held_inputs",
+    "proposed_args",
 )
 
 
@@ -116,6 +117,7 @@ class Agent:
         worktree_json: str | None = None,
         usage_json: str = "[]",
         held_inputs: int = 0,
+        proposed_args: str | None = None,
     ) -> None:
         self.id: Final[str] = id  # roost's own UUID: the identity for the agent's whole life
         self.name: Final[str] = name
@@ -178,6 +180,13 @@ class Agent:
         self.usage_json: Final[str] = usage_json
         # texts roost holds for it while it asks the person something (store/held.py)
         self.held_inputs: Final[int] = held_inputs
+        # the arguments an import kept aside for the person's approval, as JSON text (None:
+        # nothing awaits it); it never starts until `roost approve` makes them its args
+        self.proposed_args: Final[str | None] = proposed_args
+
+    @property
+    def needs_approval(self) -> bool:
+        return self.proposed_args is not None
 
     @property
     def args(self) -> tuple[str, ...]:

@@ -223,6 +223,34 @@ def recorded(o: Observation, since: str) -> Observation:
     )
 
 
+def attributed(o: Observation, stop: str | None) -> Observation:
+    """The observation with an exit that a stop roost made caused put down to that stop: `stop`
+    is the intent of the stop under way, recorded before its signal, that covers the agent's
+    current launch (store/intents.covering), or None. An exit of that launch (a dead or gone
+    pane, or a CLI that reports its own end) reads as the stop leaves it, `stopped` or
+    `hibernated`, not `exited`: no crash to tell anyone of, nothing to restart. A start that
+    failed since (a wake refused: its conversation is gone) is newer news than the stop, and
+    stays `failed`.
+    """
+    if stop is None or o.status == state.FAILED or (o.alive and o.status != "exited"):
+        return o
+    intended = state.HIBERNATED if stop == state.HIBERNATED else state.STOPPED
+    # the sources the next look gives once the stop is stored (status.classify), so it
+    # records no second change
+    source = "store" if intended == state.HIBERNATED else "process"
+    return Observation(
+        o.agent,
+        o.pane,
+        o.alive,
+        o.state if o.alive else intended,
+        o.pid,
+        o.exit_code,
+        intended,
+        source,
+        o.status_since,
+    )
+
+
 def spawning(agent: Agent, now: float) -> bool:
     """Stored by a spawn a moment ago and never launched: its window is still being made."""
     if agent.launches or agent.last_error:

@@ -51,6 +51,8 @@ JSON_FIELDS = (
     "limit_resets_at",
     "usage",
     "held_inputs",
+    "needs_approval",
+    "proposed_args",
 )
 TABLE_REASON = 48  # characters of an error's reason in the table (the JSON has all of it)
 
@@ -72,6 +74,19 @@ def visible(text: str) -> str:
     'api\\x1b]52;c;ZXZpbA==\\x07\\x0d\\u202eok\\x09x'
     """
     return text if text.isprintable() else text.translate(_VISIBLE)  # the check: 8x cheaper
+
+
+_SHOWN = {c: text for c, text in _VISIBLE.items() if c not in (0x09, 0x0A)}
+
+
+def shown(text: str) -> str:
+    r"""`text` for a terminal as visible() has it, its lines and tabs kept: what any command
+    writes to a person's terminal (system/terminal.py).
+
+    >>> shown("ok\n\tsee \x1b]52;c;ZXZpbA==\x07\x9b2J")
+    'ok\n\tsee \\x1b]52;c;ZXZpbA==\\x07\\x9b2J'
+    """
+    return text.translate(_SHOWN)
 
 
 def agent_json(
@@ -121,6 +136,9 @@ def agent_json(
         "usage": usage_json(json.loads(a.usage_json), prices),
         # texts roost holds for it until it is at its input (a first prompt behind a question)
         "held_inputs": a.held_inputs,
+        # an import kept its arguments aside: it never starts until `roost approve` (issue 35)
+        "needs_approval": a.needs_approval,
+        "proposed_args": json.loads(a.proposed_args) if a.proposed_args is not None else None,
     }
 
 
@@ -142,6 +160,7 @@ def usage_json(
         **usage.totals_json(tokens),
         "cost_usd": None if unpriced else round(cost or 0.0, 6),
         "cost_is_estimate": True,
+        "prices_taken": price_table.TAKEN,  # the date of roost's price table (issue 35)
     }
 
 
@@ -178,6 +197,8 @@ def status_text(o: Observation) -> str:
         said = f"{o.status}: {reason}"
     if o.agent.held_inputs:
         said += f" [{o.agent.held_inputs} held]"
+    if o.agent.needs_approval:
+        said += " [needs approval]"
     return said
 
 
@@ -359,6 +380,14 @@ def no_screen(name: str, state: str, intent: str) -> str:
     return f"{name} has no screen: {why} (roost wake {name})"
 
 
+def needs_terminal(name: str) -> str:
+    """Why `roost attach NAME` refused, before waking anything: tmux attaches a terminal."""
+    return (
+        f"roost attach needs a terminal, and its input is not one: nothing was woken (run it in "
+        f"a terminal; roost wake {name} starts {name} without one)"
+    )
+
+
 def killed_tree(names: Sequence[str]) -> str:
     return f"killed {', '.join(names)}"
 
@@ -482,6 +511,45 @@ def imported(count: int, left_off: list[str] | None = None) -> str:
     return f"{said}\nleft off (`roost import --allow-dangerous FILE` keeps them): " + "; ".join(
         left_off
     )
+
+
+def approval(name: str, provider: str, args: Sequence[str], program_first: bool) -> str:
+    r"""`roost approve`'s account of what it would keep: each argument on its own line, quoted,
+    exactly (a backslash or a quote in it escaped) and its control characters visible (a
+        file's text never reaches the terminal raw). `program_first`: the args are the whole
+    command line (a command agent's), else they follow the CLI's and roost's own.
+
+    >>> print(approval("logs", "command", ["tail", "-f", "it's\\a\x1b[2J"], True), end="")
+    logs (command) was imported with this command line, kept aside until you approve it:
+      argv[0] 'tail'
+      argv[1] '-f'
+      argv[2] 'it\'s\\a\x1b[2J'
+    >>> print(approval("api", "claude", ["--model", "opus"], False), end="")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    api (claude) was imported with these arguments for claude (after roost's own), kept
+    aside until you approve them:
+      arg 1 '--model'
+      arg 2 'opus'
+    """
+    if program_first:
+        said = f"{name} ({provider}) was imported with this command line"
+        lines = [f"argv[{n}]" for n in range(len(args))]
+    else:
+        said = f"{name} ({provider}) was imported with these arguments for {provider}"
+        said += " (after roost's own)"
+        lines = [f"arg {n + 1}" for n in range(len(args))]
+    said += ", kept aside until you approve " + ("it" if program_first else "them")
+    return f"{said}:\n" + "".join(
+        f"  {label} '{visible(_quoted(arg))}'\n" for label, arg in zip(lines, args, strict=True)
+    )
+
+
+def _quoted(arg: str) -> str:
+    return arg.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def approved(name: str) -> str:
+    return f"approved {name}'s arguments; wake it: roost wake {name}"
 
 
 # ---- tabs --------------------------------------------------------------------------------------

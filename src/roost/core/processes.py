@@ -53,3 +53,7 @@ class ProcessTable(Protocol):
     def terminate(self, pid: int) -> None:
         """Send one process SIGTERM; nothing if it is gone or not ours."""
         ...
+
+    def kill(self, pid: int) -> None:
+        """Send one process SIGKILL; nothing if it is gone or not ours."""
+        ...

@@ -50,6 +50,7 @@ traceback deep inside some command.
     command = "ssh -F ~/.ssh/roost_config"  # like GIT_SSH_COMMAND; $ROOST_SSH_COMMAND wins
     connect_timeout = 5      # seconds to reach a host, then it is unreachable
     timeout = 120            # seconds one remote command may take
+    ls_timeout = 3           # seconds a host has for its agents (ls --all, the TUI, roost web)
 """
 
 from __future__ import annotations
@@ -316,12 +317,11 @@ def _ssh(table: dict[str, Any]) -> list[Problem]:
     >>> _ssh({"timeout": -1, "command": ""})[0].message
     'must be a number of seconds above 0, not -1'
     """
+    limits = ("timeout", "connect_timeout", "ls_timeout")
     found = _strings_only(
-        {k: v for k, v in table.items() if k not in ("timeout", "connect_timeout")},
-        "ssh",
-        ("command", "timeout", "connect_timeout"),
+        {k: v for k, v in table.items() if k not in limits}, "ssh", ("command", *limits)
     )
-    for key in ("timeout", "connect_timeout"):
+    for key in limits:
         value = table.get(key, 1)
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             found.insert(
@@ -480,7 +480,11 @@ def _prices(table: dict[str, Any]) -> list[Problem]:
     [Problem('prices.m.input', 'must be a number of dollars per million tokens, at least 0, \
 not -1'), Problem('prices.m.outptu', 'is not a price (known: input, output, cache_write, \
 cache_read)')]
+    >>> _prices({"m": {"output": float("nan")}})[0].message
+    'must be a number of dollars per million tokens, at least 0, not nan'
     """
+    from roost.core.prices import is_price
+
     found: list[Problem] = []
     for model, value in table.items():
         if not isinstance(value, dict):
@@ -490,7 +494,7 @@ cache_read)')]
             key = f"prices.{model}.{kind}"
             if kind not in PRICE_KINDS:
                 found.append(Problem(key, f"is not a price (known: {', '.join(PRICE_KINDS)})"))
-            elif isinstance(price, bool) or not isinstance(price, int | float) or price < 0:
+            elif not is_price(price):  # nor TOML's nan, inf (issue 35)
                 found.append(
                     Problem(
                         key,

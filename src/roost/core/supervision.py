@@ -51,17 +51,22 @@ class Decision:
     failures: int = 0  # restart, failed: failed exits within the window, this one included
 
 
-def triage(pane: Pane | None, agent: Agent | None, window_state: str) -> Triage | None:
+def triage(
+    pane: Pane | None, agent: Agent | None, window_state: str, stopping: bool = False
+) -> Triage | None:
     """Whether a pane death is an agent's exit to handle: "ignored" for a pane that is gone,
     alive again, or belongs to no known agent; "killed" when roost stopped it (kill, hibernate
     and rm mark the window `stopped` first and log it themselves); None: handle it.
 
     The window's tag alone is not trusted: a `roost kill` cut off after tagging leaves it on a
-    running agent. Only the store's intent (written when the kill completes; the caller reads
-    it under the agent's lock) says roost stopped it."""
+    running agent. The store's intent says roost stopped it: written when the kill completes,
+    and before its signal as a stop under way (`stopping`: store/intents.py, for this launch,
+    its deadline not passed); the caller reads both under the agent's lock."""
     if pane is None or not pane.dead or agent is None:
         return "ignored"
-    if window_state == "stopped" and agent.intent in (INTENT_STOPPED, INTENT_HIBERNATED):
+    if stopping or (
+        window_state == "stopped" and agent.intent in (INTENT_STOPPED, INTENT_HIBERNATED)
+    ):
         return "killed"
     return None
 
@@ -110,9 +115,9 @@ def backoff(failures: int) -> float:
     return float(2 ** max(0, failures - 1))
 
 
-def still_wanted(agent: Agent | None, pane: Pane | None) -> bool:
+def still_wanted(agent: Agent | None, pane: Pane | None, stopping: bool = False) -> bool:
     """After the backoff: restart only if the user did nothing meanwhile (no kill, hibernate or
-    rm, no wake that already started it)."""
-    if agent is None or agent.intent in (INTENT_STOPPED, INTENT_HIBERNATED):
+    rm, done or under way: `stopping`; no wake that already started it)."""
+    if agent is None or stopping or agent.intent in (INTENT_STOPPED, INTENT_HIBERNATED):
         return False
     return pane is None or pane.dead

@@ -15,6 +15,10 @@ input price), `output`, `cache_write` and `cache_read`. Each CLI writes them dif
   only what grew. `cached` is part of `input`; `thoughts` are billed as output and `tool`
   (tool-use prompt tokens) as input. `$set` lines restate messages already written: skipped.
 
+A fork (`roost fork`) counts its own turns only: its reader starts from the original's state at
+the fork point (`fork_point`, issue 35), so the original's history at the head of its file adds
+nothing.
+
 >>> line = '{"type":"assistant","requestId":"r1","timestamp":"2026-01-02T03:04:05Z",'
 >>> line += '"message":{"id":"m1","model":"claude-x","usage":{"input_tokens":3,"output_tokens":2}}}'
 >>> found, state = read("claude", [line, line], {})
@@ -64,15 +68,59 @@ def read(provider: str, lines: Iterable[str], state: Mapping[str, Any]) -> tuple
     if reader is None:
         return found, new
     for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue  # not JSON: nothing of ours
-        if isinstance(entry, dict):
-            for day_model, tokens in reader(entry, new):
-                if tokens.total:
-                    found[day_model] = found.get(day_model, Tokens()) + tokens
+        if not line.strip():
+            continue
+        entry = _json(line)
+        if not isinstance(entry, dict):  # no JSON object, so no record's line: left out
+            skip(new, MALFORMED)
+            continue
+        for day_model, tokens in reader(entry, new):
+            if tokens.total:
+                found[day_model] = found.get(day_model, Tokens()) + tokens
+        if new.pop(ABSURD, False):
+            skip(new, OUT_OF_RANGE)
     return found, new
+
+
+# ---- lines left out (issue 35): `roost doctor` says how many, per agent, and why -----------
+# Counted in the reader's state, so they are stored with the cursor that read them and counted
+# once: a line over untrusted.LINE_LIMIT (ops/usage.py), one that is no JSON object, one whose
+# token count no model could reach (it counts as 0, the rest of the line as it says).
+SKIPPED = "skipped"
+TOO_LONG, MALFORMED, OUT_OF_RANGE = "too_long", "malformed", "out_of_range"
+ABSURD = "absurd"  # this line held a count out of range (read() turns it into a count)
+
+
+def skip(state: State, why: str) -> None:
+    """Count one line left out of the file (or read with a count out of range) for `why`."""
+    counts = state.setdefault(SKIPPED, {})
+    counts[why] = int(counts.get(why, 0)) + 1
+
+
+def skipped(state: object) -> dict[str, int]:
+    """The lines a stored state counts as left out, by why (nothing that is not a count).
+
+    >>> skipped({"skipped": {"too_long": 1, "malformed": "x"}}), skipped([])
+    ({'too_long': 1}, {})
+    """
+    found = state.get(SKIPPED) if isinstance(state, dict) else None
+    if not isinstance(found, dict):
+        return {}
+    return {
+        why: n
+        for why, n in found.items()
+        if why in (TOO_LONG, MALFORMED, OUT_OF_RANGE)
+        and isinstance(n, int)
+        and not isinstance(n, bool)
+        and n > 0
+    }
+
+
+def _json(line: str) -> object:
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):  # RecursionError: nested past Python's stack
+        return None
 
 
 # The most tokens one record may count for one field: no model reads or writes more in one
@@ -92,6 +140,14 @@ def _int(value: object) -> int:
     return 0
 
 
+def _count(state: State, value: object) -> int:
+    """`_int(value)`, noting in `state` an int out of range (below 0, over MAX_TOKENS): read()
+    counts its line for doctor."""
+    if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= MAX_TOKENS:
+        state[ABSURD] = True
+    return _int(value)
+
+
 def _day(entry: Mapping[str, Any]) -> str:
     stamp = entry.get("timestamp")
     return stamp[:10] if isinstance(stamp, str) and len(stamp) >= 10 else "unknown"
@@ -101,12 +157,63 @@ def _grown(state: State, key: str, now: Tokens) -> Tokens:
     """What `now` adds over what was already counted for message `key` (each count only ever
     grows: a later copy of a message never takes tokens back), remembering the largest."""
     seen: dict[str, list[int]] = state.setdefault("seen", {})
-    before = seen.pop(key, [0, 0, 0, 0])
+    before = seen.pop(key, None)
+    if before is None:
+        before = _copied(state, key)
     kept = [max(a, b) for a, b in zip(before, now.as_tuple(), strict=True)]
     seen[key] = kept  # re-inserted: the newest key last
-    while len(seen) > REMEMBERED:
+    while len(seen) > REMEMBERED and not state.get(RECORDING):
         del seen[next(iter(seen))]
     return Tokens(*(k - b for k, b in zip(kept, before, strict=True)))
+
+
+# ---- a fork's own turns (issue 35) ---------------------------------------------------------
+# A fork's file begins with its original's conversation: Claude Code copies every line (message
+# ids kept), Codex restates no line but carries the original's running totals on. Its reader
+# starts from the original's state at the fork point, so that history counts once, for the
+# original; only what the fork says itself counts for the fork.
+
+RECORDING = "recording"  # the original's whole conversation is being read: every key is kept
+COPIED = "copied"  # message key -> counts the original had: the copy at the head of the fork
+
+
+def fork_point(provider: str, lines: Iterable[str]) -> State:
+    """The state a fork's reader starts from: the original's conversation (`lines`, the whole
+    file) read as counted already, with every message key it holds, however many.
+
+    >>> line = '{"type":"assistant","requestId":"r1","timestamp":"2026-01-02T03:04:05Z",'
+    >>> line += '"message":{"id":"m1","model":"c","usage":{"input_tokens":3,"output_tokens":2}}}'
+    >>> start = fork_point("claude", [line])
+    >>> read("claude", [line], start)[0]  # the copy of the original's message: nothing new
+    {}
+    """
+    _found, state = read(provider, lines, {RECORDING: True})
+    state.pop(RECORDING, None)
+    copied = state.pop("seen", None)
+    state.pop(SKIPPED, None)  # the original's lines left out: its count, not the fork's
+    if copied:
+        state[COPIED] = copied
+    return state
+
+
+def _copied(state: State, key: str) -> list[int]:
+    """What the original counted for message `key`, when a fork's file still reads the copy
+    of its conversation. The fork's own first message ends the copy (the copy comes first):
+    the keys left are dropped, the state stays small."""
+    copied = state.get(COPIED)
+    if not isinstance(copied, dict):
+        return [0, 0, 0, 0]
+    counts = copied.pop(key, None)
+    if counts is None:
+        del state[COPIED]
+        return [0, 0, 0, 0]
+    if not (isinstance(counts, list) and len(counts) == 4 and all(map(_is_count, counts))):
+        return [0, 0, 0, 0]
+    return counts
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
 
 
 def _claude(entry: dict[str, Any], state: State) -> list[tuple[tuple[str, str], Tokens]]:
@@ -117,10 +224,10 @@ def _claude(entry: dict[str, Any], state: State) -> list[tuple[tuple[str, str], 
     if not isinstance(usage, dict) or model == "<synthetic>":
         return []
     tokens = Tokens(
-        _int(usage.get("input_tokens")),
-        _int(usage.get("output_tokens")),
-        _int(usage.get("cache_creation_input_tokens")),
-        _int(usage.get("cache_read_input_tokens")),
+        _count(state, usage.get("input_tokens")),
+        _count(state, usage.get("output_tokens")),
+        _count(state, usage.get("cache_creation_input_tokens")),
+        _count(state, usage.get("cache_read_input_tokens")),
     )
     key = f"{message.get('id')}:{entry.get('requestId')}"
     grown = _grown(state, key, tokens) if message.get("id") else tokens
@@ -143,7 +250,7 @@ def _codex(entry: dict[str, Any], state: State) -> list[tuple[tuple[str, str], T
     total = info.get("total_token_usage") if isinstance(info, dict) else None
     if not isinstance(total, dict):
         return []  # `info` is null before the first answer
-    now = [_int(total.get(f)) for f in _CODEX_FIELDS]
+    now = [_count(state, total.get(f)) for f in _CODEX_FIELDS]
     before = state.get("total", [0, 0, 0, 0])
     if any(n < b for n, b in zip(now, before, strict=True)):
         before = [0, 0, 0, 0]  # the counts started again (a new conversation in the file)
@@ -157,10 +264,10 @@ def _gemini(entry: dict[str, Any], state: State) -> list[tuple[tuple[str, str], 
     tokens = entry.get("tokens")
     if entry.get("type") != "gemini" or not isinstance(tokens, dict):
         return []
-    cached = _int(tokens.get("cached"))
+    cached = _count(state, tokens.get("cached"))
     now = Tokens(
-        max(0, _int(tokens.get("input")) - cached) + _int(tokens.get("tool")),
-        _int(tokens.get("output")) + _int(tokens.get("thoughts")),
+        max(0, _count(state, tokens.get("input")) - cached) + _count(state, tokens.get("tool")),
+        _count(state, tokens.get("output")) + _count(state, tokens.get("thoughts")),
         0,
         cached,
     )

@@ -266,10 +266,11 @@ def _group_of(row: Mapping[str, object]) -> str:
 
 def usage_text(used: object) -> str:
     """An agent's usage as `ls --json` gives it, for a page: its tokens and estimated cost
-    (labelled as one); "" when it used none or roost read none.
+    (labelled as one, with the date of the prices it was worked out with); "" when it used
+    none or roost read none.
 
-    >>> usage_text({"total": 2500, "cost_usd": 1.5})
-    '2.5k tokens · ~$1.50 (est.)'
+    >>> usage_text({"total": 2500, "cost_usd": 1.5, "prices_taken": "2026-12-05"})
+    '2.5k tokens · ~$1.50 (est., prices of 2026-12-05)'
     """
     from roost.core.usage import count, dollars
 
@@ -278,6 +279,7 @@ def usage_text(used: object) -> str:
     total = used.get("total")
     if not isinstance(total, int) or total <= 0:
         return ""
-    cost = used.get("cost_usd")
-    shown = f"{dollars(float(cost))} (est.)" if isinstance(cost, int | float) else "cost ?"
+    cost, taken = used.get("cost_usd"), used.get("prices_taken")
+    dated = f", prices of {taken}" if isinstance(taken, str) and taken else ""
+    shown = f"{dollars(float(cost))} (est.{dated})" if isinstance(cost, int | float) else "cost ?"
     return f"{count(total)} tokens · {shown}"

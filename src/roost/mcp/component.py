@@ -5,16 +5,15 @@ import on a busy machine) at its first caller (mcp/lazy.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from roost.ops.context import App
-from roost.ops.service import Component
+from roost.ops.service import Component, Serving
 
 
-def _start(app: App) -> Callable[[], None]:
+def _start(app: App) -> Serving:
     from roost.mcp import lazy
 
-    return lazy.start(app).stop
+    endpoint = lazy.start(app)
+    return Serving(endpoint.stop, endpoint.url)  # its address: what `roost service status` shows
 
 
 COMPONENT = Component(name="mcp", start=_start)

@@ -21,7 +21,6 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ import anyio
 import uvicorn
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
+from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from roost.core.errors import RoostError
 from roost.core.scope import Caller
@@ -38,19 +38,16 @@ from roost.mcp.lazy import HOST, listen
 from roost.ops import mcpendpoint
 from roost.ops.context import App
 from roost.providers import mcpwire
+from roost.system import admission
+from roost.system.admission import ASGI, Message, Receive, Scope, Send
 
 MAX_BODY = 1 << 20  # bytes: a tool call's arguments; a prompt or message is far smaller
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGI = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 @dataclass
 class Handle:
-    """A running endpoint: its URL, and stop() (which also forgets the home's record)."""
+    """A running endpoint: its URL, and stop() (which also releases the home's record: the
+    address stays the home's)."""
 
     url: str
     _server: uvicorn.Server
@@ -60,7 +57,7 @@ class Handle:
     def stop(self) -> None:
         self._server.should_exit = True
         self._thread.join(10)
-        mcpendpoint.forget(self._home, self.url)
+        mcpendpoint.release(self._home, self.url)
 
 
 def bearer(headers: Any) -> str | None:
@@ -165,7 +162,12 @@ def lists_tools(body: bytes) -> bool:
 
 def application(app: App) -> ASGI:
     """The endpoint as an ASGI app (tests drive it in process)."""
-    tools = server.build(dict(app.environ), allow_write=False, identify=by_token)
+    # No `subscriptions/listen` (so, at MCP 2026-07-28, no listChanged to listen for): roost's
+    # tools never change, and a CLI holding a listen stream sees each service restart as the
+    # server's loss (Claude Code 2.1.332 re-listens three times, then reconnects with backoff
+    # and drops roost's tools meanwhile, for good after a few seconds). Without one, a restart
+    # between two calls is never seen: each call is a POST to the same address.
+    tools = server.build(dict(app.environ), allow_write=False, identify=by_token, listen=False)
     sdk = tools.streamable_http_app(
         streamable_http_path=mcpendpoint.PATH,
         stateless_http=True,  # no session state per agent: one POST, one answer
@@ -181,7 +183,7 @@ def application(app: App) -> ASGI:
 
 def start(app: App, timeout: float = 10.0) -> Handle:
     """Serve the endpoint in a thread of this process; record its URL for launches."""
-    sock = listen(app.paths.home)
+    sock = listen(app.paths.home, lambda url: mcpendpoint.given(app, url))
     handle = serve(app, sock, timeout)
     mcpendpoint.record(app.paths.home, handle.url)
     return handle
@@ -193,8 +195,12 @@ def serve(app: App, sock: socket.socket, timeout: float = 10.0) -> Handle:
     # The MCP library's INFO lines (a session manager started at an agent's first call) are no
     # news for the person reading the service's pane.
     logging.getLogger("mcp").setLevel(logging.WARNING)
+    # Bounded as roost web is (system/admission.py); every agent's calls come from loopback,
+    # so the per-peer cap is the server's.
+    gate = admission.Gate(per_peer=admission.MAX_CONNECTIONS, max_body=MAX_BODY)
     config = uvicorn.Config(
-        application(app),
+        admission.asgi(application(app), gate),
+        http=admission.protocol(AutoHTTPProtocol, gate),
         log_level="warning",
         lifespan="on",
         access_log=False,

@@ -1,8 +1,8 @@
 """`roost mcp`: roost's orchestration tools for agents, as an MCP server on stdio (the official
 `mcp` SDK). Thin: every tool opens roost (a store connection per call, in the SDK's worker
 thread), asks ops/orchestrate.py, and turns a refusal into a tool error the model can read.
-Imported only by `roost mcp` once its front (mcp/front.py) hands over, the shared endpoint
-(mcp/http.py) and the recorder (mcp/record.py): nothing else loads the SDK.
+Imported only by `roost mcp` (stdio: a person's own MCP client, or an agent's when no service
+serves its home) and the shared endpoint (mcp/http.py): nothing else loads the SDK.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from pydantic import Field, ValidationError
 
 from roost.core.errors import RoostError
 from roost.core.scope import Caller
-from roost.mcp import front
 from roost.ops import orchestrate
 from roost.ops.context import App, open_app
 
@@ -45,10 +44,14 @@ Identify = Callable[[App, Context], tuple[App, Caller]]
 
 
 def build(
-    environ: dict[str, str], allow_write: bool, identify: Identify | None = None
+    environ: dict[str, str],
+    allow_write: bool,
+    identify: Identify | None = None,
+    listen: bool = True,
 ) -> MCPServer:
     """The tool set. `identify` names the caller of each call (default: the environment's
-    ROOST_AGENT_ID, as `roost mcp` on stdio has always done)."""
+    ROOST_AGENT_ID, as `roost mcp` on stdio has always done). `listen`: serve
+    `subscriptions/listen` (the shared endpoint does not: mcp/http.py)."""
 
     def by_environment(app: App, _ctx: Context) -> tuple[App, Caller]:
         return app, orchestrate.caller_from(app, allow_write)
@@ -65,7 +68,9 @@ def build(
         finally:
             app.close()
 
-    server: MCPServer = MCPServer("roost", instructions=INSTRUCTIONS)
+    server: MCPServer = MCPServer(
+        "roost", instructions=INSTRUCTIONS, subscriptions=None if listen else False
+    )
 
     @server.tool()
     def create_agent(
@@ -240,123 +245,56 @@ def refuse_unknown_arguments(server: MCPServer) -> None:
         tool.parameters = model.model_json_schema(by_alias=True)
 
 
-class Shown:
-    """What mcp/front.py answered before the hand-over and shows the SDK again, so the SDK must
-    not answer it twice: the request under `opening_id` (None: none shown) and each listen
-    request in `listens` (its acknowledgement). Each is dropped once."""
-
-    def __init__(self, opening_id: str | None, listens: list[int | str]) -> None:
-        self.opening_id = opening_id
-        self.listens = list(listens)
-        self.replayed = list(listens)  # the shown copies, read first, are no asking again
-
-    def answered(self, message: Any) -> bool:
-        """Whether the SDK's `message` is one of those, dropped now."""
-        method = getattr(message, "method", None)
-        if method is None:
-            if self.opening_id is None or getattr(message, "id", None) != self.opening_id:
-                return False
-            self.opening_id = None
-            return True
-        if method == front.ACKNOWLEDGED and (listen := _listen_of(message)) in self.listens:
-            self.listens.remove(listen)
-            return True
-        return False
-
-    def forget(self, message: Any) -> None:
-        """The client cancelled a listen the SDK holds, or asks again under its id: the SDK may
-        never acknowledge the first, and the next acknowledgement is the client's to read."""
-        method = getattr(message, "method", None)
-        params = getattr(message, "params", None) or {}
-        if method == "notifications/cancelled":
-            asked = params.get("requestId") if isinstance(params, dict) else None
-        elif method == front.LISTEN:
-            asked = getattr(message, "id", None)
-            if asked in self.replayed:
-                self.replayed.remove(asked)
-                return
-        else:
-            return
-        if asked in self.listens and not isinstance(asked, bool):
-            self.listens.remove(asked)
-
-
-def _listen_of(message: Any) -> object:
-    """The listen request a server frame belongs to (its subscription id), or None."""
-    params = getattr(message, "params", None)
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return meta.get(front.SUBSCRIPTION_KEY) if isinstance(meta, dict) else None
-
-
-def serve_connection(
-    environ: dict[str, str], allow_write: bool, first: bytes, wire: int, shown: Shown
-) -> None:
-    """Serve the connection mcp/front.py began: `first` is what the SDK reads before the rest
-    of the client's messages on descriptor `wire` (what the front answered that the SDK must
-    know of, then what the client sent since); what `shown` names is not answered again."""
+def serve(environ: dict[str, str], allow_write: bool) -> None:
+    """`roost mcp`: check the caller at start (a wrong identity fails loudly), then serve the
+    connection on stdin and stdout. The client's messages are read from a descriptor of their
+    own; fd 0 then reads /dev/null, so no child process reads them."""
+    app = open_app(dict(environ))
+    try:
+        orchestrate.caller_from(app, allow_write)
+    finally:
+        app.close()
+    wire = _take_stdin()
     stdin = anyio.wrap_file(
-        io.TextIOWrapper(
-            io.BufferedReader(_Prefixed(first, wire)), encoding="utf-8", errors="replace"
-        )
+        io.TextIOWrapper(io.FileIO(wire, "rb"), encoding="utf-8", errors="replace")
     )
-    anyio.run(run_stdio, build(environ, allow_write), stdin, shown)
+    anyio.run(run_stdio, build(environ, allow_write), stdin)
 
 
-class _Prefixed(io.RawIOBase):
-    """`first`, then what descriptor `fd` gives."""
+def _take_stdin() -> int:
+    """A private descriptor for the client's messages; fd 0 then reads /dev/null."""
+    import fcntl
 
-    def __init__(self, first: bytes, fd: int) -> None:
-        self.first = first
-        self.fd = fd
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self.first:
-            size = min(len(buffer), len(self.first))
-            buffer[:size] = self.first[:size]
-            self.first = self.first[size:]
-            return size
-        data = os.read(self.fd, len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
+    wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)  # never 1 or 2, were one of them closed
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    return wire
 
 
 # ---- every request gets an answer ----------------------------------------------------------
-async def run_stdio(server: MCPServer, stdin: anyio.AsyncFile[str], shown: Shown) -> None:
+async def run_stdio(server: MCPServer, stdin: anyio.AsyncFile[str]) -> None:
     """The SDK's stdio server, with a screen in front: a line the SDK cannot read (JSON it
     refuses: a lone surrogate escape, nesting deeper than its limit; or no JSON-RPC message)
     reaches its loop only as an exception, which it logs and answers never, so the caller
-    would wait for ever. The screen answers it with a JSON-RPC error for its id instead. What
-    mcp/front.py answered already (`shown`) is not written again."""
+    would wait for ever. The screen answers it with a JSON-RPC error for its id instead."""
     lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs (no public name)
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # stdout: the SDK's
         screened_send, screened = create_context_streams[SessionMessage | Exception](0)
-        answers_send, answers = create_context_streams[SessionMessage](0)
 
         async def screen() -> None:
             async with screened_send:
                 async for item in read_stream:
                     if isinstance(item, Exception):
-                        error = refusal(item)
-                        if not shown.answered(error):
-                            await write_stream.send(SessionMessage(error))
+                        await write_stream.send(SessionMessage(refusal(item)))
                     else:
-                        shown.forget(item.message)
                         await screened_send.send(item)
-
-        async def answer() -> None:
-            async with answers:
-                async for item in answers:
-                    if not shown.answered(item.message):
-                        await write_stream.send(item)
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(screen)
-            tasks.start_soon(answer)
-            await lowlevel.run(screened, answers_send, lowlevel.create_initialization_options())
-        await write_stream.aclose()  # the SDK's loop closed the stream it was given, not this
+            await lowlevel.run(screened, write_stream, lowlevel.create_initialization_options())
 
 
 def refusal(exc: Exception) -> types.JSONRPCError:

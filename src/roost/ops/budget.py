@@ -111,7 +111,7 @@ def park(app: App, o: Observation, why: str) -> str | None:
 
     agent = o.agent
     try:
-        lifecycle.hibernate(app, agent.name, only_running=True)
+        lifecycle.hibernate(app, agent.name, only_running=True, why="budget")
     except RoostError:
         return None  # gone or parked meanwhile (another pass), or refused: said by that one
     at = app.store.now_iso()
@@ -157,7 +157,7 @@ def hibernate_over(app: App, running: Sequence[Observation], max_live: int) -> l
     done = []
     for name in rule.over_max_live(live, max_live):
         try:
-            lifecycle.hibernate(app, name, only_running=True)
+            lifecycle.hibernate(app, name, only_running=True, why="max-live")
         except RoostError:
             continue
         agent = app.store.require(name)
@@ -257,4 +257,9 @@ def _start(app: App) -> Callable[[], None]:
     return in_thread(app, "budget", work, _later.stop)
 
 
-COMPONENT = Component(name="budget", start=_start, on_events=_on_events)
+def _on_settings(app: App) -> None:
+    """config.toml changed (a new `max_live`, say): enforce it now, not at the next turn's end."""
+    enforce(app)
+
+
+COMPONENT = Component(name="budget", start=_start, on_events=_on_events, on_settings=_on_settings)

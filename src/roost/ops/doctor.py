@@ -178,6 +178,7 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
     names = {a.id: a.name for a in agents}
     _views(report, tmux)
     _orphans(report, str(paths.home), os.path.realpath(socket), rows, names)
+    _service(report, paths, store, tmux, settings, agents, panes)
     broken = ws.problems(wsdb.load(store.conn))
     report.add(
         "workspace",
@@ -192,8 +193,95 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
             problem = problem.replace(agent_id, name)
         report.add("workspace", False, problem)
     _worktrees(report, store, names)
+    _approvals(report, agents)
+    if result == "ok":
+        _skipped_lines(report, paths, store, tmux, settings, agents)
     store.close()
     return report, settings, {a.provider for a in agents}
+
+
+def _service(
+    report: Report,
+    paths: Any,
+    store: Any,
+    tmux: Any,
+    settings: dict[str, Any],
+    agents: list[Any],
+    panes: list[Any],
+) -> None:
+    """The roost service, and the shared MCP endpoint each running agent was launched with
+    (issue 36): an address given to an agent that nobody serves has cut its roost tools."""
+    from roost.core.service import FAILED
+    from roost.ops import service
+    from roost.ops.context import App
+    from roost.store import service as rows
+
+    app = App(paths, store, tmux, dict(os.environ), settings)
+    status = service.status(app, probe=True)
+    live = {p.agent_id for p in panes if p.agent_id and not p.dead}
+    running = sum(a.id in live for a in agents)
+    if status.running:
+        failed = [p.name for p in status.parts if p.state == FAILED]
+        report.add(
+            "service",
+            not failed,
+            f"running (pid {status.pid}, since {status.since}): {', '.join(status.serves) or '-'}"
+            + (f"; failed: {', '.join(failed)} (roost service status says why)" if failed else ""),
+            ""
+            if not failed
+            else "as roost service status says, then: roost service stop; roost service start",
+        )
+    else:
+        chosen = not rows.wanted(store.conn) or os.environ.get(service.NO_AUTOSTART) == "0"
+        report.add(
+            "service",
+            not running or chosen,
+            f"not running ({status.note})"
+            + (
+                f": {counted(running, 'running agent')} without it (no shared MCP endpoint, "
+                "alerts, budgets or resumes at a limit's reset)"
+                if running
+                else "; roost service start starts it"
+                if chosen
+                else "; the next agent's launch starts it"
+            ),
+            command("roost", "service", "start") if running else "",
+            warning=bool(running) and chosen,
+        )
+    _endpoints(report, app, status)
+
+
+def _endpoints(report: Report, app: Any, status: Any) -> None:
+    """Each address running agents were given: served by the service now, or their tools cut."""
+    from roost.core.service import FAILED
+    from roost.ops import mcpendpoint
+
+    failure = next((p.error for p in status.parts if p.name == "mcp" and p.state == FAILED), None)
+    for url, names in sorted(mcpendpoint.wired(app).items()):
+        if status.running and url == status.endpoint:
+            report.add("mcp endpoint", True, f"{url}, serving {', '.join(names)}")
+            continue
+        why = (
+            f"the service failed to serve it: {failure}"
+            if status.running and failure
+            else f"the service serves {status.endpoint}"
+            if status.running and status.endpoint
+            else "the service does not serve it"
+            if status.running
+            else "the service is not running"
+        )
+        report.add(
+            "mcp endpoint",
+            False,
+            f"{url} was given to {', '.join(names)}, and nobody serves it ({why}): "
+            "their roost tools are cut",
+            command("roost", "service", "start")
+            if not status.running
+            else "as it says"
+            if failure
+            else f"relaunch them with the new address: roost hibernate {names[0]}; "
+            f"roost wake {names[0]} (and each other one)",
+        )
 
 
 def _worktrees(report: Report, store: Any, names: Mapping[str, str]) -> None:
@@ -225,6 +313,58 @@ def _worktrees(report: Report, store: Any, names: Mapping[str, str]) -> None:
             f"{row.branch} at {row.path}"
             if held
             else f"{row.path} no longer has {row.branch} checked out in {row.repo}",
+        )
+
+
+def _approvals(report: Report, agents: list[Any]) -> None:
+    """Each agent that never starts until the person approves what an import kept aside
+    (issue 35): worth knowing, not a fault of the set-up."""
+    for agent in agents:
+        if agent.needs_approval:
+            report.add(
+                f"approval {agent.name}",
+                True,
+                "needs approval: an import kept its arguments aside, and it never starts "
+                "until you approve them",
+                command("roost", "approve", agent.name),
+                warning=True,
+            )
+
+
+SKIPPED_WORDS = {  # why a line of a CLI's file was left out (core/usage.py), in doctor's words
+    "too_long": "too long (over 8 MiB)",
+    "malformed": "not a JSON object",
+    "out_of_range": "with a token count out of range (below 0 or over 10^9: counted as 0)",
+}
+
+
+def _skipped_lines(
+    report: Report, paths: Any, store: Any, tmux: Any, settings: dict[str, Any], agents: list[Any]
+) -> None:
+    """Each agent whose CLI's files (transcript, rollout, chat file) held lines roost left out
+    (issue 35): worth knowing (another program wrote them), not a fault of the set-up. What the
+    files gained since the last look is read first (ops/usage.py catch_up: at most 64 MiB an
+    agent, nothing when the service keeps up), so the counts are the files'; they are stored
+    with the usage they were read with, each line counted once."""
+    from roost.ops import usage
+    from roost.ops.context import App
+    from roost.store import usage as rows
+
+    try:
+        usage.catch_up(App(paths, store, tmux, dict(os.environ), settings), agents)
+    except (OSError, RoostError, ValueError):  # the store says a failure of its own as one
+        pass  # the counts stored so far are still worth saying
+    names = {a.id: a.name for a in agents}
+    for agent_id, counts in sorted(rows.skipped_lines(store.conn).items()):
+        if agent_id not in names:
+            continue
+        said = ", ".join(f"{n} {SKIPPED_WORDS[why]}" for why, n in sorted(counts.items()))
+        report.add(
+            f"records {names[agent_id]}",
+            True,
+            f"{counted(sum(counts.values()), 'line')} of its CLI's files left out "
+            f"(usage, replies and read skip them): {said}",
+            warning=True,
         )
 
 

@@ -9,6 +9,10 @@ gets a copy of the original transcript in that folder's project folder first.
 Codex (checked on 0.169.0): `codex fork ID` starts a new session whose rollout begins with ID's
 history and leaves ID's rollout as it was; its id is codex's own, learnt as for every codex start
 (the rollout its process holds open). Gemini 0.61 and Aider 0.86 have no fork: refused (README).
+
+Usage (issue 35): the fork counts its own turns only. Claude's copy repeats the original's
+messages (ids kept) and codex's totals go on from the original's, so the original's state at the
+fork is kept as the fork's starting point (ops/usage.py record_fork_point).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.names import check_name
-from roost.ops import lifecycle
+from roost.ops import lifecycle, usage
 from roost.ops import worktree as worktrees
 from roost.ops.context import App
 from roost.providers import forking
@@ -42,6 +46,7 @@ def fork(app: App, name: str, new: str, worktree: bool = False) -> lifecycle.Wak
 
     def resume_origin(agent: Agent) -> list[str]:
         app.store.log(agent, "forked", origin=origin.name, origin_id=origin.id, session=sid)
+        usage.record_fork_point(app, origin, agent)  # its usage: its own turns only
         return forking.start_args(origin.provider, sid, origin.cwd, agent.cwd, app.environ, source)
 
     return lifecycle.spawn(

@@ -7,6 +7,7 @@ and says why) and a `start-failed` event."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from roost.core import starts, status
@@ -38,11 +39,19 @@ class _Start:
 
 class Watch:
     """Starts under watch. Thread-safe: the restore queue's workers add and look at once; only
-    `settle` (in the thread that owns the App's store) writes to the store."""
+    `settle` (in the thread that owns the App's store) writes to the store. `told` hears of each
+    start as it is decided: (its agent, how it died, or None when it held); called in the
+    thread that looked, outside the watch's lock."""
 
-    def __init__(self, app: App, window: float | None = None) -> None:
+    def __init__(
+        self,
+        app: App,
+        window: float | None = None,
+        told: Callable[[Agent, Died | None], None] | None = None,
+    ) -> None:
         self.app = app
         self.window = window  # None: each CLI's own (window_for)
+        self.told = told
         self.pending: dict[str, _Start] = {}
         self.failed: dict[str, Died] = {}  # agent id -> how its start died
         self.held: set[str] = set()  # providers with a start that held
@@ -54,9 +63,16 @@ class Watch:
 
     def look(self) -> None:
         """One look at every start still pending: decide those that held or died."""
+        decided = self._look()
+        if self.told is not None:
+            for agent, died in decided:
+                self.told(agent, died)
+
+    def _look(self) -> list[tuple[Agent, Died | None]]:
+        decided: list[tuple[Agent, Died | None]] = []
         with self.lock:
             if not self.pending:
-                return
+                return decided
             panes = agent_panes(self.app.tmux.list_panes())
             wanted = [p.pane_id for a in self.pending if (p := panes.get(a)) is not None]
             screens = self.app.tmux.capture_many(wanted, MARKER) if wanted else {}
@@ -84,6 +100,7 @@ class Watch:
                 del self.pending[agent_id]
                 if found == starts.HELD:
                     self.held.add(provider)
+                    decided.append((start.agent, None))
                 if found == starts.DIED:
                     if pane is not None:  # the full screen: its words may sit above blank rows
                         screen = self.app.tmux.capture(pane.pane_id, 200) or screen
@@ -92,6 +109,8 @@ class Watch:
                     self.failed[agent_id] = Died(
                         start.agent, words, starts.died_reason(words, code), code
                     )
+                    decided.append((start.agent, self.failed[agent_id]))
+        return decided
 
     def window_for(self, provider: str) -> float:
         if self.window is not None:

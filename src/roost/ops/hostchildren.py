@@ -236,7 +236,8 @@ def read(
     app: App, host: hosts.Host, child: HostChild, messages: int, max_chars: int
 ) -> dict[str, Any]:
     """The host's `roost read NAME --json`: the child's recent conversation, as its host reads
-    it (its transcript there, else its screen's tail), named as its parent knows it."""
+    it (its CLI's record there, or the screen's tail of one that keeps none), named as its
+    parent knows it."""
     args = ["read", child.name, f"--messages={messages}", f"--max-chars={max_chars}", "--json"]
     try:
         found = rule.read_answer(json.loads(_ask(app, host, args)), max_chars)
@@ -452,6 +453,13 @@ def _start(app: App) -> Callable[[], None]:
         looker.join(timeout=5)
         for thread in followed.values():
             thread.join(timeout=5)
+        # nothing roost started outlives its service (issue 36 point 7): the hosts' masters,
+        # which would otherwise stay up for ControlPersist, end with it
+        mine = open_app(dict(environ))
+        try:
+            hosts.end_masters(hosts.reach_of(mine))
+        finally:
+            mine.close()
 
     return stop
 

@@ -18,6 +18,7 @@ from roost.system import ssh
 from roost.system.ssh import Unreachable
 
 if TYPE_CHECKING:  # the light path (`roost --host`) never imports the App's world
+    from roost.core.clock import Clock
     from roost.ops.context import App
 
 Host = hostsdb.Host
@@ -30,10 +31,11 @@ class Reach:
     environ: Mapping[str, str]
     settings: Mapping[str, Any]
     home: str
+    clock: Clock  # the App's (a host's deadline is on its monotonic time)
 
 
 def reach_of(app: App) -> Reach:
-    return Reach(app.environ, app.settings, str(app.paths.home))
+    return Reach(app.environ, app.settings, str(app.paths.home), app.clock)
 
 
 def light_reach() -> Reach:
@@ -45,7 +47,9 @@ def light_reach() -> Reach:
     cfg.check_ancestors(paths.home)  # the trust checks open_app makes: its config runs ssh
     if paths.home.exists():
         cfg.check_private_dir(paths.home)
-    return Reach(os.environ, cfg.load_config(paths), str(paths.home))
+    from roost.system.clock import SystemClock
+
+    return Reach(os.environ, cfg.load_config(paths), str(paths.home), SystemClock())
 
 
 def find(reach: Reach, name: str) -> Host:
@@ -73,12 +77,19 @@ def limits(reach: Reach) -> tuple[float, float]:
     )
 
 
-def link(reach: Reach, host: Host) -> ssh.Link:
+def ls_limit(reach: Reach) -> float:
+    """Seconds a host has to say its agents (`[ssh] ls_timeout`): `ls --all`, the TUI and the
+    web list the hosts that answered and say which did not, never waiting on the slowest."""
+    return float((reach.settings.get("ssh") or {}).get("ls_timeout", sshargs.LS_TIMEOUT))
+
+
+def link(reach: Reach, host: Host, connect_limit: float | None = None) -> ssh.Link:
     program = ssh_program(reach)
     control = sshargs.control_path(
         ssh.control_folder(), reach.home, " ".join(program), host.name, host.dest
     )
-    return ssh.Link(host.name, tuple(program), host.dest, control, limits(reach)[0])
+    connect = limits(reach)[0] if connect_limit is None else connect_limit
+    return ssh.Link(host.name, tuple(program), host.dest, control, connect)
 
 
 def line(host: Host, args: list[str]) -> str:
@@ -114,18 +125,30 @@ def remove(app: App, name: str) -> None:
     link(reach_of(app), host).forget()  # its master, if one runs
 
 
-def run(reach: Reach, host: Host, args: list[str], *, stream: bool = False) -> ssh.Result:
+def run(
+    reach: Reach,
+    host: Host,
+    args: list[str],
+    *,
+    stream: bool = False,
+    within: tuple[ssh.Link, float] | None = None,
+) -> ssh.Result:
     """`args` run by the host's roost, under the command limit (none for a watch: it streams
-    until stopped; keepalives notice a dead peer)."""
-    limit = None if args[:1] == ["watch"] else limits(reach)[1]
-    found = link(reach, host).call(line(host, args), limit, stream=stream)
+    until stopped; keepalives notice a dead peer), or `within` a link and limit of its own."""
+    limit: float | None
+    if within is not None:
+        link_, limit = within
+    else:
+        link_ = link(reach, host)
+        limit = None if args[:1] == ["watch"] else limits(reach)[1]
+    found = link_.call(line(host, args), limit, stream=stream)
     if found.too_large:
         raise Unreachable(
             host.name, f"its answer was over {ssh.MAX_OUTPUT >> 20} MiB: cut, not read"
         )
     if found.code is None:
         raise Unreachable(host.name, f"no answer within {limit:g} s; the command was cut")
-    if found.code == 255:  # ssh's own failure (the remote roost never exits 255)
+    if found.code == ssh.SSH_FAILED:  # ssh's own failure (the remote roost never exits 255)
         raise Unreachable(host.name, sshargs.ssh_reason(found.err))
     return found
 
@@ -163,6 +186,14 @@ def check(app: App, name: str) -> dict[str, Any]:
     return report
 
 
+def end_masters(reach: Reach) -> None:
+    """End every host's ssh master that answers (the service stops: issue 36 point 7); each
+    bounded, one host's failure never keeps the others'."""
+    for host in every_light(reach):
+        with contextlib.suppress(RoostError, OSError):
+            link(reach, host).close()
+
+
 def every_light(reach: Reach) -> list[Host]:
     """Every host, read-only without the App (the TUI asks at its own pace)."""
     return hostsdb.read(os.path.join(reach.home, "roost.db"))
@@ -174,17 +205,28 @@ def ask(reach: Reach, host: Host) -> fleet.HostView:
 
     Read from the host's roost service through the warm master when the host said where that
     is (no process on the host: docs/HOSTS.md "ls --all"); else its roost answers `_hostls`,
-    its rows and where its service listens, kept for the next time."""
-    link_ = link(reach, host)
+    its rows and where its service listens, kept for the next time.
+
+    The whole answer comes within `ls_limit` (a master's start included: one that takes
+    longer is left to the commands that wait for it), or the host did not answer."""
+    within = ls_limit(reach)
+    deadline = reach.clock.monotonic() + within
+    link_ = link(reach, host, min(limits(reach)[0], within))
+
+    def left() -> tuple[ssh.Link, float]:
+        return link_, max(0.1, deadline - reach.clock.monotonic())
+
     try:
-        served = _from_service(link_, host)
+        served = _from_service(link_, host, left()[1])
         if served is not None:
             return fleet.HostView(host.name, tuple(served))
-        found = run(reach, host, ["_hostls"])
+        found = run(reach, host, ["_hostls"], within=left())
         if found.code == 2 and "_hostls" in found.err:  # a roost from before _hostls
-            found = run(reach, host, ["ls", "--json"])
+            found = run(reach, host, ["ls", "--json"], within=left())
     except Unreachable as exc:
-        return fleet.HostView(host.name, unreachable=exc.reason)
+        late = reach.clock.monotonic() >= deadline
+        reason = f"no answer within {within:g} s ([ssh] ls_timeout)" if late else exc.reason
+        return fleet.HostView(host.name, unreachable=reason)
     if found.code != 0:
         return fleet.HostView(host.name, unreachable=sshargs.ssh_reason(found.err))
     try:
@@ -199,7 +241,7 @@ def ask(reach: Reach, host: Host) -> fleet.HostView:
     return fleet.HostView(host.name, tuple(rows))
 
 
-def _from_service(link_: ssh.Link, host: Host) -> list[dict[str, Any]] | None:
+def _from_service(link_: ssh.Link, host: Host, limit: float) -> list[dict[str, Any]] | None:
     """The host's rows as its service computed them, through the master's forward of its
     socket; None when the host said no service (or this path failed: its roost answers)."""
     from roost.system import servicesock
@@ -216,7 +258,7 @@ def _from_service(link_: ssh.Link, host: Host) -> list[dict[str, Any]] | None:
         raise  # the master cannot start: neither can the call to its roost
     except (RoostError, OSError):  # the forward's lock busy, no ssh: its roost answers
         return None
-    body = None if sock is None else servicesock.ls_on(sock, True, reader["ident"])
+    body = None if sock is None else servicesock.ls_on(sock, True, reader["ident"], limit)
     try:
         rows = json.loads(body) if body is not None else None
     except (ValueError, RecursionError):  # RecursionError: JSON nested past Python's stack

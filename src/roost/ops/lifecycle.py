@@ -14,13 +14,15 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from roost.core import lineage, orphans, present
 from roost.core import settings as config_schema
 from roost.core import status as status_rules
 from roost.core import workspace as ws
-from roost.core.errors import HeldStopped, RoostError, StartFailed
+from roost.core.clock import iso
+from roost.core.errors import HeldStopped, NeedsPerson, RoostError, StartFailed
 from roost.core.model import (
     INTENT_HIBERNATED,
     INTENT_RUNNING,
@@ -41,7 +43,7 @@ from roost.providers import base as prov
 from roost.providers import hooks, mcpwire
 from roost.store import agents as agent_rows
 from roost.store import held as held_rows
-from roost.store import hostchildren
+from roost.store import hostchildren, intents
 from roost.store import workspace as wsdb
 from roost.store import worktrees as wtdb
 from roost.store.db import Connection, NameTaken
@@ -107,6 +109,9 @@ class WakeResult:
     # agent is at its input: ops/held.py), "on-argv" (on its command line: its CLI holds it)
     prompt: str | None = None
     question: str | None = None  # what the agent asks the person first, when it does
+    # Its CLI was started to bring back its conversation (provider_session_id, when its CLI
+    # has ids), not a new one, and it is no program without any (restore's report says so)
+    resumed: bool = False
 
 
 # ---- reading -----------------------------------------------------------------------------
@@ -220,7 +225,7 @@ def spawn(
             placement="detached" if place.detached else "tile",
             **({"orchestrated_by": orchestrator.name} if orchestrator else {}),
         )
-        endpoint = _prepare_mcp(app, agent, wait=bool(prompt))
+        endpoint = _prepare_mcp(app, agent)
         # On the shared endpoint a first prompt is typed once the CLI has roost's tools:
         # given on its command line, the CLI sends it before its MCP servers connect.
         hold = bool(endpoint) and agent.provider in HOLDS_FIRST_PROMPT
@@ -396,6 +401,7 @@ def _choose_session(app: App, agent: Agent, session: str) -> Agent:
 
 
 def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
+    _refuse_unapproved(agent)  # every start comes here: wake, attach, restore, spawn, a notice
     rows = app.tmux.list_pane_rows()
     panes = [to_pane(r) for r in rows]
     pane = agent_panes(panes).get(agent.id)
@@ -416,23 +422,25 @@ def _wake_locked(app: App, agent: Agent, fresh: bool) -> WakeResult:
             agent = _fresh_session(app, agent, impl)
         agent = agent.replace(cwd=workdir)  # start where we looked, not elsewhere
         _prepare_mcp(app, agent)
-        return _launch(app, agent, _start_or_resume(app, agent, impl, exe, fresh))
+        argv, resumed = _start_or_resume(app, agent, impl, exe, fresh)
+        return dataclasses.replace(_launch(app, agent, argv), resumed=resumed)
 
 
 def _start_or_resume(
     app: App, agent: Agent, impl: prov.Provider, exe: str, fresh: bool
-) -> list[str]:
-    """A new conversation only when asked (--fresh) or when there is none: the provider decides
-    from its own files (claude: the recorded session's transcript exists -> --resume, else a
-    start under that id), never roost's launch counter alone, which a spawn cut off between its
-    window and its record leaves at 0 although the conversation exists."""
+) -> tuple[list[str], bool]:
+    """(argv, whether it resumes the conversation). A new conversation only when asked (--fresh)
+    or when there is none: the provider decides from its own files (claude: the recorded
+    session's transcript exists -> --resume, else nothing to resume: a start under that id, its
+    conversation still empty), never roost's launch counter alone, which a spawn cut off between
+    its window and its record leaves at 0 although the conversation exists."""
     if fresh:
-        return impl.start_argv(agent, exe, None, app.paths.home)
+        return impl.start_argv(agent, exe, None, app.paths.home), False
     try:
-        return impl.resume_argv(agent, exe, app.environ, app.paths.home)
+        argv = impl.resume_argv(agent, exe, app.environ, app.paths.home)
     except prov.NotResumable as refused:
         if agent.launches == 0 and not agent.conversation_seen:
-            return impl.start_argv(agent, exe, None, app.paths.home)  # nothing to lose yet
+            return impl.start_argv(agent, exe, None, app.paths.home), False  # nothing to lose yet
         if agent.conversation_seen:
             raise
         unclaimed = _unclaimed_conversations(app, agent, impl)
@@ -452,7 +460,10 @@ def _start_or_resume(
             "fresh-start",
             reason="no conversation yet: its CLI recorded none since its last start",
         )
-        return impl.start_argv(agent, exe, None, app.paths.home)
+        return impl.start_argv(agent, exe, None, app.paths.home), False
+    if argv is None:  # the provider's word: no conversation to bring back (a program's, or empty)
+        return impl.start_argv(agent, exe, None, app.paths.home), False
+    return argv, True
 
 
 def _unclaimed_conversations(app: App, agent: Agent, impl: prov.Provider) -> list[str] | None:
@@ -510,16 +521,16 @@ def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
         )
 
 
-def _prepare_mcp(app: App, agent: Agent, wait: bool = False) -> str | None:
+def _prepare_mcp(app: App, agent: Agent) -> str | None:
     """Give this launch roost's MCP tools (the file its provider wires): the shared endpoint
-    when one serves this home now (ops/mcpendpoint.py), else its own `roost mcp`; unless
-    config.toml's `[mcp] enabled = false` or the agent's record (`roost spawn --no-mcp`) says
-    not to. `wait`: a first prompt follows, which needs the tools on its first turn: the
-    service is started and waited for; else started in the background, and this launch gets
-    the endpoint only when it already listens (a start costs seconds on a busy machine)."""
+    (ops/mcpendpoint.py), the service started and waited for if need be (issue 36: every agent
+    is launched against the service); its own `roost mcp` only when no service serves this home
+    (stopped by the user, ROOST_SERVICE_AUTOSTART=0, no real tmux, a start that failed); none
+    when config.toml's `[mcp] enabled = false` or the agent's record (`roost spawn --no-mcp`)
+    says so."""
     home = str(app.paths.home)
     if config_schema.mcp_enabled(app.settings) and agent.mcp:
-        url = _endpoint(app, wait)
+        url = _endpoint(app)
         mcpwire.write(home, agent.id, url)
     else:
         url = None
@@ -544,23 +555,22 @@ def _mark_in_tree(app: App, agent: Agent) -> None:
         mcpwire.mark_in_tree(home, agent.id)
 
 
-def _endpoint(app: App, wait: bool, timeout: float = 20.0) -> str | None:
-    """The shared MCP endpoint's URL, the service started for it if need be (ops/service.py);
-    None when it does not serve (stopped by the user, no real tmux, not yet started)."""
+def _endpoint(app: App, timeout: float = 20.0) -> str | None:
+    """The shared MCP endpoint's URL, the service started for it if need be (ops/service.py)
+    and waited for while it offers one; None when it does not serve. Only the running
+    service's own endpoint counts: one that is stopping still has its listener for a moment."""
     from roost.ops import service
 
-    url = mcpendpoint.live_url(app.paths.home)
-    if url is not None:
-        return url
-    status = service.ensure_running(app, timeout=service.LAUNCH_WAIT if wait else 0)
-    if not wait:
-        return None
+    status = service.ensure_running(app, timeout=service.LAUNCH_WAIT)
     deadline = app.clock.monotonic() + timeout
-    while status.running and "mcp" in status.serves and app.clock.monotonic() < deadline:
-        url = mcpendpoint.live_url(app.paths.home)
-        if url is not None:
+    while status.offers("mcp"):
+        url = status.endpoint
+        if url is not None and mcpendpoint.server(app.paths.home) == status.pid:
             return url
-        app.clock.sleep(0.05)
+        if app.clock.monotonic() >= deadline:
+            break
+        app.clock.sleep(0.1)
+        status = service.status(app)  # a component that failed meanwhile ends the wait
     return None
 
 
@@ -613,6 +623,13 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
             hooks.mark_launch(str(app.paths.home), agent.id, launched_at, token)
         old = agent_panes(panes).get(agent.id)
         redraw = None if app.environ.get(IN_KEEPER) else session_id
+        # the status as it stands before the process runs: what the monitor records once it
+        # sees the new pane (it may, before this launch returns) is newer, and stands
+        before = app.store.require(agent.name)
+        was = {k: getattr(before, k) for k in ("status", "status_source", "status_since")}
+        # the last error is history once a new process runs; cleared before it does, so an
+        # error recorded of this process (it died at once) stands
+        app.store.update(agent.id, last_error=None)
         try:
             if old is not None and old.session_id == session_id:
                 pid = app.tmux.respawn(old.pane_id, old.window_id, agent.cwd, launcher, redraw)
@@ -630,15 +647,15 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
         agent,
         "started",
         {"pid": pid, "launch": agent.launches + 1, "resume": agent.launches > 0},
-        intent=INTENT_RUNNING,
         # a new process: what the last one did is history (its start's idle is an edge the
         # log shows, never mistaken for the end of a turn: ops/budget.py)
-        status="starting",
-        status_source="process",
-        status_since=now,
+        unless_changed=(
+            was,
+            {"status": "starting", "status_source": "process", "status_since": now},
+        ),
+        intent=INTENT_RUNNING,
         started_at=now,
         launches=agent.launches + 1,
-        last_error=None,
         last_active_at=now,
         last_exit=old.dead_status if old is not None and old.dead else agent.last_exit,
     )
@@ -733,10 +750,11 @@ def kill(app: App, name: str) -> list[int]:
         _refuse_inside(app, agent, pane, "kill")
         # Before its process stops: a CLI's session id may be known only from what it has open.
         learn_session_ids(app, [agent], panes)
-        if pane is not None:
-            # Tell the keeper first: the pane's death redraws it, and it should say "stopped".
-            app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
-        stopped = _stop_processes(app, agent, pane)
+        with _stopping(app, agent, pane, INTENT_STOPPED, "kill") as signal:
+            if pane is not None:
+                # Tell the keeper first: the pane's death redraws it, and it should say "stopped".
+                app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
+            stopped = _stop_processes(app, agent, pane, signal)
         app.store.log(agent, "killed", pids=stopped)
         exit_status = _wait_dead(app, agent.id) if pane is not None else None
         if pane is not None:
@@ -749,14 +767,60 @@ def kill(app: App, name: str) -> list[int]:
         return stopped
 
 
-def _stop_processes(app: App, agent: Agent, pane: Pane | None) -> list[int]:
+# Longer than a stop takes from its intent to its end: its processes' TERM and KILL (5 s) and a
+# wait for its home's lock (up to 120 s). Past it, an unfinished stop (its process killed) is void.
+STOP_DEADLINE = 150.0  # seconds
+
+
+@dataclass
+class _Signal:
+    """Whether a stop's signal may have ended any of the agent's processes: from then on an
+    exit of its launch may be that stop's, whatever fails after."""
+
+    out: bool = False
+
+
+@contextmanager
+def _stopping(
+    app: App, agent: Agent, pane: Pane | None, intent: str, why: str
+) -> Iterator[_Signal]:
+    """Intent before effect: a stop of a live agent is recorded (store/intents.py, with a
+    `stopping` event) before its signal, so whoever sees the exit first (the status pipeline,
+    the pane-died hook, the alerts) takes it for this stop, not for a crash. A stop that fails
+    before its signal went out (`_Signal`, which _stop_processes sets) drops it: a later exit
+    of this launch is the agent's own again. One that fails after (a Ctrl-C in the TERM->KILL
+    wait, a busy home lock, a survivor other than the process it ended) keeps it until its
+    deadline: the exit it caused is still its own, not a crash to restart or page."""
+    signal = _Signal()
+    if pane is None or pane.dead:
+        yield signal  # nothing runs in its pane: no exit to come that this stop would cause
+        return
+    now = app.clock.now()
+    until = iso(now + timedelta(seconds=STOP_DEADLINE))
+    with app.store.write() as c:
+        intents.begin(c, agent.id, agent.name, intent, why, agent.launches, iso(now), until)
+    try:
+        yield signal
+    except BaseException as exc:
+        if not signal.out:
+            with app.store.write() as c:
+                error = str(exc) or type(exc).__name__
+                intents.drop(c, agent.id, agent.name, c.now_iso(), error)
+        raise
+
+
+def _stop_processes(app: App, agent: Agent, pane: Pane | None, signal: _Signal) -> list[int]:
     tree = app.procs.snapshot(
         pane.pid if pane is not None and not pane.dead else None, agent.id, str(app.paths.home)
     )
+    pids = sorted(p.pid for p in tree)
+    signal.out = bool(pids)  # from here a TERM may be out: an interrupt in the wait keeps it so
     survivors = app.procs.kill_tree(tree)
+    # Every one survived SIGKILL: no signal took, any exit to come is the agent's own.
+    signal.out = not set(pids) <= set(survivors)
     if survivors:
         raise RoostError(f"{agent.name}: processes {survivors} survived SIGKILL")
-    return sorted(p.pid for p in tree)
+    return pids
 
 
 def _wait_dead(app: App, agent_id: str, timeout: float = 3.0) -> int | None:
@@ -802,7 +866,7 @@ def rm_if_idle(app: App, agent: Agent) -> bool:
 
 
 def _forget(app: App, agent: Agent, keep_worktree: bool = False) -> list[str]:
-    _release(app, agent)
+    _release(app, agent, INTENT_STOPPED, "rm")
     done: list[str] = []
     tree = worktrees.row_of(app, agent)
     if tree is not None and keep_worktree:
@@ -825,11 +889,11 @@ def _forget(app: App, agent: Agent, keep_worktree: bool = False) -> list[str]:
     return done
 
 
-def hibernate(app: App, name: str, only_running: bool = False) -> list[int]:
+def hibernate(app: App, name: str, only_running: bool = False, why: str = "hibernate") -> list[int]:
     """Stop the process now and release the home; keep everything else. Wake brings it back.
-    `only_running`: for roost's own reasons (a budget, max_live), decided under the agent's lock
-    on what is recorded now, not on what a look before it saw: one that another pass or the
-    person parked or stopped meanwhile is left alone (RoostError)."""
+    `only_running`: for roost's own reasons (a budget, max_live: `why`), decided under the
+    agent's lock on what is recorded now, not on what a look before it saw: one that another
+    pass or the person parked or stopped meanwhile is left alone (RoostError)."""
     check_name(name)
     with locks.hold(app.paths.locks, name):
         agent = app.store.require(name)
@@ -837,23 +901,25 @@ def hibernate(app: App, name: str, only_running: bool = False) -> list[int]:
             raise RoostError(f"{name} is no longer running; left as it is", code=1)
         _refuse_inside(app, agent, agent_panes(app.tmux.list_panes()).get(agent.id), "hibernate")
         learn_session_ids(app, [agent])
-        stopped = _release(app, agent)
+        stopped = _release(app, agent, INTENT_HIBERNATED, why)
         app.store.update(agent.id, intent=INTENT_HIBERNATED)
         app.store.log(agent, "hibernated", pids=stopped)
         return stopped
 
 
-def _release(app: App, agent: Agent) -> list[int]:
+def _release(app: App, agent: Agent, intent: str, why: str) -> list[int]:
     """Stop the agent's processes and remove its window; then its home too, if nothing but the
     keeper is left in it (no other agent, no window the user opened). Decided under the home's
-    lock, which a spawn into that home holds until its window is in (_launch)."""
+    lock, which a spawn into that home holds until its window is in (_launch). `intent` and
+    `why`: what the stop leaves and who asked (_stopping)."""
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
-    if pane is not None:
-        app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
-    stopped = _stop_processes(app, agent, pane)
-    if pane is not None:
-        with locks.hold(app.paths.locks, locks.home_key(pane.session_name)):
-            _close_window(app, pane)
+    with _stopping(app, agent, pane, intent, why) as signal:
+        if pane is not None:
+            app.tmux.set_window_option(pane.window_id, "@roost_state", "stopped")
+        stopped = _stop_processes(app, agent, pane, signal)
+        if pane is not None:
+            with locks.hold(app.paths.locks, locks.home_key(pane.session_name)):
+                _close_window(app, pane)
     return stopped
 
 
@@ -887,18 +953,35 @@ def capture(app: App, name: str, lines: int) -> str:
     return app.tmux.capture(current.pane.pane_id, lines)
 
 
-def attach_plan(app: App, name: str, notes: list[str] | None = None) -> list[str]:
+def _refuse_unapproved(agent: Agent) -> None:
+    if agent.needs_approval:
+        why = (
+            "needs approval: an import kept its arguments aside; see them and approve them "
+            f"with roost approve {agent.name}"
+        )
+        raise NeedsPerson(f"{agent.name} {why}", code=2, why=why)
+
+
+def attach_plan(
+    app: App, name: str, notes: list[str] | None = None, terminal: bool = True
+) -> list[str]:
     """Wake the agent if needed, select its window, and return the argv that attaches to it.
     A buried agent woken this way is a tile again (back in its old tab), or parked when that
-    tab is gone: never buried and running at once. `notes` gets a line saying so."""
+    tab is gone: never buried and running at once. `notes` gets a line saying so. `terminal`:
+    whether the caller's input is a terminal, which tmux's attach needs (a switch of the
+    client from inside roost's server does not): without one nothing is woken."""
     agent = app.store.require(name)
-    if _inside_roost_server(app) and not _caller_shown(app):
+    inside = _inside_roost_server(app)
+    if inside and not _caller_shown(app):
         # switch-client would fail with tmux's bare "no current client"
         raise RoostError(
             f"no terminal shows this pane (no tmux client is attached to its "
             f"session), so there is none to switch to {name}: run roost attach "
             f"{name} in a terminal"
         )
+    _refuse_unapproved(agent)  # what keeps it from starting comes first, terminal or not
+    if not inside and not terminal:  # tmux would say "open terminal failed" after the wake
+        raise RoostError(present.needs_terminal(name), code=2)
     if agent.placement == ws.BURIED:
         with app.store.write() as c:
             tab = wsdb.unbury(c, agent.id)

@@ -166,6 +166,9 @@ def _look(
     since keeps its stored status until the next look (observation.in_step). `only`: judge
     only the agents in these panes (the service's monitor: the panes tmux said changed); the
     others keep their stored status, and no other screen is captured."""
+    # The stops under way, read after the panes were listed and before the records: a stop
+    # whose effect those panes show is either still here or stored complete in the records.
+    stop_of = _stops(app)
     records = listing.records(app.store.conn)
     seen = observation.join(records, panes)
     steady = {o.agent.id for o in seen} if before is None else observation.in_step(records, before)
@@ -181,7 +184,20 @@ def _look(
             _zone(app),
         )
     )
-    return [next(judged) if o.agent.id in steady else o for o in seen]
+    return [
+        observation.attributed(next(judged), stop_of(o.agent)) if o.agent.id in steady else o
+        for o in seen
+    ]
+
+
+def _stops(app: App) -> Callable[[Agent], str | None]:
+    """The stops roost recorded before their signal whose deadline has not passed, read now:
+    for an agent, the intent of the one that stops its current launch, or None
+    (store/intents.py)."""
+    from roost.store import intents  # the full path only: `roost ls`'s fast path never records
+
+    stops = intents.active(app.store.conn, app.store.now_iso())
+    return lambda agent: intents.covering(stops, agent.id, agent.launches)
 
 
 def _record_limits(c: Connection, changed: Sequence[Observation], now: float) -> None:

@@ -21,10 +21,11 @@ from roost.core.names import name_problem
 from roost.ops import cli_record, lifecycle, observe, send
 from roost.ops.context import App
 from roost.ops.learn import launch_token, stop_message
-from roost.providers import hooks, traits
+from roost.providers import claude, hooks, traits
+from roost.providers.base import get as provider_of
 from roost.store import events as event_log
 from roost.store import orchestration as queue
-from roost.system import locks, untrusted
+from roost.system import locks
 
 MAX_REPLY = 4000  # characters of a reply or conversation handed back to the model
 MAX_WAIT = 3600.0
@@ -428,8 +429,9 @@ def last_reply(app: App, agent: Agent) -> str | None:
 def read(
     app: App, caller: scope.Caller, name: str, messages: int = 10, max_chars: int = MAX_REPLY
 ) -> dict[str, Any]:
-    """The child's last `messages` messages from its transcript, else the tail of its screen.
-    A hibernated child is not woken: without a transcript it has nothing to show."""
+    """The child's last `messages` messages from its CLI's own record (claude's transcript,
+    codex's rollout, gemini's chat file, aider's chat history); the tail of its screen only
+    when its CLI keeps none (a `command`), said so in `note`. A hibernated child is not woken."""
     messages = max(1, min(messages, 100))
     max_chars = max(200, min(max_chars, 20_000))
     remote = _remote(app, caller, name, write=False)
@@ -439,43 +441,57 @@ def read(
         host, far = remote
         return hostchildren.read(app, host, far, messages, max_chars)
     child = _target(app, caller, name, write=False, self_allowed=True)
-    found = transcript_messages(child.transcript_path) if child.transcript_path else []
-    if found:
-        picked = found[-messages:]
-        fitted = replies.fit(picked, max_chars)
-        return {"name": child.name, "source": "transcript", "messages": fitted}
+    found = recorded_messages(app, child)
+    if found is None:
+        return _screen_instead(app, child, max_chars)
+    if not found:
+        return {"name": child.name, "source": "none", "note": f"{child.name}: {NOTHING_RECORDED}"}
+    fitted = replies.fit(found[-messages:], max_chars)
+    return {"name": child.name, "source": "transcript", "messages": fitted}
+
+
+NOTHING_RECORDED = "its CLI's record of its conversation holds no message yet"
+NO_RECORD = "its CLI keeps no record of its conversation"
+
+
+def recorded_messages(app: App, agent: Agent) -> list[dict[str, str]] | None:
+    """The agent's messages as its CLI's own record holds them, oldest first, each {role:
+    user | assistant, text}; None when its CLI keeps no record roost can read."""
+    current = app.store.get_by_id(agent.id) or agent  # its session id may be known by now
+    found = provider_of(agent.provider).messages(current, app.environ, app.paths.home)
+    if found is None:
+        return None
+    return [
+        {"role": "user" if role == "user" else "assistant", "text": text.strip()}
+        for role, text in found
+        if text.strip()
+    ]
+
+
+def _screen_instead(app: App, child: Agent, max_chars: int) -> dict[str, Any]:
+    """For a CLI that keeps no record: the tail of its live screen, or nothing (never woken)."""
     view = lifecycle.find_view(app, child.name)
     if view.pane is not None and not view.pane.dead:
         screen = app.tmux.capture(view.pane.pane_id, 200).rstrip()
-        return {"name": child.name, "source": "screen", "screen": _bounded(screen, max_chars)}
+        return {
+            "name": child.name,
+            "source": "screen",
+            "note": f"{child.name}: {NO_RECORD}; the tail of its screen instead",
+            "screen": _bounded(screen, max_chars),
+        }
     return {
         "name": child.name,
         "source": "none",
-        "note": f"{child.name} is not running and roost has no transcript of it",
+        "note": f"{child.name} is not running and {NO_RECORD}",
     }
 
 
 def transcript_messages(path: str) -> list[dict[str, str]]:
     """User and assistant text messages of a Claude-style JSONL transcript, in order."""
-    import json
-
-    try:
-        lines = list(untrusted.lines(untrusted.tail(path)))
-    except OSError:
-        return []
-    found: list[dict[str, str]] = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        message = entry.get("message") if isinstance(entry, dict) else None
-        if not isinstance(message, dict) or entry.get("type") not in ("user", "assistant"):
-            continue
-        words = send._text_of(message.get("content"))
-        if words:
-            found.append({"role": entry["type"], "text": words})
-    return found
+    return [
+        {"role": "user" if role == "user" else "assistant", "text": text}
+        for role, text in claude.transcript_messages(path)
+    ]
 
 
 def tree(app: App, caller: scope.Caller) -> list[dict[str, Any]]:

@@ -17,15 +17,13 @@ import select
 import socket
 import stat
 import struct
-import sys
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from roost.core.clock import Clock
 from roost.ops import quicklist
 from roost.ops.context import App
-from roost.ops.service import Component
+from roost.ops.service import Component, Serving
 from roost.system import locate, servicesock
 
 MAX_BUSY = 16  # requests answered at once
@@ -61,9 +59,13 @@ class Readers:
         while not self._stopping:
             with self.lock:
                 watched = {s.fileno(): s for s in (self.sock, *self.followers) if s.fileno() >= 0}
+            # poll, not select: a busy service's descriptors pass 1,024 (select's ceiling)
+            poller = select.poll()
+            for fd in (*watched, self._wake_r):
+                poller.register(fd, select.POLLIN)
             try:
-                readable, _, _ = select.select([*watched, self._wake_r], [], [])
-            except (OSError, ValueError):  # a follower dropped by `news` meanwhile: look again
+                readable = [fd for fd, _ in poller.poll()]
+            except OSError:  # interrupted: look again
                 continue
             if self._stopping:
                 return
@@ -154,7 +156,7 @@ class Readers:
             self.followers.clear()
         self.sock.close()
         with contextlib.suppress(OSError):
-            if os.stat(self.where).st_ino == self.inode:
+            if os.lstat(self.where).st_ino == self.inode:  # a link to it is not it
                 os.unlink(self.where)
         with self.listing:
             self.warm.close()
@@ -226,14 +228,15 @@ def _request(
 _serving: list[Readers] = []
 
 
-def _start(app: App) -> Callable[[], None]:
+def _start(app: App) -> Serving:
     home, clock = str(app.paths.home), app.clock
     app.close()
     where = servicesock.path(home)
     name = locate.socket_name()
-    if where is None or name is None:
-        _say(f"no socket for readers: {os.path.join(home, 'run', servicesock.NAME)} is too long")
-        return lambda: None
+    if where is None or name is None:  # a failure: status says it, not "readers" served
+        raise OSError(
+            f"no socket for readers: {os.path.join(home, 'run', servicesock.NAME)} is too long"
+        )
     db = os.path.join(home, "roost.db")
     readers = Readers(where, servicesock.ident(name, os.environ), clock, db)
     _serving.append(readers)
@@ -242,17 +245,12 @@ def _start(app: App) -> Callable[[], None]:
         _serving.remove(readers)
         readers.stop()
 
-    return stop
+    return Serving(stop, where)  # status checks the socket there is still this one
 
 
 def _on_events(app: App, events: list[dict[str, Any]]) -> None:
     for readers in list(_serving):
         readers.news(int(events[-1]["seq"]))
-
-
-def _say(text: str) -> None:
-    sys.stderr.write(f"roost service: {text}\n")
-    sys.stderr.flush()
 
 
 COMPONENT = Component(name="readers", start=_start, on_events=_on_events)

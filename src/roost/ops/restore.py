@@ -2,7 +2,9 @@
 
 The queue caps how many agents start at once and staggers the starts, so restoring a big
 workspace never launches every agent CLI in the same second. One failed start neither stops the
-others nor changes intent: the agent stays a tile and shows `failed` with its reason.
+others nor changes intent: the agent stays a tile and shows `failed` with its reason. Each start
+is told as it settles (resumed, started, failed with its CLI's words, not started and why), for
+`roost restore`'s progress lines.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from dataclasses import dataclass, field
 
 from roost.core import restoring, starts
 from roost.core import workspace as ws
-from roost.core.errors import RoostError
-from roost.core.model import INTENT_STOPPED
+from roost.core.errors import NeedsPerson, RoostError
+from roost.core.model import INTENT_STOPPED, Agent
 from roost.core.reconcile import agent_panes
-from roost.core.restoring import DEFAULT_CONCURRENCY, DEFAULT_STAGGER, Report
+from roost.core.restoring import DEFAULT_CONCURRENCY, DEFAULT_STAGGER, Report, Settled
 from roost.ops.context import App
 from roost.store import workspace as wsdb
 
@@ -27,6 +29,7 @@ __all__ = [
     "NotStarted",
     "Outcome",
     "Report",
+    "Settled",
     "restore",
     "run_queue",
     "start_all",
@@ -60,6 +63,7 @@ class Outcome:
     peak: int  # the most starts that ran at once
     skipped: dict[str, str] = field(default_factory=dict)  # name -> why it was not started
     advice: list[str] = field(default_factory=list)  # what to do about the skipped ones
+    resumed: dict[str, str | None] = field(default_factory=dict)  # name -> its session id
 
 
 class NotStarted(Exception):
@@ -72,10 +76,13 @@ def run_queue(
     concurrency: int,
     stagger: float,
     sleep: Callable[[float], None],
+    told: Callable[[Settled], None] | None = None,
 ) -> Outcome:
     """Start each job with at most `concurrency` at once and `stagger` seconds between launches;
     `start` says whether it started the job (False: it found it already running), or raises
-    NotStarted."""
+    NotStarted. `told` hears of each job that did not start, as it is decided; a started one is
+    told by whoever watches it (start_all)."""
+    tell = told or (lambda _settled: None)
     stats = QueueStats()
     started: list[str] = []
     already: list[str] = []
@@ -85,11 +92,17 @@ def run_queue(
     def one(name: str) -> None:
         stats.enter()
         try:
-            (started if start(name) else already).append(name)
+            if start(name):
+                started.append(name)
+            else:
+                already.append(name)
+                tell(Settled(name, restoring.ALREADY_RUNNING))
         except NotStarted as exc:
             skipped[name] = str(exc)
+            tell(Settled(name, restoring.NOT_STARTED, skipped[name]))
         except Exception as exc:  # noqa: BLE001 - one failure must not stop the rest
             failed[name] = str(exc) or exc.__class__.__name__
+            tell(Settled(name, restoring.FAILED, failed[name]))
         finally:
             stats.leave()
 
@@ -102,19 +115,38 @@ def run_queue(
 
 
 def start_all(
-    app: App, names: Sequence[str], concurrency: int | None = None, stagger: float | None = None
+    app: App,
+    names: Sequence[str],
+    concurrency: int | None = None,
+    stagger: float | None = None,
+    told: Callable[[Settled], None] | None = None,
 ) -> Outcome:
     """Wake `names` through the queue; each worker has its own store connection. The starts
     are watched together (ops.holding): one that dies at once is failed with its CLI's last
     words. Until a start of a provider held, that provider's agents start one at a time, each
     watched until it held or died (a canary: a shared login that fails, fails on one agent at a
     time, and after repeated identical authentication failures the provider's other agents are
-    not started: core.starts); once one held, they start at the queue's pace."""
+    not started: core.starts); once one held, they start at the queue's pace. What no start
+    gets past is not started, with why: an agent that needs approval (roost approve), a missing
+    executable, a conversation that cannot be resumed (wake's NeedsPerson), a limited account,
+    a provider whose login failed. `told` hears of each agent as its start settles, in that
+    order."""
     from roost.ops import holding, lifecycle
 
     cap, gap = restoring.limits(app.settings.get("restore", {}), concurrency, stagger)
     local = threading.local()
-    watch = holding.Watch(app)
+    woken: dict[str, lifecycle.WakeResult] = {}  # agent id -> its start, before it is watched
+    tell = told or (lambda _settled: None)
+
+    def settled(agent: Agent, died: holding.Died | None) -> None:
+        if died is not None:
+            tell(Settled(agent.name, restoring.FAILED, died.reason))
+            return
+        result = woken[agent.id]
+        outcome = restoring.RESUMED if result.resumed else restoring.STARTED
+        tell(Settled(agent.name, outcome, result.agent.provider_session_id))
+
+    watch = holding.Watch(app, told=settled)
     canaries: dict[str, threading.Lock] = {}
     canaries_lock = threading.Lock()
 
@@ -137,8 +169,12 @@ def start_all(
         words = stopped().get(provider)
         if words is not None:
             raise NotStarted(starts.not_started_reason(provider))
-        result = lifecycle.wake(worker_app(), name, hold=False)
+        try:
+            result = lifecycle.wake(worker_app(), name, hold=False)
+        except NeedsPerson as refused:  # decided under the agent's lock, before any start
+            raise NotStarted(refused.why) from refused
         if result.started:
+            woken[result.agent.id] = result
             watch.add(result.agent)
         return result.started
 
@@ -155,15 +191,17 @@ def start_all(
                 watch.wait({s.agent.id for s in watch.starting() if s.agent.provider == provider})
             return started
 
-    done = run_queue(names, start, cap, gap, app.clock.sleep)
+    done = run_queue(names, start, cap, gap, app.clock.sleep, tell)
     died = {d.agent.name: d.reason for d in watch.settle().values()}
+    started = [n for n in done.started if n not in died]
     return Outcome(
-        [n for n in done.started if n not in died],
+        started,
         done.already_running,
         {**done.failed, **died},
         done.peak,
         done.skipped,
         [*starts.advice(stopped()), *sorted(set(held.values()))] if done.skipped else [],
+        {r.agent.name: r.agent.provider_session_id for r in woken.values() if r.resumed},
     )
 
 
@@ -226,7 +264,28 @@ def _stop_sleepers(app: App, names: Sequence[str]) -> None:
                 continue  # running under another server of this home: not a leftover
 
 
-def restore(app: App, concurrency: int | None = None, stagger: float | None = None) -> Report:
+class _Progress:
+    """Numbers each settled start, one at a time, and tells its line (core.restoring)."""
+
+    def __init__(self, total: int, tell: Callable[[str], None]) -> None:
+        self.total, self.tell = total, tell
+        self.done = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, settled: Settled) -> None:
+        with self.lock:  # the queue's workers settle at once: lines whole, and in order
+            self.done += 1
+            self.tell(restoring.progress_line(settled, self.done, self.total))
+
+
+def restore(
+    app: App,
+    concurrency: int | None = None,
+    stagger: float | None = None,
+    tell: Callable[[str], None] | None = None,
+) -> Report:
+    """Bring the workspace back. `tell` hears the progress: what the restore is about to do,
+    then a line for each agent as its start settles (roost restore writes them on stderr)."""
     from roost.system.telemetry import tracer
 
     began = app.clock.monotonic()
@@ -236,8 +295,21 @@ def restore(app: App, concurrency: int | None = None, stagger: float | None = No
         stopped = [a.id for a in app.store.agents() if a.intent == INTENT_STOPPED]
         plan = ws.plan_restore(workspace, running, stopped)
         names = app.store.names_by_id()
+        to_start = restoring.named(plan.start, names)
+        told = None
+        if tell is not None:
+            cap, _gap = restoring.limits(app.settings.get("restore", {}), concurrency, stagger)
+            tell(
+                restoring.plan_line(
+                    len(to_start),
+                    len(restoring.named(plan.hibernate, names)),
+                    len(restoring.named(plan.running, names)),
+                    cap,
+                )
+            )
+            told = _Progress(len(to_start), tell)
         _stop_sleepers(app, restoring.named(plan.hibernate, names))
-        done = start_all(app, restoring.named(plan.start, names), concurrency, stagger)
+        done = start_all(app, to_start, concurrency, stagger, told)
         report = restoring.report(
             plan,
             names,
@@ -248,6 +320,7 @@ def restore(app: App, concurrency: int | None = None, stagger: float | None = No
             found_running=done.already_running,
             skipped=done.skipped,
             advice=done.advice,
+            resumed=done.resumed,
         )
         span.set_attributes(
             {
@@ -257,6 +330,7 @@ def restore(app: App, concurrency: int | None = None, stagger: float | None = No
                 "roost.hibernated": len(report.hibernated),
                 "roost.failed": len(report.failed),
                 "roost.not_started": len(report.skipped),
+                "roost.resumed": len(report.resumed),
                 "roost.peak_concurrent_starts": report.peak,
                 "roost.seconds": report.seconds,
             }

@@ -724,23 +724,21 @@ def last_reply(app: App, agent_id: str, log_before: int, text: str) -> str | Non
 
 
 def transcript_reply(path: str, text: str) -> str | None:
-    """The assistant's text after the last user entry that is `text` in a Claude transcript."""
-    import json
+    """The assistant's text after the last user entry that is `text` in a Claude transcript
+    (a user entry without text, a tool's result, starts the answer again: what was said before
+    the tool ran is no part of it)."""
+    from roost.providers.claude import text_of
 
     try:
-        lines = list(untrusted.lines(untrusted.tail(path)))
+        data = untrusted.tail(path)
     except OSError:
         return None
     answer: list[str] = []
-    for line in reversed(lines):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
+    for entry in reversed(list(untrusted.entries(data))):
         message = entry.get("message") if isinstance(entry, dict) else None
         if not isinstance(message, dict):
             continue
-        words = _text_of(message.get("content"))
+        words = text_of(message.get("content"))
         if entry.get("type") == "assistant" and words:
             answer.insert(0, words)
         elif entry.get("type") == "user":
@@ -748,13 +746,3 @@ def transcript_reply(path: str, text: str) -> str | None:
                 return "\n".join(answer) if answer else None
             answer = []  # a later turn's words; keep looking for ours
     return None
-
-
-def _text_of(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"
-        )
-    return ""

@@ -8,14 +8,20 @@ Interface (stable; extend, don't rename):
   (and wanted); returns its status (running, pid, pane, since, what it serves). Never raises for
   a service that will not start: the status says why (`note`), and the caller falls back to
   doing the work itself.
-- `status(app)`, `stop(app)`, `start(app)` (= ensure_running, and it clears a `stop`).
-- `run(app)`: the service's main (`roost service run`, the process in the hidden pane).
+- `status(app, probe=False)`, `stop(app)`, `start(app)` (= ensure_running, and it clears a
+  `stop`; it waits for the components' starts).
+- `run(app)`: the service's main (`roost service run`, the process in the hidden pane). One per
+  ROOST_HOME: it first takes `run/service.lock` (an flock, which the kernel releases when the
+  process dies, even by kill -9) and holds it for its life; a second run refuses before it
+  changes anything (RoostError, exit 1).
 - Components: `COMPONENTS` lists "module:attribute" strings naming `Component`s, imported by the
   service's main only (so `roost ls` never loads them). A component has
   - `name`: unique, stable (its cursor in the store is keyed by it);
   - `start(app) -> stop`: called once in a thread of its own with an App of its own (its own
     store connection); it sets up (e.g. starts its own threads or a server) and returns a
-    callable that stops it, which the service calls at shutdown, in reverse order;
+    callable that stops it, which the service calls at shutdown, in reverse order; or a
+    `Serving` (that stop, and where it serves: status shows it); or None when it has nothing
+    to serve here (status says `off`). A start that raises is `failed`, with its error;
   - `on_events(app, events)`: called on the service's event thread with each batch of new rows
     of the event log (store/events.py `after`: dicts with `seq`, `agent_id`, `agent`, `at`,
     `kind` and the details), in sequence order, at least once: the component's cursor
@@ -26,9 +32,9 @@ Interface (stable; extend, don't rename):
 - `on_died(app, pane)`: the service's pane died (tmux's pane-died hook, via ops/supervise.py):
   record it, and restart it after a backoff unless `roost service stop` asked for it.
 
-State: none of its own outside the store (store/service.py: runs, intent, cursors; the event
-log). Its death (even kill -9) harms no agent: they live in their own sessions, and every
-component resumes from its cursor.
+State: none of its own outside the store (store/service.py: runs, each component's state in
+the newest run, intent, cursors; the event log) but its lock. Its death (even kill -9) harms
+no agent: they live in their own sessions, and every component resumes from its cursor.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import queue
 import signal
 import sys
 import threading
@@ -44,11 +51,22 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from roost.core.errors import RoostError
 from roost.core.pane import Pane
-from roost.core.service import SESSION, ServiceStatus, restart_delay
-from roost.ops.context import IN_SUPERVISOR, App
+from roost.core.service import (
+    FAILED,
+    OFF,
+    SERVING,
+    SESSION,
+    STARTING,
+    Part,
+    ServiceStatus,
+    restart_delay,
+)
+from roost.ops.context import IN_SUPERVISOR, UNREAD, App, reread_settings
 from roost.store import events as event_log
 from roost.store import service as rows
+from roost.system import locks, servicesock
 from roost.tmux import service as session
 from roost.tmux.client import Tmux
 from roost.tmux.protocol import DuplicateSession, TmuxError
@@ -72,13 +90,29 @@ START_TIMEOUT = 30.0  # seconds a start may take to register its run (a loaded m
 LAUNCH_WAIT = 10.0  # seconds a launch waits for it (then its agent gets `roost mcp` instead)
 CHECK = 0.25  # seconds between two looks at the log when no component said there is news
 BATCH = 500  # events per on_events call
+LOCK = "service.lock"  # in run/: held by the one service of this ROOST_HOME
+SETTLE = 15.0  # seconds `roost service start` waits for the components' starts
+# seconds a new run waits for the lock of a service that is stopping (its run is closed, its
+# components are stopping): tmux's server died, or `stop` then `start` in a row
+HANDOVER = 20.0
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What a component's start may return: its stop, and where it serves (status shows it)."""
+
+    stop: Stop
+    address: str | None = None
 
 
 @dataclass(frozen=True)
 class Component:
     name: str
-    start: Callable[[App], Stop] | None = None
+    start: Callable[[App], Stop | Serving | None] | None = None
     on_events: Callable[[App, list[Event]], None] | None = None
+    # config.toml changed while the service runs and reads valid (issue 36 point 5): called on
+    # the event thread with its App, whose settings are the new ones
+    on_settings: Callable[[App], None] | None = None
 
 
 _news = threading.Event()
@@ -99,19 +133,66 @@ def _pane(app: App) -> Pane | None:
     return next((p for p in app.tmux.list_panes() if p.session_name == SESSION), None)
 
 
-def status(app: App) -> ServiceStatus:
-    """Running when its pane lives and runs the process that registered the newest run."""
+def status(app: App, probe: bool = False) -> ServiceStatus:
+    """Running when the newest run is open and its process lives (only the lock's holder can
+    open one): its pane's, or one started by hand. It serves what its components' starts
+    recorded; with `probe` (`roost service status`), what is looked at now too: the readers'
+    socket is the service's own and answers, the endpoint's file still names its URL."""
     if _real(app) is None:
         return ServiceStatus(False, note="no service under this tmux client")
     pane = _pane(app)
     run = rows.last_run(app.store.conn)
+    if run is not None and run[5] is None and _lives(app, run[1], pane):
+        return _running(app, run, probe)
     if pane is None:
         return ServiceStatus(False, note="not started")
     if pane.dead:
         return ServiceStatus(False, pane_id=pane.pane_id, note=f"exited ({pane.dead_status})")
-    if run is None or run[1] != pane.pid or run[5] is not None:
-        return ServiceStatus(False, pid=pane.pid, pane_id=pane.pane_id, note="starting")
-    return ServiceStatus(True, pid=run[1], pane_id=run[2], since=run[3], serves=tuple(run[4]))
+    return ServiceStatus(False, pid=pane.pid, pane_id=pane.pane_id, note="starting")
+
+
+def _lives(app: App, pid: int, pane: Pane | None) -> bool:
+    """Whether the run's process lives: its pane's (the usual case, no more asked), else a
+    `roost service run` of this user (started by hand; never a program that reused the pid)."""
+    if pane is not None and not pane.dead and pane.pid == pid:
+        return True
+    from roost.system import procs  # psutil: only for this rare case
+
+    found = procs.runs_service(pid)
+    return app.procs.exists(pid) if found is None else found
+
+
+def _running(app: App, run: rows.Run, probe: bool) -> ServiceStatus:
+    parts = tuple(Part(*row) for row in rows.parts(app.store.conn, run[0]))
+    if probe:
+        parts = tuple(_looked_at(app, part, run[1]) for part in parts)
+    # a run by a roost from before parts were recorded: the names it was started with
+    serves = tuple(p.name for p in parts if p.state == SERVING) if parts else tuple(run[4])
+    endpoint = next((p.address for p in parts if p.name == "mcp" and p.state == SERVING), None)
+    return ServiceStatus(
+        True, run[1], run[2] or None, run[3], serves, endpoint=endpoint, parts=parts
+    )
+
+
+def _looked_at(app: App, part: Part, pid: int) -> Part:
+    """A serving part as it is now: the readers' socket still the service's own (a symlink or
+    another's socket in its place is not), the endpoint still the one its file names."""
+    if part.state != SERVING or part.address is None:
+        return part
+    if part.name == "readers" and not servicesock.served_by(part.address, pid):
+        return _lost(part, f"{part.address} is no longer its socket")
+    if part.name == "mcp":
+        from roost.ops import mcpendpoint
+
+        if mcpendpoint.recorded(app.paths.home) != part.address:
+            return _lost(part, f"{mcpendpoint.endpoint_file(app.paths.home)} no longer names it")
+        if mcpendpoint.server(app.paths.home) != pid:  # its server released it (it failed)
+            return _lost(part, f"{part.address} is no longer served by the service")
+    return part
+
+
+def _lost(part: Part, why: str) -> Part:
+    return Part(part.name, FAILED, part.address, why, None)
 
 
 def alive(app: App) -> bool:
@@ -143,10 +224,8 @@ def ensure_running(app: App, timeout: float = START_TIMEOUT, force: bool = False
         if force:
             with app.store.write() as c:
                 rows.set_wanted(c, True)
-        elif not rows.wanted(app.store.conn):
-            return ServiceStatus(False, note="stopped (roost service start starts it)")
-        elif app.environ.get(NO_AUTOSTART) == "0":
-            return ServiceStatus(False, note=f"{NO_AUTOSTART}=0 (roost service start starts it)")
+        elif (why := _held_off(app)) is not None:
+            return ServiceStatus(False, note=why)
         _launch(app, tmux)
         deadline = app.clock.monotonic() + timeout
         while not found.running and app.clock.monotonic() < deadline:
@@ -154,20 +233,61 @@ def ensure_running(app: App, timeout: float = START_TIMEOUT, force: bool = False
             found = status(app)
         return found
     except TmuxError as exc:
-        return ServiceStatus(False, note=str(exc))
+        return ServiceStatus(False, note=f"{CANNOT_START}: {exc}")
 
 
-def start(app: App) -> ServiceStatus:
-    return ensure_running(app, force=True)
+CANNOT_START = "it cannot start"
+
+
+def _held_off(app: App) -> str | None:
+    """Why nothing may start the service by itself now (the person said so), or None."""
+    if not rows.wanted(app.store.conn):
+        return "stopped (roost service start starts it)"
+    if app.environ.get(NO_AUTOSTART) == "0":
+        return f"{NO_AUTOSTART}=0 (roost service start starts it)"
+    return None
+
+
+def runtime(app: App) -> str | None:
+    """Before a command starts or changes agents (issue 36: the service is the runtime): the
+    service started in the background if it is not running and the person has not said
+    otherwise (`roost service stop`, ROOST_SERVICE_AUTOSTART=0: then tmux is not even asked);
+    each launch waits for it itself. The line to say once when tmux refuses its start (the
+    command goes on without it). A tmux that fails the look fails the command as it would
+    have, with its one line: the command needs that tmux too."""
+    tmux = _real(app)
+    if tmux is None or app.environ.get(NO_AUTOSTART) == "0":
+        return None
+    if status(app).running or _held_off(app) is not None:
+        return None
+    try:
+        _launch(app, tmux)
+    except TmuxError as exc:
+        return f"working without the roost service ({CANNOT_START}: {exc}; roost doctor tells more)"
+    return None
+
+
+def start(app: App, timeout: float = SETTLE) -> ServiceStatus:
+    """`roost service start`: ensure_running, a `stop` cleared, and what serves once each
+    component's start has returned (or `timeout`), as looked at now."""
+    found = ensure_running(app, force=True)
+    deadline = app.clock.monotonic() + timeout
+    while found.running and app.clock.monotonic() < deadline:
+        if all(p.state != STARTING for p in found.parts):
+            break
+        app.clock.sleep(0.05)
+        found = status(app)
+    return status(app, probe=True) if found.running else found
 
 
 def _launch(app: App, tmux: Tmux) -> None:
-    """Make the session, or start its dead pane again; one being made by another roost is
-    left to it."""
+    """Make the session, or start its dead pane again; one being made or started again by
+    another roost is left to it."""
     pane = _pane(app)
     if pane is not None:
         if pane.dead:
-            session.respawn(tmux, pane.pane_id)
+            with contextlib.suppress(TmuxError):  # started by another roost meanwhile
+                session.respawn(tmux, pane.pane_id)
         return
     try:
         session.create(tmux, argv(), _environment(app))
@@ -199,20 +319,36 @@ def _environment(app: App) -> dict[str, str]:
 
 def stop(app: App, timeout: float = 5.0) -> ServiceStatus:
     """Stop the service and keep it stopped until a start: TERM first (its components stop
-    cleanly and its run is closed), then its session goes."""
+    cleanly and its run is closed), whether its pane's or one started by hand; then its
+    session goes."""
     tmux = _real(app)
     with app.store.write() as c:
         rows.set_wanted(c, False)
     if tmux is None:
         return status(app)
     pane = _pane(app)
+    found = status(app)
+    targets = {found.pid} if found.running and found.pid else set()
     if pane is not None and not pane.dead and pane.pid:
-        app.procs.terminate(pane.pid)
-        deadline = app.clock.monotonic() + timeout
-        while app.clock.monotonic() < deadline and (p := _pane(app)) is not None and not p.dead:
-            app.clock.sleep(0.05)
+        targets.add(pane.pid)
+    for pid in targets:
+        app.procs.terminate(pid)
+    _wait_gone(app, targets, timeout)
+    # one still busy (a long pass of a component) is killed: `stop` returns with no service
+    # left, so a `start` after it never takes the going one for the running one (its death
+    # harms nothing: every component resumes from its cursor)
+    if any(app.procs.exists(p) for p in targets):
+        for pid in targets:
+            app.procs.kill(pid)
+        _wait_gone(app, targets, 2.0)
     session.kill(tmux)
     return status(app)
+
+
+def _wait_gone(app: App, pids: set[int], timeout: float) -> None:
+    deadline = app.clock.monotonic() + timeout
+    while app.clock.monotonic() < deadline and any(app.procs.exists(p) for p in pids):
+        app.clock.sleep(0.05)
 
 
 # ---- supervision (tmux's pane-died hook) ---------------------------------------------------
@@ -224,19 +360,26 @@ def on_died(app: App, pane: Pane) -> str:
     earlier = [datetime.fromisoformat(at) for at in rows.deaths(app.store.conn)]
     run = rows.last_run(app.store.conn)
     with app.store.write() as c:
-        if run is not None and run[5] is None:
+        # its own run only: one refused by the lock leaves the holder's open, and a pane started
+        # again meanwhile runs the next run (which closed this one when it began)
+        if run is not None and run[5] is None and pane.dead and pane.pid in (None, run[1]):
             rows.end_run(c, run[1], now.isoformat(timespec="milliseconds"), pane.dead_status)
     if tmux is None or not rows.wanted(app.store.conn):
         return "stopped"
+    if status(app).running:
+        return "left"  # another service holds the lock (one started by hand)
     delay = restart_delay(earlier, now)
     if delay is None:
         say(f"the service crashed {len(earlier) + 1} times in a row; left stopped")
         return "failed"
     app.clock.sleep(delay)
     again = _pane(app)
-    if again is None or not again.dead or not rows.wanted(app.store.conn):
+    if again is None or not again.dead or not rows.wanted(app.store.conn) or status(app).running:
         return "left"  # stopped, or started by someone else meanwhile
-    session.respawn(tmux, again.pane_id)
+    try:
+        session.respawn(tmux, again.pane_id)
+    except TmuxError:
+        return "left"  # started by a roost command between the look and the respawn
     return "restarted"
 
 
@@ -251,13 +394,48 @@ def components() -> list[Component]:
 
 def run(app: App, opener: Callable[[], App]) -> int:
     """Run the components until TERM, INT or HUP; `opener` gives each thread an App of its own
-    (SQLite connections stay in their thread). Exit status 0 after a clean stop."""
+    (SQLite connections stay in their thread). Exit status 0 after a clean stop. RoostError,
+    before anything is started or written, when another service holds this home's lock."""
+    held = _claim(app)
+    try:
+        return _run(app, opener)
+    finally:
+        os.close(held)  # the kernel would release it at exit anyway (kill -9 too)
+
+
+def _claim(app: App) -> int:
+    """The service's lock; waited for while its holder is a service that is stopping (its run
+    closed), refused at once while the holder's run is open."""
+    path = app.paths.run / LOCK
+    deadline = app.clock.monotonic() + HANDOVER
+    while (held := locks.claim(path)) is None:
+        pid = locks.claimant(path)
+        if _runs_now(app, pid) or app.clock.monotonic() >= deadline:
+            raise RoostError(
+                f"another roost service runs for this home{f' (pid {pid})' if pid else ''}; "
+                "not starting a second (roost service status tells what it serves)"
+            )
+        app.clock.sleep(0.1)
+    return held
+
+
+def _runs_now(app: App, pid: int | None) -> bool:
+    run = rows.last_run(app.store.conn)
+    return run is not None and run[5] is None and run[1] == pid
+
+
+def _run(app: App, opener: Callable[[], App]) -> int:
     comps = components()
     pid = os.getpid()
+    at = _stamp(app)
     with app.store.write() as c:
-        rows.begin_run(
-            c, pid, os.environ.get("TMUX_PANE", ""), _stamp(app), [x.name for x in comps]
+        rows.end_stale_runs(c, at)
+        run_id = rows.begin_run(
+            c, pid, os.environ.get("TMUX_PANE", ""), at, [x.name for x in comps]
         )
+        first = {x.name: STARTING if x.start is not None else SERVING for x in comps}
+        rows.begin_parts(c, run_id, first, at)
+    started: Started = queue.SimpleQueue()
     stopping = threading.Event()
 
     def on_signal(*_: object) -> None:
@@ -270,31 +448,78 @@ def run(app: App, opener: Callable[[], App]) -> int:
     for comp in comps:
         if comp.start is not None:
             threading.Thread(
-                target=_start_one, args=(comp, opener, stops), name=comp.name, daemon=True
+                target=_start_one, args=(comp, opener, stops, started), name=comp.name, daemon=True
             ).start()
+    seen: object = UNREAD
     try:
         while not stopping.is_set():
-            dispatch(app, comps)
+            _record_starts(app, run_id, started)
+            seen = _settings(app, comps, seen)
+            dispatch(app, comps, run_id)
             _news.wait(CHECK)
             _news.clear()
     finally:
+        # the run is over before its components stop (intent before effect): a launch meanwhile
+        # starts the next service, which waits for this one's lock, rather than wiring its
+        # agent to an endpoint that is closing
+        with app.store.write() as c:
+            rows.end_run(c, pid, _stamp(app), 0)
         for name, stop_one in reversed(stops):
             with _logged(f"stopping {name}"):
                 stop_one()
-        with app.store.write() as c:
-            rows.end_run(c, pid, _stamp(app), 0)
     return 0
 
 
-def _start_one(comp: Component, opener: Callable[[], App], stops: list[tuple[str, Stop]]) -> None:
+def _settings(app: App, comps: list[Component], seen: object) -> object:
+    """Read config.toml again when it changed (a broken one keeps the last good settings and
+    is said once), and tell the components that react to new settings."""
+    now = reread_settings(app, seen, "config")
+    if now != seen and seen is not UNREAD:
+        for comp in comps:
+            if comp.on_settings is not None:
+                with _logged(f"{comp.name} on new settings"):
+                    comp.on_settings(app)
+    return now
+
+
+# What each component's start came to: (name, state, address, error), for the event thread to
+# record (the store connection it writes with is that thread's).
+Started = queue.SimpleQueue[tuple[str, str, str | None, str | None]]
+
+
+def _start_one(
+    comp: Component, opener: Callable[[], App], stops: list[tuple[str, Stop]], started: Started
+) -> None:
     assert comp.start is not None
-    with _logged(f"starting {comp.name}"):
-        stops.append((comp.name, comp.start(opener())))
+    try:
+        got = comp.start(opener())
+    except Exception as exc:  # noqa: BLE001 - one component must not stop the others
+        why = _failure(f"starting {comp.name}", exc)
+        started.put((comp.name, FAILED, None, why))
+    else:
+        if got is None:
+            started.put((comp.name, OFF, None, None))
+        else:
+            serving = got if isinstance(got, Serving) else Serving(got)
+            stops.append((comp.name, serving.stop))
+            started.put((comp.name, SERVING, serving.address, None))
+    news()
 
 
-def dispatch(app: App, comps: list[Component]) -> int:
+def _record_starts(app: App, run_id: int, started: Started) -> None:
+    while True:
+        try:
+            name, state, address, error = started.get_nowait()
+        except queue.Empty:
+            return
+        with app.store.write() as c:
+            rows.set_part(c, run_id, name, state, _stamp(app), address, error)
+
+
+def dispatch(app: App, comps: list[Component], run_id: int | None = None) -> int:
     """Hand each component with `on_events` the events after its cursor, in order; how many
-    were handed in all."""
+    were handed in all. A failure is said, and recorded as the component's last error in run
+    `run_id`."""
     handed = 0
     last = event_log.last_id(app.store.conn)
     for comp in comps:
@@ -309,8 +534,13 @@ def dispatch(app: App, comps: list[Component]) -> int:
             batch = event_log.after(app.store.conn, seq, BATCH)
             if not batch:
                 break
-            with _logged(f"{comp.name} on events {batch[0]['seq']}..{batch[-1]['seq']}"):
+            try:
                 comp.on_events(app, batch)
+            except Exception as exc:  # noqa: BLE001 - logged, never retried forever
+                why = _failure(f"{comp.name} on events {batch[0]['seq']}..{batch[-1]['seq']}", exc)
+                if run_id is not None:
+                    with app.store.write() as c:
+                        rows.part_failed(c, run_id, comp.name, why, _stamp(app))
             seq = int(batch[-1]["seq"])
             with app.store.write() as c:
                 rows.set_cursor(c, comp.name, seq)
@@ -328,7 +558,14 @@ def _logged(what: str) -> Iterator[None]:
     try:
         yield
     except Exception as exc:  # noqa: BLE001 - one component must not stop the others
-        say(f"{what} failed: {type(exc).__name__}: {exc}")
+        _failure(what, exc)
+
+
+def _failure(what: str, exc: Exception) -> str:
+    """Say a component's failure in the service's pane; the error, as status shows it."""
+    why = f"{type(exc).__name__}: {exc}"
+    say(f"{what} failed: {why}")
+    return why
 
 
 def in_thread(app: App, name: str, work: Callable[[App], None], ending: Callable[[], None]) -> Stop:

@@ -16,6 +16,7 @@ from roost.core.reconcile import agent_panes
 from roost.core.service import SESSION as SERVICE_SESSION
 from roost.ops.context import App
 from roost.providers import traits
+from roost.store import intents
 from roost.system import locks
 
 HISTORY = 50  # events read back for the crash-loop window: far more than it can hold
@@ -37,7 +38,7 @@ def on_pane_died(app: App, pane_id: str) -> str:
         pane = next((p for p in app.tmux.list_panes() if p.pane_id == pane_id), None)
         agent = app.store.get_by_id(agent.id)
         state = "" if pane is None else app.tmux.window_option(pane.window_id, "@roost_state")
-        skipped = sv.triage(pane, agent, state)
+        skipped = sv.triage(pane, agent, state, stopping(app, agent))
         if skipped is not None or pane is None or agent is None:
             return skipped or "ignored"
         if state == "stopped":  # a stale tag (a kill cut off): the keeper should say "exited"
@@ -82,7 +83,7 @@ def on_pane_died(app: App, pane_id: str) -> str:
     with locks.hold(app.paths.locks, agent.name):
         current = app.store.get_by_id(agent.id)
         pane_now = agent_panes(app.tmux.list_panes()).get(agent.id) if current else None
-        if current is None or not sv.still_wanted(current, pane_now):
+        if current is None or not sv.still_wanted(current, pane_now, stopping(app, current)):
             return "left"  # the user acted meanwhile
     try:  # its next exit comes back here; a kill between the check and the wake wins
         lifecycle.wake(app, current.name, hold=False, unless_stopped=True)
@@ -90,6 +91,15 @@ def on_pane_died(app: App, pane_id: str) -> str:
         return "left"
     app.store.log(current, "restarted", after_failures=decision.failures)
     return "restarted"
+
+
+def stopping(app: App, agent: Agent | None) -> bool:
+    """Whether a stop roost recorded before its signal (store/intents.py) covers the agent's
+    current launch: its exit is that stop's, not one to log, alert or restart."""
+    if agent is None:
+        return False
+    stops = intents.active(app.store.conn, app.store.now_iso())
+    return intents.covering(stops, agent.id, agent.launches) is not None
 
 
 def exits(app: App, agent: Agent) -> list[sv.Exit]:

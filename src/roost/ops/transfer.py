@@ -5,6 +5,9 @@ The format and its rules are core/exchange.py; the rows are read and written by 
 The files of an agent's conversation that live in roost's home (aider's chat history) travel
 with it ("agent_files"); an import writes them back before it commits, and says which agents
 cannot resume here and why (their CLI's own files are elsewhere, or the export lacked them).
+
+Without --allow-dangerous an agent's CLI arguments are left off and kept aside: the agent
+`needs approval` and never starts until `roost approve NAME` shows them and the person says yes.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from roost.providers import traits
 from roost.providers.claude import claude_dir
 from roost.store import exchange
 from roost.store import worktrees as wtdb
+from roost.system import locks, untrusted
 
 
 def export(app: App) -> dict[str, Any]:
@@ -50,7 +54,8 @@ def _own_files(app: App) -> dict[str, dict[str, str]]:
     for agent in app.store.agents():
         for path in prov.get(agent.provider).own_files(agent, app.paths.home):
             try:
-                found.setdefault(agent.id, {})[path.name] = path.read_text("utf-8", "replace")
+                text = untrusted.read(path).decode("utf-8", "replace")  # a CLI wrote it
+                found.setdefault(agent.id, {})[path.name] = text
             except OSError:
                 continue  # none yet: an agent never started
     return found
@@ -76,9 +81,12 @@ def import_(app: App, data: Any, allow_dangerous: bool = False) -> tuple[int, li
                 trees = worktrees.verify_imported(app, data.get("worktrees"), names)
             except RoostError as exc:
                 raise refused(str(exc)) from None
+            proposed: dict[str, list[str]] = {}
             if not allow_dangerous:
-                data, left = leave_off_permissions(data)
+                data, left, proposed = leave_off_permissions(data)
             exchange.insert_tables(c, data, seen_at)
+            for agent_id, args in proposed.items():
+                exchange.propose(c, agent_id, args, seen_at)
             for row in trees:
                 wtdb.insert(c, row)
             _write_files(app, files)  # in the transaction: a failed write changes nothing
@@ -118,3 +126,28 @@ def cannot_resume(app: App, agent_ids: list[str]) -> list[tuple[str, str]]:
         if why is not None:
             found.append((agent.name, why))
     return found
+
+
+# ---- approving what an import kept aside ---------------------------------------------------
+def proposal(app: App, name: str) -> tuple[Agent, list[str] | None]:
+    """The agent, and the arguments awaiting its approval (None: nothing awaits it)."""
+    import json
+
+    agent = app.store.require(name)  # its proposal is joined to its record
+    return agent, json.loads(agent.proposed_args) if agent.proposed_args is not None else None
+
+
+def approve(app: App, name: str, shown: list[str]) -> Agent:
+    """Make `shown` (what the person was shown and said yes to) the agent's arguments, with an
+    `approved` event, under the agent's lock; refused, nothing changed, if what awaits approval
+    is no longer that (an rm and another import meanwhile)."""
+    with locks.hold(app.paths.locks, name):
+        agent = app.store.require(name)
+        with app.store.write() as c:
+            if not exchange.approve(c, agent.id, agent.name, shown, c.now_iso()):
+                raise RoostError(
+                    f"nothing approved: what {name} awaits approval for changed meanwhile; "
+                    f"look again: roost approve {name}",
+                    code=2,
+                )
+        return app.store.require(name)

@@ -8,10 +8,11 @@ totals; the service (at each turn's end) and `roost usage` read the files."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
-from roost.core import prices, usage
+from roost.core import present, prices, usage
 from roost.core.model import Agent
 from roost.core.usage import Line, Tokens
 from roost.ops.context import App
@@ -30,7 +31,20 @@ def session_file(app: App, agent: Agent) -> Path | None:
 def scan(app: App, agents: Iterable[Agent]) -> int:
     """Read what each agent's session file gained since the last read; how many tokens that
     added in all."""
-    return sum(scan_one(app, a) for a in agents if a.provider in usage.READERS)
+    return sum(_isolated(app, a) for a in agents if a.provider in usage.READERS)
+
+
+def _isolated(app: App, agent: Agent) -> int:
+    """scan_one, where a fault in one agent's file is that agent's nothing: the service's
+    budgets and every other agent's figures go on (an OverflowError on one line of one
+    transcript once turned budgets off for all)."""
+    try:
+        return scan_one(app, agent)
+    except (ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        import sys
+
+        sys.stderr.write(f"roost: {agent.name}'s usage was not read: {type(exc).__name__}\n")
+        return 0
 
 
 def scan_one(app: App, agent: Agent) -> int:
@@ -43,19 +57,105 @@ def scan_one(app: App, agent: Agent) -> int:
             known = rows.cursor(app.store.conn, agent.id, str(path))
             fresh = known is None or known[0] != inode or known[1] > size
             offset, state = (0, {}) if fresh or known is None else (known[1], known[2])
+            # a fork's first file begins with its original's history (issue 35)
+            start = rows.fork_point(app.store.conn, agent.id, str(path)) if fresh else None
+            state = state if start is None else start
             fh.seek(offset)
-            data = fh.read(CHUNK)
+            data, end = complete_lines(fh, state)
     except OSError:
         return 0  # not written yet, or gone: nothing to add
-    end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
-    found, state = usage.read(
-        agent.provider, data[:end].decode("utf-8", "replace").splitlines(), state
-    )
+    found, state = usage.read(agent.provider, untrusted.lines(data), state)
     with app.store.write() as c:
+        if _moved(rows.cursor(c, agent.id, str(path))) != _moved(known):
+            return 0  # another reader (the service, roost usage, doctor) read it meanwhile
         if fresh and known is not None:
             rows.restart(c, agent.id, str(path))
+        if start is not None:
+            rows.bind_fork_point(c, agent.id, str(path))
         rows.advance(c, agent.id, str(path), inode, offset + end, state, found)
     return sum(t.total for t in found.values())
+
+
+def catch_up(app: App, agents: Iterable[Agent], most: int = untrusted.READ_LIMIT) -> None:
+    """Read each agent's file on to its end, pass after pass while its cursor moves, at most
+    `most` bytes an agent: what doctor says of the files (the lines left out) is then theirs,
+    not only what the service had read of them."""
+    for agent in agents:
+        path = session_file(app, agent) if agent.provider in usage.READERS else None
+        read = 0
+        while path is not None and read < most:
+            before = _moved(rows.cursor(app.store.conn, agent.id, str(path)))
+            scan_one(app, agent)
+            after = _moved(rows.cursor(app.store.conn, agent.id, str(path)))
+            if after is None or (before is not None and after[1] <= before[1]):
+                break  # at its end, or read again from its start (it was replaced)
+            read += after[1] - (before[1] if before else 0)
+
+
+def _moved(cursor: tuple[int, int, object] | None) -> tuple[int, int] | None:
+    return None if cursor is None else (cursor[0], cursor[1])
+
+
+PASSING = "passing"  # state key: the cursor is inside a line too long to read, passing it by
+
+
+def complete_lines(fh: BinaryIO, state: usage.State) -> tuple[bytes, int]:
+    """The complete lines from the file's position on (a line still being written waits for
+    the next read), and how many bytes the cursor moves: at most CHUNK, or one line's
+    untrusted.LINE_LIMIT when a line is longer than CHUNK. A line longer than that is passed
+    over a piece at a time (`state` says so between reads) and counted (usage.TOO_LONG): one
+    such line held an agent's cursor where it was for good."""
+    data = fh.read(CHUNK)
+    passed = 0
+    if state.get(PASSING):
+        passed = data.find(b"\n") + 1
+        if not passed:
+            return b"", len(data)
+        del state[PASSING]
+        data = data[passed:]
+    end = data.rfind(b"\n") + 1
+    if not end and not passed and len(data) == CHUNK:  # one line longer than a read
+        data += fh.read(untrusted.LINE_LIMIT + 1 - CHUNK)
+        end = data.rfind(b"\n") + 1
+        if not end and len(data) > untrusted.LINE_LIMIT:
+            usage.skip(state, usage.TOO_LONG)
+            state[PASSING] = True
+            return b"", len(data)
+    return data[:end], passed + end
+
+
+# ---- a fork's own turns (issue 35) -----------------------------------------------------------
+
+FORK_READ_LIMIT = 1 << 30  # bytes of the original's conversation read at a fork, at most
+
+
+def record_fork_point(app: App, origin: Agent, fork: Agent) -> None:
+    """At `roost fork`: the fork's usage starts where the original's conversation stands now,
+    so the history its CLI copies into the fork's file counts once, for the original. An
+    original whose file cannot be read leaves none: the fork then counts what its file holds."""
+    path = session_file(app, origin) if origin.provider in usage.READERS else None
+    if path is None:
+        return
+    try:
+        state = usage.fork_point(origin.provider, _whole(path))
+    except OSError:
+        return
+    with app.store.write() as c:
+        rows.set_fork_point(c, fork.id, state)
+
+
+def _whole(path: Path) -> Iterator[str]:
+    """Every complete line of a CLI's file, read in bounded pieces: at most FORK_READ_LIMIT
+    bytes, a line longer than untrusted.LINE_LIMIT left out (only its first bytes are kept
+    while its end is looked for, enough to know it is too long)."""
+    with untrusted.open_file(path) as fh:
+        rest, read = b"", 0
+        while read < FORK_READ_LIMIT and (data := fh.read(CHUNK)):
+            read += len(data)
+            data = rest + data
+            end = data.rfind(b"\n") + 1
+            yield from untrusted.lines(data[:end])
+            rest = data[end:][: untrusted.LINE_LIMIT + 1]
 
 
 def price_table(app: App) -> dict[str, tuple[float, ...]]:
@@ -115,6 +215,20 @@ def merged(lines: list[Line], who: str) -> list[Line]:
     return out
 
 
+# ---- the figure every surface shows (issue 35) ---------------------------------------------
+
+
+def figures(app: App, agent_ids: Sequence[str] | None = None) -> dict[str, dict[str, object]]:
+    """Agent id -> its usage as `roost ls --json` gives it (core/present.py usage_json: the
+    stored totals per model, at config.toml's prices), for the agents given (None: all): the
+    web's agent page and the TUI show this, as the fleet and `ls --json` do."""
+    table = price_table(app)
+    stored = rows.per_model(app.store.conn, agent_ids)
+    ids = list(stored) if agent_ids is None else agent_ids
+    return {a: present.usage_json(stored.get(a, []), table) for a in ids}
+
+
 def tokens_by_agent(app: App) -> dict[str, int]:
-    """Agent id -> tokens used, as stored (no file read): the TUI's column."""
-    return rows.tokens_by_agent(app.store.conn)
+    """Agent id -> tokens used, as stored (no file read), for the agents that used any: the
+    TUI's column, `figures`' total."""
+    return {a: int(str(f["total"])) for a, f in figures(app).items() if f["total"]}

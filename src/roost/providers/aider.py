@@ -40,10 +40,10 @@ def prompts_in(text: str) -> list[str]:
     return found
 
 
-def history_turns(text: str) -> list[Turn]:
-    """A chat history's turns: each run of `#### ` lines a prompt, the plain lines after it the
-    answer. Lines aider writes as a quote (`> `: its own notes, token counts, errors) and the
-    `# aider chat started at` headings are not the model's words."""
+def history_messages(text: str) -> list[tuple[str, str]]:
+    """A chat history's messages: each run of `#### ` lines a prompt, the plain lines after it
+    the answer. Lines aider writes as a quote (`> `: its own notes, token counts, errors) and
+    the `# aider chat started at` headings are not the model's words."""
     entries: list[tuple[str, str]] = []
     answer: list[str] = []
     prompts = iter(prompts_in(text))
@@ -67,7 +67,7 @@ def history_turns(text: str) -> list[Turn]:
             continue
         answer.append(line)
     flush()
-    return fold(entries)
+    return entries
 
 
 class Aider(Provider):
@@ -119,8 +119,13 @@ class Aider(Provider):
     def turns(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path
     ) -> list[Turn] | None:
+        return fold(self.messages(agent, environ, paths_home) or [])
+
+    def messages(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> list[tuple[str, str]] | None:
         try:
             data = untrusted.tail(history_file(paths_home, agent))
-            return history_turns(data.decode("utf-8", "replace"))
         except OSError:
             return []
+        return history_messages(data.decode("utf-8", "replace"))

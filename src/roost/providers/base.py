@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any
 
-from roost.core.errors import RoostError
+from roost.core.errors import NeedsPerson, RoostError
 from roost.core.model import Agent
 from roost.core.replies import Turn
 from roost.providers import traits as known
 
 
-class NotResumable(RoostError):
+class NotResumable(NeedsPerson):
     """The provider's conversation cannot be resumed (yet, or any more)."""
 
 
@@ -69,7 +69,7 @@ class Provider:
                 if self.env_var
                 else ""
             )
-            raise RoostError(f"{self.name}: executable {wanted!r} not found{hint}", code=6)
+            raise NeedsPerson(f"{self.name}: executable {wanted!r} not found{hint}", code=6)
         return os.path.abspath(found)
 
     def new_session_id(self) -> str | None:
@@ -92,7 +92,10 @@ class Provider:
 
     def resume_argv(
         self, agent: Agent, exe: str, environ: Mapping[str, str], paths_home: Path
-    ) -> list[str]:
+    ) -> list[str] | None:
+        """The argv that brings the agent's conversation back; None when there is none to bring
+        back (never begun, or a program's): the caller starts it (start_argv) and says it
+        resumed nothing. NotResumable when there is one and it cannot come back."""
         raise NotImplementedError
 
     def discover_session_id(
@@ -146,6 +149,14 @@ class Provider:
     ) -> list[Turn] | None:
         """The agent's conversation as its CLI's own record holds it, oldest first ([] before
         there is one), or None when the CLI keeps no record roost can read of its replies."""
+        return None
+
+    def messages(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> list[tuple[str, str]] | None:
+        """The agent's conversation message by message as its CLI's own record holds it,
+        oldest first, each ("user" | "agent", its words) ([] before there is one), or None when
+        the CLI keeps no record roost can read (`roost read` then shows its screen)."""
         return None
 
     def environment_problem(self, environ: Mapping[str, str]) -> tuple[str, str] | None:

@@ -10,6 +10,7 @@ from roost.core.model import Agent
 from roost.providers import hooks, mcpwire
 from roost.providers.base import NotResumable, Provider, user_home
 from roost.providers.traits import CLAUDE
+from roost.system import untrusted
 
 
 def project_dir_name(cwd: str) -> str:
@@ -25,6 +26,38 @@ def claude_dir(environ: Mapping[str, str]) -> Path:
 
 def transcript_path(session_id: str, cwd: str, environ: Mapping[str, str]) -> Path:
     return claude_dir(environ) / "projects" / project_dir_name(cwd) / f"{session_id}.jsonl"
+
+
+def transcript_messages(path: str | Path) -> list[tuple[str, str]]:
+    """The user and assistant text messages of a transcript (its last READ_LIMIT bytes), in
+    order, as ("user" | "agent", words): a line of type `user` or `assistant` whose `message`
+    holds text (a string, or its parts of type `text`; tool calls and results hold none)."""
+    try:
+        data = untrusted.tail(path)
+    except OSError:
+        return []
+    found: list[tuple[str, str]] = []
+    for entry in untrusted.entries(data):
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict) or entry.get("type") not in ("user", "assistant"):
+            continue
+        words = text_of(message.get("content"))
+        if words:
+            found.append(("user" if entry["type"] == "user" else "agent", words))
+    return found
+
+
+def text_of(content: object) -> str:
+    """A message's words: a string, or its parts of type `text`, a line apart."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(c.get("text") or "")
+            for c in content
+            if isinstance(c, dict) and c.get("type") == "text"
+        )
+    return ""
 
 
 class Claude(Provider):
@@ -67,6 +100,15 @@ class Claude(Provider):
             Path(agent.transcript_path or transcript_path(sid, agent.cwd, environ)) if sid else None
         )
 
+    def messages(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> list[tuple[str, str]] | None:
+        """Its transcript's: the one its hooks named, else its session id's (before a hook
+        named one, or after `wake --session` chose an earlier id)."""
+        sid = agent.provider_session_id
+        path = agent.transcript_path or (transcript_path(sid, agent.cwd, environ) if sid else None)
+        return transcript_messages(path) if path else []
+
     def conversation_missing(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path
     ) -> str | None:
@@ -78,7 +120,7 @@ class Claude(Provider):
 
     def resume_argv(
         self, agent: Agent, exe: str, environ: Mapping[str, str], paths_home: Path
-    ) -> list[str]:
+    ) -> list[str] | None:
         assert agent.provider_session_id
         recorded = agent.transcript_path or str(
             transcript_path(agent.provider_session_id, agent.cwd, environ)
@@ -93,8 +135,8 @@ class Claude(Provider):
                     code=7,
                 )
             # No message was ever sent, so there is no conversation to lose: Claude Code writes
-            # the transcript with the first message. Start again under the same id.
-            return self.start_argv(agent, exe, None, paths_home)
+            # the transcript with the first message. Nothing to resume: a start under its id.
+            return None
         return [
             exe,
             "--resume",

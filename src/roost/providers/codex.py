@@ -77,7 +77,7 @@ def read_session_meta(path: Path) -> dict[str, Any] | None:
     try:
         with untrusted.open_file(path) as fh:
             first = json.loads(fh.readline(untrusted.LINE_LIMIT) or "null")
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(first, dict):
         return None
@@ -123,21 +123,22 @@ ROLES = {"UserMessage": "user", "AgentMessage": "agent"}
 
 
 def rollout_turns(path: Path) -> list[Turn]:
-    """The turns of a rollout, from its `event_msg` lines of type `item_completed` (checked on
-    0.169.0): an item `UserMessage` is a prompt as the user gave it, an `AgentMessage` what
-    codex said (the turn's last one is its answer); their `content` is a list of text parts.
-    Its `response_item` messages are not used: the user ones also hold the context codex adds
-    (its environment, AGENTS.md)."""
+    """The turns of a rollout: its messages (`rollout_messages`), each AgentMessage what codex
+    said, the turn's last one its answer."""
+    return fold(rollout_messages(path))
+
+
+def rollout_messages(path: Path) -> list[tuple[str, str]]:
+    """The messages of a rollout, from its `event_msg` lines of type `item_completed` (checked
+    on 0.169.0): an item `UserMessage` is a prompt as the user gave it, an `AgentMessage` what
+    codex said; their `content` is a list of text parts. Its `response_item` messages are not
+    used: the user ones also hold the context codex adds (its environment, AGENTS.md)."""
     try:
-        lines = list(untrusted.lines(untrusted.tail(path)))
+        data = untrusted.tail(path)
     except OSError:
         return []
     entries: list[tuple[str, str]] = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue  # a line being written right now
+    for entry in untrusted.entries(data):
         payload = entry.get("payload") if isinstance(entry, dict) else None
         if (
             not isinstance(payload, dict)
@@ -155,7 +156,7 @@ def rollout_turns(path: Path) -> list[Turn]:
             else ""
         )
         entries.append((ROLES[str(item["type"])], text))
-    return fold(entries)
+    return entries
 
 
 class Codex(Provider):
@@ -215,6 +216,13 @@ class Codex(Provider):
         sid = agent.provider_session_id
         path = rollout_file(environ, sid) if sid else None
         return rollout_turns(path) if path is not None else []
+
+    def messages(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> list[tuple[str, str]] | None:
+        sid = agent.provider_session_id
+        path = rollout_file(environ, sid) if sid else None
+        return rollout_messages(path) if path is not None else []
 
     def usage_file(self, agent: Agent, environ: Mapping[str, str]) -> Path | None:
         sid = agent.provider_session_id

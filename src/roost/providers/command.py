@@ -31,5 +31,5 @@ class Command(Provider):
 
     def resume_argv(
         self, agent: Agent, exe: str, environ: Mapping[str, str], paths_home: Path
-    ) -> list[str]:
-        return self.start_argv(agent, exe, None, paths_home)
+    ) -> list[str] | None:
+        return None  # a program has no conversation: it is run again as it is

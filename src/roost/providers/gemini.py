@@ -40,9 +40,9 @@ def gemini_home(environ: Mapping[str, str]) -> Path:
 def project_slug(cwd: str, environ: Mapping[str, str]) -> str | None:
     """The folder name Gemini CLI gave a cwd (its projects.json), or None before it has."""
     try:
-        projects = json.loads((gemini_home(environ) / "projects.json").read_text("utf-8"))
+        projects = json.loads(untrusted.read(gemini_home(environ) / "projects.json"))
         slug = projects["projects"][cwd]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, RecursionError, KeyError, TypeError):
         return None
     return slug if isinstance(slug, str) and slug and "/" not in slug and slug != ".." else None
 
@@ -51,7 +51,7 @@ def first_line(path: Path) -> dict[str, object]:
     try:
         with untrusted.open_file(path) as fh:
             head = json.loads(fh.readline(untrusted.LINE_LIMIT))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return head if isinstance(head, dict) else {}
 
@@ -88,7 +88,7 @@ def restore_header(path: Path, session_id: str, cwd: str) -> None:
         return  # a chat file this size is no session roost should rewrite
     try:
         first = json.loads(data.split(b"\n", 1)[0])
-    except ValueError:
+    except (ValueError, RecursionError):
         first = {}
     started = first.get("timestamp") if isinstance(first, dict) else None
     header = {
@@ -110,8 +110,8 @@ def system_settings(environ: Mapping[str, str]) -> dict[str, object]:
     the CLI itself would stop on them)."""
     path = Path(environ.get(SYSTEM_SETTINGS) or SYSTEM_SETTINGS_FILE)
     try:
-        found = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+        found = json.loads(untrusted.read(path))
+    except (OSError, ValueError, RecursionError):
         return {}
     return found if isinstance(found, dict) else {}
 
@@ -135,21 +135,20 @@ def _text(content: object) -> str:
 
 
 def _messages(path: Path, offset: int = 0) -> list[dict[str, object]]:
-    """The messages of a chat file past byte `offset`, in order. 0.61.0 appends a message again
-    (same `id`) each time it changes (its tokens, its tool calls): the last version counts, at
-    the place of the first."""
+    """The messages of a chat file past byte `offset` (0: its last READ_LIMIT bytes, where its
+    newest messages are), in order. 0.61.0 appends a message again (same `id`) each time it
+    changes (its tokens, its tool calls): the last version counts, at the place of the first."""
     try:
-        with untrusted.open_file(path) as fh:
-            fh.seek(offset)
-            data = fh.read(untrusted.READ_LIMIT)
+        if offset == 0:
+            data = untrusted.tail(path)
+        else:
+            with untrusted.open_file(path) as fh:
+                fh.seek(offset)
+                data = fh.read(untrusted.READ_LIMIT)
     except OSError:
         return []
     found: dict[object, dict[str, object]] = {}
-    for n, line in enumerate(data.decode("utf-8", "replace").splitlines()):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue  # a line being written right now
+    for n, entry in enumerate(untrusted.entries(data)):
         if isinstance(entry, dict) and isinstance(entry.get("type"), str):
             found[entry.get("id") or f"line {n}"] = entry
     return list(found.values())
@@ -163,14 +162,17 @@ def user_prompts(path: Path, offset: int) -> list[str]:
 def chat_turns(path: Path) -> list[Turn]:
     """A chat file's turns: each `user` message a prompt, the words of the `gemini` messages
     after it its answer (the last with words: tool calls come in messages of their own)."""
+    return fold(chat_messages(path))
+
+
+def chat_messages(path: Path) -> list[tuple[str, str]]:
+    """A chat file's `user` and `gemini` messages, in order, as ("user" | "agent", words)."""
     roles = {"user": "user", "gemini": "agent"}
-    return fold(
-        [
-            (roles[str(m["type"])], _text(m.get("content")))
-            for m in _messages(path)
-            if m.get("type") in roles
-        ]
-    )
+    return [
+        (roles[str(m["type"])], _text(m.get("content")))
+        for m in _messages(path)
+        if m.get("type") in roles
+    ]
 
 
 class Gemini(Provider):
@@ -197,7 +199,7 @@ class Gemini(Provider):
 
     def resume_argv(
         self, agent: Agent, exe: str, environ: Mapping[str, str], paths_home: Path
-    ) -> list[str]:
+    ) -> list[str] | None:
         sid = agent.provider_session_id
         if not sid:  # an agent started before roost chose gemini's ids
             raise NotResumable(
@@ -218,8 +220,8 @@ class Gemini(Provider):
                 code=7,
             )
         # No message was ever taken, so there is nothing to lose: Gemini CLI deletes a session
-        # file that holds none when it exits. Start again under the same id.
-        return self.start_argv(agent, exe, None, paths_home)
+        # file that holds none when it exits. Nothing to resume: a start under its id.
+        return None
 
     def conversation_size(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path
@@ -246,6 +248,13 @@ class Gemini(Provider):
         sid = agent.provider_session_id
         path = session_file(agent.cwd, sid, environ) if sid else None
         return chat_turns(path) if path is not None else []
+
+    def messages(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> list[tuple[str, str]] | None:
+        sid = agent.provider_session_id
+        path = session_file(agent.cwd, sid, environ) if sid else None
+        return chat_messages(path) if path is not None else []
 
     def usage_file(self, agent: Agent, environ: Mapping[str, str]) -> Path | None:
         sid = agent.provider_session_id

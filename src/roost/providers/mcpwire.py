@@ -19,6 +19,7 @@ import sys
 
 from roost.core.lineage import TOKEN_ENV
 from roost.providers import hooks
+from roost.system import untrusted
 
 SERVER = "roost"  # tools reach the model as mcp__roost__<tool>
 CONFIG = "mcp.json"
@@ -80,11 +81,11 @@ BEARER = "Bearer ${" + TOKEN_ENV + "}"
 def entry(roost_home: str, agent_id: str) -> dict[str, object]:
     """The server entry this launch's file holds: the endpoint's (`url`) or `roost mcp`'s."""
     try:
-        with open(config_path(roost_home, agent_id), encoding="utf-8") as fh:
-            found = json.load(fh)["mcpServers"][SERVER]
+        # bounded and never blocking: the agent's own process may write in its folder
+        found = json.loads(untrusted.read(config_path(roost_home, agent_id)))["mcpServers"][SERVER]
         if isinstance(found, dict):
             return found
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, RecursionError, KeyError, TypeError):
         pass
     return server_entry(roost_home, agent_id)
 

@@ -29,7 +29,8 @@ TILES = """tiles AS MATERIALIZED (
 
 # The agents table's columns in Agent's order, the placement and tab derived (see above), then
 # its JOINED values: its tab's name, whether it is pinned, its launch's token, its lineage, the
-# names of the agents it is linked to, its git worktree, its usage, the texts held for it.
+# names of the agents it is linked to, its git worktree, its usage, the texts held for it, the
+# arguments an import kept aside for approval.
 _SELECT = """
 WITH {tiles}
 SELECT a.id, a.name, a.provider, a.cwd, a.home, a.args, a.dangerous, a.provider_session_id,
@@ -43,7 +44,8 @@ SELECT a.id, a.name, a.provider, a.cwd, a.home, a.args, a.dangerous, a.provider_
        a.transcript_path, a.hook_offset, a.mcp,
        t.name, p.agent_id IS NOT NULL, lt.token, {history}, lp.name, op.name, oroot.name,
        {worktree}, {usage},
-       (SELECT COUNT(*) FROM held_inputs h WHERE h.agent_id = a.id AND h.delivered_at IS NULL)
+       (SELECT COUNT(*) FROM held_inputs h WHERE h.agent_id = a.id AND h.delivered_at IS NULL),
+       (SELECT ap.args FROM approvals ap WHERE ap.agent_id = a.id)
 FROM agents a
 LEFT JOIN tiles tl ON tl.agent_id = a.id
 LEFT JOIN tabs t ON t.id = COALESCE(tl.tab_id, a.tab_id)

@@ -1,7 +1,7 @@
-"""Alerts to the person (core/alerts.py; the tables: schema.ALERTS): the cursor into the event
-log, what was last alerted per agent, and the outbox of alerts with their delivery tries. The
-cursor, the state and the outbox move in one transaction, so a restart neither decides an event
-twice nor loses one.
+"""Alerts to the person (core/alerts.py; the tables: schema.ALERTS and ALERT_EDGES): the
+cursor into the event log, what is remembered per agent and edge, and the outbox of alerts with
+their delivery tries. The cursor, the edges and the outbox move in one transaction, so a
+restart neither decides an event twice nor loses one, nor alerts an edge again.
 
 Every function runs inside the caller's `store.write()` transaction unless it only reads.
 """
@@ -45,11 +45,18 @@ def events_after(c: sqlite3.Connection, after: int, limit: int) -> list[dict[str
     ]
 
 
-def seen(c: sqlite3.Connection) -> dict[str, Seen]:
+def seen(c: sqlite3.Connection) -> dict[tuple[str, str], Seen]:
+    """What is remembered of each agent's edges."""
     return {
-        str(r[0]): Seen(str(r[1]), str(r[2]), bool(r[3]))
-        for r in c.execute("SELECT agent_id, edge, at, armed FROM alert_seen")
+        (str(r[0]), str(r[1])): Seen(str(r[2]), None if r[3] is None else str(r[3]))
+        for r in c.execute("SELECT agent_id, edge, at, left_at FROM alert_edges")
     }
+
+
+def forget(c: sqlite3.Connection, agent_id: str) -> None:
+    """Before deleting an agent's record: its remembered edges go with it (no foreign key:
+    the alerts decide from events, which outlive their agent)."""
+    c.execute("DELETE FROM alert_edges WHERE agent_id = ?", (agent_id,))
 
 
 def person_children(c: sqlite3.Connection) -> set[str]:
@@ -61,19 +68,20 @@ def person_children(c: sqlite3.Connection) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
-def advance(c: sqlite3.Connection, expected: int, after: int, state: dict[str, Seen]) -> bool:
-    """Move the cursor from `expected` to `after` and store `state`; False (nothing written)
-    when another reader moved the cursor first: it decided these events already."""
+def advance(
+    c: sqlite3.Connection, expected: int, after: int, state: dict[tuple[str, str], Seen]
+) -> bool:
+    """Move the cursor from `expected` to `after` and store the edges in `state`; False (nothing
+    written) when another reader moved the cursor first: it decided these events already."""
     moved = c.execute(
         "UPDATE alert_cursor SET after = ? WHERE one = 1 AND after = ?", (after, expected)
     ).rowcount
     if not moved:
         return False
     c.executemany(
-        "INSERT INTO alert_seen (agent_id, edge, at, armed) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT (agent_id) DO UPDATE SET edge = excluded.edge, at = excluded.at, "
-        "armed = excluded.armed",
-        [(agent_id, s.edge, s.at, int(s.armed)) for agent_id, s in state.items()],
+        "INSERT INTO alert_edges (agent_id, edge, at, left_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (agent_id, edge) DO UPDATE SET at = excluded.at, left_at = excluded.left_at",
+        [(agent_id, edge, s.at, s.left) for (agent_id, edge), s in state.items()],
     )
     return True
 

@@ -398,18 +398,42 @@ class Store:
             self._update(c, agent_id, fields)
 
     def update_logged(
-        self, agent: Agent, kind: str, detail: Mapping[str, object], **fields: object
+        self,
+        agent: Agent,
+        kind: str,
+        detail: Mapping[str, object],
+        unless_changed: tuple[Mapping[str, object], Mapping[str, object]] | None = None,
+        **fields: object,
     ) -> None:
         """`update` and `log` in one transaction: no reader sees the change without its event
-        (a launch's columns and its `started`: what happened since is read by its event id)."""
+        (a launch's columns and its `started`: what happened since is read by its event id).
+        `unless_changed` (was, then): the columns `then` are set too, unless one of `was`'s
+        columns no longer holds the value given (another writer recorded news meanwhile)."""
         with self.write() as c:
             self._update(c, agent.id, fields)
+            if unless_changed is not None:
+                was, then = unless_changed
+                self._update_if(c, agent.id, was, then)
             event_log.append(c, agent.id, agent.name, c.now_iso(), kind, detail)
 
-    def _update(self, c: Connection, agent_id: str, fields: Mapping[str, object]) -> None:
+    def _update_if(
+        self, c: Connection, agent_id: str, was: Mapping[str, object], then: Mapping[str, object]
+    ) -> None:
+        self._check_mutable({**was, **then})
+        sets = ", ".join(f"{k} = ?" for k in then)
+        held = "".join(f" AND {k} IS ?" for k in was)
+        c.execute(
+            f"UPDATE agents SET {sets} WHERE id = ?{held}",
+            (*then.values(), agent_id, *was.values()),
+        )
+
+    def _check_mutable(self, fields: Mapping[str, object]) -> None:
         unknown = set(fields) - self._MUTABLE
         if unknown:
             raise ValueError(f"not updatable: {sorted(unknown)}")
+
+    def _update(self, c: Connection, agent_id: str, fields: Mapping[str, object]) -> None:
+        self._check_mutable(fields)
         sets = ", ".join(f"{k} = ?" for k in fields)
         values = [int(v) if isinstance(v, bool) else v for v in fields.values()]
         c.execute(f"UPDATE agents SET {sets} WHERE id = ?", (*values, agent_id))
@@ -419,9 +443,7 @@ class Store:
     ) -> None:
         """Record the agent's current provider session id and why it changed; the old ones stay
         as its lineage. `fields` are other columns to set with it (the transcript...)."""
-        unknown = set(fields) - self._MUTABLE
-        if unknown:
-            raise ValueError(f"not updatable: {sorted(unknown)}")
+        self._check_mutable(fields)
         try:
             with self.write() as c:
                 previous = c.execute(
@@ -480,10 +502,12 @@ class Store:
             add_to_history(c, agent_id, session_id, previous, reason, at)
 
     def delete(self, agent_id: str) -> None:
+        from roost.store import alerts as alert_rows
         from roost.store import workspace as wsdb
 
         with self.write() as c:
             wsdb.forget(c, agent_id)
+            alert_rows.forget(c, agent_id)
             c.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
 
     def log(self, agent: Agent, kind: str, **detail: object) -> None:

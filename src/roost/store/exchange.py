@@ -14,7 +14,7 @@ from typing import Any
 
 from roost.core import workspace as ws
 from roost.core.exchange import ADDED_FIELDS, Taken, settled
-from roost.store import resumes, usage
+from roost.store import events, resumes, usage
 from roost.store.db import AGENT_FIELDS, Store, add_to_history, add_to_lineage, insert_row
 
 
@@ -37,7 +37,10 @@ def export_tables(store: Store) -> dict[str, Any]:
     agents = []
     for agent in store.agents():
         row: dict[str, Any] = {f: getattr(agent, f) for f in AGENT_FIELDS}
-        row["args"] = list(agent.args)
+        # arguments awaiting approval travel as its arguments: an import without
+        # --allow-dangerous keeps them aside again, one with it is the person's approval
+        waiting = agent.proposed_args
+        row["args"] = list(agent.args) if waiting is None else json.loads(waiting)
         row["session_history"] = store.session_history(agent.id)
         agents.append(row)
     tabs = [
@@ -106,3 +109,28 @@ def insert_tables(c: sqlite3.Connection, data: Mapping[str, Any], seen_at: str) 
         resumes.set_policy(c, row["scope"], row["target"], row["policy"])
     for row in policies.get("budgets", []):
         usage.insert_budget(c, row)
+
+
+# ---- an import's arguments awaiting the person's approval (issue 35) ----------------------------
+def propose(c: sqlite3.Connection, agent_id: str, args: list[str], at: str) -> None:
+    """Keep `args` aside for the agent until the person approves them (`roost approve`)."""
+    c.execute(
+        "INSERT INTO approvals (agent_id, args, proposed_at, origin) VALUES (?, ?, ?, 'import')",
+        (agent_id, json.dumps(args), at),
+    )
+
+
+def proposal(conn: sqlite3.Connection, agent_id: str) -> list[str] | None:
+    row = conn.execute("SELECT args FROM approvals WHERE agent_id = ?", (agent_id,)).fetchone()
+    return None if row is None else list(json.loads(row[0]))
+
+
+def approve(c: sqlite3.Connection, agent_id: str, name: str, args: list[str], at: str) -> bool:
+    """Make `args` the agent's own, with an `approved` event, if they are still what awaits
+    approval (what the person was shown); False, changing nothing, if they are not."""
+    if proposal(c, agent_id) != args:
+        return False
+    c.execute("UPDATE agents SET args = ? WHERE id = ?", (json.dumps(args), agent_id))
+    c.execute("DELETE FROM approvals WHERE agent_id = ?", (agent_id,))
+    events.append(c, agent_id, name, at, "approved", {"args": args, "origin": "import"})
+    return True

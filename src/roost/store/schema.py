@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from roost.store.service import SERVICE_TABLES
+from roost.store.service import SERVICE_PARTS, SERVICE_TABLES
 
 V1 = """
 CREATE TABLE agents (
@@ -436,6 +436,44 @@ CREATE TABLE held_inputs (
 CREATE INDEX held_inputs_pending ON held_inputs (agent_id, id) WHERE delivered_at IS NULL;
 """
 
+# Issue 35: the arguments an import left off (no --allow-dangerous), kept aside until the person
+# approves them (`roost approve`, store/exchange.py); while a row is here the agent never starts.
+APPROVALS = """
+CREATE TABLE approvals (
+    agent_id TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    args TEXT NOT NULL,            -- JSON list of strings: the argv it would run with
+    proposed_at TEXT NOT NULL,
+    origin TEXT NOT NULL           -- where they came from: import
+);
+"""
+
+
+# Issue 36 points 3 and 4: a stop's intent, recorded before its signal (store/intents.py), and
+# the alerts' memory per agent and edge (store/alerts.py; the alert_seen it replaces had one row
+# per agent, so an edge that came back after another one alerted again). A crash and an exit
+# are one edge.
+STOPS_AND_EDGES = """
+CREATE TABLE stop_intents (
+    agent_id TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    intent TEXT NOT NULL CHECK (intent IN ('stopped', 'hibernated')),
+    why TEXT NOT NULL,          -- kill, hibernate, rm, budget, max-live
+    launches INTEGER NOT NULL,  -- the launch it stops: a later start is none of its business
+    at TEXT NOT NULL,
+    until TEXT NOT NULL         -- its deadline: an exit seen after it is not this stop's
+);
+CREATE TABLE alert_edges (
+    agent_id TEXT NOT NULL,
+    edge TEXT NOT NULL,         -- core/alerts.key: waiting, error, limited, exit, failed...
+    at TEXT NOT NULL,           -- its last alert's event time (`stopping`: the stop's deadline)
+    left_at TEXT,               -- since when the agent is out of that state (NULL: in it)
+    PRIMARY KEY (agent_id, edge)
+);
+INSERT INTO alert_edges (agent_id, edge, at, left_at)
+    SELECT agent_id, CASE WHEN edge IN ('crashed', 'exited') THEN 'exit' ELSE edge END, at,
+           CASE WHEN armed THEN at END
+    FROM alert_seen;
+DROP TABLE alert_seen;
+"""
 
 Step = str | Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Step | list[Step]] = [
@@ -456,6 +494,9 @@ MIGRATIONS: list[Step | list[Step]] = [
     HOSTS,  # issue 24 (branch hosts): store/hosts.py
     HOST_CHILDREN,  # issue 24 part 4 (branch hostchild): store/hostchildren.py
     HELD_INPUTS,  # issue 34: store/held.py
+    APPROVALS,  # issue 35: an import's arguments awaiting approval (store/exchange.py)
+    SERVICE_PARTS,  # issue 36 point 6: what the service's components serve (store/service.py)
+    STOPS_AND_EDGES,  # issue 36 points 3, 4: store/intents.py, store/alerts.py
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -38,7 +38,22 @@ CREATE TABLE service_panes (
 );
 """
 
+# A later step (issue 36 point 6): each component's state in a run, what `roost service status`
+# reports as served (a run's `serves` column keeps the names it was started with).
+SERVICE_PARTS = """
+CREATE TABLE service_parts (
+    run_id INTEGER NOT NULL REFERENCES service_runs(id) ON DELETE CASCADE,
+    component TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('starting', 'serving', 'off', 'failed')),
+    address TEXT,               -- where it serves: a socket's path, a URL
+    error TEXT,                 -- its last failure: its start, or a batch of events
+    at TEXT NOT NULL,           -- when its state or error last changed
+    PRIMARY KEY (run_id, component)
+);
+"""
+
 Run = tuple[int, int, str, str, list[str], str | None, int | None]
+PartRow = tuple[str, str, str | None, str | None, str]
 
 
 def begin_run(c: sqlite3.Connection, pid: int, pane_id: str, at: str, serves: list[str]) -> int:
@@ -50,6 +65,56 @@ def begin_run(c: sqlite3.Connection, pid: int, pane_id: str, at: str, serves: li
         (pid, pane_id, at, json.dumps(serves)),
     )
     return int(cur.lastrowid or 0)
+
+
+def end_stale_runs(c: sqlite3.Connection, at: str) -> None:
+    """Close every open run: called by a run about to begin, which holds the service's lock, so
+    no process of theirs lives (one killed -9, its pane respawned before its hook closed it)."""
+    c.execute("UPDATE service_runs SET ended_at = ? WHERE ended_at IS NULL", (at,))
+
+
+def begin_parts(c: sqlite3.Connection, run_id: int, states: dict[str, str], at: str) -> None:
+    """The components of run `run_id` and their first states; earlier runs' parts go (only the
+    newest run's are ever read)."""
+    c.execute("DELETE FROM service_parts WHERE run_id <> ?", (run_id,))
+    c.executemany(
+        "INSERT INTO service_parts (run_id, component, state, at) VALUES (?, ?, ?, ?)",
+        [(run_id, name, state, at) for name, state in states.items()],
+    )
+
+
+def set_part(
+    c: sqlite3.Connection,
+    run_id: int,
+    component: str,
+    state: str,
+    at: str,
+    address: str | None = None,
+    error: str | None = None,
+) -> None:
+    """A component's start returned (serving or off, with where) or failed (with why)."""
+    c.execute(
+        "UPDATE service_parts SET state = ?, address = ?, error = ?, at = ? "
+        "WHERE run_id = ? AND component = ?",
+        (state, address, error, at, run_id, component),
+    )
+
+
+def part_failed(c: sqlite3.Connection, run_id: int, component: str, error: str, at: str) -> None:
+    """A serving component failed on something (a batch of events): its state stays."""
+    c.execute(
+        "UPDATE service_parts SET error = ?, at = ? WHERE run_id = ? AND component = ?",
+        (error, at, run_id, component),
+    )
+
+
+def parts(conn: sqlite3.Connection, run_id: int) -> list[PartRow]:
+    """(component, state, address, error, at) of run `run_id`, in the order they were listed."""
+    return conn.execute(
+        "SELECT component, state, address, error, at FROM service_parts WHERE run_id = ? "
+        "ORDER BY rowid",
+        (run_id,),
+    ).fetchall()
 
 
 def end_run(c: sqlite3.Connection, pid: int, at: str, exit_code: int | None) -> None:

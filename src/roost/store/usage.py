@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from roost.core.usage import Found, Tokens
+from roost.core.usage import Found, Tokens, skipped
 
 
 def cursor(
@@ -22,6 +22,42 @@ def cursor(
         (agent_id, path),
     ).fetchone()
     return None if row is None else (int(row[0]), int(row[1]), json.loads(row[2]))
+
+
+# A fork's starting state (core/usage.py fork_point) is kept as a cursor row under this name, which
+# no file has: the first file the fork's CLI writes (its own conversation's) is read from there,
+# and read from there again if that file is replaced; any later file starts from nothing.
+FORK_POINT = "(fork point)"
+
+
+def set_fork_point(c: sqlite3.Connection, agent_id: str, state: dict[str, Any]) -> None:
+    """Where the fork `agent_id`'s usage starts: the original's state at the fork."""
+    c.execute(
+        "INSERT OR REPLACE INTO usage_cursors (agent_id, path, inode, offset, state) "
+        "VALUES (?, ?, 0, 0, ?)",
+        (agent_id, FORK_POINT, json.dumps({"path": None, "state": state}, separators=(",", ":"))),
+    )
+
+
+def fork_point(c: sqlite3.Connection, agent_id: str, path: str) -> dict[str, Any] | None:
+    """The state a read of `path` from its start begins with when the agent is a fork and
+    `path` is its first file (or no file has been read for it yet); else None."""
+    row = c.execute(
+        "SELECT state FROM usage_cursors WHERE agent_id = ? AND path = ?", (agent_id, FORK_POINT)
+    ).fetchone()
+    point = json.loads(row[0]) if row is not None else {}
+    if point.get("path") not in (None, path) or not isinstance(point.get("state"), dict):
+        return None
+    return dict(point["state"])
+
+
+def bind_fork_point(c: sqlite3.Connection, agent_id: str, path: str) -> None:
+    """The fork point is `path`'s from now on (its first file): no later file starts there."""
+    c.execute(
+        "UPDATE usage_cursors SET state = json_set(state, '$.path', ?) "
+        "WHERE agent_id = ? AND path = ? AND json_extract(state, '$.path') IS NULL",
+        (path, agent_id, FORK_POINT),
+    )
 
 
 def restart(c: sqlite3.Connection, agent_id: str, path: str) -> None:
@@ -88,12 +124,43 @@ def totals(
 
 
 def tokens_by_agent(c: sqlite3.Connection) -> dict[str, int]:
-    """Agent id -> every token it used, for the agents that used any (the TUI's column)."""
+    """Agent id -> every token it used, for the agents that used any."""
     rows = c.execute(
         "SELECT agent_id, sum(input + output + cache_write + cache_read) FROM usage_models "
         "GROUP BY agent_id HAVING sum(input + output + cache_write + cache_read) > 0"
     ).fetchall()
     return {str(a): int(n) for a, n in rows}
+
+
+def per_model(
+    c: sqlite3.Connection, agent_ids: Sequence[str] | None = None
+) -> dict[str, list[list[Any]]]:
+    """Agent id -> its stored usage, [model, input, output, cache_write, cache_read] per model
+    (what `ls --json` reads with each agent), for the agents given (None: every agent)."""
+    query = "SELECT agent_id, model, input, output, cache_write, cache_read FROM usage_models"
+    params: tuple[str, ...] = ()
+    if agent_ids is not None:
+        query += f" WHERE agent_id IN ({','.join('?' * len(agent_ids))})"
+        params = tuple(agent_ids)
+    found: dict[str, list[list[Any]]] = {}
+    for agent_id, *model in c.execute(query + " ORDER BY agent_id, model", params):
+        found.setdefault(str(agent_id), []).append(model)
+    return found
+
+
+def skipped_lines(c: sqlite3.Connection) -> dict[str, dict[str, int]]:
+    """Agent id -> the lines its CLI's files held that their readers left out, by why
+    (core/usage.py skipped), for the agents with any: one small state per file read."""
+    found: dict[str, dict[str, int]] = {}
+    for agent_id, state in c.execute("SELECT agent_id, state FROM usage_cursors"):
+        try:
+            counts = skipped(json.loads(state))
+        except ValueError:
+            continue
+        mine = found.setdefault(str(agent_id), {}) if counts else {}
+        for why, n in counts.items():
+            mine[why] = mine.get(why, 0) + n
+    return found
 
 
 # ---- budgets (part 5) ---------------------------------------------------------------------

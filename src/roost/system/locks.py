@@ -1,5 +1,6 @@
-"""File locks across processes: one wake/spawn/kill of a name at a time, and one creation or
-destruction of a home at a time.
+"""File locks across processes: one wake/spawn/kill of a name at a time, one creation or
+destruction of a home at a time, and one roost service per ROOST_HOME for its whole life
+(`claim`).
 
 fcntl.flock is released by the kernel when its holder dies, even by SIGKILL, so a crashed roost
 never leaves a name locked.
@@ -42,6 +43,34 @@ def hold(lock_dir: Path, key: str, timeout: float = 120.0) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def claim(path: Path) -> int | None:
+    """Take the lock at `path` without waiting, for as long as this process lives: the
+    descriptor to keep open (never passed to a child: Python's are not inheritable). None when
+    another process holds it. The holder's pid is written in the file (what a refusal names)."""
+    fd = _open(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def claimant(path: Path) -> int | None:
+    """The pid the holder of `claim(path)` wrote; None when unreadable or not written yet."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO never blocks
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 32).decode("ascii", "replace").strip()
+    finally:
+        os.close(fd)
+    return int(text) if text.isdigit() else None
 
 
 def _open(path: Path) -> int:

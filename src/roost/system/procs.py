@@ -190,6 +190,24 @@ def snapshot(root_pid: int | None, agent_id: str, roost_home: str) -> list[psuti
     return list(procs.values())
 
 
+def port_holder(port: int) -> str | None:
+    """Who listens on loopback TCP `port`, as `pid N (name)`, when this user may see it; None
+    when it cannot tell (another user's process, or a system that does not say)."""
+    try:
+        found = psutil.net_connections(kind="tcp")
+    except (psutil.Error, OSError):
+        return None
+    for conn in found:
+        if conn.laddr and conn.laddr.port == port and conn.status == psutil.CONN_LISTEN:
+            if conn.pid is None:
+                return None
+            try:
+                return f"pid {conn.pid} ({psutil.Process(conn.pid).name()})"
+            except psutil.Error:
+                return f"pid {conn.pid}"
+    return None
+
+
 def open_files(root_pid: int) -> list[str]:
     """The regular files that a process and its descendants have open, by absolute path: what
     tells which of a CLI's session files is this agent's (the CLI holds its own open)."""
@@ -277,10 +295,33 @@ class SystemProcesses:
         except OSError:
             pass
 
+    def kill(self, pid: int) -> None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def runs_service(pid: int) -> bool | None:
+    """Whether `pid` is this user's live `roost service run` (one started by hand, outside the
+    service's pane); None where /proc cannot tell. A reused pid is another program's."""
+    words = _live_cmdline(pid)
+    if not isinstance(words, list):
+        return words
+    said = b" ".join(words)
+    return b"roost" in said and b" service run" in said
+
 
 def roost_alive(pid: int) -> bool | None:
     """Whether `pid` is a live roost process of this user (a recorded endpoint's server, read
     without connecting to it); None where /proc cannot tell."""
+    words = _live_cmdline(pid)
+    return any(b"roost" in w for w in words) if isinstance(words, list) else words
+
+
+def _live_cmdline(pid: int) -> list[bytes] | bool | None:
+    """The words of `pid`'s command line if it is a live process of this user; else False
+    (gone, or another user's), or None where /proc cannot tell."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             words = fh.read().split(b"\0")
@@ -291,5 +332,5 @@ def roost_alive(pid: int) -> bool | None:
     try:
         os.kill(pid, 0)
     except (PermissionError, ProcessLookupError):
-        return False  # gone, or another user's: not this home's endpoint
-    return any(b"roost" in w for w in words)
+        return False
+    return words

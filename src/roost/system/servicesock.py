@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import _socket
 import os
+import stat
+import sys
 import time
 
 from roost import __version__
@@ -79,6 +81,31 @@ def connect_to(where: str, timeout: float = ASK_TIMEOUT) -> _socket.socket | Non
         sock.close()
         return None
     return sock
+
+
+def served_by(where: str, pid: int) -> bool:
+    """Whether `where` itself (never a link to one) is this user's socket, listened on by process
+    `pid` (`roost service status`: the readers' socket is the service's own). Linux tells the
+    listener's pid (SO_PEERCRED); elsewhere, that something of this user's answers there."""
+    try:
+        info = os.lstat(where)
+    except OSError:
+        return False
+    if not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.getuid():
+        return False
+    sock = connect_to(where, 1.0)
+    if sock is None:
+        return False
+    try:
+        option = getattr(_socket, "SO_PEERCRED", None)
+        if option is None:
+            return True
+        raw = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # pid, uid, gid: three ints
+        return int.from_bytes(raw[:4], sys.byteorder, signed=True) == pid
+    except OSError:
+        return False
+    finally:
+        sock.close()
 
 
 def ask_ls(home: str, as_json: bool, ident_word: str) -> bytes | None:

@@ -31,13 +31,17 @@ from roost.core.errors import RoostError
 
 
 class Unreachable(RoostError):
-    """A host that cannot be reached (no answer in time, refused, a host key that changed)."""
+    """A host that cannot be reached (no answer in time, refused, a host key that changed):
+    exit code 8, roost's own for it (README), where ssh says 255. A script still tells a
+    connection that failed from a command that did (the host's roost exits 1 to 7)."""
 
     def __init__(self, host: str, reason: str) -> None:
-        super().__init__(
-            f"host {host}: {reason}", code=255
-        )  # ssh's code: ssh failed, not the command
+        super().__init__(f"host {host} unreachable: {reason}", code=UNREACHABLE)
         self.reason = reason
+
+
+UNREACHABLE = 8  # the exit code of a command that could not reach its host
+SSH_FAILED = 255  # ssh's own exit code when ssh itself failed (the remote roost never exits so)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,21 +64,23 @@ def run(
     stdin: int | IO[str] | None = subprocess.DEVNULL,
     stdout: int | IO[str] | None = subprocess.PIPE,
     env: dict[str, str] | None = None,
+    relay: IO[str] | None = None,
 ) -> Result:
     """Run `argv` for at most `limit` seconds (None: no limit, for a watch that streams);
-    then kill its process group. A killed call returns code None."""
+    then kill its process group. A killed call returns code None. `relay`: its stdout is
+    written there as it comes (a terminal's guard: a host's bytes are shown, not sent)."""
     proc = subprocess.Popen(
         argv,
         stdin=stdin,
-        stdout=stdout,
+        stdout=subprocess.PIPE if relay is not None else stdout,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
         start_new_session=True,  # its own group: a kill takes ssh and any helper it started
     )
     try:
-        if limit is not None and proc.stdout is not None and proc.stderr is not None:
-            return _bounded(proc, limit, MAX_OUTPUT)
+        if relay is not None or (limit is not None and proc.stdout is not None):
+            return _bounded(proc, limit, MAX_OUTPUT, relay)
         out, err = proc.communicate(timeout=limit)
         return Result(proc.returncode, out or "", err or "")
     except subprocess.TimeoutExpired:
@@ -114,7 +120,7 @@ def lines(argv: list[str], name: str = "local", *, own_stderr: bool = False) -> 
             _kill(proc)
             proc.wait()
             _STREAMS.discard(proc)
-        if code == 255:
+        if code == SSH_FAILED:
             err.seek(0)
             raise Unreachable(name, sshargs.ssh_reason(err.read()))
 
@@ -124,12 +130,19 @@ def stop_streams() -> None:
         _kill(proc)
 
 
-def _bounded(proc: subprocess.Popen[str], limit: float, cap: int) -> Result:
+def _bounded(
+    proc: subprocess.Popen[str], limit: float | None, cap: int, relay: IO[str] | None = None
+) -> Result:
     """The call's output within `limit` seconds and `cap` bytes a stream, read as it comes
-    (a host that trickles is cut at its limit, one that floods at its cap); then its exit."""
+    (a host that trickles is cut at its limit, one that floods at its cap); then its exit.
+    `relay`: stdout goes there as it comes instead (no cap: a watch streams for hours)."""
+    import codecs
+
     assert proc.stdout is not None and proc.stderr is not None
-    deadline = time.monotonic() + limit
+    deadline = time.monotonic() + limit if limit is not None else float("inf")
     said = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    relayed = proc.stdout.fileno() if relay is not None else -1
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
     with selectors.DefaultSelector() as sel:
         for fd in said:
             sel.register(fd, selectors.EVENT_READ)
@@ -139,21 +152,28 @@ def _bounded(proc: subprocess.Popen[str], limit: float, cap: int) -> Result:
                 _kill(proc)
                 proc.wait()
                 return Result(None, _text(said, proc.stdout), _text(said, proc.stderr))
-            for key, _ in sel.select(left):
+            for key, _ in sel.select(None if left == float("inf") else left):
                 chunk = os.read(key.fd, 65536)
                 if not chunk:
                     sel.unregister(key.fd)
+                    continue
+                if key.fd == relayed and relay is not None:
+                    relay.write(decoder.decode(chunk))
+                    relay.flush()
                     continue
                 said[key.fd] += chunk
                 if len(said[key.fd]) > cap:
                     _kill(proc)
                     proc.wait()
                     return Result(None, "", "", too_large=True)
+    if relay is not None:
+        relay.write(decoder.decode(b"", final=True))
     out, err = _text(said, proc.stdout), _text(said, proc.stderr)
     proc.stdout.close()
     proc.stderr.close()
+    wait = None if limit is None else max(0.1, deadline - time.monotonic())
     try:
-        return Result(proc.wait(max(0.1, deadline - time.monotonic())), out, err)
+        return Result(proc.wait(wait), out, err)
     except subprocess.TimeoutExpired:
         _kill(proc)
         proc.wait()
@@ -280,14 +300,18 @@ class Link:
     def call(self, line: str, limit: float | None, *, stream: bool = False) -> Result:
         """Run `line` on the host through the master. `stream`: its stdout goes straight to
         ours as it comes (a watch, a table); else it is captured."""
+        from roost.system import terminal
+
         self.ensure()
         argv = sshargs.argv(self.ssh, self.opts(), self.dest, line)
         piped = not sys.stdin.isatty()  # `roost --host h import < file`: the file goes along
+        guarded = stream and isinstance(sys.stdout, terminal.Shown)  # the host's bytes shown
         return run(
             argv,
             limit,
             stdin=sys.stdin if piped and stream else subprocess.DEVNULL,
             stdout=None if stream else subprocess.PIPE,
+            relay=sys.stdout if guarded else None,
         )
 
     def attach_argv(self, line: str) -> list[str]:
@@ -333,10 +357,18 @@ class Link:
             found = run(argv, sshargs.CHECK_TIMEOUT)
         return found.code == 0
 
+    def close(self) -> None:
+        """End the master if one answers (`-O exit`, bounded): nothing roost started outlives
+        its service (issue 36 point 7). The next call starts a new one."""
+        if self.alive():
+            run(
+                sshargs.argv(self.ssh, self.opts(), self.dest, control="exit"),
+                sshargs.CHECK_TIMEOUT,
+            )
+
     def forget(self) -> None:
-        """Stop the master (host rm): `-O exit`, bounded."""
-        argv = sshargs.argv(self.ssh, self.opts(), self.dest, control="exit")
-        run(argv, sshargs.CHECK_TIMEOUT)
+        """Stop the master (host rm), and remove what roost kept beside its socket."""
+        self.close()
         import glob
 
         forwards = glob.glob(f"{glob.escape(self.control)}.*.svc*")  # and their locks

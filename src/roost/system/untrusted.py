@@ -22,7 +22,7 @@ import stat
 TYPE_CHECKING = False  # not typing's: roost ls's fast path (a CLI's record) reads through here
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-    from typing import BinaryIO
+    from typing import Any, BinaryIO
 
 READ_LIMIT = 64 << 20  # bytes one read of a record takes at most (the rest: the next read)
 LINE_LIMIT = 8 << 20  # bytes of one line; a longer one is skipped (no record line is this long)
@@ -83,6 +83,21 @@ def lines(data: bytes) -> Iterator[str]:
     for raw in data.splitlines():
         if len(raw) <= LINE_LIMIT:
             yield raw.decode("utf-8", "replace")
+
+
+def entries(data: bytes) -> Iterator[dict[str, Any]]:
+    """Each of `lines(data)` that is a JSON object (every CLI's record line is one), parsed;
+    any other line is left out: no JSON (one being written), another value, or nested deeper
+    than Python's stack."""
+    import json  # here: roost ls's fast path imports this module, never this function
+
+    for line in lines(data):
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(entry, dict):
+            yield entry
 
 
 def too_long(data: bytes) -> int:

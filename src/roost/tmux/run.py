@@ -82,7 +82,7 @@ def exchange(
             left = deadline - time.monotonic()
             if left <= 0:
                 raise Silent
-            readable, writable, _ = select.select(reading, writing, [], left)
+            readable, writable = _ready(reading, writing, left)
             if not readable and not writable:
                 raise Silent
             for fd in writable:
@@ -103,3 +103,18 @@ def exchange(
         for fd in writing:
             os.close(fd)
     return b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
+
+
+def _ready(reading: list[int], writing: list[int], timeout: float) -> tuple[list[int], list[int]]:
+    """The descriptors ready within `timeout` seconds. poll, not select: the roost service
+    holds many descriptors (roost web's, the MCP endpoint's), and select stops at 1,024."""
+    poller = select.poll()
+    for fd in reading:
+        poller.register(fd, select.POLLIN)
+    for fd in writing:
+        poller.register(fd, select.POLLOUT)
+    events = poller.poll(timeout * 1000)
+    # a closed or failed end counts as ready: its read or write says so
+    readable = [fd for fd, ev in events if fd in reading and ev & ~select.POLLOUT]
+    writable = [fd for fd, ev in events if fd in writing and ev & ~select.POLLIN]
+    return readable, writable

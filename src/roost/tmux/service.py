@@ -59,8 +59,9 @@ def create(tmux: Tmux, argv: Sequence[str], env: Mapping[str, str]) -> tuple[str
 
 
 def respawn(tmux: Tmux, pane_id: str) -> int:
-    """Start the service's (dead) pane again with its own command; the new pid."""
-    tmux.run("respawn-pane", "-k", "-t", pane_id)
+    """Start the service's dead pane again with its own command; the new pid. TmuxError when
+    it is not dead (another roost started it meanwhile: never killed for this one, no -k)."""
+    tmux.run("respawn-pane", "-t", pane_id)
     found = tmux.run("display-message", "-p", "-t", pane_id, f"#{{pane_pid}}{SEP}#{{pid}}")
     pid, _, server_pid = found.strip().partition(SEP)
     reap_missed(server_pid)

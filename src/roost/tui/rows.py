@@ -94,11 +94,13 @@ def ago(iso: str | None, now: datetime | None = None) -> str:
 
 
 def fit(text: str, width: int) -> str:
-    """`text` cut to `width` characters, an ellipsis marking the cut.
+    r"""`text` cut to `width` characters, an ellipsis marking the cut, its control characters
+    shown (a host's or a CLI's words: an ESC in a cell would be the terminal's command).
 
-    >>> fit("waiting: Do you want to proceed?", 12), fit("idle", 12)
-    ('waiting: Do…', 'idle')
+    >>> fit("waiting: Do you want to proceed?", 12), fit("idle", 12), fit("a\x1b[2J", 12)
+    ('waiting: Do…', 'idle', 'a\\x1b[2J')
     """
+    text = present.visible(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -130,7 +132,7 @@ def screen_tail(text: str, height: int) -> str:
     >>> screen_tail("1\n2\n3\n❯ \n\n\n", 2)
     '3\n❯'
     """
-    lines = text.rstrip().split("\n")
+    lines = present.shown(text).rstrip().split("\n")
     return "\n".join(lines[-height:]) if height > 0 else ""
 
 
@@ -361,12 +363,12 @@ def remote_details(agent: Mapping[str, Any], host: str) -> str:
     """The details panel for a host's agent (Rich markup; every value from the host escaped)."""
 
     def text(key: str) -> str:
-        return escape(str(agent.get(key) or "-"))
+        return safe(str(agent.get(key) or "-"))
 
     place = text("tab") if agent.get("placement") == "tile" else text("placement")
     return "\n".join(
         [
-            f"[b]{text('name')}[/b]  {text('provider')}  {escape(remote_status(agent))}"
+            f"[b]{text('name')}[/b]  {text('provider')}  {safe(remote_status(agent))}"
             f"  on host [b]{escape(host)}[/b]",
             f"cwd      {text('cwd')}",
             f"session  {text('provider_session_id')}",
@@ -378,6 +380,12 @@ def remote_details(agent: Mapping[str, Any], host: str) -> str:
     )
 
 
+def safe(text: str) -> str:
+    """A value in a panel's Rich markup: its brackets escaped (a folder named `[red]` is
+    not a style) and its control characters shown (core/present.visible)."""
+    return escape(present.visible(text))
+
+
 def host_details(row: Row) -> str:
     """The details panel for a host's header."""
     if row.host is None:
@@ -385,7 +393,7 @@ def host_details(row: Row) -> str:
     name = escape(row.host)
     if row.unreachable is not None:
         return (
-            f"[b]{name}[/b]  unreachable: {escape(row.unreachable)}\n"
+            f"[b]{name}[/b]  unreachable: {safe(row.unreachable)}\n"
             f"[dim]asked again every few seconds; roost host check {name} tells more[/dim]"
         )
     return f"[b]{name}[/b]: {row.count} agents (asked over ssh every few seconds)"
@@ -405,21 +413,20 @@ def details(item: Observation, git: dict[str, object] | None = None) -> str:
         if v
     )
     lines = [
-        f"[b]{a.name}[/b]  {a.provider}  {escape(present.status_text(item))} "
-        f"({item.status_source})",
-        f"cwd      {a.cwd}",
-        f"session  {a.provider_session_id or '-'}",
+        f"[b]{a.name}[/b]  {a.provider}  {safe(present.status_text(item))} ({item.status_source})",
+        f"cwd      {safe(a.cwd)}",
+        f"session  {safe(a.provider_session_id or '-')}",
         f"home     {a.home}    pid {item.pid or '-'}",
         f"place    {present.place(item)}{'  · pinned' if a.pinned else ''}",
         f"links    {links or '-'}",
         f"last exit {item.exit_code if item.exit_code is not None else '-'}"
-        + (f"   error: {a.last_error}" if a.last_error else ""),
+        + (f"   error: {safe(a.last_error)}" if a.last_error else ""),
     ]
     if a.worktree_json:  # its git worktree (spawn --worktree): the branch, in the repository
         import json
 
         tree = json.loads(a.worktree_json)
-        lines.insert(2, f"branch   {escape(tree['branch'])} (worktree of {escape(tree['repo'])})")
+        lines.insert(2, f"branch   {safe(tree['branch'])} (worktree of {safe(tree['repo'])})")
         if git is not None:
             lines.insert(3, f"git      {escape(wt.git_state(git))}")
     return "\n".join(lines)

@@ -20,9 +20,11 @@ SEND_TIMEOUT = 120.0  # seconds a send from the page may take (wake, ready, conf
 
 
 def rows(app: App) -> list[dict[str, object]]:
-    from roost.ops import observe
+    """Every agent's `ls --json` row, its usage priced as `ls --json` prices it (config.toml's
+    [prices] over roost's table)."""
+    from roost.ops import observe, usage
 
-    return [present.agent_json(o) for o in observe.current(app)]
+    return [present.agent_json(o, usage.price_table(app)) for o in observe.current(app)]
 
 
 def tab_names(app: App) -> list[str]:
@@ -30,11 +32,16 @@ def tab_names(app: App) -> list[str]:
 
 
 def agent(app: App, name: str) -> tuple[dict[str, object], str]:
-    """An agent's `ls --json` row and its coloured screen ("" without a pane)."""
+    """An agent's `ls --json` row and its coloured screen ("" without a pane). Its usage is
+    the fleet's figure (ops/usage.py figures): the record read for one agent holds none."""
+    from roost.ops import usage
+
     check_name(name)
     found = lifecycle.find_view(app, name)
     screen = app.tmux.capture_colours(found.pane.pane_id) if found.pane is not None else ""
-    return present.agent_json(found), rules.trim_screen(screen)
+    row = present.agent_json(found)
+    row["usage"] = usage.figures(app, [found.agent.id])[found.agent.id]
+    return row, rules.trim_screen(screen)
 
 
 def question(row: dict[str, object], screen: str) -> Question | None:

@@ -4,18 +4,16 @@ thread, at its start, and only when it is enabled."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from roost.ops.context import App
-from roost.ops.service import Component
+from roost.ops.service import Component, Serving
 
 DEFAULT_BIND = "127.0.0.1:7377"
 
 
-def _start(app: App) -> Callable[[], None]:
+def _start(app: App) -> Serving | None:
     table = app.settings.get("web")
     if not isinstance(table, dict) or table.get("enabled") is not True:
-        return lambda: None
+        return None  # off: `roost service status` does not list it
     from roost.web import server
 
     setup = server.prepare(
@@ -25,10 +23,11 @@ def _start(app: App) -> Callable[[], None]:
         table.get("allow_typing") is True,
         in_service=True,
     )
-    stop = server.start(setup)
-    # The service's pane shows where; the token stays in its file (roost web --print-url).
-    print(f"roost web: http://{setup.url.split('/')[2]}/ (login: roost web --print-url)")
-    return stop
+    stop = server.start(setup)  # returns once uvicorn serves
+    # The service's pane and status show where; the token stays in its file (--print-url).
+    address = f"http://{setup.url.split('/')[2]}/"
+    print(f"roost web: {address} (login: roost web --print-url)")
+    return Serving(stop, address)
 
 
 COMPONENT = Component(name="web", start=_start)

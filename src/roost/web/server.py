@@ -36,10 +36,12 @@ from starlette.responses import (
 )
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
+from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from roost.core import web as rules
 from roost.core.errors import RoostError
 from roost.ops.context import App, open_app
+from roost.system import admission
 from roost.tmux.protocol import TmuxError
 from roost.web import actions, auth, feed, pages, term
 from roost.web.hosts import HostCache
@@ -324,9 +326,13 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def server_of(config: Config) -> uvicorn.Server:
+    """uvicorn with roost's bounds (system/admission.py): connections per server and per peer,
+    a deadline for a request's headers, a request body's size."""
+    gate = admission.Gate()
     return uvicorn.Server(
         uvicorn.Config(
-            build(config),
+            admission.asgi(build(config), gate),
+            http=admission.protocol(AutoHTTPProtocol, gate),
             log_level="warning",
             ws="websockets-sansio",
             lifespan="on",
