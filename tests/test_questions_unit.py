@@ -159,3 +159,13 @@ def test_labels_are_the_clis_words() -> None:
     q = questions.read("Allow?\n● 1. Allow once\n  2. No, suggest changes (esc)")
     assert q is not None and q.text == "Allow?"
     assert q.choices == (Choice("1", "Allow once"), Choice("2", "No, suggest changes (esc)"))
+
+
+def test_a_question_the_cli_restarts_on_is_answered() -> None:
+    """Gemini CLI keeps its trust dialog drawn, with a line under it, while it restarts on the
+    answer (two seconds here, past ten on a loaded machine): that dialog is answered, not
+    still asked (`roost answer` reported it was not taken)."""
+    text = (SCREENS / "gemini_trust_restarting.txt").read_text()
+    assert "● 1. Trust folder (work)" in text
+    assert questions.read(text) is None
+    assert status.from_screen(text, traits.of("gemini").patterns) != "waiting"

@@ -34,6 +34,9 @@ _YES_NO = re.compile(r"\(Y\)es/\(N\)o")
 # A list's footer, hints and rules: no choice (Claude's "Enter to confirm · Esc to cancel",
 # Codex's "enter continue · esc back", a box's bottom edge).
 _NOT_A_CHOICE = re.compile(r"(?i)(enter to|esc to|esc back|enter continue|^[─━╰╭└┌]+)")
+# A CLI that restarts on the answer keeps the answered dialog drawn, a line under it saying so
+# (Gemini's trust: "Gemini CLI is restarting to apply the trust changes...").
+_RESTARTING = re.compile(r"(?i)\brestarting\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +154,8 @@ def read(screen: str) -> Question | None:
     if found is None:
         return None
     first, choices, selected = found
+    if any(_RESTARTING.search(line) for line in lines[first + len(choices) :]):
+        return None  # answered: the CLI restarts on it
     text = _asked_above(lines[:first])
     if text is None:
         return None

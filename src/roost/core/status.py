@@ -123,6 +123,8 @@ def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str 
     the line that shows it)."""
     lines = [line for line in text.splitlines() if line.strip()]
     last = len(lines) - 1
+    if lines and any(matches(lines[last], p, True) for p in patterns.get(LOADING, ())):
+        return "working", None  # above all: a CLI restarting keeps its answered dialog drawn
     for kind in KINDS:
         wanted = patterns.get(kind, ())
         if not wanted:

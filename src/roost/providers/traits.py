@@ -178,7 +178,9 @@ CODEX = Traits(
 # A resumed session draws the input box, then loads under "Resuming session..." with no input
 # line (an Enter then is lost), then draws the box again. A prompt taken while its MCP servers
 # start is held under "Queued (press ↑ to edit):" until they are up.
-GEMINI_LOADING = ("Resuming session...",)  # work before it takes input: no turn
+# It restarts on a trust answer, the answered dialog drawn above "Gemini CLI is restarting to
+# apply the trust changes..." (for seconds on a loaded machine).
+GEMINI_LOADING = ("Resuming session...", "is restarting to apply")  # work before input: no turn
 GEMINI = Traits(
     "gemini",
     hooks=False,
