@@ -37,7 +37,7 @@ import psutil
 
 from roost.core import workspace
 from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent
-from roost.ops.restore import DEFAULT_CONCURRENCY, DEFAULT_STAGGER
+from roost.core.settings import RestoreSettings
 from roost.providers.claude import transcript_path
 from roost.store import workspace as wsdb
 from roost.store.db import Store
@@ -500,8 +500,8 @@ def main() -> int:
     )
     p.add_argument("--agents", type=int, default=1000)
     p.add_argument("--live", type=int, default=10)
-    p.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY)
-    p.add_argument("--stagger", type=float, default=DEFAULT_STAGGER)
+    p.add_argument("--concurrency", type=int, default=RestoreSettings().concurrency)
+    p.add_argument("--stagger", type=float, default=RestoreSettings().stagger)
     p.add_argument("--plan-reps", type=int, default=300)
     opts = p.parse_args()
     cap, gap = opts.concurrency, opts.stagger

@@ -8,6 +8,7 @@ SIGTERM would.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from fake_procs import FakeProcesses
 
 from roost.core.clock import ManualClock
+from roost.core.settings import Settings, parse
 from roost.ops.context import App
 from roost.store.db import Store
 from roost.system import config as cfg
@@ -44,7 +46,7 @@ def fake_app(tmp_path: Path, fake: FakeTmux, clock: ManualClock, settings: dict[
         store=Store.open(paths.db, clock=clock),
         tmux=fake,
         environ={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
-        settings=settings,
+        settings=parse(settings),
         clock=clock,
         procs=FakeProcesses(fake, str(paths.home), clock),
     )
@@ -54,3 +56,10 @@ def procs_of(app: App) -> FakeProcesses:
     """The fake process table of an App fake_app made."""
     assert isinstance(app.procs, FakeProcesses)
     return app.procs
+
+
+def with_table(settings: Settings, **tables: dict[str, Any]) -> Settings:
+    """`settings` with some of config.toml's fixed tables given anew (the rest kept), as the
+    service's reread makes them after an edit."""
+    given = parse(tables)
+    return replace(settings, **{name: getattr(given, name) for name in tables})

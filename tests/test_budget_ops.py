@@ -6,11 +6,12 @@ max_live` the idle longest are hibernated, never one attached nor one working.""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_app import PROMPT, fake_app
+from fake_app import PROMPT, fake_app, with_table
 
 from roost.core import budget as rule
 from roost.core.errors import RoostError
@@ -96,7 +97,7 @@ def test_a_tree_budget_parks_the_idle_ones_and_tells_their_parent(app: App, fake
     used(app, kid, 0)
     with app.store.write() as c:  # the kid's turns cost $2 at a price set in config
         rows.advance(c, kid.id, "/files/kid", 1, 0, {}, {("2031-03-04", "m"): Tokens(2_000_000)})
-    app.settings["prices"] = {"m": {"input": 1.0}}
+    app.settings = replace(app.settings, prices={"m": {"input": 1.0}})
     assert budget.enforce(app) == ["kid"]  # the lead is working: after its turn
     assert states(app)["lead"] == "running"
     with app.store.write() as c:
@@ -117,7 +118,7 @@ def test_max_live_hibernates_the_idle_longest_never_attached_nor_working(
     observe.refresh(app)
     attached = fake.pane_of(made["a"].id).id  # the idle longest, but a person is on it
     monkeypatch.setattr(fake, "clients", lambda: [(attached, "/dev/pts/7")])
-    app.settings["budget"] = {"max_live": 3}
+    app.settings = with_table(app.settings, budget={"max_live": 3})
     assert budget.enforce(app) == ["b", "d"]  # two too many: the idle longest that may go
     found = states(app)
     assert [n for n, s in found.items() if s == "running"] == ["a", "c", "e"]

@@ -99,6 +99,7 @@ def test_doctor_warns_that_ci_true_makes_gemini_headless(tmp_path) -> None:
     would exit at once. doctor says so, with the fix; without either variable it says nothing."""
     from pathlib import Path
 
+    from roost.core.settings import Settings
     from roost.ops.doctor import Report, provider_checks
 
     bin_dir = Path(__file__).parent / "bin"
@@ -110,7 +111,7 @@ def test_doctor_warns_that_ci_true_makes_gemini_headless(tmp_path) -> None:
 
     def gemini_lines(environ: dict[str, str]) -> list[str]:
         report = Report()
-        provider_checks(report, {}, environ, None)
+        provider_checks(report, Settings(), environ, None)
         return [
             f"{c.detail} | {c.advice}"
             for c in report.checks

@@ -4,6 +4,7 @@ supervise decisions in milliseconds. The real-tmux tests cover the same operatio
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -243,7 +244,10 @@ def test_deaths_that_are_not_an_agent_exit_are_ignored(app: App, fake: FakeTmux,
 def test_the_mcp_send_to_a_busy_child_gives_up_within_its_bound(
     app: App, fake: FakeTmux, clock: ManualClock
 ) -> None:
-    app.settings["status"]["patterns"]["command"]["working"] = ["busy now"]
+    patterns = dict(app.settings.patterns["command"])
+    app.settings = replace(
+        app.settings, patterns={"command": {**patterns, "working": ("busy now",)}}
+    )
     agent = spawn(app, "w1")
     fake.set_screen(pane_of(fake, agent).id, "busy now")
     began = clock.monotonic()

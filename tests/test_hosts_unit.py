@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from typing import Any
 
 import pytest
 
@@ -86,12 +87,14 @@ def test_a_host_name_is_taken_once_and_rm_forgets_it(world) -> None:
 def test_the_ssh_command_is_read_like_git_ssh_command() -> None:
     from types import SimpleNamespace
 
+    from roost.core.settings import parse
     from roost.ops.hosts import ssh_program
 
-    def program(environ: dict[str, str], settings: dict[str, object]) -> list[str]:
-        return ssh_program(SimpleNamespace(environ=environ, settings=settings))  # type: ignore[arg-type]
+    def program(environ: dict[str, str], settings: dict[str, Any]) -> list[str]:
+        reach = SimpleNamespace(environ=environ, settings=parse(settings))
+        return ssh_program(reach)  # type: ignore[arg-type]
 
-    configured: dict[str, object] = {"ssh": {"command": "ssh -F '/my dir/config'"}}
+    configured: dict[str, Any] = {"ssh": {"command": "ssh -F '/my dir/config'"}}
     assert program({}, {}) == ["ssh"]
     assert program({}, configured) == ["ssh", "-F", "/my dir/config"]
     assert program({"ROOST_SSH_COMMAND": "/opt/ssh -v"}, configured) == ["/opt/ssh", "-v"]

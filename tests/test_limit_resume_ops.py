@@ -65,7 +65,9 @@ def test_one_accounts_resumes_are_spaced_by_the_gap_others_not_held_back(app: Ap
 
 
 def test_the_jitter_is_added_within_its_bound(app: App) -> None:
-    app.settings["limits"]["jitter"] = 40
+    from fake_app import with_table
+
+    app.settings = with_table(app.settings, limits={"jitter": 40})
     reset = app.clock.now().timestamp() + 60
     who = agent(app, "j")
     now = app.clock.now().timestamp()

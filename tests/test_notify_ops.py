@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fake_app import with_table
 
 from roost.core.model import Agent
 from roost.core.pane import agent_panes
@@ -98,7 +99,7 @@ def test_a_parent_that_dies_on_every_notice_ends_failed(
 def test_a_notice_does_not_wake_a_parent_over_its_trees_limits(app: App, fake: FakeTmux):
     # Issue 18.5: every path that makes an agent live counts against the limits; a notice that
     # wakes a hibernated parent which is itself a child is one.
-    app.settings["orchestration"] = {"max_children": 1}
+    app.settings = with_table(app.settings, orchestration={"max_children": 1})
     spawn(app, "lead")
     mid = spawn(app, "mid", parent="lead")
     kid = spawn(app, "kid", parent="mid")

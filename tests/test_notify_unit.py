@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_app import PROMPT, fake_app, fake_tmux, manual_clock
+from fake_app import PROMPT, fake_app, fake_tmux, manual_clock, with_table
 
 from roost.core import notify as rule
 from roost.core.model import Agent
@@ -164,12 +164,12 @@ def test_an_exited_child_wakes_a_stopped_parent_or_is_held(app: App, fake: FakeT
     child = spawn(app, "kid", parent="lead")
     observe.refresh(app)
     fake.exit(fake.pane_of(parent.id).id, 0)  # it exited on its own (a `roost kill` holds)
-    app.settings["orchestration"] = {"notify_sleeping": "hold"}
+    app.settings = with_table(app.settings, orchestration={"notify_sleeping": "hold"})
     fake.exit(fake.pane_of(child.id).id, 3)
     assert notify.deliver(app) == []
     with app.store.write() as c:
         assert [n.status for n in queue.pending(c)] == ["exited"]
-    app.settings["orchestration"] = {"notify_sleeping": "wake"}
+    app.settings = with_table(app.settings, orchestration={"notify_sleeping": "wake"})
     fake.on_enter = lambda p: fake.set_screen(p.id, f"{PROMPT} got it")
     assert notify.deliver(app) == ["lead"]
     assert "[roost] kid exited: exit code 3" in fake.calls_of("paste")[-1][2]

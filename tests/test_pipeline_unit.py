@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.core import observation, present, status
+from roost.core import observation, present, settings, status
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import Pane
@@ -211,9 +211,9 @@ def test_statuses_read_hooks_and_capture_only_the_screens_needed(tmp_path: Path)
         ],
     )
     capture = Recorder({"%2": "Approve this? (yes/no)", "%3": "> "})
-    overrides = observe.pattern_overrides(  # codex's own patterns would read a quiet screen
+    overrides = settings.parse(  # codex's own patterns would read a quiet screen
         {"status": {"patterns": {"codex": {"waiting": ["Approve this?"]}}}}
-    )
+    ).patterns
     found = observe.statuses(seen, home, capture, overrides, NOW)
     assert capture.asked == [["%2", "%3"]]  # claude's hook is newer than its screen
     assert [(o.agent.name, o.status, o.status_source) for o in found] == [
@@ -275,25 +275,17 @@ def test_a_prompt_aider_took_reads_working_while_its_screen_stands_still(
     if history is not None:
         file.write_text("\n# aider chat started at 2026-01-01 10:00:00\n\n" + history)
     seen = observation.join([agent], [pane("id-ai", "%3", activity=NOW - 30)])
-    found = observe.statuses(seen, str(tmp_path), Recorder({"%3": AIDER_TOP + screen}), None, NOW)
+    found = observe.statuses(seen, str(tmp_path), Recorder({"%3": AIDER_TOP + screen}), {}, NOW)
     assert [(o.status, o.status_source) for o in found] == [(expected, "screen")]
 
 
-@pytest.mark.parametrize(
-    ("settings", "expected"),
-    [
-        pytest.param({}, None, id="no-status-table"),
-        pytest.param(
-            {"status": {"patterns": {"codex": {"idle": ["$ "]}}}},
-            {"codex": {"idle": ["$ "]}},
-            id="patterns",
-        ),
-        pytest.param({"status": "oops"}, None, id="not-a-table"),
-        pytest.param({"status": {"patterns": ["oops"]}}, None, id="patterns-not-a-table"),
-    ],
-)
-def test_pattern_overrides(settings: dict[str, object], expected: object) -> None:
-    assert observe.pattern_overrides(settings) == expected
+def test_pattern_overrides_are_the_settings_typed_table() -> None:
+    assert settings.parse({}).patterns == {}
+    given = {"status": {"patterns": {"codex": {"idle": ["$ "]}}}}
+    assert settings.parse(given).patterns == {"codex": {"idle": ("$ ",)}}
+    for broken in ({"status": "oops"}, {"status": {"patterns": ["oops"]}}):
+        with pytest.raises(settings.Invalid):
+            settings.parse(broken)
 
 
 # ---- the store's side: the listing and the recorded changes -------------------------------------

@@ -94,10 +94,12 @@ def test_settings_know_the_orchestration_and_mcp_tables():
         "mcp": {"enabled": False},
     }
     assert settings.problems(good) == []
-    assert settings.orchestration(good) == (2, 5, "hold")
-    assert settings.mcp_enabled(good) is False
-    assert settings.mcp_enabled({}) is True
-    assert settings.orchestration({}) == (8, 32, "wake")
+    parsed = settings.parse(good)
+    assert (parsed.orchestration.max_children, parsed.orchestration.max_tree) == (2, 5)
+    assert parsed.orchestration.notify_sleeping == "hold"
+    assert parsed.mcp.enabled is False
+    assert settings.parse({}).mcp.enabled is True
+    assert settings.parse({}).orchestration == settings.OrchestrationSettings(8, 32, "wake")
     assert [
         p.key
         for p in settings.problems(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from roost.core.settings import Problem, line_of, problems
@@ -127,3 +129,39 @@ def test_trust_problem(uid: int, mode: int, link: bool, says: str | None) -> Non
 
     found = trust_problem(Path("/r"), uid, mode, link, 1000)
     assert found == says if says is None else says in str(found)
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "words"),
+    [
+        ({"ssh": {"timeout": float("nan")}}, "ssh.timeout", "above 0, not nan"),
+        ({"restore": {"stagger": float("inf")}}, "restore.stagger", "0 or more, not inf"),
+        ({"notify": {"timeout": float("nan")}}, "notify.timeout", "at most 60, not nan"),
+        ({"web": {"bind": "localhost:http"}}, "web.bind", 'HOST:PORT, not "localhost:http"'),
+        ({"web": {"bind": "127.0.0.1:99999"}}, "web.bind", "HOST:PORT"),
+    ],
+)
+def test_values_no_server_or_clock_can_use_are_refused(
+    data: dict[str, Any], key: str, words: str
+) -> None:
+    """TOML's nan and inf passed the old number checks (nan < 0 is False), and any string
+    was a bind until roost web failed to start on it."""
+    (found,) = problems(data)
+    assert found.key == key and words in found.message
+
+
+def test_each_key_is_declared_once_with_its_default_and_meaning() -> None:
+    from roost.core import settings
+
+    declared = settings.meanings()
+    keys = [key for key, _default, _meaning in declared]
+    assert len(keys) == len(set(keys))
+    assert all(meaning for _key, _default, meaning in declared)
+    empty = settings.parse({})
+    for key, default, _meaning in declared:
+        table, name = key.split(".")
+        assert getattr(getattr(empty, table), name) == default
+        assert problems({table: {name: object()}}), key  # every key is checked
+    typed = settings.parse({"restore": {"stagger": 1}, "notify": {"command": ["a", "b"]}})
+    assert typed.restore.stagger == 1.0 and isinstance(typed.restore.stagger, float)
+    assert typed.notify.command == ("a", "b")

@@ -14,6 +14,7 @@ from roost.core.clock import ManualClock
 from roost.core.errors import RoostError
 from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent
 from roost.core.pane import Pane
+from roost.core.settings import RestoreSettings, parse
 from roost.tmux import view
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -219,13 +220,13 @@ def test_still_wanted(current: Agent | None, found: Pane | None, expected: bool)
 def test_restore_limits(
     conf: dict[str, object], flags: tuple[int | None, float | None], expected: tuple[int, float]
 ) -> None:
-    assert restoring.limits(conf, *flags) == expected
+    assert restoring.limits(parse({"restore": conf}).restore, *flags) == expected
 
 
 @pytest.mark.parametrize("flags", [(0, None), (None, -0.1)])
 def test_restore_limits_refuse_nonsense(flags: tuple[int | None, float | None]) -> None:
     with pytest.raises(RoostError, match="--concurrency must be at least 1"):
-        restoring.limits({}, *flags)
+        restoring.limits(RestoreSettings(), *flags)
 
 
 def test_restore_report_names_agents_and_skips_the_removed() -> None:

@@ -413,10 +413,11 @@ def test_every_run_shell_of_the_pane_died_hook_is_silent_and_succeeds() -> None:
     current pane, which with no client attached is some agent's: the hook's poke of the service
     failed whenever no service ran, so killing one agent put another agent's pane in view-mode,
     and a send's Enter went to the view (test_codex_e2e's kill test, without a service)."""
+    from roost.core.settings import Settings
     from roost.ops.context import make_tmux
     from roost.system.config import Paths
 
-    tmux = make_tmux(Paths(Path("/home/u/roost")), {}, {})
+    tmux = make_tmux(Paths(Path("/home/u/roost")), Settings(), {})
     hook = next(a for a in tmux._server_setup() if "run-shell" in a)
     shells = [part for part in hook.split(" ; ") if part.startswith("run-shell")]
     assert len(shells) == 2

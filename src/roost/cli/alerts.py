@@ -35,17 +35,16 @@ def test_command() -> None:
     Example:
       roost notify test
     """
-    from roost.core import settings
     from roost.ops import alerts
     from roost.ops.context import open_app
 
     app = open_app(reading=True)
     try:
-        table = settings.notify(app.settings)
+        table = app.settings.notify
         results = alerts.test_alert(app)
     finally:
         app.close()
-    if table["terminal"] and sys.stdout.isatty():
+    if table.terminal and sys.stdout.isatty():
         from roost.system.terminal import raw
 
         raw(sys.stdout).write(
@@ -104,12 +103,11 @@ class WatchAlerts:
     are decided and delivered without the service too (with it, the pass finds nothing to do)."""
 
     def __init__(self, app: App, terminal: IO[str]) -> None:
-        from roost.core import settings
         from roost.system.terminal import raw
 
         self.app = app
         self.terminal = raw(terminal)  # the alert's own sequences are meant for the terminal
-        self.on = bool(settings.notify(app.settings)["terminal"])
+        self.on = app.settings.notify.terminal
 
     def emit(self, event: dict[str, object]) -> None:
         from roost.ops import alerts

@@ -230,7 +230,6 @@ def _event(text: str) -> dict[str, Any] | None:
 def _alert(app: App, host: str | None, event: dict[str, Any]) -> None:
     """A host's alert reaches the person here, on this machine: this terminal and config.toml's
     [notify] channels (the host's own config decides what the host does)."""
-    from roost.core import settings
     from roost.ops import alerts
     from roost.store.alerts import Pending
 
@@ -238,8 +237,8 @@ def _alert(app: App, host: str | None, event: dict[str, Any]) -> None:
     if host is None:
         return  # this machine's alerts: its own service or `roost notify` delivers them
     title = f"{title} (on {host})"
-    config = settings.notify(app.settings)
-    if config["terminal"]:
+    config = app.settings.notify
+    if config.terminal:
         from roost.system.terminal import raw
 
         raw(sys.stderr).write(alerts.terminal_text(title, body, app.environ))
@@ -248,4 +247,4 @@ def _alert(app: App, host: str | None, event: dict[str, Any]) -> None:
     if sends:
         name = f"{host}:{event.get('name')}"
         found = Pending(0, "", name, str(event.get("edge")), title, body, ())
-        alerts.deliver([found], sends, float(config["timeout"]))
+        alerts.deliver([found], sends, config.timeout)

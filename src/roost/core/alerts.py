@@ -40,7 +40,11 @@ from datetime import datetime
 from roost.core import questions
 
 DEBOUNCE = 5.0  # seconds: out of a state less long than this is a flicker, not a new edge
-EDGES = ("waiting", "error", "limited", "crashed", "exited", "failed", "finished")
+EDGES = ("waiting", "error", "limited", "crashed", "exited", "failed", "finished", "refused")
+# roost's own edge, under the empty agent id: an edit of config.toml the service refused
+# (ops/service.py); a later edit it applied ends it.
+REFUSED, APPLIED = "config-refused", "config-applied"
+KEPT = "the last good settings stay in force"
 # Statuses that show the agent left an alerting state: the next edge may alert.
 _LEFT = ("working", "idle", "starting", "stopped", "hibernated")
 # Events of what someone did to the agent: they end its state at once.
@@ -94,6 +98,10 @@ def edge_of(event: Mapping[str, object], person_child: bool) -> str | None:
         return _exit_edge(event.get("exit_code"))
     if kind == "failed":
         return "failed"
+    if kind == REFUSED:
+        return "refused"
+    if kind == APPLIED:
+        return ""
     if kind in _ACTIONS or kind in _STOP_ENDS:
         return ""
     if kind != "status":
@@ -225,6 +233,7 @@ _PHRASES = {
     "exited": "exited",
     "failed": "failed: it keeps crashing",
     "finished": "finished its turn",
+    "refused": "was refused",
 }
 _DEFAULTS = {
     "waiting": "It asks you something: roost attach {name}",
@@ -234,6 +243,7 @@ _DEFAULTS = {
     "exited": "Its CLI ended: roost wake {name}",
     "failed": "roost stopped restarting it: roost wake {name}",
     "finished": "Its result went to its parent: roost attach {name}",
+    "refused": "An edit has a problem: roost doctor",
 }
 
 
@@ -247,12 +257,17 @@ def message(alert: Alert, words: str | None = None) -> tuple[str, str]:
     ('roost: api crashed (exit 137)', 'Its CLI ended with an error: roost wake api')
     >>> message(Alert(1, "a", "x\\x1b]0;evil\\x07", "error", "T", "API Error: 500"))
     ('roost: x]0;evil hit an error', 'API Error: 500')
+    >>> message(Alert(2, "", "config.toml", "refused", "T", "line 2: budget.max_live ..."))[1]
+    'line 2: budget.max_live ...; the last good settings stay in force'
+
     """
     title = f"roost: {alert.agent} {_PHRASES.get(alert.edge, alert.edge)}"
     if alert.edge == "crashed" and alert.exit_code is not None:
         title += f" (exit {alert.exit_code})"
     default = _DEFAULTS.get(alert.edge, "roost attach {name}").format(name=alert.agent)
     body = words or alert.words or default
+    if alert.edge == "refused":
+        body = f"{body}; {KEPT}"
     return plain(title, MAX_TITLE), plain(body, MAX_BODY)
 
 

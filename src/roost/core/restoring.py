@@ -8,40 +8,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roost.core.errors import RoostError
+from roost.core.settings import RestoreSettings
 from roost.core.workspace import RestorePlan
-
-DEFAULT_CONCURRENCY = 3
-DEFAULT_STAGGER = 0.25  # seconds between two starts
 
 
 def limits(
-    conf: Mapping[str, Any], concurrency: int | None, stagger: float | None
+    conf: RestoreSettings, concurrency: int | None, stagger: float | None
 ) -> tuple[int, float]:
-    """(concurrency, stagger): the flags, else config.toml's [restore] `conf`, else the defaults.
+    """(concurrency, stagger): the flags, else config.toml's [restore] `conf` (its defaults).
 
-    >>> limits({"concurrency": 5}, None, 0.0)
+    >>> limits(RestoreSettings(concurrency=5), None, 0.0)
     (5, 0.0)
     """
-    cap = int(conf.get("concurrency", DEFAULT_CONCURRENCY)) if concurrency is None else concurrency
-    gap = float(conf.get("stagger", DEFAULT_STAGGER)) if stagger is None else stagger
+    cap = conf.concurrency if concurrency is None else concurrency
+    gap = conf.stagger if stagger is None else stagger
     if cap < 1 or gap < 0:
         raise RoostError("--concurrency must be at least 1 and --stagger not negative", code=2)
     return cap, gap
-
-
-# Seconds between two starts of one account (provider and config folder), whatever the
-# stagger: CLIs refresh a shared login at start, and single-use refresh tokens make
-# simultaneous refreshes log each other out (issue 23, part 3).
-DEFAULT_ACCOUNT_GAP = 0.5
-
-
-def account_gap(conf: Mapping[str, Any]) -> float:
-    """config.toml's [restore] account_gap, else the default.
-
-    >>> account_gap({}), account_gap({"account_gap": 0})
-    (0.5, 0.0)
-    """
-    return float(conf.get("account_gap", DEFAULT_ACCOUNT_GAP))
 
 
 def named(ids: Sequence[str], names: Mapping[str, str]) -> list[str]:

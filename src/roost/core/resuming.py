@@ -13,8 +13,7 @@ Pure: ops/resume.py reads the store and tmux and acts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 OFF, RESUME = "off", "resume"
 ON_LIMIT = (OFF, RESUME)
@@ -27,21 +26,16 @@ CONTINUE = "continue"  # what a resume says when no prompt of roost's was cut
 WAITING, SENT = "waiting", "sent"  # a resume to make; one made, to check at its due time
 
 
-def setting(settings: Mapping[str, Any], key: str, default: float) -> float:
-    """A number from config.toml's [limits] (checked by core/settings.py), else `default`."""
-    value: float = settings.get("limits", {}).get(key, default)
-    return float(value)
+def effective(agent: str | None, tab: str | None, configured: str) -> str:
+    """The on-limit policy that applies: the agent's own, else its tab's, else config.toml's
+    `[limits] on_limit`.
 
-
-def effective(agent: str | None, tab: str | None, settings: Mapping[str, Any]) -> str:
-    """The on-limit policy that applies: the agent's own, else its tab's, else the config's.
-
-    >>> effective(None, "resume", {"limits": {"on_limit": "off"}})
+    >>> effective(None, "resume", "off")
     'resume'
-    >>> effective("off", "resume", {}), effective(None, None, {})
+    >>> effective("off", "resume", "off"), effective(None, None, "off")
     ('off', 'off')
     """
-    for value in (agent, tab, settings.get("limits", {}).get("on_limit")):
+    for value in (agent, tab, configured):
         if value in ON_LIMIT:
             return str(value)
     return OFF

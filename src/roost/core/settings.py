@@ -1,8 +1,10 @@
-"""What roost reads from `$ROOST_HOME/config.toml`, checked once where the file is read.
+"""What roost reads from `$ROOST_HOME/config.toml`: one typed, frozen `Settings`, each key
+declared once below (its type, default, check and meaning), checked where the file is read.
 
 Pure: the parsed TOML in, the first problem out (with the line it sits on, when it can be found),
 so a typo or a wrong type is one clear line naming the file, the line and the key instead of a
-traceback deep inside some command.
+traceback deep inside some command. No module reads the raw table: `parse` makes the Settings
+every operation gets (App.settings), the service parses a changed file again (live config).
 
     [tmux]
     bin = "/opt/tmux/bin/tmux"
@@ -55,71 +57,348 @@ traceback deep inside some command.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: `roost ls` checks the config without importing typing
-if TYPE_CHECKING:
-    from typing import Any
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
+
+from roost.core.resuming import DEFAULT_GAP, DEFAULT_JITTER
+from roost.core.sshargs import COMMAND_TIMEOUT, CONNECT_TIMEOUT, LS_TIMEOUT
+from roost.core.worktree import DEFAULT_PREFIX
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
 STATUS_KINDS = ("waiting", "error", "working", "idle", "turn", "loading")  # core/status.py's
-SECTIONS = (
-    "tmux",
-    "providers",
-    "status",
-    "restore",
-    "orchestration",
-    "mcp",
-    "notify",
-    "worktree",
-    "limits",  # issue 23 part 2 (branch limits2)
-    "prices",  # issue 23 part 4 (branch usage)
-    "budget",
-    "web",  # issue 25 (branch web)
-    "ssh",  # issue 24 (branch hosts)
-)
 PRICE_KINDS = ("input", "output", "cache_write", "cache_read")  # core/prices.py's
-WEB_FLAGS = ("enabled", "allow_remote", "allow_typing")
-NOTIFY_SLEEPING = ("wake", "hold")
+MAX_NOTIFY_TIMEOUT = 60
+DEFAULT_BIND = "127.0.0.1:7377"
+
+# A check: a value's problem ("must be ..."), or None when it is good.
+Check = Callable[[object], "str | None"]
 
 
+@dataclass(frozen=True, slots=True)
 class Problem:
     """One thing wrong in the config: the dotted key it is at, and what is wrong."""
 
-    __slots__ = ("key", "message")
-
-    def __init__(self, key: str, message: str) -> None:
-        self.key = key
-        self.message = message
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Problem) and (self.key, self.message) == (other.key, other.message)
-
-    def __repr__(self) -> str:
-        return f"Problem({self.key!r}, {self.message!r})"
+    key: str
+    message: str
 
 
-def problems(data: dict[str, Any]) -> list[Problem]:
+def setting(default: Any, check: Check, meaning: str) -> Any:
+    """A key of a section: its default, its check and what it means (`roost doctor`, docs)."""
+    return field(default=default, metadata={"check": check, "meaning": meaning})
+
+
+# ---- checks ----------------------------------------------------------------------------------
+def _number(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+
+
+def _whole(value: object) -> str | None:
+    good = not isinstance(value, bool) and isinstance(value, int) and value >= 1
+    return None if good else f"must be a whole number of at least 1, not {_shown(value)}"
+
+
+def _seconds(value: object) -> str | None:
+    good = _number(value) and value >= 0  # type: ignore[operator]
+    return None if good else f"must be a number of seconds, 0 or more, not {_shown(value)}"
+
+
+def _seconds_above_0(value: object) -> str | None:
+    good = _number(value) and value > 0  # type: ignore[operator]
+    return None if good else f"must be a number of seconds above 0, not {_shown(value)}"
+
+
+def _notify_timeout(value: object) -> str | None:
+    good = _number(value) and 0 < value <= MAX_NOTIFY_TIMEOUT  # type: ignore[operator]
+    return (
+        None
+        if good
+        else f"must be a number of seconds above 0 and at most {MAX_NOTIFY_TIMEOUT}, "
+        f"not {_shown(value)}"
+    )
+
+
+def _flag(value: object) -> str | None:
+    return None if isinstance(value, bool) else f"must be true or false, not {_shown(value)}"
+
+
+def _text(value: object) -> str | None:
+    good = isinstance(value, str) and bool(value)
+    return None if good else f"must be a non-empty string, not {_shown(value)}"
+
+
+def _one_of(*choices: str) -> Check:
+    wanted = " or ".join(f'"{c}"' for c in choices)
+
+    def check(value: object) -> str | None:
+        return None if value in choices else f"must be {wanted}, not {_shown(value)}"
+
+    return check
+
+
+def _argv(value: object) -> str | None:
+    good = isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)
+    return (
+        None
+        if good
+        else "must be a list of non-empty strings (an argv, run without a shell), "
+        f"not {_shown(value)}"
+    )
+
+
+def _url(value: object) -> str | None:
+    good = isinstance(value, str) and is_url(value)
+    return None if good else f"must be an http:// or https:// URL, not {_shown(value)}"
+
+
+def _bind(value: object) -> str | None:
+    from roost.core.errors import RoostError
+    from roost.core.web import parse_bind
+
+    if isinstance(value, str) and value:
+        try:
+            parse_bind(value)
+            return None
+        except RoostError:
+            pass
+    return f"must be a string HOST:PORT, not {_shown(value)}"
+
+
+# ---- the sections, each key declared once ----------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class TmuxSettings:
+    bin: str | None = setting(None, _text, "the tmux roost runs (default: tmux on PATH)")
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreSettings:
+    concurrency: int = setting(3, _whole, "agents `roost restore` starts at once")
+    stagger: float = setting(0.25, _seconds, "seconds between two starts of a restore")
+    # CLIs refresh a shared login at start; single-use refresh tokens make simultaneous
+    # refreshes log each other out (issue 23, part 3)
+    account_gap: float = setting(0.5, _seconds, "seconds between two starts of one account")
+
+
+@dataclass(frozen=True, slots=True)
+class OrchestrationSettings:
+    max_children: int = setting(8, _whole, "live children per agent")
+    max_tree: int = setting(32, _whole, "live agents per orchestration tree")
+    notify_sleeping: str = setting(
+        "wake", _one_of("wake", "hold"), "a result for a hibernated or stopped parent"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class McpSettings:
+    enabled: bool = setting(True, _flag, "give roost's MCP tools to the agents roost starts")
+
+
+@dataclass(frozen=True, slots=True)
+class NotifySettings:
+    command: tuple[str, ...] | None = setting(
+        None, _argv, "an argv run for each alert, its title and body appended"
+    )
+    ntfy: str | None = setting(None, _url, "an ntfy topic URL alerts are POSTed to")
+    webhook: str | None = setting(None, _url, "a URL alerts are POSTed to as JSON")
+    terminal: bool = setting(True, _flag, "OSC 777/9 and a bell from the TUI and roost watch")
+    timeout: float = setting(5.0, _notify_timeout, "seconds one delivery may take")
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeSettings:
+    root: str | None = setting(None, _text, "where worktrees go (default: ROOST_HOME/worktrees)")
+    branch_prefix: str = setting(DEFAULT_PREFIX, _text, "an agent's branch: this + its name")
+    setup_timeout: float = setting(
+        300.0, _seconds_above_0, "seconds .roost/worktree-setup may run (then it is killed)"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsSettings:
+    on_limit: str = setting(
+        "off", _one_of("off", "resume"), "resume an agent at its usage limit's reset"
+    )
+    jitter: float = setting(DEFAULT_JITTER, _seconds, "the most a resume waits after the reset")
+    gap: float = setting(DEFAULT_GAP, _seconds, "seconds between two resumes of one account")
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSettings:
+    max_live: int | None = setting(
+        None, _whole, "agents running at once; beyond it the idle longest hibernate"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class WebSettings:
+    enabled: bool = setting(False, _flag, "the service runs roost web")
+    allow_remote: bool = setting(False, _flag, "needed for an address other machines reach")
+    allow_typing: bool = setting(False, _flag, "the typing token may type into terminals")
+    bind: str = setting(DEFAULT_BIND, _bind, "HOST:PORT roost web listens on")
+
+
+@dataclass(frozen=True, slots=True)
+class SshSettings:
+    command: str | None = setting(None, _text, "the ssh command (like GIT_SSH_COMMAND)")
+    timeout: float = setting(
+        COMMAND_TIMEOUT, _seconds_above_0, "seconds one remote command may take"
+    )
+    connect_timeout: float = setting(
+        CONNECT_TIMEOUT, _seconds_above_0, "seconds to reach a host, then it is unreachable"
+    )
+    ls_timeout: float = setting(
+        LS_TIMEOUT, _seconds_above_0, "seconds a host has to list its agents"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSettings:
+    bin: str | None = setting(None, _text, "the CLI's executable")
+
+
+# The fixed sections, by their table's name.
+SECTIONS: dict[str, type] = {
+    "tmux": TmuxSettings,
+    "restore": RestoreSettings,
+    "orchestration": OrchestrationSettings,
+    "mcp": McpSettings,
+    "notify": NotifySettings,
+    "worktree": WorktreeSettings,
+    "limits": LimitsSettings,
+    "budget": BudgetSettings,
+    "web": WebSettings,
+    "ssh": SshSettings,
+}
+TABLES = (*SECTIONS, "providers", "status", "prices")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """config.toml, checked and typed, defaults filled in. `Settings()` is an empty file's."""
+
+    tmux: TmuxSettings = field(default_factory=TmuxSettings)
+    restore: RestoreSettings = field(default_factory=RestoreSettings)
+    orchestration: OrchestrationSettings = field(default_factory=OrchestrationSettings)
+    mcp: McpSettings = field(default_factory=McpSettings)
+    notify: NotifySettings = field(default_factory=NotifySettings)
+    worktree: WorktreeSettings = field(default_factory=WorktreeSettings)
+    limits: LimitsSettings = field(default_factory=LimitsSettings)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
+    web: WebSettings = field(default_factory=WebSettings)
+    ssh: SshSettings = field(default_factory=SshSettings)
+    providers: Mapping[str, ProviderSettings] = field(default_factory=dict)
+    # status.patterns: provider -> status kind -> the texts that show it (core/status.py)
+    patterns: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    # prices."model": kind -> dollars per million tokens, over roost's table (core/prices.py)
+    prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    def provider_bin(self, provider: str) -> str | None:
+        found = self.providers.get(provider)
+        return found.bin if found is not None else None
+
+
+class Invalid(ValueError):
+    """A config with problems: the first is the one a person is told."""
+
+    def __init__(self, found: list[Problem]) -> None:
+        super().__init__(f"{found[0].key} {found[0].message}")
+        self.problems = found
+
+
+def parse(data: Mapping[str, Any]) -> Settings:
+    """The Settings of a parsed config.toml; Invalid when it has a problem.
+
+    >>> parse({"restore": {"concurrency": 2}}).restore.concurrency
+    2
+    >>> parse({}).ssh.ls_timeout, parse({}).web.bind
+    (3.0, '127.0.0.1:7377')
+    >>> parse({"budget": {"max_live": 0}})
+    Traceback (most recent call last):
+    ...
+    roost.core.settings.Invalid: budget.max_live must be a whole number of at least 1, not 0
+    """
+    found = problems(data)
+    if found:
+        raise Invalid(found)
+    made: dict[str, Any] = {
+        name: _section(cls, data.get(name) or {}) for name, cls in SECTIONS.items()
+    }
+    return Settings(
+        **made,
+        providers={
+            name: _section(ProviderSettings, table)
+            for name, table in (data.get("providers") or {}).items()
+        },
+        patterns={
+            provider: {kind: tuple(texts) for kind, texts in kinds.items()}
+            for provider, kinds in ((data.get("status") or {}).get("patterns") or {}).items()
+        },
+        prices={
+            model: {kind: float(price) for kind, price in given.items()}
+            for model, given in (data.get("prices") or {}).items()
+        },
+    )
+
+
+def _section(cls: type, table: Mapping[str, Any]) -> Any:
+    values = {}
+    for f in fields(cls):
+        if f.name in table:
+            value = table[f.name]
+            if isinstance(value, list):
+                value = tuple(value)
+            elif isinstance(value, int) and not isinstance(value, bool) and f.type == "float":
+                value = float(value)
+            values[f.name] = value
+    return cls(**values)
+
+
+def meanings() -> list[tuple[str, object, str]]:
+    """(dotted key, default, meaning) of every fixed key, in declaration order."""
+    return [
+        (f"{name}.{f.name}", None if f.default is MISSING else f.default, f.metadata["meaning"])
+        for name, cls in SECTIONS.items()
+        for f in fields(cls)
+    ]
+
+
+# ---- the checker -----------------------------------------------------------------------------
+def problems(data: Mapping[str, Any]) -> list[Problem]:
     """Every unknown key and wrongly typed value, in file order.
 
     >>> problems({"restore": {"concurrency": 2}})
     []
     >>> problems({"restore": {"concurrency": "2"}})
-    [Problem('restore.concurrency', 'must be a whole number of at least 1, not "2"')]
+    [Problem(key='restore.concurrency', message='must be a whole number of at least 1, not "2"')]
     """
     found: list[Problem] = []
     for key, value in data.items():
-        if key not in SECTIONS:
-            found.append(
-                Problem(key, f"is not a setting roost knows (known: {', '.join(SECTIONS)})")
-            )
+        if key not in TABLES:
+            found.append(Problem(key, f"is not a setting roost knows (known: {', '.join(TABLES)})"))
         elif not isinstance(value, dict):
             found.append(Problem(key, f"must be a table ([{key}]), not {_shown(value)}"))
+        elif key in SECTIONS:
+            found += _keys(SECTIONS[key], key, value)
         else:
-            found += _CHECKS[key](value)
+            found += _DYNAMIC[key](value)
     return found
 
 
-def _tmux(table: dict[str, Any]) -> list[Problem]:
-    return _strings_only(table, "tmux", ("bin",))
+def _keys(cls: type, prefix: str, table: Mapping[str, Any]) -> list[Problem]:
+    """A fixed section's problems: unknown keys, and each known key's own check."""
+    declared = {f.name: f for f in fields(cls)}
+    found: list[Problem] = []
+    for name, value in table.items():
+        key = f"{prefix}.{name}"
+        if name not in declared:
+            known = ", ".join(f"{prefix}.{k}" for k in declared)
+            found.append(Problem(key, f"is not a setting roost knows (known: {known})"))
+        else:
+            message = declared[name].metadata["check"](value)
+            if message is not None:
+                found.append(Problem(key, message))
+    return found
 
 
 def _providers(table: dict[str, Any]) -> list[Problem]:
@@ -131,7 +410,7 @@ def _providers(table: dict[str, Any]) -> list[Problem]:
         elif not isinstance(value, dict):
             found.append(Problem(key, f"must be a table ([{key}]), not {_shown(value)}"))
         else:
-            found += _strings_only(value, key, ("bin",))
+            found += _keys(ProviderSettings, key, value)
     return found
 
 
@@ -142,333 +421,27 @@ def _status(table: dict[str, Any]) -> list[Problem]:
             found.append(
                 Problem(f"status.{name}", "is not a setting roost knows (known: status.patterns)")
             )
-            continue
-        if not isinstance(value, dict):
+        elif not isinstance(value, dict):
             found.append(Problem("status.patterns", f"must be a table, not {_shown(value)}"))
-            continue
-        for provider, kinds in value.items():
-            key = f"status.patterns.{provider}"
-            if provider not in PROVIDERS:
-                found.append(Problem(key, f"is not a provider (known: {', '.join(PROVIDERS)})"))
-            elif not isinstance(kinds, dict):
-                found.append(Problem(key, f"must be a table ([{key}]), not {_shown(kinds)}"))
-            else:
-                for kind, patterns in kinds.items():
-                    where = f"{key}.{kind}"
-                    if kind not in STATUS_KINDS:
-                        found.append(
-                            Problem(
-                                where, f"is not a status kind (known: {', '.join(STATUS_KINDS)})"
-                            )
-                        )
-                    elif not (
-                        isinstance(patterns, list)
-                        and all(isinstance(p, str) and p for p in patterns)
-                    ):
-                        found.append(
-                            Problem(
-                                where,
-                                f"must be a list of non-empty strings, not {_shown(patterns)}",
-                            )
-                        )
-    return found
-
-
-def _restore(table: dict[str, Any]) -> list[Problem]:
-    found: list[Problem] = []
-    for name, value in table.items():
-        key = f"restore.{name}"
-        if name == "concurrency":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                found.append(
-                    Problem(key, f"must be a whole number of at least 1, not {_shown(value)}")
-                )
-        elif name in ("stagger", "account_gap"):
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                found.append(
-                    Problem(key, f"must be a number of seconds, 0 or more, not {_shown(value)}")
-                )
         else:
-            found.append(
-                Problem(
-                    key,
-                    "is not a setting roost knows (known: restore.concurrency, restore.stagger, "
-                    "restore.account_gap)",
-                )
-            )
+            for provider, kinds in value.items():
+                found += _provider_patterns(f"status.patterns.{provider}", provider, kinds)
     return found
 
 
-def _strings_only(table: dict[str, Any], prefix: str, known: tuple[str, ...]) -> list[Problem]:
+def _provider_patterns(key: str, provider: str, kinds: object) -> list[Problem]:
+    if provider not in PROVIDERS:
+        return [Problem(key, f"is not a provider (known: {', '.join(PROVIDERS)})")]
+    if not isinstance(kinds, dict):
+        return [Problem(key, f"must be a table ([{key}]), not {_shown(kinds)}")]
     found: list[Problem] = []
-    for name, value in table.items():
-        key = f"{prefix}.{name}"
-        if name not in known:
+    for kind, patterns in kinds.items():
+        where = f"{key}.{kind}"
+        if kind not in STATUS_KINDS:
+            found.append(Problem(where, f"is not a status kind (known: {', '.join(STATUS_KINDS)})"))
+        elif not (isinstance(patterns, list) and all(isinstance(p, str) and p for p in patterns)):
             found.append(
-                Problem(
-                    key,
-                    f"is not a setting roost knows (known: "
-                    f"{', '.join(f'{prefix}.{k}' for k in known)})",
-                )
-            )
-        elif not isinstance(value, str) or not value:
-            found.append(Problem(key, f"must be a non-empty string, not {_shown(value)}"))
-    return found
-
-
-def _orchestration(table: dict[str, Any]) -> list[Problem]:
-    """
-    >>> _orchestration({"max_tree": 0, "notify_sleeping": "poke"})
-    [Problem('orchestration.max_tree', 'must be a whole number of at least 1, not 0'), \
-Problem('orchestration.notify_sleeping', 'must be "wake" or "hold", not "poke"')]
-    """
-    found: list[Problem] = []
-    for name, value in table.items():
-        key = f"orchestration.{name}"
-        if name in ("max_children", "max_tree"):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                found.append(
-                    Problem(key, f"must be a whole number of at least 1, not {_shown(value)}")
-                )
-        elif name == "notify_sleeping":
-            if value not in NOTIFY_SLEEPING:
-                found.append(Problem(key, f'must be "wake" or "hold", not {_shown(value)}'))
-        else:
-            found.append(
-                Problem(
-                    key,
-                    "is not a setting roost knows (known: "
-                    "orchestration.max_children, orchestration.max_tree, "
-                    "orchestration.notify_sleeping)",
-                )
-            )
-    return found
-
-
-def _mcp(table: dict[str, Any]) -> list[Problem]:
-    found: list[Problem] = []
-    for name, value in table.items():
-        if name != "enabled":
-            found.append(
-                Problem(f"mcp.{name}", "is not a setting roost knows (known: mcp.enabled)")
-            )
-        elif not isinstance(value, bool):
-            found.append(Problem("mcp.enabled", f"must be true or false, not {_shown(value)}"))
-    return found
-
-
-def _web(table: dict[str, Any]) -> list[Problem]:
-    """[web]: its flags are booleans, its bind a string (core/web.parse_bind reads it).
-
-    >>> _web({"enabled": "yes", "bind": 7377, "port": 1})
-    [Problem('web.enabled', 'must be true or false, not "yes"'), \
-Problem('web.bind', 'must be a string HOST:PORT, not 7377'), \
-Problem('web.port', 'is not a setting roost knows (known: web.enabled, web.allow_remote, \
-web.allow_typing, web.bind)')]
-    """
-    found: list[Problem] = []
-    for name, value in table.items():
-        key = f"web.{name}"
-        if name == "bind":
-            if not isinstance(value, str) or not value:
-                found.append(Problem(key, f"must be a string HOST:PORT, not {_shown(value)}"))
-        elif name not in WEB_FLAGS:
-            known = ", ".join(f"web.{k}" for k in (*WEB_FLAGS, "bind"))
-            found.append(Problem(key, f"is not a setting roost knows (known: {known})"))
-        elif not isinstance(value, bool):
-            found.append(Problem(key, f"must be true or false, not {_shown(value)}"))
-    return found
-
-
-SETUP_TIMEOUT = 300.0  # seconds: long enough for a dependency install, short of forever
-
-
-def _worktree(table: dict[str, Any]) -> list[Problem]:
-    """
-    >>> _worktree({"setup_timeout": 0})
-    [Problem('worktree.setup_timeout', 'must be a number of seconds above 0, not 0')]
-    """
-    strings = {k: v for k, v in table.items() if k != "setup_timeout"}
-    known = ("root", "branch_prefix", "setup_timeout")
-    found = _strings_only(strings, "worktree", known)
-    if "setup_timeout" in table:
-        value = table["setup_timeout"]
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            found.append(
-                Problem(
-                    "worktree.setup_timeout",
-                    f"must be a number of seconds above 0, not {_shown(value)}",
-                )
-            )
-    return found
-
-
-def setup_timeout(data: dict[str, Any]) -> float:
-    """How long a worktree's setup script may run (`[worktree] setup_timeout`, checked).
-
-    >>> setup_timeout({}), setup_timeout({"worktree": {"setup_timeout": 2}})
-    (300.0, 2.0)
-    """
-    return float((data.get("worktree") or {}).get("setup_timeout", SETUP_TIMEOUT))
-
-
-def _ssh(table: dict[str, Any]) -> list[Problem]:
-    """
-    >>> _ssh({"timeout": -1, "command": ""})[0].message
-    'must be a number of seconds above 0, not -1'
-    """
-    limits = ("timeout", "connect_timeout", "ls_timeout")
-    found = _strings_only(
-        {k: v for k, v in table.items() if k not in limits}, "ssh", ("command", *limits)
-    )
-    for key in limits:
-        value = table.get(key, 1)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            found.insert(
-                0,
-                Problem(f"ssh.{key}", f"must be a number of seconds above 0, not {_shown(value)}"),
-            )
-    return found
-
-
-def orchestration(data: dict[str, Any]) -> tuple[int, int, str]:
-    """max_children, max_tree and notify_sleeping from a checked config (defaults filled in).
-
-    >>> orchestration({"orchestration": {"max_tree": 5}})
-    (8, 5, 'wake')
-    """
-    table = data.get("orchestration") or {}
-    return (
-        int(table.get("max_children", 8)),
-        int(table.get("max_tree", 32)),
-        str(table.get("notify_sleeping", "wake")),
-    )
-
-
-def mcp_enabled(data: dict[str, Any]) -> bool:
-    """Whether agents get `roost mcp` (config.toml `[mcp] enabled`, default true)."""
-    return bool((data.get("mcp") or {}).get("enabled", True))
-
-
-NOTIFY_KEYS = ("command", "ntfy", "webhook", "terminal", "timeout")
-MAX_NOTIFY_TIMEOUT = 60
-
-
-def _notify(table: dict[str, Any]) -> list[Problem]:
-    """
-    >>> _notify({"command": "notify-send roost", "ntfy": "ntfy.sh/x", "timeout": 0})
-    [Problem('notify.command', 'must be a list of non-empty strings (an argv, run without a \
-shell), not "notify-send roost"'), Problem('notify.ntfy', 'must be an http:// or https:// URL, \
-not "ntfy.sh/x"'), Problem('notify.timeout', 'must be a number of seconds above 0 and at most \
-60, not 0')]
-    """
-    found: list[Problem] = []
-    for name, value in table.items():
-        key = f"notify.{name}"
-        if name == "command":
-            if not (
-                isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)
-            ):
-                found.append(
-                    Problem(
-                        key,
-                        "must be a list of non-empty strings (an argv, run without a shell), "
-                        f"not {_shown(value)}",
-                    )
-                )
-        elif name in ("ntfy", "webhook"):
-            if not (isinstance(value, str) and is_url(value)):
-                found.append(
-                    Problem(key, f"must be an http:// or https:// URL, not {_shown(value)}")
-                )
-        elif name == "terminal":
-            if not isinstance(value, bool):
-                found.append(Problem(key, f"must be true or false, not {_shown(value)}"))
-        elif name == "timeout":
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not 0 < value <= MAX_NOTIFY_TIMEOUT
-            ):
-                found.append(
-                    Problem(
-                        key,
-                        f"must be a number of seconds above 0 and at most {MAX_NOTIFY_TIMEOUT}, "
-                        f"not {_shown(value)}",
-                    )
-                )
-        else:
-            found.append(
-                Problem(
-                    key,
-                    "is not a setting roost knows (known: "
-                    f"{', '.join(f'notify.{k}' for k in NOTIFY_KEYS)})",
-                )
-            )
-    return found
-
-
-def is_url(text: str) -> bool:
-    """An http(s) URL with a host and no spaces or control characters.
-
-    >>> is_url("https://ntfy.sh/topic"), is_url("http://127.0.0.1:8080/x"), is_url("https://")
-    (True, True, False)
-    >>> is_url("file:///etc/passwd"), is_url("http://a b"), is_url("http://a\\nb")
-    (False, False, False)
-    """
-    scheme, sep, rest = text.partition("://")
-    host = rest.split("/", 1)[0].split("?", 1)[0]
-    return (
-        sep == "://"
-        and scheme in ("http", "https")
-        and bool(host)
-        and not any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text)
-    )
-
-
-def notify(data: dict[str, Any]) -> dict[str, Any]:
-    """The `[notify]` table of a checked config, defaults filled in (terminal on, 5 s).
-
-    >>> notify({})
-    {'command': None, 'ntfy': None, 'webhook': None, 'terminal': True, 'timeout': 5.0}
-    """
-    table = data.get("notify") or {}
-    return {
-        "command": list(table["command"]) if "command" in table else None,
-        "ntfy": table.get("ntfy"),
-        "webhook": table.get("webhook"),
-        "terminal": bool(table.get("terminal", True)),
-        "timeout": float(table.get("timeout", 5)),
-    }
-
-
-def _limits(table: dict[str, Any]) -> list[Problem]:
-    """[limits]: resume at a usage limit's reset (core/resuming.py).
-
-    >>> _limits({"on_limit": "resume", "gap": 10})
-    []
-    >>> _limits({"on_limit": "yes", "jitter": -1})
-    [Problem('limits.on_limit', 'must be "off" or "resume", not "yes"'), \
-Problem('limits.jitter', 'must be a number of seconds, 0 or more, not -1')]
-    """
-    found: list[Problem] = []
-    for name, value in table.items():
-        key = f"limits.{name}"
-        if name == "on_limit":
-            if value not in ("off", "resume"):
-                found.append(Problem(key, f'must be "off" or "resume", not {_shown(value)}'))
-        elif name in ("jitter", "gap"):
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                found.append(
-                    Problem(key, f"must be a number of seconds, 0 or more, not {_shown(value)}")
-                )
-        else:
-            found.append(
-                Problem(
-                    key,
-                    "is not a setting roost knows (known: limits.on_limit, limits.jitter, "
-                    "limits.gap)",
-                )
+                Problem(where, f"must be a list of non-empty strings, not {_shown(patterns)}")
             )
     return found
 
@@ -476,10 +449,9 @@ Problem('limits.jitter', 'must be a number of seconds, 0 or more, not -1')]
 def _prices(table: dict[str, Any]) -> list[Problem]:
     """`[prices."model"]`: dollars per million tokens over roost's own table (issue 23).
 
-    >>> _prices({"m": {"input": -1, "outptu": 2}})
-    [Problem('prices.m.input', 'must be a number of dollars per million tokens, at least 0, \
-not -1'), Problem('prices.m.outptu', 'is not a price (known: input, output, cache_write, \
-cache_read)')]
+    >>> _prices({"m": {"input": -1, "outptu": 2}})[1]
+    Problem(key='prices.m.outptu', message='is not a price (known: input, output, cache_write, \
+cache_read)')
     >>> _prices({"m": {"output": float("nan")}})[0].message
     'must be a number of dollars per million tokens, at least 0, not nan'
     """
@@ -505,38 +477,29 @@ cache_read)')]
     return found
 
 
-def _budget(table: dict[str, Any]) -> list[Problem]:
-    found: list[Problem] = []
-    for name, value in table.items():
-        key = f"budget.{name}"
-        if name != "max_live":
-            found.append(Problem(key, "is not a setting roost knows (known: budget.max_live)"))
-        elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            found.append(Problem(key, f"must be a whole number of at least 1, not {_shown(value)}"))
-    return found
-
-
-def max_live(data: dict[str, Any]) -> int | None:
-    """`[budget] max_live`: how many agents may run at once (None: no limit)."""
-    value = data.get("budget", {}).get("max_live")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-_CHECKS = {
-    "tmux": _tmux,
+_DYNAMIC: dict[str, Callable[[dict[str, Any]], list[Problem]]] = {
     "providers": _providers,
     "status": _status,
-    "restore": _restore,
-    "orchestration": _orchestration,
-    "mcp": _mcp,
-    "notify": _notify,
-    "worktree": _worktree,
-    "limits": _limits,
     "prices": _prices,
-    "budget": _budget,
-    "web": _web,
-    "ssh": _ssh,
 }
+
+
+def is_url(text: str) -> bool:
+    """An http(s) URL with a host and no spaces or control characters.
+
+    >>> is_url("https://ntfy.sh/topic"), is_url("http://127.0.0.1:8080/x"), is_url("https://")
+    (True, True, False)
+    >>> is_url("file:///etc/passwd"), is_url("http://a b"), is_url("http://a\\nb")
+    (False, False, False)
+    """
+    scheme, sep, rest = text.partition("://")
+    host = rest.split("/", 1)[0].split("?", 1)[0]
+    return (
+        sep == "://"
+        and scheme in ("http", "https")
+        and bool(host)
+        and not any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text)
+    )
 
 
 def _shown(value: object) -> str:

@@ -83,15 +83,14 @@ def title_working(title: str) -> bool:
 
 
 def patterns_for(
-    defaults: Mapping[str, Sequence[str]], override: object = None
+    defaults: Mapping[str, Sequence[str]], override: Mapping[str, Sequence[str]] | None = None
 ) -> dict[str, list[str]]:
     """A provider's patterns (`defaults`), each kind replaced by the user's list for it when its
-    `[status.patterns.<provider>]` table in config.toml (`override`) gives one."""
+    `[status.patterns.<provider>]` table in config.toml (`override`, checked) gives one."""
     merged = {kind: list(defaults.get(kind, ())) for kind in (*KINDS, TURN, LOADING)}
-    if isinstance(override, dict):
-        for kind, values in override.items():
-            if kind in merged and isinstance(values, list):
-                merged[kind] = [str(v) for v in values]
+    for kind, values in (override or {}).items():
+        if kind in merged:
+            merged[kind] = list(values)
     return merged
 
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from roost.core import alerts as core
-from roost.core import settings
 from roost.core.pane import agent_panes
+from roost.core.settings import Settings
 from roost.ops.context import App
 from roost.ops.observe import patterns_of
 from roost.ops.service import Component, news
@@ -114,19 +114,19 @@ def waiting_words(app: App, waiting: Sequence[core.Alert]) -> dict[str, str]:
 # ---- delivery --------------------------------------------------------------------------------
 
 
-def channels(config: dict[str, object]) -> dict[str, Send]:
+def channels(config: Settings) -> dict[str, Send]:
     """The configured outbound channels, by name (the terminal one is the `alert` event)."""
-    table = settings.notify(config)
-    timeout = float(table["timeout"])
+    given = config.notify
+    timeout = given.timeout
     found: dict[str, Send] = {}
-    if table["command"]:
-        argv = list(table["command"])
+    if given.command:
+        argv = list(given.command)
         found["command"] = lambda p: outbound.run_argv([*argv, p.title, p.body], timeout)
-    if table["ntfy"]:
-        url = str(table["ntfy"])
+    if given.ntfy:
+        url = given.ntfy
         found["ntfy"] = lambda p: outbound.ntfy(url, p.title, p.body, p.edge in URGENT, timeout)
-    if table["webhook"]:
-        hook = str(table["webhook"])
+    if given.webhook:
+        hook = given.webhook
         found["webhook"] = lambda p: outbound.webhook(
             hook,
             {"title": p.title, "body": p.body, "agent": p.agent, "edge": p.edge},
@@ -147,7 +147,7 @@ def deliver_pending(app: App) -> list[Delivery]:
         claimed = outbox.claim(c, MAX_TRIES)
     if not claimed:
         return []
-    timeout = float(settings.notify(app.settings)["timeout"])
+    timeout = app.settings.notify.timeout
 
     def record(p: outbox.Pending, channel: str, said: str) -> None:
         with app.store.write() as c:
@@ -196,7 +196,7 @@ def test_alert(app: App) -> list[tuple[str, str]]:
     wrong) each; the terminal channel is the caller's (it writes terminal_text itself)."""
     sends = channels(app.settings)
     probe = outbox.Pending(0, "", "roost", "test", "roost: test notification", "It works.", ())
-    found = deliver([probe], sends, float(settings.notify(app.settings)["timeout"]))[0]
+    found = deliver([probe], sends, app.settings.notify.timeout)[0]
     return sorted(found.items())
 
 

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Sequence
 
 from roost.core import budget as rule
 from roost.core import notify as notice_rule
-from roost.core import settings as config_schema
 from roost.core.clock import Clock
 from roost.core.errors import RoostError
 from roost.core.model import Agent
@@ -77,7 +76,7 @@ def enforce(app: App) -> list[str]:
     """One pass of every budget; the names of the agents it hibernated."""
     from roost.ops import observe
 
-    budgets, max_live = rows.budgets(app.store.conn), config_schema.max_live(app.settings)
+    budgets, max_live = rows.budgets(app.store.conn), app.settings.budget.max_live
     if not budgets and max_live is None:
         return []  # nothing to enforce: no file read, no tmux call
     found = observe.current(app)  # statuses as they are now: never park a turn under way

@@ -8,12 +8,13 @@ import dataclasses
 import os
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from roost.core.clock import Clock
 from roost.core.processes import ProcessTable
+from roost.core.settings import Settings
 from roost.store.db import Store
 from roost.system import config as cfg
 from roost.system import handover
@@ -40,7 +41,7 @@ class App:
     store: Store
     tmux: TmuxClient
     environ: dict[str, str]
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: Settings = field(default_factory=Settings)
     # The world (honcho's Env): operations read time, sleep and touch processes only here.
     clock: Clock = field(default_factory=SystemClock)
     procs: ProcessTable = field(default_factory=SystemProcesses)
@@ -61,14 +62,14 @@ class App:
         self.store.close()
 
 
-def make_tmux(paths: cfg.Paths, settings: Mapping[str, Any], environ: Mapping[str, str]) -> Tmux:
+def make_tmux(paths: cfg.Paths, settings: Settings, environ: Mapping[str, str]) -> Tmux:
     """The one way roost builds its tmux client: the configured binary, roost's socket, and the
     pane-died hook that runs `roost _supervise`."""
     socket = cfg.socket_name()
     tmpdir = {"TMUX_TMPDIR": environ["TMUX_TMPDIR"]} if environ.get("TMUX_TMPDIR") else {}
     return Tmux(
         socket,
-        binary=tmux_binary(settings),
+        binary=tmux_binary(settings.tmux.bin),
         environ=environ,
         user_config=str(paths.home / USER_CONFIG),
         # tmux runs this (through run-shell, so quoted) when a pane dies; no user text.
@@ -104,21 +105,34 @@ def open_app(environ: dict[str, str] | None = None, reading: bool = False) -> Ap
 UNREAD = ("unread",)  # what a service component saw of config.toml before its first pass
 
 
-def reread_settings(app: App, seen: object, who: str) -> object:
+def file_stamp(path: str) -> object:
+    """What tells an edited file from the one read before (None: there is none)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size, info.st_ino
+
+
+def reread_settings(
+    app: App, seen: object, who: str, tell: Callable[[str | None], None] | None = None
+) -> object:
     """The person may edit config.toml while the service runs: a component's pass reads it
     again when its stat changed since `seen` (a broken one keeps the last good settings and
-    says why, once per change, not at every pass). Returns what it saw."""
+    says why, once per change, not at every pass). `tell` hears each change read after the
+    first: its problem, or None when it was applied. Returns what it saw."""
     from roost.core.errors import RoostError
 
-    try:
-        info = os.stat(app.paths.config_file)
-        stamp: object = (info.st_mtime_ns, info.st_size, info.st_ino)
-    except OSError:
-        stamp = None  # no config file: the defaults
+    stamp = file_stamp(str(app.paths.config_file))  # None: no file, the defaults
     if stamp == seen:
         return seen
     try:
         app.settings = cfg.load_config(app.paths)
     except RoostError as exc:
         sys.stderr.write(f"roost service: {who}: keeping the last good config: {exc}\n")
+        if tell is not None:
+            tell(str(exc))
+        return stamp
+    if tell is not None and seen is not UNREAD:
+        tell(None)
     return stamp

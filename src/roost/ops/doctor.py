@@ -12,6 +12,7 @@ from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.present import command, counted
+from roost.core.settings import Settings
 from roost.tmux.protocol import TmuxClient
 
 VERSION_TIMEOUT = 10.0  # seconds for `<cli> --version` (a Node CLI takes ~1 s to start)
@@ -68,7 +69,7 @@ def run() -> Report:
     return report
 
 
-def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
+def _setup_checks() -> tuple[Report, Settings, set[str] | None]:
     """tmux, socket, home, config, store, drift, workspace; the config read and the providers
     the stored agents use (None when the store could not be read)."""
     from roost.core import workspace as ws
@@ -87,7 +88,7 @@ def _setup_checks() -> tuple[Report, dict[str, Any], set[str] | None]:
     try:
         settings = cfg.load_config(paths)
     except RoostError as exc:  # still check the rest, with the default tmux
-        config_error, settings = exc, {}
+        config_error, settings = exc, Settings()
     tmux = make_tmux(paths, settings, os.environ)
 
     try:
@@ -205,7 +206,7 @@ def _service(
     paths: Any,
     store: Any,
     tmux: Any,
-    settings: dict[str, Any],
+    settings: Settings,
     agents: list[Any],
     panes: list[Any],
 ) -> None:
@@ -339,7 +340,7 @@ SKIPPED_WORDS = {  # why a line of a CLI's file was left out (core/usage.py), in
 
 
 def _skipped_lines(
-    report: Report, paths: Any, store: Any, tmux: Any, settings: dict[str, Any], agents: list[Any]
+    report: Report, paths: Any, store: Any, tmux: Any, settings: Settings, agents: list[Any]
 ) -> None:
     """Each agent whose CLI's files (transcript, rollout, chat file) held lines roost left out
     (issue 35): worth knowing (another program wrote them), not a fault of the set-up. What the
@@ -456,7 +457,7 @@ def _orphans(
 
 
 def provider_checks(
-    report: Report, settings: Mapping[str, Any], environ: Mapping[str, str], in_use: set[str] | None
+    report: Report, settings: Settings, environ: Mapping[str, str], in_use: set[str] | None
 ) -> None:
     """One line per agent CLI roost knows: the version installed (`<cli> --version`, run only
     when the executable exists, with a time limit) next to the one its traits were verified

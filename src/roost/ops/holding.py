@@ -157,9 +157,7 @@ class Watch:
 
 
 def _patterns(app: App, provider: str) -> dict[str, list[str]]:
-    return status.patterns_for(
-        traits.of(provider).patterns, (observe.pattern_overrides(app.settings) or {}).get(provider)
-    )
+    return status.patterns_for(traits.of(provider).patterns, app.settings.patterns.get(provider))
 
 
 def held(app: App, agent: Agent, window: float | None = None) -> str | None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from roost.core import fleet, sshargs
 from roost.core.errors import RoostError
+from roost.core.settings import Settings
 from roost.store import hosts as hostsdb
 from roost.system import ssh
 from roost.system.ssh import Unreachable
@@ -29,7 +30,7 @@ class Reach:
     """What reaching a host takes: the caller's environment, config.toml, roost's home."""
 
     environ: Mapping[str, str]
-    settings: Mapping[str, Any]
+    settings: Settings
     home: str
     clock: Clock  # the App's (a host's deadline is on its monotonic time)
 
@@ -62,25 +63,19 @@ def find(reach: Reach, name: str) -> Host:
 
 def ssh_program(reach: Reach) -> list[str]:
     """$ROOST_SSH_COMMAND, else config.toml's [ssh] command, else `ssh` (as GIT_SSH_COMMAND)."""
-    configured = reach.environ.get("ROOST_SSH_COMMAND") or (reach.settings.get("ssh") or {}).get(
-        "command"
-    )
+    configured = reach.environ.get("ROOST_SSH_COMMAND") or reach.settings.ssh.command
     return sshargs.ssh_command(configured)
 
 
 def limits(reach: Reach) -> tuple[float, float]:
     """(connect, command) time limits in seconds, from [ssh] or the defaults."""
-    table = reach.settings.get("ssh") or {}
-    return (
-        float(table.get("connect_timeout", sshargs.CONNECT_TIMEOUT)),
-        float(table.get("timeout", sshargs.COMMAND_TIMEOUT)),
-    )
+    return reach.settings.ssh.connect_timeout, reach.settings.ssh.timeout
 
 
 def ls_limit(reach: Reach) -> float:
     """Seconds a host has to say its agents (`[ssh] ls_timeout`): `ls --all`, the TUI and the
     web list the hosts that answered and say which did not, never waiting on the slowest."""
-    return float((reach.settings.get("ssh") or {}).get("ls_timeout", sshargs.LS_TIMEOUT))
+    return reach.settings.ssh.ls_timeout
 
 
 def link(reach: Reach, host: Host, connect_limit: float | None = None) -> ssh.Link:

@@ -18,7 +18,6 @@ from datetime import timedelta
 from pathlib import Path
 
 from roost.core import lineage, orphans, present
-from roost.core import settings as config_schema
 from roost.core import status as status_rules
 from roost.core import workspace as ws
 from roost.core.clock import iso
@@ -529,7 +528,7 @@ def _prepare_mcp(app: App, agent: Agent) -> str | None:
     when config.toml's `[mcp] enabled = false` or the agent's record (`roost spawn --no-mcp`)
     says so."""
     home = str(app.paths.home)
-    if config_schema.mcp_enabled(app.settings) and agent.mcp:
+    if app.settings.mcp.enabled and agent.mcp:
         url = _endpoint(app)
         mcpwire.write(home, agent.id, url)
     else:

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from roost.core import notify as rule
-from roost.core import settings as config_schema
 from roost.core.errors import RoostError
 from roost.core.model import INTENT_STOPPED, Agent
 from roost.core.observation import Observation
@@ -135,7 +134,7 @@ def deliver_to(app: App, parent_id: str) -> bool:
         found = _observed(app, parent_id)
         if found is None:
             return False
-        _, _, when_sleeping = config_schema.orchestration(app.settings)
+        when_sleeping = app.settings.orchestration.notify_sleeping
         why = rule.hold_reason(
             alive=found.alive,
             status=found.status,

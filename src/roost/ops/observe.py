@@ -39,7 +39,7 @@ def statuses(
     seen: Sequence[Observation],
     roost_home: str,
     capture: Capture,
-    overrides: Mapping[str, object] | None,
+    overrides: Mapping[str, Mapping[str, Sequence[str]]],
     now: float,
     local: tzinfo | None = None,
 ) -> list[Observation]:
@@ -64,7 +64,7 @@ def statuses(
         provider = o.agent.provider
         if provider not in patterns:
             patterns[provider] = status.patterns_for(
-                traits.of(provider).patterns, (overrides or {}).get(provider)
+                traits.of(provider).patterns, overrides.get(provider)
             )
         screen = screens.get(o.pane.pane_id) if o.pane is not None else None
         found.append(
@@ -128,18 +128,9 @@ def typed(screen: str, provider: str) -> bool:
     )
 
 
-def pattern_overrides(settings: Mapping[str, object]) -> Mapping[str, object] | None:
-    """The `[status.patterns]` table of config.toml: `[status.patterns.<provider>]` tables."""
-    table = settings.get("status")
-    found = table.get("patterns") if isinstance(table, dict) else None
-    return found if isinstance(found, dict) else None
-
-
 def patterns_of(app: App, provider: str) -> dict[str, list[str]]:
     """A provider's screen patterns, with config.toml's `[status.patterns.<provider>]`."""
-    return status.patterns_for(
-        traits.of(provider).patterns, (pattern_overrides(app.settings) or {}).get(provider)
-    )
+    return status.patterns_for(traits.of(provider).patterns, app.settings.patterns.get(provider))
 
 
 def current(app: App) -> list[Observation]:
@@ -179,7 +170,7 @@ def _look(
             [o for o in seen if o.agent.id in steady],
             str(app.paths.home),
             lambda ids: app.tmux.capture_many(ids, MARKER),
-            pattern_overrides(app.settings),
+            app.settings.patterns,
             app.clock.now().timestamp(),
             _zone(app),
         )

@@ -8,16 +8,16 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from datetime import datetime
 from typing import Any
 
 from roost.core import delivery, present, replies, scope
-from roost.core import settings as schema
 from roost.core.errors import RoostError
 from roost.core.model import INTENT_RUNNING, Agent
 from roost.core.names import name_problem
+from roost.core.settings import Settings
 from roost.ops import cli_record, lifecycle, observe, send
 from roost.ops.context import App
 from roost.ops.learn import launch_token, stop_message
@@ -54,9 +54,8 @@ def members(agents: Sequence[Agent]) -> list[scope.Member]:
     ]
 
 
-def limits(settings: Mapping[str, Any]) -> scope.Limits:
-    max_children, max_tree, _ = schema.orchestration(dict(settings))
-    return scope.Limits(max_children, max_tree)
+def limits(settings: Settings) -> scope.Limits:
+    return scope.Limits(settings.orchestration.max_children, settings.orchestration.max_tree)
 
 
 def _target(

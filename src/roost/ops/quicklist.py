@@ -1,8 +1,9 @@
 """`roost ls`'s answer without Click: one SELECT, one `tmux list-panes -a`, at most one chained
 `capture-pane` call, and the hook logs' last lines, run through the status pipeline
 (ops/observe.py's `statuses`). Built to start fast: it imports only os, sys, time, sqlite3 (in
-the store) and roost's import-light modules (no Click, no dataclasses, no typing, no
-subprocess), because people and scripts run `roost ls` all the time. cli/fast.py prints it; the
+the store), the typed config (core/settings.py: dataclasses) and roost's import-light modules
+(no Click, no subprocess, no json), because people and scripts run `roost ls` all the time;
+the roost service answers `roost ls` warm, this is the path without it. cli/fast.py prints it; the
 roost service answers with it too (ops/readers.py), already warm.
 
 It only reads. It hands over to the full CLI (returns None) whenever there is something to write
@@ -48,10 +49,8 @@ def answer(
     if name is None or not os.path.exists(db) or not locate.private_tree(home):
         return None
     try:
-        config = _config(home)
-        if settings.problems(config):
-            return None  # the full CLI says what is wrong with it
-        tmux = locate.tmux_binary(config)
+        config = settings.parse(_config(home))  # Invalid: the full CLI says what is wrong
+        tmux = locate.tmux_binary(config.tmux.bin)
         records = _records(db, as_json) if warm is None else warm.rows(as_json)
         if records is None:
             return None  # an older or damaged store: the full CLI says what to do
@@ -72,7 +71,7 @@ def answer(
             seen,
             home,
             lambda ids: _capture(tmux, name, ids, environ),
-            observe.pattern_overrides(config),
+            config.patterns,
             now,
         )
         if observation.changes(found):
@@ -81,7 +80,7 @@ def answer(
         return 5, "", f"roost: {silent}\n"
     except (listing.Unreadable, OSError, ValueError, _HandOver):
         return None
-    prices = _prices(config) if as_json else None
+    prices = _prices(config.prices) if as_json else None
     if warm is not None:
         return 0, warm.render(found, as_json, prices), ""
     return 0, present.render(found, as_json, prices=prices), ""
@@ -143,12 +142,11 @@ def _config(roost_home: str) -> dict[str, object]:
     return locate.read_toml(os.path.join(roost_home, "config.toml"))[0]
 
 
-def _prices(config: dict[str, object]) -> dict[str, tuple[float, ...]]:
+def _prices(given: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[float, ...]]:
     """The price table usage costs are estimated with: config.toml's [prices] over roost's."""
     from roost.core import prices
 
-    given = config.get("prices")
-    return prices.table(given if isinstance(given, dict) else None)
+    return prices.table(given)
 
 
 def _capture(

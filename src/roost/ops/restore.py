@@ -19,13 +19,11 @@ from roost.core import workspace as ws
 from roost.core.errors import NeedsPerson, RoostError
 from roost.core.model import INTENT_STOPPED, Agent
 from roost.core.reconcile import agent_panes
-from roost.core.restoring import DEFAULT_CONCURRENCY, DEFAULT_STAGGER, Report, Settled
+from roost.core.restoring import Report, Settled
 from roost.ops.context import App
 from roost.store import workspace as wsdb
 
 __all__ = [
-    "DEFAULT_CONCURRENCY",
-    "DEFAULT_STAGGER",
     "NotStarted",
     "Outcome",
     "Report",
@@ -133,7 +131,7 @@ def start_all(
     order."""
     from roost.ops import holding, lifecycle
 
-    cap, gap = restoring.limits(app.settings.get("restore", {}), concurrency, stagger)
+    cap, gap = restoring.limits(app.settings.restore, concurrency, stagger)
     local = threading.local()
     woken: dict[str, lifecycle.WakeResult] = {}  # agent id -> its start, before it is watched
     tell = told or (lambda _settled: None)
@@ -159,7 +157,7 @@ def start_all(
         return starts.stopped_providers([(d.agent.provider, d.words) for d in watch.died()])
 
     held = _limited_accounts(app)
-    spaced = _AccountSpacing(app, restoring.account_gap(app.settings.get("restore", {})))
+    spaced = _AccountSpacing(app, app.settings.restore.account_gap)
 
     def launch(name: str, provider: str) -> bool:
         if provider in held:
@@ -298,7 +296,7 @@ def restore(
         to_start = restoring.named(plan.start, names)
         told = None
         if tell is not None:
-            cap, _gap = restoring.limits(app.settings.get("restore", {}), concurrency, stagger)
+            cap, _gap = restoring.limits(app.settings.restore, concurrency, stagger)
             tell(
                 restoring.plan_line(
                     len(to_start),

@@ -16,11 +16,12 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from roost.core import resuming
 from roost.core.limits import Limit
 from roost.core.model import INTENT_STOPPED, Agent
+from roost.core.settings import Settings
 from roost.ops.context import App
 from roost.ops.service import Component, Stop
 from roost.store import resumes as stored
@@ -53,12 +54,10 @@ def account(app: App, provider: str) -> str:
     return f"{provider}:{folder or 'default'}"
 
 
-def policy_of(
-    agent: Agent, policies: Mapping[tuple[str, str], str], settings: Mapping[str, Any]
-) -> str:
+def policy_of(agent: Agent, policies: Mapping[tuple[str, str], str], settings: Settings) -> str:
     own = policies.get((stored.AGENT, agent.id))
     tab = policies.get((stored.TAB, agent.tab_id)) if agent.tab_id else None
-    return resuming.effective(own, tab, settings)
+    return resuming.effective(own, tab, settings.limits.on_limit)
 
 
 def set_policy(app: App, name: str, policy: str, tab: bool = False) -> None:
@@ -124,18 +123,15 @@ def schedule(
 ) -> float:
     """Plan the agent's resume for `limit` (seen `now`): a limit seen again after a resume counts
     one more try (the backoff of an unknown reset). Returns its due time."""
-    settings = app.settings
     before = {r.agent_id: r for r in stored.scheduled(c)}
     old = before.get(agent.id)
     tries = (old.tries + 1 if old.state == resuming.SENT else old.tries) if old else 0
     prompt = old.prompt if old else stored.open_prompt(c, agent.id)
     key = account(app, agent.provider)
     wanted = resuming.base_due(limit.resets_at, now, tries, now)
-    wanted += (jitter or _uniform)(resuming.setting(settings, "jitter", resuming.DEFAULT_JITTER))
+    wanted += (jitter or _uniform)(app.settings.limits.jitter)
     others = [r.due_at for r in before.values() if r.account == key and r.agent_id != agent.id]
-    due = resuming.staggered(
-        wanted, others, resuming.setting(settings, "gap", resuming.DEFAULT_GAP)
-    )
+    due = resuming.staggered(wanted, others, app.settings.limits.gap)
     stored.put(c, agent.id, key, due, resuming.WAITING, tries, prompt, now)
     return due
 
@@ -165,7 +161,7 @@ def run_due(app: App, jitter: Jitter | None = None) -> list[str]:
     if not due:
         return []
     seen = {o.agent.id: o for o in observe.refresh(app)}  # the status, re-checked first
-    gap = resuming.setting(app.settings, "gap", resuming.DEFAULT_GAP)
+    gap = app.settings.limits.gap
     told: list[str] = []
     accounts: set[str] = set()
     for r in due:

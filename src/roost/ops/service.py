@@ -63,12 +63,12 @@ from roost.core.service import (
     ServiceStatus,
     restart_delay,
 )
-from roost.ops.context import IN_SUPERVISOR, UNREAD, App, reread_settings
+from roost.ops.context import IN_SUPERVISOR, UNREAD, App, file_stamp, reread_settings
 from roost.store import events as event_log
 from roost.store import service as rows
 from roost.system import locks, servicesock
 from roost.tmux import service as session
-from roost.tmux.client import Tmux
+from roost.tmux.client import USER_CONFIG, Tmux
 from roost.tmux.protocol import DuplicateSession, TmuxError
 
 Event = dict[str, Any]
@@ -450,7 +450,7 @@ def _run(app: App, opener: Callable[[], App]) -> int:
             threading.Thread(
                 target=_start_one, args=(comp, opener, stops, started), name=comp.name, daemon=True
             ).start()
-    seen: object = UNREAD
+    seen: tuple[object, object] = (UNREAD, UNREAD)  # config.toml's, tmux.conf's
     try:
         while not stopping.is_set():
             _record_starts(app, run_id, started)
@@ -470,16 +470,38 @@ def _run(app: App, opener: Callable[[], App]) -> int:
     return 0
 
 
-def _settings(app: App, comps: list[Component], seen: object) -> object:
-    """Read config.toml again when it changed (a broken one keeps the last good settings and
-    is said once), and tell the components that react to new settings."""
-    now = reread_settings(app, seen, "config")
-    if now != seen and seen is not UNREAD:
+def _settings(
+    app: App, comps: list[Component], seen: tuple[object, object]
+) -> tuple[object, object]:
+    """Read config.toml and tmux.conf again when either changed (a broken one keeps the last
+    good settings and is said once), and tell the components that react to new settings."""
+    was_config, was_tmux = seen
+    config = reread_settings(
+        app, was_config, "config", lambda problem: _file_read(app, CONFIG, problem)
+    )
+    if config != was_config and was_config is not UNREAD:
         for comp in comps:
             if comp.on_settings is not None:
                 with _logged(f"{comp.name} on new settings"):
                     comp.on_settings(app)
-    return now
+    tmux_conf = file_stamp(str(app.paths.home / USER_CONFIG))
+    if tmux_conf != was_tmux and was_tmux is not UNREAD:
+        problems = app.tmux.apply_user_config()
+        _file_read(app, USER_CONFIG, "; ".join(problems) if problems else None)
+    return config, tmux_conf
+
+
+CONFIG = "config.toml"
+
+
+def _file_read(app: App, name: str, problem: str | None) -> None:
+    """An edit of config.toml or tmux.conf, as the service read it: `config-refused` (its
+    problem; the alerts say so on every channel) or `config-applied`. The file's name stands
+    for the agent (no roost id looks like it): the events and the alert edge are roost's own."""
+    kind = "config-applied" if problem is None else "config-refused"
+    detail = {} if problem is None else {"reason": problem}
+    with app.store.write() as c:
+        event_log.append(c, name, name, c.now_iso(), kind, detail)
 
 
 # What each component's start came to: (name, state, address, error), for the event thread to

@@ -159,8 +159,7 @@ def _whole(path: Path) -> Iterator[str]:
 
 
 def price_table(app: App) -> dict[str, tuple[float, ...]]:
-    given = app.settings.get("prices")
-    return prices.table(given if isinstance(given, dict) else None)
+    return prices.table(app.settings.prices)
 
 
 def report(

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost.core import settings
 from roost.core import worktree as wt
 from roost.core.errors import RoostError
 from roost.core.model import Agent
@@ -38,9 +37,9 @@ class Ask:
 
 
 def layout(app: App) -> wt.Layout:
-    table = app.settings.get("worktree") or {}
-    root = os.path.expanduser(str(table.get("root") or (app.paths.home / "worktrees")))
-    return wt.Layout(os.path.abspath(root), str(table.get("branch_prefix", wt.DEFAULT_PREFIX)))
+    given = app.settings.worktree
+    root = os.path.expanduser(given.root or str(app.paths.home / "worktrees"))
+    return wt.Layout(os.path.abspath(root), given.branch_prefix)
 
 
 def pause(app: App, point: str) -> None:
@@ -144,7 +143,7 @@ def run_setup(app: App, agent: Agent, repo: git.Repo, path: str, branch: str, po
         "ROOST_REPO": repo.top,
         "ROOST_BRANCH": branch,
     }
-    limit = settings.setup_timeout(app.settings)
+    limit = app.settings.worktree.setup_timeout
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         code = procs.run_limited(argv, path, env, out, limit)

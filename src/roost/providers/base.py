@@ -11,11 +11,11 @@ import shutil
 import uuid
 from collections.abc import Mapping, Sequence, Set
 from pathlib import Path
-from typing import Any
 
 from roost.core.errors import NeedsPerson, RoostError
 from roost.core.model import Agent
 from roost.core.replies import Turn
+from roost.core.settings import Settings
 from roost.providers import traits as known
 
 
@@ -45,21 +45,15 @@ class Provider:
     def name(self) -> str:
         return self.traits.name
 
-    def wanted_executable(
-        self, agent: Agent, config: Mapping[str, Any], environ: Mapping[str, str]
-    ) -> str:
+    def wanted_executable(self, agent: Agent, config: Settings, environ: Mapping[str, str]) -> str:
         return self.configured_executable(config, environ)
 
-    def configured_executable(self, config: Mapping[str, Any], environ: Mapping[str, str]) -> str:
+    def configured_executable(self, config: Settings, environ: Mapping[str, str]) -> str:
         """$ROOST_<NAME>_BIN, then providers.<name>.bin in config.toml, then the usual name."""
-        configured = environ.get(self.env_var) or config.get("providers", {}).get(
-            self.name, {}
-        ).get("bin")
+        configured = environ.get(self.env_var) or config.provider_bin(self.name)
         return str(configured or self.default_bin)
 
-    def executable(
-        self, agent: Agent, config: Mapping[str, Any], environ: Mapping[str, str]
-    ) -> str:
+    def executable(self, agent: Agent, config: Settings, environ: Mapping[str, str]) -> str:
         """The CLI's absolute path, looked up on the caller's PATH."""
         wanted = self.wanted_executable(agent, config, environ)
         found = shutil.which(wanted, path=environ.get("PATH"))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.model import Agent
+from roost.core.settings import Settings
 from roost.providers.base import Provider
 from roost.providers.traits import COMMAND
 
@@ -15,9 +15,7 @@ from roost.providers.traits import COMMAND
 class Command(Provider):
     traits = COMMAND
 
-    def wanted_executable(
-        self, agent: Agent, config: Mapping[str, Any], environ: Mapping[str, str]
-    ) -> str:
+    def wanted_executable(self, agent: Agent, config: Settings, environ: Mapping[str, str]) -> str:
         if not agent.args:
             raise RoostError(
                 "provider 'command' needs the program after `--`, "

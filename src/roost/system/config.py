@@ -6,12 +6,15 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from roost.core.errors import RoostError
 from roost.core.ids import is_roost_id
 from roost.core.present import command
 from roost.system import locate
+
+if TYPE_CHECKING:
+    from roost.core.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +146,10 @@ def socket_name() -> str:
     return name
 
 
-def load_config(p: Paths) -> dict[str, Any]:
-    """The optional TOML config file, checked: a broken or wrongly typed one is one clear error
-    naming the file, the line and the key, never silently ignored and never a traceback."""
+def load_config(p: Paths) -> Settings:
+    """The optional TOML config file, checked and typed: a broken or wrongly typed one is one
+    clear error naming the file, the line and the key, never silently ignored and never a
+    traceback."""
     from roost.core import settings
 
     try:
@@ -156,10 +160,12 @@ def load_config(p: Paths) -> dict[str, Any]:
         raise RoostError(
             f"config {p.config_file}: {exc.strerror or exc}; fix or move it aside", code=2
         ) from None
-    found = settings.problems(data)
-    if found:
-        first = found[0]
+    try:
+        return settings.parse(data)
+    except settings.Invalid as exc:
+        first = exc.problems[0]
         line = settings.line_of(text, first.key)
         where = f" line {line}" if line else ""
-        raise RoostError(f"config {p.config_file}{where}: {first.key} {first.message}", code=2)
-    return data
+        raise RoostError(
+            f"config {p.config_file}{where}: {first.key} {first.message}", code=2
+        ) from None

@@ -141,10 +141,7 @@ def exposed_folder(path: str) -> tuple[str, int, int] | None:
         folder = parent
 
 
-def tmux_binary(config: Mapping[str, object]) -> str:
-    """The tmux roost runs: `[tmux] bin` of an already parsed config.toml, else "tmux" on PATH.
-    Every tmux client (the fast `roost ls` included) takes it from here, so all of them talk to
-    the same tmux."""
-    section = config.get("tmux")
-    configured = section.get("bin") if isinstance(section, dict) else None  # TOML's tables
-    return str(configured) if configured else "tmux"
+def tmux_binary(configured: str | None) -> str:
+    """The tmux roost runs: config.toml's `[tmux] bin`, else "tmux" on PATH. Every tmux client
+    (the fast `roost ls` included) takes it from here, so all of them talk to the same tmux."""
+    return configured or "tmux"

@@ -418,6 +418,17 @@ class Tmux:
             else []
         )
 
+    def apply_user_config(self) -> list[str]:
+        problems = self.user_config_problems()
+        if problems or not self.user_config or not os.path.exists(self.user_config):
+            return problems
+        try:
+            self.run("source-file", "-q", self.user_config)
+        except TmuxError as exc:
+            if not any(gone in exc.stderr for gone in _NO_SERVER):
+                return [str(exc)]
+        return []
+
     def _user_setup(self) -> list[str]:
         """The user's own settings for roost's server, after roost's (a path, never text of
         the file put into a command; -q: no file, nothing to do)."""

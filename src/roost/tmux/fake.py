@@ -296,6 +296,10 @@ class FakeTmux:
         self.calls += 1
         return []  # the fake has no clients
 
+    def apply_user_config(self) -> list[str]:
+        self.calls += 1
+        return []  # the fake has no user settings
+
     def pane_ttys(self) -> dict[str, bool]:
         self.calls += 1
         return {}

@@ -160,3 +160,9 @@ class TmuxClient(Protocol):
         """Split a pane (side by side, or one over the other); the new pane takes `percent` of
         it and runs argv. Returns the new pane id."""
         ...
+
+    def apply_user_config(self) -> list[str]:
+        """Source the user's tmux.conf into the running server now (an edit, live): what is
+        wrong with it (then nothing is sourced), [] when applied, absent, or no server runs
+        (the next start sources it)."""
+        ...

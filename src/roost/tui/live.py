@@ -119,7 +119,6 @@ class LiveSource:
         """The alerts logged since the last look, as this terminal's text (the first look only
         marks where the log ends). Without the service, decides new events first (no delivery:
         that may take seconds; `roost notify run` or `roost watch --notify` deliver)."""
-        from roost.core import settings
         from roost.ops import alerts
 
         if self._alerted is None:
@@ -129,7 +128,7 @@ class LiveSource:
             alerts.decide_new(app)
         found = app.store.events_since(self._alerted, "alert")
         self._alerted = int(found[-1]["id"]) if found else self._alerted
-        if not settings.notify(app.settings)["terminal"]:
+        if not app.settings.notify.terminal:
             return []
         return [alerts.terminal_text(str(e["title"]), str(e["body"]), app.environ) for e in found]
 

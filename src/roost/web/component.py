@@ -7,21 +7,15 @@ from __future__ import annotations
 from roost.ops.context import App
 from roost.ops.service import Component, Serving
 
-DEFAULT_BIND = "127.0.0.1:7377"
-
 
 def _start(app: App) -> Serving | None:
-    table = app.settings.get("web")
-    if not isinstance(table, dict) or table.get("enabled") is not True:
+    web = app.settings.web
+    if not web.enabled:
         return None  # off: `roost service status` does not list it
     from roost.web import server
 
     setup = server.prepare(
-        app.paths.home,
-        str(table.get("bind", DEFAULT_BIND)),
-        table.get("allow_remote") is True,
-        table.get("allow_typing") is True,
-        in_service=True,
+        app.paths.home, web.bind, web.allow_remote, web.allow_typing, in_service=True
     )
     stop = server.start(setup)  # returns once uvicorn serves
     # The service's pane and status show where; the token stays in its file (--print-url).
