@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from roost.core.model import Agent
+from roost.core.settings import Settings, parse
 from roost.providers import hooks
 from roost.providers.base import NotResumable, Sighting, get
 from roost.providers.claude import project_dir_name, transcript_path
@@ -295,7 +296,7 @@ def test_aider_keeps_a_per_agent_history_and_restores_it(tmp_path: Path) -> None
 def test_command_reruns_argv_as_is(tmp_path: Path) -> None:
     cmd = get("command")
     a = agent("command", args=("tail", "-f", "x; rm -rf /"))
-    assert cmd.wanted_executable(a, {}, {}) == "tail"
+    assert cmd.wanted_executable(a, Settings(), {}) == "tail"
     argv = ["/usr/bin/tail", "-f", "x; rm -rf /"]
     assert cmd.start_argv(a, "/usr/bin/tail", None, tmp_path) == argv
     assert cmd.resume_argv(a, "/usr/bin/tail", {}, tmp_path) is None  # no conversation: a start
@@ -307,11 +308,11 @@ def test_executable_lookup_order(tmp_path: Path) -> None:
     exe.chmod(0o755)
     claude = get("claude")
     a = agent("claude")
-    assert claude.executable(a, {}, {"ROOST_CLAUDE_BIN": str(exe), "PATH": ""}) == str(exe)
-    config = {"providers": {"claude": {"bin": str(exe)}}}
+    assert claude.executable(a, Settings(), {"ROOST_CLAUDE_BIN": str(exe), "PATH": ""}) == str(exe)
+    config = parse({"providers": {"claude": {"bin": str(exe)}}})
     assert claude.executable(a, config, {"PATH": ""}) == str(exe)
     with pytest.raises(Exception, match="not found"):
-        claude.executable(a, {}, {"PATH": str(tmp_path / "empty")})
+        claude.executable(a, Settings(), {"PATH": str(tmp_path / "empty")})
 
 
 def test_unknown_provider() -> None:
