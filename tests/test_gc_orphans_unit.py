@@ -10,7 +10,7 @@ import pytest
 from roost.core import gc
 from roost.core import workspace as ws
 from roost.core.model import Agent
-from roost.core.orphans import Tagged, whose
+from roost.core.orphans import Tagged, left_behind, whose
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 OLD = (NOW - timedelta(days=30)).isoformat()
@@ -137,3 +137,18 @@ def test_whose_a_tagged_process_is(
     proc: Tagged, server: int | None, live: set[str], expected: str
 ) -> None:
     assert whose(proc, SOCKET, server, live) == expected
+
+
+def test_left_behind_groups_the_orphans_by_agent_and_leaves_the_rest() -> None:
+    """What the service reaps and doctor lists: the orphans, by agent, pids in order; an agent
+    running here or under another live server of this home has none."""
+    found = [
+        Tagged(9, "a", SOCKET, 99, False),  # its server died
+        Tagged(3, "a", "", None, False),  # no TMUX, its agent gone
+        Tagged(5, "b", SOCKET, 100, True),  # b's pane, on this server
+        Tagged(6, "c", "/tmp/tmux-1000/other", 55, True, "other"),  # c runs elsewhere
+        Tagged(7, "d", SOCKET, 100, True),  # d's pane is gone
+    ]
+    assert left_behind(found, SOCKET, 100, {"b"}) == {"a": [3, 9], "d": [7]}
+    assert left_behind(found, SOCKET, 100, {"a", "b", "d"}) == {"a": [9]}
+    assert left_behind([], SOCKET, None, set()) == {}

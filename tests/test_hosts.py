@@ -9,6 +9,7 @@ import glob
 import json
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -532,4 +533,28 @@ def test_the_services_stop_ends_the_hosts_ssh_masters(fleet) -> None:
     master = control_socket(fleet, "h1")
     assert mux_answers(master, 5)
     fleet.local.roost("service", "stop")
+    fleet.local.wait_for(lambda: not mux_answers(master, 5), 20, "the master ended")
+
+
+@pytest.mark.service
+def test_a_service_back_from_a_kill_9_ends_the_masters_it_left(fleet) -> None:
+    """A service killed -9 never stops its components, so its hosts' masters (and the streams
+    followed through them) stayed up; the next run, after one that did not end cleanly, ends
+    them before anything of it serves."""
+    from roost.system.ssh import mux_answers
+
+    fleet.add("h1")
+    first = fleet.local.start_service()
+    fleet.local.roost("ls", "--all")
+    master = control_socket(fleet, "h1")
+    assert mux_answers(master, 5)
+    os.kill(first["pid"], signal.SIGKILL)  # its pane-died hook starts it again
+    fleet.local.wait_for(
+        lambda: (
+            (s := json.loads(fleet.local.roost("service", "status", "--json").stdout))["running"]
+            and s["pid"] != first["pid"]
+        ),
+        30,
+        "the service back",
+    )
     fleet.local.wait_for(lambda: not mux_answers(master, 5), 20, "the master ended")

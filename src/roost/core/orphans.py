@@ -10,7 +10,7 @@ through two sockets) is not an orphan: it is the agent, running elsewhere.
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Iterable, Set
 from dataclasses import dataclass
 from typing import Literal
 
@@ -58,6 +58,24 @@ def whose(proc: Tagged, socket_path: str, server_pid: int | None, live: Set[str]
     # names that server), not a child the agent ran in some other tmux (the user's, say).
     started_there = proc.socket_path.rsplit("/", 1)[-1] == proc.roost_socket
     return "elsewhere" if proc.server_alive and started_there else "orphan"
+
+
+def left_behind(
+    found: Iterable[Tagged], socket_path: str, server_pid: int | None, live: Set[str]
+) -> dict[str, list[int]]:
+    """The orphans among `found` (whose() says so), by agent, their pids in order: what doctor
+    lists and what the service reaps (docs/DECISIONS.md, stop 43).
+
+    >>> dead = Tagged(7, "a", "/s", 41, False)
+    >>> mine = Tagged(8, "b", "/s", 42, True)
+    >>> left_behind([mine, dead, Tagged(5, "a", "", None, False)], "/s", 42, {"b"})
+    {'a': [5, 7]}
+    """
+    by_agent: dict[str, list[int]] = {}
+    for proc in found:
+        if whose(proc, socket_path, server_pid, live) == "orphan":
+            by_agent.setdefault(proc.agent_id, []).append(proc.pid)
+    return {agent: sorted(pids) for agent, pids in by_agent.items()}
 
 
 def describe(pids: list[int]) -> str:

@@ -432,10 +432,9 @@ def _orphans(
 
     server = int(rows[0]["server_pid"]) if rows and rows[0]["server_pid"].isdigit() else None
     live = {r["roost_id"] for r in rows if r["roost_id"] and r["pane_dead"] != "1"}
-    by_agent: dict[str, list[int]] = {}
-    for _proc, facts in procs.tagged(roost_home):
-        if orphans.whose(facts, socket, server, live) == "orphan":
-            by_agent.setdefault(facts.agent_id, []).append(facts.pid)
+    by_agent = orphans.left_behind(
+        (facts for _proc, facts in procs.tagged(roost_home)), socket, server, live
+    )
     report.add(
         "orphans",
         not by_agent,

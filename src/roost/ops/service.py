@@ -63,6 +63,7 @@ from roost.core.service import (
     ServiceStatus,
     restart_delay,
 )
+from roost.ops import reap
 from roost.ops.context import IN_SUPERVISOR, UNREAD, App, file_stamp, reread_settings
 from roost.store import events as event_log
 from roost.store import service as rows
@@ -428,6 +429,7 @@ def _run(app: App, opener: Callable[[], App]) -> int:
     comps = components()
     pid = os.getpid()
     at = _stamp(app)
+    previous = rows.last_run(app.store.conn)
     with app.store.write() as c:
         rows.end_stale_runs(c, at)
         run_id = rows.begin_run(
@@ -435,6 +437,8 @@ def _run(app: App, opener: Callable[[], App]) -> int:
         )
         first = {x.name: STARTING if x.start is not None else SERVING for x in comps}
         rows.begin_parts(c, run_id, first, at)
+    with _logged("reaping what an earlier run left"):  # before any component serves
+        reap.at_start(app, previous)
     started: Started = queue.SimpleQueue()
     stopping = threading.Event()
 
@@ -467,6 +471,8 @@ def _run(app: App, opener: Callable[[], App]) -> int:
         for name, stop_one in reversed(stops):
             with _logged(f"stopping {name}"):
                 stop_one()
+        with _logged("reaping on the way out"):  # the tmux server gone: nothing starts it again
+            reap.at_exit(app)
     return 0
 
 
