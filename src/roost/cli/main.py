@@ -114,12 +114,13 @@ def open_cmd(tab_name: str) -> None:
       roost open main
     """
     from roost.ops import tabview
+    from roost.system import programs
 
     app = _app(tab_name)
     argv = tabview.open_tab(app, tab_name)
     env = dict(app.tmux.env)
     app.close()
-    os.execvpe(argv[0], argv, env)
+    programs.replace_roost(argv, env)
 
 
 def _app(*names: str, reading: bool = False, runtime: bool = False) -> App:
@@ -331,6 +332,7 @@ def attach(name: str) -> None:
       roost attach api-fix
     """
     from roost.ops import lifecycle
+    from roost.system import programs
 
     app = _app(name, runtime=True)
     notes: list[str] = []
@@ -339,8 +341,7 @@ def attach(name: str) -> None:
         click.echo(note, err=True)
     env = dict(app.tmux.env)  # without $TMUX: attaching from inside another tmux is intended
     app.close()
-    sys.stdout.flush()
-    os.execvpe(argv[0], argv, env)
+    programs.replace_roost(argv, env)
 
 
 @cli.command()

@@ -92,17 +92,11 @@ def _interactive(host: str, argv: list[str]) -> int:
     """`ssh -tt` on this terminal, as a child rather than in roost's place: ssh's own failure
     (255, a host it cannot reach or that dropped the line) becomes roost's one line and code,
     like every other command's (ssh's stderr is kept until then; its prompts use the tty)."""
-    import subprocess
-    import tempfile
-
     from roost.core import sshargs
+    from roost.system import programs
     from roost.system.ssh import SSH_FAILED, Unreachable
 
-    sys.stdout.flush()
-    with tempfile.TemporaryFile("w+") as err:
-        code = subprocess.call(argv, stderr=err)
-        err.seek(0)
-        said = err.read()
+    code, said = programs.on_terminal_keeping_stderr(argv)
     if code == SSH_FAILED:
         raise Unreachable(host, sshargs.ssh_reason(said))
     sys.stderr.write(said)

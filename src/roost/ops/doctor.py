@@ -556,24 +556,13 @@ def _default_missing(report: Report, wanted: str, installed: list[str]) -> None:
 
 def installed_version(exe: str, environ: Mapping[str, str]) -> str:
     """The first dotted number `exe --version` prints; "?<why>" when it tells none."""
-    import subprocess
+    from roost.system import programs
 
     try:
-        proc = subprocess.run(
-            [exe, "--version"],
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            env=dict(environ),
-            timeout=VERSION_TIMEOUT,
-            check=False,
-            start_new_session=True,
-        )
-    except subprocess.TimeoutExpired:
-        return f"?no answer within {VERSION_TIMEOUT:g} s"
-    except OSError as exc:
-        return f"?{exc.strerror or exc}"
-    match = VERSION.search(proc.stdout) or VERSION.search(proc.stderr)
-    if proc.returncode != 0 or match is None:
-        return f"?exit {proc.returncode}"
+        code, out, err = programs.answer([exe, "--version"], environ, VERSION_TIMEOUT)
+    except programs.NoAnswer as exc:
+        return f"?{exc}"
+    match = VERSION.search(out) or VERSION.search(err)
+    if code != 0 or match is None:
+        return f"?exit {code}"
     return match.group(0)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
-import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, tzinfo
@@ -1093,11 +1092,12 @@ class RoostApp(App[None]):
         """Hand the terminal to `tmux attach`; the TUI comes back when the user detaches."""
         import os
 
+        from roost.system import programs
         from roost.system.locate import tmux_client_env
 
         try:
             with self.suspend():
-                subprocess.run(argv, env=tmux_client_env(os.environ), check=False)
+                programs.on_terminal(argv, tmux_client_env(os.environ))
         except Exception as exc:  # noqa: BLE001 - e.g. no terminal to hand over
             self.notify(f"cannot attach here: {exc}", severity="error")
         self.refresh_data()
