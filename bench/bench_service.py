@@ -231,8 +231,8 @@ def without_poke(w: World) -> None:
 
 
 def hook_watch_cost() -> dict[str, float]:
-    """The monitor's hook-log look (ops/monitor.py HookLogs.grown) over this world's logs."""
-    from roost.ops import monitor
+    """The monitor's hook-log look (service/monitor.py HookLogs.grown) over this world's logs."""
+    from roost.service import monitor
 
     app = open_app()
     try:

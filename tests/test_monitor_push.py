@@ -1,4 +1,4 @@
-"""What the service's monitor (ops/monitor.py) hears at once, on a real tmux (issue 21, branch
+"""What the service's monitor (service/monitor.py) hears at once, on a real tmux (issue 21, branch
 svc2): a pane's death is pushed to its control client by the pane-died hook, not left to the
 subscription's next 1 s check; and a Claude hook event that changes nothing on the screen (a
 Notification) reaches `roost watch --json` without waiting for the safety net; so does a
@@ -21,7 +21,7 @@ from roost.tmux.control import ControlClient
 
 from conftest import Env
 
-# Well under the monitor's safety net (ops/monitor.py FULL, 120 s): a line that comes within it
+# Well under the monitor's safety net (service/monitor.py FULL, 120 s): a line that comes within it
 # was pushed; generous for a loaded machine.
 PUSHED = 15.0
 
@@ -111,7 +111,7 @@ def test_the_services_own_output_is_no_change_for_the_tuis(world: Env) -> None:
 def test_a_still_screen_reads_idle_when_its_quiet_is_over(world: Env) -> None:
     """A pattern-less screen is working while it moves and idle QUIET seconds after (core
     status): no event says so, so the monitor refreshes that pane when its QUIET is over, not at
-    its safety net (ops/monitor.py FULL, minutes away)."""
+    its safety net (service/monitor.py FULL, minutes away)."""
     from roost.core.status import QUIET
 
     echo = "while read x; do echo got $x; done"

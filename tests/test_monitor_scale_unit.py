@@ -61,7 +61,7 @@ def test_a_cli_event_log_line_written_while_the_service_started_is_recorded_once
     log) is news; a line from before this run (a restarted service) is not recorded again."""
     from datetime import datetime
 
-    from roost.ops import monitor
+    from roost.service import monitor
     from roost.store import service as rows
 
     app.environ.update(ROOST_CODEX_BIN="/bin/sh")  # never run

@@ -193,7 +193,7 @@ def test_arming_sets_its_own_session_and_a_gone_one_fails_only_that_look(
     """The arm inside if-shell names its session (if-shell does not hand its target on: the
     most recently used session would be armed, a person's perhaps); a look naming a session
     that is gone fails in tmux, and the monitor lists again without it."""
-    from roost.ops import monitor
+    from roost.service import monitor
     from roost.tmux.client import Tmux
 
     pane = agent_window(run, "home", "cat")

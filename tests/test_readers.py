@@ -1,5 +1,5 @@
 """The roost service's socket for readers (issue 21: `roost ls` with the service, and the event
-stream pushed to readers): ops/readers.py and system/servicesock.py on a real tmux."""
+stream pushed to readers): service/readers.py and system/servicesock.py on a real tmux."""
 
 from __future__ import annotations
 

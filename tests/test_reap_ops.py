@@ -16,6 +16,7 @@ from fake_procs import OTHER_UID, SERVER_PID
 from roost.core.model import Agent
 from roost.ops import lifecycle, reap, service
 from roost.ops.context import App
+from roost.service import main
 from roost.store.service import Run
 from roost.system.procs import HOME_TAG, TAG
 from roost.tmux.fake import FakeTmux
@@ -110,11 +111,10 @@ def test_the_service_reaps_before_any_component_starts(
         os.kill(os.getpid(), signal.SIGTERM)  # then told to stop
         return lambda: None
 
-    monkeypatch.setattr(service, "components", lambda: [service.Component("probe", start=start)])
     handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     try:
         assert threading.current_thread() is threading.main_thread()
-        assert service._run(app, lambda: app) == 0
+        assert main._run(app, lambda: app, [service.Component("probe", start=start)]) == 0
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)

@@ -17,13 +17,14 @@ import pytest
 from roost.core.errors import RoostError
 from roost.ops import service
 from roost.ops.context import App
+from roost.service import main
 from roost.store import service as rows
 from roost.system import locks
 
 
 def hold_lock(app: App) -> int:
     app.paths.run.mkdir(parents=True, exist_ok=True)
-    held = locks.claim(app.paths.run / service.LOCK)
+    held = locks.claim(app.paths.run / main.LOCK)
     assert held is not None
     return held
 
@@ -51,9 +52,9 @@ def test_the_next_service_waits_for_one_that_is_stopping(app: App) -> None:
         rows.end_run(c, os.getpid(), "2026-01-01T00:00:01+00:00", 0)  # closed: it is stopping
     held = hold_lock(app)
     on_sleep(app, lambda n: os.close(held) if n == 3 else None)  # its components stopped
-    mine = service._claim(app)
+    mine = main._claim(app)
     try:
-        assert locks.claimant(app.paths.run / service.LOCK) == os.getpid()
+        assert locks.claimant(app.paths.run / main.LOCK) == os.getpid()
         assert len(app.clock.slept) == 3  # type: ignore[attr-defined]
     finally:
         os.close(mine)
@@ -64,7 +65,7 @@ def test_a_running_service_refuses_a_second_at_once(app: App) -> None:
     try:
         open_run(app, os.getpid())
         with pytest.raises(RoostError, match="another roost service runs"):
-            service._claim(app)
+            main._claim(app)
         assert app.clock.slept == []  # type: ignore[attr-defined]
     finally:
         os.close(held)
@@ -74,8 +75,8 @@ def test_a_holder_that_never_lets_go_is_refused_after_the_handover_wait(app: App
     held = hold_lock(app)
     try:
         with pytest.raises(RoostError, match="another roost service runs"):
-            service._claim(app)
-        assert app.clock.monotonic() >= service.HANDOVER
+            main._claim(app)
+        assert app.clock.monotonic() >= main.HANDOVER
     finally:
         os.close(held)
 
@@ -93,11 +94,10 @@ def test_a_stopping_service_closes_its_run_before_its_components_stop(
         return stop
 
     comp = service.Component("probe", start=start)
-    monkeypatch.setattr(service, "components", lambda: [comp])
     handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     try:
         assert threading.current_thread() is threading.main_thread()
-        assert service._run(app, lambda: app) == 0
+        assert main._run(app, lambda: app, [comp]) == 0
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)

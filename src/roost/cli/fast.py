@@ -1,5 +1,5 @@
 """`roost ls`'s fast path, without Click: the roost service's answer when it runs (already warm,
-computed at the call from the store and tmux: ops/readers.py), else ops/quicklist.py's, computed
+computed at the call from the store and tmux: service/readers.py), else ops/quicklist.py's, computed
 here. None hands over to the full CLI, which says what is wrong or records what changed.
 
 Import-light: asking the service imports only os and `_socket` (system/servicesock.py); the

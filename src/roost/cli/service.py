@@ -75,7 +75,7 @@ def status(as_json: bool) -> None:
 def run() -> None:
     """The service's own process (run by `roost service start` in its hidden session). One per
     ROOST_HOME: a second refuses at once (exit 1) and changes nothing."""
-    from roost.ops import service as svc
     from roost.ops.context import open_app
+    from roost.service import main
 
-    raise SystemExit(svc.run(open_app(), open_app))
+    raise SystemExit(main.run(open_app(), open_app))

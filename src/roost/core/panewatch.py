@@ -1,6 +1,6 @@
 """What tmux pushes to the service's control client (tmux/control.py), as data: the news that
 something changed, the one `list-panes` that says what, its parsing, and what changed between
-two looks. Pure; ops/monitor.py acts on it.
+two looks. Pure; service/monitor.py acts on it.
 
 tmux 3.3a checks a control client's subscriptions once a second. A subscription whose format
 looped over every session, window and pane (this module's first way) cost tmux about 1 % of a

@@ -1,6 +1,7 @@
 """The roost service: one long-lived roost process inside roost's own tmux server, in a hidden
 session of its own (core/service.py's SESSION), that pushes what changed instead of anyone
-polling. Every CLI command works without it; it only makes things arrive sooner.
+polling: the runtime. Every command that starts or changes agents makes sure it runs first
+(`runtime`); one that cannot start it still works on what it can, and says so once.
 
 Interface (stable; extend, don't rename):
 
@@ -10,12 +11,10 @@ Interface (stable; extend, don't rename):
   doing the work itself.
 - `status(app, probe=False)`, `stop(app)`, `start(app)` (= ensure_running, and it clears a
   `stop`; it waits for the components' starts).
-- `run(app)`: the service's main (`roost service run`, the process in the hidden pane). One per
-  ROOST_HOME: it first takes `run/service.lock` (an flock, which the kernel releases when the
-  process dies, even by kill -9) and holds it for its life; a second run refuses before it
-  changes anything (RoostError, exit 1).
-- Components: `COMPONENTS` lists "module:attribute" strings naming `Component`s, imported by the
-  service's main only (so `roost ls` never loads them). A component has
+- `run`: the service's main lives in the room above (roost/service/main.py, `roost service
+  run`), which imports the components (roost/service/components.py); this module is the
+  control half every command uses, and what a component is:
+- `Component`:
   - `name`: unique, stable (its cursor in the store is keyed by it);
   - `start(app) -> stop`: called once in a thread of its own with an App of its own (its own
     store connection); it sets up (e.g. starts its own threads or a server) and returns a
@@ -26,8 +25,9 @@ Interface (stable; extend, don't rename):
     of the event log (store/events.py `after`: dicts with `seq`, `agent_id`, `agent`, `at`,
     `kind` and the details), in sequence order, at least once: the component's cursor
     (store/service.py) moves past a batch after the call returns (or raises: a failure is
-    logged, never retried forever). A component's first run starts at the log's end.
-  Either may be None. A component that writes events calls `news()` so the event thread wakes
+    logged, never retried forever). A component's first run starts at the log's end;
+  - `on_settings(app)`: config.toml changed and reads valid.
+  Any may be None. A component that writes events calls `news()` so the event thread wakes
   at once rather than at its next check (0.25 s).
 - `on_died(app, pane)`: the service's pane died (tmux's pane-died hook, via ops/supervise.py):
   record it, and restart it after a backoff unless `roost service stop` asked for it.
@@ -40,22 +40,16 @@ no agent: they live in their own sessions, and every component resumes from its 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import os
-import queue
-import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from roost.core.errors import RoostError
 from roost.core.pane import Pane
 from roost.core.service import (
     FAILED,
-    OFF,
     SERVING,
     SESSION,
     STARTING,
@@ -63,39 +57,19 @@ from roost.core.service import (
     ServiceStatus,
     restart_delay,
 )
-from roost.ops import reap
-from roost.ops.context import IN_SUPERVISOR, UNREAD, App, file_stamp, reread_settings
-from roost.store import events as event_log
+from roost.ops.context import IN_SUPERVISOR, App
 from roost.store import service as rows
-from roost.system import locks, servicesock
+from roost.system import servicesock
 from roost.tmux import service as session
-from roost.tmux.client import USER_CONFIG, Tmux
+from roost.tmux.client import Tmux
 from roost.tmux.protocol import DuplicateSession, TmuxError
 
 Event = dict[str, Any]
 Stop = Callable[[], None]
 
-# The components the service runs ("module:attribute"). Append yours.
-COMPONENTS: list[str] = [
-    "roost.ops.readers:COMPONENT",  # first: readers hear of a batch before the slower work on it
-    "roost.ops.monitor:COMPONENT",
-    "roost.mcp.component:COMPONENT",  # the shared MCP endpoint (branch mcphttp)
-    "roost.ops.alerts:COMPONENT",  # notifications to the person (issue 21 part 4)
-    "roost.ops.resume:COMPONENT",  # resume at a usage limit's reset (issue 23 part 2)
-    "roost.ops.budget:COMPONENT",  # budgets at each turn's end (issue 23 part 5, branch usage)
-    "roost.ops.held:COMPONENT",  # texts held behind an agent's question (issue 34)
-    "roost.web.component:COMPONENT",  # roost web, when [web] enabled = true (issue 25)
-    "roost.ops.hostchildren:COMPONENT",  # children on hosts: their turns' ends (issue 24 part 4)
-]
 START_TIMEOUT = 30.0  # seconds a start may take to register its run (a loaded machine)
 LAUNCH_WAIT = 10.0  # seconds a launch waits for it (then its agent gets `roost mcp` instead)
-CHECK = 0.25  # seconds between two looks at the log when no component said there is news
-BATCH = 500  # events per on_events call
-LOCK = "service.lock"  # in run/: held by the one service of this ROOST_HOME
 SETTLE = 15.0  # seconds `roost service start` waits for the components' starts
-# seconds a new run waits for the lock of a service that is stopping (its run is closed, its
-# components are stopping): tmux's server died, or `stop` then `start` in a row
-HANDOVER = 20.0
 
 
 @dataclass(frozen=True)
@@ -122,6 +96,12 @@ _news = threading.Event()
 def news() -> None:
     """Wake the service's event thread: something was just written to the event log."""
     _news.set()
+
+
+def wait_for_news(timeout: float) -> None:
+    """The service's event thread: until news() or `timeout` s, whichever comes first."""
+    _news.wait(timeout)
+    _news.clear()
 
 
 # ---- status, start, stop (any roost command) ---------------------------------------------
@@ -382,218 +362,6 @@ def on_died(app: App, pane: Pane) -> str:
     except TmuxError:
         return "left"  # started by a roost command between the look and the respawn
     return "restarted"
-
-
-# ---- the service's main (`roost service run`) ----------------------------------------------
-def components() -> list[Component]:
-    found = []
-    for spec in COMPONENTS:
-        module, _, attribute = spec.partition(":")
-        found.append(getattr(importlib.import_module(module), attribute))
-    return found
-
-
-def run(app: App, opener: Callable[[], App]) -> int:
-    """Run the components until TERM, INT or HUP; `opener` gives each thread an App of its own
-    (SQLite connections stay in their thread). Exit status 0 after a clean stop. RoostError,
-    before anything is started or written, when another service holds this home's lock."""
-    held = _claim(app)
-    try:
-        return _run(app, opener)
-    finally:
-        os.close(held)  # the kernel would release it at exit anyway (kill -9 too)
-
-
-def _claim(app: App) -> int:
-    """The service's lock; waited for while its holder is a service that is stopping (its run
-    closed), refused at once while the holder's run is open."""
-    path = app.paths.run / LOCK
-    deadline = app.clock.monotonic() + HANDOVER
-    while (held := locks.claim(path)) is None:
-        pid = locks.claimant(path)
-        if _runs_now(app, pid) or app.clock.monotonic() >= deadline:
-            raise RoostError(
-                f"another roost service runs for this home{f' (pid {pid})' if pid else ''}; "
-                "not starting a second (roost service status tells what it serves)"
-            )
-        app.clock.sleep(0.1)
-    return held
-
-
-def _runs_now(app: App, pid: int | None) -> bool:
-    run = rows.last_run(app.store.conn)
-    return run is not None and run[5] is None and run[1] == pid
-
-
-def _run(app: App, opener: Callable[[], App]) -> int:
-    comps = components()
-    pid = os.getpid()
-    at = _stamp(app)
-    previous = rows.last_run(app.store.conn)
-    with app.store.write() as c:
-        rows.end_stale_runs(c, at)
-        run_id = rows.begin_run(
-            c, pid, os.environ.get("TMUX_PANE", ""), at, [x.name for x in comps]
-        )
-        first = {x.name: STARTING if x.start is not None else SERVING for x in comps}
-        rows.begin_parts(c, run_id, first, at)
-    with _logged("reaping what an earlier run left"):  # before any component serves
-        reap.at_start(app, previous)
-    started: Started = queue.SimpleQueue()
-    stopping = threading.Event()
-
-    def on_signal(*_: object) -> None:
-        stopping.set()
-        news()
-
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, on_signal)
-    stops: list[tuple[str, Stop]] = []
-    for comp in comps:
-        if comp.start is not None:
-            threading.Thread(
-                target=_start_one, args=(comp, opener, stops, started), name=comp.name, daemon=True
-            ).start()
-    seen: tuple[object, object] = (UNREAD, UNREAD)  # config.toml's, tmux.conf's
-    try:
-        while not stopping.is_set():
-            _record_starts(app, run_id, started)
-            seen = _settings(app, comps, seen)
-            dispatch(app, comps, run_id)
-            _news.wait(CHECK)
-            _news.clear()
-    finally:
-        # the run is over before its components stop (intent before effect): a launch meanwhile
-        # starts the next service, which waits for this one's lock, rather than wiring its
-        # agent to an endpoint that is closing
-        with app.store.write() as c:
-            rows.end_run(c, pid, _stamp(app), 0)
-        for name, stop_one in reversed(stops):
-            with _logged(f"stopping {name}"):
-                stop_one()
-        with _logged("reaping on the way out"):  # the tmux server gone: nothing starts it again
-            reap.at_exit(app)
-    return 0
-
-
-def _settings(
-    app: App, comps: list[Component], seen: tuple[object, object]
-) -> tuple[object, object]:
-    """Read config.toml and tmux.conf again when either changed (a broken one keeps the last
-    good settings and is said once), and tell the components that react to new settings."""
-    was_config, was_tmux = seen
-    config = reread_settings(
-        app, was_config, "config", lambda problem: _file_read(app, CONFIG, problem)
-    )
-    if config != was_config and was_config is not UNREAD:
-        for comp in comps:
-            if comp.on_settings is not None:
-                with _logged(f"{comp.name} on new settings"):
-                    comp.on_settings(app)
-    tmux_conf = file_stamp(str(app.paths.home / USER_CONFIG))
-    if tmux_conf != was_tmux and was_tmux is not UNREAD:
-        problems = app.tmux.apply_user_config()
-        _file_read(app, USER_CONFIG, "; ".join(problems) if problems else None)
-    return config, tmux_conf
-
-
-CONFIG = "config.toml"
-
-
-def _file_read(app: App, name: str, problem: str | None) -> None:
-    """An edit of config.toml or tmux.conf, as the service read it: `config-refused` (its
-    problem; the alerts say so on every channel) or `config-applied`. The file's name stands
-    for the agent (no roost id looks like it): the events and the alert edge are roost's own."""
-    kind = "config-applied" if problem is None else "config-refused"
-    detail = {} if problem is None else {"reason": problem}
-    with app.store.write() as c:
-        event_log.append(c, name, name, c.now_iso(), kind, detail)
-
-
-# What each component's start came to: (name, state, address, error), for the event thread to
-# record (the store connection it writes with is that thread's).
-Started = queue.SimpleQueue[tuple[str, str, str | None, str | None]]
-
-
-def _start_one(
-    comp: Component, opener: Callable[[], App], stops: list[tuple[str, Stop]], started: Started
-) -> None:
-    assert comp.start is not None
-    try:
-        got = comp.start(opener())
-    except Exception as exc:  # noqa: BLE001 - one component must not stop the others
-        why = _failure(f"starting {comp.name}", exc)
-        started.put((comp.name, FAILED, None, why))
-    else:
-        if got is None:
-            started.put((comp.name, OFF, None, None))
-        else:
-            serving = got if isinstance(got, Serving) else Serving(got)
-            stops.append((comp.name, serving.stop))
-            started.put((comp.name, SERVING, serving.address, None))
-    news()
-
-
-def _record_starts(app: App, run_id: int, started: Started) -> None:
-    while True:
-        try:
-            name, state, address, error = started.get_nowait()
-        except queue.Empty:
-            return
-        with app.store.write() as c:
-            rows.set_part(c, run_id, name, state, _stamp(app), address, error)
-
-
-def dispatch(app: App, comps: list[Component], run_id: int | None = None) -> int:
-    """Hand each component with `on_events` the events after its cursor, in order; how many
-    were handed in all. A failure is said, and recorded as the component's last error in run
-    `run_id`."""
-    handed = 0
-    last = event_log.last_id(app.store.conn)
-    for comp in comps:
-        if comp.on_events is None:
-            continue
-        seq = rows.cursor(app.store.conn, comp.name)
-        if seq is None:  # its first run: from now on
-            with app.store.write() as c:
-                rows.set_cursor(c, comp.name, last)
-            continue
-        while seq < last:
-            batch = event_log.after(app.store.conn, seq, BATCH)
-            if not batch:
-                break
-            try:
-                comp.on_events(app, batch)
-            except Exception as exc:  # noqa: BLE001 - logged, never retried forever
-                why = _failure(f"{comp.name} on events {batch[0]['seq']}..{batch[-1]['seq']}", exc)
-                if run_id is not None:
-                    with app.store.write() as c:
-                        rows.part_failed(c, run_id, comp.name, why, _stamp(app))
-            seq = int(batch[-1]["seq"])
-            with app.store.write() as c:
-                rows.set_cursor(c, comp.name, seq)
-            handed += len(batch)
-    return handed
-
-
-def _stamp(app: App) -> str:
-    return app.clock.now().isoformat(timespec="milliseconds")
-
-
-@contextlib.contextmanager
-def _logged(what: str) -> Iterator[None]:
-    """A component's failure is the service's log line (its pane), never its death."""
-    try:
-        yield
-    except Exception as exc:  # noqa: BLE001 - one component must not stop the others
-        _failure(what, exc)
-
-
-def _failure(what: str, exc: Exception) -> str:
-    """Say a component's failure in the service's pane; the error, as status shows it."""
-    why = f"{type(exc).__name__}: {exc}"
-    say(f"{what} failed: {why}")
-    return why
 
 
 def in_thread(app: App, name: str, work: Callable[[App], None], ending: Callable[[], None]) -> Stop:

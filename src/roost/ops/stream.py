@@ -2,7 +2,7 @@
 order, none missed, any number of readers (each reads the store by sequence; nothing is sampled).
 
 Who makes the events: with the roost service running (ops/service.py), its monitor records every
-change as tmux pushes it, and its socket for readers (ops/readers.py) says when the log grew, so
+change as tmux pushes it, and its socket for readers (service/readers.py) says when the log grew, so
 a reader waits on that socket and reads the log only then (no tmux call, no fork, no query while
 nothing happens; a look every RECHECK s all the same). A service without that socket (an older
 build, a home whose path is too long for a socket): a read of the log every CHECK s. Without a

@@ -1,5 +1,6 @@
-"""The service's monitor (a component of ops/service.py): learns from tmux what changed, without
-polling, and runs the status pipeline (ops/observe.py, core's steps) for what changed only.
+"""The service's monitor (a component it runs: service/components.py): learns from tmux what
+changed, without polling, and runs the status pipeline (ops/observe.py, core's steps) for
+what changed only.
 
 - One control-mode client (tmux/control.py) on the service's own hidden session, waiting on
   the channel that tmux's hooks signal when a window shows output, rings a bell or has a pane

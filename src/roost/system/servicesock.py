@@ -1,4 +1,4 @@
-"""The roost service's socket for readers (ops/readers.py serves it): where it is, and the two
+"""The roost service's socket for readers (service/readers.py serves it): where it is, and the two
 questions a reader asks it. Import-light (os and `_socket`, the C module under `socket`, whose
 Python half imports enum and selectors): `roost ls` asks here before importing anything else.
 
