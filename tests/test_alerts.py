@@ -175,8 +175,9 @@ def test_bad_notify_config_is_one_clear_line(world: Env, setting: str, said: str
 
 def test_watch_notify_writes_the_alert_to_its_terminal(world: Env) -> None:
     """The terminal channel: `roost watch --notify` writes OSC 777, OSC 9 and a bell for each
-    alert (its JSON stays on stdout, the terminal's bytes go to stderr); inside tmux (TMUX set)
-    wrapped for passthrough."""
+    alert the service decided (its JSON stays on stdout, the terminal's bytes go to stderr);
+    inside tmux (TMUX set) wrapped for passthrough."""
+    world.start_service()
     spawn(world, "api")
     world.wait_status("api", "idle")
     terminal = world.tmp / "terminal.out"
@@ -252,11 +253,12 @@ def test_the_service_delivers_and_its_kill_9_repeats_nothing(world: Env, stub: S
 def test_the_tuis_live_source_hands_over_each_new_alert_once(
     world: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The TUI's terminal channel: its data source decides new events and hands each `alert`
-    logged since its last look to the app, as the terminal's text, once."""
+    """The TUI's terminal channel: its data source hands each `alert` the service logged since
+    its last look to the app, as the terminal's text, once."""
     from roost.core.alerts import osc
     from roost.tui.live import LiveSource
 
+    world.start_service()
     spawn(world, "api")
     world.wait_status("api", "idle")
     monkeypatch.delenv("TMUX", raising=False)
@@ -266,9 +268,9 @@ def test_the_tuis_live_source_hands_over_each_new_alert_once(
     assert source.snapshot().alerts == []  # the first look marks where the log ends
     world.roost("send", "api", "ask")
     world.wait_status("api", "waiting")
-    assert source.snapshot().alerts == [
-        osc("roost: api is waiting for you", "Do you want to proceed?", in_tmux=False)
-    ]
+    shown: list[str] = []
+    world.wait_for(lambda: shown.extend(source.snapshot().alerts) or shown, 30, "the alert")
+    assert shown == [osc("roost: api is waiting for you", "Do you want to proceed?", in_tmux=False)]
     assert source.snapshot().alerts == []
 
 

@@ -99,8 +99,8 @@ def run_command(once: bool, interval: float) -> None:
 
 class WatchAlerts:
     """`roost watch --notify`'s part: `emit` writes each `alert` event of the stream to the
-    terminal; `flush` (after each read of the stream) flushes stdout and runs a pass, so alerts
-    are decided and delivered without the service too (with it, the pass finds nothing to do)."""
+    terminal. The roost service decides and delivers alerts (one runtime, issue 36); the
+    watch shows the ones it logged."""
 
     def __init__(self, app: App, terminal: IO[str]) -> None:
         from roost.system.terminal import raw
@@ -118,7 +118,4 @@ class WatchAlerts:
             self.terminal.flush()
 
     def flush(self) -> None:
-        from roost.ops import alerts
-
         sys.stdout.flush()
-        alerts.run_pass(self.app)

@@ -117,15 +117,13 @@ class LiveSource:
 
     def _alerts(self, app: App) -> list[str]:
         """The alerts logged since the last look, as this terminal's text (the first look only
-        marks where the log ends). Without the service, decides new events first (no delivery:
-        that may take seconds; `roost notify run` or `roost watch --notify` deliver)."""
+        marks where the log ends). The roost service decides and delivers them; the TUI only
+        shows them."""
         from roost.ops import alerts
 
         if self._alerted is None:
             self._alerted = app.store.last_event_id()
             return []
-        if not self._service:  # else the service's component decides
-            alerts.decide_new(app)
         found = app.store.events_since(self._alerted, "alert")
         self._alerted = int(found[-1]["id"]) if found else self._alerted
         if not app.settings.notify.terminal:
