@@ -269,7 +269,12 @@ def test_the_tuis_live_source_hands_over_each_new_alert_once(
     world.roost("send", "api", "ask")
     world.wait_status("api", "waiting")
     shown: list[str] = []
-    world.wait_for(lambda: shown.extend(source.snapshot().alerts) or shown, 30, "the alert")
+
+    def looked() -> list[str]:
+        shown.extend(source.snapshot().alerts)
+        return shown
+
+    world.wait_for(looked, 30, "the alert")
     assert shown == [osc("roost: api is waiting for you", "Do you want to proceed?", in_tmux=False)]
     assert source.snapshot().alerts == []
 

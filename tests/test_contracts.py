@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,21 +147,24 @@ STARTS = ("exec", "fork", "spawn", "posix_spawn", "system", "popen")
 STARTING_ROOMS = ("tmux", "system", "launch.py", "web/term.py")
 
 
-def process_starts_outside_their_rooms(package: Path) -> list[str]:
-    found = []
+def nodes(package: Path, skip: tuple[str, ...] = ()) -> Iterator[tuple[str, ast.AST]]:
+    """Every syntax node of the package's modules, with the module's path in it."""
     for path in sorted(package.rglob("*.py")):
         rel = path.relative_to(package).as_posix()
-        if rel.startswith(STARTING_ROOMS):
-            continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == "os"
-                and node.attr.startswith(STARTS)
-            ):
-                found.append(f"{rel}:{node.lineno} os.{node.attr}")
-    return found
+        if not (skip and rel.startswith(skip)):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                yield rel, node
+
+
+def process_starts_outside_their_rooms(package: Path) -> list[str]:
+    return [
+        f"{rel}:{node.lineno} os.{node.attr}"
+        for rel, node in nodes(package, skip=STARTING_ROOMS)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "os"
+        and node.attr.startswith(STARTS)
+    ]
 
 
 def test_processes_start_only_in_their_rooms() -> None:
@@ -181,19 +185,10 @@ def test_the_process_check_finds_an_exec_planted_in_the_cli(tmp_path: Path) -> N
 # composition root, could need it, and it imports its components by name.
 def imports_by_string(package: Path) -> list[str]:
     found = []
-    for path in sorted(package.rglob("*.py")):
-        rel = path.relative_to(package).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if not isinstance(node, ast.Call):
-                continue
+    for rel, node in nodes(package):
+        if isinstance(node, ast.Call):
             func = node.func
-            name = (
-                func.attr
-                if isinstance(func, ast.Attribute)
-                else func.id
-                if isinstance(func, ast.Name)
-                else ""
-            )
+            name = getattr(func, "attr", None) or getattr(func, "id", "")
             if name in ("import_module", "__import__"):
                 found.append(f"{rel}:{node.lineno} {name}")
     return found
