@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -184,12 +185,19 @@ def test_watch_notify_writes_the_alert_to_its_terminal(world: Env) -> None:
     with terminal.open("wb") as sink:
         watch = subprocess.Popen(
             [sys.executable, "-m", "roost", "watch", "--json", "--notify", "--interval", "0.2"],
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=sink,
+            text=True,
             env={**world.env, "TMUX": "/tmp/outer-socket,1,0"},
             cwd=world.tmp,
         )
+        lines: list[str] = []
+        assert watch.stdout is not None
+        threading.Thread(target=lambda: lines.extend(watch.stdout), daemon=True).start()  # type: ignore[arg-type]
         try:
+            # it follows the log from its end: the alert must come after its first look (under
+            # load, a Python start took longer than the service's decision)
+            world.wait_for(lambda: any('"api"' in line for line in list(lines)), 60, "its look")
             world.roost("send", "api", "ask")
             wanted = (
                 "\x1bPtmux;\x1b\x1b]777;notify;roost: api is waiting for you;"
