@@ -41,8 +41,8 @@ from roost.core import questions
 
 DEBOUNCE = 5.0  # seconds: out of a state less long than this is a flicker, not a new edge
 EDGES = ("waiting", "error", "limited", "crashed", "exited", "failed", "finished", "refused")
-# roost's own edge, under the empty agent id: an edit of config.toml the service refused
-# (ops/service.py); a later edit it applied ends it.
+# roost's own edge, under the file's name as agent: an edit of config.toml or tmux.conf the
+# service refused (service/main.py); a later edit it applied ends it.
 REFUSED, APPLIED = "config-refused", "config-applied"
 KEPT = "the last good settings stay in force"
 # Statuses that show the agent left an alerting state: the next edge may alert.

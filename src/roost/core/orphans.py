@@ -10,7 +10,7 @@ through two sockets) is not an orphan: it is the agent, running elsewhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import Literal
 
@@ -41,6 +41,22 @@ def parse_tmux(value: str) -> tuple[str, int | None]:
     if len(parts) != 3:
         return "", None
     return parts[0], int(parts[1]) if parts[1].isdigit() else None
+
+
+def this_server(rows: Iterable[Mapping[str, str]]) -> tuple[int | None, set[str]]:
+    """From `list-panes -a` rows (tmux/format.py's fields): this server's pid (None when none
+    runs) and the agents with a live pane on it, as `whose` and `left_behind` take them.
+
+    >>> row = {"server_pid": "42", "roost_id": "a", "pane_dead": "0"}
+    >>> this_server([row, {**row, "roost_id": "b", "pane_dead": "1"}, {**row, "roost_id": ""}])
+    (42, {'a'})
+    >>> this_server([])
+    (None, set())
+    """
+    rows = list(rows)
+    first = rows[0]["server_pid"] if rows else ""
+    live = {r["roost_id"] for r in rows if r["roost_id"] and r["pane_dead"] != "1"}
+    return (int(first) if first.isdigit() else None), live
 
 
 def whose(proc: Tagged, socket_path: str, server_pid: int | None, live: Set[str]) -> Whose:

@@ -430,8 +430,7 @@ def _orphans(
     from roost.core import orphans
     from roost.system import procs
 
-    server = int(rows[0]["server_pid"]) if rows and rows[0]["server_pid"].isdigit() else None
-    live = {r["roost_id"] for r in rows if r["roost_id"] and r["pane_dead"] != "1"}
+    server, live = orphans.this_server(rows)
     by_agent = orphans.left_behind(
         (facts for _proc, facts in procs.tagged(roost_home)), socket, server, live
     )
@@ -555,13 +554,17 @@ def _default_missing(report: Report, wanted: str, installed: list[str]) -> None:
 
 
 def installed_version(exe: str, environ: Mapping[str, str]) -> str:
-    """The first dotted number `exe --version` prints; "?<why>" when it tells none."""
-    from roost.system import programs
+    """The first dotted number `exe --version` prints; "?<why>" when it tells none. Run as a
+    tmux client is (tmux/run.py: no input, a process group of its own, killed at the limit)."""
+    from roost.tmux import run
 
     try:
-        code, out, err = programs.answer([exe, "--version"], environ, VERSION_TIMEOUT)
-    except programs.NoAnswer as exc:
-        return f"?{exc}"
+        code, raw_out, raw_err = run.call([exe, "--version"], environ, VERSION_TIMEOUT)
+    except run.Silent:
+        return f"?no answer within {VERSION_TIMEOUT:g} s"
+    except OSError as exc:
+        return f"?{exc.strerror or exc}"
+    out, err = (raw.decode("utf-8", "replace") for raw in (raw_out, raw_err))
     match = VERSION.search(out) or VERSION.search(err)
     if code != 0 or match is None:
         return f"?exit {code}"

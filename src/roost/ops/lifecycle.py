@@ -494,8 +494,7 @@ def _stop_leftovers(app: App, agent: Agent, rows: list[dict[str, str]]) -> None:
     if not found:
         return
     socket = os.path.realpath(app.tmux.socket_path())
-    server = int(rows[0]["server_pid"]) if rows and rows[0]["server_pid"].isdigit() else None
-    live = {r["roost_id"] for r in rows if r["roost_id"] and r["pane_dead"] != "1"}
+    server, live = orphans.this_server(rows)
     leftovers = []
     for proc, facts in found:
         verdict = orphans.whose(facts, socket, server, live)

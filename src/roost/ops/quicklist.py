@@ -2,9 +2,9 @@
 `capture-pane` call, and the hook logs' last lines, run through the status pipeline
 (ops/observe.py's `statuses`). Built to start fast: it imports only os, sys, time, sqlite3 (in
 the store), the typed config (core/settings.py: dataclasses) and roost's import-light modules
-(no Click, no subprocess, no json), because people and scripts run `roost ls` all the time;
-the roost service answers `roost ls` warm, this is the path without it. cli/fast.py prints it; the
-roost service answers with it too (service/readers.py), already warm.
+(no Click, no subprocess, no json), because people and scripts run `roost ls` all the time.
+cli/fast.py prints it when the service does not answer; the roost service answers with it too
+(service/readers.py), already warm.
 
 It only reads. It hands over to the full CLI (returns None) whenever there is something to write
 or fix: a missing, damaged or older database, session ids to learn, unread hook events, a

@@ -24,7 +24,7 @@ import contextlib
 import os
 
 from roost.core.errors import RoostError
-from roost.core.orphans import left_behind, parse_tmux
+from roost.core.orphans import left_behind, parse_tmux, this_server
 from roost.ops.context import App
 from roost.store import events as event_log
 from roost.store.service import Run
@@ -35,6 +35,7 @@ KIND = "orphans-stopped"  # the event, as a wake that stops its agent's leftover
 def at_start(app: App, previous: Run | None) -> dict[str, list[int]]:
     """The service starts: reap the orphans, and end the hosts' masters when the run before,
     `previous` (the newest run as it was before this one began), did not close cleanly."""
+    # Run's fields 5 and 6: when it ended (None: still open) and its exit status
     if previous is not None and (previous[5] is None or previous[6] != 0):
         end_masters(app)
     return orphans(app)
@@ -55,8 +56,7 @@ def orphans(app: App) -> dict[str, list[int]]:
     if not found:
         return {}
     rows = app.tmux.list_pane_rows()
-    server = int(rows[0]["server_pid"]) if rows and rows[0]["server_pid"].isdigit() else None
-    live = {r["roost_id"] for r in rows if r["roost_id"] and r["pane_dead"] != "1"}
+    server, live = this_server(rows)
     socket = os.path.realpath(app.tmux.socket_path())
     by_agent = left_behind((facts for _proc, facts in found), socket, server, live)
     handles = {facts.pid: proc for proc, facts in found}

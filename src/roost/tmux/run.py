@@ -1,5 +1,6 @@
 """Running one tmux client: the one runner under both the full client (tmux/client.py) and
-`roost ls`'s fast path (cli/fast.py). Import-light (os, select, time): posix_spawn instead of the
+`roost ls`'s fast path (cli/fast.py), and of any short program roost asks one answer of
+(doctor's `--version`). Import-light (os, select, time): posix_spawn instead of the
 subprocess module, which costs about 10 ms to import on every `roost ls`.
 
 The client gets a process group of its own, its standard input is /dev/null or the given bytes,
