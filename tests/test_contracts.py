@@ -55,11 +55,18 @@ def test_every_sql_statement_lives_in_the_store() -> None:
     assert sql_outside_the_store(SRC) == []
 
 
-def test_the_sql_check_finds_a_statement_planted_outside_the_store(tmp_path: Path) -> None:
+def planted(tmp_path: Path, module: str, code: str) -> Path:
+    """A copy of the source under tmp_path/roost, `code` added at the end of `module`."""
     copy = tmp_path / "roost"
-    shutil.copytree(SRC, copy)
-    with (copy / "ops" / "notify.py").open("a") as fh:
-        fh.write('\n\ndef planted(c):\n    return c.execute("SELECT 1")\n')
+    if not copy.exists():
+        shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with (copy / module).open("a") as fh:
+        fh.write(f"\n\n{code}\n")
+    return copy
+
+
+def test_the_sql_check_finds_a_statement_planted_outside_the_store(tmp_path: Path) -> None:
+    copy = planted(tmp_path, "ops/notify.py", 'def planted(c):\n    return c.execute("SELECT 1")')
     found = sql_outside_the_store(copy)
     assert len(found) == 2 and all(f.startswith("ops/notify.py:") for f in found)
 
@@ -119,11 +126,8 @@ def test_the_import_contracts_hold() -> None:
 def test_each_planted_import_breaks_its_contract(tmp_path: Path) -> None:
     """All planted in one copy (one lint-imports run): each contract's report names the
     planted importer under it."""
-    copy = tmp_path / "roost"
-    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
     for module, line, _ in PLANTED:
-        with (copy / module).open("a") as fh:
-            fh.write(f"\n{line}  # planted by the test\n")
+        planted(tmp_path, module, f"{line}  # planted by the test")
     report = lint_imports(tmp_path)
     sections = report.split("Broken contracts", 1)[-1]
     for module, _, contract in PLANTED:
@@ -172,10 +176,7 @@ def test_processes_start_only_in_their_rooms() -> None:
 
 
 def test_the_process_check_finds_an_exec_planted_in_the_cli(tmp_path: Path) -> None:
-    copy = tmp_path / "roost"
-    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    with (copy / "cli" / "main.py").open("a") as fh:
-        fh.write("\n\ndef planted(argv):\n    os.execvpe(argv[0], argv, {})\n")
+    copy = planted(tmp_path, "cli/main.py", "def planted(argv):\n    os.execvpe(argv[0], argv, {})")
     (found,) = process_starts_outside_their_rooms(copy)
     assert found.startswith("cli/main.py:") and found.endswith("os.execvpe")
 
@@ -199,9 +200,7 @@ def test_nothing_is_imported_by_string() -> None:
 
 
 def test_the_string_import_check_finds_one_planted_in_ops(tmp_path: Path) -> None:
-    copy = tmp_path / "roost"
-    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    with (copy / "ops" / "service.py").open("a") as fh:
-        fh.write('\n\ndef planted():\n    return importlib.import_module("roost.web")\n')
+    code = 'def planted():\n    return importlib.import_module("roost.web")'
+    copy = planted(tmp_path, "ops/service.py", code)
     (found,) = imports_by_string(copy)
     assert found.startswith("ops/service.py:") and found.endswith("import_module")
