@@ -155,3 +155,23 @@ def test_an_agents_mcp_file_that_is_a_fifo_blocks_nobody(tmp_path: Path) -> None
     path.parent.mkdir(parents=True)
     os.mkfifo(path)
     assert mcpwire.entry(str(tmp_path), "a1") == mcpwire.server_entry(str(tmp_path), "a1")
+
+
+@pytest.mark.timeout(30)
+def test_the_listed_marker_and_codexs_own_config_as_fifos_block_nobody(tmp_path: Path) -> None:
+    """The mcp-listed marker sits in the agent's folder too (the held component reads it at
+    every pass: a FIFO there stalled every held prompt), and Codex's config.toml is another
+    program's file (read at each codex launch)."""
+    from roost.providers import codex, hooks, mcpwire
+
+    marker = Path(hooks.agent_dir(str(tmp_path), "a1")) / mcpwire.LISTED
+    marker.parent.mkdir(parents=True)
+    os.mkfifo(marker)
+    assert mcpwire.listed(str(tmp_path), "a1") is None
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    os.mkfifo(codex_home / "config.toml")
+    assert codex.user_notify({"CODEX_HOME": str(codex_home)}) is None
+    (codex_home / "config.toml").unlink()
+    (codex_home / "config.toml").write_text('notify = ["my-notifier", "--flag"]\n')
+    assert codex.user_notify({"CODEX_HOME": str(codex_home)}) == ["my-notifier", "--flag"]

@@ -102,7 +102,8 @@ def with_git_counts(app: App, found: list[Observation], as_json: bool, tree: boo
     if as_json:
         from roost.ops.usage import price_table
 
-        items = [present.agent_json(o, price_table(app)) for o in found]
+        table = price_table(app)
+        items = [present.agent_json(o, table) for o in found]
         for item in items:
             item["git"] = counts.get(str(item["id"]))
         return json.dumps(items) + "\n"

@@ -8,7 +8,7 @@ the SDK refuses, before any MCP is read:
   and a Host or Origin that is not (DNS rebinding: the SDK's transport security);
 - a request without `Authorization: Bearer <launch token>` of an agent of this home's store
   (ops/mcpendpoint.py): a forged, absent or earlier launch's token gets 401;
-- a body over MAX_BODY (the SDK's limit, 413).
+- a body over MAX_BODY (413: system/admission cuts it before the gate reads it).
 Each tool call then names its caller from that same token, read again from the store at the
 call (a relaunch in between has replaced it).
 """
@@ -41,7 +41,7 @@ from roost.providers import mcpwire
 from roost.system import admission
 from roost.system.admission import ASGI, Message, Receive, Scope, Send
 
-MAX_BODY = 1 << 20  # bytes: a tool call's arguments; a prompt or message is far smaller
+MAX_BODY = admission.MAX_BODY  # bytes: a tool call's arguments; a prompt is far smaller
 
 
 @dataclass
@@ -109,7 +109,7 @@ def gate(inner: ASGI, db: Path) -> ASGI:
             return await inner(scope, receive, send)
         body = await read_body(receive)
         if body is None:
-            return await refuse(send, 413, f"a request body is at most {MAX_BODY} bytes")
+            return None  # the client left before its body was whole: no one to answer
         if lists_tools(body):  # the agent's CLI has roost's tools now: its prompt may go
             mcpwire.mark_listed(str(db.parent), holder, token)
         return await inner(scope, replay(body, receive), send)
@@ -118,18 +118,14 @@ def gate(inner: ASGI, db: Path) -> ASGI:
 
 
 async def read_body(receive: Receive) -> bytes | None:
-    """The whole body, or None past MAX_BODY (not read further)."""
+    """The whole body (system/admission has cut one past MAX_BODY already: a 413), or None
+    when the client left before it was whole (never a part taken for the whole)."""
     chunks: list[bytes] = []
-    size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return b"".join(chunks)
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY:
             return None
-        chunks.append(chunk)
+        chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             return b"".join(chunks)
 

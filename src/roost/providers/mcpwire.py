@@ -55,9 +55,9 @@ def mark_listed(roost_home: str, agent_id: str, token: str) -> None:
 
 def listed(roost_home: str, agent_id: str) -> str | None:
     """The launch token of the last launch whose CLI listed roost's tools, or None."""
-    try:
-        with open(os.path.join(hooks.agent_dir(roost_home, agent_id), LISTED)) as fh:
-            return fh.read(200).strip() or None
+    path = os.path.join(hooks.agent_dir(roost_home, agent_id), LISTED)
+    try:  # the agent's folder, which its process may write: a FIFO there blocks nobody
+        return untrusted.read(path, 200).decode("utf-8", "replace").strip() or None
     except OSError:
         return None
 

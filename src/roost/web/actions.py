@@ -24,7 +24,8 @@ def rows(app: App) -> list[dict[str, object]]:
     [prices] over roost's table)."""
     from roost.ops import observe, usage
 
-    return [present.agent_json(o, usage.price_table(app)) for o in observe.current(app)]
+    table = usage.price_table(app)
+    return [present.agent_json(o, table) for o in observe.current(app)]
 
 
 def tab_names(app: App) -> list[str]:
