@@ -358,3 +358,27 @@ def test_a_fault_in_one_agents_file_is_that_agents_nothing(
     assert added == sum(t.total for t in CLAUDE.values())
     assert stored(app, good) == CLAUDE and stored(app, bad) == {}
     assert "api's usage was not read: OverflowError" in capsys.readouterr().err
+
+
+
+def test_doctors_catch_up_isolates_one_agents_fault_as_the_service_does(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """catch_up (doctor's read) called scan_one bare: a fault the service's scan survives (a
+    RecursionError in one agent's reader) became doctor's traceback, and the agents after it
+    went unread."""
+    bad = claude_agent(app, tmp_path / "bad.jsonl", "bad", "11111111-5d2a-4c1b-9e6f-1a2b3c4d5e6f")
+    good = claude_agent(app, tmp_path / "good.jsonl", "good")
+    for agent in (bad, good):
+        shutil.copy(DATA / "claude.jsonl", agent.transcript_path or "")
+    scan_one = ops_usage.scan_one
+
+    def faulty(app: App, agent: Agent) -> int:
+        if agent.id == bad.id:
+            raise RecursionError("maximum recursion depth exceeded")
+        return scan_one(app, agent)
+
+    monkeypatch.setattr(ops_usage, "scan_one", faulty)
+    ops_usage.catch_up(app, [bad, good])
+    assert stored(app, bad) == {}
+    assert stored(app, good) == CLAUDE

@@ -85,7 +85,7 @@ def catch_up(app: App, agents: Iterable[Agent], most: int = untrusted.READ_LIMIT
         read = 0
         while path is not None and read < most:
             before = _moved(rows.cursor(app.store.conn, agent.id, str(path)))
-            scan_one(app, agent)
+            _isolated(app, agent)
             after = _moved(rows.cursor(app.store.conn, agent.id, str(path)))
             if after is None or (before is not None and after[1] <= before[1]):
                 break  # at its end, or read again from its start (it was replaced)
