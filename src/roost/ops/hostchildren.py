@@ -453,13 +453,7 @@ def _start(app: App) -> Callable[[], None]:
         looker.join(timeout=5)
         for thread in followed.values():
             thread.join(timeout=5)
-        # nothing roost started outlives its service (issue 36 point 7): the hosts' masters,
-        # which would otherwise stay up for ControlPersist, end with it
-        mine = open_app(dict(environ))
-        try:
-            hosts.end_masters(hosts.reach_of(mine))
-        finally:
-            mine.close()
+        # the hosts' masters end with the service after every component stopped (ops/reap)
 
     return stop
 

@@ -2,7 +2,7 @@
 
 An agent deaf to the hangup (nohup, setsid children, a CLI that ignores SIGHUP) outlives its
 tmux server; a service killed -9 leaves its hosts' ssh masters up, and the followers of their
-streams with them. The service's run (ops/service.py) ends them:
+streams with them. The service's run (service/main.py) ends them:
 
 - at its start, before any component serves: every process tagged with this roost home
   (system/procs: ROOST_HOME and an agent id; never this process or its ancestors) that
@@ -10,9 +10,9 @@ streams with them. The service's run (ops/service.py) ends them:
   `orphans-stopped` event per agent (no alert: it is no crash); and, when the run before it
   did not end cleanly (killed, crashed, or still open), every host's ssh master of this home,
   which ends the streams through it too;
-- on its way out, when the tmux server it ran under is gone (its death is the service's
-  hangup, and nothing would start it again), the same reap of orphans. Its stop already ended
-  the masters (ops/hostchildren's component).
+- on its way out, once its components stopped (the followers of hosts' streams among them):
+  every host's ssh master, and, when the tmux server it ran under is gone (its death is the
+  service's hangup, and nothing would start it again), the same reap of orphans.
 
 A wake does the same for its own agent under its lock (ops/lifecycle._stop_leftovers); doctor
 lists what is left (ops/doctor._orphans).
@@ -42,7 +42,10 @@ def at_start(app: App, previous: Run | None) -> dict[str, list[int]]:
 
 
 def at_exit(app: App) -> dict[str, list[int]]:
-    """The service stops: reap the orphans when the tmux server it ran under is gone."""
+    """The service stops, its components stopped: end the hosts' ssh masters (they would stay
+    up for ControlPersist; whether one component's start failed or not), and reap the orphans
+    when the tmux server it ran under is gone."""
+    end_masters(app)
     return orphans(app) if server_gone(app) else {}
 
 
