@@ -265,6 +265,15 @@ HOSTILE = [
     pytest.param(agent_field(0, cwd="/w\x00"), "agents[0].cwd: has a newline or NUL", id="cwd-nul"),
     pytest.param(agent_field(0, cwd=["/w"]), "agents[0].cwd: must be a string", id="cwd-list"),
     pytest.param(
+        agent_field(0, cwd="/w/../etc"),
+        "agents[0].cwd: '/w/../etc' is not a normalized",
+        id="cwd-dots",
+    ),
+    # POSIX keeps a leading `//` (normpath too): no path spawn stores starts with it
+    pytest.param(
+        agent_field(0, cwd="//w"), "agents[0].cwd: '//w' is not a normalized", id="cwd-double-slash"
+    ),
+    pytest.param(
         agent_field(0, transcript_path="t.jsonl"),
         "agents[0].transcript_path: 't.jsonl' is not an absolute path",
         id="transcript-relative",

@@ -142,7 +142,9 @@ def directory(value: Any) -> str | None:
     """A cwd: an absolute path as spawn stores it (its real path: no `.` or `..`, no `//` or
     trailing `/`)."""
     problem = absolute_path(value)
-    if problem is None and (normal := posixpath.normpath(value)) != value:
+    # normpath keeps POSIX's leading `//` (a path of its own meaning): spawn never stores one
+    normal = "/" + posixpath.normpath(value).lstrip("/") if problem is None else value
+    if normal != value:
         return f"{_shown(value)} is not a normalized path (spawn stores {_shown(normal)})"
     return problem
 
