@@ -27,11 +27,15 @@ def on_terminal(argv: list[str], env: Mapping[str, str] | None = None) -> int:
     return subprocess.call(argv, env=None if env is None else dict(env))
 
 
+STDERR_KEPT = 64 << 10  # bytes: the end of what it said (ssh's reason is its last line)
+
+
 def on_terminal_keeping_stderr(argv: list[str]) -> tuple[int, str]:
     """Run `argv` on this terminal, its stderr kept aside (a file, never a pipe that could
-    fill): (exit status, what it said there)."""
+    fill): (exit status, the last STDERR_KEPT bytes it said there)."""
     sys.stdout.flush()
-    with tempfile.TemporaryFile("w+") as err:
+    with tempfile.TemporaryFile("w+b") as err:
         code = subprocess.call(argv, stderr=err)
-        err.seek(0)
-        return code, err.read()
+        end = err.seek(0, os.SEEK_END)
+        err.seek(max(0, end - STDERR_KEPT))
+        return code, err.read().decode("utf-8", "replace")
