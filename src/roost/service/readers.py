@@ -16,7 +16,6 @@ import os
 import select
 import socket
 import stat
-import struct
 import threading
 from typing import Any
 
@@ -193,14 +192,11 @@ def _bind(where: str) -> socket.socket:
 def _same_user(conn: socket.socket) -> bool:
     """The peer runs as this user (Linux: SO_PEERCRED). Elsewhere the owner-only folder and
     socket are the check."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return True
     try:
-        _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, 12))
+        found = servicesock.peer(conn)
     except OSError:
         return False
-    return bool(uid == os.getuid())
+    return found is None or found[1] == os.getuid()
 
 
 def _request(

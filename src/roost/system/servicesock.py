@@ -83,6 +83,17 @@ def connect_to(where: str, timeout: float = ASK_TIMEOUT) -> _socket.socket | Non
     return sock
 
 
+def peer(sock: _socket.socket) -> tuple[int, int] | None:
+    """(pid, uid) of the process at the other end of a unix socket (Linux: SO_PEERCRED); None
+    where the system does not tell. OSError when the socket cannot say."""
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    raw = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # pid, uid, gid: three ints
+    pid, uid = (int.from_bytes(raw[i : i + 4], sys.byteorder, signed=True) for i in (0, 4))
+    return pid, uid
+
+
 def served_by(where: str, pid: int) -> bool:
     """Whether `where` itself (never a link to one) is this user's socket, listened on by process
     `pid` (`roost service status`: the readers' socket is the service's own). Linux tells the
@@ -97,11 +108,8 @@ def served_by(where: str, pid: int) -> bool:
     if sock is None:
         return False
     try:
-        option = getattr(_socket, "SO_PEERCRED", None)
-        if option is None:
-            return True
-        raw = sock.getsockopt(_socket.SOL_SOCKET, option, 12)  # pid, uid, gid: three ints
-        return int.from_bytes(raw[:4], sys.byteorder, signed=True) == pid
+        found = peer(sock)
+        return found is None or found[0] == pid
     except OSError:
         return False
     finally:
