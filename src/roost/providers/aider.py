@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from roost.core.model import Agent
-from roost.core.replies import Turn, fold
 from roost.providers.base import Provider
 from roost.providers.records import PROMPT_LINE, aider_history
 from roost.providers.traits import AIDER
@@ -74,6 +73,7 @@ class Aider(Provider):
     traits = AIDER
     default_bin = "aider"
     env_var = "ROOST_AIDER_BIN"
+    replies_in_record = True
     dangerous_flags = ("--yes-always",)
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
@@ -115,11 +115,6 @@ class Aider(Provider):
                 return prompts_in(fh.read(untrusted.READ_LIMIT).decode("utf-8", "replace"))
         except OSError:
             return []
-
-    def turns(
-        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
-    ) -> list[Turn] | None:
-        return fold(self.messages(agent, environ, paths_home) or [])
 
     def messages(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path

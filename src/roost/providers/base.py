@@ -14,7 +14,7 @@ from pathlib import Path
 
 from roost.core.errors import NeedsPerson, RoostError
 from roost.core.model import Agent
-from roost.core.replies import Turn
+from roost.core.replies import Turn, fold
 from roost.core.settings import Settings
 from roost.providers import traits as known
 
@@ -40,6 +40,7 @@ class Provider:
     default_bin = ""
     env_var = ""
     dangerous_flags: tuple[str, ...] = ()
+    replies_in_record = False  # its `messages` hold its replies: `turns` reads them (send's check)
 
     @property
     def name(self) -> str:
@@ -142,8 +143,13 @@ class Provider:
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path
     ) -> list[Turn] | None:
         """The agent's conversation as its CLI's own record holds it, oldest first ([] before
-        there is one), or None when the CLI keeps no record roost can read of its replies."""
-        return None
+        there is one), or None when the CLI keeps no record roost can read of its replies:
+        `messages` folded into turns where `replies_in_record` (a Claude agent's replies come
+        from its hooks)."""
+        if not self.replies_in_record:
+            return None
+        found = self.messages(agent, environ, paths_home)
+        return None if found is None else fold(found)
 
     def messages(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path

@@ -29,7 +29,6 @@ from typing import Any
 
 from roost.core.lineage import TOKEN_ENV
 from roost.core.model import Agent
-from roost.core.replies import Turn, fold
 from roost.providers import hooks, mcpwire
 from roost.providers.base import NotResumable, Provider, Sighting, user_home
 from roost.providers.traits import CODEX
@@ -122,12 +121,6 @@ def rollout_file(environ: Mapping[str, str], session_id: str) -> Path | None:
 ROLES = {"UserMessage": "user", "AgentMessage": "agent"}
 
 
-def rollout_turns(path: Path) -> list[Turn]:
-    """The turns of a rollout: its messages (`rollout_messages`), each AgentMessage what codex
-    said, the turn's last one its answer."""
-    return fold(rollout_messages(path))
-
-
 def rollout_messages(path: Path) -> list[tuple[str, str]]:
     """The messages of a rollout, from its `event_msg` lines of type `item_completed` (checked
     on 0.169.0): an item `UserMessage` is a prompt as the user gave it, an `AgentMessage` what
@@ -163,6 +156,7 @@ class Codex(Provider):
     traits = CODEX
     default_bin = "codex"
     env_var = "ROOST_CODEX_BIN"
+    replies_in_record = True
     dangerous_flags = ("--dangerously-bypass-approvals-and-sandbox",)
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
@@ -209,13 +203,6 @@ class Codex(Provider):
             return found[:1]
         hint = resume_hint(seen.screen)
         return [hint] if hint else []
-
-    def turns(
-        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
-    ) -> list[Turn] | None:
-        sid = agent.provider_session_id
-        path = rollout_file(environ, sid) if sid else None
-        return rollout_turns(path) if path is not None else []
 
     def messages(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path

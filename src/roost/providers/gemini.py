@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from roost.core.model import Agent
-from roost.core.replies import Turn, fold
 from roost.providers import hooks, mcpwire
 from roost.providers.base import NotResumable, Provider, user_home
 from roost.providers.traits import GEMINI
@@ -159,12 +158,6 @@ def user_prompts(path: Path, offset: int) -> list[str]:
     return [_text(m.get("content")) for m in _messages(path, offset) if m.get("type") == "user"]
 
 
-def chat_turns(path: Path) -> list[Turn]:
-    """A chat file's turns: each `user` message a prompt, the words of the `gemini` messages
-    after it its answer (the last with words: tool calls come in messages of their own)."""
-    return fold(chat_messages(path))
-
-
 def chat_messages(path: Path) -> list[tuple[str, str]]:
     """A chat file's `user` and `gemini` messages, in order, as ("user" | "agent", words)."""
     roles = {"user": "user", "gemini": "agent"}
@@ -179,6 +172,7 @@ class Gemini(Provider):
     traits = GEMINI
     default_bin = "gemini"
     env_var = "ROOST_GEMINI_BIN"
+    replies_in_record = True
     dangerous_flags = ("--yolo",)
 
     def start_argv(self, agent: Agent, exe: str, prompt: str | None, paths_home: Path) -> list[str]:
@@ -241,13 +235,6 @@ class Gemini(Provider):
         sid = agent.provider_session_id
         path = session_file(agent.cwd, sid, environ) if sid else None
         return user_prompts(path, offset) if path is not None else []
-
-    def turns(
-        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
-    ) -> list[Turn] | None:
-        sid = agent.provider_session_id
-        path = session_file(agent.cwd, sid, environ) if sid else None
-        return chat_turns(path) if path is not None else []
 
     def messages(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path
