@@ -187,6 +187,9 @@ class FakeProcesses:
         self._sync()
         self._signal(pid, signal.SIGKILL)
 
+    def runs_service(self, pid: int) -> bool | None:
+        return None  # the fake's processes carry no command line: as where /proc is absent
+
     def _descendants(self, pid: int) -> list[FakeProc]:
         children = [p for p in self.table.values() if p.parent == pid and p.alive]
         return [d for c in children for d in (c, *self._descendants(c.pid))]

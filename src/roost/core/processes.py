@@ -57,3 +57,8 @@ class ProcessTable(Protocol):
     def kill(self, pid: int) -> None:
         """Send one process SIGKILL; nothing if it is gone or not ours."""
         ...
+
+    def runs_service(self, pid: int) -> bool | None:
+        """Whether `pid` is this user's live `roost service run` (a reused pid is another
+        program's); None where the table cannot tell what a process runs."""
+        ...

@@ -137,9 +137,7 @@ def _lives(app: App, pid: int, pane: Pane | None) -> bool:
     `roost service run` of this user (started by hand; never a program that reused the pid)."""
     if pane is not None and not pane.dead and pane.pid == pid:
         return True
-    from roost.system import procs  # psutil: only for this rare case
-
-    found = procs.runs_service(pid)
+    found = app.procs.runs_service(pid)
     return app.procs.exists(pid) if found is None else found
 
 

@@ -301,6 +301,9 @@ class SystemProcesses:
         except OSError:
             pass
 
+    def runs_service(self, pid: int) -> bool | None:
+        return runs_service(pid)
+
 
 def runs_service(pid: int) -> bool | None:
     """Whether `pid` is this user's live `roost service run` (one started by hand, outside the
