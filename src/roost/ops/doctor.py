@@ -13,6 +13,8 @@ from typing import Any
 from roost.core.errors import RoostError
 from roost.core.present import command, counted
 from roost.core.settings import Settings
+from roost.core.usage import MAX_TOKENS
+from roost.system import untrusted
 from roost.tmux.protocol import TmuxClient
 
 VERSION_TIMEOUT = 10.0  # seconds for `<cli> --version` (a Node CLI takes ~1 s to start)
@@ -333,9 +335,12 @@ def _approvals(report: Report, agents: list[Any]) -> None:
 
 
 SKIPPED_WORDS = {  # why a line of a CLI's file was left out (core/usage.py), in doctor's words
-    "too_long": "too long (over 8 MiB)",
+    "too_long": f"too long (over {untrusted.LINE_LIMIT >> 20} MiB)",
     "malformed": "not a JSON object",
-    "out_of_range": "with a token count out of range (below 0 or over 10^9: counted as 0)",
+    "out_of_range": (
+        f"with a token count out of range (below 0 or over 10^{len(str(MAX_TOKENS)) - 1}: "
+        "counted as 0)"
+    ),
 }
 
 
