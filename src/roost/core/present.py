@@ -739,6 +739,16 @@ def stream_line(
 
 
 # ---- the user's words (issue 11: words, states and intent) -------------------------------
+def few(items: Sequence[str], limit: int) -> str:
+    """Up to `limit` items; more are counted.
+
+    >>> few(["a", "b"], 3), few([str(i) for i in range(5)], 3)
+    ('a, b', '0, 1, 2 and 2 more')
+    """
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """'1 process', '2 processes', '0 tiles'."""
     return f"{n} {noun if n == 1 else plural or noun + ('es' if noun.endswith('s') else 's')}"

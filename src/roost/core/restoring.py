@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roost.core.errors import RoostError
+from roost.core.present import few
 from roost.core.settings import RestoreSettings
 from roost.core.workspace import RestorePlan
 
@@ -91,16 +92,6 @@ def _without_prefix(why: str) -> str:
     return why.removeprefix(f"{NOT_STARTED}: ")
 
 
-def _names(names: Sequence[str]) -> str:
-    """Up to FEW names; more are counted.
-
-    >>> _names(["a", "b"]), _names([str(i) for i in range(12)])
-    ('a, b', '0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more')
-    """
-    shown = ", ".join(names[:FEW])
-    return shown + (f" and {len(names) - FEW} more" if len(names) > FEW else "")
-
-
 @dataclass(frozen=True, slots=True)
 class Report:
     live: int
@@ -161,12 +152,12 @@ class Report:
         ]
         fresh = [n for n in self.started if n not in self.resumed]
         if fresh:
-            lines.append(f"  started with no conversation to resume: {_names(fresh)}")
+            lines.append(f"  started with no conversation to resume: {few(fresh, FEW)}")
         if self.already_running:
-            lines.append(f"  already running: {_names(self.already_running)}")
+            lines.append(f"  already running: {few(self.already_running, FEW)}")
         if self.hibernated:
             lines.append(
-                f"  still hibernated: {_names(self.hibernated)} (they wake when used; "
+                f"  still hibernated: {few(self.hibernated, FEW)} (they wake when used; "
                 "roost wake NAME starts one now)"
             )
         if self.left_stopped:

@@ -12,6 +12,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from roost.core.errors import RoostError
+from roost.core.present import few
 
 LOCK_PREFIX = "roost:"  # every lock reason roost writes starts with it (prune finds them by it)
 DEFAULT_PREFIX = "roost/"
@@ -152,11 +153,6 @@ class Verdict:
         return not self.keep
 
 
-def _few(items: tuple[str, ...], limit: int = 3) -> str:
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
-
 def verdict(f: Facts, keep_cmd: str) -> Verdict:
     """Every reason git gives to keep the worktree. `keep_cmd` is the command that removes the
     agent but keeps its worktree (said in each todo).
@@ -176,7 +172,7 @@ def verdict(f: Facts, keep_cmd: str) -> Verdict:
         keep.append(
             Keep(
                 "dirty",
-                f"uncommitted changes in {_few(f.changed)}",
+                f"uncommitted changes in {few(f.changed, 3)}",
                 f"commit or discard them (git -C '{p}' status), or {keep_cmd}",
             )
         )
@@ -184,7 +180,7 @@ def verdict(f: Facts, keep_cmd: str) -> Verdict:
         keep.append(
             Keep(
                 "untracked",
-                f"untracked files {_few(f.untracked)}",
+                f"untracked files {few(f.untracked, 3)}",
                 f"commit, ignore or delete them, or {keep_cmd}",
             )
         )
@@ -201,7 +197,7 @@ def verdict(f: Facts, keep_cmd: str) -> Verdict:
         keep.append(
             Keep(
                 "stash",
-                f"stash entries made on {f.branch}: {_few(f.stashes, 2)}",
+                f"stash entries made on {f.branch}: {few(f.stashes, 2)}",
                 f"apply or drop them (git stash list), or {keep_cmd}",
             )
         )
@@ -218,7 +214,7 @@ def verdict(f: Facts, keep_cmd: str) -> Verdict:
         keep.append(
             Keep(
                 "process",
-                f"processes work inside it: {_few(shown)}",
+                f"processes work inside it: {few(shown, 3)}",
                 f"stop them first, or {keep_cmd}",
             )
         )
