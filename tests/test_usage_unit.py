@@ -360,7 +360,6 @@ def test_a_fault_in_one_agents_file_is_that_agents_nothing(
     assert "api's usage was not read: OverflowError" in capsys.readouterr().err
 
 
-
 def test_doctors_catch_up_isolates_one_agents_fault_as_the_service_does(
     app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
