@@ -12,6 +12,7 @@ from fake_app import PROMPT
 
 from roost.core.clock import ManualClock
 from roost.core.model import INTENT_STOPPED, Agent
+from roost.core.observation import Observation
 from roost.core.scope import Caller
 from roost.ops import lifecycle, orchestrate, send, supervise
 from roost.ops.context import App
@@ -331,3 +332,32 @@ def test_a_refresh_costs_the_same_tmux_calls_for_one_agent_or_ten(app: App, fake
         fake.set_screen(pane_of(fake, app.store.require(f"a{i}")).id, "output with no prompt")
     ten = calls_for_refresh()
     assert one == ten == 2  # the listing, and one capture for the screens it needs
+
+
+def test_a_status_another_writer_beat_is_judged_again_against_the_new_record(
+    app: App, fake: FakeTmux, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A look read the record, then a launch stored `starting` before the look's change was
+    written: the change was dropped (its record had changed) and, its CLI's output over, the
+    agent read `starting` until the monitor's safety net two minutes later."""
+    from roost.ops import observe
+
+    agent = spawn(app, "w1")
+    fake.set_screen(pane_of(fake, agent).id, "some output, and no prompt")
+    look = observe._look
+    raced: list[bool] = []
+
+    def then_a_launch(*args: object, **kw: object) -> list[Observation]:
+        found = look(*args, **kw)  # type: ignore[arg-type]
+        if not raced:  # the launch's own write lands between the look and its record
+            raced.append(True)
+            app.store.update(agent.id, status="starting", status_source="process")
+        return found
+
+    clock.advance(120)  # past the start's grace: the screen says what the agent does
+    fake.set_screen(pane_of(fake, agent).id, PROMPT)
+    app.store.update(agent.id, status=None, status_source=None)  # as its spawn stored it
+    monkeypatch.setattr(observe, "_look", then_a_launch)
+    found = {o.agent.name: o.status for o in observe.refresh(app)}
+    assert raced and found["w1"] == "idle"
+    assert app.store.require("w1").status == "idle"

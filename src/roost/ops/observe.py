@@ -209,7 +209,18 @@ def _zone(app: App) -> tzinfo:
 
 def refresh(app: App, only: Collection[str] | None = None) -> list[Observation]:
     """Learn what the agents' files say, observe every agent, and record the status changes.
-    `only`: the pane ids that changed (see _look); None: every agent."""
+    `only`: the pane ids that changed (see _look); None: every agent. A change another writer
+    beat (a launch storing `starting` after this look read the record) is judged again, once,
+    against the new record: its CLI's output may be over, and no event would bring it back."""
+    found, lost = _refresh_once(app, only)
+    again = {o.pane.pane_id for o in found if o.agent.id in lost and o.pane is not None}
+    if not again:
+        return found
+    redone = {o.agent.id: o for o in _refresh_once(app, again)[0] if o.agent.id in lost}
+    return [redone.get(o.agent.id, o) for o in found]
+
+
+def _refresh_once(app: App, only: Collection[str] | None) -> tuple[list[Observation], set[str]]:
     agents = app.store.agents()
     before = {a.id: (a.intent, a.launches) for a in agents}  # what the listing below speaks for
     panes = app.tmux.list_panes()
@@ -229,15 +240,15 @@ def _in_panes(agents: list[Agent], panes: list[Pane], only: Collection[str]) -> 
     return [a for a in agents if a.id in inside]
 
 
-def record(app: App, found: list[Observation]) -> list[Observation]:
+def record(app: App, found: list[Observation]) -> tuple[list[Observation], set[str]]:
     """Store the status changes (and their events) in one transaction, with the notices their
     orchestration parents are to get (ops/notify.py); `found` with the changed ones now
-    stored."""
+    stored, and the ids of the changes not stored (their record changed since it was read)."""
     from roost.ops import notify, resume
 
     changed = observation.changes(found)
     if not changed:
-        return found
+        return found, set()
     detail = notify.details(app, changed)  # parents to tell: files read before the lock
     at = app.store.now_iso()
     with app.store.write() as c:
@@ -245,5 +256,6 @@ def record(app: App, found: list[Observation]) -> list[Observation]:
         changed = listing.record_changes(c, changed, at)  # not what another look recorded
         _record_limits(c, changed, app.clock.now().timestamp())
         resume.on_recorded(app, c, changed, app.clock.now().timestamp())  # issue 23, part 2
+    lost = {o.agent.id for o in observation.changes(found)}
     ids = {o.agent.id for o in changed}
-    return [observation.recorded(o, at) if o.agent.id in ids else o for o in found]
+    return [observation.recorded(o, at) if o.agent.id in ids else o for o in found], lost - ids
