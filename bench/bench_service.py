@@ -43,7 +43,7 @@ import psutil
 from bench_tui import agent_name, kind, wait_idle
 
 from roost.ops import lifecycle
-from roost.ops.context import open_app
+from roost.ops.root import open_app
 from roost.tui.app import RoostApp, TabScreen
 from roost.tui.live import LiveSource
 

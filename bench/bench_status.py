@@ -43,7 +43,8 @@ import psutil
 from roost.core.observation import Observation
 from roost.ops import lifecycle, observe
 from roost.ops import send as sending
-from roost.ops.context import App, open_app
+from roost.ops.context import App
+from roost.ops.root import open_app
 from roost.tmux import format as panefmt
 
 from _common import PYTHON, World, environ, finish, ms, parser, summary, table, timed, world

@@ -57,7 +57,7 @@ import psutil
 
 from roost.ops import lifecycle, observe
 from roost.ops import workspace as wsops
-from roost.ops.context import open_app
+from roost.ops.root import open_app
 from roost.tmux.client import Tmux
 from roost.tui.app import RoostApp
 from roost.tui.demo import StaticSource

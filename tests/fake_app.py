@@ -18,6 +18,7 @@ from fake_procs import FakeProcesses
 from roost.core.clock import ManualClock
 from roost.core.settings import Settings, parse
 from roost.ops.context import App
+from roost.ops.root import ON_STATUS
 from roost.store.db import Store
 from roost.system import config as cfg
 from roost.tmux.fake import FakeTmux
@@ -49,6 +50,7 @@ def fake_app(tmp_path: Path, fake: FakeTmux, clock: ManualClock, settings: dict[
         settings=parse(settings),
         clock=clock,
         procs=FakeProcesses(fake, str(paths.home), clock),
+        on_status=ON_STATUS,  # the reactions every real App carries (ops/root.py)
     )
 
 

@@ -85,6 +85,7 @@ def test_an_export_carries_the_proposal_and_a_plain_import_keeps_it_aside(
             store=Store.open(tmp_path / f"other-{flag}.db"),
             tmux=app.tmux,
             environ={},
+            on_status=app.on_status,
         )
         transfer.import_(other, data, allow_dangerous=flag)
         again = other.store.require("guest")

@@ -20,6 +20,7 @@ from roost.core.usage import Tokens
 from roost.ops import budget, lifecycle, observe
 from roost.ops.context import App
 from roost.store import alerts as outbox
+from roost.store import events as event_log
 from roost.store import orchestration as queue
 from roost.store import usage as rows
 from roost.tmux.fake import FakeTmux
@@ -161,7 +162,9 @@ def test_a_turns_end_reads_the_file_then_and_again_a_little_later(
     )
     data = (Path(__file__).parent / "data" / "usage" / "claude.jsonl").read_text()
     path.write_text(data.splitlines(keepends=True)[0])  # the answer not written yet
-    budget._on_events(app, [{"kind": "status", "status": "idle", "agent_id": "c1"}])
+    with app.store.write() as c:  # the turn's end, as the status pipeline logs it
+        event_log.append(c, "c1", "cl", app.store.now_iso(), "status", {"status": "idle"})
+    budget._on_status(app, event_log.status_changes(event_log.after(app.store.conn, 0)))
     assert rows.tokens_by_agent(app.store.conn) == {}
     path.write_text(data)  # ...now it is
     clock.advance(budget.AGAIN)

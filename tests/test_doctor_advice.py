@@ -59,7 +59,7 @@ def test_after_a_server_loss_doctor_advises_one_restore_then_is_happy(world: Env
 
 def test_doctor_finds_a_leftover_view_server_with_the_fix(world: Env) -> None:
     from roost.ops import tabview
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     for name in ("alpha", "beta"):
         world.roost("spawn", name, "--cwd", str(world.tmp / "work"))

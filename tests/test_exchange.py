@@ -16,6 +16,7 @@ from roost.core.model import Agent
 from roost.core.workspace import leaf, split
 from roost.ops import transfer
 from roost.ops.context import App
+from roost.ops.root import ON_STATUS
 from roost.providers.traits import SESSION_IDS as PROVIDERS
 from roost.store import db, exchange, resumes, usage
 from roost.store import workspace as wsdb
@@ -684,7 +685,9 @@ def test_taken_reads_ids_names_tab_names_and_every_session(tmp_path: Path) -> No
 
 def test_a_refused_import_writes_nothing(tmp_path: Path) -> None:
     store = populated(tmp_path / "r.db")
-    app = App(paths=Paths(tmp_path), store=store, tmux=Tmux("unused"), environ={})
+    app = App(
+        paths=Paths(tmp_path), store=store, tmux=Tmux("unused"), environ={}, on_status=ON_STATUS
+    )
     data = {"format": FORMAT, "version": VERSION, **exchange.export_tables(store)}
     before = exchange.export_tables(store)
     with pytest.raises(RoostError, match="already used"):
@@ -695,6 +698,7 @@ def test_a_refused_import_writes_nothing(tmp_path: Path) -> None:
         store=Store.open(tmp_path / "new.db"),
         tmux=Tmux("unused"),
         environ={},
+        on_status=ON_STATUS,
     )
     # the person's own file, trusted: exactly as it was (tests/test_import_trust.py: untrusted)
     assert transfer.import_(fresh, transfer.export(app), allow_dangerous=True) == (2, [])

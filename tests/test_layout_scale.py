@@ -84,7 +84,7 @@ def test_an_asked_split_is_kept_while_it_fits() -> None:
 @pytest.mark.tmux
 def test_a_tab_of_16_agents_opens_in_200x50_and_can_be_balanced(world: Env) -> None:
     from roost.ops import tabview
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
     from roost.store import workspace as wsdb
 
     for i in range(16):

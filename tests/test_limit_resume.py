@@ -36,7 +36,7 @@ class AheadClock(SystemClock):
 @contextmanager
 def app_at(world: Env, ahead: float) -> Iterator[App]:
     """The App a roost command in `world` would have, its clock `ahead` seconds late."""
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     with mock.patch.dict(os.environ, world.env, clear=True):
         app = open_app(dict(world.env))

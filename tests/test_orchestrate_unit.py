@@ -67,6 +67,7 @@ def test_two_racing_creates_make_one_child_under_a_limit_of_one(
             settings=app.settings,
             clock=app.clock,
             procs=app.procs,
+            on_status=app.on_status,
         )
         try:
             outcomes.append(orchestrate.create(other, caller, "codex", name=name)["name"])

@@ -125,7 +125,7 @@ def reader(
     theirs, its paths from the world's environment) from the log's end, until `until(event)`:
     the thread (to start), set once it drained the log, set once `until` said yes."""
     from roost.ops import stream
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     ready, done = threading.Event(), threading.Event()
 

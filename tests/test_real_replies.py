@@ -15,7 +15,7 @@ import pytest
 
 from roost.core.observation import Observation
 from roost.ops import notify, orchestrate
-from roost.ops.context import open_app
+from roost.ops.root import open_app
 
 from chat_completions_stub import ChatCompletionsStub
 from conftest import Env

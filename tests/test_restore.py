@@ -110,8 +110,8 @@ def test_restore_emits_a_span_with_its_counts(world: Env, monkeypatch: pytest.Mo
     monkeypatch.setattr(trace, "_TRACER_PROVIDER_SET_ONCE", trace.Once())
     trace.set_tracer_provider(provider)
 
-    from roost.ops.context import open_app
     from roost.ops.restore import restore
+    from roost.ops.root import open_app
 
     report = restore(open_app(), concurrency=2, stagger=0)
     assert report.started == ["t1"] and report.hibernated == ["p1"]

@@ -195,7 +195,7 @@ def test_a_view_that_does_not_fit_is_removed_and_new_agents_keep_their_size(worl
 
     from roost.core.errors import RoostError
     from roost.ops import tabview
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     for i in range(5):
         spawn(world, f"a{i}")

@@ -343,7 +343,7 @@ def test_snapshot_help(snap_compare) -> None:
 @pytest.mark.tmux
 def test_open_builds_a_plain_tmux_view_of_a_tab(live: Env) -> None:
     from roost.ops import tabview
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     live.roost("spawn", "delta", "--cwd", str(live.tmp / "work"), "--split", "h")
     live.roost("kill", "alpha")  # opening wakes the tiles it shows

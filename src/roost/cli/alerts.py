@@ -36,7 +36,7 @@ def test_command() -> None:
       roost notify test
     """
     from roost.ops import alerts
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     app = open_app(reading=True)
     try:
@@ -79,7 +79,7 @@ def run_command(once: bool, interval: float) -> None:
     import time
 
     from roost.ops import alerts
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     if not interval > 0:
         raise RoostError(f"--interval must be a number of seconds above 0, not {interval}", code=2)

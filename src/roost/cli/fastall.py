@@ -105,7 +105,7 @@ def _computed_json() -> list[dict[str, object]]:
         raise _Said(answer[0], answer[2])
     from roost.core import present
     from roost.ops import observe
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     app = open_app(reading=True)
     try:

@@ -23,14 +23,14 @@ def answer(args: list[str]) -> int | None:
 
 def _notify() -> None:
     from roost.ops import notify
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     notify.deliver(open_app())
 
 
 def _supervise(pane_id: str) -> None:
     from roost.ops import notify, supervise
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     app = open_app()
     supervise.on_pane_died(app, pane_id)

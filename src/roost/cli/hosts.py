@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def _app(reading: bool = False) -> App:
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     return open_app(reading=reading)
 

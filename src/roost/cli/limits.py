@@ -23,7 +23,7 @@ def limits_command(as_json: bool) -> None:
     """
     from roost.core import present
     from roost.ops import limits, resume
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
     from roost.system.clock import local_zone
 
     app = open_app(reading=True)

@@ -129,7 +129,7 @@ def _app(*names: str, reading: bool = False, runtime: bool = False) -> App:
     command that starts or changes agents makes sure the roost service runs first (issue 36),
     and says so once when it cannot."""
     from roost.core.names import check_name
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     for name in names:
         check_name(name)

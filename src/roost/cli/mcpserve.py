@@ -14,7 +14,7 @@ def mcp_serve_cmd() -> None:
     instead of starting their own `roost mcp`. The roost service hosts the same endpoint.
     """
     from roost.mcp import http
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     app = open_app()
     try:

@@ -24,7 +24,7 @@ def reply_command(name: str, as_json: bool) -> None:
     """
     from roost.core.names import check_name
     from roost.ops import orchestrate
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     check_name(name)
     app = open_app(reading=True)
@@ -65,7 +65,7 @@ def read_command(name: str, messages: int, max_chars: int, as_json: bool) -> Non
     from roost.core.present import for_terminal
     from roost.core.scope import Caller
     from roost.ops import orchestrate
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     check_name(name)
     app = open_app(reading=True)

@@ -27,7 +27,7 @@ def service() -> None:
 
 
 def _app() -> App:
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     return open_app()
 
@@ -75,7 +75,7 @@ def status(as_json: bool) -> None:
 def run() -> None:
     """The service's own process (run by `roost service start` in its hidden session). One per
     ROOST_HOME: a second refuses at once (exit 1) and changes nothing."""
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
     from roost.service import main
 
     raise SystemExit(main.run(open_app(), open_app))

@@ -44,7 +44,7 @@ def usage_command(
     from roost.core import prices
     from roost.core import usage as core
     from roost.ops import usage
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     if since is not None and not _day(since):
         raise RoostError(f"--since wants a day as YYYY-MM-DD, not {since!r}", code=2)

@@ -25,7 +25,8 @@ from pydantic import Field, ValidationError
 from roost.core.errors import RoostError
 from roost.core.scope import Caller
 from roost.ops import orchestrate
-from roost.ops.context import App, open_app
+from roost.ops.context import App
+from roost.ops.root import open_app
 
 T = TypeVar("T")
 

@@ -212,14 +212,14 @@ def _component_start(app: App) -> Callable[[], None]:
     """A worker thread of its own runs the passes, woken by each batch of events the service
     hands on (and every WORKER_CHECK seconds): the service's event thread never waits for a
     delivery. The worker opens its own App (SQLite connections stay in their thread)."""
-    from roost.ops.context import UNREAD, open_app, reread_settings
+    from roost.ops.context import UNREAD, opener, reread_settings
 
-    environ = dict(app.environ)
+    open_mine = opener(app)
     app.close()
     stopping = threading.Event()
 
     def work() -> None:
-        mine = open_app(environ)
+        mine = open_mine()
         seen: object = UNREAD
         try:
             while not stopping.is_set():  # a pass at once: what came while it was down

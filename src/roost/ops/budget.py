@@ -31,6 +31,7 @@ from roost.store import alerts as outbox
 from roost.store import events as event_log
 from roost.store import orchestration as queue
 from roost.store import usage as rows
+from roost.store.events import StatusChange
 
 PARKED = "parked"  # the notice's and the alert's word
 
@@ -227,14 +228,10 @@ def _turns_ended(app: App, agent_ids: set[str]) -> None:
     enforce(app)
 
 
-def _on_events(app: App, events: list[dict[str, object]]) -> None:
+def _on_status(app: App, changes: Sequence[StatusChange]) -> None:
     """At each turn's end: read what the agent's session file gained (so `ls --json` and the
     TUI show it without reading files), then enforce the budgets; and again AGAIN s later."""
-    ended = {
-        str(e["agent_id"])
-        for e in events
-        if e.get("kind") == "status" and e.get("status") == "idle" and e.get("agent_id")
-    }
+    ended = {c.agent_id for c in changes if c.status == "idle"}
     if ended:
         _turns_ended(app, ended)
         _later.add(ended, app.clock.monotonic() + AGAIN)
@@ -261,4 +258,4 @@ def _on_settings(app: App) -> None:
     enforce(app)
 
 
-COMPONENT = Component(name="budget", start=_start, on_events=_on_events, on_settings=_on_settings)
+COMPONENT = Component(name="budget", start=_start, on_status=_on_status, on_settings=_on_settings)

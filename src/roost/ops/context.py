@@ -8,9 +8,9 @@ import dataclasses
 import os
 import shlex
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost.core.clock import Clock
 from roost.core.processes import ProcessTable
@@ -24,6 +24,10 @@ from roost.system.procs import SystemProcesses
 from roost.tmux.client import USER_CONFIG, Tmux
 from roost.tmux.protocol import TmuxClient
 
+if TYPE_CHECKING:
+    from roost.core.observation import Observation
+    from roost.store.db import Connection
+
 # How a roost started by tmux says so: the keeper (keeper.sh) exports the first, the pane-died
 # hook's command line (make_tmux) sets the second. Their wakes start an agent with the
 # environment of its last start, not with their own (the tmux server's, which holds no secret).
@@ -33,6 +37,22 @@ IN_KEEPER, IN_SUPERVISOR = "ROOST_IN_KEEPER", "ROOST_IN_SUPERVISOR"
 def started_by_tmux(environ: Mapping[str, str]) -> bool:
     """Whether this roost runs in a keeper or in the supervisor, not in a user's shell."""
     return bool(environ.get(IN_KEEPER) or environ.get(IN_SUPERVISOR))
+
+
+@dataclass(frozen=True)
+class OnStatus:
+    """One reaction to the status changes the status pipeline stores (ops/observe.record): its
+    one extension point. The reactions are assembled at the composition root (ops/root.py) and
+    every App carries them, so observe imports none of them."""
+
+    name: str
+    # In the transaction that stores the changes, after them: the changes this writer stored
+    # (never one another writer beat: its own writer reacted), their stamp, and what `read`
+    # returned for them (None without one).
+    recorded: Callable[[App, Connection, Sequence[Observation], str, Any], None]
+    # Before that transaction: what `recorded` will need from files (a child's reply for its
+    # parent's notice), read without holding the store's write lock.
+    read: Callable[[App, Sequence[Observation]], Any] | None = None
 
 
 @dataclass
@@ -45,6 +65,9 @@ class App:
     # The world (honcho's Env): operations read time, sleep and touch processes only here.
     clock: Clock = field(default_factory=SystemClock)
     procs: ProcessTable = field(default_factory=SystemProcesses)
+    # What a recorded status change sets going (OnStatus): given, never defaulted, so an App
+    # that forgot them cannot silently drop a parent's notice or a resume.
+    on_status: tuple[OnStatus, ...] = field(kw_only=True)
 
     def __setattr__(self, name: str, value: Any) -> None:
         """One time for the operations and the store's stamps: the store takes the App's clock,
@@ -80,9 +103,15 @@ def make_tmux(paths: cfg.Paths, settings: Settings, environ: Mapping[str, str]) 
     )
 
 
-def open_app(environ: dict[str, str] | None = None, reading: bool = False) -> App:
+def open_app(
+    environ: dict[str, str] | None = None,
+    reading: bool = False,
+    *,
+    on_status: tuple[OnStatus, ...],
+) -> App:
     """`reading`: the command only reads (Store.open's): a read-only or full filesystem still
-    serves it."""
+    serves it. Commands and interfaces open theirs through the composition root
+    (ops/root.open_app), which gives the status pipeline's reactions."""
     env = dict(os.environ if environ is None else environ)
     paths = cfg.paths()
     cfg.ensure_private_tree(paths)
@@ -99,7 +128,15 @@ def open_app(environ: dict[str, str] | None = None, reading: bool = False) -> Ap
         settings=settings,
         clock=clock,
         procs=SystemProcesses(),
+        on_status=on_status,
     )
+
+
+def opener(app: App) -> Callable[[], App]:
+    """How a worker thread of the service opens an App of its own (SQLite connections stay in
+    their thread): this App's environment and reactions, the config read again."""
+    environ, on_status = dict(app.environ), app.on_status
+    return lambda: open_app(dict(environ), on_status=on_status)
 
 
 UNREAD = ("unread",)  # what a service component saw of config.toml before its first pass

@@ -217,9 +217,10 @@ def _service(
     from roost.core.service import FAILED
     from roost.ops import service
     from roost.ops.context import App
+    from roost.ops.root import ON_STATUS
     from roost.store import service as rows
 
-    app = App(paths, store, tmux, dict(os.environ), settings)
+    app = App(paths, store, tmux, dict(os.environ), settings, on_status=ON_STATUS)
     status = service.status(app, probe=True)
     live = {p.agent_id for p in panes if p.agent_id and not p.dead}
     running = sum(a.id in live for a in agents)
@@ -354,10 +355,13 @@ def _skipped_lines(
     with the usage they were read with, each line counted once."""
     from roost.ops import usage
     from roost.ops.context import App
+    from roost.ops.root import ON_STATUS
     from roost.store import usage as rows
 
     try:
-        usage.catch_up(App(paths, store, tmux, dict(os.environ), settings), agents)
+        usage.catch_up(
+            App(paths, store, tmux, dict(os.environ), settings, on_status=ON_STATUS), agents
+        )
     except (OSError, RoostError, ValueError):  # the store says a failure of its own as one
         pass  # the counts stored so far are still worth saying
     names = {a.id: a.name for a in agents}

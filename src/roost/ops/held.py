@@ -11,7 +11,7 @@ at each of the agent's returns to idle, so a held text goes in once, whoever get
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -25,6 +25,7 @@ from roost.ops.service import Component
 from roost.providers import mcpwire, traits
 from roost.store import events
 from roost.store import held as rows
+from roost.store.events import StatusChange
 from roost.system import locks
 
 TOOLS_WAIT = 20.0  # seconds a first prompt waits for the CLI to list roost's MCP tools
@@ -224,14 +225,10 @@ class _Due:
 _due = _Due()
 
 
-def _on_events(app: App, batch: list[dict[str, object]]) -> None:
+def _on_status(app: App, changes: Sequence[StatusChange]) -> None:
     """An agent back at its input (its status idle) may take what is held for it; the sends
     run on the component's own thread, so the service's other components are not held up."""
-    idle = {
-        str(e["agent_id"])
-        for e in batch
-        if e.get("kind") == "status" and e.get("status") == "idle" and e.get("agent_id")
-    }
+    idle = {c.agent_id for c in changes if c.status == "idle"}
     if idle:
         _due.add(idle)
 
@@ -257,4 +254,4 @@ def _start(app: App) -> Callable[[], None]:
     return in_thread(app, "held", work, _due.stop)
 
 
-COMPONENT = Component(name="held", start=_start, on_events=_on_events)
+COMPONENT = Component(name="held", start=_start, on_status=_on_status)

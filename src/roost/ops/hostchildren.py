@@ -408,16 +408,16 @@ def say(text: str) -> None:
 def _start(app: App) -> Callable[[], None]:
     """A thread that looks for hosts with children every CHECK s and follows each in a thread
     of its own, with an App of its own (SQLite connections stay in their thread)."""
-    from roost.ops.context import open_app
+    from roost.ops.context import opener
     from roost.system import ssh
 
-    environ = dict(app.environ)
+    open_mine = opener(app)
     app.close()
     stopping = threading.Event()
     followed: dict[str, threading.Thread] = {}
 
     def one(host: str) -> None:
-        mine = open_app(dict(environ))
+        mine = open_mine()
         try:
             follow(mine, host, stopping)
         except Exception as exc:  # noqa: BLE001 - the service lives on; the next look retries
@@ -426,7 +426,7 @@ def _start(app: App) -> Callable[[], None]:
             mine.close()
 
     def look() -> None:
-        mine = open_app(dict(environ))
+        mine = open_mine()
         try:
             while not stopping.is_set():
                 try:

@@ -1,6 +1,6 @@
 """Results reach the parent: queue a notice when an orchestrated child's status changes
-(ops/observe.record calls `enqueue` inside its transaction), and deliver the queue to parents
-that are ready (`deliver`), in order, as their next prompt through ops/send.
+(`ON_STATUS`, a reaction in the status pipeline's transaction: ops/root.py), and deliver the
+queue to parents that are ready (`deliver`), in order, as their next prompt through ops/send.
 
 No daemon: delivery runs where roost already runs. Claude Code's Stop, Notification and
 SessionEnd hooks start `roost _notify` in the background (hook.sh), so a child's finished turn
@@ -24,7 +24,7 @@ from roost.core.errors import RoostError
 from roost.core.model import INTENT_STOPPED, Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
-from roost.ops.context import App
+from roost.ops.context import App, OnStatus
 from roost.ops.learn import stop_message
 from roost.providers import hooks, traits
 from roost.store import events
@@ -74,17 +74,22 @@ def _last_stop(app: App, agent_id: str) -> str | None:
 
 
 def enqueue(
-    c: Connection, changed: Sequence[Observation], detail: dict[str, str | None], at: str
+    app: App,
+    c: Connection,
+    changed: Sequence[Observation],
+    at: str,
+    detail: dict[str, str | None],
 ) -> None:
     """Queue a notice for each change a parent must hear of. Inside the transaction that
-    records the changes, before they are stored: only the writer that records a change
-    queues its notice (a concurrent refresh that saw the same change finds it stored)."""
+    records the changes, after them, with the changes this writer stored: only the writer
+    that records a change queues its notice (a concurrent refresh that saw the same change
+    finds it stored and reacts to nothing)."""
     for o in changed:
         if o.agent.id not in detail:
             continue
-        parent_id = listing.orchestration_parent_while(c, o.agent.id, o.agent.status)
+        parent_id = listing.orchestration_parent_while(c, o.agent.id, o.status)
         if parent_id is None:
-            continue  # no parent any more, or another refresh recorded this change first
+            continue  # no parent any more, or a later change is stored already
         kind = rule.kind_of(o.agent.status, o.status)
         assert kind is not None
         notice = rule.text(o.agent.name, kind, detail[o.agent.id])
@@ -97,6 +102,9 @@ def enqueue(
             "notice-queued",
             {"parent": o.agent.orchestration_parent_name, "notice": kind},
         )
+
+
+ON_STATUS = OnStatus("notify", enqueue, read=details)
 
 
 def deliver(app: App) -> list[str]:

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from roost.core.observation import Observation
     from roost.core.pane import Pane
     from roost.ops.context import App
-    from roost.store.db import Connection
 
     # Screens of many panes (by pane id) in one go; a pane that died meanwhile has none.
     Capture = Callable[[list[str]], Mapping[str, str]]
@@ -191,16 +190,6 @@ def _stops(app: App) -> Callable[[Agent], str | None]:
     return lambda agent: intents.covering(stops, agent.id, agent.launches)
 
 
-def _record_limits(c: Connection, changed: Sequence[Observation], now: float) -> None:
-    """A limit seen is kept (store/limits.py) until a turn goes on, so it outlives its screen."""
-    from roost.store import limits as stored
-
-    for o in changed:
-        if o.status == "limited" and o.limit is not None:
-            stored.remember(c, o.agent.id, o.agent.provider, o.limit, now)
-    stored.forget(c, [o.agent.id for o in changed if o.status in ("idle", "working")])
-
-
 def _zone(app: App) -> tzinfo:
     from roost.system.clock import local_zone  # here: roost ls's fast path never needs it
 
@@ -241,21 +230,20 @@ def _in_panes(agents: list[Agent], panes: list[Pane], only: Collection[str]) -> 
 
 
 def record(app: App, found: list[Observation]) -> tuple[list[Observation], set[str]]:
-    """Store the status changes (and their events) in one transaction, with the notices their
-    orchestration parents are to get (ops/notify.py); `found` with the changed ones now
-    stored, and the ids of the changes not stored (their record changed since it was read)."""
-    from roost.ops import notify, resume
-
+    """Store the status changes (and their events) in one transaction, with what each of the
+    App's reactions (context.OnStatus, assembled in ops/root.py) does of the changes stored;
+    `found` with the changed ones now stored, and the ids of the changes not stored (their
+    record changed since it was read)."""
     changed = observation.changes(found)
     if not changed:
         return found, set()
-    detail = notify.details(app, changed)  # parents to tell: files read before the lock
+    read = [(r, r.read(app, changed) if r.read else None) for r in app.on_status]  # no lock held
     at = app.store.now_iso()
     with app.store.write() as c:
-        notify.enqueue(c, changed, detail, at)  # first: it reads the status before the change
-        changed = listing.record_changes(c, changed, at)  # not what another look recorded
-        _record_limits(c, changed, app.clock.now().timestamp())
-        resume.on_recorded(app, c, changed, app.clock.now().timestamp())  # issue 23, part 2
-    lost = {o.agent.id for o in observation.changes(found)}
-    ids = {o.agent.id for o in changed}
+        stored = listing.record_changes(c, changed, at)  # not what another look recorded
+        if stored:
+            for reaction, its_read in read:
+                reaction.recorded(app, c, stored, at, its_read)
+    lost = {o.agent.id for o in changed}
+    ids = {o.agent.id for o in stored}
     return [observation.recorded(o, at) if o.agent.id in ids else o for o in found], lost - ids

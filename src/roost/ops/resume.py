@@ -1,8 +1,8 @@
 """Resume at a usage limit's reset (issue 23, part 2), opt-in: the schedule is kept in the store
-(store/resumes.py) as soon as a limit is recorded (ops/observe.record calls `on_recorded` in its
-transaction), and made by `run_due`: the roost service's `resume` component every CHECK
-seconds, and `roost restore` after its starts (a resume due while nothing ran is made at the
-next chance, once: a resume is claimed in one transaction before it is sent).
+(store/resumes.py) as soon as a limit is recorded (`ON_STATUS`, a reaction in the status
+pipeline's transaction: ops/root.py), and made by `run_due`: the roost service's `resume`
+component every CHECK seconds, and `roost restore` after its starts (a resume due while nothing
+ran is made at the next chance, once: a resume is claimed in one transaction before it is sent).
 
 Each resume goes through `roost send`'s own path (ops/send.py, `resuming=True`): the wake, the
 wait for a ready prompt, the draft check (never typed on top of a draft), the confirmation. A
@@ -22,7 +22,7 @@ from roost.core import resuming
 from roost.core.limits import Limit
 from roost.core.model import INTENT_STOPPED, Agent
 from roost.core.settings import Settings
-from roost.ops.context import App
+from roost.ops.context import App, OnStatus
 from roost.ops.service import Component, Stop
 from roost.store import resumes as stored
 
@@ -102,10 +102,13 @@ def _apply_policies(app: App, agents: Sequence[Agent]) -> None:
 
 
 # ---- scheduling, inside observe.record's transaction ---------------------------------------
-def on_recorded(app: App, c: Connection, changed: Sequence[Observation], now: float) -> None:
+def _recorded(
+    app: App, c: Connection, changed: Sequence[Observation], at: str, _read: None
+) -> None:
     """The status changes just recorded: a turn that ended closes its prompt; a turn that went
     on without roost's resume cancels the waiting resume; a new limit schedules one (when the
     agent's policy says resume)."""
+    now = app.clock.now().timestamp()
     stored.close_prompts(c, [o.agent.id for o in changed if o.status in ("idle", "error")])
     stored.drop(c, [o.agent.id for o in changed if o.status == "working"], resuming.WAITING)
     limited = [o for o in changed if o.status == "limited" and o.limit is not None]
@@ -116,6 +119,9 @@ def on_recorded(app: App, c: Connection, changed: Sequence[Observation], now: fl
         if policy_of(o.agent, policies, app.settings) == resuming.RESUME:
             assert o.limit is not None
             schedule(app, c, o.agent, o.limit, now)
+
+
+ON_STATUS = OnStatus("resume", _recorded)
 
 
 def schedule(
@@ -262,14 +268,14 @@ def outlooks(app: App) -> dict[str, tuple[str, float | None]]:
 def _component_start(app: App) -> Stop:
     """A worker thread makes a pass every CHECK seconds, with an App of its own (SQLite
     connections stay in their thread)."""
-    from roost.ops.context import UNREAD, open_app, reread_settings
+    from roost.ops.context import UNREAD, opener, reread_settings
 
-    environ = dict(app.environ)
+    open_mine = opener(app)
     app.close()
     stopping = threading.Event()
 
     def work() -> None:
-        mine = open_app(environ)
+        mine = open_mine()
         seen: object = UNREAD
         try:
             while not stopping.is_set():

@@ -26,6 +26,9 @@ Interface (stable; extend, don't rename):
     `kind` and the details), in sequence order, at least once: the component's cursor
     (store/service.py) moves past a batch after the call returns (or raises: a failure is
     logged, never retried forever). A component's first run starts at the log's end;
+  - `on_status(app, changes)`: the same batches' status changes, typed
+    (store/events.StatusChange): a component that reacts to the status pipeline (budgets at a
+    turn's end, held messages) subscribes here rather than filtering events by their kind;
   - `on_settings(app)`: config.toml changed and reads valid.
   Any may be None. A component that writes events calls `news()` so the event thread wakes
   at once rather than at its next check (0.25 s).
@@ -42,7 +45,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -59,6 +62,7 @@ from roost.core.service import (
 )
 from roost.ops.context import IN_SUPERVISOR, App
 from roost.store import service as rows
+from roost.store.events import StatusChange
 from roost.system import servicesock
 from roost.tmux import service as session
 from roost.tmux.client import Tmux
@@ -85,6 +89,10 @@ class Component:
     name: str
     start: Callable[[App], Stop | Serving | None] | None = None
     on_events: Callable[[App, list[Event]], None] | None = None
+    # The status changes among each batch (store/events.StatusChange), parsed once: what a
+    # component that reacts to the status pipeline subscribes to. The event log is the one
+    # record of a change whichever process stored it (ops/root.py: the in-transaction ones).
+    on_status: Callable[[App, Sequence[StatusChange]], None] | None = None
     # config.toml changed while the service runs and reads valid (issue 36 point 5): called on
     # the event thread with its App, whose settings are the new ones
     on_settings: Callable[[App], None] | None = None

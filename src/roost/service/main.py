@@ -188,13 +188,13 @@ def _record_starts(app: App, run_id: int, started: Started) -> None:
 
 
 def dispatch(app: App, comps: Sequence[Component], run_id: int | None = None) -> int:
-    """Hand each component with `on_events` the events after its cursor, in order; how many
-    were handed in all. A failure is said, and recorded as the component's last error in run
-    `run_id`."""
+    """Hand each component with `on_events` the events after its cursor, in order, and one
+    with `on_status` their status changes; how many were handed in all. A failure is said, and
+    recorded as the component's last error in run `run_id`."""
     handed = 0
     last = event_log.last_id(app.store.conn)
     for comp in comps:
-        if comp.on_events is None:
+        if comp.on_events is None and comp.on_status is None:
             continue
         seq = rows.cursor(app.store.conn, comp.name)
         if seq is None:  # its first run: from now on
@@ -206,7 +206,11 @@ def dispatch(app: App, comps: Sequence[Component], run_id: int | None = None) ->
             if not batch:
                 break
             try:
-                comp.on_events(app, batch)
+                if comp.on_events is not None:
+                    comp.on_events(app, batch)
+                changes = event_log.status_changes(batch) if comp.on_status else []
+                if changes and comp.on_status is not None:
+                    comp.on_status(app, changes)
             except Exception as exc:  # noqa: BLE001 - logged, never retried forever
                 why = _failure(f"{comp.name} on events {batch[0]['seq']}..{batch[-1]['seq']}", exc)
                 if run_id is not None:

@@ -74,7 +74,7 @@ def start(app: App) -> Stop:
 def _guarded(
     environ: dict[str, str], stopping: threading.Event, holder: list[ControlClient]
 ) -> None:
-    from roost.ops.context import open_app
+    from roost.ops.root import open_app
 
     app = open_app(dict(environ))  # this thread's own store connection
     try:

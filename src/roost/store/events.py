@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -95,3 +96,40 @@ def after(conn: sqlite3.Connection, seq: int, limit: int = 1000) -> list[dict[st
         }
         for r in rows
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChange:
+    """A status change the status pipeline stored (a `status` event), as the service's
+    components hear of it (ops/service.Component.on_status), whichever process recorded it."""
+
+    seq: int
+    agent_id: str
+    agent: str
+    at: str
+    status: str
+    previous: str | None
+    source: str | None
+
+
+def status_changes(batch: Iterable[Mapping[str, Any]]) -> list[StatusChange]:
+    """The status changes among events as `after` gives them, in order; a row that is not a
+    well-formed status change (another kind, an old version's shape) is not one."""
+    found = []
+    for e in batch:
+        status, agent_id = e.get("status"), e.get("agent_id")
+        if e.get("kind") != "status" or not isinstance(status, str) or not agent_id:
+            continue
+        previous, source = e.get("previous"), e.get("source")
+        found.append(
+            StatusChange(
+                seq=int(e["seq"]),
+                agent_id=str(agent_id),
+                agent=str(e.get("agent") or ""),
+                at=str(e.get("at") or ""),
+                status=status,
+                previous=previous if isinstance(previous, str) else None,
+                source=source if isinstance(source, str) else None,
+            )
+        )
+    return found

@@ -24,8 +24,9 @@ from roost.ops import send as sending
 from roost.ops import usage as ops_usage
 from roost.ops import workspace as wsops
 from roost.ops import worktree as worktrees
-from roost.ops.context import App, open_app
+from roost.ops.context import App
 from roost.ops.restore import restore as restore_workspace
+from roost.ops.root import open_app
 from roost.store import workspace as wsdb
 from roost.tui.source import Event, Snapshot
 

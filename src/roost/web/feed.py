@@ -18,7 +18,7 @@ from roost.core.alerts import edge_of
 from roost.core.errors import RoostError
 from roost.core.questions import Question
 from roost.ops import stream
-from roost.ops.context import open_app
+from roost.ops.root import open_app
 from roost.tmux.protocol import TmuxError
 from roost.web import actions
 

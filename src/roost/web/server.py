@@ -40,7 +40,8 @@ from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from roost.core import web as rules
 from roost.core.errors import RoostError
-from roost.ops.context import App, open_app
+from roost.ops.context import App
+from roost.ops.root import open_app
 from roost.system import admission
 from roost.tmux.protocol import TmuxError
 from roost.web import actions, auth, feed, pages, term
