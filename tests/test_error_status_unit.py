@@ -392,3 +392,17 @@ def test_installed_versions_are_read_from_the_clis(tmp_path: Path) -> None:
     silent.write_text("#!/bin/sh\nexit 3\n")
     silent.chmod(0o755)
     assert doctor.installed_version(str(silent), env) == "?exit 3"
+
+
+def test_a_version_that_writes_without_end_is_kept_to_its_first_bytes(tmp_path: Path) -> None:
+    """A program that is not roost's own is untrusted: 64 MiB of output (and a version at its
+    very end) leave roost holding VERSION_BYTES of it, and no version read past them."""
+    from roost.tmux import run
+
+    loud = tmp_path / "loud"
+    loud.write_text("#!/bin/sh\nhead -c 67108864 /dev/zero\necho ' 9.9.9'\n")
+    loud.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin"}
+    code, out, err = run.call([str(loud)], env, 60, most=doctor.VERSION_BYTES)
+    assert code == 0 and len(out) == doctor.VERSION_BYTES and err == b""
+    assert doctor.installed_version(str(loud), env) == "?exit 0"

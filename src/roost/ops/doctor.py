@@ -18,6 +18,7 @@ from roost.system import untrusted
 from roost.tmux.protocol import TmuxClient
 
 VERSION_TIMEOUT = 10.0  # seconds for `<cli> --version` (a Node CLI takes ~1 s to start)
+VERSION_BYTES = 64 << 10  # of each stream of `<cli> --version` kept: a version is one line
 VERSION = re.compile(r"\d+(?:\.\d+)+")
 DEFAULT_PROVIDER = "claude"  # ops.lifecycle.spawn's, when --provider is not given
 INSTALL_HINT = (
@@ -568,7 +569,9 @@ def installed_version(exe: str, environ: Mapping[str, str]) -> str:
     from roost.tmux import run
 
     try:
-        code, raw_out, raw_err = run.call([exe, "--version"], environ, VERSION_TIMEOUT)
+        code, raw_out, raw_err = run.call(
+            [exe, "--version"], environ, VERSION_TIMEOUT, most=VERSION_BYTES
+        )
     except run.Silent:
         return f"?no answer within {VERSION_TIMEOUT:g} s"
     except OSError as exc:

@@ -24,10 +24,16 @@ class Silent(Exception):
 
 
 def call(
-    argv: Sequence[str], env: Mapping[str, str], limit: float, input: bytes | None = None
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    limit: float,
+    input: bytes | None = None,
+    most: int | None = None,
 ) -> tuple[int, bytes, bytes]:
     """(exit code, stdout, stderr) of argv. OSError when it cannot be started (FileNotFoundError
-    for a missing binary); Silent when it outlives `limit` seconds."""
+    for a missing binary); Silent when it outlives `limit` seconds. `most`: keep at most that
+    many bytes of each stream (the rest is read and dropped), for a program that is not roost's
+    own (a CLI's `--version` that writes without end must not fill roost's memory)."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     in_r, in_w = os.pipe() if input is not None else (-1, -1)
@@ -53,7 +59,7 @@ def call(
         if fd >= 0:
             os.close(fd)
     try:
-        out, err = exchange(out_r, err_r, in_w, input or b"", time.monotonic() + limit)
+        out, err = exchange(out_r, err_r, in_w, input or b"", time.monotonic() + limit, most)
     except Silent:
         try:
             os.killpg(pid, 9)  # the client and anything it started
@@ -69,11 +75,12 @@ def call(
 
 
 def exchange(
-    out_fd: int, err_fd: int, in_fd: int, data: bytes, deadline: float
+    out_fd: int, err_fd: int, in_fd: int, data: bytes, deadline: float, most: int | None = None
 ) -> tuple[bytes, bytes]:
     """Feed `data` to in_fd (then close it) while reading stdout and stderr until both close,
-    or Silent at the deadline."""
+    or Silent at the deadline; each stream kept to its first `most` bytes (None: all)."""
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+    kept = {out_fd: 0, err_fd: 0}
     reading = [out_fd, err_fd]
     writing = [in_fd] if in_fd >= 0 else []
     if writing:
@@ -97,7 +104,11 @@ def exchange(
             for fd in readable:
                 chunk = os.read(fd, 65536)
                 if chunk:
-                    chunks[fd].append(chunk)
+                    if most is not None:
+                        chunk = chunk[: max(0, most - kept[fd])]
+                        kept[fd] += len(chunk)
+                    if chunk:
+                        chunks[fd].append(chunk)
                 else:
                     reading.remove(fd)
     finally:
