@@ -18,6 +18,7 @@ from roost.core import supervision as sv
 from roost.core.clock import ManualClock, iso
 from roost.core.errors import RoostError
 from roost.core.model import Agent
+from roost.core.observation import covering
 from roost.core.processes import Process
 from roost.ops import alerts, budget, lifecycle, observe, supervise
 from roost.ops.context import App
@@ -176,12 +177,12 @@ def test_a_stop_covers_the_launch_it_stops_until_its_deadline(
             c, agent.id, "api", "hibernated", "max-live", agent.launches, c.now_iso(), until
         )
     stops = intents.active(app.store.conn, app.store.now_iso())
-    assert intents.covering(stops, agent.id, agent.launches) == "hibernated"
-    assert intents.covering(stops, agent.id, agent.launches + 1) is None  # its next launch's own
-    assert intents.covering(stops, "someone-else", agent.launches) is None
+    assert covering(stops, agent.id, agent.launches) == "hibernated"
+    assert covering(stops, agent.id, agent.launches + 1) is None  # its next launch's own
+    assert covering(stops, "someone-else", agent.launches) is None
     clock.advance(lifecycle.STOP_DEADLINE)
     lapsed = intents.active(app.store.conn, app.store.now_iso())
-    assert intents.covering(lapsed, agent.id, agent.launches) is None
+    assert covering(lapsed, agent.id, agent.launches) is None
 
 
 def test_triage_takes_a_stop_under_way_for_roosts() -> None:

@@ -223,10 +223,19 @@ def recorded(o: Observation, since: str) -> Observation:
     )
 
 
+def covering(stops: Mapping[str, tuple[str, int]], agent_id: str, launches: int) -> str | None:
+    """The intent (stopped or hibernated) of the stop among `stops` (agent id -> (intent, the
+    launch it stops): store/intents.active) that stops the agent's launch `launches`: an exit
+    of that launch is that stop's. None when no stop covers it (none under way, or one of an
+    earlier launch: this one's exit is its own)."""
+    stop = stops.get(agent_id)
+    return stop[0] if stop is not None and stop[1] == launches else None
+
+
 def attributed(o: Observation, stop: str | None) -> Observation:
     """The observation with an exit that a stop roost made caused put down to that stop: `stop`
     is the intent of the stop under way, recorded before its signal, that covers the agent's
-    current launch (store/intents.covering), or None. An exit of that launch (a dead or gone
+    current launch (`covering`), or None. An exit of that launch (a dead or gone
     pane, or a CLI that reports its own end) reads as the stop leaves it, `stopped` or
     `hibernated`, not `exited`: no crash to tell anyone of, nothing to restart. A start that
     failed since (a wake refused: its conversation is gone) is newer news than the stop, and

@@ -187,7 +187,7 @@ def _stops(app: App) -> Callable[[Agent], str | None]:
     from roost.store import intents  # the full path only: `roost ls`'s fast path never records
 
     stops = intents.active(app.store.conn, app.store.now_iso())
-    return lambda agent: intents.covering(stops, agent.id, agent.launches)
+    return lambda agent: observation.covering(stops, agent.id, agent.launches)
 
 
 def _zone(app: App) -> tzinfo:

@@ -12,6 +12,7 @@ from datetime import datetime
 from roost.core import supervision as sv
 from roost.core.errors import HeldStopped
 from roost.core.model import Agent
+from roost.core.observation import covering
 from roost.core.reconcile import agent_panes
 from roost.core.service import SESSION as SERVICE_SESSION
 from roost.ops.context import App
@@ -99,7 +100,7 @@ def stopping(app: App, agent: Agent | None) -> bool:
     if agent is None:
         return False
     stops = intents.active(app.store.conn, app.store.now_iso())
-    return intents.covering(stops, agent.id, agent.launches) is not None
+    return covering(stops, agent.id, agent.launches) is not None
 
 
 def exits(app: App, agent: Agent) -> list[sv.Exit]:

@@ -17,7 +17,6 @@ that the status pipeline and the pane-died hook both make.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
 
 from roost.store import events
 
@@ -57,11 +56,3 @@ def active(c: sqlite3.Connection, now: str) -> dict[str, tuple[str, int]]:
     `now` (read-only; almost always none)."""
     rows = c.execute("SELECT agent_id, intent, launches FROM stop_intents WHERE until > ?", (now,))
     return {str(r[0]): (str(r[1]), int(r[2])) for r in rows}
-
-
-def covering(stops: Mapping[str, tuple[str, int]], agent_id: str, launches: int) -> str | None:
-    """The intent (stopped or hibernated) of the stop among `stops` (what `active` read) that
-    stops the agent's launch `launches`: an exit of that launch is that stop's. None when no
-    stop covers it (none under way, or one of an earlier launch: this one's exit is its own)."""
-    stop = stops.get(agent_id)
-    return stop[0] if stop is not None and stop[1] == launches else None
