@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from roost.core.model import INTENT_RUNNING, INTENT_STOPPED, Agent
 from roost.store.db import Store
@@ -131,7 +132,7 @@ def import_costs(env: dict[str, str], cwd: Path, runs: int = 5) -> list[tuple[st
 
 
 def _roost_imports(importtime: str) -> dict[str, float]:
-    pending: dict[int, list] = {}  # importtime prints a module after the modules it imported
+    pending: dict[int, list[Any]] = {}  # importtime prints a module after the modules it imported
     for line in importtime.splitlines():
         parts = line.split("|")
         if len(parts) != 3 or not parts[1].strip().isdigit():
@@ -146,7 +147,7 @@ def _roost_imports(importtime: str) -> dict[str, float]:
         pending.setdefault(level, []).append(node)
     costs = {"roost's own modules (self time)": 0.0}
 
-    def walk(node: tuple) -> None:
+    def walk(node: tuple[Any, ...]) -> None:
         name, self_s, _cumulative, children = node
         costs["roost's own modules (self time)"] += self_s
         for child in children:

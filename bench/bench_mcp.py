@@ -19,6 +19,7 @@ import time
 import urllib.request
 import uuid
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -89,7 +90,7 @@ def stdio_server(env: dict[str, str], cwd: Path, agent_id: str) -> subprocess.Po
     )
 
 
-def stdio_servers(env: dict[str, str], cwd: Path, agents: list[tuple[str, str]]) -> dict:
+def stdio_servers(env: dict[str, str], cwd: Path, agents: list[tuple[str, str]]) -> dict[str, Any]:
     """Today: one `python -P -m roost mcp` per agent, as mcpwire.server_entry starts it."""
     procs, firsts = [], []
     try:
@@ -113,7 +114,7 @@ def stdio_servers(env: dict[str, str], cwd: Path, agents: list[tuple[str, str]])
     return {"processes": len(procs), "rss": total, "uss": unique, "first_call_s": firsts}
 
 
-def post(url: str, token: str, message: dict) -> dict | None:
+def post(url: str, token: str, message: dict[str, Any]) -> dict[str, Any] | None:
     request = urllib.request.Request(
         url,
         data=json.dumps(message).encode(),
@@ -129,7 +130,7 @@ def post(url: str, token: str, message: dict) -> dict | None:
     return json.loads(body) if body else None
 
 
-def endpoint(env: dict[str, str], cwd: Path, agents: list[tuple[str, str]]) -> dict:
+def endpoint(env: dict[str, str], cwd: Path, agents: list[tuple[str, str]]) -> dict[str, Any]:
     """The shared endpoint: one process for every agent."""
     started = time.monotonic()
     proc = subprocess.Popen(

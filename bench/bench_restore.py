@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -32,6 +33,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -105,7 +107,12 @@ def seed(w: World, total: int, live: int) -> list[Agent]:
         )
         tab_name = TABS[i % len(TABS)]
 
-        def place(c, agent=agent, placement=placement, tab_name=tab_name) -> None:
+        def place(
+            c: sqlite3.Connection,
+            agent: Agent = agent,
+            placement: str = placement,
+            tab_name: str = tab_name,
+        ) -> None:
             tab = wsdb.ensure_tab(c, tab_name)
             if placement == "detached":  # parked: remembers its project tab
                 c.execute(
@@ -177,7 +184,7 @@ def wait_prompts(
     keys: set[str],
     key_field: str,
     t0: float,
-    proc: subprocess.Popen | None = None,
+    proc: subprocess.Popen[bytes] | None = None,
     timeout: float = 20.0,
 ) -> dict[str, float]:
     """Seconds from t0 until each pane (found by `key_field`, a tmux format, in `keys`) shows the
@@ -267,7 +274,7 @@ def reset(w: World) -> None:
     assert not w.panes("#{pane_id}"), "the tmux server survived kill-server"
 
 
-def starts_logged(w: World, since: int) -> list[dict]:
+def starts_logged(w: World, since: int) -> list[dict[str, Any]]:
     """The agent CLI starts since line `since` of the fake agents' log."""
     log = Path(w.env["FAKE_AGENT_LOG"])
     lines = log.read_text(encoding="utf-8").splitlines()[since:] if log.exists() else []
@@ -378,7 +385,7 @@ def round_tmux(w: World, live: list[Agent], cap: int, gap: float) -> dict[str, o
     }
 
 
-def idle_restore(w: World, reps: int = 5) -> tuple[list[float], dict]:
+def idle_restore(w: World, reps: int = 5) -> tuple[list[float], dict[str, Any]]:
     """`roost restore` with the 10 already running: start-up, plan and tmux, nothing to start."""
     times, report = [], {}
     for _ in range(reps):
@@ -391,9 +398,9 @@ def idle_restore(w: World, reps: int = 5) -> tuple[list[float], dict]:
 # ---- main ----------------------------------------------------------------------------------
 def interleaved(
     w: World, live: list[Agent], cap: int, gap: float, rounds: int
-) -> tuple[list[dict], list[dict]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """`rounds` rounds of each, who goes first alternating; every round from a killed server."""
-    runs: dict[str, list[dict]] = {"roost": [], "tmux": []}
+    runs: dict[str, list[dict[str, Any]]] = {"roost": [], "tmux": []}
     for r in range(rounds):
         for kind in ("roost", "tmux") if r % 2 == 0 else ("tmux", "roost"):
             runs[kind].append((round_roost if kind == "roost" else round_tmux)(w, live, cap, gap))
@@ -402,8 +409,8 @@ def interleaved(
 
 def check(
     label: str,
-    roost_rounds: list[dict],
-    tmux_rounds: list[dict],
+    roost_rounds: list[dict[str, Any]],
+    tmux_rounds: list[dict[str, Any]],
     live_ids: set[str],
     total: int,
     cap: int,
@@ -449,7 +456,9 @@ def check(
     return problems
 
 
-def stats_of(roost_rounds: list[dict], tmux_rounds: list[dict]) -> dict[str, object]:
+def stats_of(
+    roost_rounds: list[dict[str, Any]], tmux_rounds: list[dict[str, Any]]
+) -> dict[str, object]:
     metrics = ("first_running", "all_running")
     r_stats = {m: summary([r[m] for r in roost_rounds]) for m in metrics}
     r_stats["returned"] = summary([r["returned"] for r in roost_rounds])
@@ -470,7 +479,7 @@ def stats_of(roost_rounds: list[dict], tmux_rounds: list[dict]) -> dict[str, obj
     }
 
 
-def start_table(s: dict) -> str:
+def start_table(s: dict[str, Any]) -> str:
     r, t = s["roost_s"], s["tmux_s"]
     return table(
         [("", "first median", "all median", "all p90", "all min", "all max")]

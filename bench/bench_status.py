@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import psutil
 
@@ -415,7 +416,7 @@ def main() -> int:
             )
     ok = all(len(v) == 1 and v[0] <= 2 for v in flat.values()) and not problems
 
-    def row(s: dict, state: str, label: str) -> tuple:
+    def row(s: dict[str, Any], state: str, label: str) -> tuple[Any, ...]:
         r = s[state]
         st = r["stats"]
         calls = sorted({int(c) for c in r["samples"]["calls"]})

@@ -213,7 +213,7 @@ class MeteredSource(LiveSource):
             "preview", lambda: super(MeteredSource, self).preview(name, lines, pane_id=pane_id)
         )
 
-    def events(self, name: str, limit: int = 8) -> list[dict]:
+    def events(self, name: str, limit: int = 8) -> list[dict[str, Any]]:
         return self._metered("events", lambda: super(MeteredSource, self).events(name, limit))
 
 
@@ -273,7 +273,7 @@ class Shown:
         app._show_preview = preview  # type: ignore[method-assign]
 
     @staticmethod
-    def first(seen: list, name: str, since: float) -> float | None:
+    def first(seen: list[Any], name: str, since: float) -> float | None:
         return next((t for n, t in list(seen) if n == name and t >= since), None)
 
 
@@ -374,7 +374,9 @@ async def drive(
             for attr, samples in (("render_rows", render_s), ("apply_snapshot", apply_s)):
                 original = getattr(app, attr)
 
-                def timed(*a: Any, _f: Callable = original, _s: list = samples) -> None:
+                def timed(
+                    *a: Any, _f: Callable[..., Any] = original, _s: list[Any] = samples
+                ) -> None:
                     t0 = time.perf_counter()
                     try:
                         _f(*a)
@@ -514,7 +516,7 @@ class FixedSource(StaticSource):
     def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
         return "fixed screen\n"
 
-    def events(self, name: str, limit: int = 8) -> list[dict]:
+    def events(self, name: str, limit: int = 8) -> list[dict[str, Any]]:
         return []
 
 
