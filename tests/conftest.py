@@ -57,7 +57,7 @@ class Env:
         env: dict[str, str] | None = None,
         timeout: float = 60,
         cwd: Path | None = None,
-    ) -> subprocess.CompletedProcess:
+    ) -> subprocess.CompletedProcess[str]:
         """Run the real CLI (`python -m roost`) as a user would: a process of its own, forked
         from a warm roost (tests/zygote.py) when the environment allows."""
         call_env = {**self.env, **(env or {})}
@@ -106,7 +106,7 @@ class Env:
             text=True,
         )
 
-    def roost_together(self, *commands: tuple[str, ...]) -> list[subprocess.CompletedProcess]:
+    def roost_together(self, *commands: tuple[str, ...]) -> list[subprocess.CompletedProcess[str]]:
         """Run these calls side by side (all started, then each read to its end)."""
         calls = [self.roost_start(*c) for c in commands]
         done = []
@@ -117,7 +117,7 @@ class Env:
 
     def roost_inprocess(
         self, *args: str, env: dict[str, str] | None = None
-    ) -> subprocess.CompletedProcess:
+    ) -> subprocess.CompletedProcess[str]:
         """Run the CLI in this process: for refusals that never reach tmux (bad names, bad
         flags), where a fresh interpreter per call would only cost time. Same entry point,
         same error handling, same exit codes as `python -m roost`."""
@@ -140,7 +140,7 @@ class Env:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return subprocess.CompletedProcess(["roost", *args], code, out.getvalue(), err.getvalue())
 
-    def roost_importtime(self, *args: str) -> subprocess.CompletedProcess:
+    def roost_importtime(self, *args: str) -> subprocess.CompletedProcess[str]:
         """`python -X importtime -m roost ARGS` in a fresh interpreter (never the warm one):
         its stderr lists every module the command loaded."""
         return subprocess.run(
@@ -152,7 +152,7 @@ class Env:
             timeout=60,
         )
 
-    def ls(self) -> dict[str, dict]:
+    def ls(self) -> dict[str, dict[str, Any]]:
         return {a["name"]: a for a in json.loads(self.roost("ls", "--json").stdout)}
 
     def tmux(self, *args: str, check: bool = True) -> str:
@@ -217,13 +217,13 @@ class Env:
     def screen(self, target: str) -> str:
         return self.tmux("capture-pane", "-p", "-J", "-t", target)
 
-    def starts(self) -> list[dict]:
+    def starts(self) -> list[dict[str, Any]]:
         """Every start of a fake agent CLI, in order (from FAKE_AGENT_LOG)."""
         if not self.agent_log.exists():
             return []
         return [json.loads(line) for line in self.agent_log.read_text().splitlines() if line]
 
-    def last_start(self, count: int | None = None) -> dict:
+    def last_start(self, count: int | None = None) -> dict[str, Any]:
         """The latest fake-agent start, waiting until `count` starts (default: one more than
         were logged when the test last asked) have been logged."""
         want = count if count is not None else 1
@@ -252,7 +252,7 @@ class Env:
             return value
         raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
-    def wait_status(self, name: str, wanted: str, timeout: float = 20) -> dict:
+    def wait_status(self, name: str, wanted: str, timeout: float = 20) -> dict[str, Any]:
         """The agent's `ls --json` entry once its status is `wanted`."""
         return self.wait_for(
             lambda: (a := self.ls()[name])["status"] == wanted and a, timeout, f"{name} {wanted}"
@@ -271,7 +271,7 @@ class Env:
             )
         )
 
-    def start_service(self, hearing: str | None = None) -> dict:
+    def start_service(self, hearing: str | None = None) -> dict[str, Any]:
         """`roost service start`, and its status once it runs; with `hearing` (an agent's name),
         also once its monitor has heard that agent's pane (its subscription is live: a change
         typed from now on is pushed). Waits long enough for a loaded machine."""
@@ -303,7 +303,7 @@ class Env:
         self.tmux("send-keys", "-t", target, "Enter")
 
 
-def core_argv(start: dict) -> list[str]:
+def core_argv(start: dict[str, Any]) -> list[str]:
     """A claude start's argv without roost's `--settings FILE` and `--mcp-config FILE` (checked
     on their own elsewhere)."""
     argv = list(start["argv"])

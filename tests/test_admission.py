@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 import uvicorn
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
@@ -186,7 +187,7 @@ def test_a_body_past_the_cap_is_refused() -> None:
         assert small.recv(65536).startswith(b"HTTP/1.1 200")
 
 
-def test_a_body_that_trickles_is_cut(monkeypatch) -> None:
+def test_a_body_that_trickles_is_cut(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(admission, "BODY_TIMEOUT", 1.0)
     with serving(admission.Gate()) as port:
         conn = connect(port)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from typing import Any
 
 import pytest
 from test_inside_agent import shell_agent
@@ -18,7 +19,7 @@ from conftest import Env
 pytestmark = pytest.mark.tmux
 
 
-def events(world: Env, name: str) -> list[dict]:
+def events(world: Env, name: str) -> list[dict[str, Any]]:
     return list(json.loads(world.roost("events", name, "--json").stdout))
 
 

@@ -7,6 +7,7 @@ import os
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,10 +40,10 @@ def assert_refused(
     assert snapshot(world) == before
 
 
-def snapshot(world: Env) -> tuple:
+def snapshot(world: Env) -> tuple[Any, ...]:
     """What a bad command must not change: the store's rows and tmux's objects."""
     db = world.home / "roost.db"
-    rows: list = []
+    rows: list[Any] = []
     if db.exists():
         try:
             conn = sqlite3.connect(db)

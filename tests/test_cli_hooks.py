@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from test_stream import watching
+from test_stream import Watch, watching
 
 from roost.providers import gemini, hooks
 
@@ -18,7 +19,7 @@ from conftest import Env
 PUSHED = 15.0  # well under the monitor's 30 s safety net; generous for a loaded machine
 
 
-def hook_event(watch, name: str, event: str, kind: str) -> dict | None:
+def hook_event(watch: Watch, name: str, event: str, kind: str) -> dict[str, Any] | None:
     return next(
         (
             d
@@ -77,7 +78,9 @@ def test_the_users_own_codex_notify_program_still_runs(world: Env) -> None:
     assert Path(hooks.cli_log_path(str(world.home), agent["id"])).read_text()  # and roost's own
 
 
-def test_a_gemini_notification_reaches_watch_as_a_hook_event(world: Env, private_home) -> None:
+def test_a_gemini_notification_reaches_watch_as_a_hook_event(
+    world: Env, private_home: Path
+) -> None:
     world.roost("spawn", "gm", "--provider", "gemini", "--cwd", str(world.tmp / "work"))
     world.wait_status("gm", "idle")
     world.roost("service", "start")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ from conftest import Env
 pytestmark = pytest.mark.tmux
 
 
-def events(world: Env, name: str, kind: str) -> list[dict]:
+def events(world: Env, name: str, kind: str) -> list[dict[str, Any]]:
     return [
         e for e in json.loads(world.roost("events", name, "--json").stdout) if e["kind"] == kind
     ]

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.tmux
 LIMIT = 60.0  # seconds: far above a `roost spawn` here, even loaded (16 s seen), not a hang
 
 
-def capped(world: Env, *args: str) -> subprocess.CompletedProcess:
+def capped(world: Env, *args: str) -> subprocess.CompletedProcess[str]:
     """`roost ARGS` with 1 GiB of address space: a runaway read fails fast, not the machine."""
 
     def cap() -> None:

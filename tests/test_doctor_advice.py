@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -17,7 +19,7 @@ from conftest import Env
 pytestmark = pytest.mark.tmux
 
 
-def doctor(world: Env) -> tuple[int, str, dict]:
+def doctor(world: Env) -> tuple[int, str, dict[str, Any]]:
     text = world.roost("doctor", check=False)
     report = json.loads(world.roost("doctor", "--json", check=False).stdout)
     return text.returncode, text.stdout, report
@@ -94,7 +96,7 @@ def test_a_broken_config_is_reported_with_its_fix(world: Env) -> None:
     assert f"fix: edit {config} (see README: Config)" in out
 
 
-def test_doctor_warns_that_ci_true_makes_gemini_headless(tmp_path) -> None:
+def test_doctor_warns_that_ci_true_makes_gemini_headless(tmp_path: Path) -> None:
     """Gemini CLI 0.61.0 runs headless under CI=true or GITHUB_ACTIONS=true: every gemini agent
     would exit at once. doctor says so, with the fix; without either variable it says nothing."""
     from pathlib import Path

@@ -7,6 +7,8 @@ for good: nothing after it was ever counted."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 from test_usage_cli import DATA, transcript
@@ -40,7 +42,7 @@ def too_long_line() -> str:
     return json.dumps({"type": "assistant", "pad": "x" * (untrusted.LINE_LIMIT + 16)})
 
 
-def doctor(world: Env) -> tuple[int, dict[str, dict]]:
+def doctor(world: Env) -> tuple[int, dict[str, dict[str, Any]]]:
     proc = world.roost("doctor", "--json", check=False)
     return proc.returncode, {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
 
@@ -107,7 +109,7 @@ def test_each_reason_is_counted_once_per_line() -> None:
 
 
 def test_a_line_longer_than_a_read_is_read_whole_and_one_over_the_limit_passed_by(
-    tmp_path,
+    tmp_path: Path,
 ) -> None:
     from roost.core import usage
     from roost.ops.usage import CHUNK, complete_lines
@@ -116,7 +118,7 @@ def test_a_line_longer_than_a_read_is_read_whole_and_one_over_the_limit_passed_b
     too_long = b"x" * (untrusted.LINE_LIMIT + CHUNK)  # passed by over more than one read
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"first\n" + long_ok + b"\n" + too_long + b"\nlast\npartial")
-    state: dict = {}
+    state: dict[str, Any] = {}
     offset, lines = 0, []
     with path.open("rb") as fh:
         for _ in range(10):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,7 +129,9 @@ def classify(**kw: object) -> tuple[str, str, str | None]:
         ),
     ],
 )
-def test_error_status_and_its_reason(kw: dict, expected: tuple[str, str, str | None]) -> None:
+def test_error_status_and_its_reason(
+    kw: dict[str, Any], expected: tuple[str, str, str | None]
+) -> None:
     assert classify(**kw) == expected
 
 
@@ -160,7 +163,7 @@ def test_error_status_and_its_reason(kw: dict, expected: tuple[str, str, str | N
         ),
     ],
 )
-def test_a_pattern_less_program(kw: dict, expected: tuple[str, str]) -> None:
+def test_a_pattern_less_program(kw: dict[str, Any], expected: tuple[str, str]) -> None:
     assert classify(patterns=COMMAND, **kw)[:2] == expected
 
 
@@ -344,7 +347,7 @@ def test_slash_commands(text: str, command: bool) -> None:
 
 
 def test_a_slash_command_is_confirmed_by_its_effect() -> None:
-    def events(*names_payloads: tuple[str, dict[str, object]]) -> list:
+    def events(*names_payloads: tuple[str, dict[str, object]]) -> list[Any]:
         return [(NOW, n, p) for n, p in names_payloads]
 
     clear = events(

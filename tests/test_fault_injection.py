@@ -13,6 +13,7 @@ import signal
 import sqlite3
 import subprocess
 import uuid
+from typing import Any
 
 import psutil
 import pytest
@@ -80,7 +81,7 @@ def check(world: Env, must_stay: set[str]) -> None:
         assert lineage & pane_pids, f"orphan {proc.pid} {proc.cmdline()}"
 
 
-def export_of(count: int, tag: str) -> dict:
+def export_of(count: int, tag: str) -> dict[str, Any]:
     """A small valid export of `count` parked agents with fresh ids and names."""
     agents = []
     for i in range(count):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,11 +19,11 @@ pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 DOC = Path(__file__).resolve().parents[1] / "docs" / "ORCHESTRATION.md"
 
 
-def _tool_names(body: dict) -> list[str]:
+def _tool_names(body: dict[str, Any]) -> list[str]:
     return [str(t.get("name")) for t in body.get("tools") or []]
 
 
-def _found_by_search(body: dict) -> list[str]:
+def _found_by_search(body: dict[str, Any]) -> list[str]:
     """The tools a ToolSearch result in this request referenced."""
     found = []
     for message in body.get("messages") or []:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 
-def test_handover_sweep_keeps_live_writers_files_and_removes_abandoned_ones(tmp_path) -> None:
+
+def test_handover_sweep_keeps_live_writers_files_and_removes_abandoned_ones(tmp_path: Path) -> None:
     import os
 
     from roost.system import handover

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import psutil
 import pytest
@@ -13,12 +14,12 @@ from conftest import Env, core_argv
 pytestmark = pytest.mark.tmux
 
 
-def spawn(world: Env, name: str, *args: str) -> dict:
+def spawn(world: Env, name: str, *args: str) -> dict[str, Any]:
     world.roost("spawn", name, "--cwd", str(world.tmp / "work"), *args)
     return world.ls()[name]
 
 
-def agent_pane(world: Env, name: str) -> dict:
+def agent_pane(world: Env, name: str) -> dict[str, Any]:
     return next(p for p in world.panes() if p["window"] == name and p["roost_id"])
 
 

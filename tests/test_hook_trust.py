@@ -8,6 +8,7 @@ import json
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ def spawn(world: Env, name: str, env: dict[str, str] | None = None) -> None:
     world.roost("spawn", name, "--cwd", str(world.tmp / "work"), env=env)
 
 
-def idle_by_hooks(world: Env, name: str) -> dict:
+def idle_by_hooks(world: Env, name: str) -> dict[str, Any]:
     return world.wait_for(
         lambda: (a := world.ls()[name])["status"] == "idle" and a["status_source"] == "hook" and a,
         what=f"{name} idle by its hooks",
@@ -33,7 +34,7 @@ def log_of(world: Env, name: str) -> Path:
     return world.home / "agents" / world.ls()[name]["id"] / "hooks.log"
 
 
-def forge(world: Env, name: str, event: str, payload: dict) -> None:
+def forge(world: Env, name: str, event: str, payload: dict[str, Any]) -> None:
     """What a forger who cannot read the store appends: a launch line of its own, then an event
     with that launch's token (the log's last launch line used to say whose lines count)."""
     cwd = str((world.tmp / "work").resolve())
@@ -63,7 +64,7 @@ def test_a_forged_launch_line_does_not_set_the_status(world: Env) -> None:
     world.roost("send", "cl", "hello")  # not refused as waiting, exited or broken
 
 
-def events(world: Env, name: str) -> list[dict]:
+def events(world: Env, name: str) -> list[dict[str, Any]]:
     return json.loads(world.roost("events", name, "--json").stdout)
 
 

@@ -8,40 +8,51 @@ or h1's connection dropped, resumes by seq: nothing missed, nothing doubled."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pytest
-from sshd import kill_masters
-from test_mcp_server import run_client
+from sshd import Fleet, Host, kill_masters
+from test_mcp_server import Call, run_client
 from test_notify_e2e import prompts
+
+from conftest import Env
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 pytestmark = pytest.mark.tmux
 
+# `wait(fn)`: anything blocking, off the session's loop; `steps(call, wait)`: one session's work
+Wait: TypeAlias = Callable[[Callable[[], Any]], Awaitable[Any]]
+Steps: TypeAlias = Callable[[Call, Wait], Awaitable[None]]
 
-def unprefixed(found, tool: str):
+
+def unprefixed(found: Any, tool: str) -> Any:
     """A tool's answer; an error without the SDK's prefix (the rest is roost's words)."""
     if isinstance(found, dict) and "error" in found:
         return {"error": found["error"].removeprefix(f"Error executing tool {tool}: ")}
     return found
 
 
-def call(world, agent_id: str, tool: str, **args):
-    async def script(session, call):
+def call(world: Env, agent_id: str, tool: str, **args: Any) -> Any:
+    async def script(session: ClientSession, call: Call) -> Any:
         return await call(tool, **args)
 
     return unprefixed(run_client(world, agent_id, script), tool)
 
 
-def session_of(world, agent_id: str, steps) -> None:
+def session_of(world: Env, agent_id: str, steps: Steps) -> None:
     """`steps(call, wait)` in one MCP session of the agent (one `roost mcp` for many calls):
     `call(tool, **args)` a tool, `wait(fn)` anything blocking, off the session's loop."""
     import anyio
 
-    async def script(session, call_tool):
-        async def call(tool: str, **args):
+    async def script(session: ClientSession, call_tool: Call) -> None:
+        async def call(tool: str, **args: Any) -> Any:
             return unprefixed(await call_tool(tool, **args), tool)
 
-        async def wait(fn):
+        async def wait(fn: Callable[[], Any]) -> Any:
             return await anyio.to_thread.run_sync(fn)
 
         await steps(call, wait)
@@ -49,7 +60,7 @@ def session_of(world, agent_id: str, steps) -> None:
     run_client(world, agent_id, script)
 
 
-def recorded(world) -> list[tuple]:
+def recorded(world: Env) -> list[tuple[Any, ...]]:
     """The rows of children on hosts and the queued notices, read from the local store."""
     conn = sqlite3.connect(Path(world.home) / "roost.db")
     try:
@@ -60,18 +71,18 @@ def recorded(world) -> list[tuple]:
     return [*children, *notices]
 
 
-def stops_on(host, name: str) -> int:
+def stops_on(host: Host, name: str) -> int:
     """How many turns the child ended on its host (its Stop hook lines)."""
     agent_id = host.world.ls()[name]["id"]
     log = Path(host.world.home) / "agents" / agent_id / "hooks.log"
     return sum("\tStop\t" in line for line in log.read_text().splitlines()) if log.exists() else 0
 
 
-def told(world) -> list[str]:
+def told(world: Env) -> list[str]:
     return [p for p in prompts(world, "lead") if p.startswith("[roost]")]
 
 
-def test_a_child_on_a_host_tells_its_parent_here_across_a_service_restart(fleet) -> None:
+def test_a_child_on_a_host_tells_its_parent_here_across_a_service_restart(fleet: Fleet) -> None:
     h1 = fleet.add("h1")
     local = fleet.local
     local.roost("spawn", "lead", "--detached")
@@ -80,7 +91,7 @@ def test_a_child_on_a_host_tells_its_parent_here_across_a_service_restart(fleet)
     local.roost("service", "stop")  # its turn ends while no one here follows h1
     first = "[roost] h1:kid finished its turn: done working"
 
-    async def lead(call, wait) -> None:
+    async def lead(call: Call, wait: Wait) -> None:
         # a turn over at once: no look on h1 sees it working (as on a loaded machine), and
         # its end is still a turn's end (the host's send records it begun)
         made = await call("create_agent", provider="claude", prompt="work 0", name="kid",
@@ -132,7 +143,7 @@ def test_a_child_on_a_host_tells_its_parent_here_across_a_service_restart(fleet)
     local.wait_for(lambda: len(told(local)) == 3, 40, "the 3rd notice")
     assert local.ls()["lead"]["state"] == "running"
 
-    async def lead_again(call, wait) -> None:
+    async def lead_again(call: Call, wait: Wait) -> None:
         local.roost("service", "stop")
         local.roost("service", "start")  # read again from its cursor: nothing new, nothing twice
         waited = await call("wait_for_agents", names=["h1:kid"], timeout_seconds=20)
@@ -146,7 +157,9 @@ def test_a_child_on_a_host_tells_its_parent_here_across_a_service_restart(fleet)
 
     session_of(local, lead_id, lead_again)
 
-    async def stranger(call, wait) -> None:  # a child on a host is in its parent's scope only
+    async def stranger(
+        call: Call, wait: Wait
+    ) -> None:  # a child on a host is in its parent's scope only
         refused = await call("send_message", name="h1:kid", text="hi")
         assert refused == {
             "error": "h1:kid is not in your subtree: you may act only on yourself and the "
@@ -159,7 +172,7 @@ def test_a_child_on_a_host_tells_its_parent_here_across_a_service_restart(fleet)
 
     session_of(local, other_id, stranger)
 
-    async def done(call, wait) -> None:
+    async def done(call: Call, wait: Wait) -> None:
         local.roost("service", "stop")  # (what its stop tells the parent is not this test's)
         assert await call("stop_agent", name="h1:kid") == {"name": "h1:kid", "stopped": True}
         assert h1.world.ls()["kid"]["state"] == "stopped"
@@ -171,7 +184,9 @@ def test_a_child_on_a_host_tells_its_parent_here_across_a_service_restart(fleet)
     session_of(local, lead_id, done)
 
 
-def test_an_unknown_or_unreachable_host_is_one_clear_error_and_nothing_recorded(fleet) -> None:
+def test_an_unknown_or_unreachable_host_is_one_clear_error_and_nothing_recorded(
+    fleet: Fleet,
+) -> None:
     h1 = fleet.add("h1")
     fleet.local.roost("host", "add", "h2", "h2.invalid")  # no such machine: ssh cannot reach it
     local = fleet.local
@@ -199,7 +214,7 @@ def test_an_unknown_or_unreachable_host_is_one_clear_error_and_nothing_recorded(
     assert sorted(h1.world.ls()) == ["kid"]  # only the one spawned there by hand
 
 
-def test_reply_of_an_unknown_agent_is_one_clear_line(world) -> None:
+def test_reply_of_an_unknown_agent_is_one_clear_line(world: Env) -> None:
     found = world.roost_inprocess("reply", "nobody")
     assert found.returncode == 4
     assert found.stderr.strip().splitlines() == ["roost: no agent named 'nobody' (see `roost ls`)"]

@@ -5,6 +5,7 @@ reconnect's replay of lines already read (nothing doubled)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_app import fake_app, fake_tmux, manual_clock
@@ -31,7 +32,9 @@ from roost.store import orchestration as queue
         pytest.param({"status": "working", "previous": "idle"}, None, None, id="working"),
     ],
 )
-def test_a_status_line_means_what_a_local_child_s_change_means(event, kind, detail) -> None:
+def test_a_status_line_means_what_a_local_child_s_change_means(
+    event: dict[str, Any], kind: str | None, detail: str | None
+) -> None:
     found = change({"kind": "status", "name": "kid", **event})
     assert found is not None and (found.kind, found.detail) == (kind, detail)
     assert found.status == event["status"]

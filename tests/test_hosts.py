@@ -5,6 +5,7 @@ test's own ssh config (ROOST_SSH_COMMAND)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import json
 import os
@@ -16,12 +17,15 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sshd import ROOST, keygen, terminal
+from sshd import ROOST, Fleet, keygen, terminal
+
+from conftest import Env
 
 
-def test_a_host_is_added_checked_and_listed(fleet) -> None:
+def test_a_host_is_added_checked_and_listed(fleet: Fleet) -> None:
     h1 = fleet.add("h1")
     listed = json.loads(fleet.local.roost("host", "ls", "--json").stdout)
     assert [(h["name"], h["dest"]) for h in listed] == [("h1", "h1")]
@@ -39,14 +43,18 @@ def test_a_host_is_added_checked_and_listed(fleet) -> None:
     assert "use --roost PATH" in missing.stdout
 
 
-def test_ls_all_s_fast_path_says_what_the_full_cli_says(fleet) -> None:
+def test_ls_all_s_fast_path_says_what_the_full_cli_says(fleet: Fleet) -> None:
     """`roost ls --all` (entry.py → cli/fastall.py: hosts asked first, no Click) and the full
     CLI's (cli/hosts.py) print the same rows and lines, with the service answering here or not."""
     h1 = fleet.add("h1")
     fleet.local.roost("spawn", "here", "--provider", "command", "--", "sleep", "300")
     fleet.local.roost("spawn", "h1:there", "--provider", "command", "--", "sleep", "300")
+
+    def all_idle(world: Env) -> bool:
+        return all(a["status"] == "idle" for a in world.ls().values())
+
     for world in (fleet.local, h1.world):
-        world.wait_for(lambda w=world: all(a["status"] == "idle" for a in w.ls().values()), 30)
+        world.wait_for(functools.partial(all_idle, world), 30)
     for service in ("stop", "start"):
         fleet.local.roost("service", service)
         for args in (("ls", "--all", "--json"), ("ls", "--all"), ("ls", "--json", "--all")):
@@ -63,7 +71,9 @@ def test_ls_all_s_fast_path_says_what_the_full_cli_says(fleet) -> None:
                 assert fast.stdout == full.stdout
 
 
-def test_ls_all_reads_a_host_s_service_through_the_master_with_no_roost_run_there(fleet) -> None:
+def test_ls_all_reads_a_host_s_service_through_the_master_with_no_roost_run_there(
+    fleet: Fleet,
+) -> None:
     """Once a host said where its service listens (`_hostls`), `ls --all` reads that socket
     through the warm master's forward (ops/hosts.py): the host's current agents, and no roost
     process started there. A stale answer (another ident), a master that died with its forward,
@@ -144,7 +154,7 @@ def test_ls_all_reads_a_host_s_service_through_the_master_with_no_roost_run_ther
         assert runs()[asked:] == ["_hostls"] * n
 
 
-def test_a_remote_command_past_its_time_limit_is_cut(fleet) -> None:
+def test_a_remote_command_past_its_time_limit_is_cut(fleet: Fleet) -> None:
     """A command that outlasts `[ssh] timeout` is killed here with everything it started, and
     says so in one line (a stand-in roost that sleeps: `--roost /bin/sleep`)."""
     import psutil
@@ -170,7 +180,7 @@ def test_a_remote_command_past_its_time_limit_is_cut(fleet) -> None:
     assert clients == []  # its ssh was killed, not left behind
 
 
-def test_commands_run_on_a_host_with_every_word_as_typed(fleet) -> None:
+def test_commands_run_on_a_host_with_every_word_as_typed(fleet: Fleet) -> None:
     """spawn, send, ls, capture, kill, wake and restore through `--host` and `HOST:AGENT`: the
     host's roost does each (its own store and tmux say so), and a message full of shell reaches
     its agent as typed, running nothing on the way."""
@@ -210,7 +220,7 @@ def test_commands_run_on_a_host_with_every_word_as_typed(fleet) -> None:
     ]
 
 
-def test_attach_to_a_host_agent_shows_its_screen_and_c_q_comes_back(fleet) -> None:
+def test_attach_to_a_host_agent_shows_its_screen_and_c_q_comes_back(fleet: Fleet) -> None:
     """`roost attach h1:api` in a terminal (a pane of a test tmux): ssh -tt to the host's
     `roost attach api`, the agent's screen shows here; C-q detaches and ends the ssh."""
     h1 = fleet.add("h1")
@@ -236,7 +246,7 @@ def test_attach_to_a_host_agent_shows_its_screen_and_c_q_comes_back(fleet) -> No
 
 
 # ---- failure modes: each a clear line within a bounded time, never a hang ------------------
-def control_socket(fleet, name: str) -> str:
+def control_socket(fleet: Fleet, name: str) -> str:
     """Where the local roost keeps host `name`'s ssh master (system/ssh.py's rule)."""
     from roost.core.sshargs import control_path
 
@@ -245,7 +255,7 @@ def control_socket(fleet, name: str) -> str:
     return control_path(f"/tmp/roost-ssh-{os.getuid()}", home, program, name, name)
 
 
-def test_a_stale_control_socket_that_never_answers_is_replaced(fleet) -> None:
+def test_a_stale_control_socket_that_never_answers_is_replaced(fleet: Fleet) -> None:
     """A master that hangs (its socket accepts, never speaks) hangs every plain `ssh` that
     multiplexes on it: ConnectTimeout does not bound that connect. roost's probe sees it,
     removes the socket and connects afresh, within its own limits."""
@@ -293,7 +303,7 @@ def test_a_stale_control_socket_that_never_answers_is_replaced(fleet) -> None:
     assert probe.returncode == 0, probe.stderr  # a live master of roost's now
 
 
-def test_a_changed_host_key_is_refused_with_ssh_s_reason(fleet) -> None:
+def test_a_changed_host_key_is_refused_with_ssh_s_reason(fleet: Fleet) -> None:
     """A host whose key changed (a man in the middle, or a reinstall): refused, with ssh's own
     words, and the known key is kept (never accepted silently)."""
     h1 = fleet.add("h1")
@@ -311,7 +321,7 @@ def test_a_changed_host_key_is_refused_with_ssh_s_reason(fleet) -> None:
     assert fleet.known_hosts.read_text() == known
 
 
-def test_a_host_that_never_answers_costs_its_time_limit_and_ls_all_goes_on(fleet) -> None:
+def test_a_host_that_never_answers_costs_its_time_limit_and_ls_all_goes_on(fleet: Fleet) -> None:
     """One host live, one whose port accepts and never speaks: `ls --all` lists the live one's
     agents and ours, says the other is unreachable in one line, within the connect limit."""
     h1 = fleet.add("h1")
@@ -351,7 +361,7 @@ def test_a_host_that_never_answers_costs_its_time_limit_and_ls_all_goes_on(fleet
     assert {tuple(line.split()[:2]) for line in lines[1:]} == {("local", "here"), ("h1", "there")}
 
 
-def test_a_host_that_trickles_its_answer_costs_ls_all_its_ls_timeout(fleet) -> None:
+def test_a_host_that_trickles_its_answer_costs_ls_all_its_ls_timeout(fleet: Fleet) -> None:
     """Issue 35, finding 4: a host whose roost writes a byte every half second held `ls --all`
     for the command limit (120 s). Now every host has `[ssh] ls_timeout` (3 s) for its whole
     answer: the live host's agents are listed, the trickler is named late, in one line."""
@@ -379,7 +389,7 @@ def test_a_host_that_trickles_its_answer_costs_ls_all_its_ls_timeout(fleet) -> N
     assert refused.returncode == 2 and "ssh.ls_timeout" in refused.stderr, refused
 
 
-def test_what_a_host_writes_reaches_a_terminal_as_text(fleet) -> None:
+def test_what_a_host_writes_reaches_a_terminal_as_text(fleet: Fleet) -> None:
     """Issue 35, finding 2: a host's roost that answers with escape sequences (OSC 52 writes
     the clipboard, CSI clears the screen) on stdout and stderr: relayed to a terminal, they are
     shown as text; to a pipe, the bytes go as they are (a script reads them)."""
@@ -401,7 +411,7 @@ def test_what_a_host_writes_reaches_a_terminal_as_text(fleet) -> None:
     assert piped.returncode == 3 and "\x1b]52;c;ZXZpbA==\x07" in piped.stdout
 
 
-def test_the_host_s_sshd_killed_mid_command_is_one_clear_error(fleet) -> None:
+def test_the_host_s_sshd_killed_mid_command_is_one_clear_error(fleet: Fleet) -> None:
     """A remote watch streams; the host's sshd dies with every connection: the local roost
     ends at once with one line, and nothing of the command stays running on the host."""
     import psutil
@@ -436,7 +446,7 @@ def test_the_host_s_sshd_killed_mid_command_is_one_clear_error(fleet) -> None:
     fleet.local.wait_for(lambda: not remote_watches(), what="the remote watch's end")
 
 
-def test_watch_all_follows_every_host_and_resumes_after_a_dropped_connection(fleet) -> None:
+def test_watch_all_follows_every_host_and_resumes_after_a_dropped_connection(fleet: Fleet) -> None:
     """`watch --all --json`: the host's events arrive tagged with it; its ssh connection
     dropped (every ssh of the test killed), the watch reconnects with --since its last seq:
     an event made while it was away arrives once, none is missed or doubled."""
@@ -452,7 +462,7 @@ def test_watch_all_follows_every_host_and_resumes_after_a_dropped_connection(fle
         stderr=subprocess.PIPE,
         text=True,
     )
-    seen: list[dict] = []
+    seen: list[dict[str, Any]] = []
 
     def read() -> None:
         assert watch.stdout is not None
@@ -484,7 +494,7 @@ def test_watch_all_follows_every_host_and_resumes_after_a_dropped_connection(fle
     assert [s for s in every if seqs[0] <= s <= max(seqs)] == sorted(seqs)
 
 
-def test_a_host_s_alert_reaches_the_person_s_machine(fleet) -> None:
+def test_a_host_s_alert_reaches_the_person_s_machine(fleet: Fleet) -> None:
     """`watch --all --json --notify`: an agent on h1 waits for its person; the alert h1's
     roost decides goes through this machine's [notify] channels (a command here), named with
     its host."""
@@ -522,7 +532,7 @@ def test_a_host_s_alert_reaches_the_person_s_machine(fleet) -> None:
 
 
 @pytest.mark.service
-def test_the_services_stop_ends_the_hosts_ssh_masters(fleet) -> None:
+def test_the_services_stop_ends_the_hosts_ssh_masters(fleet: Fleet) -> None:
     """Issue 36 point 7: nothing roost started outlives it. A master a `ls --all` started
     stayed up for ControlPersist (60 s) after the service stopped; it now ends with it."""
     from roost.system.ssh import mux_answers
@@ -537,7 +547,7 @@ def test_the_services_stop_ends_the_hosts_ssh_masters(fleet) -> None:
 
 
 @pytest.mark.service
-def test_a_service_back_from_a_kill_9_ends_the_masters_it_left(fleet) -> None:
+def test_a_service_back_from_a_kill_9_ends_the_masters_it_left(fleet: Fleet) -> None:
     """A service killed -9 never stops its components, so its hosts' masters (and the streams
     followed through them) stayed up; the next run, after one that did not end cleanly, ends
     them before anything of it serves."""

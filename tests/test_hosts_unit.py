@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import shlex
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from roost.cli.remote import remote_args
 from roost.core import sshargs
+
+from conftest import Env
 
 
 @pytest.mark.parametrize(
@@ -65,7 +68,7 @@ def test_control_paths_are_short_and_apart_per_home_config_and_host() -> None:
         (["h", "me@h", "--env", "A B=1"], "--env A B="),
     ],
 )
-def test_a_bad_host_is_one_line_and_nothing_stored(world, add: list[str], words: str) -> None:
+def test_a_bad_host_is_one_line_and_nothing_stored(world: Env, add: list[str], words: str) -> None:
     refused = world.roost_inprocess("host", "add", *add)
     assert refused.returncode == 2
     (line,) = refused.stderr.strip().splitlines()
@@ -73,7 +76,7 @@ def test_a_bad_host_is_one_line_and_nothing_stored(world, add: list[str], words:
     assert world.roost_inprocess("host", "ls", "--json").stdout.strip() == "[]"
 
 
-def test_a_host_name_is_taken_once_and_rm_forgets_it(world) -> None:
+def test_a_host_name_is_taken_once_and_rm_forgets_it(world: Env) -> None:
     assert world.roost_inprocess("host", "add", "b", "me@b").returncode == 0
     again = world.roost_inprocess("host", "add", "b", "other@b")
     assert again.returncode == 2 and "a host named 'b' exists" in again.stderr
@@ -100,7 +103,7 @@ def test_the_ssh_command_is_read_like_git_ssh_command() -> None:
     assert program({"ROOST_SSH_COMMAND": "/opt/ssh -v"}, configured) == ["/opt/ssh", "-v"]
 
 
-def test_a_wrong_ssh_setting_is_one_line_naming_it(world) -> None:
+def test_a_wrong_ssh_setting_is_one_line_naming_it(world: Env) -> None:
     world.home.mkdir(parents=True, exist_ok=True)
     (world.home / "config.toml").write_text("[ssh]\ntimeout = -1\n")
     refused = world.roost_inprocess("host", "ls")
@@ -109,7 +112,7 @@ def test_a_wrong_ssh_setting_is_one_line_naming_it(world) -> None:
     assert "line 2: ssh.timeout must be a number of seconds above 0, not -1" in line, line
 
 
-def test_ls_all_refuses_what_it_cannot_show(world) -> None:
+def test_ls_all_refuses_what_it_cannot_show(world: Env) -> None:
     refused = world.roost_inprocess("ls", "--all", "--tree")
     assert refused.returncode == 2
     assert "--all lists every host's agents, without --tree or --git" in refused.stderr
@@ -117,7 +120,7 @@ def test_ls_all_refuses_what_it_cannot_show(world) -> None:
     assert mixed.returncode == 2 and "--all goes with --json" in mixed.stderr
 
 
-def test_what_a_host_said_of_its_service_is_kept_for_that_host_only(tmp_path) -> None:
+def test_what_a_host_said_of_its_service_is_kept_for_that_host_only(tmp_path: Path) -> None:
     """`_hostls`'s reader is kept owner-only beside the master, read back only for the same
     DEST, roost and environment, and anything but two strings is not kept (a host's answer is
     input like any other)."""
@@ -179,7 +182,7 @@ def test_a_host_s_service_answer_is_bounded_in_time_and_size() -> None:
     assert time.monotonic() - began < 0.5 + 0.4  # the limit, not the trickle's 3 s
 
 
-def test_a_reader_ssh_would_expand_or_split_is_never_kept(tmp_path) -> None:
+def test_a_reader_ssh_would_expand_or_split_is_never_kept(tmp_path: Path) -> None:
     """ssh expands ${VAR} and % tokens in forwarded socket paths: a host naming
     /tmp/${API_KEY}/run/service.sock would get this machine's secret as a path."""
     from roost.ops import hosts

@@ -10,7 +10,7 @@ import shlex
 import sys
 
 import pytest
-from sshd import free_port, terminal
+from sshd import Fleet, free_port, terminal
 
 pytestmark = pytest.mark.tmux
 
@@ -29,7 +29,7 @@ FORWARDED = [
 ]
 
 
-def dead_host(fleet) -> None:
+def dead_host(fleet: Fleet) -> None:
     """Host `dead`: an ssh alias for a port nothing listens on (refused at once)."""
     with fleet.ssh_config.open("a") as f:
         f.write(f"\nHost dead\n  HostName 127.0.0.1\n  Port {free_port()}\n  User root\n")
@@ -37,7 +37,9 @@ def dead_host(fleet) -> None:
 
 
 @pytest.mark.parametrize("args", FORWARDED, ids=[" ".join(a) for a in FORWARDED])
-def test_every_forwarded_command_says_host_unreachable_and_exits_8(fleet, args) -> None:
+def test_every_forwarded_command_says_host_unreachable_and_exits_8(
+    fleet: Fleet, args: tuple[str, ...]
+) -> None:
     dead_host(fleet)
     proc = fleet.local.roost(*args, check=False, timeout=60)
     assert proc.returncode == 8, (proc.returncode, proc.stderr)
@@ -47,7 +49,7 @@ def test_every_forwarded_command_says_host_unreachable_and_exits_8(fleet, args) 
     assert "Connection refused" in line, line
 
 
-def test_an_attach_in_a_terminal_to_a_host_it_cannot_reach_exits_8_saying_so(fleet) -> None:
+def test_an_attach_in_a_terminal_to_a_host_it_cannot_reach_exits_8_saying_so(fleet: Fleet) -> None:
     """`roost attach dead:x` runs `ssh -tt` on the person's terminal (a pane of a test tmux):
     ssh's failure comes back as roost's line and code, not ssh's 255."""
     dead_host(fleet)
@@ -69,7 +71,7 @@ def test_an_attach_in_a_terminal_to_a_host_it_cannot_reach_exits_8_saying_so(fle
     assert "roost: host dead unreachable: " in shown and "Connection refused" in shown, shown
 
 
-def test_attach_to_a_host_without_a_terminal_refuses_before_any_ssh(fleet) -> None:
+def test_attach_to_a_host_without_a_terminal_refuses_before_any_ssh(fleet: Fleet) -> None:
     dead_host(fleet)
     proc = fleet.local.roost("attach", "dead:x", check=False)
     assert proc.returncode == 2, proc.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from conftest import Env, core_argv
 pytestmark = pytest.mark.tmux
 
 
-def spawn(world: Env, name: str, *args: str) -> dict:
+def spawn(world: Env, name: str, *args: str) -> dict[str, Any]:
     world.roost("spawn", name, "--cwd", str(world.tmp / "work"), *args)
     return world.ls()[name]
 
@@ -26,7 +27,7 @@ def sql(world: Env, statement: str, *args: object) -> None:
     db.close()
 
 
-def agent_pane(world: Env, name: str) -> dict:
+def agent_pane(world: Env, name: str) -> dict[str, Any]:
     return next(p for p in world.panes() if p["window"] == name and p["roost_id"])
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from typing import Any
 
 import pytest
 
@@ -19,11 +20,11 @@ def spawn(world: Env, name: str) -> None:
     world.roost("spawn", name, "--cwd", str(world.tmp / "work"))
 
 
-def agent(world: Env, name: str) -> dict:
+def agent(world: Env, name: str) -> dict[str, Any]:
     return world.ls()[name]
 
 
-def wait_idle(world: Env, name: str) -> dict:
+def wait_idle(world: Env, name: str) -> dict[str, Any]:
     return world.wait_for(
         lambda: (
             (a := agent(world, name))["status"] == "idle" and a["status_source"] == "hook" and a
@@ -32,7 +33,7 @@ def wait_idle(world: Env, name: str) -> dict:
     )
 
 
-def events(world: Env, name: str) -> list[dict]:
+def events(world: Env, name: str) -> list[dict[str, Any]]:
     return json.loads(world.roost("events", name, "--json").stdout)
 
 
@@ -55,7 +56,7 @@ def append_foreign_start(world: Env, name: str, at: float | None = None, cwd: st
     return sid
 
 
-def ignored(world: Env, name: str, sid: str) -> list[dict]:
+def ignored(world: Env, name: str, sid: str) -> list[dict[str, Any]]:
     return [
         e
         for e in events(world, name)
@@ -149,7 +150,7 @@ def test_a_clean_exit_and_a_crash_read_differently(world: Env) -> None:
     world.roost("send", "clean", "/exit")
     world.roost("send", "crash", "crash 3", check=False)  # it dies before confirming
 
-    def ended() -> dict | None:
+    def ended() -> dict[str, Any] | None:
         found = world.ls()
         return found if all(found[n]["status"] == "exited" for n in ("clean", "crash")) else None
 

@@ -27,16 +27,16 @@ from roost.ops import mcpendpoint
 from conftest import Env
 
 
-def status(world: Env) -> dict:
+def status(world: Env) -> dict[str, Any]:
     return json.loads(world.roost("service", "status", "--json").stdout)
 
 
-def doctor(world: Env) -> tuple[int, dict]:
+def doctor(world: Env) -> tuple[int, dict[str, Any]]:
     proc = world.roost("doctor", "--json", check=False)
     return proc.returncode, json.loads(proc.stdout)
 
 
-def checks(report: dict, name: str) -> list[dict]:
+def checks(report: dict[str, Any], name: str) -> list[dict[str, Any]]:
     return [c for c in report["checks"] if c["name"] == name]
 
 
@@ -72,7 +72,7 @@ def initialize(conn: http.client.HTTPConnection, url: str, token: str) -> int:
     return reply.status
 
 
-def serving_again(world: Env, gone: int) -> dict:
+def serving_again(world: Env, gone: int) -> dict[str, Any]:
     return world.wait_for(
         lambda: (s := status(world))["running"] and s["pid"] != gone and "mcp" in s["serves"] and s,
         60,

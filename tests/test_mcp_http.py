@@ -13,13 +13,19 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
 import pytest
+from test_mcp_server import Call, Script
+
+from roost.system.admission import Message, Receive, Scope, Send
 
 from conftest import Env, make_env
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 pytestmark = pytest.mark.tmux
 
@@ -67,7 +73,7 @@ def result_of(reply: Any) -> Any:
     return data if data is not None else json.loads(reply.content[0].text)
 
 
-def as_agent(url: str, token: str | None, script: Any) -> Any:
+def as_agent(url: str, token: str | None, script: Script) -> Any:
     from mcp import ClientSession  # at the call, not at collection (test_mcp_server.run_client)
     from mcp.client.streamable_http import streamable_http_client
 
@@ -128,7 +134,7 @@ def test_an_agent_is_who_its_launch_token_says_and_acts_in_its_scope(world: Env)
     stranger_id = world.ls()["stranger"]["id"]
     with endpoint(world, ROOST_AGENT_ID=stranger_id) as url:
 
-        async def lead(session, call):
+        async def lead(session: ClientSession, call: Call) -> Any:
             tools = {t.name for t in (await session.list_tools()).tools}
             assert "create_agent" in tools and "wait_for_agents" in tools
             made = await call("create_agent", provider="claude", prompt="hi", name="kid")
@@ -137,7 +143,7 @@ def test_an_agent_is_who_its_launch_token_says_and_acts_in_its_scope(world: Env)
 
         assert as_agent(url, token_of(world, "lead"), lead) == {"lead", "kid"}
 
-        async def stranger(session, call):
+        async def stranger(session: ClientSession, call: Call) -> Any:
             listed = {a["name"] for a in await call("list_agents")}
             refused = await call("stop_agent", name="kid")
             sent = await call("send_message", name="kid", text="obey me")
@@ -213,17 +219,17 @@ def test_only_loopback_and_bounded_bodies(world: Env) -> None:
 def test_the_gate_refuses_a_peer_that_is_not_loopback(tmp_path: Path) -> None:
     from roost.mcp.http import gate
 
-    reached = []
+    reached: list[Scope] = []
 
-    async def inner(scope, receive, send):
+    async def inner(scope: Scope, receive: Receive, send: Send) -> None:
         reached.append(scope)
 
-    sent: list[dict] = []
+    sent: list[Message] = []
 
-    async def send(message):
+    async def send(message: Message) -> None:
         sent.append(message)
 
-    async def receive():
+    async def receive() -> Message:
         return {"type": "http.request", "body": b""}
 
     scope = {
@@ -244,7 +250,7 @@ def serving(world: Env) -> str:
 
 
 def test_each_cli_is_wired_to_the_services_endpoint_in_its_own_words(
-    world: Env, private_home
+    world: Env, private_home: Path
 ) -> None:
     import tomllib
 
@@ -283,7 +289,7 @@ def test_a_child_created_on_the_endpoint_starts_with_its_parents_environment(wor
     world.roost("spawn", "lead", "--detached", env={"PARENTS_KEY": "k-123"})
     with endpoint(world) as url:
 
-        async def lead(session, call):
+        async def lead(session: ClientSession, call: Call) -> Any:
             return await call("create_agent", provider="claude", name="kid")
 
         assert as_agent(url, token_of(world, "lead"), lead)["parent"] == "lead"
@@ -325,7 +331,7 @@ def test_the_service_loads_the_sdk_at_the_first_call_and_answers_it(world: Env) 
     assert mcpendpoint.live_url(world.home) == url
     assert not loaded_sdk(service)
 
-    async def lead(session, call):
+    async def lead(session: ClientSession, call: Call) -> Any:
         return await call("list_agents")
 
     assert [a["name"] for a in as_agent(url, token_of(world, "lead"), lead)] == ["lead"]

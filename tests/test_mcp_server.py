@@ -5,12 +5,22 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 import pytest
 
+from conftest import Env
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
 pytestmark = pytest.mark.tmux
+
+# `call(tool, **args)`: a tool's answer (result_of); a script gets the session and its `call`.
+Call: TypeAlias = Callable[..., Awaitable[Any]]
+Script: TypeAlias = "Callable[[ClientSession, Call], Awaitable[Any]]"
 
 
 def result_of(reply: Any) -> Any:
@@ -23,7 +33,7 @@ def result_of(reply: Any) -> Any:
     return data if data is not None else json.loads(reply.content[0].text)
 
 
-def run_client(world, agent_id: str | None, script, *flags: str) -> Any:
+def run_client(world: Env, agent_id: str | None, script: Script, *flags: str) -> Any:
     # the SDK loaded here, not at collection: a CPU-second in each xdist worker, most of which
     # run no MCP test (docs/TESTING.md "stop 37")
     from mcp import ClientSession, StdioServerParameters
@@ -48,12 +58,12 @@ def run_client(world, agent_id: str | None, script, *flags: str) -> Any:
     return anyio.run(main)
 
 
-def test_a_parent_drives_a_child_through_mcp(world):
+def test_a_parent_drives_a_child_through_mcp(world: Env) -> None:
     world.roost("spawn", "lead", "--detached")
     world.roost("spawn", "stranger", "--detached")
     lead_id = world.ls()["lead"]["id"]
 
-    async def script(session, call):
+    async def script(session: ClientSession, call: Call) -> Any:
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert set(tools) == {
             "create_agent",
@@ -109,7 +119,7 @@ def test_a_parent_drives_a_child_through_mcp(world):
     assert starts  # (the transcript assertion above already shows a single second turn)
 
 
-def test_a_parent_answers_only_its_own_childs_question(world):
+def test_a_parent_answers_only_its_own_childs_question(world: Env) -> None:
     """answer_question: the child's question and choices, then the answer (the selection
     moved, Enter pressed), refused for an agent outside the caller's subtree, for a choice
     the question does not offer, and for a question other than the one shown."""
@@ -120,7 +130,7 @@ def test_a_parent_answers_only_its_own_childs_question(world):
     world.type(world.pane_of("stranger"), "ask")
     world.wait_status("stranger", "waiting")
 
-    async def script(session, call):
+    async def script(session: ClientSession, call: Call) -> Any:
         await call("create_agent", provider="claude", name="kid")
         world.wait_status("kid", "idle")
         world.type(world.pane_of("kid"), "ask")
@@ -144,11 +154,11 @@ def test_a_parent_answers_only_its_own_childs_question(world):
     assert world.ls()["stranger"]["status"] == "waiting"  # never pressed
 
 
-def test_the_child_records_its_parent_and_root(world):
+def test_the_child_records_its_parent_and_root(world: Env) -> None:
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
 
-    async def script(session, call):
+    async def script(session: ClientSession, call: Call) -> Any:
         return await call("create_agent", provider="codex", name="kid2")
 
     assert run_client(world, lead_id, script)["parent"] == "lead"
@@ -157,10 +167,10 @@ def test_the_child_records_its_parent_and_root(world):
     assert kid["placement"] == "detached"
 
 
-def test_outside_roost_the_server_is_read_only_unless_allowed(world):
+def test_outside_roost_the_server_is_read_only_unless_allowed(world: Env) -> None:
     world.roost("spawn", "solo", "--detached")
 
-    async def read_only(session, call):
+    async def read_only(session: ClientSession, call: Call) -> Any:
         listed = await call("list_agents")
         refused = await call("create_agent", provider="claude", name="x")
         stop = await call("stop_agent", name="solo")
@@ -170,18 +180,18 @@ def test_outside_roost_the_server_is_read_only_unless_allowed(world):
     assert [r["name"] for r in listed] == ["solo"]
     assert "read-only" in refused["error"] and "read-only" in stop["error"]
 
-    async def writer(session, call):
+    async def writer(session: ClientSession, call: Call) -> Any:
         return await call("create_agent", provider="claude", name="made")
 
     assert run_client(world, None, writer, "--allow-write")["parent"] is None
 
 
-def test_limits_refuse_a_child_too_many(world):
+def test_limits_refuse_a_child_too_many(world: Env) -> None:
     world.roost("spawn", "lead", "--detached")
     (world.home / "config.toml").write_text("[orchestration]\nmax_children = 1\n")
     lead_id = world.ls()["lead"]["id"]
 
-    async def script(session, call):
+    async def script(session: ClientSession, call: Call) -> Any:
         first = await call("create_agent", provider="codex", name="one")
         second = await call("create_agent", provider="codex", name="two")
         return first, second
@@ -192,20 +202,20 @@ def test_limits_refuse_a_child_too_many(world):
     assert "two" not in world.ls()
 
 
-def test_an_unknown_caller_is_refused_at_start(world):
+def test_an_unknown_caller_is_refused_at_start(world: Env) -> None:
     world.roost("spawn", "solo", "--detached")
     proc = world.roost("mcp", check=False, env={"ROOST_AGENT_ID": "no-such-id"}, input="")
     assert proc.returncode != 0 and "no agent of roost home" in proc.stderr
 
 
-def test_a_message_that_would_wake_a_child_over_the_limits_is_refused(world):
+def test_a_message_that_would_wake_a_child_over_the_limits_is_refused(world: Env) -> None:
     # Issue 18.5: stop_agent, create_agent, then send_message to the stopped child woke it
     # without a check: 6 live children under max_children = 2.
     world.roost("spawn", "lead", "--detached")
     (world.home / "config.toml").write_text("[orchestration]\nmax_children = 2\nmax_tree = 3\n")
     lead_id = world.ls()["lead"]["id"]
 
-    async def script(session, call):
+    async def script(session: ClientSession, call: Call) -> Any:
         for name in ("one", "two"):
             assert (await call("create_agent", provider="claude", name=name))["name"] == name
         await call("stop_agent", name="one")
@@ -224,7 +234,7 @@ def test_a_message_that_would_wake_a_child_over_the_limits_is_refused(world):
     assert live == {"one": "running", "two": "stopped", "three": "running"}
 
 
-def test_an_idempotency_key_is_bound_and_outlives_no_dead_claimer(world):
+def test_an_idempotency_key_is_bound_and_outlives_no_dead_claimer(world: Env) -> None:
     # Issue 18.7: a `roost mcp` killed after claiming a key left it "under way" forever, and a
     # key reused for another child returned the first child's receipt and sent nothing.
     world.roost("spawn", "lead", "--detached")
@@ -240,7 +250,7 @@ def test_an_idempotency_key_is_bound_and_outlives_no_dead_claimer(world):
         )
     db.close()
 
-    async def script(session, call):
+    async def script(session: ClientSession, call: Call) -> Any:
         for name in ("one", "two"):
             await call("create_agent", provider="claude", name=name)
         await call("wait_for_agents", timeout_seconds=20)
@@ -265,7 +275,7 @@ def test_an_idempotency_key_is_bound_and_outlives_no_dead_claimer(world):
     assert prompts(world, "one") == ["after a crash", "hello"]
 
 
-def prompts(world, name: str) -> list[str]:
+def prompts(world: Env, name: str) -> list[str]:
     from roost.providers import hooks
 
     log = world.home / "agents" / world.ls()[name]["id"] / "hooks.log"
@@ -273,7 +283,7 @@ def prompts(world, name: str) -> list[str]:
     return [str(e[2].get("prompt")) for e in found if e is not None and e[1] == "UserPromptSubmit"]
 
 
-def test_a_key_claimed_by_a_server_killed_9_is_free_for_the_retry(world):
+def test_a_key_claimed_by_a_server_killed_9_is_free_for_the_retry(world: Env) -> None:
     # Issue 18.7, as found: kill -9 of `roost mcp` while its send (to a busy child) held a key;
     # every retry was told "still under way", even 45 s later.
     import os
@@ -284,7 +294,7 @@ def test_a_key_claimed_by_a_server_killed_9_is_free_for_the_retry(world):
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
 
-    async def create(session, call):
+    async def create(session: ClientSession, call: Call) -> Any:
         return await call("create_agent", provider="claude", name="one", prompt="work 30")
 
     assert run_client(world, lead_id, create)["prompt_delivered"] is True
@@ -338,7 +348,7 @@ def test_a_key_claimed_by_a_server_killed_9_is_free_for_the_retry(world):
     os.kill(server.pid, signal.SIGKILL)
     server.wait(timeout=10)
 
-    async def retry(session, call):
+    async def retry(session: ClientSession, call: Call) -> Any:
         return await call("send_message", name="one", text="after the kill", idempotency_key="k9")
 
     receipt = run_client(world, lead_id, retry)

@@ -7,15 +7,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from roost.providers import hooks
 
+from conftest import Env
+
 pytestmark = pytest.mark.tmux
 
 
-def wired(start: dict) -> tuple[dict | None, dict]:
+def wired(start: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     argv = start["argv"]
     settings = json.loads(Path(argv[argv.index("--settings") + 1]).read_text())
     if "--mcp-config" not in argv:
@@ -25,7 +28,7 @@ def wired(start: dict) -> tuple[dict | None, dict]:
     return json.loads(Path(argv[i + 1]).read_text()), settings
 
 
-def test_claude_gets_roost_mcp_by_default_and_on_wake(world):
+def test_claude_gets_roost_mcp_by_default_and_on_wake(world: Env) -> None:
     world.roost("service", "stop")  # `roost mcp` of its own: the wiring without the service
     world.roost("spawn", "lead", "--detached", "--prompt", "hi")
     agent = world.ls()["lead"]
@@ -49,7 +52,7 @@ def test_claude_gets_roost_mcp_by_default_and_on_wake(world):
     assert not (world.user_home / ".claude.json").exists()  # the user's files: untouched
 
 
-def test_no_mcp_per_agent_survives_a_wake(world):
+def test_no_mcp_per_agent_survives_a_wake(world: Env) -> None:
     world.roost("spawn", "quiet", "--detached", "--no-mcp")
     config, settings = wired(world.last_start(1))
     assert config is None and "permissions" not in settings
@@ -58,7 +61,7 @@ def test_no_mcp_per_agent_survives_a_wake(world):
     assert wired(world.last_start(2))[0] is None
 
 
-def test_no_mcp_travels_with_an_export_into_a_fresh_home(world):
+def test_no_mcp_travels_with_an_export_into_a_fresh_home(world: Env) -> None:
     """--no-mcp is a fact of the agent's record: an import elsewhere keeps it (it was a marker
     file beside the store, which the export never carried)."""
     world.roost("spawn", "quiet", "--detached", "--no-mcp")
@@ -74,7 +77,7 @@ def test_no_mcp_travels_with_an_export_into_a_fresh_home(world):
     assert wired(world.last_start(2))[0] is None
 
 
-def test_an_export_from_before_the_mcp_field_imports_with_roost_mcp(world):
+def test_an_export_from_before_the_mcp_field_imports_with_roost_mcp(world: Env) -> None:
     world.roost("spawn", "lead", "--detached")
     world.roost("kill", "lead")
     exported = json.loads(world.roost("export").stdout)
@@ -90,14 +93,14 @@ def test_an_export_from_before_the_mcp_field_imports_with_roost_mcp(world):
     ]
 
 
-def test_config_switches_it_off_for_everyone(world):
+def test_config_switches_it_off_for_everyone(world: Env) -> None:
     world.roost("spawn", "first", "--detached")
     (world.home / "config.toml").write_text("[mcp]\nenabled = false\n")
     world.roost("spawn", "second", "--detached")
     assert wired(world.last_start(2))[0] is None
 
 
-def codex_overrides(start: dict) -> dict[str, str]:
+def codex_overrides(start: dict[str, Any]) -> dict[str, str]:
     """The `-c mcp_servers.roost.<key>=<toml>` overrides on a codex start's command line."""
     argv = start["argv"]
     prefix = "mcp_servers.roost."
@@ -108,7 +111,7 @@ def codex_overrides(start: dict) -> dict[str, str]:
     )
 
 
-def test_codex_gets_roost_mcp_by_overrides_unless_switched_off(world):
+def test_codex_gets_roost_mcp_by_overrides_unless_switched_off(world: Env) -> None:
     import tomllib
 
     world.roost("service", "stop")  # `roost mcp` of its own: the wiring without the service
@@ -132,7 +135,9 @@ def test_codex_gets_roost_mcp_by_overrides_unless_switched_off(world):
     assert codex_overrides(world.last_start(2)) == {}
 
 
-def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(world, private_home):
+def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(
+    world: Env, private_home: Path
+) -> None:
     world.roost("service", "stop")  # `roost mcp` of its own: the wiring without the service
     admin = world.tmp / "admin-settings.json"
     admin.write_text(
@@ -199,7 +204,7 @@ def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(world, priva
     assert kid2["hooks"] == hooks.gemini_hooks(str(world.home), world.ls()["kid2"]["id"])
 
 
-def test_gemini_under_a_folder_others_may_write_gets_no_settings_file(world):
+def test_gemini_under_a_folder_others_may_write_gets_no_settings_file(world: Env) -> None:
     world.env["FAKE_AGENT_LOG_ENV"] = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
     world.roost(
         "spawn", "gm", "--provider", "gemini", "--cwd", str(world.tmp / "work"), "--detached"

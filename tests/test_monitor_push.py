@@ -11,6 +11,7 @@ import json
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 from test_stream import seen, watching
 
@@ -47,7 +48,7 @@ def test_a_pane_death_pokes_the_services_control_client(world: Env) -> None:
         reader.join(timeout=10)
 
 
-def fire_hook(world: Env, name: str, event: str, payload: dict) -> None:
+def fire_hook(world: Env, name: str, event: str, payload: dict[str, Any]) -> None:
     """Run the agent's hook for `event` as Claude Code runs it: its settings file's command, the
     payload on stdin, the CLI's own environment (its launch token)."""
     agent = world.ls()[name]

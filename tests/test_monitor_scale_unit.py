@@ -7,6 +7,7 @@ every agent at each refresh of one pane)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,7 @@ def test_a_refresh_of_one_pane_looks_at_that_agents_process_and_log_only(
         looked.append(pid)
         return open_files(pid)
 
-    def counted_read(path: str, *rest: int) -> tuple[list, int]:
+    def counted_read(path: str, *rest: int) -> tuple[list[Any], int]:
         read.append(path)
         return read_since(path, *rest)
 

@@ -8,16 +8,22 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from test_mcp_server import run_client
+from test_mcp_server import Call, run_client
 
 from roost.providers import hooks
+
+from conftest import Env
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 pytestmark = pytest.mark.tmux
 
 
-def prompts(world, name: str) -> list[str]:
+def prompts(world: Env, name: str) -> list[str]:
     agent_id = world.ls()[name]["id"]
     log = Path(world.home) / "agents" / agent_id / "hooks.log"
     if not log.exists():
@@ -30,21 +36,21 @@ def prompts(world, name: str) -> list[str]:
     return found
 
 
-def create_kid(world, lead_id: str, prompt: str) -> dict:
-    async def script(session, call):
+def create_kid(world: Env, lead_id: str, prompt: str) -> dict[str, Any]:
+    async def script(session: ClientSession, call: Call) -> Any:
         return await call("create_agent", provider="claude", prompt=prompt, name="kid")
 
     return run_client(world, lead_id, script)
 
 
-def stopped_at(world, name: str) -> float | None:
+def stopped_at(world: Env, name: str) -> float | None:
     agent_id = world.ls()[name]["id"]
     log = Path(world.home) / "agents" / agent_id / "hooks.log"
     stops = [line for line in log.read_text().splitlines() if "\tStop\t" in line]
     return time.monotonic() if stops else None
 
 
-def test_a_finished_child_tells_its_idle_parent(world):
+def test_a_finished_child_tells_its_idle_parent(world: Env) -> None:
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
     assert create_kid(world, lead_id, "work 2")["prompt_delivered"] is True
@@ -67,7 +73,7 @@ def test_a_finished_child_tells_its_idle_parent(world):
     assert "notice-queued" in kinds and "notified" in kinds
 
 
-def test_a_hibernated_parent_is_woken_to_hear_of_its_child(world):
+def test_a_hibernated_parent_is_woken_to_hear_of_its_child(world: Env) -> None:
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
     create_kid(world, lead_id, "work 15")  # longer than a hibernate on a loaded machine
@@ -87,7 +93,7 @@ def test_a_hibernated_parent_is_woken_to_hear_of_its_child(world):
     assert [e["resume"] for e in lead_events if e["kind"] == "started"] == [False, True]
 
 
-def test_a_parent_the_person_stopped_stays_stopped_until_woken(world):
+def test_a_parent_the_person_stopped_stays_stopped_until_woken(world: Env) -> None:
     # Issue 18.4: `roost kill lead` was undone within 2 s by the delivery of a pending notice.
     world.roost("spawn", "lead", "--detached")
     lead_id = world.ls()["lead"]["id"]
@@ -107,7 +113,7 @@ def test_a_parent_the_person_stopped_stays_stopped_until_woken(world):
     assert told == ["[roost] kid finished its turn: done working"]
 
 
-def decided(world) -> list[dict] | None:
+def decided(world: Env) -> list[dict[str, Any]] | None:
     """The lead's starts, deliveries and holds since its kill, once one of them decided on the
     kid's notice (a start, a delivery, or a hold because the person stopped it)."""
     found = json.loads(world.roost("events", "lead", "--json").stdout)
@@ -117,7 +123,7 @@ def decided(world) -> list[dict] | None:
     return since if final else None
 
 
-def test_a_reply_that_would_type_keys_reaches_the_parent_as_text(world):
+def test_a_reply_that_would_type_keys_reaches_the_parent_as_text(world: Env) -> None:
     # Issue 18.3: a reply holding a split paste-end marker and two Ctrl-C ended the paste of
     # its notice early and typed the Ctrl-Cs: the parent exited, was woken for the notice, and
     # exited again (69 launches in 60 s).
@@ -138,7 +144,7 @@ def test_a_reply_that_would_type_keys_reaches_the_parent_as_text(world):
     assert kinds.count("started") == 1 and "exited" not in kinds
 
 
-def test_the_hooks_commands_start_without_the_clis_parser(world):
+def test_the_hooks_commands_start_without_the_clis_parser(world: Env) -> None:
     """`roost _notify` (a Claude Code hook, each turn's end in a tree) and `roost _supervise
     PANE` (tmux's pane-died hook, each exit) run often: they are answered before Click and its
     commands load (cli/hooks.py), and do their work there (a dead pane's agent recorded)."""

@@ -61,7 +61,7 @@ def lethal(app: App, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch) -> list[st
 
 def test_a_parent_that_dies_on_a_notice_is_not_woken_again_for_it(
     app: App, fake: FakeTmux, lethal: list[str]
-):
+) -> None:
     lead = spawn(app, "lead")
     kid = spawn(app, "kid", parent="lead")
     fake.exit(fake.pane_of(lead.id).id, 0)  # asleep (it exited on its own): a notice wakes it
@@ -79,7 +79,7 @@ def test_a_parent_that_dies_on_a_notice_is_not_woken_again_for_it(
 
 def test_a_parent_that_dies_on_every_notice_ends_failed(
     app: App, fake: FakeTmux, lethal: list[str]
-):
+) -> None:
     lead = spawn(app, "lead")
     kid = spawn(app, "kid", parent="lead")
     for i in range(5):
@@ -96,7 +96,7 @@ def test_a_parent_that_dies_on_every_notice_ends_failed(
         assert [n.text[-6:] for n in queue.pending(c, lead.id)] == ["turn 2", "turn 3", "turn 4"]
 
 
-def test_a_notice_does_not_wake_a_parent_over_its_trees_limits(app: App, fake: FakeTmux):
+def test_a_notice_does_not_wake_a_parent_over_its_trees_limits(app: App, fake: FakeTmux) -> None:
     # Issue 18.5: every path that makes an agent live counts against the limits; a notice that
     # wakes a hibernated parent which is itself a child is one.
     app.settings = with_table(app.settings, orchestration={"max_children": 1})
@@ -115,7 +115,7 @@ def test_a_notice_does_not_wake_a_parent_over_its_trees_limits(app: App, fake: F
 @pytest.mark.parametrize("asleep", [False, True])
 def test_a_kill_that_ends_while_a_notice_is_on_its_way_is_not_undone(
     app: App, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch, asleep: bool
-):
+) -> None:
     """`roost kill lead --tree` kills the children first; a child's notice can be decided on
     (lead idle, or asleep and woken for it) just before the person's kill of lead ends. The
     wake is decided again under lead's lock: lead stays stopped and the notice waits for it."""

@@ -33,11 +33,13 @@ from roost.tmux.fake import FakeTmux
         ("idle", None, None),
     ],
 )
-def test_which_changes_a_parent_hears_of(before, after, kind):
+def test_which_changes_a_parent_hears_of(
+    before: str | None, after: str | None, kind: str | None
+) -> None:
     assert rule.kind_of(before, after) == kind
 
 
-def test_a_notice_is_one_bounded_line():
+def test_a_notice_is_one_bounded_line() -> None:
     long = "word " * 1000
     said = rule.text("kid", "finished", long)
     assert said.startswith("[roost] kid finished its turn: word word")
@@ -45,7 +47,7 @@ def test_a_notice_is_one_bounded_line():
     assert rule.text("kid", "exited", None) == "[roost] kid exited"
 
 
-def test_nothing_a_child_writes_reaches_its_parent_as_keys():
+def test_nothing_a_child_writes_reaches_its_parent_as_keys() -> None:
     # Issue 18.3: a reply holding a paste's end marker (split so one pass of removal rebuilds
     # it), two Ctrl-C and a C1 CSI typed them into the parent, which exited.
     reply = "first\x1b[20\x1b[201~1~\x03\x03\r\x9b201~second\x7f\x00\x1b"
@@ -54,7 +56,7 @@ def test_nothing_a_child_writes_reaches_its_parent_as_keys():
     assert all(ch.isprintable() for ch in said)
 
 
-def test_a_message_holds_as_many_notices_as_fit_oldest_first():
+def test_a_message_holds_as_many_notices_as_fit_oldest_first() -> None:
     notices = ["x" * 4000, "y" * 4000, "z"]
     text, count = rule.message(notices)
     assert count == 1 and text == notices[0]
@@ -72,7 +74,7 @@ def two_agents(store: Store) -> None:
             )
 
 
-def test_queue_order_exactly_once_and_restart(tmp_path: Path):
+def test_queue_order_exactly_once_and_restart(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "roost.db")
     two_agents(store)
     with store.write() as c:
@@ -89,7 +91,7 @@ def test_queue_order_exactly_once_and_restart(tmp_path: Path):
     store.close()
 
 
-def test_a_request_key_answers_a_retry_with_the_first_receipt(tmp_path: Path):
+def test_a_request_key_answers_a_retry_with_the_first_receipt(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "roost.db")
     with store.write() as c:
 
@@ -136,7 +138,7 @@ def spawn(app: App, name: str, parent: str | None = None) -> Agent:
 
 def test_a_finished_child_is_queued_once_and_delivered_when_the_parent_is_idle(
     app: App, fake: FakeTmux
-):
+) -> None:
     parent = spawn(app, "lead")
     child = spawn(app, "kid", parent="lead")
     observe.refresh(app)  # both idle: nothing to tell (no turn was finished)
@@ -159,7 +161,7 @@ def test_a_finished_child_is_queued_once_and_delivered_when_the_parent_is_idle(
     assert "notice-queued" in kinds and "notified" in kinds, str(kinds)
 
 
-def test_an_exited_child_wakes_a_stopped_parent_or_is_held(app: App, fake: FakeTmux):
+def test_an_exited_child_wakes_a_stopped_parent_or_is_held(app: App, fake: FakeTmux) -> None:
     parent = spawn(app, "lead")
     child = spawn(app, "kid", parent="lead")
     observe.refresh(app)

@@ -32,7 +32,7 @@ def open_app(tmp_path: Path, fake: FakeTmux) -> App:
 
 def test_two_racing_creates_make_one_child_under_a_limit_of_one(
     tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     app = open_app(tmp_path, fake)
     lead = lifecycle.spawn(
         app,
@@ -90,7 +90,7 @@ def test_two_racing_creates_make_one_child_under_a_limit_of_one(
 
 def test_a_key_held_by_a_live_attempt_is_under_way_and_freed_when_it_ends(
     tmp_path: Path, fake: FakeTmux, monkeypatch: pytest.MonkeyPatch
-):
+) -> None:
     # Issue 18.7: "under way" only while a process holds the key (its lock); after that the
     # key expires even though no result was stored (the claimer was killed).
     from roost.ops import send

@@ -8,6 +8,7 @@ import json
 import subprocess
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import psutil
 import pytest
@@ -36,7 +37,7 @@ def agent_processes(roost_home: str, agent_id: str) -> list[int]:
     return found
 
 
-def spawn_deaf(world: Env, name: str, *args: str) -> dict:
+def spawn_deaf(world: Env, name: str, *args: str) -> dict[str, Any]:
     world.roost(
         "spawn", name, "--cwd", str(world.tmp / "work"), *args, env={"FAKE_AGENT_IGNORE_HUP": "1"}
     )
@@ -44,7 +45,7 @@ def spawn_deaf(world: Env, name: str, *args: str) -> dict:
     return world.ls()[name]
 
 
-def outlive_the_server(world: Env, agent: dict) -> int:
+def outlive_the_server(world: Env, agent: dict[str, Any]) -> int:
     [pid] = agent_processes(str(world.home), agent["id"])
     world.tmux("kill-server")
     assert world.wait_for(lambda: world.panes() == [], what="the server gone")

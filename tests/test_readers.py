@@ -118,7 +118,7 @@ def test_the_socket_is_owner_only_and_goes_with_the_service(world: Env) -> None:
 def reader(
     world: Env,
     interval: float,
-    until: Callable[[dict], bool],
+    until: Callable[[dict[str, Any]], bool],
     on_app: Callable[[Any], None] | None = None,
 ) -> tuple[threading.Thread, threading.Event, threading.Event]:
     """`stream.follow` in a thread of its own (its App opened there: SQLite connections stay in
@@ -132,7 +132,7 @@ def reader(
     class Enough(Exception):
         pass
 
-    def emit(event: dict) -> None:
+    def emit(event: dict[str, Any]) -> None:
         if until(event):
             done.set()
             raise Enough
@@ -165,7 +165,7 @@ def test_a_reader_hears_of_each_new_event_without_polling(world: Env) -> None:
     sleeps: list[float] = []
     seen: list[str] = []
 
-    def stopped(event: dict) -> bool:
+    def stopped(event: dict[str, Any]) -> bool:
         seen.append(f"{event['kind']} {event.get('status')}")
         return event["kind"] == "status" and event.get("status") == "stopped"
 
@@ -201,7 +201,7 @@ def test_a_reader_looks_itself_as_soon_as_the_service_goes(world: Env) -> None:
         subscribed.append(news := subscribe(app))
         return news
 
-    def working(event: dict) -> bool:
+    def working(event: dict[str, Any]) -> bool:
         return event["kind"] == "status" and event.get("status") == "working"
 
     with (

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -50,7 +51,7 @@ def offline(world: Env, stub: ChatCompletionsStub, aider: Path) -> None:
     world.env["ROOST_AIDER_BIN"] = str(aider)
 
 
-def wait_status(world: Env, name: str, wanted: str, timeout: float = 60) -> dict:
+def wait_status(world: Env, name: str, wanted: str, timeout: float = 60) -> dict[str, Any]:
     return world.wait_for(
         lambda: (a := world.ls()[name])["status"] == wanted and a,
         timeout,

@@ -27,6 +27,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -281,7 +282,9 @@ def test_permission_dialog_waits_and_notifies(cc: ClaudeWorld) -> None:
 # -- the stub on its own (no Claude Code needed) --------------------------------------------------
 
 
-def _post(url: str, body: dict, path: str = "/v1/messages?beta=true") -> tuple[int, str, str]:
+def _post(
+    url: str, body: dict[str, Any], path: str = "/v1/messages?beta=true"
+) -> tuple[int, str, str]:
     import urllib.error
     import urllib.request
 
@@ -298,7 +301,7 @@ def _post(url: str, body: dict, path: str = "/v1/messages?beta=true") -> tuple[i
         return err.code, err.headers.get("content-type", ""), err.read().decode()
 
 
-def _sse(text: str) -> list[tuple[str, dict]]:
+def _sse(text: str) -> list[tuple[str, dict[str, Any]]]:
     events = []
     for chunk in text.strip().split("\n\n"):
         lines = dict(line.split(": ", 1) for line in chunk.splitlines())

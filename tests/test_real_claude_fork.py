@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -23,7 +24,7 @@ from real_claude import (
 pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
 
-def users(path) -> list[str]:
+def users(path: Path) -> list[str]:
     return transcript_texts(read_transcript(path), "user") if path.exists() else []
 
 

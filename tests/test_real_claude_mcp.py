@@ -9,14 +9,14 @@ import json
 
 import pytest
 
-from anthropic_stub import last_user_text, running_stub
+from anthropic_stub import AnthropicStub, last_user_text, running_stub
 from conftest import Env
 from real_claude import real_world
 
 pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
 
-def tool_results(stub) -> list[str]:
+def tool_results(stub: AnthropicStub) -> list[str]:
     """The text of each tool_result block Claude Code sent back (it follows a tool_use), once
     (a request repeats the earlier ones), in order; an error is one too."""
     found: dict[str, str] = {}
@@ -31,7 +31,7 @@ def tool_results(stub) -> list[str]:
     return list(found.values())
 
 
-def offers_roosts_tools(stub) -> bool:
+def offers_roosts_tools(stub: AnthropicStub) -> bool:
     """Claude Code's last turn offered roost's tools: `roost mcp` had connected (on a loaded
     machine it takes seconds, and a turn before that has no roost tools)."""
     turns = stub.messages("main")
@@ -40,7 +40,7 @@ def offers_roosts_tools(stub) -> bool:
     )
 
 
-def until_roosts_tools_are_offered(world: Env, stub, name: str) -> None:
+def until_roosts_tools_are_offered(world: Env, stub: AnthropicStub, name: str) -> None:
     """Turns of small talk until one offers roost's tools (the positive sign that `roost mcp`
     is connected), at most a few."""
     for attempt in range(6):

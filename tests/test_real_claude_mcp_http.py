@@ -16,7 +16,7 @@ from test_real_codex_mcp import RESTARTS, restart_service
 
 from roost.providers import mcpwire
 
-from anthropic_stub import running_stub
+from anthropic_stub import AnthropicStub, running_stub
 from conftest import Env
 from real_claude import real_world
 
@@ -43,7 +43,7 @@ def test_a_new_claude_uses_roosts_tools_on_its_first_turn(world: Env) -> None:
         assert status["running"] and "mcp" in status["serves"]
 
 
-def call_list_agents(world: Env, stub, said: str, count: int) -> str:
+def call_list_agents(world: Env, stub: AnthropicStub, said: str, count: int) -> str:
     """Ask the agent (typed `said`) for a turn that calls roost's list_agents; its result."""
     stub.queue_tool_use("mcp__roost__list_agents", {}, when=said)
     world.roost("send", "lead", said)

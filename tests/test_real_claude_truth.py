@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from real_claude import real_world
 pytestmark = [pytest.mark.tmux, pytest.mark.real_claude]
 
 
-def hook_events(world: Env, agent_id: str) -> list[tuple[str, dict]]:
+def hook_events(world: Env, agent_id: str) -> list[tuple[str, dict[str, Any]]]:
     log = world.home / "agents" / agent_id / "hooks.log"
     return [
         (entry[1], entry[2])

@@ -9,6 +9,7 @@ import functools
 import json
 import os
 import signal
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from real_codex import codex_env, install_codex, prepare_codex_home
 pytestmark = [pytest.mark.tmux, pytest.mark.real_codex]
 
 
-def roost_tools(body: dict) -> list[str]:
+def roost_tools(body: dict[str, Any]) -> list[str]:
     """The functions of the `mcp__roost` namespace a request offers the model."""
     return [
         str(f.get("name"))

@@ -7,6 +7,7 @@ and budget; now the fork counts what the stand-in answered for its own turns."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from test_real_codex import CodexWorld, codex_bin, cx  # noqa: F401  (fixtures)
@@ -39,7 +40,7 @@ def counted(world: Env, expected: dict[str, int], what: str) -> None:
     )
 
 
-def answered(requests: list, text: str) -> int:
+def answered(requests: list[Any], text: str) -> int:
     """The tokens the stand-in answered for the turns whose last user message holds `text`
     (the Messages API's `messages`, the Responses API's `input`)."""
     found = 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -49,7 +50,7 @@ def offline(world: Env, stub: GeminiStub, gemini: Path) -> None:
     world.env["ROOST_GEMINI_BIN"] = str(gemini)
 
 
-def wait_status(world: Env, name: str, wanted: str, timeout: float = 60) -> dict:
+def wait_status(world: Env, name: str, wanted: str, timeout: float = 60) -> dict[str, Any]:
     return world.wait_for(
         lambda: (a := world.ls()[name])["status"] == wanted and a,
         timeout,
@@ -158,8 +159,8 @@ def test_roost_runs_real_gemini_end_to_end(world: Env, stub: GeminiStub, gemini_
     world.roost("wake", "gm")
     assert argv_of(world, "gm")[-2:] == ["-r", sid]
     wait_status(world, "gm", "idle", START)
-    sent = world.roost("send", "gm", "second message")
-    assert "delivered" in sent.stdout
+    again = world.roost("send", "gm", "second message")
+    assert "delivered" in again.stdout
     wait_status(world, "gm", "idle")
     world.wait_for(
         lambda: "stub reply: second message" in said(path, "gemini"),

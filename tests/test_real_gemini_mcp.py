@@ -10,6 +10,7 @@ import functools
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,7 @@ server.run()
 """
 
 
-def declared(body: dict) -> list[str]:
+def declared(body: dict[str, Any]) -> list[str]:
     return [
         str(f.get("name"))
         for tool in body.get("tools") or []
@@ -48,7 +49,7 @@ def declared(body: dict) -> list[str]:
     ]
 
 
-def function_responses(body: dict) -> list[dict]:
+def function_responses(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         part["functionResponse"]
         for content in body.get("contents") or []
@@ -119,7 +120,7 @@ def test_real_gemini_keeps_roosts_tools_across_service_restarts(
         url, pid = wired_url(world, "lead"), world.ls()["lead"]["pid"]
         assert url is not None and url.startswith("http://127.0.0.1:")
 
-        def responses(at_least: int) -> list[dict] | None:
+        def responses(at_least: int) -> list[dict[str, Any]] | None:
             turns = stub.turns()
             found = function_responses(turns[-1].body) if turns else []
             return found if len(found) >= at_least else None

@@ -9,6 +9,7 @@ import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,11 +32,11 @@ def _git_repo(path: Path) -> Path:
     return path
 
 
-def _row(world: Env, name: str) -> dict:
+def _row(world: Env, name: str) -> dict[str, Any]:
     return world.ls()[name]
 
 
-def _waiting(world: Env, name: str, timeout: float = 90) -> dict:
+def _waiting(world: Env, name: str, timeout: float = 90) -> dict[str, Any]:
     return world.wait_for(
         lambda: (r := _row(world, name))["status"] == "waiting" and r,
         timeout,

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import psutil
 import pytest
@@ -22,7 +23,7 @@ from conftest import Env
 pytestmark = pytest.mark.tmux
 
 
-def reaped_events(world: Env, name: str) -> list[dict]:
+def reaped_events(world: Env, name: str) -> list[dict[str, Any]]:
     found = json.loads(world.roost("events", name, "--json").stdout)
     return [e for e in found if e["kind"] == "orphans-stopped"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, get_cache_dir
@@ -30,7 +31,7 @@ def test_the_controller_writes_the_rewritten_module_pytest_loads(
     rewrite_test_modules_once(pytestconfig, [module])
     code = cached(module)
     assert code is not None
-    scope: dict = {}
+    scope: dict[str, Any] = {}
     exec(code, scope)  # type: ignore[arg-type]
     with pytest.raises(AssertionError) as failed:
         scope["test_it"]()

@@ -19,19 +19,19 @@ LEAD, A, A1, B, OTHER = (
 ALL = [LEAD, A, A1, B, OTHER]
 
 
-def test_subtree_is_the_agent_and_its_descendants():
+def test_subtree_is_the_agent_and_its_descendants() -> None:
     assert scope.subtree(ALL, "lead") == {"lead", "a", "a1", "b"}
     assert scope.subtree(ALL, "a") == {"a", "a1"}
     assert scope.subtree(ALL, "a1") == {"a1"}
 
 
-def test_a_cycle_is_not_followed_forever():
+def test_a_cycle_is_not_followed_forever() -> None:
     looped = [Member("x", "x", "y", True), Member("y", "y", "x", True)]
     assert scope.subtree(looped, "x") == {"x", "y"}
     assert scope.tree_root(looped, "x") in ("x", "y")
 
 
-def test_tree_root_walks_up():
+def test_tree_root_walks_up() -> None:
     assert scope.tree_root(ALL, "a1") == "lead"
     assert scope.tree_root(ALL, "other") == "other"
 
@@ -47,7 +47,7 @@ def test_tree_root_walks_up():
         ("other", LEAD, False),
     ],
 )
-def test_a_caller_acts_only_on_its_subtree(caller, target, ok):
+def test_a_caller_acts_only_on_its_subtree(caller: str, target: Member, ok: bool) -> None:
     if ok:
         scope.check_target(Caller(caller), target, ALL, write=True)
     else:
@@ -55,13 +55,13 @@ def test_a_caller_acts_only_on_its_subtree(caller, target, ok):
             scope.check_target(Caller(caller), target, ALL, write=True)
 
 
-def test_self_is_refused_where_a_tool_acts_on_children_only():
+def test_self_is_refused_where_a_tool_acts_on_children_only() -> None:
     scope.check_target(Caller("a"), A, ALL, write=False)
     with pytest.raises(RoostError, match="is you"):
         scope.check_target(Caller("a"), A, ALL, write=True, self_allowed=False)
 
 
-def test_outside_roost_reads_everything_and_writes_only_when_allowed():
+def test_outside_roost_reads_everything_and_writes_only_when_allowed() -> None:
     assert scope.visible(Caller(None), ALL) == ALL
     scope.check_target(Caller(None), OTHER, ALL, write=False)
     with pytest.raises(RoostError, match="read-only"):
@@ -72,23 +72,23 @@ def test_outside_roost_reads_everything_and_writes_only_when_allowed():
     scope.check_create(Caller(None, allow_write=True), ALL, Limits(1, 1))
 
 
-def test_visible_is_the_subtree():
+def test_visible_is_the_subtree() -> None:
     assert [m.name for m in scope.visible(Caller("a"), ALL)] == ["a", "a1"]
 
 
-def test_max_children_counts_live_direct_children():
+def test_max_children_counts_live_direct_children() -> None:
     scope.check_create(Caller("lead"), ALL, Limits(max_children=2))  # b is not live
     with pytest.raises(RoostError, match=r"1 live children \(orchestration.max_children = 1"):
         scope.check_create(Caller("lead"), ALL, Limits(max_children=1))
 
 
-def test_max_tree_counts_live_agents_of_the_whole_tree():
+def test_max_tree_counts_live_agents_of_the_whole_tree() -> None:
     scope.check_create(Caller("a1"), ALL, Limits(max_tree=4))
     with pytest.raises(RoostError, match=r"3 live agents \(orchestration.max_tree = 3"):
         scope.check_create(Caller("a1"), ALL, Limits(max_tree=3))
 
 
-def test_settings_know_the_orchestration_and_mcp_tables():
+def test_settings_know_the_orchestration_and_mcp_tables() -> None:
     good = {
         "orchestration": {"max_children": 2, "max_tree": 5, "notify_sleeping": "hold"},
         "mcp": {"enabled": False},
@@ -108,7 +108,7 @@ def test_settings_know_the_orchestration_and_mcp_tables():
     ] == ["orchestration.max_children", "orchestration.fork", "mcp.enabled"]
 
 
-def test_ls_tree_puts_children_under_their_parents():
+def test_ls_tree_puts_children_under_their_parents() -> None:
     from roost.core import present
     from roost.core.model import Agent
     from roost.core.observation import Observation

@@ -22,7 +22,7 @@ AUTH = {"FAKE_AGENT_AUTH_ERROR": "1"}
 
 def spawn(
     world: Env, name: str, *args: str, env: dict[str, str] | None = None, check: bool = True
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     return world.roost("spawn", name, "--cwd", str(world.tmp / "work"), *args, env=env, check=check)
 
 
@@ -40,7 +40,7 @@ def wait_idle(world: Env, name: str) -> None:
 
 def in_a_terminal(
     world: Env, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     """`roost ARGS` with a pseudo-terminal for its input (its output captured)."""
     leader, follower = pty.openpty()
     try:

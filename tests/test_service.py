@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ from roost.system import servicesock
 from conftest import Env
 
 
-def service_status(world: Env) -> dict:
+def service_status(world: Env) -> dict[str, Any]:
     return json.loads(world.roost("service", "status", "--json").stdout)
 
 
@@ -105,7 +106,7 @@ def test_the_services_wakes_start_agents_in_their_own_saved_environment(app: App
 
 
 # ---- one service per ROOST_HOME; status is the truth (issue 36 point 6) -------------------------
-def runs(world: Env) -> list[tuple]:
+def runs(world: Env) -> list[tuple[Any, ...]]:
     with contextlib.closing(sqlite3.connect(world.home / "roost.db")) as db:
         return db.execute(
             "SELECT id, pid, pane_id, started_at, ended_at, exit_code FROM service_runs ORDER BY id"
@@ -122,11 +123,11 @@ def endpoint_file(world: Env) -> Path:
     return world.home / "mcp-endpoint"
 
 
-def serving(world: Env, *names: str) -> dict:
+def serving(world: Env, *names: str) -> dict[str, Any]:
     """The status once these components serve and none is still starting (they start in
     threads after the run begins)."""
 
-    def settled() -> dict | None:
+    def settled() -> dict[str, Any] | None:
         found = service_status(world)
         starting = any(p["state"] == "starting" for p in found.get("components", []))
         wanted = found["running"] and set(names) <= set(found["serves"])

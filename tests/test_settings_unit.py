@@ -62,7 +62,7 @@ def test_a_good_config_has_no_problem() -> None:
         ),
     ],
 )
-def test_each_problem_names_its_key(data: dict, key: str, says: str) -> None:
+def test_each_problem_names_its_key(data: dict[str, Any], key: str, says: str) -> None:
     found = problems(data)
     assert len(found) == 1 and found[0].key == key and says in found[0].message, found
 

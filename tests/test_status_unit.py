@@ -2,6 +2,7 @@
 
 import functools
 import operator
+from typing import Any
 
 import pytest
 
@@ -104,7 +105,7 @@ def classify(**kw: object) -> tuple[str, str]:
         ),
     ],
 )
-def test_classify(kw: dict, expected: tuple[str, str]) -> None:
+def test_classify(kw: dict[str, Any], expected: tuple[str, str]) -> None:
     assert classify(**kw) == expected
 
 

@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ class Watch:
             env=world.env,
             cwd=world.tmp,
         )
-        self.lines: list[dict] = []
+        self.lines: list[dict[str, Any]] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -38,7 +39,7 @@ class Watch:
         for line in self.proc.stdout or ():
             self.lines.append(json.loads(line))
 
-    def events(self) -> list[dict]:
+    def events(self) -> list[dict[str, Any]]:
         return [d for d in list(self.lines) if d.get("seq") is not None]
 
     def close(self) -> None:
@@ -56,7 +57,7 @@ def watching(world: Env, *args: str) -> Iterator[Watch]:
         watch.close()
 
 
-def seen(watch: Watch, name: str, status: str, after: int = 0) -> dict | None:
+def seen(watch: Watch, name: str, status: str, after: int = 0) -> dict[str, Any] | None:
     return next(
         (
             d

@@ -4,6 +4,7 @@ together), and a reader drains the log by sequence in batches without a gap or a
 
 from __future__ import annotations
 
+import pytest
 from fake_app import PROMPT
 
 from roost.ops import lifecycle, observe, stream
@@ -33,7 +34,9 @@ def test_two_looks_at_the_same_moment_record_a_change_once(app: App, fake: FakeT
     assert len(news) == 1, news
 
 
-def test_drain_hands_every_event_once_in_order_across_batches(app: App, monkeypatch) -> None:
+def test_drain_hands_every_event_once_in_order_across_batches(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(stream, "BATCH", 7)
     with app.store.write() as c:
         for i in range(30):

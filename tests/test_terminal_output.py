@@ -37,7 +37,9 @@ class FakeTerminal(io.StringIO):
         return True
 
 
-def test_the_guard_shows_every_control_and_keeps_lines_and_tabs(monkeypatch) -> None:
+def test_the_guard_shows_every_control_and_keeps_lines_and_tabs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     out, err = FakeTerminal(), FakeTerminal()
     monkeypatch.setattr(sys, "stdout", out)
     monkeypatch.setattr(sys, "stderr", err)
@@ -54,7 +56,7 @@ def test_the_guard_shows_every_control_and_keeps_lines_and_tabs(monkeypatch) -> 
     assert out.getvalue().endswith("\x1b]9;alert\x07")
 
 
-def test_a_file_or_pipe_gets_the_bytes_as_they_are(monkeypatch) -> None:
+def test_a_file_or_pipe_gets_the_bytes_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
     terminal.guard()

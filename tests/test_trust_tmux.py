@@ -11,6 +11,7 @@ import stat
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -66,7 +67,7 @@ def crash(world: Env, name: str) -> None:
     world.type(pane["pane_id"], "crash 3")
 
 
-def restarted(world: Env, count: int) -> dict:
+def restarted(world: Env, count: int) -> dict[str, Any]:
     """The `count`th start, once the supervisor made it. tmux 3.3a now and then misses a dying
     pane's SIGCHLD; any roost command that lists panes nudges it, as a user's `roost ls` would."""
     world.wait_for(
@@ -77,7 +78,7 @@ def restarted(world: Env, count: int) -> dict:
     return world.starts()[count - 1]
 
 
-def start_env(start: dict) -> dict[str, str]:
+def start_env(start: dict[str, Any]) -> dict[str, str]:
     return {k: v for k, v in start["env"].items() if k in ("MYKEY", "FOO", "OTHER")}
 
 
@@ -89,7 +90,8 @@ def test_a_directory_named_like_a_tmux_format_is_used_literally(world: Env) -> N
     other.mkdir()
     for name, cwd in (("alpha", odd), ("beta", other)):
         world.roost("spawn", name, "--cwd", str(cwd))
-    starts = world.last_start(2) and world.starts()
+    world.last_start(2)
+    starts = world.starts()
     assert {s["cwd"] for s in starts} == {str(odd), str(other)}
     listed = world.ls()
     assert (listed["alpha"]["cwd"], listed["beta"]["cwd"]) == (str(odd), str(other))
@@ -100,7 +102,8 @@ def test_a_directory_named_like_a_tmux_format_is_used_literally(world: Env) -> N
     for name in ("alpha", "beta"):
         world.roost("kill", name)
         world.roost("wake", name)
-    woken = world.last_start(4) and world.starts()[2:]
+    world.last_start(4)
+    woken = world.starts()[2:]
     assert sorted(s["cwd"] for s in woken) == sorted([str(odd), str(other)])
     assert world.ls()["alpha"]["cwd"] == str(odd)
     assert_never_appears(world, marker)

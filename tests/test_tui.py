@@ -6,12 +6,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, timedelta, timezone
+from datetime import UTC, timedelta, timezone, tzinfo
+from typing import Any
 
 import pytest
 from textual.color import Color
 from textual.containers import Vertical
+from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import Input, Select
 from textual.worker import WorkerCancelled, WorkerError
 
@@ -27,7 +31,12 @@ from roost.tui.source import Snapshot
 from conftest import Env
 
 
-async def settle(pilot, app: RoostApp, until=None, timeout: float = 20.0) -> None:
+async def settle(
+    pilot: Pilot[Any],
+    app: RoostApp,
+    until: Callable[[], object] | None = None,
+    timeout: float = 20.0,
+) -> None:
     """Let workers finish and the screen catch up (optionally until a condition holds)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
@@ -273,7 +282,7 @@ def test_the_new_agent_form_offers_every_provider_and_passes_arguments() -> None
 SIZE = (130, 36)
 
 
-async def shown(pilot) -> None:
+async def shown(pilot: Pilot[Any]) -> None:
     """The first screen once its data, preview and events are in. A worker cancelled while
     waited for (an exclusive one a newer selection replaced, as a loaded machine's timing may
     have it) is no failure: the newer one is waited for instead."""
@@ -289,7 +298,7 @@ async def shown(pilot) -> None:
                 await pilot.pause(0.05)  # the cancelled one leaves the manager as it ends
 
 
-def test_snapshot_main_screen(snap_compare) -> None:
+def test_snapshot_main_screen(snap_compare: Callable[..., bool]) -> None:
     # the agent that waits, with its dialog: selected from the start, the first of "Need you"
     app = RoostApp(
         source=StaticSource(),
@@ -301,7 +310,7 @@ def test_snapshot_main_screen(snap_compare) -> None:
     assert snap_compare(app, terminal_size=SIZE, run_before=shown)
 
 
-def test_snapshot_80x24_shows_the_footer(snap_compare) -> None:
+def test_snapshot_80x24_shows_the_footer(snap_compare: Callable[..., bool]) -> None:
     app = RoostApp(
         source=StaticSource(),
         attacher=lambda argv: None,
@@ -312,8 +321,8 @@ def test_snapshot_80x24_shows_the_footer(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(80, 24), run_before=shown)
 
 
-def test_snapshot_tab_view(snap_compare) -> None:
-    async def before(pilot) -> None:
+def test_snapshot_tab_view(snap_compare: Callable[..., bool]) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
         await shown(pilot)
         await pilot.press("t")
         await shown(pilot)
@@ -329,7 +338,7 @@ def test_snapshot_tab_view(snap_compare) -> None:
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
 
-def test_snapshot_help(snap_compare) -> None:
+def test_snapshot_help(snap_compare: Callable[..., bool]) -> None:
     app = RoostApp(
         source=StaticSource(),
         attacher=lambda argv: None,
@@ -389,13 +398,13 @@ def test_open_builds_a_plain_tmux_view_of_a_tab(live: Env) -> None:
 
 
 # ---- issue 11: the TUI a person trusts -----------------------------------------------------------
-def app_on(source: StaticSource, zone=UTC) -> RoostApp:
+def app_on(source: StaticSource, zone: tzinfo = UTC) -> RoostApp:
     return RoostApp(
         source=source, attacher=lambda argv: None, refresh_every=0, clock=lambda: NOW, zone=zone
     )
 
 
-def shown_text(widget) -> str:
+def shown_text(widget: Widget) -> str:
     return str(widget.render())
 
 
@@ -754,7 +763,7 @@ class Asking(StaticSource):
     """Counts the questions asked of it; `screens` overrides the canned screens (a question
     that changes while it is shown)."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.asked: list[str] = []
         self.screens = dict(SCREENS)

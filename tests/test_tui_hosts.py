@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from sshd import terminal
+from sshd import Fleet, terminal
 from test_tui import settle
 
 from roost.ops import hosts
@@ -19,12 +19,14 @@ from roost.tui import rows
 from roost.tui.app import RoostApp
 from roost.tui.live import LiveSource
 
+from conftest import Env
+
 
 def titles(app: RoostApp) -> list[str]:
     return [rows.host_title(r) for r in app.rows if r.key.startswith(rows.HOST_KEY)]
 
 
-def execed_by_attach(local, target: str) -> list[str]:
+def execed_by_attach(local: Env, target: str) -> list[str]:
     """The arguments `roost attach TARGET` runs ssh with, from a terminal (it refuses without
     one): an `ssh` first on PATH that writes them down and exits."""
     shim = local.tmp / "shim"
@@ -53,7 +55,7 @@ def execed_by_attach(local, target: str) -> list[str]:
 
 @pytest.mark.tmux
 def test_a_host_s_agents_show_enter_attaches_over_ssh_and_a_dead_host_is_one_line(
-    fleet, monkeypatch: pytest.MonkeyPatch
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     h1 = fleet.add("h1")
     local = fleet.local

@@ -1,9 +1,12 @@
 """The agent list's grouping and order, and the header: pure."""
 
 import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from roost.tui import actions, rows
@@ -252,7 +255,7 @@ class CountingSource(StaticSource):
 def test_the_details_panel_asks_git_once_per_selection_not_per_refresh() -> None:
     source = CountingSource()
 
-    async def until(pilot, app: RoostApp, done) -> None:
+    async def until(pilot: Pilot[Any], app: RoostApp, done: Callable[[], bool]) -> None:
         deadline = asyncio.get_running_loop().time() + 20
         while not done():
             assert asyncio.get_running_loop().time() < deadline, "timed out in the TUI"

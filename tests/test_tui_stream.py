@@ -15,6 +15,7 @@ from textual.worker import WorkerCancelled, WorkerError
 
 from roost.tui.app import RoostApp
 from roost.tui.live import LiveSource
+from roost.tui.source import Snapshot
 
 from conftest import Env
 
@@ -30,7 +31,7 @@ class CountingSource(LiveSource):
         self._shown: object = None
         self._lock = threading.Lock()  # the UI thread reads stamps, workers take snapshots
 
-    def snapshot(self):
+    def snapshot(self) -> Snapshot:
         with self._lock:
             self.snapshots += 1
             if self._owed:
@@ -39,7 +40,7 @@ class CountingSource(LiveSource):
                 self.unprompted += 1
         return super().snapshot()
 
-    def stamp(self):
+    def stamp(self) -> object | None:
         found = super().stamp()
         with self._lock:
             if found is None or found != self._shown:

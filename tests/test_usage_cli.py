@@ -9,6 +9,7 @@ import json
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,7 +57,7 @@ def test_usage_sums_the_transcript_and_ls_json_shows_it(keep: Env) -> None:
     assert listed["cost_usd"] == pytest.approx(cost)
 
 
-def budgets(world: Env) -> list[tuple]:
+def budgets(world: Env) -> list[tuple[Any, ...]]:
     conn = sqlite3.connect(world.home / "roost.db")
     try:
         return conn.execute("SELECT * FROM usage_budgets").fetchall()

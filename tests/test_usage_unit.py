@@ -54,13 +54,17 @@ def lines(provider: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("provider", "expected"), CASES, ids=[c[0] for c in CASES])
-def test_a_whole_file_sums_as_worked_out_by_hand(provider: str, expected: dict) -> None:
+def test_a_whole_file_sums_as_worked_out_by_hand(
+    provider: str, expected: dict[tuple[str, str], Tokens]
+) -> None:
     found, _ = usage.read(provider, lines(provider), {})
     assert found == expected
 
 
 @pytest.mark.parametrize(("provider", "expected"), CASES, ids=[c[0] for c in CASES])
-def test_read_in_pieces_the_sum_is_the_same(provider: str, expected: dict) -> None:
+def test_read_in_pieces_the_sum_is_the_same(
+    provider: str, expected: dict[tuple[str, str], Tokens]
+) -> None:
     """Every split point: a message written again after the split adds only what grew, a
     cumulative count only its difference."""
     every = lines(provider)
@@ -336,7 +340,7 @@ def test_a_forks_starting_point_is_its_first_files_only(app: App, tmp_path: Path
 
 
 def test_a_fault_in_one_agents_file_is_that_agents_nothing(
-    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 35: one agent's file never stops the read for the others (the budget component
     reads every running agent in one pass). A fault no check foresaw stands in for the

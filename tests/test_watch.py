@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import threading
+from typing import Any
 
 from conftest import Env
 
@@ -21,7 +22,7 @@ def status_changes(world: Env, after: int) -> list[tuple[str, str, str]]:
     ]
 
 
-def status_lines(lines: list[dict]) -> list[tuple[str, str, str]]:
+def status_lines(lines: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     """The changes of status watch printed after its first look (--json prints every event)."""
     return [
         (d["name"], d["previous"], d["status"])
@@ -40,7 +41,7 @@ def test_watch_prints_every_recorded_change_once_in_order(world: Env) -> None:
         env=world.env,
         cwd=world.tmp,
     )
-    lines: list[dict] = []
+    lines: list[dict[str, Any]] = []
     reader = threading.Thread(
         target=lambda: lines.extend(json.loads(line) for line in watch.stdout or ()), daemon=True
     )

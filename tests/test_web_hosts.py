@@ -4,6 +4,7 @@ remote roost (tests/sshd.py), the real `roost web` over plain HTTP (tests/web_se
 from __future__ import annotations
 
 import pytest
+from sshd import Fleet
 
 from roost.core.fleet import HostView
 from roost.web.pages import fleet_section
@@ -13,7 +14,9 @@ from web_server import Client, running, wait_until
 pytestmark = pytest.mark.tmux
 
 
-def test_the_fleet_page_names_each_host_and_its_agents_and_a_dead_host_in_one_line(fleet) -> None:
+def test_the_fleet_page_names_each_host_and_its_agents_and_a_dead_host_in_one_line(
+    fleet: Fleet,
+) -> None:
     h1 = fleet.add("h1")
     local = fleet.local
     local.roost("spawn", "here", "--cwd", str(local.tmp / "work"))

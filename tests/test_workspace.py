@@ -49,12 +49,12 @@ directions = st.sampled_from(ws.DIRECTIONS)
 
 
 @st.composite
-def trees_over(draw: st.DrawFn, ids: list[str]) -> dict | None:
+def trees_over(draw: st.DrawFn, ids: list[str]) -> dict[str, Any] | None:
     """A random tile tree whose leaves are exactly `ids`, in that order."""
     if not ids:
         return None
 
-    def build(part: list[str]) -> dict:
+    def build(part: list[str]) -> dict[str, Any]:
         if len(part) == 1:
             return leaf(part[0])
         cut = draw(st.integers(1, len(part) - 1))
@@ -64,7 +64,7 @@ def trees_over(draw: st.DrawFn, ids: list[str]) -> dict | None:
 
 
 @st.composite
-def trees(draw: st.DrawFn, min_leaves: int = 0, max_leaves: int = 8) -> dict | None:
+def trees(draw: st.DrawFn, min_leaves: int = 0, max_leaves: int = 8) -> dict[str, Any] | None:
     n = draw(st.integers(min_leaves, max_leaves))
     return draw(trees_over([f"t{i}" for i in range(n)]))
 
@@ -107,7 +107,7 @@ def by_placement(w: Workspace, *placements: str | None) -> set[str]:
     return {m.id for m in w.members if m.placement in placements}
 
 
-def parent_split(node: dict | None, agent_id: str) -> dict | None:
+def parent_split(node: dict[str, Any] | None, agent_id: str) -> dict[str, Any] | None:
     """The split whose a or b is exactly agent_id's leaf."""
     if node is None or "leaf" in node:
         return None
@@ -116,7 +116,7 @@ def parent_split(node: dict | None, agent_id: str) -> dict | None:
     return parent_split(node["a"], agent_id) or parent_split(node["b"], agent_id)
 
 
-def shape(node: dict | None) -> Any:
+def shape(node: dict[str, Any] | None) -> Any:
     """The tree without its leaf ids: directions and ratios in position."""
     if node is None or "leaf" in node:
         return None
@@ -178,7 +178,7 @@ A_B_C = split("v", split("h", leaf("a"), leaf("b"), 0.3), leaf("c"), 0.7)
     ],
 )
 def test_insert_places_the_new_tile_beside_its_target(
-    tree: Any, new: str, beside: Any, after: bool, expected_order: list
+    tree: Any, new: str, beside: Any, after: bool, expected_order: list[Any]
 ) -> None:
     out = insert(tree, new, beside=beside, after=after, direction="h", ratio=0.25)
     assert leaves(out) == expected_order
@@ -201,7 +201,7 @@ def test_insert_does_not_mutate_its_input() -> None:
 
 
 @pytest.mark.parametrize("tree, dup", [(leaf("a"), "a"), (A_B_C, "b"), (A_B_C, "c")])
-def test_insert_refuses_duplicates(tree: dict, dup: str) -> None:
+def test_insert_refuses_duplicates(tree: dict[str, Any], dup: str) -> None:
     with pytest.raises(LayoutError, match="already a tile"):
         insert(tree, dup, beside="a")
 
@@ -227,7 +227,13 @@ def test_insert_clamps_the_ratio(ratio: float, expected: float) -> None:
     ],
 )
 def test_remove_collapses_the_split_into_the_sibling(
-    tree: dict, gone: str, expected_tree: Any, sibling: Any, side: Any, direction: Any, ratio: Any
+    tree: dict[str, Any],
+    gone: str,
+    expected_tree: Any,
+    sibling: Any,
+    side: Any,
+    direction: Any,
+    ratio: Any,
 ) -> None:
     out = remove(tree, gone)
     assert out.tree == expected_tree
@@ -250,7 +256,7 @@ def test_remove_refuses_an_absent_tile(tree: Any) -> None:
         (A_B_C, "b"),
     ],
 )
-def test_remove_then_restore_gives_back_the_same_tree(tree: dict, gone: str) -> None:
+def test_remove_then_restore_gives_back_the_same_tree(tree: dict[str, Any], gone: str) -> None:
     r = remove(tree, gone)
     assert restore_tile(r.tree, gone, r.sibling, r.side, r.direction, r.ratio) == tree
 
@@ -267,7 +273,7 @@ def test_restore_puts_a_right_hand_tile_back_at_the_right_edge() -> None:
 
 @FAST
 @given(trees(min_leaves=1), st.data())
-def test_remove_then_restore_keeps_tile_order(tree: dict, data: st.DataObject) -> None:
+def test_remove_then_restore_keeps_tile_order(tree: dict[str, Any], data: st.DataObject) -> None:
     """Closing any tile and restoring it from what remove() reported gives back the tile order,
     and the exact tree whenever the sibling that took the space was a single tile."""
     gone = data.draw(st.sampled_from(leaves(tree)))
@@ -296,7 +302,7 @@ def test_remove_then_restore_keeps_tile_order(tree: dict, data: st.DataObject) -
     ],
 )
 def test_restore_tile_goes_next_to_its_sibling_on_its_side(
-    sibling: Any, side: Any, expected: list
+    sibling: Any, side: Any, expected: list[Any]
 ) -> None:
     tree = split("v", leaf("a"), leaf("b"))
     out = restore_tile(tree, "x", sibling, side, "h", 0.35)
@@ -341,7 +347,7 @@ def test_set_ratio_on_a_single_tile_is_a_no_op() -> None:
     ],
 )
 def test_swap_exchanges_two_tiles_and_keeps_the_shape(
-    first: str, second: str, expected: list
+    first: str, second: str, expected: list[Any]
 ) -> None:
     out = swap(A_B_C, first, second)
     assert leaves(out) == expected and shape(out) == shape(A_B_C)
@@ -431,8 +437,8 @@ edits = st.lists(
 
 @settings(max_examples=300, deadline=None)
 @given(edits)
-def test_random_edits_keep_leaves_unique_ordered_and_the_tree_valid(steps: list) -> None:
-    tree: dict | None = None
+def test_random_edits_keep_leaves_unique_ordered_and_the_tree_valid(steps: list[Any]) -> None:
+    tree: dict[str, Any] | None = None
     model: list[str] = []
     for op, i, j, direction, after, ratio in steps:
         x, y = f"x{i}", f"x{j}"  # x8 is never inserted: an unknown neighbour
@@ -532,7 +538,11 @@ def test_a_leaf_without_a_record_is_not_live() -> None:
     ],
 )
 def test_plan_restore_starts_exactly_the_live_agents_not_running(
-    running: tuple, start: tuple, already: tuple, hibernate: tuple, stray: tuple
+    running: tuple[Any, ...],
+    start: tuple[Any, ...],
+    already: tuple[Any, ...],
+    hibernate: tuple[Any, ...],
+    stray: tuple[Any, ...],
 ) -> None:
     plan = plan_restore(SCENARIO, running)
     assert (plan.start, plan.running, plan.hibernate, plan.stray) == (
@@ -604,7 +614,7 @@ def m(
         ),
     ],
 )
-def test_descendants(name: str, members: list, of: str, expected: list) -> None:
+def test_descendants(name: str, members: list[Any], of: str, expected: list[Any]) -> None:
     assert descendants(Workspace(members=tuple(members)), of) == expected
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -47,7 +48,9 @@ def repo(world: Env, monkeypatch: pytest.MonkeyPatch) -> Path:
     return clone
 
 
-def roost(world: Env, cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None):
+def roost(
+    world: Env, cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     # its input /dev/null (no terminal: nothing is asked)
     proc = world.roost(*args, env=env, cwd=cwd, check=False)
     if check and proc.returncode != 0:
@@ -124,7 +127,9 @@ def test_two_agents_edit_one_file_apart(world: Env, repo: Path) -> None:
     held.close()
 
 
-def keep_reasons(repo: Path, wt: Path, started: list[subprocess.Popen]):
+def keep_reasons(
+    repo: Path, wt: Path, started: list[subprocess.Popen[bytes]]
+) -> list[tuple[Callable[[], object], str, Callable[[], object]]]:
     """Each reason to keep a worktree: (what makes it, the words rm must say, what undoes it).
     Undone in turn, so one agent serves them all (a spawn costs seconds)."""
 
@@ -179,7 +184,7 @@ def keep_reasons(repo: Path, wt: Path, started: list[subprocess.Popen]):
 
 def test_rm_keeps_a_worktree_for_each_reason_and_says_it(world: Env, repo: Path) -> None:
     wt = spawn(world, repo, "a")
-    started: list[subprocess.Popen] = []
+    started: list[subprocess.Popen[bytes]] = []
     try:
         for make, says, undo in keep_reasons(repo, wt, started):
             make()
@@ -317,7 +322,9 @@ def test_removal_killed_half_way_loses_nothing(world: Env, repo: Path) -> None:
         (("--base", "no-such-ref"), "is no commit"),
     ],
 )
-def test_spawn_worktree_refuses_bad_refs(world: Env, repo: Path, args, says) -> None:
+def test_spawn_worktree_refuses_bad_refs(
+    world: Env, repo: Path, args: tuple[str, str], says: str
+) -> None:
     proc = roost(
         world,
         repo,

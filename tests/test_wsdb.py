@@ -215,7 +215,7 @@ def test_bury_remembers_where_the_tile_was(store: Store) -> None:
 
 
 # ---- unbury ------------------------------------------------------------------------------
-def build(store: Store, tab: str, tree: dict) -> None:
+def build(store: Store, tab: str, tree: dict[str, Any]) -> None:
     """Make `tree` the tab's layout through wsdb.tile calls only (top-down: split the first
     leaf of a, then grow both sides)."""
     for new, beside, direction, after, ratio in tile_steps(tree):
@@ -223,12 +223,12 @@ def build(store: Store, tab: str, tree: dict) -> None:
     assert layout(store, tab) == tree
 
 
-def tile_steps(tree: dict | None) -> list[tuple]:
+def tile_steps(tree: dict[str, Any] | None) -> list[tuple[Any, ...]]:
     if tree is None:
         return []
-    steps: list[tuple] = [(leaves(tree)[0], None, "v", True, 0.5)]
+    steps: list[tuple[Any, ...]] = [(leaves(tree)[0], None, "v", True, 0.5)]
 
-    def go(n: dict) -> None:
+    def go(n: dict[str, Any]) -> None:
         if "leaf" in n:
             return
         steps.append((leaves(n["b"])[0], leaves(n["a"])[0], n["split"], True, n["ratio"]))
@@ -250,7 +250,7 @@ EXACT = {
 
 @pytest.mark.parametrize("tree, gone", list(EXACT.values()), ids=list(EXACT))
 def test_unbury_puts_a_tile_back_exactly_when_its_sibling_was_a_tile(
-    store: Store, tree: dict, gone: str
+    store: Store, tree: dict[str, Any], gone: str
 ) -> None:
     add(store, *leaves(tree))
     build(store, "main", tree)
@@ -275,7 +275,9 @@ ORDER = {
 
 
 @pytest.mark.parametrize("tree", list(ORDER.values()), ids=list(ORDER))
-def test_unbury_next_to_a_split_sibling_keeps_the_tile_order(store: Store, tree: dict) -> None:
+def test_unbury_next_to_a_split_sibling_keeps_the_tile_order(
+    store: Store, tree: dict[str, Any]
+) -> None:
     add(store, *leaves(tree))
     build(store, "main", tree)
     do(store, wsdb.bury, "x")
@@ -535,7 +537,7 @@ ops = st.lists(
 
 @settings(max_examples=60, deadline=None)
 @given(ops)
-def test_random_edit_sequences_keep_the_invariant(steps: list) -> None:
+def test_random_edit_sequences_keep_the_invariant(steps: list[Any]) -> None:
     """Tile (moving if needed), park, bury, unbury, delete, close tabs, pin, link in any order;
     after each, the invariant holds and the tabs' tile order matches a list model."""
     with tempfile.TemporaryDirectory() as d:
@@ -546,7 +548,7 @@ def test_random_edit_sequences_keep_the_invariant(steps: list) -> None:
             store.close()
 
 
-def run_steps(store: Store, steps: list) -> None:
+def run_steps(store: Store, steps: list[Any]) -> None:
     add(store, *AGENTS)
     order: dict[str, list[str]] = {}  # tab name -> its leaves in tile order
     focus: dict[str, str | None] = {}

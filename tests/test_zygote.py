@@ -27,7 +27,7 @@ def zygote() -> Iterator[Zygote]:
 
 def plain(
     args: list[str], env: dict[str, str], cwd: Path, input: str | None = None
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "roost", *args],
         capture_output=True,

@@ -29,7 +29,7 @@ import struct
 import subprocess
 import sys
 import time
-from typing import NoReturn
+from typing import Any, NoReturn
 
 HEADER = struct.Struct("!I")  # a length, or a pid
 CODE = struct.Struct("!i")  # an exit code; minus the signal that killed it
@@ -45,7 +45,7 @@ def _warm() -> None:
     import roost.ops.workspace  # noqa: F401
 
 
-def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
+def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
     data, fds, _, _ = socket.recv_fds(conn, 1 << 20, MAX_FDS)
     while len(data) < HEADER.size or len(data) < HEADER.size + HEADER.unpack_from(data)[0]:
         more = conn.recv(1 << 20)
@@ -56,7 +56,7 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(data[HEADER.size : HEADER.size + size]), list(fds)
 
 
-def _child(request: dict, fds: list[int]) -> None:
+def _child(request: dict[str, Any], fds: list[int]) -> None:
     """In the forked child: become `python -m roost ARGS` and never return."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
@@ -194,7 +194,7 @@ class Zygote:
 
     def run(
         self, args: list[str], env: dict[str, str], cwd: str, input: str | None, timeout: float
-    ) -> subprocess.CompletedProcess:
+    ) -> subprocess.CompletedProcess[str]:
         """As subprocess.run([python, -m, roost, *args], capture_output, text) would."""
         call = self.start(args, env, cwd, stdin=input is not None)
         out, err = call.communicate(input, timeout)
