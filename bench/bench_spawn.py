@@ -40,7 +40,9 @@ def spawn_roost(w: World, name: str) -> tuple[float, float]:
     start = time.perf_counter()
     out = w.roost("spawn", name, "--provider", "command", "--", *COMMAND)
     returned = time.perf_counter() - start
-    pid = int(re.search(r"pid (\d+)", out).group(1))  # "spawned NAME (command, pid N) ..."
+    said = re.search(r"pid (\d+)", out)  # "spawned NAME (command, pid N) ..."
+    assert said is not None, out
+    pid = int(said.group(1))
     return returned, wait_running(pid, start)
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 from test_tui import TallScreens, app_on, settle, shown_text
+from textual.widgets import DataTable
 
 from roost.core.names import MAX_NAME
 from roost.tui.app import TabScreen
@@ -62,7 +63,7 @@ def test_a_64_character_name_leaves_the_other_columns_on_screen(size: tuple[int,
         app = app_on(source)
         async with app.run_test(size=size) as pilot:
             await settle(pilot, app, lambda: app.rows)
-            table = app.query_one("#agents")
+            table = app.query_one("#agents", DataTable)
             widths = [c.get_render_width(table) for c in table.columns.values()]
             assert sum(widths) <= table.scrollable_content_region.width, (widths, table.size)
             row = next(i for i, r in enumerate(app.rows) if r.item and r.item.agent.name == long)

@@ -275,7 +275,7 @@ def test_hook_sh_replaces_what_was_planted_at_the_log(tmp_path: Path, planted: s
     )
     assert (done.returncode, done.stdout) == (0, b"")
     assert not log.is_symlink() and log.is_file() and log.stat().st_mode & 0o777 == 0o600
-    [(_at, event, _payload, token)] = [
-        hooks.parse_entry(line) for line in log.read_text().splitlines()
-    ]
+    [entry] = [hooks.parse_entry(line) for line in log.read_text().splitlines()]
+    assert entry is not None
+    _at, event, _payload, token = entry
     assert (event, token) == ("Stop", "t0k") and victim.read_text() == "precious\n"

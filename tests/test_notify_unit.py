@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 from fake_app import PROMPT, fake_app, fake_tmux, manual_clock, with_table
@@ -174,5 +175,5 @@ def test_an_exited_child_wakes_a_stopped_parent_or_is_held(app: App, fake: FakeT
     app.settings = with_table(app.settings, orchestration={"notify_sleeping": "wake"})
     fake.on_enter = lambda p: fake.set_screen(p.id, f"{PROMPT} got it")
     assert notify.deliver(app) == ["lead"]
-    assert "[roost] kid exited: exit code 3" in fake.calls_of("paste")[-1][2]
+    assert "[roost] kid exited: exit code 3" in cast(str, fake.calls_of("paste")[-1][2])
     assert fake.pane_of(parent.id) is not None

@@ -115,9 +115,12 @@ def test_a_key_held_by_a_live_attempt_is_under_way_and_freed_when_it_ends(
         place=lifecycle.Place(detached=True, orchestrated_by="lead"),
     )
     sent: list[str] = []
-    monkeypatch.setattr(
-        send, "send", lambda app, name, text, **kw: sent.append(text) or send.Sent(True, "screen")
-    )
+
+    def sending(app: Any, name: str, text: str, **kw: Any) -> send.Sent:
+        sent.append(text)
+        return send.Sent(True, "screen")
+
+    monkeypatch.setattr(send, "send", sending)
     caller = scope.Caller(lead.id)
     with app.store.write() as c:  # the claim a killed `roost mcp` left
         queue.claim_request(

@@ -3,6 +3,7 @@
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ from roost.providers.codex import read_session_meta
 SID = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
 
 
-def agent(provider: str, **kw: object) -> Agent:
+def agent(provider: str, **kw: Any) -> Agent:
     base = dict(
         id="rid",
         name="a",

@@ -307,7 +307,8 @@ def test_restore_tile_goes_next_to_its_sibling_on_its_side(
     tree = split("v", leaf("a"), leaf("b"))
     out = restore_tile(tree, "x", sibling, side, "h", 0.35)
     assert leaves(out) == expected
-    assert parent_split(out, "x")["split"] == "h" and parent_split(out, "x")["ratio"] == 0.35
+    holder = parent_split(out, "x")
+    assert holder is not None and holder["split"] == "h" and holder["ratio"] == 0.35
 
 
 def test_restore_tile_defaults_and_empty_tab() -> None:
@@ -455,7 +456,9 @@ def test_random_edits_keep_leaves_unique_ordered_and_the_tree_valid(steps: list[
                 model.insert(at + 1 if after else at, x)
             holder = parent_split(tree, x)
             assert len(model) == 1 or (
-                holder["split"] == direction and holder["ratio"] == clamp(ratio)
+                holder is not None
+                and holder["split"] == direction
+                and holder["ratio"] == clamp(ratio)
             )
         elif op == "remove":
             if x not in model:
@@ -474,6 +477,7 @@ def test_random_edits_keep_leaves_unique_ordered_and_the_tree_valid(steps: list[
                 assert shape(tree) == before
         elif op == "swap" and x in model and y in model:
             before = shape(tree)
+            assert tree is not None  # x and y are tiles of it
             tree = swap(tree, x, y)
             a, b = model.index(x), model.index(y)
             model[a], model[b] = model[b], model[a]

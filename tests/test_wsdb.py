@@ -107,7 +107,10 @@ def check(store: Store) -> ws.Workspace:
         ws.validate_tree(tab.layout)
         for agent_id in leaves(tab.layout):
             assert agent_id in ids, f"tab {tab.name} holds {agent_id}, which has no record"
-            assert w.member(agent_id).tab_id == tab.id, f"{agent_id}'s tab_id is not {tab.name}"
+            member = w.member(agent_id)
+            assert member is not None and member.tab_id == tab.id, (
+                f"{agent_id}'s tab_id is not {tab.name}"
+            )
     for m in w.members:
         assert m.placement in (TILE, DETACHED, BURIED, None)
         assert m.tab_id is None or m.tab_id in tab_ids
