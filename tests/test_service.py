@@ -216,3 +216,71 @@ def test_status_lists_only_what_serves(world: Env) -> None:
     text = world.roost("service", "status").stdout
     assert f"mcp endpoint: {recorded['url']}" in text and "readers failed" in text, text
     assert "web" not in text.splitlines()[0]
+
+
+# ---- without the service: said once (issue 36 point 1) ------------------------------------------
+WITHOUT = "working without the roost service"
+
+
+def refusing_tmux(world: Env) -> None:
+    """config.toml's `[tmux] bin`: a tmux that refuses the service's session (as a tmux that
+    cannot start it would) and runs every other command."""
+    wrapper = world.tmp / "tmux-without-service"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'for word in "$@"; do\n'
+        '  if [ "$word" = "_roost_service" ]; then echo "refused by the test" >&2; exit 1; fi\n'
+        "done\n"
+        'exec tmux "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    world.home.mkdir(mode=0o700, exist_ok=True)
+    (world.home / "config.toml").write_text(f'[tmux]\nbin = "{wrapper}"\n')
+
+
+@pytest.mark.service
+def test_commands_that_cannot_start_the_service_say_so_once(world: Env) -> None:
+    """A spawn says it once, though its launch finds the service missing too (its agent gets
+    its own `roost mcp`); a restore of three agents says it once, not per agent and not never
+    (it said nothing: each launch fell back in silence)."""
+    refusing_tmux(world)
+    for name in ("a", "b", "c"):
+        spawned = world.roost("spawn", name, "--provider", "command", "--", "sleep", "300")
+        assert spawned.stderr.count(WITHOUT) == 1, spawned.stderr
+        assert "refused by the test" in spawned.stderr
+    world.tmux("kill-server")
+    restored = world.roost("restore")
+    assert restored.stderr.count(WITHOUT) == 1, restored.stderr
+    assert {n: a["state"] for n, a in world.ls().items()} == dict.fromkeys("abc", "running")
+    assert not service_status(world)["running"]
+    assert world.roost("ls").stderr == ""  # a reader starts nothing, says nothing
+
+
+@pytest.mark.service
+def test_roost_mcp_starts_the_service_first(world: Env) -> None:
+    """It creates and changes agents (an agent's tools, a person's client): the runtime first,
+    as spawn and wake do."""
+    mcp = world.roost("mcp", input="")  # a client that says nothing and goes
+    assert mcp.returncode == 0, mcp.stderr
+    world.wait_for(lambda: service_status(world)["running"], 30, "started by roost mcp")
+
+
+@pytest.mark.service
+def test_roost_web_starts_the_service_first(world: Env) -> None:
+    """Its buttons start and change agents: the runtime first, as spawn and wake do (before it
+    serves: its login URL is printed after), said once when tmux refuses it (it said nothing);
+    a person who stopped the service keeps it stopped."""
+    from web_server import running
+
+    refusing_tmux(world)
+    with running(world) as web:
+        pass
+    assert web.proc is not None and web.proc.stderr is not None
+    assert web.proc.stderr.read().count(WITHOUT) == 1
+    (world.home / "config.toml").unlink()
+    with running(world):
+        world.wait_for(lambda: service_status(world)["running"], 30, "started by roost web")
+    world.roost("service", "stop")
+    with running(world):  # (its session gone, tmux's server went too: no other session)
+        sessions = world.tmux("list-sessions", "-F", "#{session_name}", check=False)
+        assert "_roost_service" not in sessions

@@ -126,20 +126,24 @@ def open_cmd(tab_name: str) -> None:
 def _app(*names: str, reading: bool = False, runtime: bool = False) -> App:
     """Check the names given first, so bad input never creates or opens anything. (The store
     and tmux are imported here, not at the top, to keep `roost --help` fast.) `runtime`: a
-    command that starts or changes agents makes sure the roost service runs first (issue 36),
-    and says so once when it cannot."""
+    command that starts or changes agents makes sure the roost service runs first (issue 36).
+    A command that works without it (it cannot start, or serves no endpoint to a launch) says
+    so once, on stderr."""
     from roost.core.names import check_name
+    from roost.ops import service
     from roost.ops.root import open_app
 
     for name in names:
         check_name(name)
     app = open_app(reading=reading)
+    service.say_without(_say)
     if runtime:
-        from roost.ops import service
-
-        if (without := service.runtime(app)) is not None:
-            click.echo(f"roost: {without}", err=True)
+        service.runtime(app)
     return app
+
+
+def _say(line: str) -> None:
+    click.echo(f"roost: {line}", err=True)
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
@@ -753,9 +757,10 @@ def restore(as_json: bool, concurrency: int | None, stagger: float | None) -> No
     from roost.ops.restore import restore as run
 
     app = _app()
-    # the runtime first (issue 36): its start overlaps the plan, and each launch waits for
-    # its endpoint, so no restored agent gets a transport of its own
-    service.ensure_running(app, timeout=0, force=True)
+    # the runtime first (issue 36), even after a `roost service stop`: its start overlaps the
+    # plan, and each launch waits for its endpoint, so no restored agent gets a transport of
+    # its own (when none can, the restore says so once, not per agent)
+    service.runtime(app, force=True)
     report = run(app, concurrency, stagger, tell=lambda line: click.echo(line, err=True))
     click.echo(json.dumps(report.as_json()) if as_json else report.text(), nl=as_json)
     if not report.ok:
@@ -1210,7 +1215,14 @@ def mcp_cmd(ctx: click.Context, allow_write: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from roost.mcp import server
+    from roost.ops import service
+    from roost.ops.root import open_app
 
+    app = open_app()
+    try:
+        service.before_serving(app, _say)  # it creates and changes agents: the runtime first
+    finally:
+        app.close()
     server.serve(dict(os.environ), allow_write)
 
 

@@ -52,4 +52,18 @@ def web(bind: str, print_url: bool, allow_remote: bool, allow_typing: bool) -> N
     if print_url:
         click.echo(server.print_url(home, bind, allow_remote, allow_typing))
         return
-    server.serve(server.prepare(home, bind, allow_remote, allow_typing))
+    setup = server.prepare(home, bind, allow_remote, allow_typing)  # its socket bound first
+    _runtime()
+    server.serve(setup)
+
+
+def _runtime() -> None:
+    """Its buttons start and change agents: the roost service runs first (issue 36)."""
+    from roost.ops import service
+    from roost.ops.root import open_app
+
+    app = open_app()
+    try:
+        service.before_serving(app, lambda line: click.echo(f"roost: {line}", err=True))
+    finally:
+        app.close()

@@ -348,6 +348,11 @@ def answered(
     return f"answered {name}: {choice}; {after}"
 
 
+def without_service(why: str) -> str:
+    """What a command says, once, when it works without the roost service (issue 36)."""
+    return f"working without the roost service ({why}; roost doctor tells more)"
+
+
 def woke(name: str, started: bool, pid: int | None, home: str) -> str:
     if started:
         return f"woke {name} (pid {pid}) in home {home}"

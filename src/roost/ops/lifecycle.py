@@ -569,6 +569,7 @@ def _endpoint(app: App, timeout: float = 20.0) -> str | None:
             break
         app.clock.sleep(0.1)
         status = service.status(app)  # a component that failed meanwhile ends the wait
+    service.launched_without(app, status)  # said once a command
     return None
 
 

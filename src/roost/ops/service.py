@@ -235,23 +235,92 @@ def _held_off(app: App) -> str | None:
     return None
 
 
-def runtime(app: App) -> str | None:
+def runtime(app: App, force: bool = False) -> None:
     """Before a command starts or changes agents (issue 36: the service is the runtime): the
     service started in the background if it is not running and the person has not said
-    otherwise (`roost service stop`, ROOST_SERVICE_AUTOSTART=0: then tmux is not even asked);
-    each launch waits for it itself. The line to say once when tmux refuses its start (the
-    command goes on without it). A tmux that fails the look fails the command as it would
-    have, with its one line: the command needs that tmux too."""
+    otherwise (`roost service stop`, ROOST_SERVICE_AUTOSTART=0: then tmux is not even asked;
+    `force`, `roost restore`: a stop cleared, started anyway); each launch waits for it
+    itself. When tmux refuses its start the command goes on without it and says so once
+    (`without`). A tmux that fails the look fails the command as it would have, with its one
+    line: the command needs that tmux too."""
     tmux = _real(app)
-    if tmux is None or app.environ.get(NO_AUTOSTART) == "0":
-        return None
-    if status(app).running or _held_off(app) is not None:
-        return None
+    if tmux is None or (not force and app.environ.get(NO_AUTOSTART) == "0"):
+        return
+    if status(app).running:
+        return
+    if force:
+        with app.store.write() as c:
+            rows.set_wanted(c, True)
+    elif _held_off(app) is not None:
+        return
     try:
         _launch(app, tmux)
     except TmuxError as exc:
-        return f"working without the roost service ({CANNOT_START}: {exc}; roost doctor tells more)"
-    return None
+        without(f"{CANNOT_START}: {exc}")
+
+
+# ---- working without it: said once a command ---------------------------------------------
+class _Saying:
+    """Where this command says that it works without the service, and whether it has."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.tell: Callable[[str], None] | None = None
+        self.said = False
+
+
+_saying = _Saying()
+
+
+def say_without(tell: Callable[[str], None] | None) -> None:
+    """Where the command now beginning says, once, that it works without the service (the
+    CLI: its stderr); None: nowhere (a long-lived process's launches, the service's own)."""
+    with _saying.lock:
+        _saying.tell, _saying.said = tell, False
+
+
+def without(why: str) -> None:
+    """Say that this command works without the service, and why: the first time only, however
+    many of its launches (a restore's, in threads) find it missing."""
+    with _saying.lock:
+        tell, _saying.said = (None if _saying.said else _saying.tell), True
+    if tell is not None:
+        from roost.core import present
+
+        tell(present.without_service(why))
+
+
+def launched_without(app: App, found: ServiceStatus) -> None:
+    """A launch found no endpoint of the service's to give its agent, which runs its own
+    `roost mcp` instead (`found`: the service as the launch last saw it). Said once, unless
+    nothing was to be expected: no real tmux, the person holds the service off."""
+    if _real(app) is None:
+        return
+    if not found.running:
+        if _held_off(app) is None:
+            without(f"{found.note or 'not running'}; agents get their own roost mcp")
+        return
+    part = next((p for p in found.parts if p.name == "mcp"), None)
+    if part is None:
+        why = "its MCP endpoint off"
+    elif part.state in (STARTING, SERVING):
+        why = "its MCP endpoint not ready in time"
+    else:
+        why = f"its MCP endpoint {part.state}" + (f": {part.error}" if part.error else "")
+    without(f"{why}; agents get their own roost mcp")
+
+
+def before_serving(app: App, tell: Callable[[str], None]) -> None:
+    """`runtime` for a server that starts and changes agents (`roost mcp`, `roost web`), said
+    through `tell`; a tmux that fails this look fails none of its later calls, so it serves
+    on. Its launches later are its clients', not this start's: they say nothing."""
+    say_without(tell)
+    try:
+        runtime(app)
+    except TmuxError:
+        pass
+    finally:
+        say_without(None)
 
 
 def start(app: App, timeout: float = SETTLE) -> ServiceStatus:
