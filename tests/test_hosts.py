@@ -41,7 +41,9 @@ def test_a_host_is_added_checked_and_listed(fleet) -> None:
 
 def test_ls_all_s_fast_path_says_what_the_full_cli_says(fleet) -> None:
     """`roost ls --all` (entry.py → cli/fastall.py: hosts asked first, no Click) and the full
-    CLI's (cli/hosts.py) print the same rows and lines, with the service answering here or not."""
+    CLI's (cli/hosts.py: the App's checks, then the same cli/fastall.ls_all) print the same rows
+    and lines, with the service answering here or not; the entry's path never loads Click or
+    the TUI."""
     h1 = fleet.add("h1")
     fleet.local.roost("spawn", "here", "--provider", "command", "--", "sleep", "300")
     fleet.local.roost("spawn", "h1:there", "--provider", "command", "--", "sleep", "300")
@@ -61,6 +63,11 @@ def test_ls_all_s_fast_path_says_what_the_full_cli_says(fleet) -> None:
                 }
             else:
                 assert fast.stdout == full.stdout
+        timed = fleet.local.roost_importtime("ls", "--all")
+        assert timed.returncode == 0, timed.stderr
+        loaded = {line.split("|")[-1].strip() for line in timed.stderr.splitlines()}
+        assert "there" in timed.stdout and "roost.ops.hosts" in loaded, timed.stdout
+        assert not loaded & {"click", "textual", "roost.cli.main", "roost.cli.hosts"}, service
 
 
 def test_ls_all_reads_a_host_s_service_through_the_master_with_no_roost_run_there(fleet) -> None:

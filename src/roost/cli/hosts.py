@@ -76,7 +76,7 @@ def host_ls(as_json: bool) -> None:
 
     app = _app(reading=True)
     try:
-        found = hosts.every(app)
+        found = hosts.every(hosts.reach_of(app))
     finally:
         app.close()
     if as_json:
@@ -140,23 +140,21 @@ def _check_text(report: dict[str, Any]) -> str:
 
 # ---- one view of the fleet --------------------------------------------------------------------
 def ls_all(as_json: bool) -> None:
-    """`roost ls --all`: every host's agents and ours; a host that does not answer is one line
-    on stderr (and an entry with its reason in --json), not a failure."""
-    from roost.core import fleet
+    """`roost ls --all` when the entry's fast path handed it over (a config or store to
+    explain: the App says what is wrong, as for every command) or Click runs it: the same
+    listing (cli/fastall.py)."""
+    from roost.cli import fastall
     from roost.ops import hosts
 
     app = _app(reading=True)
     try:
-        rows, missing = hosts.ls_all(app)
+        reach = hosts.reach_of(app)
+        found = hosts.every(reach)
     finally:
         app.close()
-    if as_json:
-        rows += [fleet.unreachable_row(h, why) for h, why in missing]
-        click.echo(json.dumps(rows))
-    else:
-        click.echo(fleet.table(rows), nl=False)
-    for host, why in missing:
-        click.echo(fleet.unreachable_line(host, why), err=True)
+    code = fastall.ls_all(reach, found, as_json)
+    if code:
+        sys.exit(code)
 
 
 def watch_all(notify: bool) -> None:
@@ -167,7 +165,8 @@ def watch_all(notify: bool) -> None:
     from roost.system import ssh
 
     app = _app(reading=True)
-    found, reach = hosts.every(app), hosts.reach_of(app)
+    reach = hosts.reach_of(app)
+    found = hosts.every(reach)
     lock = threading.Lock()
     stop = threading.Event()
     mine = [sys.executable, "-P", "-m", "roost", "watch", "--json"]
