@@ -160,13 +160,19 @@ def ls_all(as_json: bool) -> None:
 def watch_all(notify: bool) -> None:
     """`roost watch --all --json`: every host's `roost watch --json` and ours, one JSON line
     per event with its `host`; each host's stream resumed by its last `seq` after a dropped
-    connection (nothing missed, nothing twice). Until interrupted."""
+    connection (nothing missed, nothing twice). Until interrupted.
+
+    `notify`: every `alert` event shown on this terminal, a host's titled `(on HOST)`. Shown
+    only: each roost's service delivers its own alerts, a host's through the host's [notify]
+    channels (docs/HOSTS.md)."""
+    from roost.cli.alerts import WatchAlerts
     from roost.ops import hosts
     from roost.system import ssh
 
     app = _app(reading=True)
     reach = hosts.reach_of(app)
     found = hosts.every(reach)
+    alerting = WatchAlerts(app, sys.stderr) if notify else None
     lock = threading.Lock()
     stop = threading.Event()
     mine = [sys.executable, "-P", "-m", "roost", "watch", "--json"]
@@ -178,7 +184,7 @@ def watch_all(notify: bool) -> None:
         while not stop.is_set():
             args = ["watch", "--json", *(["--since", str(seq)] if seq is not None else [])]
             try:
-                if host is None:  # this machine's own watch (its --notify rings here)
+                if host is None:  # this machine's own watch (its --notify shows ours here)
                     lines = ssh.lines([*mine, *args[2:], *notifying], own_stderr=True)
                 else:
                     link = hosts.link(reach, host)
@@ -192,8 +198,9 @@ def watch_all(notify: bool) -> None:
                     pause = 1.0
                     with lock:
                         click.echo(json.dumps({"host": host.name if host else None, **event}))
-                        if notify and event.get("kind") == "alert":
-                            _alert(app, host.name if host else None, event)
+                        if alerting is not None and host is not None:
+                            title = f"{event.get('title')} (on {host.name})"
+                            alerting.emit({**event, "title": title})
                 why = "its stream ended"
             except ssh.Unreachable as exc:
                 why = str(exc)
@@ -224,26 +231,3 @@ def _event(text: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return event if isinstance(event, dict) else None
-
-
-def _alert(app: App, host: str | None, event: dict[str, Any]) -> None:
-    """A host's alert reaches the person here, on this machine: this terminal and config.toml's
-    [notify] channels (the host's own config decides what the host does)."""
-    from roost.ops import alerts
-    from roost.store.alerts import Pending
-
-    title, body = str(event.get("title")), str(event.get("body"))
-    if host is None:
-        return  # this machine's alerts: its own service or `roost notify` delivers them
-    title = f"{title} (on {host})"
-    config = app.settings.notify
-    if config.terminal:
-        from roost.system.terminal import raw
-
-        raw(sys.stderr).write(alerts.terminal_text(title, body, app.environ))
-        sys.stderr.flush()
-    sends = alerts.channels(app.settings)
-    if sends:
-        name = f"{host}:{event.get('name')}"
-        found = Pending(0, "", name, str(event.get("edge")), title, body, ())
-        alerts.deliver([found], sends, config.timeout)
