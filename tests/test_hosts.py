@@ -45,7 +45,9 @@ def test_a_host_is_added_checked_and_listed(fleet: Fleet) -> None:
 
 def test_ls_all_s_fast_path_says_what_the_full_cli_says(fleet: Fleet) -> None:
     """`roost ls --all` (entry.py → cli/fastall.py: hosts asked first, no Click) and the full
-    CLI's (cli/hosts.py) print the same rows and lines, with the service answering here or not."""
+    CLI's (cli/hosts.py: the App's checks, then the same cli/fastall.ls_all) print the same rows
+    and lines, with the service answering here or not; the entry's path never loads Click or
+    the TUI."""
     h1 = fleet.add("h1")
     fleet.local.roost("spawn", "here", "--provider", "command", "--", "sleep", "300")
     fleet.local.roost("spawn", "h1:there", "--provider", "command", "--", "sleep", "300")
@@ -69,6 +71,11 @@ def test_ls_all_s_fast_path_says_what_the_full_cli_says(fleet: Fleet) -> None:
                 }
             else:
                 assert fast.stdout == full.stdout
+        timed = fleet.local.roost_importtime("ls", "--all")
+        assert timed.returncode == 0, timed.stderr
+        loaded = {line.split("|")[-1].strip() for line in timed.stderr.splitlines()}
+        assert "there" in timed.stdout and "roost.ops.hosts" in loaded, timed.stdout
+        assert not loaded & {"click", "textual", "roost.cli.main", "roost.cli.hosts"}, service
 
 
 def test_ls_all_reads_a_host_s_service_through_the_master_with_no_roost_run_there(
@@ -494,28 +501,40 @@ def test_watch_all_follows_every_host_and_resumes_after_a_dropped_connection(fle
     assert [s for s in every if seqs[0] <= s <= max(seqs)] == sorted(seqs)
 
 
-def test_a_host_s_alert_reaches_the_person_s_machine(fleet: Fleet) -> None:
-    """`watch --all --json --notify`: an agent on h1 waits for its person; the alert h1's
-    roost decides goes through this machine's [notify] channels (a command here), named with
-    its host."""
+def test_a_host_s_alert_is_delivered_there_and_shown_here(fleet: Fleet) -> None:
+    """`watch --all --json --notify`: an agent on h1 waits for its person; h1's roost decides
+    the alert and delivers it through h1's own [notify] channels (a command there), once; the
+    watch here only shows it on this terminal, titled with its host, and runs none of this
+    machine's channels (issue 36 point 9: alerts are delivered by a service only)."""
     h1 = fleet.add("h1")
     local = fleet.local
-    out = local.tmp / "notified.jsonl"
     argv_to_file = str(Path(__file__).parent / "bin" / "argv-to-file")
-    command = json.dumps([sys.executable, argv_to_file, str(out)])
-    (local.home / "config.toml").write_text(f"[notify]\ncommand = {command}\nterminal = false\n")
+    there, here = h1.world.tmp / "notified.jsonl", local.tmp / "notified.jsonl"
+
+    def notify_config(world: Env, out: Path, terminal: str) -> None:
+        command = json.dumps([sys.executable, argv_to_file, str(out)])
+        config = f"[notify]\ncommand = {command}\nterminal = {terminal}\n"
+        (world.home / "config.toml").write_text(config)
+
+    notify_config(local, here, "true")
     local.roost("spawn", "h1:api", "--cwd", str(h1.world.tmp / "work"))
+    notify_config(h1.world, there, "false")
     h1.world.wait_status("api", "idle")
     watch = subprocess.Popen(
         [sys.executable, "-m", "roost", "watch", "--all", "--json", "--notify"],
         env=local.env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True,
     )
     lines: list[str] = []
-    assert watch.stdout is not None
+    said: list[str] = []
+    assert watch.stdout is not None and watch.stderr is not None
     threading.Thread(target=lambda: lines.extend(watch.stdout), daemon=True).start()  # type: ignore[arg-type]
+    err = watch.stderr.fileno()  # an alert ends in a BEL, not a newline: read as it comes
+    chunks = iter(lambda: os.read(err, 4096).decode(errors="replace"), "")
+    threading.Thread(target=lambda: said.extend(chunks), daemon=True).start()
+    shown = "\x1b]777;notify;roost: api is waiting for you (on h1);Do you want to proceed?\x07"
     try:
         # h1's stream is followed from its end: what h1 records before the watch reaches it is
         # not an edge the watch sees, so the question comes after h1's first look arrived.
@@ -523,12 +542,15 @@ def test_a_host_s_alert_reaches_the_person_s_machine(fleet: Fleet) -> None:
         local.roost("send", "h1:api", "ask")
         h1.world.wait_status("api", "waiting")
         h1.world.roost("notify", "run", "--once")  # h1's alert, with or without its service
-        local.wait_for(lambda: out.exists() and out.read_text(), timeout=30, what="the alert")
+        local.wait_for(lambda: shown in "".join(said), timeout=30, what="the alert shown here")
     finally:
         watch.kill()
         watch.wait()
-    sent = [json.loads(line)[-2:] for line in out.read_text().splitlines()]
-    assert sent == [["roost: api is waiting for you (on h1)", "Do you want to proceed?"]]
+    sent = [json.loads(line)[-2:] for line in there.read_text().splitlines()]
+    assert sent == [["roost: api is waiting for you", "Do you want to proceed?"]]
+    assert not here.exists()  # this machine's channels: the watch delivers nothing
+    alerts = [e for e in map(json.loads, lines) if e.get("kind") == "alert"]
+    assert [(a["host"], a["kind"], a["name"]) for a in alerts] == [("h1", "alert", "api")]
 
 
 @pytest.mark.service

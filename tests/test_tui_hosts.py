@@ -84,10 +84,8 @@ def test_a_host_s_agents_show_enter_attaches_over_ssh_and_a_dead_host_is_one_lin
             await settle(pilot, app, lambda: attached, timeout=30)
 
             # the very line `roost attach h1:api` runs (ops/hosts.attach_argv), ssh -tt
-            reach = hosts.light_reach()
-            assert attached == [
-                hosts.attach_argv(reach, hosts.find(reach, "h1"), ["attach", "api"])
-            ]
+            reach = hosts.reach()
+            assert attached == [hosts.attach_argv(reach, hosts.get(reach, "h1"), ["attach", "api"])]
             argv = attached[0]
             assert argv[:3] == ["ssh", "-F", str(fleet.ssh_config)] and "-tt" in argv
             assert argv[argv.index("--") + 1] == "h1" and argv[-1].endswith(" attach api")

@@ -1,11 +1,12 @@
-"""`roost ls --all`'s fast path, without Click: every host is asked first (each on a thread of
-its own, over its warm ssh connection), and this machine's agents are read while they answer
-(cli/fast.py's way: the roost service's answer, else ops/quicklist's), so the hosts' round
-trips overlap the local interpreter's work instead of following it. The same rows and lines
-as the full CLI's `ls --all` (cli/hosts.py), from the same pieces (core/fleet.py).
+"""`roost ls --all`, the one (the entry's fast path and the full CLI's command both print it
+here, without Click): every host is asked first (each on a thread of its own, over its warm ssh
+connection), and this machine's agents are read while they answer (cli/fast.py's way: the
+roost service's answer, else ops/quicklist's), so the hosts' round trips overlap the local
+interpreter's work instead of following it. The rows and lines are core/fleet.py's.
 
-None hands over to the full CLI: a config or store it must explain. A local answer that must
-record a change first is the full pipeline's, here (the hosts are already asked).
+The entry's path reads the config and the hosts without the App (ops/hosts.reach); one it cannot
+read hands over to the full CLI, whose App says what is wrong (cli/hosts.py). A local answer
+that must record a change first is the full pipeline's, here (the hosts are already asked).
 """
 
 from __future__ import annotations
@@ -25,18 +26,25 @@ from roost.system import servicesock
 
 
 def fast_all(as_json: bool) -> int | None:
+    """entry.py's `roost ls --all`; None: a config or store the full CLI must explain."""
     try:
-        reach = hosts.light_reach()
-        found = hosts.every_light(reach)
+        reach = hosts.reach()
+        found = hosts.every(reach)
     except (RoostError, OSError, ValueError, listing.Unreadable):
         return None  # the full CLI says what is wrong
+    return ls_all(reach, found, as_json)
+
+
+def ls_all(reach: hosts.Reach, found: list[hosts.Host], as_json: bool) -> int:
+    """Print every agent here and on the hosts `found` (a host that does not answer is one
+    line on stderr and, with --json, an entry with its reason: not a failure); the exit code."""
     pool = ThreadPoolExecutor(max_workers=max(1, min(16, len(found))))
     try:
         pending = [pool.submit(hosts.ask, reach, h) for h in found]  # asked now
         try:
             local = _local_json()
             views = [p.result() for p in pending]
-        except RoostError as exc:  # e.g. ssh's folder of masters not private: as the full CLI
+        except RoostError as exc:  # e.g. ssh's folder of masters not private
             sys.stderr.write(f"roost: {exc}\n")
             return exc.code
         except _Said as said:  # a hung tmux: said once, not waited for again
@@ -89,7 +97,7 @@ class _Said(Exception):
 
 def _local_json() -> list[dict[str, object]]:
     """This machine's `roost ls --json` rows: the service's, the quick answer, or (when that
-    hands over) the full pipeline's, which records what changed (as cli/hosts.py's)."""
+    hands over) the full pipeline's, which records what changed."""
     served = fast.from_service(as_json=True)
     return list(json.loads(served)) if served is not None else _computed_json()
 

@@ -76,7 +76,7 @@ def host_ls(as_json: bool) -> None:
 
     app = _app(reading=True)
     try:
-        found = hosts.every(app)
+        found = hosts.every(hosts.reach_of(app))
     finally:
         app.close()
     if as_json:
@@ -140,34 +140,39 @@ def _check_text(report: dict[str, Any]) -> str:
 
 # ---- one view of the fleet --------------------------------------------------------------------
 def ls_all(as_json: bool) -> None:
-    """`roost ls --all`: every host's agents and ours; a host that does not answer is one line
-    on stderr (and an entry with its reason in --json), not a failure."""
-    from roost.core import fleet
+    """`roost ls --all` when the entry's fast path handed it over (a config or store to
+    explain: the App says what is wrong, as for every command) or Click runs it: the same
+    listing (cli/fastall.py)."""
+    from roost.cli import fastall
     from roost.ops import hosts
 
     app = _app(reading=True)
     try:
-        rows, missing = hosts.ls_all(app)
+        reach = hosts.reach_of(app)
+        found = hosts.every(reach)
     finally:
         app.close()
-    if as_json:
-        rows += [fleet.unreachable_row(h, why) for h, why in missing]
-        click.echo(json.dumps(rows))
-    else:
-        click.echo(fleet.table(rows), nl=False)
-    for host, why in missing:
-        click.echo(fleet.unreachable_line(host, why), err=True)
+    code = fastall.ls_all(reach, found, as_json)
+    if code:
+        sys.exit(code)
 
 
 def watch_all(notify: bool) -> None:
     """`roost watch --all --json`: every host's `roost watch --json` and ours, one JSON line
     per event with its `host`; each host's stream resumed by its last `seq` after a dropped
-    connection (nothing missed, nothing twice). Until interrupted."""
+    connection (nothing missed, nothing twice). Until interrupted.
+
+    `notify`: every `alert` event shown on this terminal, a host's titled `(on HOST)`. Shown
+    only: each roost's service delivers its own alerts, a host's through the host's [notify]
+    channels (docs/HOSTS.md)."""
+    from roost.cli.alerts import WatchAlerts
     from roost.ops import hosts
     from roost.system import ssh
 
     app = _app(reading=True)
-    found, reach = hosts.every(app), hosts.reach_of(app)
+    reach = hosts.reach_of(app)
+    found = hosts.every(reach)
+    alerting = WatchAlerts(app, sys.stderr) if notify else None
     lock = threading.Lock()
     stop = threading.Event()
     mine = [sys.executable, "-P", "-m", "roost", "watch", "--json"]
@@ -179,7 +184,7 @@ def watch_all(notify: bool) -> None:
         while not stop.is_set():
             args = ["watch", "--json", *(["--since", str(seq)] if seq is not None else [])]
             try:
-                if host is None:  # this machine's own watch (its --notify rings here)
+                if host is None:  # this machine's own watch (its --notify shows ours here)
                     lines = ssh.lines([*mine, *args[2:], *notifying], own_stderr=True)
                 else:
                     link = hosts.link(reach, host)
@@ -193,8 +198,9 @@ def watch_all(notify: bool) -> None:
                     pause = 1.0
                     with lock:
                         click.echo(json.dumps({"host": host.name if host else None, **event}))
-                        if notify and event.get("kind") == "alert":
-                            _alert(app, host.name if host else None, event)
+                        if alerting is not None and host is not None:
+                            title = f"{event.get('title')} (on {host.name})"
+                            alerting.emit({**event, "title": title})
                 why = "its stream ended"
             except ssh.Unreachable as exc:
                 why = str(exc)
@@ -225,26 +231,3 @@ def _event(text: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return event if isinstance(event, dict) else None
-
-
-def _alert(app: App, host: str | None, event: dict[str, Any]) -> None:
-    """A host's alert reaches the person here, on this machine: this terminal and config.toml's
-    [notify] channels (the host's own config decides what the host does)."""
-    from roost.ops import alerts
-    from roost.store.alerts import Pending
-
-    title, body = str(event.get("title")), str(event.get("body"))
-    if host is None:
-        return  # this machine's alerts: its own service or `roost notify` delivers them
-    title = f"{title} (on {host})"
-    config = app.settings.notify
-    if config.terminal:
-        from roost.system.terminal import raw
-
-        raw(sys.stderr).write(alerts.terminal_text(title, body, app.environ))
-        sys.stderr.flush()
-    sends = alerts.channels(app.settings)
-    if sends:
-        name = f"{host}:{event.get('name')}"
-        found = Pending(0, "", name, str(event.get("edge")), title, body, ())
-        alerts.deliver([found], sends, config.timeout)

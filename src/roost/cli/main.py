@@ -1060,8 +1060,9 @@ def answer(name: str, choice: str | None, expect: str | None, as_json: bool) -> 
 @click.option(
     "--notify",
     is_flag=True,
-    help="Also notify you (roost notify): a desktop notification and a bell on this terminal "
-    "(stderr with --json), and config.toml [notify]'s channels.",
+    help="Also show each alert on this terminal: a desktop notification and a bell (stderr "
+    "with --json); with --all each host's too, titled (on HOST). Only shown: each machine's "
+    "roost service delivers its own to its config.toml [notify] channels (roost notify).",
 )
 @click.option("--all", "everywhere", is_flag=True, help="With --json: also every host's events.")
 def watch(

@@ -75,8 +75,8 @@ def _on_host(name: str, args: list[str]) -> int:
     from roost.system import terminal
 
     terminal.guard()  # what the host writes reaches this terminal as text
-    reach = hosts.light_reach()
-    host = hosts.find(reach, name)
+    reach = hosts.reach()
+    host = hosts.get(reach, name)
     if not args or args[0] in INTERACTIVE:
         if args[:1] == ["attach"] and not sys.stdin.isatty():
             from roost.core.present import needs_terminal

@@ -51,6 +51,10 @@ def _ask(app: App, host: hosts.Host, args: list[str]) -> str:
     return found.out
 
 
+def _host(app: App, name: str) -> hosts.Host:
+    return hosts.get(hosts.reach_of(app), name)
+
+
 def _listing(app: App, host: hosts.Host) -> dict[str, dict[str, Any]]:
     """The host's agents (its `roost ls --json`), by name."""
     try:
@@ -97,7 +101,7 @@ def create(
     here; its name for the parent is `HOST:NAME`. The caller holds the create lock and checked
     the provider and name. A refusal anywhere (no such host, no answer, a name taken there, the
     host's spawn refused) records nothing."""
-    host = hosts.get(app, host_name)
+    host = _host(app, host_name)
     if prompt is not None and (problem := prompt_problem(prompt)):
         raise RoostError(f"invalid prompt: {problem}", code=2)  # as a local spawn, before ssh
     if parent is None:
@@ -200,7 +204,7 @@ def target(
         raise RoostError(f"no agent named {qualified!r} among the children on hosts")
     me = _member(child)
     scope.check_target(caller, me, [*members, *_members_on_hosts(app)], write)
-    return hosts.get(app, child.host), child
+    return _host(app, child.host), child
 
 
 def _member(child: HostChild) -> scope.Member:
@@ -263,7 +267,7 @@ def statuses(app: App, children: list[HostChild]) -> dict[tuple[str, str], dict[
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for host_name in sorted({c.host for c in children}):
         try:
-            listing = _listing(app, hosts.get(app, host_name))
+            listing = _listing(app, _host(app, host_name))
         except RoostError as exc:
             listing = {}
             for c in children:
@@ -284,7 +288,7 @@ def waited(
     app: App, child: HostChild, row: dict[str, Any], bounded: Callable[[str | None], str | None]
 ) -> dict[str, Any]:
     """wait_for_agents' entry for a child on a host: its status there and its last answer."""
-    said = reply_of(app, hosts.get(app, child.host), child.name) if row.get("id") else None
+    said = reply_of(app, _host(app, child.host), child.name) if row.get("id") else None
     entry = {
         "name": rule.qualified(child.host, child.name),
         "status": row.get("status"),
@@ -335,7 +339,7 @@ def on_line(app: App, host: str, event: dict[str, Any]) -> str | None:
         return None
     detail = found.detail
     if found.kind == "finished":  # its last words, asked before the transaction
-        detail = reply_of(app, hosts.get(app, host), child.name)
+        detail = reply_of(app, _host(app, host), child.name)
     at = app.store.now_iso()
     with app.store.write() as c:
         now = rows.get(c, host, child.name)
@@ -371,7 +375,7 @@ def follow(app: App, host_name: str, stopping: threading.Event) -> None:
         if seq is None or not rows.on_host(app.store.conn, host_name):
             return
         try:
-            host = hosts.get(app, host_name)
+            host = _host(app, host_name)
             link = hosts.link(hosts.reach_of(app), host)
             args = ["watch", "--json", "--since", str(seq)]
             for text in link.lines(hosts.line(host, args)):

@@ -39,9 +39,11 @@ def reach_of(app: App) -> Reach:
     return Reach(app.environ, app.settings, str(app.paths.home), app.clock)
 
 
-def light_reach() -> Reach:
-    """A Reach without opening the App (no store, no tmux): `roost --host …` relays a command
-    for the price of a config read and one SELECT (docs/DECISIONS.md)."""
+def reach() -> Reach:
+    """A Reach read here, without opening the App (no store, no tmux): `roost --host …` relays
+    a command, and `roost ls --all` asks every host, for the price of a config read and one
+    SELECT (docs/DECISIONS.md). Who holds an App takes its own (`reach_of`): its environment,
+    its settings (the service's are read again live) and its clock."""
     from roost.system import config as cfg
 
     paths = cfg.paths()
@@ -53,12 +55,17 @@ def light_reach() -> Reach:
     return Reach(os.environ, cfg.load_config(paths), str(paths.home), SystemClock())
 
 
-def find(reach: Reach, name: str) -> Host:
-    """Host `name`, read-only (the light path's get)."""
+def get(reach: Reach, name: str) -> Host:
+    """Host `name` (read-only, without the App's store: one SELECT)."""
     found = hostsdb.read(os.path.join(reach.home, "roost.db"), name)
     if not found:
         raise RoostError(f"no host named {name!r} (roost host ls; roost host add NAME DEST)", 2)
     return found[0]
+
+
+def every(reach: Reach) -> list[Host]:
+    """Every host, by name (read-only, without the App's store: one SELECT)."""
+    return hostsdb.read(os.path.join(reach.home, "roost.db"))
 
 
 def ssh_program(reach: Reach) -> list[str]:
@@ -91,17 +98,6 @@ def line(host: Host, args: list[str]) -> str:
     return sshargs.remote_line(host.roost, host.env, args)
 
 
-def get(app: App, name: str) -> Host:
-    found = hostsdb.get(app.store.conn, name)
-    if found is None:
-        raise RoostError(f"no host named {name!r} (roost host ls; roost host add NAME DEST)", 2)
-    return found
-
-
-def every(app: App) -> list[Host]:
-    return hostsdb.every(app.store.conn)
-
-
 def add(app: App, name: str, dest: str, roost: str, env: dict[str, str]) -> Host:
     problem = sshargs.host_problem(name, dest, roost, env)
     if problem:
@@ -114,10 +110,11 @@ def add(app: App, name: str, dest: str, roost: str, env: dict[str, str]) -> Host
 
 
 def remove(app: App, name: str) -> None:
-    host = get(app, name)
+    reach = reach_of(app)
+    host = get(reach, name)
     with app.store.write() as c:
         hostsdb.delete(c, name)
-    link(reach_of(app), host).forget()  # its master, if one runs
+    link(reach, host).forget()  # its master, if one runs
 
 
 def run(
@@ -153,7 +150,8 @@ def check(app: App, name: str) -> dict[str, Any]:
     its doctor's summary."""
     from importlib.metadata import version
 
-    host, reach = get(app, name), reach_of(app)
+    reach = reach_of(app)
+    host = get(reach, name)
     mine = version("roost")
     report: dict[str, Any] = {"host": name, "dest": host.dest, "reachable": False}
     try:
@@ -184,14 +182,9 @@ def check(app: App, name: str) -> dict[str, Any]:
 def end_masters(reach: Reach) -> None:
     """End every host's ssh master that answers (the service stops: issue 36 point 7); each
     bounded, one host's failure never keeps the others'."""
-    for host in every_light(reach):
+    for host in every(reach):
         with contextlib.suppress(RoostError, OSError):
             link(reach, host).close()
-
-
-def every_light(reach: Reach) -> list[Host]:
-    """Every host, read-only without the App (the TUI asks at its own pace)."""
-    return hostsdb.read(os.path.join(reach.home, "roost.db"))
 
 
 def ask(reach: Reach, host: Host) -> fleet.HostView:
@@ -326,19 +319,3 @@ def attach_argv(reach: Reach, host: Host, args: list[str]) -> list[str]:
     link_ = link(reach, host)
     link_.drop_stale()  # a hung master would hang this ssh; ConnectTimeout bounds the rest
     return link_.attach_argv(line(host, args))
-
-
-def ls_all(app: App) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
-    """Every agent here and on every host (asked in parallel, each within its limits), and the
-    hosts that did not answer with why."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from roost.core import present
-    from roost.ops import observe
-
-    hosts, reach = every(app), reach_of(app)
-    with ThreadPoolExecutor(max_workers=max(1, min(16, len(hosts)))) as pool:
-        pending = pool.map(lambda h: ask(reach, h), hosts)  # asked now; the local look overlaps
-        local = json.loads(present.render(observe.current(app), True))
-        asked = list(pending)
-    return fleet.combined(local, asked)

@@ -39,18 +39,10 @@ def delete(c: sqlite3.Connection, name: str) -> bool:
     return c.execute("DELETE FROM hosts WHERE name = ?", (name,)).rowcount == 1
 
 
-def get(c: sqlite3.Connection, name: str) -> Host | None:
-    row = c.execute(f"SELECT {_COLUMNS} FROM hosts WHERE name = ?", (name,)).fetchone()
-    return _host(row) if row else None
-
-
-def every(c: sqlite3.Connection) -> list[Host]:
-    return [_host(r) for r in c.execute(f"SELECT {_COLUMNS} FROM hosts ORDER BY name")]
-
-
 def read(db: str, name: str | None = None) -> list[Host]:
-    """Every host (or the one named), read-only without the full store: `roost --host`'s
-    light path. None stored yet, or a store from before hosts: []."""
+    """Every host (or the one named), read-only on a connection of its own: what every reader
+    of hosts asks, with an App or without one (`roost --host`, `ls --all`). None stored yet, or
+    a store from before hosts: []."""
     import os
     import pathlib
 

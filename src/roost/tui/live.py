@@ -245,19 +245,19 @@ class LiveSource:
     def hosts(self) -> list[str]:
         from roost.ops import hosts
 
-        return [h.name for h in hosts.every_light(hosts.light_reach())]
+        return [h.name for h in hosts.every(hosts.reach())]
 
     def host_view(self, host: str) -> HostView:
         from roost.ops import hosts
 
-        reach = hosts.light_reach()
-        return hosts.ask(reach, hosts.find(reach, host))
+        reach = hosts.reach()
+        return hosts.ask(reach, hosts.get(reach, host))
 
     def remote_attach_argv(self, host: str, name: str) -> list[str]:
         from roost.ops import hosts
 
-        reach = hosts.light_reach()
-        return hosts.attach_argv(reach, hosts.find(reach, host), ["attach", name])
+        reach = hosts.reach()
+        return hosts.attach_argv(reach, hosts.get(reach, host), ["attach", name])
 
     # ---- handing the terminal to tmux ---------------------------------------------------------
     def attach_argv(self, name: str) -> list[str]:

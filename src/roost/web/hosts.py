@@ -18,8 +18,9 @@ EVERY = 10.0  # seconds between two looks while a page is open (slower than loca
 
 def views(app: App) -> list[HostView]:
     """Every host's agents or why it did not answer, asked in parallel (in a worker thread)."""
-    found = hosts.every(app)
-    return hosts.views(hosts.reach_of(app), found) if found else []
+    reach = hosts.reach_of(app)
+    found = hosts.every(reach)
+    return hosts.views(reach, found) if found else []
 
 
 class HostCache:
