@@ -19,7 +19,7 @@ import sys
 
 from roost.core.lineage import TOKEN_ENV
 from roost.providers import hooks
-from roost.system import untrusted
+from roost.system import locate, untrusted
 
 SERVER = "roost"  # tools reach the model as mcp__roost__<tool>
 CONFIG = "mcp.json"
@@ -91,12 +91,14 @@ def entry(roost_home: str, agent_id: str) -> dict[str, object]:
 
 
 def server_entry(roost_home: str, agent_id: str) -> dict[str, object]:
-    """The stdio server: this interpreter's roost, told who is calling."""
+    """The stdio server: this interpreter's roost, told who is calling and where this roost
+    runs (locate.RUNTIME_ENV: a CLI may start it with little of its own environment)."""
+    env = {"ROOST_AGENT_ID": agent_id, "ROOST_HOME": roost_home}
     return {
         "type": "stdio",
         "command": sys.executable,
         "args": ["-P", "-m", "roost", "mcp"],
-        "env": {"ROOST_AGENT_ID": agent_id, "ROOST_HOME": roost_home},
+        "env": {**env, **locate.runtime_env(os.environ)},
     }
 
 

@@ -90,6 +90,18 @@ def socket_name() -> str | None:
     return name if name and "/" not in name else None
 
 
+# What finds this roost's runtime besides ROOST_HOME: its tmux socket's name and folder, and
+# whether a command may start the service. A `roost mcp` that a CLI starts gets the environment
+# that CLI chooses (Codex passes a short allowlist): without these it would act on (and start a
+# service on) another tmux server than the roost that launched the agent.
+RUNTIME_ENV = ("ROOST_TMUX_SOCKET", "TMUX_TMPDIR", "ROOST_SERVICE_AUTOSTART")
+
+
+def runtime_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The RUNTIME_ENV variables `environ` sets."""
+    return {name: environ[name] for name in RUNTIME_ENV if name in environ}
+
+
 def tmux_client_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The caller's environment for a tmux client: without $TMUX/$TMUX_PANE (tmux would guess a
     "current" pane from them, maybe on the user's own server) and without roost's agent tags
