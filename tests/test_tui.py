@@ -184,13 +184,14 @@ def test_tab_view_edits_change_the_stored_layout(live: Env) -> None:
                     == ["beta", "alpha"]
                 ),
             )
-            await settle(pilot, app)
-            assert drawn() == ["beta", "alpha"]  # redrawn at once: no refresh timer here
+            # redrawn with no refresh timer here (a loaded machine may take a moment)
+            await settle(pilot, app, lambda: drawn() == ["beta", "alpha"])
             await pilot.press("minus")  # stack them (alpha keeps the focus: it moved)
-            await settle(pilot, app)
+            await settle(
+                pilot, app, lambda: isinstance(view.query_one("#tiles").children[0], Vertical)
+            )
             exported = json.loads(live.roost("export").stdout)
             assert exported["tabs"][0]["layout"]["split"] == "h"
-            assert isinstance(view.query_one("#tiles").children[0], Vertical)
             await pilot.press("x")  # close alpha's tile: buried, gone from the view
             await settle(pilot, app, lambda: live.ls()["alpha"]["placement"] == "buried")
             await settle(pilot, app)

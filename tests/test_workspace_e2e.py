@@ -191,6 +191,7 @@ def test_rm_nulls_links_instead_of_dangling(world: Env) -> None:
     assert cycle.returncode == 2 and "cycle" in cycle.stderr
 
 
+@pytest.mark.timeout(300)  # some twenty roost calls, each a process: slow on a loaded machine
 def test_export_import_round_trip_exactly_and_bad_input_changes_nothing(world: Env) -> None:
     spawn(world, "a")
     spawn(world, "b", "--tab", "t2", "--split", "h", "--parent", "a")
