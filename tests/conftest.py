@@ -526,8 +526,8 @@ def rewrite_test_modules_once(config: pytest.Config, modules: list[Path] | None 
     caches what it rewrote beside the module, but not when PYTHONDONTWRITEBYTECODE is set (as on
     this machine and CI's), and on a fresh checkout the workers all start at once anyway. So
     the controller writes that cache first, the modules shared among a process a core, and the
-    workers read it (docs/TESTING.md "stop 37"). A pytest without these internals, or a
-    read-only checkout, only loses the saving."""
+    workers read it (docs/TESTING.md "The workers' start"). A pytest without these internals,
+    or a read-only checkout, only loses the saving."""
     try:
         from _pytest.assertion.rewrite import (
             PYC_TAIL,

@@ -35,7 +35,7 @@ def result_of(reply: Any) -> Any:
 
 def run_client(world: Env, agent_id: str | None, script: Script, *flags: str) -> Any:
     # the SDK loaded here, not at collection: a CPU-second in each xdist worker, most of which
-    # run no MCP test (docs/TESTING.md "stop 37")
+    # run no MCP test (docs/TESTING.md "The workers' start")
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 

@@ -80,7 +80,7 @@ def left_behind(
     found: Iterable[Tagged], socket_path: str, server_pid: int | None, live: Set[str]
 ) -> dict[str, list[int]]:
     """The orphans among `found` (whose() says so), by agent, their pids in order: what doctor
-    lists and what the service reaps (docs/DECISIONS.md, stop 43).
+    lists and what the service reaps (docs/DECISIONS.md, "Service": reap).
 
     >>> dead = Tagged(7, "a", "/s", 41, False)
     >>> mine = Tagged(8, "b", "/s", 42, True)
