@@ -60,6 +60,12 @@ def procs_of(app: App) -> FakeProcesses:
     return app.procs
 
 
+def clock_of(app: App) -> ManualClock:
+    """The manual clock of an App fake_app made."""
+    assert isinstance(app.clock, ManualClock)
+    return app.clock
+
+
 def with_table(settings: Settings, **tables: dict[str, Any]) -> Settings:
     """`settings` with some of config.toml's fixed tables given anew (the rest kept), as the
     service's reread makes them after an edit."""

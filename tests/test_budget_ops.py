@@ -125,12 +125,22 @@ def test_max_live_hibernates_the_idle_longest_never_attached_nor_working(
     assert [n for n, s in found.items() if s == "running"] == ["a", "c", "e"]
 
 
-def test_what_a_budget_may_be() -> None:
-    assert rule.parse("2M") == (2_000_000, None)
-    assert rule.parse("$0.5") == (None, 0.5)
-    for bad in ("", "-5", "$", "5 dollars", "1e9", "$-1"):
-        with pytest.raises(RoostError):
-            rule.parse(bad)
+@pytest.mark.parametrize(
+    ("text", "tokens", "dollars"),
+    [("2M", 2_000_000, None), ("$0.5", None, 0.5)],
+    ids=["tokens", "dollars"],
+)
+def test_what_a_budget_may_be(text: str, tokens: int | None, dollars: float | None) -> None:
+    assert rule.parse(text) == (tokens, dollars)
+
+
+@pytest.mark.parametrize("bad", ["", "-5", "$", "5 dollars", "1e9", "$-1"])
+def test_what_a_budget_may_not_be(bad: str) -> None:
+    with pytest.raises(RoostError):
+        rule.parse(bad)
+
+
+def test_over_max_live_parks_idle_unattached_agents_oldest_first() -> None:
     live = [
         rule.Live("old", "idle", "2031-01-01T00:00:00", False),
         rule.Live("older-attached", "idle", "2030-01-01T00:00:00", True),

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_stream import Watch, watching
 
 from roost.providers import gemini, hooks
@@ -106,18 +107,23 @@ def test_gemini_hooks_keep_the_administrators_and_drop_an_inherited_agents() -> 
     assert set(merged) == set(hooks.GEMINI_EVENTS)
 
 
-def test_which_user_notify_programs_roost_passes_on(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(None, None, id="no-config"),
+        pytest.param('notify = ["notify-send", "a b"]\n', ["notify-send", "a b"], id="an-array"),
+        # a newline cannot be carried
+        pytest.param('notify = ["prog", "two\\nlines"]\n', None, id="a-newline"),
+        pytest.param("notify = []\n", None, id="empty"),
+        pytest.param('notify = "prog"\n', None, id="a-string"),  # codex wants an array
+        pytest.param("notify = [\n", None, id="broken"),  # codex's to report
+    ],
+)
+def test_which_user_notify_programs_roost_passes_on(
+    tmp_path: Path, text: str | None, expected: list[str] | None
+) -> None:
     from roost.providers.codex import user_notify
 
-    environ = {"CODEX_HOME": str(tmp_path)}
-    config = tmp_path / "config.toml"
-    assert user_notify(environ) is None  # no config
-    for text, expected in [
-        ('notify = ["notify-send", "a b"]\n', ["notify-send", "a b"]),
-        ('notify = ["prog", "two\\nlines"]\n', None),  # a newline cannot be carried
-        ("notify = []\n", None),
-        ('notify = "prog"\n', None),  # codex wants an array
-        ("notify = [\n", None),  # broken: codex's to report
-    ]:
-        config.write_text(text)
-        assert user_notify(environ) == expected, text
+    if text is not None:
+        (tmp_path / "config.toml").write_text(text)
+    assert user_notify({"CODEX_HOME": str(tmp_path)}) == expected

@@ -205,16 +205,25 @@ def test_an_error_comes_with_the_clis_first_words_on_one_line(
     assert found[1] is not None and found[1].startswith(words) and "\n" not in found[1]
 
 
-def test_anchored_patterns() -> None:
-    assert status.matches(">  ", "^>$", last=True)
-    assert not status.matches(">", "^>$", last=False)  # "$": the screen's last line only
-    assert not status.matches("> hi", "^>$", last=True)
-    assert status.matches("> hi", "^> ", last=False)
-    assert not status.matches(">  ", "^> ", last=False)  # trailing blanks are not text
-    assert status.matches("x [Yes]:   ", "[Yes]:$", last=True)
-    assert not status.matches("x [Yes]: n", "[Yes]:$", last=True)
-    assert status.matches("costs $5", "$", last=False)  # a lone "$" is a plain text
-    assert status.matches("^_^", "^", last=False)
+@pytest.mark.parametrize(
+    ("line", "pattern", "last", "found"),
+    [
+        pytest.param(">  ", "^>$", True, True, id="end-on-the-last-line"),
+        # "$": the screen's last line only
+        pytest.param(">", "^>$", False, False, id="end-above-the-last-line"),
+        pytest.param("> hi", "^>$", True, False, id="end-after-text"),
+        pytest.param("> hi", "^> ", False, True, id="start"),
+        # trailing blanks are not text
+        pytest.param(">  ", "^> ", False, False, id="start-then-blanks"),
+        pytest.param("x [Yes]:   ", "[Yes]:$", True, True, id="end-then-blanks"),
+        pytest.param("x [Yes]: n", "[Yes]:$", True, False, id="end-then-a-word"),
+        # a lone "$" is a plain text, as is a lone "^"
+        pytest.param("costs $5", "$", False, True, id="lone-dollar"),
+        pytest.param("^_^", "^", False, True, id="lone-caret"),
+    ],
+)
+def test_anchored_patterns(line: str, pattern: str, last: bool, found: bool) -> None:
+    assert status.matches(line, pattern, last=last) is found
 
 
 def test_a_users_patterns_replace_a_kind_and_may_name_the_turn_marks() -> None:
@@ -225,35 +234,39 @@ def test_a_users_patterns_replace_a_kind_and_may_name_the_turn_marks() -> None:
     assert status.from_screen("--\nboom\n>", merged) == "error"
 
 
-def test_a_cli_is_starting_until_it_draws_its_prompt() -> None:
-    before_prompt = "Analytics have been permanently disabled.\n──────────\n"
-    facts = dict(
-        alive=True,
-        has_window=True,
-        base_state="running",
-        roost_stopped=False,
-        hook=None,
-        activity=100.0,
-        started_at=100.0,
-    )
-    assert status.classify(screen=before_prompt, patterns=AIDER, now=105.0, **facts) == (
-        "starting",
-        "process",
-        None,
-    )
-    assert status.classify(screen=A_IDLE, patterns=AIDER, now=105.0, **facts) == (
-        "idle",
-        "screen",
-        None,
-    )
-    assert status.classify(screen=before_prompt, patterns=AIDER, now=100.0 + 60, **facts) == (
-        "idle",
-        "screen",
-        None,
-    )
-    plain = status.patterns_for({})  # a command with no prompt of its own: still is idle
-    assert status.classify(screen="$ ", patterns=plain, now=105.0, **facts) == (
-        "idle",
-        "screen",
-        None,
+BEFORE_PROMPT = "Analytics have been permanently disabled.\n──────────\n"
+
+
+@pytest.mark.parametrize(
+    ("screen", "patterns", "now", "expected"),
+    [
+        pytest.param(BEFORE_PROMPT, AIDER, 105.0, ("starting", "process", None), id="no-prompt"),
+        pytest.param(A_IDLE, AIDER, 105.0, ("idle", "screen", None), id="its-prompt"),
+        # past the grace after its start, the screen is read as it is
+        pytest.param(BEFORE_PROMPT, AIDER, 160.0, ("idle", "screen", None), id="past-the-grace"),
+        # a command with no prompt of its own: still is idle
+        pytest.param("$ ", status.patterns_for({}), 105.0, ("idle", "screen", None), id="command"),
+    ],
+)
+def test_a_cli_is_starting_until_it_draws_its_prompt(
+    screen: str,
+    patterns: dict[str, list[str]],
+    now: float,
+    expected: tuple[str, str, str | None],
+) -> None:
+    """Started at 100 and running, no hook yet."""
+    assert (
+        status.classify(
+            alive=True,
+            has_window=True,
+            base_state="running",
+            roost_stopped=False,
+            hook=None,
+            activity=100.0,
+            started_at=100.0,
+            screen=screen,
+            patterns=patterns,
+            now=now,
+        )
+        == expected
     )

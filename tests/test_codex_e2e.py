@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import psutil
@@ -20,6 +21,12 @@ pytestmark = pytest.mark.tmux
 
 def spawn(world: Env, name: str, *args: str) -> None:
     world.roost("spawn", name, "--provider", "codex", "--cwd", str(world.tmp / "work"), *args)
+
+
+def session_id(world: Env, name: str) -> str | None:
+    """The provider session id roost has learned for the agent, None before it has one."""
+    id_: str | None = world.ls()[name]["provider_session_id"]
+    return id_
 
 
 def session_of(world: Env, pid: int) -> str:
@@ -35,7 +42,7 @@ def test_three_agents_in_one_cwd_messaged_in_reverse_order_keep_their_own_ids(wo
         assert world.wait_status(name, "idle")["provider_session_id"] is None  # no rollout yet
     for name in reversed(names):  # the newest rollout is cc's, the oldest ca's
         world.roost("send", name, f"hello from {name}")
-        world.wait_for(lambda n=name: world.ls()[n]["provider_session_id"], what=f"{name}'s id")
+        world.wait_for(partial(session_id, world, name), what=f"{name}'s id")
     seen = world.ls()
     own = {name: session_of(world, seen[name]["pid"]) for name in names}
     assert {name: seen[name]["provider_session_id"] for name in names} == own

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +65,8 @@ RECOVERED = FAILED_500.replace(
 )
 
 
-def classify(**kw: object) -> tuple[str, str, str | None]:
-    base: dict[str, object] = {
+def classify(**kw: Any) -> tuple[str, str, str | None]:
+    base: dict[str, Any] = {
         "alive": True,
         "has_window": True,
         "base_state": "running",
@@ -77,8 +78,7 @@ def classify(**kw: object) -> tuple[str, str, str | None]:
         "patterns": CLAUDE,
         "now": NOW,
     }
-    base.update(kw)
-    return status.classify(**base)  # type: ignore[arg-type]
+    return status.classify(**{**base, **kw})
 
 
 @pytest.mark.parametrize(
@@ -211,8 +211,18 @@ def test_a_reason_is_one_bounded_line() -> None:
 
 
 # ---- claude's hook log: a turn, its failure, its recap --------------------------------------
-def fold(*events: tuple[str, dict[str, object]]) -> tuple[str, float, str | None] | None:
-    return hooks.fold([(NOW + i, name, payload) for i, (name, payload) in enumerate(events)])
+Hook = tuple[str, Mapping[str, object]]  # an event's name and payload, as the log holds them
+
+
+def fold(*events: Hook) -> tuple[str, float, str | None] | None:
+    """What the hook log of these events, a second apart from NOW, gives."""
+    return hooks.fold([(NOW + i, name, dict(payload)) for i, (name, payload) in enumerate(events)])
+
+
+def status_of(*events: Hook) -> str | None:
+    """The status alone that those events give (None: they say none)."""
+    folded = fold(*events)
+    return folded[0] if folded else None
 
 
 def test_a_recap_outside_a_turn_is_not_work() -> None:
@@ -238,7 +248,7 @@ def test_a_compact_typed_at_the_prompt_leaves_the_status_to_the_screen() -> None
     # `/compact` with too little to compact: PreCompact, then nothing (2.1.332, measured)
     assert fold(("Stop", {}), ("PreCompact", {"trigger": "manual"})) == ("idle", NOW, None)
     # compacting inside a turn is work; a compaction's new session ends it
-    assert fold(("UserPromptSubmit", {}), ("PreCompact", {"trigger": "auto"}))[0] == "working"
+    assert status_of(("UserPromptSubmit", {}), ("PreCompact", {"trigger": "auto"})) == "working"
     assert fold(("Stop", {}), ("PreCompact", {}), ("SessionStart", {"source": "compact"})) == (
         "idle",
         NOW + 2,
@@ -267,8 +277,8 @@ def test_a_failed_turn_is_an_error_in_the_clis_words_until_the_next_prompt() -> 
         "API Error: 500 Internal server error. This is a server-side issue, "
         "usually temporary — try again in a moment.",
     )
-    assert fold(failure, ("Notification", {"notification_type": "idle_prompt"}))[0] == "idle"
-    assert fold(failure, ("UserPromptSubmit", {}))[:1] == ("working",)
+    assert status_of(failure, ("Notification", {"notification_type": "idle_prompt"})) == "idle"
+    assert status_of(failure, ("UserPromptSubmit", {})) == "working"
     assert fold(("StopFailure", {"error": "rate_limit"})) == ("error", NOW, "rate_limit")
     assert "StopFailure" in hooks.EVENTS  # roost's settings file asks for it
 

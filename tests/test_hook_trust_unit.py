@@ -44,26 +44,29 @@ def test_a_forged_launch_line_gives_no_status(tmp_path: Path, event: str, payloa
     assert hooks.last_status(home, "id-a", None) is None
 
 
-def test_status_and_lineage_refuse_the_same_lines() -> None:
-    for token, launch in [
-        ("t", "t"),
-        ("u", "t"),
-        ("", "t"),
-        (None, "t"),
-        (None, None),
-        ("", None),
-        ("t", None),
-    ]:
-        status_refuses = lineage.token_refused(token, launch)
-        lineage_refuses = lineage.foreign(
-            token=token,
-            at=LAUNCH_AT,
-            cwd="/w",
-            launch_token=launch,
-            launch_at=LAUNCH_AT,
-            agent_cwd="/w",
-        )
-        assert status_refuses == lineage_refuses, (token, launch)
+@pytest.mark.parametrize(
+    ("token", "launch"),
+    [
+        pytest.param("t", "t", id="its-own"),
+        pytest.param("u", "t", id="another"),
+        pytest.param("", "t", id="empty-since-a-tokened-launch"),
+        pytest.param(None, "t", id="none-since-a-tokened-launch"),
+        pytest.param(None, None, id="none-before-tokens"),
+        pytest.param("", None, id="empty-before-tokens"),
+        pytest.param("t", None, id="tokened-before-tokens"),
+    ],
+)
+def test_status_and_lineage_refuse_the_same_lines(token: str | None, launch: str | None) -> None:
+    status_refuses = lineage.token_refused(token, launch)
+    lineage_refuses = lineage.foreign(
+        token=token,
+        at=LAUNCH_AT,
+        cwd="/w",
+        launch_token=launch,
+        launch_at=LAUNCH_AT,
+        agent_cwd="/w",
+    )
+    assert status_refuses == lineage_refuses
 
 
 # ---- clock steps: the token and the log's order decide, a line's time only warns ---------------

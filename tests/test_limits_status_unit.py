@@ -39,9 +39,11 @@ def claude(provider: str = "claude") -> Observation:
     return found
 
 
-def classify(o: Observation, hook: object, screen: str | None) -> Observation:
+def classify(
+    o: Observation, hook: tuple[str, float, str | None] | None, screen: str | None
+) -> Observation:
     patterns = status.patterns_for(traits.of(o.agent.provider).patterns)
-    return observation.classify(o, hook, screen, patterns, NOW, typed=False, local=PARIS)  # type: ignore[arg-type]
+    return observation.classify(o, hook, screen, patterns, NOW, typed=False, local=PARIS)
 
 
 # Claude Code's limit dialog (/rate-limit-options) under the limit's words.

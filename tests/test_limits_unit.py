@@ -144,34 +144,56 @@ def test_a_zone_roost_cannot_read_gives_no_reset_but_still_a_limit() -> None:
     assert found is not None and found.kind == "session" and found.resets_at is None
 
 
-def test_reset_across_spring_forward_keeps_the_wall_time() -> None:
-    # 2031-03-09 is the US spring-forward day: at 23:00 EST the day before, "resets 9am" is
-    # 9:00 EDT, 10 hours later on the wall clock but 9 real hours later.
-    at = datetime(2031, 3, 8, 23, 0, tzinfo=ZoneInfo("America/New_York"))
-    found = parse("You've hit your limit · resets 9am (America/New_York)", at, UTC)
-    assert when(found, "America/New_York").replace(tzinfo=None) == datetime(2031, 3, 9, 9, 0)
+NEW_YORK, PARIS = ZoneInfo("America/New_York"), ZoneInfo("Europe/Paris")
+
+
+@pytest.mark.parametrize(
+    ("at", "text", "zone", "wall", "hours_later"),
+    [
+        # 2031-03-09 is the US spring-forward day: at 23:00 EST the day before, "resets 9am" is
+        # 9:00 EDT, 10 hours later on the wall clock but 9 real hours later.
+        pytest.param(
+            datetime(2031, 3, 8, 23, 0, tzinfo=NEW_YORK),
+            "You've hit your limit · resets 9am (America/New_York)",
+            "America/New_York",
+            datetime(2031, 3, 9, 9, 0),
+            9,
+            id="across-spring-forward",
+        ),
+        # CEST, 1 h before 2:00: the hour 2-3 happens twice
+        pytest.param(
+            datetime(2031, 10, 26, 0, 30, tzinfo=PARIS),
+            "You've hit your limit · resets 4am (Europe/Paris)",
+            "Europe/Paris",
+            datetime(2031, 10, 26, 4, 0),
+            4.5,
+            id="across-fall-back",
+        ),
+        pytest.param(
+            datetime(2031, 12, 31, 23, 0, tzinfo=UTC),
+            "You've hit your weekly limit · resets Jan 2 at 3am (UTC)",
+            "UTC",
+            datetime(2032, 1, 2, 3, 0),
+            28,
+            id="a-date-already-past-this-year-is-next-year",
+        ),
+        pytest.param(
+            datetime(2031, 7, 14, 17, 0, tzinfo=timezone(timedelta(hours=0))),
+            "You've hit your limit · resets 5pm (UTC)",
+            "UTC",
+            datetime(2031, 7, 15, 17, 0),
+            24,
+            id="a-reset-exactly-now-is-the-next-one",
+        ),
+    ],
+)
+def test_a_reset_keeps_its_wall_time_and_is_the_next_one(
+    at: datetime, text: str, zone: str, wall: datetime, hours_later: float
+) -> None:
+    found = parse(text, at, UTC)
+    assert when(found, zone).replace(tzinfo=None) == wall
     assert found is not None and found.resets_at is not None
-    assert found.resets_at - at.timestamp() == 9 * 3600
-
-
-def test_reset_across_fall_back_keeps_the_wall_time() -> None:
-    at = datetime(2031, 10, 26, 0, 30, tzinfo=ZoneInfo("Europe/Paris"))  # CEST, 1 h before 2:00
-    found = parse("You've hit your limit · resets 4am (Europe/Paris)", at, UTC)
-    assert found is not None and found.resets_at is not None
-    assert when(found, "Europe/Paris").replace(tzinfo=None) == datetime(2031, 10, 26, 4, 0)
-    assert found.resets_at - at.timestamp() == 4.5 * 3600  # the hour 2-3 happens twice
-
-
-def test_a_date_already_past_this_year_is_next_year() -> None:
-    at = datetime(2031, 12, 31, 23, 0, tzinfo=UTC)
-    found = parse("You've hit your weekly limit · resets Jan 2 at 3am (UTC)", at, UTC)
-    assert when(found, "UTC") == datetime(2032, 1, 2, 3, 0, tzinfo=ZoneInfo("UTC"))
-
-
-def test_a_reset_exactly_now_is_the_next_one() -> None:
-    at = datetime(2031, 7, 14, 17, 0, tzinfo=timezone(timedelta(hours=0)))
-    found = parse("You've hit your limit · resets 5pm (UTC)", at, UTC)
-    assert when(found, "UTC").day == 15
+    assert found.resets_at - at.timestamp() == hours_later * 3600
 
 
 def test_a_screen_gives_the_limit_line_among_others() -> None:

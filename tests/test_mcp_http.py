@@ -296,21 +296,54 @@ def test_a_child_created_on_the_endpoint_starts_with_its_parents_environment(wor
     assert world.last_start(2)["env"].get("PARENTS_KEY") == "k-123"
 
 
-def test_the_gates_readings_of_a_request() -> None:
-    from roost.mcp.http import bearer, is_loopback, lists_tools
+@pytest.mark.parametrize(
+    ("headers", "token"),
+    [
+        pytest.param({"authorization": "Bearer abc"}, "abc", id="bearer"),
+        pytest.param({"authorization": "abc"}, None, id="no-scheme"),
+        pytest.param({"authorization": "Bearer "}, None, id="empty"),
+        pytest.param({}, None, id="none"),
+    ],
+)
+def test_the_gate_reads_the_bearer_token(headers: dict[str, str], token: str | None) -> None:
+    from roost.mcp.http import bearer
 
-    assert bearer({"authorization": "Bearer abc"}) == "abc"
-    assert bearer({"authorization": "abc"}) is None
-    assert bearer({"authorization": "Bearer "}) is None
-    assert bearer({}) is None
-    assert is_loopback("127.0.0.1") and is_loopback("::1")
-    assert not is_loopback("10.0.0.1") and not is_loopback(None) and not is_loopback("localhost")
-    assert lists_tools(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}')
-    assert lists_tools(b'[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]')
-    assert not lists_tools(
-        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"x":"tools/list"}}'
-    )
-    assert not lists_tools(b"tools/list{")
+    assert bearer(headers) == token
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        pytest.param("127.0.0.1", True, id="ipv4-loopback"),
+        pytest.param("::1", True, id="ipv6-loopback"),
+        pytest.param("10.0.0.1", False, id="private-address"),
+        pytest.param(None, False, id="no-peer"),
+        pytest.param("localhost", False, id="a-name"),  # a name, not an address
+    ],
+)
+def test_the_gate_knows_a_loopback_peer(host: str | None, loopback: bool) -> None:
+    from roost.mcp.http import is_loopback
+
+    assert is_loopback(host) is loopback
+
+
+@pytest.mark.parametrize(
+    ("body", "lists"),
+    [
+        pytest.param(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}', True, id="one"),
+        pytest.param(b'[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]', True, id="a-batch"),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"x":"tools/list"}}',
+            False,
+            id="the-words-in-a-call",
+        ),
+        pytest.param(b"tools/list{", False, id="not-json"),
+    ],
+)
+def test_the_gate_knows_a_tools_list_request(body: bytes, lists: bool) -> None:
+    from roost.mcp.http import lists_tools
+
+    assert lists_tools(body) is lists
 
 
 def loaded_sdk(pid: int) -> bool:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fake_app import with_table
+from fake_app import clock_of, procs_of, with_table
 
 from roost.core.model import Agent
+from roost.core.observation import Observation
 from roost.core.pane import agent_panes
 from roost.ops import lifecycle, notify, send
 from roost.ops.context import App
@@ -88,7 +89,7 @@ def test_a_parent_that_dies_on_every_notice_ends_failed(
             lifecycle.wake(app, "lead", hold=False)  # restarted (its on-failure policy)
         notify.deliver(app)
     assert len(lethal) == 3  # deliveries back off (1 s, 2 s), then it is a crash loop
-    assert app.clock.slept[:2] == [1.0, 2.0]
+    assert clock_of(app).slept[:2] == [1.0, 2.0]
     current = app.store.require("lead")
     assert current.last_error is not None and "crash loop" in current.last_error
     assert any(e["kind"] == "notice-dropped" for e in app.store.events(lead.id))
@@ -126,7 +127,7 @@ def test_a_kill_that_ends_while_a_notice_is_on_its_way_is_not_undone(
     queue_notice(app, lead, kid, "done")
     observed = notify._observed
 
-    def killed_right_after(app: App, agent_id: str):  # type: ignore[no-untyped-def]
+    def killed_right_after(app: App, agent_id: str) -> Observation | None:
         found = observed(app, agent_id)
         lifecycle.kill(app, "lead")
         return found
@@ -175,11 +176,11 @@ def test_a_turn_already_over_when_its_send_records_it_is_looked_at_and_told(app:
     ]
     assert changes[-2:] == [("working", "idle"), ("idle", "working")], changes
     assert [n.child_name for n in queue.pending(app.store.conn, lead.id)] == ["kid"]
-    [(argv, env)] = app.procs.outside
+    [(argv, env)] = procs_of(app).outside
     assert argv[-1] == "_notify" and "ROOST_AGENT_ID" not in env
 
     send.turn_begun(app, app.store.require("kid"), looked, log, before, "send")  # not twice
-    assert len(queue.pending(app.store.conn, lead.id)) == 1 and len(app.procs.outside) == 1
+    assert len(queue.pending(app.store.conn, lead.id)) == 1 and len(procs_of(app).outside) == 1
 
 
 def test_a_prompt_taken_just_before_the_cli_died_is_delivered(app: App, fake: FakeTmux) -> None:

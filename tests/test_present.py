@@ -187,17 +187,25 @@ def test_times_for_people_are_in_their_zone_and_json_keeps_iso_with_offset() -> 
     assert datetime.fromisoformat(at).utcoffset() == timedelta(0)  # as stored: ISO, offset
 
 
-def test_status_and_place_texts() -> None:
-    # issue 13: a crash and a clean exit read differently; a user's kill reads stopped
-    assert present.status_text(seen("a", "exited", exit_code=1)) == "crashed (1)"
-    assert present.status_text(seen("a", "exited", exit_code=0)) == "exited"
-    assert present.status_text(seen("a", "exited", exit_code=None)) == "exited"
-    assert present.status_text(seen("a", "stopped", exit_code=137)) == "stopped"
-    assert [
-        present.agent_json(seen("a", "exited", exit_code=c))["crashed"] for c in (0, 1, 139)
-    ] == [False, True, True]
-    assert present.status_text(seen("a", "idle")) == "idle"
-    assert present.status_text(seen("a", None)) == "unknown"
+@pytest.mark.parametrize(
+    ("status", "exit_code", "text"),
+    [
+        # issue 13: a crash and a clean exit read differently; a user's kill reads stopped
+        pytest.param("exited", 1, "crashed (1)", id="crashed"),
+        pytest.param("exited", 0, "exited", id="exited-cleanly"),
+        pytest.param("exited", None, "exited", id="exited-no-code"),
+        pytest.param("stopped", 137, "stopped", id="killed-by-the-user"),
+        pytest.param("idle", None, "idle", id="idle"),
+        pytest.param(None, None, "unknown", id="unknown"),
+    ],
+)
+def test_status_texts(status: str | None, exit_code: int | None, text: str) -> None:
+    assert present.status_text(seen("a", status, exit_code=exit_code)) == text
+
+
+@pytest.mark.parametrize(("exit_code", "crashed"), [(0, False), (1, True), (139, True)])
+def test_the_json_says_whether_an_exit_was_a_crash(exit_code: int, crashed: bool) -> None:
+    assert present.agent_json(seen("a", "exited", exit_code=exit_code))["crashed"] is crashed
 
 
 # ---- roost watch ---------------------------------------------------------------------------------

@@ -115,7 +115,7 @@ def test_three_gemini_agents_in_one_cwd_keep_their_own_conversations(world: Env)
     for name in names:
         world.roost("spawn", name, "--provider", "gemini", "--cwd", str(world.tmp / "work"))
     for name in names:
-        world.wait_for(lambda n=name: world.ls()[n]["status"] == "idle", what=f"{name} idle")
+        world.wait_status(name, "idle")
     for name in reversed(names):  # messaged in the reverse order of their starts
         assert "delivered" in world.roost("send", name, f"I am {name}").stdout
     ids = {name: world.ls()[name]["provider_session_id"] for name in names}
@@ -128,28 +128,30 @@ def test_three_gemini_agents_in_one_cwd_keep_their_own_conversations(world: Env)
     assert world.last_start(4)["argv"] == ["-r", ids["g2"]]
 
 
-def test_gemini_and_aider_status_on_their_screens(world: Env) -> None:
-    for name, provider in (("gm", "gemini"), ("ai", "aider")):
-        world.roost("spawn", name, "--provider", provider, "--cwd", str(world.tmp / "work"))
-        world.wait_for(lambda n=name: world.ls()[n]["status"] == "idle", what=f"{name} idle")
-        world.roost("send", name, "work 30")
-        world.wait_for(lambda n=name: world.ls()[n]["status"] == "working", what=f"{name} busy")
-        pane = next(p for p in world.panes() if p["window"] == name)
-        world.tmux("send-keys", "-t", pane["pane_id"], "Escape")
-        world.wait_for(lambda n=name: world.ls()[n]["status"] == "idle", what=f"{name} idle")
-        world.roost("send", name, "ask")
-        world.wait_for(lambda n=name: world.ls()[n]["status"] == "waiting", what=f"{name} asks")
-        world.tmux("send-keys", "-t", pane["pane_id"], "Enter")
-        world.wait_for(lambda n=name: world.ls()[n]["status"] == "idle", what=f"{name} idle")
-        # the send is confirmed by the echo, or by the error itself when the CLI draws it first:
-        # then the send says the turn failed (and that the message was delivered), by design
-        failed = world.roost("send", name, "api-error", check=False)
-        assert failed.returncode == 0 or "turn failed" in failed.stderr, failed.stderr
-        world.wait_for(lambda n=name: world.ls()[n]["status"] == "error", what=f"{name} error")
-        refused = world.roost("send", name, "again", check=False)
-        assert refused.returncode != 0 and "not delivered" in refused.stdout + refused.stderr
-        world.type(pane["pane_id"], "all good")  # a later turn that went through ends it
-        world.wait_for(lambda n=name: world.ls()[n]["status"] == "idle", what=f"{name} idle")
+@pytest.mark.parametrize(
+    ("name", "provider"), [("gm", "gemini"), ("ai", "aider")], ids=["gemini", "aider"]
+)
+def test_gemini_and_aider_status_on_their_screens(world: Env, name: str, provider: str) -> None:
+    world.roost("spawn", name, "--provider", provider, "--cwd", str(world.tmp / "work"))
+    world.wait_status(name, "idle")
+    world.roost("send", name, "work 30")
+    world.wait_status(name, "working")
+    pane = next(p for p in world.panes() if p["window"] == name)
+    world.tmux("send-keys", "-t", pane["pane_id"], "Escape")
+    world.wait_status(name, "idle")
+    world.roost("send", name, "ask")
+    world.wait_status(name, "waiting")
+    world.tmux("send-keys", "-t", pane["pane_id"], "Enter")
+    world.wait_status(name, "idle")
+    # the send is confirmed by the echo, or by the error itself when the CLI draws it first:
+    # then the send says the turn failed (and that the message was delivered), by design
+    failed = world.roost("send", name, "api-error", check=False)
+    assert failed.returncode == 0 or "turn failed" in failed.stderr, failed.stderr
+    world.wait_status(name, "error")
+    refused = world.roost("send", name, "again", check=False)
+    assert refused.returncode != 0 and "not delivered" in refused.stdout + refused.stderr
+    world.type(pane["pane_id"], "all good")  # a later turn that went through ends it
+    world.wait_status(name, "idle")
 
 
 def test_aider_keeps_its_chat_history_and_restores_it(world: Env) -> None:

@@ -309,7 +309,7 @@ def _sse(text: str) -> list[tuple[str, dict[str, Any]]]:
     return events
 
 
-USER_TURN = {
+USER_TURN: dict[str, Any] = {
     "model": "claude-x",
     "max_tokens": 100,
     "tools": [{"name": "Bash"}],
@@ -382,9 +382,12 @@ def test_stub_delay_release_and_scripted_tool_use() -> None:
         stub.set_delay(30)
         done: list[float] = []
         started = time.monotonic()
-        worker = threading.Thread(
-            target=lambda: (_post(stub.url, USER_TURN), done.append(time.monotonic()))
-        )
+
+        def post_and_note_when_answered() -> None:
+            _post(stub.url, USER_TURN)
+            done.append(time.monotonic())
+
+        worker = threading.Thread(target=post_and_note_when_answered)
         worker.start()
         wait_for(lambda: stub.messages(), 5, "the request")
         time.sleep(0.3)

@@ -23,6 +23,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,11 @@ class CodexWorld:
 
     def ls(self, name: str) -> dict[str, Any]:
         return self.world.ls()[name]
+
+    def session_id(self, name: str) -> str | None:
+        """The provider session id roost has learned for the agent, None before it has one."""
+        id_: str | None = self.ls(name)["provider_session_id"]
+        return id_
 
     def wait_status(self, name: str, wanted: str, timeout: float = 30) -> dict[str, Any]:
         found: dict[str, Any] = {}
@@ -244,7 +250,7 @@ def test_three_agents_in_one_cwd_keep_their_own_conversations(cx: CodexWorld) ->
         cx.spawn(name)
     for name in reversed(names):  # messaged in reverse order: cc's rollout is the oldest
         cx.reply(name, f"hello from {name}")
-        wait_for(lambda n=name: cx.ls(n)["provider_session_id"], 20, f"{name}'s id")
+        wait_for(partial(cx.session_id, name), 20, f"{name}'s id")
     ids = {name: cx.ls(name)["provider_session_id"] for name in names}
     assert len(set(ids.values())) == 3
     for name in names:

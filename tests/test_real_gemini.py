@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +189,7 @@ def test_three_real_gemini_agents_in_one_cwd(
         assert "confirmed by session file" in world.roost("send", name, f"I am {name}").stdout
     for name in names:
         wait_status(world, name, "idle")
-        path = world.wait_for(lambda n=name: chat_file(world.user_home, ids[n]), what="file")
+        path = world.wait_for(partial(chat_file, world.user_home, ids[name]), what="file")
         assert said(path, "user") == [f"I am {name}"]
 
     stub.set_delay(120)

@@ -10,7 +10,7 @@ import signal
 import threading
 
 import pytest
-from fake_app import procs_of
+from fake_app import clock_of, procs_of
 from fake_procs import OTHER_UID, SERVER_PID
 
 from roost.core.model import Agent
@@ -54,7 +54,7 @@ def test_the_orphans_of_a_dead_server_are_stopped_and_nothing_else(
     assert not deaf.alive and not nohup.alive and not removed.alive
     assert (deaf.pid, signal.SIGTERM) in table.signals
     assert (deaf.pid, signal.SIGKILL) in table.signals  # deaf to TERM: killed after the grace
-    assert 3.0 in app.clock.slept  # type: ignore[attr-defined]  # the grace was the clock's
+    assert 3.0 in clock_of(app).slept  # the grace was the clock's
     assert all(p.alive for p in (child, other_home, untagged, theirs))
     assert not fake.pane_of(live.id).dead
     assert {pid for pid, _sig in table.signals} == {deaf.pid, nohup.pid, removed.pid}

@@ -157,22 +157,20 @@ def test_a_turn_that_failed_as_roost_looked_was_still_delivered(
     assert fake.calls_of("paste") == [("paste", pane, "api-error")]
 
 
-def test_a_resuming_screen_is_waited_out_not_read_as_a_draft(
-    app: App, fake: Looks, clock: ScriptedClock
+@pytest.mark.parametrize(
+    "caught",
+    [
+        # The look for a draft caught the resume's frame (no input line: the history's
+        # "> an earlier prompt" was read as one, and the send refused).
+        pytest.param([RESUMING, RESUMING], id="resuming-screen-waited-out"),
+        pytest.param([HALF_DRAWN], id="frame-caught-half-drawn"),
+    ],
+)
+def test_a_frame_with_no_input_line_is_no_draft(
+    app: App, fake: Looks, clock: ScriptedClock, caught: list[str]
 ) -> None:
-    """The look for a draft caught the resume's frame (no input line: the history's
-    "> an earlier prompt" was read as one, and the send refused)."""
     pane, chat = spawn_gemini(app, fake, clock)
-    fake.caught = [RESUMING, RESUMING]
-    fake.on_enter = lambda _p: record(chat, "hello")
-    sent = send.send(app, "gm", "hello")
-    assert sent.delivered, sent.how
-    assert fake.calls_of("paste") == [("paste", pane, "hello")]
-
-
-def test_a_frame_caught_half_drawn_is_no_draft(app: App, fake: Looks, clock: ScriptedClock) -> None:
-    pane, chat = spawn_gemini(app, fake, clock)
-    fake.caught = [HALF_DRAWN]
+    fake.caught = list(caught)
     fake.on_enter = lambda _p: record(chat, "hello")
     sent = send.send(app, "gm", "hello")
     assert sent.delivered, sent.how

@@ -60,10 +60,10 @@ def test_a_draft_on_the_input_line_ends_the_start_grace() -> None:
     assert status.classify(**common, typed=True)[:2] == ("idle", "screen")  # type: ignore[arg-type]
 
 
-def test_the_start_grace_lasts_as_long_as_a_start_may_take_to_hold() -> None:
-    for provider in ("claude", "codex", "gemini", "aider", "command"):
-        assert observe.start_grace(provider) >= status.start_window(traits.of(provider).start_time)
-        assert observe.start_grace(provider) >= status.STARTING_GRACE
+@pytest.mark.parametrize("provider", ["claude", "codex", "gemini", "aider", "command"])
+def test_the_start_grace_lasts_as_long_as_a_start_may_take_to_hold(provider: str) -> None:
+    assert observe.start_grace(provider) >= status.start_window(traits.of(provider).start_time)
+    assert observe.start_grace(provider) >= status.STARTING_GRACE
 
 
 def test_aider_with_a_draft_right_after_its_start_is_not_starting(world: Env) -> None:

@@ -123,19 +123,37 @@ def test_config_overrides_replace_a_kind_for_one_provider() -> None:
     assert CLAUDE["idle"] == list(traits.CLAUDE.patterns["idle"])
 
 
-def test_hooks_map_to_statuses() -> None:
-    assert hooks.status_of("UserPromptSubmit", {}) == "working"
-    assert hooks.status_of("Stop", {}) == "idle"
-    assert hooks.status_of("Notification", {"notification_type": "permission_prompt"}) == "waiting"
-    assert hooks.status_of("Notification", {"notification_type": "idle_prompt"}) == "idle"
-    assert hooks.status_of("RoostLaunch", {}) is None
+@pytest.mark.parametrize(
+    ("event", "payload", "expected"),
+    [
+        pytest.param("UserPromptSubmit", {}, "working", id="prompt"),
+        pytest.param("Stop", {}, "idle", id="stop"),
+        pytest.param(
+            "Notification", {"notification_type": "permission_prompt"}, "waiting", id="permission"
+        ),
+        pytest.param("Notification", {"notification_type": "idle_prompt"}, "idle", id="idle"),
+        pytest.param("RoostLaunch", {}, None, id="launch"),
+    ],
+)
+def test_hooks_map_to_statuses(
+    event: str, payload: dict[str, object], expected: str | None
+) -> None:
+    assert hooks.status_of(event, payload) == expected
 
 
-def test_screens_are_captured_only_when_needed() -> None:
-    assert status.needs_screen(False, None, NOW)  # no hooks: always
-    assert status.needs_screen(True, None, NOW)  # no event yet
-    assert not status.needs_screen(True, NOW - 10, NOW - 20)  # quiet since the hook
-    assert status.needs_screen(True, NOW - 10, NOW - 2)  # output after the hook
+@pytest.mark.parametrize(
+    ("has_hooks", "hook_at", "activity", "needed"),
+    [
+        pytest.param(False, None, NOW, True, id="no-hooks-always"),
+        pytest.param(True, None, NOW, True, id="no-event-yet"),
+        pytest.param(True, NOW - 10, NOW - 20, False, id="quiet-since-the-hook"),
+        pytest.param(True, NOW - 10, NOW - 2, True, id="output-after-the-hook"),
+    ],
+)
+def test_screens_are_captured_only_when_needed(
+    has_hooks: bool, hook_at: float | None, activity: float, needed: bool
+) -> None:
+    assert status.needs_screen(has_hooks, hook_at, activity) is needed
 
 
 def test_conversation_text_above_the_bottom_is_not_a_status() -> None:

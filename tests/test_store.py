@@ -200,13 +200,15 @@ def test_six_writers_and_kill_9_lose_no_committed_row(tmp_path: Path) -> None:
         ]
         # Killed once each has committed a few rows (their names read off stdout as they come):
         # the writers are then mid-way through their loop, most likely mid-transaction.
-        early = {w.pid: [w.stdout.readline() for _ in range(3)] for w in writers}
+        streams = {w.pid: w.stdout for w in writers if w.stdout is not None}
+        assert len(streams) == len(writers)
+        early = {pid: [stream.readline() for _ in range(3)] for pid, stream in streams.items()}
         for w in writers:
             os.kill(w.pid, signal.SIGKILL)
         for w in writers:
             # The rest through the same text stream: readline buffered past its lines, and
             # communicate() would read the pipe beneath that buffer (a line cut in two).
-            out = w.stdout.read()  # type: ignore[union-attr]
+            out = streams[w.pid].read()
             w.wait(timeout=30)
             committed.update("".join(early[w.pid]).split() + out.split())
             assert w.returncode == -signal.SIGKILL  # none died of "database is locked"

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 from textual.color import Color
+from textual.command import CommandList
 from textual.containers import Vertical
 from textual.pilot import Pilot
 from textual.widget import Widget
-from textual.widgets import Input, Select
+from textual.widgets import DataTable, Input, OptionList, Select, Static
 from textual.worker import WorkerCancelled, WorkerError
 
 from roost.core import present, questions
@@ -51,10 +52,20 @@ async def settle(
             raise AssertionError("timed out waiting in the TUI")
 
 
+def agents_table(app: RoostApp) -> DataTable[Any]:
+    table: DataTable[Any] = app.query_one("#agents", DataTable)
+    return table
+
+
+def selected_name(app: RoostApp) -> str | None:
+    """The name of the agent the list's cursor is on (None: no agent's row)."""
+    it = app.selected()
+    return it.agent.name if it else None
+
+
 def select(app: RoostApp, name: str) -> None:
-    table = app.query_one("#agents")
     index = next(i for i, r in enumerate(app.rows) if r.item and r.item.agent.name == name)
-    table.move_cursor(row=index)  # type: ignore[attr-defined]
+    agents_table(app).move_cursor(row=index)
 
 
 @pytest.fixture
@@ -76,7 +87,7 @@ def test_keys_drive_real_actions(live: Env) -> None:
         app = RoostApp(source=LiveSource(), attacher=attached.append, refresh_every=0)
         async with app.run_test(size=(140, 40)) as pilot:
             await settle(pilot, app, lambda: len([r for r in app.rows if r.item]) == 3)
-            assert "3 agents" in str(app.query_one("#counts").content)
+            assert "3 agents" in str(app.query_one("#counts", Static).content)
             labels = [r.label for r in app.rows]
             assert labels == ["Tab main", "alpha", "beta", "Parked", "gamma"]
 
@@ -146,7 +157,7 @@ def test_restore_from_the_tui_after_the_server_died(live: Env) -> None:
         app = RoostApp(source=LiveSource(), attacher=lambda argv: None, refresh_every=0)
         async with app.run_test(size=(140, 40)) as pilot:
             await settle(pilot, app, lambda: app.rows)
-            banner = str(app.query_one("#banner").content)
+            banner = str(app.query_one("#banner", Static).content)
             assert "restore would bring back 2 agents" in banner and "alpha" in banner
             assert live.panes() == []  # it never starts agents by itself
             await pilot.press("r")
@@ -236,7 +247,7 @@ def test_keys_run_the_sources_operations_and_show_the_clis_words() -> None:
         )
         async with app.run_test(size=(120, 30)) as pilot:
             await settle(pilot, app, lambda: app.rows)
-            assert app.selected().agent.name == "api-tests"  # the first agent: it needs you
+            assert selected_name(app) == "api-tests"  # the first agent: it needs you
             await pilot.press("up", "k")  # the cursor on a group header: no agent selected
             await settle(pilot, app)
             assert source.calls == []
@@ -379,9 +390,9 @@ def test_open_builds_a_plain_tmux_view_of_a_tab(live: Env) -> None:
             text=True,
             check=True,
         ).stdout.split("\n")
-        panes = [p.split() for p in panes if p]
-        assert len(panes) == 3 and all(p[0] in ("tmux", "env") for p in panes)
-        lefts, tops = {int(p[1]) for p in panes}, {int(p[2]) for p in panes}
+        fields = [p.split() for p in panes if p]
+        assert len(fields) == 3 and all(p[0] in ("tmux", "env") for p in fields)
+        lefts, tops = {int(p[1]) for p in fields}, {int(p[2]) for p in fields}
         assert len(lefts) == 2 and len(tops) == 2  # alpha | (beta over delta)
 
         # each pane is a client of roost's server, attached to an agent's home (the roost
@@ -439,14 +450,14 @@ def test_columns_keep_their_widths_when_a_status_changes() -> None:
         app = app_on(source)
         async with app.run_test(size=(130, 36)) as pilot:
             await settle(pilot, app, lambda: app.rows)
-            before = [c.width for c in app.query_one("#agents").columns.values()]
+            before = [c.width for c in agents_table(app).columns.values()]
             waiting = item("frontend", "waiting", provider="codex", tab="ui", minutes=12)
             waiting.status_reason = "Do you want to proceed with this very long question?"
             items = [waiting if o.agent.name == "frontend" else o for o in source.snap.items]
             source.snap = replace(source.snap, items=items)
             app.refresh_data()
             await settle(pilot, app, lambda: any(r.item and r.item.status_reason for r in app.rows))
-            assert [c.width for c in app.query_one("#agents").columns.values()] == before
+            assert [c.width for c in agents_table(app).columns.values()] == before
 
     asyncio.run(run())
 
@@ -456,7 +467,7 @@ def test_the_cursor_stands_out() -> None:
         app = app_on(StaticSource())
         async with app.run_test(size=(120, 30)) as pilot:
             await settle(pilot, app, lambda: app.rows)
-            table = app.query_one("#agents")
+            table = agents_table(app)
             accent = Color.parse(app.current_theme.accent)
             for focused in (True, False):  # also while the filter box has the focus
                 if not focused:
@@ -536,7 +547,7 @@ def test_the_command_palette_offers_roosts_actions() -> None:
                 app,
                 lambda: (
                     "wake (w)"
-                    in str(app.screen.query_one("CommandList").get_option_at_index(0).prompt)
+                    in str(app.screen.query_one(CommandList).get_option_at_index(0).prompt)
                 ),
             )
             await pilot.press("enter")
@@ -654,7 +665,7 @@ def test_place_balance_and_the_screens_bottom_on_a_real_tmux(live: Env) -> None:
         app = RoostApp(source=LiveSource(), attacher=lambda argv: None, refresh_every=0)
         async with app.run_test(size=(120, 30)) as pilot:
             await settle(pilot, app, lambda: len([r for r in app.rows if r.item]) == 3)
-            assert app.selected().agent.name == "alpha"
+            assert selected_name(app) == "alpha"
             await settle(pilot, app, lambda: "❯" in shown_text(app.query_one("#preview")))
             assert shown_text(app.query_one("#preview")).rstrip().split("\n")[-1].startswith("❯")
 
@@ -706,13 +717,13 @@ def test_a_tokens_column_shows_what_each_agent_used_once_any_did() -> None:
         app = app_on(source)
         async with app.run_test(size=(130, 36)) as pilot:
             await settle(pilot, app, lambda: app.rows)
-            labels = [str(c.label) for c in app.query_one("#agents").columns.values()]
+            labels = [str(c.label) for c in agents_table(app).columns.values()]
             assert "tokens" not in labels  # nobody used any: no column
             used = {source.snap.items[0].agent.id: 1_234_567}
             source.snap = replace(source.snap, usage=used)
             app.refresh_data()
-            await settle(pilot, app, lambda: len(app.query_one("#agents").columns) == 5)
-            table = app.query_one("#agents")
+            await settle(pilot, app, lambda: len(agents_table(app).columns) == 5)
+            table = agents_table(app)
             first = next(i for i, r in enumerate(app.rows) if r.item is source.snap.items[0])
             assert table.get_row_at(first)[-1] == "1.23M"
 
@@ -749,13 +760,13 @@ def test_the_agents_that_need_you_are_listed_first_with_their_question() -> None
             assert header.endswith("·  2 need you"), header
             assert [r.label for r in app.rows[:3]] == ["Need you", "api-tests", "migrations"]
             assert [r.label for r in app.rows if r.item].count("api-tests") == 1  # once
-            table = app.query_one("#agents")
+            table = agents_table(app)
             name, _provider, status, _active = table.get_row_at(1)
             assert str(name).startswith("api-tests  Do you want to proc")  # its question
             assert str(status).strip() == "waiting"  # said once, in the name column
             assert str(table.get_row_at(0)[0]) == "▾ Need you (2)"
             assert str(table.get_row_at(2)[2]).strip() == "crashed (1)"
-            assert app.selected().agent.name == "api-tests"  # selected from the start
+            assert selected_name(app) == "api-tests"  # selected from the start
 
     asyncio.run(run())
 
@@ -777,12 +788,18 @@ class Asking(StaticSource):
         return super().question(name)
 
 
-SHOWN = questions.read(SCREENS["api-tests"])
+def shown_question() -> questions.Question:
+    """The question the demo's api-tests agent shows."""
+    question = questions.read(SCREENS["api-tests"])
+    assert question is not None
+    return question
+
+
+SHOWN = shown_question()
 
 
 def test_answer_shows_the_choices_and_answers_the_question_shown() -> None:
     source = Asking()
-    assert SHOWN is not None
 
     async def run() -> None:
         app = app_on(source)
@@ -793,7 +810,7 @@ def test_answer_shows_the_choices_and_answers_the_question_shown() -> None:
             await settle(pilot, app, lambda: isinstance(app.screen, AnswerScreen))
             modal = app.screen
             assert "Do you want to proceed?" in shown_text(modal.query_one("#answer-question"))
-            choices = modal.query_one("#answer-choices")
+            choices = modal.query_one("#answer-choices", OptionList)
             shown_choices = [str(choices.get_option_at_index(i).prompt) for i in range(2)]
             assert shown_choices == ["1. Yes", "2. No"]
             assert choices.highlighted == 0  # the CLI's own selection
@@ -901,7 +918,7 @@ def test_answer_a_real_agents_question_from_the_tui(live: Env) -> None:
             await settle(pilot, app, lambda: len([r for r in app.rows if r.item]) == 3)
             assert [r.label for r in app.rows[:2]] == ["Need you", "alpha"]
             assert shown_text(app.query_one("#counts")).endswith("1 need you")
-            assert app.selected().agent.name == "alpha"
+            assert selected_name(app) == "alpha"
             await pilot.press("A")
             await settle(pilot, app, lambda: isinstance(app.screen, AnswerScreen))
             modal = app.screen

@@ -141,19 +141,18 @@ def test_tile_order_is_the_tabs_not_the_records() -> None:
     assert found[found.index("[Tab ui]") :][:3] == ["[Tab ui]", "docs", "frontend"]
 
 
-def test_filter_matches_name_provider_status_cwd_and_tab() -> None:
-    for needle, expected in (
-        ("codex", ["frontend"]),
-        ("waiting", ["api-tests"]),
-        ("src/docs", ["docs"]),
-        ("ui", ["frontend", "docs"]),
-    ):
-        found = [
-            r.label
-            for r in rows.build(ITEMS, [("ui", ["frontend", "docs"])], [], filter_text=needle)
-            if r.item
-        ]
-        assert found == expected, needle
+@pytest.mark.parametrize(
+    ("needle", "expected"),
+    [
+        pytest.param("codex", ["frontend"], id="provider"),
+        pytest.param("waiting", ["api-tests"], id="status"),
+        pytest.param("src/docs", ["docs"], id="cwd"),
+        pytest.param("ui", ["frontend", "docs"], id="tab"),
+    ],
+)
+def test_filter_matches_name_provider_status_cwd_and_tab(needle: str, expected: list[str]) -> None:
+    found = rows.build(ITEMS, [("ui", ["frontend", "docs"])], [], filter_text=needle)
+    assert [r.label for r in found if r.item] == expected
 
 
 def test_header_counts_and_who_needs_you() -> None:

@@ -128,14 +128,23 @@ def test_every_pinned_clis_default_model_has_a_price() -> None:
     assert prices.TAKEN >= "2026-12"  # the table these came from
 
 
-def test_a_price_applies_to_its_model_and_dated_names_not_to_another_version() -> None:
-    one = Tokens(1_000_000, 0, 0, 0)
-    assert prices.cost("claude-opus-5-5", one) == 4.0  # not claude-opus-5's 5.0
-    assert prices.cost("claude-opus-4-8", one) == 5.0  # not claude-opus-4's 15.0
-    assert prices.cost("claude-opus-5-5[1m]", one) == 4.0
-    assert prices.cost("claude-sonnet-4-5-20250929", one) == 3.0
-    assert prices.cost("gpt-5.5", one) is None  # another model, not gpt-5
-    assert prices.cost("gpt-4o-mini-2024-07-18", one) == 0.15  # not gpt-4o's 2.5
+@pytest.mark.parametrize(
+    ("model", "dollars"),
+    [
+        # not claude-opus-5's 5.0, nor claude-opus-4's 15.0
+        pytest.param("claude-opus-5-5", 4.0, id="opus-5-5"),
+        pytest.param("claude-opus-4-8", 5.0, id="opus-4-8"),
+        pytest.param("claude-opus-5-5[1m]", 4.0, id="opus-5-5-1m"),
+        pytest.param("claude-sonnet-4-5-20250929", 3.0, id="dated-sonnet"),
+        pytest.param("gpt-5.5", None, id="gpt-5-5-is-not-gpt-5"),  # another model
+        pytest.param("gpt-4o-mini-2024-07-18", 0.15, id="dated-gpt-4o-mini"),  # not gpt-4o's 2.5
+    ],
+)
+def test_a_price_applies_to_its_model_and_dated_names_not_to_another_version(
+    model: str, dollars: float | None
+) -> None:
+    """The dollars of a million input tokens."""
+    assert prices.cost(model, Tokens(1_000_000, 0, 0, 0)) == dollars
 
 
 def test_an_override_with_no_price_in_it_is_left_out() -> None:

@@ -51,15 +51,32 @@ def test_fleet_puts_who_needs_you_first_then_tabs_parked_buried() -> None:
     ]
 
 
-def test_requests_from_elsewhere() -> None:
-    assert host_allowed("127.0.0.1:80", 80, "127.0.0.1", False)
-    assert host_allowed("[::1]:80", 80, "127.0.0.1", False)
-    assert not host_allowed("127.0.0.1:81", 80, "127.0.0.1", False)
-    assert not host_allowed("attacker.example:80", 80, "127.0.0.1", False)
-    assert not host_allowed(None, 80, "127.0.0.1", False)
-    assert same_origin("https://box.tail:7377", "box.tail:7377")
-    assert not same_origin("null", "127.0.0.1:80")
-    assert not same_origin("http://127.0.0.1:81", "127.0.0.1:80")
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [
+        pytest.param("127.0.0.1:80", True, id="its-address"),
+        pytest.param("[::1]:80", True, id="ipv6-loopback"),
+        pytest.param("127.0.0.1:81", False, id="another-port"),
+        pytest.param("attacker.example:80", False, id="another-name"),
+        pytest.param(None, False, id="no-host"),
+    ],
+)
+def test_requests_from_elsewhere_are_told_by_their_host(host: str | None, allowed: bool) -> None:
+    assert host_allowed(host, 80, "127.0.0.1", False) is allowed
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "same"),
+    [
+        pytest.param("https://box.tail:7377", "box.tail:7377", True, id="same"),
+        pytest.param("null", "127.0.0.1:80", False, id="null"),
+        pytest.param("http://127.0.0.1:81", "127.0.0.1:80", False, id="another-port"),
+    ],
+)
+def test_requests_from_elsewhere_are_told_by_their_origin(
+    origin: str, host: str, same: bool
+) -> None:
+    assert same_origin(origin, host) is same
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.4", "box.example"])
