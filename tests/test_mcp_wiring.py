@@ -18,6 +18,14 @@ from conftest import Env
 pytestmark = pytest.mark.tmux
 
 
+def server_env(world: Env, agent_id: str) -> dict[str, str]:
+    """What `roost mcp` is told: who calls, and where this roost runs (its tmux socket and
+    folder, whether it may start the service), since a CLI may start it with little else."""
+    env = {"ROOST_AGENT_ID": agent_id, "ROOST_HOME": str(world.home)}
+    runtime = ("ROOST_TMUX_SOCKET", "TMUX_TMPDIR", "ROOST_SERVICE_AUTOSTART")
+    return env | {name: world.env[name] for name in runtime if name in world.env}
+
+
 def wired(start: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     argv = start["argv"]
     settings = json.loads(Path(argv[argv.index("--settings") + 1]).read_text())
@@ -39,7 +47,7 @@ def test_claude_gets_roost_mcp_by_default_and_on_wake(world: Env) -> None:
                 "type": "stdio",
                 "command": sys.executable,
                 "args": ["-P", "-m", "roost", "mcp"],
-                "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)},
+                "env": server_env(world, agent["id"]),
             }
         }
     }
@@ -124,7 +132,7 @@ def test_codex_gets_roost_mcp_by_overrides_unless_switched_off(world: Env) -> No
     assert found == {
         "command": sys.executable,
         "args": ["-P", "-m", "roost", "mcp"],
-        "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)},
+        "env": server_env(world, agent["id"]),
         "default_tools_approval_mode": "approve",
         "startup_timeout_sec": 30,
     }
@@ -165,7 +173,7 @@ def test_gemini_gets_roost_mcp_in_a_system_settings_file_of_its_own(
                 "command": sys.executable,
                 "args": ["-P", "-m", "roost", "mcp"],
                 "trust": True,
-                "env": {"ROOST_AGENT_ID": agent["id"], "ROOST_HOME": str(world.home)},
+                "env": server_env(world, agent["id"]),
             },
         },
     }

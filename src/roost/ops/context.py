@@ -151,6 +151,20 @@ def file_stamp(path: str) -> object:
     return info.st_mtime_ns, info.st_size, info.st_ino
 
 
+# A file written by truncating it, then writing, was read in between (empty: its defaults
+# applied for a moment): a change is read once its file has been still this long.
+SETTLE = 0.3  # seconds
+
+
+def being_written(app: App, stamp: object) -> bool:
+    """The file changed less than SETTLE seconds ago (by the App's clock; a stamp from its
+    future, another clock's, counts as still)."""
+    if not isinstance(stamp, tuple) or not isinstance(stamp[0], int):
+        return False
+    age = app.clock.now().timestamp() - stamp[0] / 1e9
+    return 0 <= age < SETTLE
+
+
 def reread_settings(
     app: App, seen: object, who: str, tell: Callable[[str | None], None] | None = None
 ) -> object:
@@ -161,7 +175,7 @@ def reread_settings(
     from roost.core.errors import RoostError
 
     stamp = file_stamp(str(app.paths.config_file))  # None: no file, the defaults
-    if stamp == seen:
+    if stamp == seen or being_written(app, stamp):
         return seen
     try:
         app.settings = cfg.load_config(app.paths)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from roost.core.errors import RoostError
 from roost.core.service import FAILED, OFF, SERVING, STARTING
 from roost.ops import reap
-from roost.ops.context import UNREAD, App, file_stamp, reread_settings
+from roost.ops.context import UNREAD, App, being_written, file_stamp, reread_settings
 from roost.ops.service import Component, Serving, Stop, news, say, wait_for_news
 from roost.service.components import COMPONENTS
 from roost.store import events as event_log
@@ -134,7 +134,9 @@ def _settings(
                 with _logged(f"{comp.name} on new settings"):
                     comp.on_settings(app)
     tmux_conf = file_stamp(str(app.paths.home / USER_CONFIG))
-    if tmux_conf != was_tmux and was_tmux is not UNREAD:
+    if being_written(app, tmux_conf):
+        tmux_conf = was_tmux  # read at a later pass, once still
+    elif tmux_conf != was_tmux and was_tmux is not UNREAD:
         problems = app.tmux.apply_user_config()
         _file_read(app, USER_CONFIG, "; ".join(problems) if problems else None)
     return config, tmux_conf
