@@ -24,8 +24,6 @@ class Record:
     """The record's size before a paste (None: the CLI keeps none roost can read), and the
     prompts it took since."""
 
-    HOW = "session file"
-
     def __init__(self, app: App, agent: Agent) -> None:
         self.app, self.agent = app, agent
         self.impl = provider(agent.provider)

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roost.core import delivery, present, replies, status
+from roost.core.delivery import Confirmed, Verdict
 from roost.core.errors import HeldStopped, RoostError, StartFailed
 from roost.core.model import Agent
 from roost.core.observation import Observation
@@ -50,8 +51,8 @@ SETTLED = ("idle", "waiting", "error", "limited", "exited", "stopped", "lost", "
 # session and starts a new one, /compact compacts, /exit ends it).
 COMMAND_EFFECTS = ("SessionStart", "SessionEnd", "PreCompact")
 SETTLE = 1.0  # seconds a command's new session may take after its first sign
-NO_SIGN = "no sign that the agent took it"
-QUEUED = "its CLI's queue"  # it holds the text until it is ready: a delivery
+NO_SIGN = delivery.NO_SIGN
+QUEUED = Confirmed.QUEUED  # it holds the text until it is ready: a delivery
 SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
 # The text a send pasted and has not pressed Enter for yet (and the parent's notices it
 # carries): if the send dies there, the next one knows the text on the input line is roost's.
@@ -61,7 +62,7 @@ PENDING = "pending-send.json"
 @dataclass(frozen=True, slots=True)
 class Sent:
     delivered: bool
-    how: str  # what confirmed it, or why not
+    how: str  # what confirmed it (a delivery.Confirmed), or why not
     reply: str | None = None
     # Not delivered: a time limit ran out (`how` says which); delivered: --wait had no reply in
     # time (reply is None then).
@@ -213,7 +214,7 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
     screen_before = app.tmux.capture(pane.pane_id, 200) if plan.screen_baseline else None
     app.tmux.send_enter(pane.pane_id)
     _forget(app, agent.id)
-    delivered, how, _ = _confirm(
+    verdict = _confirm(
         app,
         agent,
         plan.confirm_by,
@@ -226,10 +227,16 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
         record,
         app.clock.monotonic() + budget.left(app.clock.monotonic(), budget.ready),
     )
+    how = verdict.said(name)
     app.store.log(
-        agent, "sent", delivered=delivered, chars=len(text), confirmed_by=how, interrupted_send=True
+        agent,
+        "sent",
+        delivered=verdict.took,
+        chars=len(text),
+        confirmed_by=how,
+        interrupted_send=True,
     )
-    if not delivered:
+    if not verdict.took:
         return None
     if notices:
         with app.store.write() as c:
@@ -299,7 +306,7 @@ def _send_locked(
     _forget(app, agent.id)
 
     confirm_for = budget.left(app.clock.monotonic(), budget.confirm)
-    delivered, how, failure = _confirm(
+    verdict = _confirm(
         app,
         agent,
         plan.confirm_by,
@@ -312,8 +319,8 @@ def _send_locked(
         record,
         app.clock.monotonic() + budget.left(app.clock.monotonic(), budget.ready),
     )
-    if not delivered:
-        cut = how == NO_SIGN and confirm_for < budget.confirm
+    if not verdict.took:
+        cut = verdict.error is None and confirm_for < budget.confirm
         return _not_delivered(
             app,
             agent,
@@ -321,12 +328,13 @@ def _send_locked(
             f"timed out after {confirm_for:g} s waiting "
             f"for a sign that {name} took it (it may still take it)"
             if cut
-            else how,
+            else verdict.said(name),
             timed_out=cut,
         )
-    if how == Record.HOW:
+    how, failure = verdict.said(name), verdict.failure
+    if verdict.how == Confirmed.RECORD:
         app.store.update(agent.id, conversation_seen=True)
-    if how == "hook" and not command and failure is None:  # its UserPromptSubmit: a turn
+    if verdict.how == Confirmed.HOOK and not command and failure is None:  # a turn
         turn_begun(app, agent, looked, log, log_before, "send")
     if not resuming and not notices:  # issue 23: it supersedes a resume at a limit's reset
         from roost.ops import resume
@@ -507,16 +515,15 @@ def _confirm(
     timeout: float,
     record: Record | None,
     queued_until: float | None = None,
-) -> tuple[bool, str, str | None]:
-    """(True, what shows that the agent took `text`: hook, new session id, session file,
-    screen, exit; and its turn's failure, if it failed at once), or (False, why not, None),
-    looking for the signals `confirm_by` names (core.delivery). `screen_before` is the baseline
-    when the screen may confirm it (a CLI without hooks or a record, or a slash command); a
-    screen that now shows an error confirms the text only if the CLI's input no longer holds
-    it."""
+) -> Verdict:
+    """Whether the agent took `text` and what shows it (hook, new session id, session file,
+    screen, exit; and its turn's failure, if it failed at once), looking for the signals
+    `confirm_by` names (core.delivery). `screen_before` is the baseline when the screen may
+    confirm it (a CLI without hooks or a record, or a slash command); a screen that now shows
+    an error confirms the text only if the CLI's input no longer holds it."""
     has_hooks = delivery.HOOK in confirm_by or delivery.EFFECT in confirm_by
     command = delivery.EXIT in confirm_by
-    found = _confirmation(
+    return _confirmation(
         app,
         agent,
         has_hooks,
@@ -530,14 +537,6 @@ def _confirm(
         record,
         queued_until,
     )
-    if found is None:
-        return False, NO_SIGN, None
-    if found.startswith("error:"):
-        return False, f"{agent.name} shows an error: {found[len('error:') :]}", None
-    if found.startswith("failed:"):  # failed:<what confirmed it>:<the CLI's words>
-        how, why = found[len("failed:") :].split(":", 1)
-        return True, how, why
-    return True, found, None
 
 
 def _recorded(prompt: object, text: str, queued: bool) -> bool:
@@ -569,12 +568,12 @@ def _confirmation(
     timeout: float,
     record: Record | None,
     queued_until: float | None = None,
-) -> str | None:
+) -> Verdict:
     deadline = app.clock.monotonic() + timeout
     quirks = traits.of(agent.provider)
     enter_again = app.clock.monotonic() + ENTER_AGAIN
     token = launch_token(app, agent.id) if has_hooks else None  # whose hook lines count
-    found: str | None = None  # a confirmation that a moment more may tell better
+    found: Confirmed | None = None  # a confirmation that a moment more may tell better
 
     def by_hooks() -> str | None:
         events, _ = hooks.read_since(log, log_before, token)
@@ -582,27 +581,29 @@ def _confirmation(
 
     while app.clock.monotonic() < deadline:
         how = by_hooks() if has_hooks else None
-        if how in ("hook", "new session id"):
-            return how
+        if how in (Confirmed.HOOK, Confirmed.NEW_SESSION):
+            return Verdict(True, Confirmed(how))
         if how == "effect":
-            found = "hook"
+            found = Confirmed.HOOK
         pane = agent_panes(app.tmux.list_panes()).get(agent.id)
         if pane is None or pane.dead:
             # its hook may have landed between that read and its death (`crash 3`)
             how = by_hooks() if has_hooks else None
-            if how in ("hook", "new session id"):
-                return how
+            if how in (Confirmed.HOOK, Confirmed.NEW_SESSION):
+                return Verdict(True, Confirmed(how))
             if record is not None and any(
                 _recorded(prompt, text, found == QUEUED) for prompt in record.prompts()
             ):
-                return Record.HOW  # recorded just before it ended
+                return Verdict(True, Confirmed.RECORD)  # recorded just before it ended
             if found == QUEUED:
-                return None  # it died with the text in its queue
-            return "exit" if command and pane is not None else found
+                return Verdict(False)  # it died with the text in its queue
+            if command and pane is not None:
+                return Verdict(True, Confirmed.EXIT)
+            return Verdict(found is not None, found)
         if record is not None:
             queued = found == QUEUED
             if any(_recorded(prompt, text, queued) for prompt in record.prompts()):
-                return Record.HOW
+                return Verdict(True, Confirmed.RECORD)
             shown = app.tmux.capture(pane_id, 200)
             held = delivery.held_in_queue(shown, quirks.queued, text)
             broken = None if held else _screen_error(app, agent.provider, shown)
@@ -610,8 +611,10 @@ def _confirmation(
                 # The CLI failed before it recorded the text, or the turn it took failed: it
                 # may have recorded the text and drawn the failure since the read above.
                 if any(_recorded(prompt, text, queued) for prompt in record.prompts()):
-                    return f"failed:{Record.HOW}:{broken}"
-                return f"failed:screen:{broken}" if queued else f"error:{broken}"
+                    return Verdict(True, Confirmed.RECORD, failure=broken)
+                if queued:
+                    return Verdict(True, Confirmed.SCREEN, failure=broken)
+                return Verdict(False, error=broken)
             if held and not queued:
                 # The CLI took it and holds it until it is ready (its MCP servers starting):
                 # the record gets as long as a wait for readiness to show it. Sent again, or
@@ -634,17 +637,18 @@ def _confirmation(
             if broken is not None:
                 # The CLI failing: with the text gone from its input line it took the text and
                 # its turn failed; else (or where the input line is unknown) it never took it.
-                took = _took_from_input(agent.provider, screen, text)
-                return f"{'failed:screen' if took else 'error'}:{broken}"
+                if _took_from_input(agent.provider, screen, text):
+                    return Verdict(True, Confirmed.SCREEN, failure=broken)
+                return Verdict(False, error=broken)
             if not has_hooks:
-                return "screen"
-            found = "screen"
+                return Verdict(True, Confirmed.SCREEN)
+            found = Confirmed.SCREEN
         if found is not None and deadline > app.clock.monotonic() + SETTLE:
             # A CLI draws a command's effect before its hooks report it, and ends a session
             # before it starts the next: a moment more for the new session id of /clear.
             deadline = app.clock.monotonic() + SETTLE
         app.clock.sleep(0.1)
-    return found
+    return Verdict(found is not None, found)
 
 
 def _stored_limit(app: App, name: str) -> str | None:
