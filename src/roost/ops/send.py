@@ -36,14 +36,15 @@ from roost.core.observation import Observation
 from roost.core.pane import agent_panes
 from roost.core.starts import HOLD_WINDOW
 from roost.ops import cli_record, lifecycle, observe
+from roost.ops import replies as answers
 from roost.ops.cli_record import ENTER_AGAIN, Record, readable
 from roost.ops.context import App
-from roost.ops.learn import launch_token, stop_message
+from roost.ops.learn import launch_token
 from roost.providers import hooks, mcpwire, traits
 from roost.store import events as event_log
 from roost.store import orchestration as notices_queue
 from roost.store import status as stored_status
-from roost.system import locks, untrusted
+from roost.system import locks
 
 READY = ("idle",)
 SETTLED = ("idle", "waiting", "error", "limited", "exited", "stopped", "lost", "failed")
@@ -291,7 +292,7 @@ def _send_locked(
     log_before = hooks.size(log)
     # A CLI without a Stop hook: its record's turns that asked this text already, so the reply
     # read afterwards is this turn's (_recorded_reply).
-    asked_before = cli_record.asked(app, agent, text) if wait and not quirks.hooks else (0, 0)
+    asked_before = answers.asked(app, agent, text) if wait and not quirks.hooks else (0, 0)
     looked = event_log.last_id(app.store.conn)  # a look that records this turn: after it
     _remember(app, agent, text, notices)  # until its Enter: a kill -9 leaves the file
     try:
@@ -350,7 +351,7 @@ def _send_locked(
     app.store.log(agent, "sent", delivered=True, **said)
     if not wait:
         return Sent(True, how)
-    if not quirks.hooks and cli_record.turns(app, agent) is not None:
+    if not quirks.hooks and answers.turns(app, agent) is not None:
         return _recorded_reply(
             app, agent, how, text, asked_before, budget.left(app.clock.monotonic(), budget.reply)
         )
@@ -361,8 +362,8 @@ def _send_locked(
         return Sent(True, how, timed_out=True)
     if settled.status in ("error", "limited"):  # a usage limit cut the turn: its words
         return Sent(True, how, failure=settled.status_reason or "the CLI shows an error")
-    reply = last_reply(app, agent.id, log_before, text)
-    why = replies.NOT_RECORDED if quirks.hooks else cli_record.NO_RECORD
+    reply = answers.answer_to(app, agent, text, log_before)
+    why = replies.NOT_RECORDED if quirks.hooks else answers.NO_RECORD
     return Sent(True, how, reply, no_reply=None if reply is not None else why)
 
 
@@ -402,7 +403,7 @@ def _recorded_reply(
     worked, idle_since = False, None
     joins = bool(traits.of(agent.provider).queued)  # it may join its queue into one prompt
     while True:
-        reply = replies.this_answer(cli_record.turns(app, agent) or [], text, asked_before, joins)
+        reply = replies.this_answer(answers.turns(app, agent) or [], text, asked_before, joins)
         if reply is not None:
             return Sent(True, how, reply)
         found = _observed(app, agent.name)
@@ -712,41 +713,3 @@ def _confirmed_by_hooks(
     ):
         return "new session id"
     return "effect" if effects else None
-
-
-def last_reply(app: App, agent_id: str, log_before: int, text: str) -> str | None:
-    """The answer to `text`: the Stop hook's last_assistant_message after it was sent, else the
-    assistant's words after `text` in the transcript (claude's). None when neither exists:
-    never an earlier turn's reply."""
-    message = stop_message(app, agent_id, log_before)
-    if message is not None:
-        return message
-    agent = app.store.get_by_id(agent_id)
-    if agent is not None and agent.transcript_path:
-        return transcript_reply(agent.transcript_path, text)
-    return None
-
-
-def transcript_reply(path: str, text: str) -> str | None:
-    """The assistant's text after the last user entry that is `text` in a Claude transcript
-    (a user entry without text, a tool's result, starts the answer again: what was said before
-    the tool ran is no part of it)."""
-    from roost.providers.claude import text_of
-
-    try:
-        data = untrusted.tail(path)
-    except OSError:
-        return None
-    answer: list[str] = []
-    for entry in reversed(list(untrusted.entries(data))):
-        message = entry.get("message") if isinstance(entry, dict) else None
-        if not isinstance(message, dict):
-            continue
-        words = text_of(message.get("content"))
-        if entry.get("type") == "assistant" and words:
-            answer.insert(0, words)
-        elif entry.get("type") == "user":
-            if delivery.same_message(words, text):
-                return "\n".join(answer) if answer else None
-            answer = []  # a later turn's words; keep looking for ours
-    return None
