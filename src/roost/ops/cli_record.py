@@ -15,8 +15,6 @@ from roost.ops.context import App
 from roost.providers import traits
 from roost.providers.base import get as provider
 
-ENTER_AGAIN = 2.0  # seconds without the text in the record before Enter is pressed again
-
 
 class Record:
     """The record's size before a paste (None: the CLI keeps none roost can read), and the

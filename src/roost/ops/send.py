@@ -29,15 +29,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roost.core import delivery, present, replies, status
-from roost.core.delivery import Confirmed, Verdict
+from roost.core.delivery import Confirmed
 from roost.core.errors import HeldStopped, RoostError, StartFailed
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
 from roost.core.starts import HOLD_WINDOW
-from roost.ops import cli_record, lifecycle, observe
+from roost.ops import cli_record, confirm, lifecycle, observe
 from roost.ops import replies as answers
-from roost.ops.cli_record import ENTER_AGAIN, Record, readable
+from roost.ops.cli_record import readable
 from roost.ops.context import App
 from roost.ops.learn import launch_token
 from roost.providers import hooks, mcpwire, traits
@@ -48,10 +48,6 @@ from roost.system import locks
 
 READY = ("idle",)
 SETTLED = ("idle", "waiting", "error", "limited", "exited", "stopped", "lost", "failed")
-# What a slash command may fire: its effect, where no UserPromptSubmit comes (/clear ends the
-# session and starts a new one, /compact compacts, /exit ends it).
-COMMAND_EFFECTS = ("SessionStart", "SessionEnd", "PreCompact")
-SETTLE = 1.0  # seconds a command's new session may take after its first sign
 NO_SIGN = delivery.NO_SIGN
 QUEUED = Confirmed.QUEUED  # it holds the text until it is ready: a delivery
 SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
@@ -215,17 +211,14 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
     screen_before = app.tmux.capture(pane.pane_id, 200) if plan.screen_baseline else None
     app.tmux.send_enter(pane.pane_id)
     _forget(app, agent.id)
-    verdict = _confirm(
+    verdict = confirm.confirm(
         app,
         agent,
-        plan.confirm_by,
         pane.pane_id,
-        log,
-        log_before,
-        screen_before,
         text,
+        plan.confirm_by,
+        confirm.Before(log, log_before, screen_before, record),
         budget.left(app.clock.monotonic(), budget.confirm),
-        record,
         app.clock.monotonic() + budget.left(app.clock.monotonic(), budget.ready),
     )
     how = verdict.said(name)
@@ -307,17 +300,14 @@ def _send_locked(
     _forget(app, agent.id)
 
     confirm_for = budget.left(app.clock.monotonic(), budget.confirm)
-    verdict = _confirm(
+    verdict = confirm.confirm(
         app,
         agent,
-        plan.confirm_by,
         pane.pane_id,
-        log,
-        log_before,
-        screen_before,
         text,
+        plan.confirm_by,
+        confirm.Before(log, log_before, screen_before, record),
         confirm_for,
-        record,
         app.clock.monotonic() + budget.left(app.clock.monotonic(), budget.ready),
     )
     if not verdict.took:
@@ -504,154 +494,6 @@ def _not_delivered(app: App, agent: Agent, text: str, why: str, timed_out: bool 
     return Sent(False, why, timed_out=timed_out)
 
 
-def _confirm(
-    app: App,
-    agent: Agent,
-    confirm_by: tuple[str, ...],
-    pane_id: str,
-    log: str,
-    log_before: int,
-    screen_before: str | None,
-    text: str,
-    timeout: float,
-    record: Record | None,
-    queued_until: float | None = None,
-) -> Verdict:
-    """Whether the agent took `text` and what shows it (hook, new session id, session file,
-    screen, exit; and its turn's failure, if it failed at once), looking for the signals
-    `confirm_by` names (core.delivery). `screen_before` is the baseline when the screen may
-    confirm it (a CLI without hooks or a record, or a slash command); a screen that now shows
-    an error confirms the text only if the CLI's input no longer holds it."""
-    has_hooks = delivery.HOOK in confirm_by or delivery.EFFECT in confirm_by
-    command = delivery.EXIT in confirm_by
-    return _confirmation(
-        app,
-        agent,
-        has_hooks,
-        command,
-        pane_id,
-        log,
-        log_before,
-        screen_before,
-        text,
-        timeout,
-        record,
-        queued_until,
-    )
-
-
-def _recorded(prompt: object, text: str, queued: bool) -> bool:
-    """Whether a prompt in the CLI's record is `text`; for a text it held in its queue, also
-    one part of the prompt it made of its queue."""
-    return delivery.same_message(prompt, text) or (queued and delivery.in_joined(prompt, text))
-
-
-def _took_from_input(provider: str, screen: str, text: str) -> bool:
-    """Whether the CLI's input line no longer holds `text` (it submitted it); False when the
-    provider's input line is unknown."""
-    if provider not in traits.INPUT_LINES:
-        return False
-    typed = cli_record.typed(provider, screen)
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    return typed is None or not (typed.startswith(first[:40]) or first.startswith(typed))
-
-
-def _confirmation(
-    app: App,
-    agent: Agent,
-    has_hooks: bool,
-    command: bool,
-    pane_id: str,
-    log: str,
-    log_before: int,
-    screen_before: str | None,
-    text: str,
-    timeout: float,
-    record: Record | None,
-    queued_until: float | None = None,
-) -> Verdict:
-    deadline = app.clock.monotonic() + timeout
-    quirks = traits.of(agent.provider)
-    enter_again = app.clock.monotonic() + ENTER_AGAIN
-    token = launch_token(app, agent.id) if has_hooks else None  # whose hook lines count
-    found: Confirmed | None = None  # a confirmation that a moment more may tell better
-
-    def by_hooks() -> str | None:
-        events, _ = hooks.read_since(log, log_before, token)
-        return _confirmed_by_hooks(events, text, command, agent.provider_session_id)
-
-    while app.clock.monotonic() < deadline:
-        how = by_hooks() if has_hooks else None
-        if how in (Confirmed.HOOK, Confirmed.NEW_SESSION):
-            return Verdict(True, Confirmed(how))
-        if how == "effect":
-            found = Confirmed.HOOK
-        pane = agent_panes(app.tmux.list_panes()).get(agent.id)
-        if pane is None or pane.dead:
-            # its hook may have landed between that read and its death (`crash 3`)
-            how = by_hooks() if has_hooks else None
-            if how in (Confirmed.HOOK, Confirmed.NEW_SESSION):
-                return Verdict(True, Confirmed(how))
-            if record is not None and any(
-                _recorded(prompt, text, found == QUEUED) for prompt in record.prompts()
-            ):
-                return Verdict(True, Confirmed.RECORD)  # recorded just before it ended
-            if found == QUEUED:
-                return Verdict(False)  # it died with the text in its queue
-            if command and pane is not None:
-                return Verdict(True, Confirmed.EXIT)
-            return Verdict(found is not None, found)
-        if record is not None:
-            queued = found == QUEUED
-            if any(_recorded(prompt, text, queued) for prompt in record.prompts()):
-                return Verdict(True, Confirmed.RECORD)
-            shown = app.tmux.capture(pane_id, 200)
-            held = delivery.held_in_queue(shown, quirks.queued, text)
-            broken = None if held else _screen_error(app, agent.provider, shown)
-            if broken is not None:
-                # The CLI failed before it recorded the text, or the turn it took failed: it
-                # may have recorded the text and drawn the failure since the read above.
-                if any(_recorded(prompt, text, queued) for prompt in record.prompts()):
-                    return Verdict(True, Confirmed.RECORD, failure=broken)
-                if queued:
-                    return Verdict(True, Confirmed.SCREEN, failure=broken)
-                return Verdict(False, error=broken)
-            if held and not queued:
-                # The CLI took it and holds it until it is ready (its MCP servers starting):
-                # the record gets as long as a wait for readiness to show it. Sent again, or
-                # an Enter pressed into a draft typed meanwhile, it would be a second prompt.
-                found = QUEUED
-                if queued_until is not None:
-                    deadline = max(deadline, queued_until)
-            if found != QUEUED:
-                record.watch(text, shown)
-                if app.clock.monotonic() >= enter_again:
-                    record.nudge(pane_id, text, shown)
-                    enter_again = app.clock.monotonic() + ENTER_AGAIN
-            app.clock.sleep(0.1)
-            continue
-        screen = (
-            app.tmux.capture(pane_id, 200) if found is None and screen_before is not None else None
-        )
-        if screen is not None and screen != screen_before:
-            broken = _screen_error(app, agent.provider, screen)
-            if broken is not None:
-                # The CLI failing: with the text gone from its input line it took the text and
-                # its turn failed; else (or where the input line is unknown) it never took it.
-                if _took_from_input(agent.provider, screen, text):
-                    return Verdict(True, Confirmed.SCREEN, failure=broken)
-                return Verdict(False, error=broken)
-            if not has_hooks:
-                return Verdict(True, Confirmed.SCREEN)
-            found = Confirmed.SCREEN
-        if found is not None and deadline > app.clock.monotonic() + SETTLE:
-            # A CLI draws a command's effect before its hooks report it, and ends a session
-            # before it starts the next: a moment more for the new session id of /clear.
-            deadline = app.clock.monotonic() + SETTLE
-        app.clock.sleep(0.1)
-    return Verdict(found is not None, found)
-
-
 def _stored_limit(app: App, name: str) -> str | None:
     """What a send says to an agent with no live process whose last limit still holds (a live
     one is judged by its screen and hooks, fresher than the record)."""
@@ -681,35 +523,3 @@ def _limited(app: App, found: Observation) -> str:
     now = app.clock.now().timestamp()
     said = present.limited_until(found.agent.name, resets, now, local_zone(app.environ))
     return f"{said}: {found.status_reason}" if found.status_reason else said
-
-
-def _screen_error(app: App, provider: str, screen: str) -> str | None:
-    """The reason when the screen shows the provider's error patterns (config.toml's
-    included), else None."""
-    found = status.reading(screen, observe.patterns_of(app, provider))
-    return (found[1] or "the CLI shows an error") if found and found[0] == "error" else None
-
-
-def _confirmed_by_hooks(
-    events: list[tuple[float, str, dict[str, object]]],
-    text: str,
-    command: bool,
-    session_id: str | None,
-) -> str | None:
-    """The hook evidence that `text` was taken: "hook" (its UserPromptSubmit); for a slash
-    command, "new session id" (the SessionStart after /clear) or "effect" (another event it
-    fires: the SessionEnd before that start, a compaction); None when there is none yet."""
-    if any(
-        event == "UserPromptSubmit" and delivery.same_message(payload.get("prompt"), text)
-        for _, event, payload in events
-    ):
-        return "hook"
-    effects = [
-        (event, payload) for _, event, payload in events if command and event in COMMAND_EFFECTS
-    ]
-    if any(
-        event == "SessionStart" and payload.get("session_id") != session_id
-        for event, payload in effects
-    ):
-        return "new session id"
-    return "effect" if effects else None
