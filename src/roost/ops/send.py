@@ -9,7 +9,8 @@ carrying this text, for a CLI with hooks; else this text in the CLI's own record
 conversation (gemini's chat file, aider's chat history: ops/cli_record.py); else the screen
 changing. A slash command (`/clear`) is confirmed by its effect, since CLIs run it without a
 prompt event: a hook it fires (the new session of /clear, a compaction), else the screen
-changing, or the CLI exiting (`/exit`).
+changing, or the CLI exiting (`/exit`). ops/confirm reads those signals, look by look, and
+core/confirming decides each next step; the verdict is a `delivery.Verdict`.
 A stopped or hibernated agent is woken first; one that shows an error (its CLI is broken or its
 last turn failed) is refused with the CLI's words, and so is one with a draft typed on its input
 line (never merged into, never lost). What to do is core.delivery's decision; this module only
@@ -287,18 +288,7 @@ def _send_locked(
     # read afterwards is this turn's (_recorded_reply).
     asked_before = answers.asked(app, agent, text) if wait and not quirks.hooks else (0, 0)
     looked = event_log.last_id(app.store.conn)  # a look that records this turn: after it
-    _remember(app, agent, text, notices)  # until its Enter: a kill -9 leaves the file
-    try:
-        app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
-        app.clock.sleep(quirks.enter_delay)
-        # The baseline is the screen with the pasted text in the input, so what confirms
-        # delivery is the Enter's effect, not the paste's.
-        screen_before = app.tmux.capture(pane.pane_id, 200) if plan.screen_baseline else None
-        app.tmux.send_enter(pane.pane_id)
-    except KeyboardInterrupt:
-        raise RoostError(delivery.cut_before_enter(name), code=130) from None
-    _forget(app, agent.id)
-
+    screen_before = _enter(app, agent, pane.pane_id, text, notices, plan.screen_baseline)
     confirm_for = budget.left(app.clock.monotonic(), budget.confirm)
     verdict = confirm.confirm(
         app,
@@ -311,17 +301,7 @@ def _send_locked(
         app.clock.monotonic() + budget.left(app.clock.monotonic(), budget.ready),
     )
     if not verdict.took:
-        cut = verdict.error is None and confirm_for < budget.confirm
-        return _not_delivered(
-            app,
-            agent,
-            text,
-            f"timed out after {confirm_for:g} s waiting "
-            f"for a sign that {name} took it (it may still take it)"
-            if cut
-            else verdict.said(name),
-            timed_out=cut,
-        )
+        return _unconfirmed(app, agent, text, verdict, confirm_for, budget)
     how, failure = verdict.said(name), verdict.failure
     if verdict.how == Confirmed.RECORD:
         app.store.update(agent.id, conversation_seen=True)
@@ -341,19 +321,64 @@ def _send_locked(
     app.store.log(agent, "sent", delivered=True, **said)
     if not wait:
         return Sent(True, how)
+    reply_for = budget.left(app.clock.monotonic(), budget.reply)
     if not quirks.hooks and answers.turns(app, agent) is not None:
-        return _recorded_reply(
-            app, agent, how, text, asked_before, budget.left(app.clock.monotonic(), budget.reply)
-        )
-    settled, in_time = _wait_status(
-        app, name, SETTLED, budget.left(app.clock.monotonic(), budget.reply)
+        return _recorded_reply(app, agent, how, text, asked_before, reply_for)
+    return _hooked_reply(app, agent, how, text, log_before, reply_for)
+
+
+def _enter(
+    app: App, agent: Agent, pane_id: str, text: str, notices: tuple[int, ...], baseline: bool
+) -> str | None:
+    """Paste `text` and press its Enter after the provider's pause; the screen between the two
+    when the screen may confirm it (`baseline`). Until the Enter, the text is remembered: a
+    send killed there leaves it for the next one (_finish_interrupted)."""
+    _remember(app, agent, text, notices)  # until its Enter: a kill -9 leaves the file
+    try:
+        app.tmux.paste(pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
+        app.clock.sleep(traits.of(agent.provider).enter_delay)
+        # The baseline is the screen with the pasted text in the input, so what confirms
+        # delivery is the Enter's effect, not the paste's.
+        screen_before = app.tmux.capture(pane_id, 200) if baseline else None
+        app.tmux.send_enter(pane_id)
+    except KeyboardInterrupt:
+        raise RoostError(delivery.cut_before_enter(agent.name), code=130) from None
+    _forget(app, agent.id)
+    return screen_before
+
+
+def _unconfirmed(
+    app: App,
+    agent: Agent,
+    text: str,
+    verdict: delivery.Verdict,
+    confirm_for: float,
+    budget: delivery.Budget,
+) -> Sent:
+    """Not delivered: the error its screen shows, or no sign in time (a time limit cut short
+    by the send's: a timeout, and it may still take it)."""
+    cut = verdict.error is None and confirm_for < budget.confirm
+    why = (
+        f"timed out after {confirm_for:g} s waiting "
+        f"for a sign that {agent.name} took it (it may still take it)"
+        if cut
+        else verdict.said(agent.name)
     )
+    return _not_delivered(app, agent, text, why, timed_out=cut)
+
+
+def _hooked_reply(
+    app: App, agent: Agent, how: str, text: str, log_before: int, timeout: float
+) -> Sent:
+    """The answer of this turn once the agent settles: its Stop hook's, else its record's
+    (ops/replies.answer_to); the turn's failure if it shows an error; or a timeout."""
+    settled, in_time = _wait_status(app, agent.name, SETTLED, timeout)
     if not in_time:
         return Sent(True, how, timed_out=True)
     if settled.status in ("error", "limited"):  # a usage limit cut the turn: its words
         return Sent(True, how, failure=settled.status_reason or "the CLI shows an error")
     reply = answers.answer_to(app, agent, text, log_before)
-    why = replies.NOT_RECORDED if quirks.hooks else answers.NO_RECORD
+    why = replies.NOT_RECORDED if traits.of(agent.provider).hooks else answers.NO_RECORD
     return Sent(True, how, reply, no_reply=None if reply is not None else why)
 
 
