@@ -237,6 +237,7 @@ class Plan:
     deliver: bool
     why: str = ""  # a refusal's message
     timed_out: bool = False  # the refusal is the ready wait running out
+    draft: bool = False  # the refusal is a draft on its input line
     confirm_by: tuple[str, ...] = ()  # the signals that may confirm it, best first
     screen_baseline: bool = False  # capture the screen after the paste, before Enter
 
@@ -259,6 +260,7 @@ def decide(found: Found, *, command: bool, has_hooks: bool, has_record: bool = F
             refusal,
             timed_out=not found.in_time
             and found.status in ("working", "starting", "unknown", None),
+            draft=found.status == "idle" and found.pane_alive and bool(found.draft),
         )
     if command:
         signals = (EFFECT,) if has_hooks else ()

@@ -68,6 +68,7 @@ class Sent:
     failure: str | None = None  # the turn it started ended in an error (the CLI's words)
     no_reply: str | None = None  # --wait, the turn ended but no reply was found: why
     note: str | None = None  # an interrupted send's text it submitted first
+    draft: bool = False  # not delivered: someone's draft sits on its input line
 
 
 def _observed(app: App, name: str) -> Observation:
@@ -281,7 +282,9 @@ def _send_locked(
         has_record=record is not None,
     )
     if not plan.deliver or pane is None:
-        return _not_delivered(app, agent, text, plan.why, timed_out=plan.timed_out)
+        return _not_delivered(
+            app, agent, text, plan.why, timed_out=plan.timed_out, draft=plan.draft
+        )
     log = hooks.log_path(str(app.paths.home), agent.id)
     log_before = hooks.size(log)
     # A CLI without a Stop hook: its record's turns that asked this text already, so the reply
@@ -514,9 +517,11 @@ def is_slash_command(text: str) -> bool:
     return SLASH_COMMAND.fullmatch(text.strip()) is not None
 
 
-def _not_delivered(app: App, agent: Agent, text: str, why: str, timed_out: bool = False) -> Sent:
+def _not_delivered(
+    app: App, agent: Agent, text: str, why: str, timed_out: bool = False, draft: bool = False
+) -> Sent:
     app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
-    return Sent(False, why, timed_out=timed_out)
+    return Sent(False, why, timed_out=timed_out, draft=draft)
 
 
 def _stored_limit(app: App, name: str) -> str | None:
