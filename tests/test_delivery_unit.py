@@ -71,6 +71,8 @@ def test_what_a_send_does(case: str) -> None:
         timed_out,
     )
     assert bool(plan.why) != plan.deliver  # a refusal always says why
+    # a draft's refusal says so in a field (a resume waits less for one): no words parsed
+    assert plan.draft == case.startswith("draft")
 
 
 REFUSALS = {

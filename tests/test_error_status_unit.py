@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from roost.core import delivery, observation, present, status
+from roost.core import confirming, delivery, observation, present, status
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.ops import doctor, send
@@ -364,20 +364,20 @@ def test_a_slash_command_is_confirmed_by_its_effect() -> None:
         ("SessionEnd", {"session_id": "s1", "reason": "clear"}),
         ("SessionStart", {"session_id": "s2", "source": "clear"}),
     )
-    assert send._confirmed_by_hooks(clear, "/clear", True, "s1") == "new session id"
-    assert send._confirmed_by_hooks(clear[:1], "/clear", True, "s1") == "effect"
-    assert send._confirmed_by_hooks(events(("PreCompact", {})), "/compact", True, "s1") == "effect"
+    assert confirming.by_hooks(clear, "/clear", True, "s1") == "new session id"
+    assert confirming.by_hooks(clear[:1], "/clear", True, "s1") == "effect"
+    assert confirming.by_hooks(events(("PreCompact", {})), "/compact", True, "s1") == "effect"
     # a message is confirmed by its own prompt only, never by a session change
-    assert send._confirmed_by_hooks(clear, "hello", False, "s1") is None
+    assert confirming.by_hooks(clear, "hello", False, "s1") is None
     assert (
-        send._confirmed_by_hooks(
+        confirming.by_hooks(
             events(("UserPromptSubmit", {"prompt": "hello "})), "hello", False, "s1"
         )
         == "hook"
     )
     # an idle claude's unrelated events confirm nothing
     idle = events(("Notification", {"notification_type": "idle_prompt"}), ("SubagentStop", {}))
-    assert send._confirmed_by_hooks(idle, "/clear", True, "s1") is None
+    assert confirming.by_hooks(idle, "/clear", True, "s1") is None
 
 
 def test_an_agent_in_error_is_refused_with_its_reason() -> None:

@@ -201,7 +201,7 @@ def test_the_agents_cwd_through_a_symlink_is_its_real_folder(tmp_path: Path) -> 
 def test_replies_read_from_the_log_are_the_current_launchs(app: SimpleNamespace) -> None:
     """The same rule for what `send --wait` answers, what a parent is told and what `read`
     shows as a child's last reply: a forged launch line and its Stop say nothing."""
-    from roost.ops import notify, orchestrate, send
+    from roost.ops import notify, replies
 
     at = int(LAUNCH_AT)
     write_log(
@@ -212,8 +212,8 @@ def test_replies_read_from_the_log_are_the_current_launchs(app: SimpleNamespace)
         f'{at + 4}\tStop\tFAKE\t{{"last_assistant_message": "forged"}}\n',
     )
     agent = app.store.require("a")
-    assert send.last_reply(app, "id-a", 0, "hi") == "real answer"  # type: ignore[arg-type]
-    assert orchestrate.last_reply(app, agent) == "real answer"  # type: ignore[arg-type]
+    assert replies.answer_to(app, agent, "hi", 0) == "real answer"  # type: ignore[arg-type]
+    assert replies.last(app, agent) == "real answer"  # type: ignore[arg-type]
     assert notify._last_stop(app, "id-a") == "real answer"  # type: ignore[arg-type]
 
 

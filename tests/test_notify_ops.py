@@ -189,6 +189,9 @@ def test_a_prompt_taken_just_before_the_cli_died_is_delivered(app: App, fake: Fa
     (it read the log once more), not "no sign that the agent took it" (CI, test_alerts)."""
     import json
 
+    from roost.core import delivery
+    from roost.core.delivery import Confirmed, Verdict
+    from roost.ops import confirm
     from roost.ops.learn import launch_token
     from roost.providers import hooks
 
@@ -211,5 +214,7 @@ def test_a_prompt_taken_just_before_the_cli_died_is_delivered(app: App, fake: Fa
         return listed()
 
     app.tmux.list_panes = crashing_after_its_hook  # type: ignore[method-assign]
-    found = send._confirmation(app, kid, True, False, pane, log, before, None, "crash 3", 5.0, None)
-    assert found == "hook"
+    found = confirm.confirm(
+        app, kid, pane, "crash 3", (delivery.HOOK,), confirm.Before(log, before), 5.0
+    )
+    assert found == Verdict(True, Confirmed.HOOK)

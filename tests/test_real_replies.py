@@ -14,7 +14,7 @@ from unittest import mock
 import pytest
 
 from roost.core.observation import Observation
-from roost.ops import notify, orchestrate
+from roost.ops import notify, replies
 from roost.ops.root import open_app
 
 from chat_completions_stub import ChatCompletionsStub
@@ -56,7 +56,7 @@ def seen_by_parent(world: Env, name: str) -> tuple[str | None, str | None]:
                 "screen",
                 None,
             )
-            return orchestrate.last_reply(app, agent), notify.details(app, [finished])[agent.id]
+            return replies.last(app, agent), notify.details(app, [finished])[agent.id]
         finally:
             app.close()
 

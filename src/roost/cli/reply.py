@@ -23,13 +23,13 @@ def reply_command(name: str, as_json: bool) -> None:
       roost reply build:api-fix --json
     """
     from roost.core.names import check_name
-    from roost.ops import orchestrate
+    from roost.ops import replies
     from roost.ops.root import open_app
 
     check_name(name)
     app = open_app(reading=True)
     try:
-        said = orchestrate.last_reply(app, app.store.require(name))
+        said = replies.last(app, app.store.require(name))
     finally:
         app.close()
     if as_json:

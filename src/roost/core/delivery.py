@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 READY_TIMEOUT = 60.0  # seconds a send waits for the agent to be ready (idle)
 CONFIRM_TIMEOUT = 15.0  # seconds a send waits for the sign that the agent took the message
@@ -25,6 +26,45 @@ DRAFT_SHOWN = 40  # characters of a draft quoted back in a refusal
 # hooks: the new session of /clear, a compaction), "screen" (the screen changed after Enter),
 # "exit" (a command that ends the CLI, /exit).
 HOOK, RECORD, EFFECT, SCREEN, EXIT = "hook", "record", "effect", "screen", "exit"
+
+
+class Confirmed(StrEnum):
+    """What showed that an agent took a message: a send's `how` when it was delivered (the
+    words `roost send` prints and the event log records)."""
+
+    HOOK = "hook"  # its UserPromptSubmit carrying the text, or a slash command's hooks
+    NEW_SESSION = "new session id"  # the SessionStart of /clear's new session
+    RECORD = "session file"  # the CLI's own record of the conversation holds it
+    QUEUED = "its CLI's queue"  # it holds the text until it is ready: a delivery
+    SCREEN = "screen"  # the screen changed after Enter
+    EXIT = "exit"  # the CLI ended (a command such as /exit)
+
+
+NO_SIGN = "no sign that the agent took it"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Whether an agent took a message, as its confirmation found it: `took` and what showed
+    it (`how`), with the CLI's words when the turn it began failed at once (`failure`); not
+    taken, the error its screen shows instead (`error`; None: no sign at all).
+
+    >>> Verdict(True, Confirmed.SCREEN, failure="API Error").said("a")
+    'screen'
+    >>> Verdict(False, error="Reconnecting").said("a"), Verdict(False).said("a")
+    ('a shows an error: Reconnecting', 'no sign that the agent took it')
+    """
+
+    took: bool
+    how: Confirmed | None = None
+    failure: str | None = None
+    error: str | None = None
+
+    def said(self, name: str) -> str:
+        """What a send says: what confirmed it, or why it was not taken."""
+        if self.took and self.how is not None:
+            return str(self.how)
+        return f"{name} shows an error: {self.error}" if self.error is not None else NO_SIGN
 
 
 # A key sequence (CSI: ESC [ ... final byte), e.g. a colour code or the paste's own markers.
@@ -197,6 +237,7 @@ class Plan:
     deliver: bool
     why: str = ""  # a refusal's message
     timed_out: bool = False  # the refusal is the ready wait running out
+    draft: bool = False  # the refusal is a draft on its input line
     confirm_by: tuple[str, ...] = ()  # the signals that may confirm it, best first
     screen_baseline: bool = False  # capture the screen after the paste, before Enter
 
@@ -219,6 +260,7 @@ def decide(found: Found, *, command: bool, has_hooks: bool, has_record: bool = F
             refusal,
             timed_out=not found.in_time
             and found.status in ("working", "starting", "unknown", None),
+            draft=found.status == "idle" and found.pane_alive and bool(found.draft),
         )
     if command:
         signals = (EFFECT,) if has_hooks else ()

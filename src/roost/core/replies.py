@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roost.core.delivery import in_joined
+from roost.core.delivery import in_joined, same_message
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +84,28 @@ def last_answer(turns: list[Turn]) -> str | None:
     (None, 'x')
     """
     return turns[-1].reply if turns else None
+
+
+def last_said(turns: list[Turn]) -> str | None:
+    """The last words any turn holds (a CLI whose Stop hook says its last answer: what that
+    hook would have said, the turn since begun or not).
+
+    >>> last_said([Turn("a", "x"), Turn("b", None)]), last_said([Turn("a", None)])
+    ('x', None)
+    """
+    return next((t.reply for t in reversed(turns) if t.reply is not None), None)
+
+
+def answer_of_last(turns: list[Turn], text: str) -> str | None:
+    """The answer of the last turn that asked `text` (as Claude Code records a long paste
+    too: core.delivery.same_message), None while it has none: never an earlier turn's.
+
+    >>> answer_of_last([Turn("hi", "one"), Turn("hi", None)], "hi")
+    >>> answer_of_last([Turn("hi", "one"), Turn("other", "two")], "hi")
+    'one'
+    """
+    mine = [t for t in turns if same_message(t.prompt, text)]
+    return mine[-1].reply if mine else None
 
 
 def fold(entries: list[tuple[str, str]]) -> list[Turn]:

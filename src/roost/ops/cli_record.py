@@ -1,30 +1,24 @@
 """The CLI's own record of an agent's conversation, where roost can read one (gemini's chat
 file, aider's chat history): `roost send` confirms a message by finding it there, and, while it
 is not there, helps a CLI that lost the Enter (a CLI busy starting takes an Enter for a newline,
-or drops it) or, while it showed no input line, the paste. It is also where the replies of a
-CLI without a Stop hook are read (codex's rollout too): `send --wait`, `wait_for_agents`'
-last_reply, a parent's notice."""
+or drops it) or, while it showed no input line, the paste. The replies a CLI records are read
+by ops/replies."""
 
 from __future__ import annotations
 
 import os
 
-from roost.core import delivery, replies, status
+from roost.core import delivery, status
 from roost.core.model import Agent
-from roost.core.replies import Turn
 from roost.ops import observe
 from roost.ops.context import App
 from roost.providers import traits
 from roost.providers.base import get as provider
 
-ENTER_AGAIN = 2.0  # seconds without the text in the record before Enter is pressed again
-
 
 class Record:
     """The record's size before a paste (None: the CLI keeps none roost can read), and the
     prompts it took since."""
-
-    HOW = "session file"
 
     def __init__(self, app: App, agent: Agent) -> None:
         self.app, self.agent = app, agent
@@ -128,27 +122,3 @@ def readable(app: App, agent: Agent) -> Record | None:
     """The agent's record, or None when its CLI keeps none roost can read."""
     found = Record(app, agent)
     return found if found.size is not None else None
-
-
-# ---- replies -------------------------------------------------------------------------------
-# What a CLI that reports no Stop hook answered, read from its own record (core/replies.py).
-NO_RECORD = "its CLI keeps no record of its replies that roost can read"
-
-
-def turns(app: App, agent: Agent) -> list[Turn] | None:
-    """The agent's turns from its CLI's record (its current session), or None when it keeps
-    none roost can read."""
-    current = app.store.get_by_id(agent.id) or agent  # its session id may be known by now
-    return provider(agent.provider).turns(current, app.environ, app.paths.home)
-
-
-def asked(app: App, agent: Agent, text: str) -> tuple[int, int]:
-    """How many recorded turns asked `text` already (before it is sent): alone, and alone or
-    as one part of a prompt the CLI joined from its queue (core.replies.this_answer)."""
-    found = turns(app, agent) or []
-    return replies.asked(found, text), replies.asked(found, text, True)
-
-
-def last_reply(app: App, agent: Agent) -> str | None:
-    """The agent's last turn's answer as its CLI recorded it (None: none yet, or no record)."""
-    return replies.last_answer(turns(app, agent) or [])

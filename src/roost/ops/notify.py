@@ -61,10 +61,10 @@ def details(app: App, changed: Sequence[Observation]) -> dict[str, str | None]:
 
 def _recorded(app: App, agent_id: str) -> str | None:
     """The last answer in the CLI's own record of the turn (codex, gemini, aider)."""
-    from roost.ops import cli_record  # here: each hook's start (`roost _notify`) skips it
+    from roost.ops import replies  # here: each hook's start (`roost _notify`) skips it
 
     agent = app.store.get_by_id(agent_id)
-    return cli_record.last_reply(app, agent) if agent is not None else None
+    return replies.recorded_last(app, agent) if agent is not None else None
 
 
 def _last_stop(app: App, agent_id: str) -> str | None:

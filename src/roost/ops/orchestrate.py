@@ -18,10 +18,11 @@ from roost.core.errors import RoostError
 from roost.core.model import INTENT_RUNNING, Agent
 from roost.core.names import name_problem
 from roost.core.settings import Settings
-from roost.ops import cli_record, lifecycle, observe, send
+from roost.ops import lifecycle, observe, send
+from roost.ops import replies as answers
 from roost.ops.context import App
-from roost.ops.learn import launch_token, stop_message
-from roost.providers import claude, hooks, traits
+from roost.ops.learn import launch_token
+from roost.providers import hooks, traits
 from roost.providers.base import get as provider_of
 from roost.store import events as event_log
 from roost.store import orchestration as queue
@@ -407,22 +408,11 @@ def wait(
     return {
         "timed_out": not done,
         "children": [
-            {"name": a.name, "status": states[a.id], "last_reply": _bounded(last_reply(app, a))}
+            {"name": a.name, "status": states[a.id], "last_reply": _bounded(answers.last(app, a))}
             for a in targets
         ]
         + [hostchildren.waited(app, c, there[(c.host, c.name)], _bounded) for c in far],
     }
-
-
-def last_reply(app: App, agent: Agent) -> str | None:
-    """The agent's last answer: its last Stop hook's message, else its transcript's last
-    assistant words, else its CLI's own record's (codex, gemini, aider); never wakes it."""
-    message = stop_message(app, agent.id)
-    if message is not None:
-        return message
-    messages = transcript_messages(agent.transcript_path) if agent.transcript_path else []
-    assistant = [m["text"] for m in messages if m["role"] == "assistant"]
-    return assistant[-1] if assistant else cli_record.last_reply(app, agent)
 
 
 def read(
@@ -483,14 +473,6 @@ def _screen_instead(app: App, child: Agent, max_chars: int) -> dict[str, Any]:
         "source": "none",
         "note": f"{child.name} is not running and {NO_RECORD}",
     }
-
-
-def transcript_messages(path: str) -> list[dict[str, str]]:
-    """User and assistant text messages of a Claude-style JSONL transcript, in order."""
-    return [
-        {"role": "user" if role == "user" else "assistant", "text": text}
-        for role, text in claude.transcript_messages(path)
-    ]
 
 
 def tree(app: App, caller: scope.Caller) -> list[dict[str, Any]]:

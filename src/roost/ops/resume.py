@@ -231,8 +231,7 @@ def _resume(
     if sent.delivered:
         app.store.log(agent, "resumed", prompt=bool(r.prompt), tries=r.tries)
         return True
-    draft = "has a draft" in sent.how
-    retry = now + (resuming.DRAFT_RETRY if draft else resuming.backoff(r.tries))
+    retry = now + (resuming.DRAFT_RETRY if sent.draft else resuming.backoff(r.tries))
     with app.store.write() as c:
         stored.put(
             c, r.agent_id, r.account, retry, resuming.WAITING, r.tries, r.prompt, r.planned_at

@@ -9,7 +9,8 @@ carrying this text, for a CLI with hooks; else this text in the CLI's own record
 conversation (gemini's chat file, aider's chat history: ops/cli_record.py); else the screen
 changing. A slash command (`/clear`) is confirmed by its effect, since CLIs run it without a
 prompt event: a hook it fires (the new session of /clear, a compaction), else the screen
-changing, or the CLI exiting (`/exit`).
+changing, or the CLI exiting (`/exit`). ops/confirm reads those signals, look by look, and
+core/confirming decides each next step; the verdict is a `delivery.Verdict`.
 A stopped or hibernated agent is woken first; one that shows an error (its CLI is broken or its
 last turn failed) is refused with the CLI's words, and so is one with a draft typed on its input
 line (never merged into, never lost). What to do is core.delivery's decision; this module only
@@ -29,29 +30,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roost.core import delivery, present, replies, status
+from roost.core.delivery import Confirmed
 from roost.core.errors import HeldStopped, RoostError, StartFailed
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
 from roost.core.starts import HOLD_WINDOW
-from roost.ops import cli_record, lifecycle, observe
-from roost.ops.cli_record import ENTER_AGAIN, Record, readable
+from roost.ops import cli_record, confirm, lifecycle, observe
+from roost.ops import replies as answers
+from roost.ops.cli_record import readable
 from roost.ops.context import App
-from roost.ops.learn import launch_token, stop_message
+from roost.ops.learn import launch_token
 from roost.providers import hooks, mcpwire, traits
 from roost.store import events as event_log
 from roost.store import orchestration as notices_queue
 from roost.store import status as stored_status
-from roost.system import locks, untrusted
+from roost.system import locks
 
 READY = ("idle",)
 SETTLED = ("idle", "waiting", "error", "limited", "exited", "stopped", "lost", "failed")
-# What a slash command may fire: its effect, where no UserPromptSubmit comes (/clear ends the
-# session and starts a new one, /compact compacts, /exit ends it).
-COMMAND_EFFECTS = ("SessionStart", "SessionEnd", "PreCompact")
-SETTLE = 1.0  # seconds a command's new session may take after its first sign
-NO_SIGN = "no sign that the agent took it"
-QUEUED = "its CLI's queue"  # it holds the text until it is ready: a delivery
+NO_SIGN = delivery.NO_SIGN
+QUEUED = Confirmed.QUEUED  # it holds the text until it is ready: a delivery
 SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
 # The text a send pasted and has not pressed Enter for yet (and the parent's notices it
 # carries): if the send dies there, the next one knows the text on the input line is roost's.
@@ -61,7 +60,7 @@ PENDING = "pending-send.json"
 @dataclass(frozen=True, slots=True)
 class Sent:
     delivered: bool
-    how: str  # what confirmed it, or why not
+    how: str  # what confirmed it (a delivery.Confirmed), or why not
     reply: str | None = None
     # Not delivered: a time limit ran out (`how` says which); delivered: --wait had no reply in
     # time (reply is None then).
@@ -69,6 +68,7 @@ class Sent:
     failure: str | None = None  # the turn it started ended in an error (the CLI's words)
     no_reply: str | None = None  # --wait, the turn ended but no reply was found: why
     note: str | None = None  # an interrupted send's text it submitted first
+    draft: bool = False  # not delivered: someone's draft sits on its input line
 
 
 def _observed(app: App, name: str) -> Observation:
@@ -213,23 +213,26 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
     screen_before = app.tmux.capture(pane.pane_id, 200) if plan.screen_baseline else None
     app.tmux.send_enter(pane.pane_id)
     _forget(app, agent.id)
-    delivered, how, _ = _confirm(
+    verdict = confirm.confirm(
         app,
         agent,
-        plan.confirm_by,
         pane.pane_id,
-        log,
-        log_before,
-        screen_before,
         text,
+        plan.confirm_by,
+        confirm.Before(log, log_before, screen_before, record),
         budget.left(app.clock.monotonic(), budget.confirm),
-        record,
         app.clock.monotonic() + budget.left(app.clock.monotonic(), budget.ready),
     )
+    how = verdict.said(name)
     app.store.log(
-        agent, "sent", delivered=delivered, chars=len(text), confirmed_by=how, interrupted_send=True
+        agent,
+        "sent",
+        delivered=verdict.took,
+        chars=len(text),
+        confirmed_by=how,
+        interrupted_send=True,
     )
-    if not delivered:
+    if not verdict.took:
         return None
     if notices:
         with app.store.write() as c:
@@ -279,54 +282,33 @@ def _send_locked(
         has_record=record is not None,
     )
     if not plan.deliver or pane is None:
-        return _not_delivered(app, agent, text, plan.why, timed_out=plan.timed_out)
+        return _not_delivered(
+            app, agent, text, plan.why, timed_out=plan.timed_out, draft=plan.draft
+        )
     log = hooks.log_path(str(app.paths.home), agent.id)
     log_before = hooks.size(log)
     # A CLI without a Stop hook: its record's turns that asked this text already, so the reply
     # read afterwards is this turn's (_recorded_reply).
-    asked_before = cli_record.asked(app, agent, text) if wait and not quirks.hooks else (0, 0)
+    asked_before = answers.asked(app, agent, text) if wait and not quirks.hooks else (0, 0)
     looked = event_log.last_id(app.store.conn)  # a look that records this turn: after it
-    _remember(app, agent, text, notices)  # until its Enter: a kill -9 leaves the file
-    try:
-        app.tmux.paste(pane.pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
-        app.clock.sleep(quirks.enter_delay)
-        # The baseline is the screen with the pasted text in the input, so what confirms
-        # delivery is the Enter's effect, not the paste's.
-        screen_before = app.tmux.capture(pane.pane_id, 200) if plan.screen_baseline else None
-        app.tmux.send_enter(pane.pane_id)
-    except KeyboardInterrupt:
-        raise RoostError(delivery.cut_before_enter(name), code=130) from None
-    _forget(app, agent.id)
-
+    screen_before = _enter(app, agent, pane.pane_id, text, notices, plan.screen_baseline)
     confirm_for = budget.left(app.clock.monotonic(), budget.confirm)
-    delivered, how, failure = _confirm(
+    verdict = confirm.confirm(
         app,
         agent,
-        plan.confirm_by,
         pane.pane_id,
-        log,
-        log_before,
-        screen_before,
         text,
+        plan.confirm_by,
+        confirm.Before(log, log_before, screen_before, record),
         confirm_for,
-        record,
         app.clock.monotonic() + budget.left(app.clock.monotonic(), budget.ready),
     )
-    if not delivered:
-        cut = how == NO_SIGN and confirm_for < budget.confirm
-        return _not_delivered(
-            app,
-            agent,
-            text,
-            f"timed out after {confirm_for:g} s waiting "
-            f"for a sign that {name} took it (it may still take it)"
-            if cut
-            else how,
-            timed_out=cut,
-        )
-    if how == Record.HOW:
+    if not verdict.took:
+        return _unconfirmed(app, agent, text, verdict, confirm_for, budget)
+    how, failure = verdict.said(name), verdict.failure
+    if verdict.how == Confirmed.RECORD:
         app.store.update(agent.id, conversation_seen=True)
-    if how == "hook" and not command and failure is None:  # its UserPromptSubmit: a turn
+    if verdict.how == Confirmed.HOOK and not command and failure is None:  # a turn
         turn_begun(app, agent, looked, log, log_before, "send")
     if not resuming and not notices:  # issue 23: it supersedes a resume at a limit's reset
         from roost.ops import resume
@@ -342,19 +324,64 @@ def _send_locked(
     app.store.log(agent, "sent", delivered=True, **said)
     if not wait:
         return Sent(True, how)
-    if not quirks.hooks and cli_record.turns(app, agent) is not None:
-        return _recorded_reply(
-            app, agent, how, text, asked_before, budget.left(app.clock.monotonic(), budget.reply)
-        )
-    settled, in_time = _wait_status(
-        app, name, SETTLED, budget.left(app.clock.monotonic(), budget.reply)
+    reply_for = budget.left(app.clock.monotonic(), budget.reply)
+    if not quirks.hooks and answers.turns(app, agent) is not None:
+        return _recorded_reply(app, agent, how, text, asked_before, reply_for)
+    return _hooked_reply(app, agent, how, text, log_before, reply_for)
+
+
+def _enter(
+    app: App, agent: Agent, pane_id: str, text: str, notices: tuple[int, ...], baseline: bool
+) -> str | None:
+    """Paste `text` and press its Enter after the provider's pause; the screen between the two
+    when the screen may confirm it (`baseline`). Until the Enter, the text is remembered: a
+    send killed there leaves it for the next one (_finish_interrupted)."""
+    _remember(app, agent, text, notices)  # until its Enter: a kill -9 leaves the file
+    try:
+        app.tmux.paste(pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
+        app.clock.sleep(traits.of(agent.provider).enter_delay)
+        # The baseline is the screen with the pasted text in the input, so what confirms
+        # delivery is the Enter's effect, not the paste's.
+        screen_before = app.tmux.capture(pane_id, 200) if baseline else None
+        app.tmux.send_enter(pane_id)
+    except KeyboardInterrupt:
+        raise RoostError(delivery.cut_before_enter(agent.name), code=130) from None
+    _forget(app, agent.id)
+    return screen_before
+
+
+def _unconfirmed(
+    app: App,
+    agent: Agent,
+    text: str,
+    verdict: delivery.Verdict,
+    confirm_for: float,
+    budget: delivery.Budget,
+) -> Sent:
+    """Not delivered: the error its screen shows, or no sign in time (a time limit cut short
+    by the send's: a timeout, and it may still take it)."""
+    cut = verdict.error is None and confirm_for < budget.confirm
+    why = (
+        f"timed out after {confirm_for:g} s waiting "
+        f"for a sign that {agent.name} took it (it may still take it)"
+        if cut
+        else verdict.said(agent.name)
     )
+    return _not_delivered(app, agent, text, why, timed_out=cut)
+
+
+def _hooked_reply(
+    app: App, agent: Agent, how: str, text: str, log_before: int, timeout: float
+) -> Sent:
+    """The answer of this turn once the agent settles: its Stop hook's, else its record's
+    (ops/replies.answer_to); the turn's failure if it shows an error; or a timeout."""
+    settled, in_time = _wait_status(app, agent.name, SETTLED, timeout)
     if not in_time:
         return Sent(True, how, timed_out=True)
     if settled.status in ("error", "limited"):  # a usage limit cut the turn: its words
         return Sent(True, how, failure=settled.status_reason or "the CLI shows an error")
-    reply = last_reply(app, agent.id, log_before, text)
-    why = replies.NOT_RECORDED if quirks.hooks else cli_record.NO_RECORD
+    reply = answers.answer_to(app, agent, text, log_before)
+    why = replies.NOT_RECORDED if traits.of(agent.provider).hooks else answers.NO_RECORD
     return Sent(True, how, reply, no_reply=None if reply is not None else why)
 
 
@@ -394,7 +421,7 @@ def _recorded_reply(
     worked, idle_since = False, None
     joins = bool(traits.of(agent.provider).queued)  # it may join its queue into one prompt
     while True:
-        reply = replies.this_answer(cli_record.turns(app, agent) or [], text, asked_before, joins)
+        reply = replies.this_answer(answers.turns(app, agent) or [], text, asked_before, joins)
         if reply is not None:
             return Sent(True, how, reply)
         found = _observed(app, agent.name)
@@ -490,161 +517,11 @@ def is_slash_command(text: str) -> bool:
     return SLASH_COMMAND.fullmatch(text.strip()) is not None
 
 
-def _not_delivered(app: App, agent: Agent, text: str, why: str, timed_out: bool = False) -> Sent:
+def _not_delivered(
+    app: App, agent: Agent, text: str, why: str, timed_out: bool = False, draft: bool = False
+) -> Sent:
     app.store.log(agent, "sent", delivered=False, chars=len(text), reason=why)
-    return Sent(False, why, timed_out=timed_out)
-
-
-def _confirm(
-    app: App,
-    agent: Agent,
-    confirm_by: tuple[str, ...],
-    pane_id: str,
-    log: str,
-    log_before: int,
-    screen_before: str | None,
-    text: str,
-    timeout: float,
-    record: Record | None,
-    queued_until: float | None = None,
-) -> tuple[bool, str, str | None]:
-    """(True, what shows that the agent took `text`: hook, new session id, session file,
-    screen, exit; and its turn's failure, if it failed at once), or (False, why not, None),
-    looking for the signals `confirm_by` names (core.delivery). `screen_before` is the baseline
-    when the screen may confirm it (a CLI without hooks or a record, or a slash command); a
-    screen that now shows an error confirms the text only if the CLI's input no longer holds
-    it."""
-    has_hooks = delivery.HOOK in confirm_by or delivery.EFFECT in confirm_by
-    command = delivery.EXIT in confirm_by
-    found = _confirmation(
-        app,
-        agent,
-        has_hooks,
-        command,
-        pane_id,
-        log,
-        log_before,
-        screen_before,
-        text,
-        timeout,
-        record,
-        queued_until,
-    )
-    if found is None:
-        return False, NO_SIGN, None
-    if found.startswith("error:"):
-        return False, f"{agent.name} shows an error: {found[len('error:') :]}", None
-    if found.startswith("failed:"):  # failed:<what confirmed it>:<the CLI's words>
-        how, why = found[len("failed:") :].split(":", 1)
-        return True, how, why
-    return True, found, None
-
-
-def _recorded(prompt: object, text: str, queued: bool) -> bool:
-    """Whether a prompt in the CLI's record is `text`; for a text it held in its queue, also
-    one part of the prompt it made of its queue."""
-    return delivery.same_message(prompt, text) or (queued and delivery.in_joined(prompt, text))
-
-
-def _took_from_input(provider: str, screen: str, text: str) -> bool:
-    """Whether the CLI's input line no longer holds `text` (it submitted it); False when the
-    provider's input line is unknown."""
-    if provider not in traits.INPUT_LINES:
-        return False
-    typed = cli_record.typed(provider, screen)
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    return typed is None or not (typed.startswith(first[:40]) or first.startswith(typed))
-
-
-def _confirmation(
-    app: App,
-    agent: Agent,
-    has_hooks: bool,
-    command: bool,
-    pane_id: str,
-    log: str,
-    log_before: int,
-    screen_before: str | None,
-    text: str,
-    timeout: float,
-    record: Record | None,
-    queued_until: float | None = None,
-) -> str | None:
-    deadline = app.clock.monotonic() + timeout
-    quirks = traits.of(agent.provider)
-    enter_again = app.clock.monotonic() + ENTER_AGAIN
-    token = launch_token(app, agent.id) if has_hooks else None  # whose hook lines count
-    found: str | None = None  # a confirmation that a moment more may tell better
-
-    def by_hooks() -> str | None:
-        events, _ = hooks.read_since(log, log_before, token)
-        return _confirmed_by_hooks(events, text, command, agent.provider_session_id)
-
-    while app.clock.monotonic() < deadline:
-        how = by_hooks() if has_hooks else None
-        if how in ("hook", "new session id"):
-            return how
-        if how == "effect":
-            found = "hook"
-        pane = agent_panes(app.tmux.list_panes()).get(agent.id)
-        if pane is None or pane.dead:
-            # its hook may have landed between that read and its death (`crash 3`)
-            how = by_hooks() if has_hooks else None
-            if how in ("hook", "new session id"):
-                return how
-            if record is not None and any(
-                _recorded(prompt, text, found == QUEUED) for prompt in record.prompts()
-            ):
-                return Record.HOW  # recorded just before it ended
-            if found == QUEUED:
-                return None  # it died with the text in its queue
-            return "exit" if command and pane is not None else found
-        if record is not None:
-            queued = found == QUEUED
-            if any(_recorded(prompt, text, queued) for prompt in record.prompts()):
-                return Record.HOW
-            shown = app.tmux.capture(pane_id, 200)
-            held = delivery.held_in_queue(shown, quirks.queued, text)
-            broken = None if held else _screen_error(app, agent.provider, shown)
-            if broken is not None:
-                # The CLI failed before it recorded the text, or the turn it took failed: it
-                # may have recorded the text and drawn the failure since the read above.
-                if any(_recorded(prompt, text, queued) for prompt in record.prompts()):
-                    return f"failed:{Record.HOW}:{broken}"
-                return f"failed:screen:{broken}" if queued else f"error:{broken}"
-            if held and not queued:
-                # The CLI took it and holds it until it is ready (its MCP servers starting):
-                # the record gets as long as a wait for readiness to show it. Sent again, or
-                # an Enter pressed into a draft typed meanwhile, it would be a second prompt.
-                found = QUEUED
-                if queued_until is not None:
-                    deadline = max(deadline, queued_until)
-            if found != QUEUED:
-                record.watch(text, shown)
-                if app.clock.monotonic() >= enter_again:
-                    record.nudge(pane_id, text, shown)
-                    enter_again = app.clock.monotonic() + ENTER_AGAIN
-            app.clock.sleep(0.1)
-            continue
-        screen = (
-            app.tmux.capture(pane_id, 200) if found is None and screen_before is not None else None
-        )
-        if screen is not None and screen != screen_before:
-            broken = _screen_error(app, agent.provider, screen)
-            if broken is not None:
-                # The CLI failing: with the text gone from its input line it took the text and
-                # its turn failed; else (or where the input line is unknown) it never took it.
-                took = _took_from_input(agent.provider, screen, text)
-                return f"{'failed:screen' if took else 'error'}:{broken}"
-            if not has_hooks:
-                return "screen"
-            found = "screen"
-        if found is not None and deadline > app.clock.monotonic() + SETTLE:
-            # A CLI draws a command's effect before its hooks report it, and ends a session
-            # before it starts the next: a moment more for the new session id of /clear.
-            deadline = app.clock.monotonic() + SETTLE
-        app.clock.sleep(0.1)
-    return found
+    return Sent(False, why, timed_out=timed_out, draft=draft)
 
 
 def _stored_limit(app: App, name: str) -> str | None:
@@ -676,73 +553,3 @@ def _limited(app: App, found: Observation) -> str:
     now = app.clock.now().timestamp()
     said = present.limited_until(found.agent.name, resets, now, local_zone(app.environ))
     return f"{said}: {found.status_reason}" if found.status_reason else said
-
-
-def _screen_error(app: App, provider: str, screen: str) -> str | None:
-    """The reason when the screen shows the provider's error patterns (config.toml's
-    included), else None."""
-    found = status.reading(screen, observe.patterns_of(app, provider))
-    return (found[1] or "the CLI shows an error") if found and found[0] == "error" else None
-
-
-def _confirmed_by_hooks(
-    events: list[tuple[float, str, dict[str, object]]],
-    text: str,
-    command: bool,
-    session_id: str | None,
-) -> str | None:
-    """The hook evidence that `text` was taken: "hook" (its UserPromptSubmit); for a slash
-    command, "new session id" (the SessionStart after /clear) or "effect" (another event it
-    fires: the SessionEnd before that start, a compaction); None when there is none yet."""
-    if any(
-        event == "UserPromptSubmit" and delivery.same_message(payload.get("prompt"), text)
-        for _, event, payload in events
-    ):
-        return "hook"
-    effects = [
-        (event, payload) for _, event, payload in events if command and event in COMMAND_EFFECTS
-    ]
-    if any(
-        event == "SessionStart" and payload.get("session_id") != session_id
-        for event, payload in effects
-    ):
-        return "new session id"
-    return "effect" if effects else None
-
-
-def last_reply(app: App, agent_id: str, log_before: int, text: str) -> str | None:
-    """The answer to `text`: the Stop hook's last_assistant_message after it was sent, else the
-    assistant's words after `text` in the transcript (claude's). None when neither exists:
-    never an earlier turn's reply."""
-    message = stop_message(app, agent_id, log_before)
-    if message is not None:
-        return message
-    agent = app.store.get_by_id(agent_id)
-    if agent is not None and agent.transcript_path:
-        return transcript_reply(agent.transcript_path, text)
-    return None
-
-
-def transcript_reply(path: str, text: str) -> str | None:
-    """The assistant's text after the last user entry that is `text` in a Claude transcript
-    (a user entry without text, a tool's result, starts the answer again: what was said before
-    the tool ran is no part of it)."""
-    from roost.providers.claude import text_of
-
-    try:
-        data = untrusted.tail(path)
-    except OSError:
-        return None
-    answer: list[str] = []
-    for entry in reversed(list(untrusted.entries(data))):
-        message = entry.get("message") if isinstance(entry, dict) else None
-        if not isinstance(message, dict):
-            continue
-        words = text_of(message.get("content"))
-        if entry.get("type") == "assistant" and words:
-            answer.insert(0, words)
-        elif entry.get("type") == "user":
-            if delivery.same_message(words, text):
-                return "\n".join(answer) if answer else None
-            answer = []  # a later turn's words; keep looking for ours
-    return None

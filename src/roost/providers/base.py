@@ -144,8 +144,8 @@ class Provider:
     ) -> list[Turn] | None:
         """The agent's conversation as its CLI's own record holds it, oldest first ([] before
         there is one), or None when the CLI keeps no record roost can read of its replies:
-        `messages` folded into turns where `replies_in_record` (a Claude agent's replies come
-        from its hooks)."""
+        `messages` folded into turns where `replies_in_record` (Claude's, whose replies come
+        from its hooks first, its own: ops/replies reads them all)."""
         if not self.replies_in_record:
             return None
         found = self.messages(agent, environ, paths_home)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from roost.core.model import Agent
+from roost.core.replies import Turn, fold
 from roost.providers import hooks, mcpwire
 from roost.providers.base import NotResumable, Provider, user_home
 from roost.providers.traits import CLAUDE
@@ -108,6 +109,16 @@ class Claude(Provider):
         sid = agent.provider_session_id
         path = agent.transcript_path or (transcript_path(sid, agent.cwd, environ) if sid else None)
         return transcript_messages(path) if path else []
+
+    def turns(
+        self, agent: Agent, environ: Mapping[str, str], paths_home: Path
+    ) -> list[Turn] | None:
+        """Its transcript's messages as turns, each answered by its last words (what its Stop
+        hook says): its replies' record where no Stop hook line holds one (ops/replies). Its
+        replies come from its hooks first (`replies_in_record` stays False: send waits for
+        its Stop, not for this record)."""
+        found = self.messages(agent, environ, paths_home)
+        return None if found is None else fold(found)
 
     def conversation_missing(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path
