@@ -312,7 +312,7 @@ def ls_cmd(as_json: bool, tree: bool, with_git: bool, everywhere: bool) -> None:
     app = _app(reading=True)
     found = observe.current(app)
     if not with_git:
-        from roost.ops.usage import price_table
+        from roost.usage.operations import price_table
 
         click.echo(present.render(found, as_json, tree, price_table(app)), nl=False)
         return
@@ -398,7 +398,8 @@ def wake(name: str, fresh: bool, session: str | None) -> None:
       roost wake api-fix
       roost wake api-fix --session 5f0c...   # back to an earlier conversation
     """
-    from roost.ops import budget, lifecycle
+    from roost.budgets import operations as budget
+    from roost.ops import lifecycle
 
     app = _app(name, runtime=True)
     result = lifecycle.wake(app, name, fresh=fresh, session=session)
@@ -417,11 +418,11 @@ from roost.cli.worktree import fork_cmd, worktree_group  # noqa: E402  (issue 22
 cli.add_command(worktree_group)
 cli.add_command(fork_cmd)
 
-from roost.cli.limits import limits_command  # noqa: E402 - issue 23: roost limits
+from roost.limits.commands import limits_command  # noqa: E402 - issue 23: roost limits
 
 cli.add_command(limits_command)
 
-from roost.cli.usage import usage_command  # noqa: E402 - issue 23 part 4 (branch usage)
+from roost.usage.commands import usage_command  # noqa: E402 - issue 23 part 4 (branch usage)
 
 cli.add_command(usage_command)
 
@@ -1171,7 +1172,7 @@ def policy(
     if is_tab and (policy is not None or budget is not None or tree_budget is not None):
         raise RoostError("a tab has no restart policy or budget, only --on-limit", code=2)
     if budget is not None or tree_budget is not None:  # both checked before anything is stored
-        from roost.core.budget import parse
+        from roost.budgets.rules import parse
 
         for given in (budget, tree_budget):
             if given is not None:
@@ -1186,7 +1187,7 @@ def policy(
         resume.set_policy(app, name, on_limit, tab=is_tab)
         click.echo(f"{'tab ' if is_tab else ''}{name}: on-limit {on_limit}")
     if budget is not None or tree_budget is not None:  # issue 23 part 5 (branch usage)
-        from roost.ops import budget as budgets
+        from roost.budgets import operations as budgets
 
         for given, tree in ((budget, False), (tree_budget, True)):
             if given is not None:

@@ -100,7 +100,7 @@ def with_git_counts(app: App, found: list[Observation], as_json: bool, tree: boo
 
     counts = worktrees.git_counts(app)
     if as_json:
-        from roost.ops.usage import price_table
+        from roost.usage.operations import price_table
 
         table = price_table(app)
         items = [present.agent_json(o, table) for o in found]

@@ -176,7 +176,7 @@ class Agent:
         # its git worktree (spawn --worktree) as JSON {repo, branch, path}, or None
         self.worktree_json: Final[str | None] = worktree_json
         # its token usage per model as JSON [[model, input, output, cache_write, cache_read]]
-        # (store/usage.py's totals; issue 23 part 4), read for `ls --json` only
+        # (usage/rows.py's totals; issue 23 part 4), read for `ls --json` only
         self.usage_json: Final[str] = usage_json
         # texts roost holds for it while it asks the person something (store/held.py)
         self.held_inputs: Final[int] = held_inputs

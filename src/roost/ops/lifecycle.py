@@ -647,7 +647,7 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
         "started",
         {"pid": pid, "launch": agent.launches + 1, "resume": agent.launches > 0},
         # a new process: what the last one did is history (its start's idle is an edge the
-        # log shows, never mistaken for the end of a turn: ops/budget.py)
+        # log shows, never mistaken for the end of a turn: budgets/operations.py)
         unless_changed=(
             was,
             {"status": "starting", "status_source": "process", "status_since": now},

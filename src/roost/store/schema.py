@@ -217,7 +217,7 @@ CREATE INDEX alerts_pending ON alerts (done_at, id);
 """
 
 # Issue 23 (branch limits): usage limits as last seen, so they outlive their screen
-# (store/limits.py).
+# (limits/rows.py).
 USAGE_LIMITS = """
 CREATE TABLE usage_limits (
     agent_id TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
@@ -258,14 +258,14 @@ CREATE TABLE limit_resumes (
 
 
 # Issue 23 parts 4 and 5 (branch usage): where each agent's session file was last read, the
-# token totals it gave per day and model, and budgets (store/usage.py).
+# token totals it gave per day and model, and budgets (usage/rows.py).
 USAGE = """
 CREATE TABLE usage_cursors (
     agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
     path TEXT NOT NULL,
     inode INTEGER NOT NULL,
     offset INTEGER NOT NULL,  -- bytes read: the end of the last complete line
-    state TEXT NOT NULL,  -- JSON: the reader's memory (core/usage.py)
+    state TEXT NOT NULL,  -- JSON: the reader's memory (usage/rules.py)
     PRIMARY KEY (agent_id, path)
 );
 CREATE TABLE usage_totals (
@@ -488,9 +488,9 @@ MIGRATIONS: list[Step | list[Step]] = [
     SERVICE_TABLES,
     ALERTS,
     WORKTREES,
-    USAGE_LIMITS,  # issue 23 (branch limits): store/limits.py
+    USAGE_LIMITS,  # issue 23 (branch limits): limits/rows.py
     LIMIT_RESUMES,  # issue 23 parts 2-3 (branch limits2): store/resumes.py
-    USAGE,  # issue 23 parts 4, 5 (branch usage): store/usage.py
+    USAGE,  # issue 23 parts 4, 5 (branch usage): usage/rows.py
     HOSTS,  # issue 24 (branch hosts): store/hosts.py
     HOST_CHILDREN,  # issue 24 part 4 (branch hostchild): store/hostchildren.py
     HELD_INPUTS,  # issue 34: store/held.py

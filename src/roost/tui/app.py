@@ -34,13 +34,13 @@ from roost.core.errors import RoostError
 from roost.core.fleet import HostView
 from roost.core.observation import Observation
 from roost.core.questions import Question
-from roost.core.usage import count
 from roost.core.workspace import Node
 from roost.providers import traits
 from roost.system.clock import local_zone
 from roost.tui import actions
 from roost.tui import rows as rowlib
 from roost.tui.source import Snapshot, Source
+from roost.usage.rules import count
 
 HOSTS_EVERY = 10.0  # seconds between two looks at the remote hosts (ssh: slower than local)
 Field = tuple[str, str, str | Sequence[str]]  # key, label, default text or the choices

@@ -31,7 +31,7 @@ BADGE_STYLE = {
     "idle": "green",
     "waiting": "bold white on red",
     "error": "bold white on magenta",
-    "limited": "bold black on yellow",  # a usage limit (core/limits.py): it waits for a reset
+    "limited": "bold black on yellow",  # a usage limit (limits/rules.py): it waits for a reset
     "starting": "cyan",
     "exited": "red",
     "failed": "bold red",

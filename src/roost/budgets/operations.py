@@ -3,7 +3,7 @@ the machine's live-agent budget (`[budget] max_live`).
 
 `enforce` runs at each turn's end in the roost service (COMPONENT; every launch, `watch` and
 the TUI start the service) and when `roost policy --budget` sets a budget: it reads what the
-session files gained (ops/usage.py), then parks (hibernates) each
+session files gained (usage/operations.py), then parks (hibernates) each
 agent whose budget is reached, but only once its turn is over (status `idle`, as just
 observed) and only after a turn it took since its launch: a working agent is parked at a later
 pass, after its turn, and a woken one gets its turn first (its start's idle is no turn's end).
@@ -17,21 +17,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
-from roost.core import budget as rule
+from roost.budgets import rules as rule
 from roost.core import notify as notice_rule
 from roost.core.clock import Clock
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.observation import Observation
-from roost.core.usage import summed
-from roost.ops import usage
 from roost.ops.context import App
 from roost.ops.service import Component
 from roost.store import alerts as outbox
 from roost.store import events as event_log
 from roost.store import orchestration as queue
-from roost.store import usage as rows
 from roost.store.events import StatusChange
+from roost.usage import operations as usage
+from roost.usage import rows
+from roost.usage.rules import summed
 
 PARKED = "parked"  # the notice's and the alert's word
 
@@ -135,7 +135,7 @@ def park(app: App, o: Observation, why: str) -> str | None:
 
 
 def hibernate_over(app: App, running: Sequence[Observation], max_live: int) -> list[str]:
-    """Hibernate the idle longest beyond `max_live` running agents (core/budget.py's choice)."""
+    """Hibernate the idle longest beyond `max_live` running agents (budgets/rules.py's choice)."""
     from roost.ops import lifecycle
     from roost.ops.alerts import looked_at
 
