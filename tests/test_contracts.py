@@ -120,7 +120,7 @@ PLANTED = [
     ("cli/fast.py", "import sqlite3", "SQLite belongs to the store"),
     ("core/names.py", "import os", "The core is pure"),
     ("core/questions.py", "import pathlib", "The core is pure"),
-    ("core/alerts.py", "import time", "The core is pure"),
+    ("alerts/rules.py", "import time", "The core is pure"),
     ("core/settings.py", "import threading", "The core is pure"),
     ("launch.py", "import roost.core.names", "The pane's launcher"),
     # the service's room is above everything but the CLI: no operation or web page uses it

@@ -7,16 +7,17 @@ session files gained (usage/operations.py), then parks (hibernates) each
 agent whose budget is reached, but only once its turn is over (status `idle`, as just
 observed) and only after a turn it took since its launch: a working agent is parked at a later
 pass, after its turn, and a woken one gets its turn first (its start's idle is no turn's end).
-Its parent hears of it (the notices of ops/notify.py), the person gets an alert (ops/alerts.py
-delivers it), and `roost wake` says why it was parked. Beyond `max_live` running agents, the
-idle longest are hibernated, never one a person is attached to or one not idle; they wake on
-use as today."""
+Its parent hears of it (the notices of ops/notify.py), the person gets an alert
+(alerts/operations.py delivers it), and `roost wake` says why it was parked. Beyond `max_live`
+running agents, the idle longest are hibernated, never one a person is attached to or one not
+idle; they wake on use as today."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
+from roost.alerts import rows as outbox
 from roost.budgets import rules as rule
 from roost.core import notify as notice_rule
 from roost.core.clock import Clock
@@ -25,7 +26,6 @@ from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.ops.context import App
 from roost.ops.service import Component
-from roost.store import alerts as outbox
 from roost.store import events as event_log
 from roost.store import orchestration as queue
 from roost.store.events import StatusChange
@@ -136,8 +136,8 @@ def park(app: App, o: Observation, why: str) -> str | None:
 
 def hibernate_over(app: App, running: Sequence[Observation], max_live: int) -> list[str]:
     """Hibernate the idle longest beyond `max_live` running agents (budgets/rules.py's choice)."""
+    from roost.alerts.operations import looked_at
     from roost.ops import lifecycle
-    from roost.ops.alerts import looked_at
 
     if len(running) <= max_live:
         return []

@@ -165,7 +165,7 @@ def watch_all(notify: bool) -> None:
     `notify`: every `alert` event shown on this terminal, a host's titled `(on HOST)`. Shown
     only: each roost's service delivers its own alerts, a host's through the host's [notify]
     channels (docs/HOSTS.md)."""
-    from roost.cli.alerts import WatchAlerts
+    from roost.alerts.commands import WatchAlerts
     from roost.ops import hosts
     from roost.system import ssh
 

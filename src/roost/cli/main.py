@@ -1255,7 +1255,7 @@ from roost.cli.service import service  # noqa: E402 - the service's commands (a 
 
 cli.add_command(service)
 
-from roost.cli.alerts import WatchAlerts, notify_group  # noqa: E402 (issue 21: notifications to the person)
+from roost.alerts.commands import WatchAlerts, notify_group  # noqa: E402 (issue 21: notifications to the person)
 
 cli.add_command(notify_group)
 

@@ -27,7 +27,7 @@ every operation gets (App.settings), the service parses a changed file again (li
     [mcp]
     enabled = true           # give `roost mcp` to the agents roost starts
 
-    [notify]                 # alerts to the person (core/alerts.py): each channel optional
+    [notify]                 # alerts to the person (alerts/rules.py): each channel optional
     command = ["notify-send", "roost"]   # an argv; title and body are appended
     ntfy = "https://ntfy.sh/my-topic"    # an HTTP POST (Title header, body text)
     webhook = "https://example.org/hook" # a JSON POST {"title", "body", "agent", "edge"}

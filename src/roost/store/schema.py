@@ -186,7 +186,7 @@ def _v7_mcp_from_markers(conn: sqlite3.Connection) -> None:
 
 
 # Issue 21, notifications to the person (branch notify): the event-log cursor, what was last
-# alerted per agent, and the outbox (store/alerts.py).
+# alerted per agent, and the outbox (alerts/rows.py).
 # The cursor starts at the newest event: an upgraded store does not alert its whole history.
 ALERTS = """
 CREATE TABLE alert_cursor (
@@ -449,7 +449,7 @@ CREATE TABLE approvals (
 
 
 # Issue 36 points 3 and 4: a stop's intent, recorded before its signal (store/intents.py), and
-# the alerts' memory per agent and edge (store/alerts.py; the alert_seen it replaces had one row
+# the alerts' memory per agent and edge (alerts/rows.py; the alert_seen it replaces had one row
 # per agent, so an edge that came back after another one alerted again). A crash and an exit
 # are one edge.
 STOPS_AND_EDGES = """
@@ -496,7 +496,7 @@ MIGRATIONS: list[Step | list[Step]] = [
     HELD_INPUTS,  # issue 34: store/held.py
     APPROVALS,  # issue 35: an import's arguments awaiting approval (store/exchange.py)
     SERVICE_PARTS,  # issue 36 point 6: what the service's components serve (store/service.py)
-    STOPS_AND_EDGES,  # issue 36 points 3, 4: store/intents.py, store/alerts.py
+    STOPS_AND_EDGES,  # issue 36 points 3, 4: store/intents.py, alerts/rows.py
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -575,7 +575,9 @@ class RoostApp(App[None]):
 
     def apply_snapshot(self, snap: Snapshot) -> None:
         self.snapshot = snap
-        for text in snap.alerts:  # notifications to the person (ops/alerts.py): as bell() does
+        for (
+            text
+        ) in snap.alerts:  # notifications to the person (alerts/operations.py): as bell() does
             self.write_terminal(text)
         try:
             self._show_snapshot(snap)

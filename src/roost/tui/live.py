@@ -120,7 +120,7 @@ class LiveSource:
         """The alerts logged since the last look, as this terminal's text (the first look only
         marks where the log ends). The roost service decides and delivers them; the TUI only
         shows them."""
-        from roost.ops import alerts
+        from roost.alerts import operations as alerts
 
         if self._alerted is None:
             self._alerted = app.store.last_event_id()
