@@ -248,7 +248,7 @@ def spawn(
       roost spawn api-fix --worktree --base main
     """
     from roost.ops import lifecycle
-    from roost.ops import worktree as worktrees
+    from roost.worktrees import operations as worktrees
 
     if (branch or base or yes) and not worktree:
         raise click.UsageError("--branch, --base and --yes go with --worktree")
@@ -316,7 +316,7 @@ def ls_cmd(as_json: bool, tree: bool, with_git: bool, everywhere: bool) -> None:
 
         click.echo(present.render(found, as_json, tree, price_table(app)), nl=False)
         return
-    from roost.cli.worktree import with_git_counts
+    from roost.worktrees.commands import with_git_counts
 
     click.echo(with_git_counts(app, found, as_json, tree), nl=False)
 
@@ -413,7 +413,7 @@ def wake(name: str, fresh: bool, session: str | None) -> None:
 
 
 cli.add_command(wake, name="start")
-from roost.cli.worktree import fork_cmd, worktree_group  # noqa: E402  (issue 22)
+from roost.worktrees.commands import fork_cmd, worktree_group  # noqa: E402  (issue 22)
 
 cli.add_command(worktree_group)
 cli.add_command(fork_cmd)

@@ -35,7 +35,7 @@ TOP_LEVEL = (
     "pins",
     "settings",
     "agent_files",
-    "worktrees",  # issue 22: checked by core/worktree.py and verified with git on import
+    "worktrees",  # issue 22: checked by worktrees/rules.py and verified with git on import
     "policies",  # issue 23: on-limit policies and budgets (check_policies)
 )
 AGENT_FIELDS = FIELDS

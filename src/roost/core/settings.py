@@ -64,7 +64,7 @@ from typing import Any
 
 from roost.core.resuming import DEFAULT_GAP, DEFAULT_JITTER
 from roost.core.sshargs import COMMAND_TIMEOUT, CONNECT_TIMEOUT, LS_TIMEOUT
-from roost.core.worktree import DEFAULT_PREFIX
+from roost.worktrees.rules import DEFAULT_PREFIX
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
 STATUS_KINDS = ("waiting", "error", "working", "idle", "turn", "loading")  # core/status.py's

@@ -21,11 +21,11 @@ from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.names import check_name
 from roost.ops import lifecycle
-from roost.ops import worktree as worktrees
 from roost.ops.context import App
 from roost.providers import forking
 from roost.system import git
 from roost.usage import operations as usage
+from roost.worktrees import operations as worktrees
 
 
 def fork(app: App, name: str, new: str, worktree: bool = False) -> lifecycle.WakeResult:

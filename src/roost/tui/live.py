@@ -22,13 +22,13 @@ from roost.ops import answer as answering
 from roost.ops import lifecycle, observe, service, tabview
 from roost.ops import send as sending
 from roost.ops import workspace as wsops
-from roost.ops import worktree as worktrees
 from roost.ops.context import App
 from roost.ops.restore import restore as restore_workspace
 from roost.ops.root import open_app
 from roost.store import workspace as wsdb
 from roost.tui.source import Event, Snapshot
 from roost.usage import operations as ops_usage
+from roost.worktrees import operations as worktrees
 
 
 def _names_tree(node: ws.Node | None, names: dict[str, str]) -> ws.Node | None:
