@@ -14,7 +14,7 @@ import pytest
 from sshd import Fleet, terminal
 from test_tui import settle
 
-from roost.ops import hosts
+from roost.hosts import operations as hosts
 from roost.tui import rows
 from roost.tui.app import RoostApp
 from roost.tui.live import LiveSource

@@ -308,7 +308,7 @@ def ls_cmd(as_json: bool, tree: bool, with_git: bool, everywhere: bool) -> None:
     if everywhere:
         if tree or with_git:
             raise click.UsageError("--all lists every host's agents, without --tree or --git")
-        return ls_all(as_json)  # cli/hosts.py
+        return ls_all(as_json)  # hosts/commands.py
     app = _app(reading=True)
     found = observe.current(app)
     if not with_git:
@@ -1085,7 +1085,7 @@ def watch(
     if everywhere:
         if not as_json or since is not None:
             raise click.UsageError("--all goes with --json (and resumes each host by itself)")
-        return watch_all(notify)  # cli/hosts.py
+        return watch_all(notify)  # hosts/commands.py
     app, zone = _app(), local_zone(os.environ)
     shown: dict[str, str | None] = {}
     if since is None:
@@ -1263,7 +1263,7 @@ from roost.cli.web import web as web_cmd  # noqa: E402 (roost web: its own modul
 
 cli.add_command(web_cmd)
 
-from roost.cli.hosts import host_group, ls_all, watch_all  # noqa: E402 (issue 24: remote hosts)
+from roost.hosts.commands import host_group, ls_all, watch_all  # noqa: E402 (issue 24: remote hosts)
 
 cli.add_command(host_group)
 

@@ -63,7 +63,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from roost.core.resuming import DEFAULT_GAP, DEFAULT_JITTER
-from roost.core.sshargs import COMMAND_TIMEOUT, CONNECT_TIMEOUT, LS_TIMEOUT
+from roost.hosts.rules import COMMAND_TIMEOUT, CONNECT_TIMEOUT, LS_TIMEOUT
 from roost.worktrees.rules import DEFAULT_PREFIX
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")

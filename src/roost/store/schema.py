@@ -388,7 +388,7 @@ CREATE TABLE port_leases (
 """
 
 
-# Remote hosts (issue 24, branch hosts): how to reach each; store/hosts.py reads and writes it.
+# Remote hosts (issue 24, branch hosts): how to reach each; hosts/rows.py reads and writes it.
 HOSTS = """
 CREATE TABLE hosts (
     name TEXT PRIMARY KEY,
@@ -491,7 +491,7 @@ MIGRATIONS: list[Step | list[Step]] = [
     USAGE_LIMITS,  # issue 23 (branch limits): limits/rows.py
     LIMIT_RESUMES,  # issue 23 parts 2-3 (branch limits2): store/resumes.py
     USAGE,  # issue 23 parts 4, 5 (branch usage): usage/rows.py
-    HOSTS,  # issue 24 (branch hosts): store/hosts.py
+    HOSTS,  # issue 24 (branch hosts): hosts/rows.py
     HOST_CHILDREN,  # issue 24 part 4 (branch hostchild): store/hostchildren.py
     HELD_INPUTS,  # issue 34: store/held.py
     APPROVALS,  # issue 35: an import's arguments awaiting approval (store/exchange.py)

@@ -243,18 +243,18 @@ class LiveSource:
 
     # ---- remote hosts: the light path (no App: a config read and a SELECT), then ssh ---------
     def hosts(self) -> list[str]:
-        from roost.ops import hosts
+        from roost.hosts import operations as hosts
 
         return [h.name for h in hosts.every(hosts.reach())]
 
     def host_view(self, host: str) -> HostView:
-        from roost.ops import hosts
+        from roost.hosts import operations as hosts
 
         reach = hosts.reach()
         return hosts.ask(reach, hosts.get(reach, host))
 
     def remote_attach_argv(self, host: str, name: str) -> list[str]:
-        from roost.ops import hosts
+        from roost.hosts import operations as hosts
 
         reach = hosts.reach()
         return hosts.attach_argv(reach, hosts.get(reach, host), ["attach", name])
