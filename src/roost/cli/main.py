@@ -14,7 +14,7 @@ import click
 from roost.cli.mcpserve import mcp_serve_cmd
 from roost.core import present
 from roost.core.errors import RoostError
-from roost.ops.policy import RESTART_POLICIES, set_restart_policy
+from roost.core.model import RESTART_POLICIES
 from roost.providers import traits
 
 if TYPE_CHECKING:
@@ -1179,6 +1179,8 @@ def policy(
                 parse(given)
     app = _app(name)
     if policy is not None:
+        from roost.ops.supervise import set_restart_policy
+
         set_restart_policy(app, name, policy)
         click.echo(present.restart_policy_set(name, policy))
     if on_limit is not None:

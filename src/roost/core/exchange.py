@@ -21,7 +21,13 @@ from typing import Any
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
 from roost.core.ids import is_roost_id, session_id_problem
-from roost.core.model import FIELDS, INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED
+from roost.core.model import (
+    FIELDS,
+    INTENT_HIBERNATED,
+    INTENT_RUNNING,
+    INTENT_STOPPED,
+    RESTART_POLICIES,
+)
 from roost.core.names import name_problem
 from roost.core.resuming import ON_LIMIT
 
@@ -41,7 +47,6 @@ TOP_LEVEL = (
 AGENT_FIELDS = FIELDS
 
 INTENTS = (INTENT_RUNNING, INTENT_STOPPED, INTENT_HIBERNATED)
-RESTART_POLICIES = ("never", "on-failure")
 # What core/status.py records: the statuses and the signal each came from.
 STATUSES = (
     "starting",

@@ -17,6 +17,9 @@ INTENT_RUNNING = "running"
 INTENT_STOPPED = "stopped"
 INTENT_HIBERNATED = "hibernated"  # no process and no home, on purpose
 
+# What the supervisor does when the agent's program exits with a failure (ops/supervise.py).
+RESTART_POLICIES = ("never", "on-failure")
+
 # The agents table's columns, in the order of Agent's parameters (store/db.py writes them).
 FIELDS = (
     "id",
