@@ -140,11 +140,15 @@ PLANTED = [
         "def planted():\n    from roost.usage import operations",
         "Each room's own layering",
     ),
+    ("worktrees/rules.py", "from roost.worktrees import rows", "Each room's own layering"),
+    ("hosts/rows.py", "from roost.hosts import operations", "Each room's own layering"),
     # a room's modules keep the global contracts of the layer their name puts them in
     ("limits/rules.py", "import sqlite3", "The core is pure"),
     ("usage/operations.py", "import sqlite3", "SQLite belongs to the store"),
     ("budgets/operations.py", "import subprocess", "Processes start in few places"),
     ("limits/rows.py", "from roost.ops import context", "Layers"),
+    ("alerts/commands.py", "import sqlite3", "SQLite belongs to the store"),
+    ("hosts/operations.py", "import subprocess", "Processes start in few places"),
 ]
 
 
