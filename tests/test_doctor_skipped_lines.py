@@ -1,6 +1,6 @@
 """`roost doctor` says, per agent, how many lines of its CLI's files roost left out and why
 (issue 35): a line over 8 MiB (system/untrusted.LINE_LIMIT), one that is no JSON object, one
-whose token count no model could reach (core/usage.MAX_TOKENS). Before, they were skipped in
+whose token count no model could reach (usage/rules.MAX_TOKENS). Before, they were skipped in
 silence; and a line longer than one read (4 MiB) held that agent's usage cursor where it was
 for good: nothing after it was ever counted."""
 

@@ -97,7 +97,7 @@ def enforce(app: App) -> list[str]:
 
 
 def _turn_since_launch(app: App, agent: Agent) -> bool:
-    """Whether the agent took a prompt since it was last launched (core/budget.began_turn)."""
+    """Whether the agent took a prompt since it was last launched (budgets/rules.began_turn)."""
     events = event_log.since_launch(app.store.conn, agent.id, ("sent", "status"))
     try:
         return rule.began_turn(events)

@@ -4,9 +4,10 @@ connection), and this machine's agents are read while they answer (cli/fast.py's
 roost service's answer, else ops/quicklist's), so the hosts' round trips overlap the local
 interpreter's work instead of following it. The rows and lines are core/fleet.py's.
 
-The entry's path reads the config and the hosts without the App (ops/hosts.reach); one it cannot
-read hands over to the full CLI, whose App says what is wrong (hosts/commands.py). A local answer
-that must record a change first is the full pipeline's, here (the hosts are already asked).
+The entry's path reads the config and the hosts without the App (hosts/operations.reach); one it
+cannot read hands over to the full CLI, whose App says what is wrong (hosts/commands.py). A local
+answer that must record a change first is the full pipeline's, here (the hosts are already
+asked).
 """
 
 from __future__ import annotations

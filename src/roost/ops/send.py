@@ -332,7 +332,7 @@ def _send_locked(
         from roost.ops import resume
 
         resume.note_send(app, name, text, began)
-    # a CLI command (/clear) is no turn (a budget waits for one: core/budget.began_turn)
+    # a CLI command (/clear) is no turn (a budget waits for one: budgets/rules.began_turn)
     said: dict[str, object] = {"chars": len(text), "confirmed_by": how}
     if command:
         said["command"] = True

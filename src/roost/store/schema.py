@@ -463,7 +463,7 @@ CREATE TABLE stop_intents (
 );
 CREATE TABLE alert_edges (
     agent_id TEXT NOT NULL,
-    edge TEXT NOT NULL,         -- core/alerts.key: waiting, error, limited, exit, failed...
+    edge TEXT NOT NULL,         -- alerts/rules.key: waiting, error, limited, exit, failed...
     at TEXT NOT NULL,           -- its last alert's event time (`stopping`: the stop's deadline)
     left_at TEXT,               -- since when the agent is out of that state (NULL: in it)
     PRIMARY KEY (agent_id, edge)

@@ -1066,7 +1066,7 @@ class RoostApp(App[None]):
 
     @work(thread=True, group="attach")
     def _attach_remote(self, host: str, name: str) -> None:
-        """`roost attach HOST:AGENT`'s own ssh line (ops/hosts.attach_argv): the host's roost
+        """`roost attach HOST:AGENT`'s own ssh line (hosts/operations.attach_argv): the host's roost
         attaches there, its C-q ends the ssh and brings the terminal back here."""
         try:
             argv = self.source.remote_attach_argv(host, name)
