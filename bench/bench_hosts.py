@@ -31,7 +31,7 @@ from _common import PYTHON, ROOT, finish, ms, parser, summary, table, timed
 sys.path.insert(0, str(ROOT / "tests"))
 from sshd import kill_masters, make_fleet
 
-from roost.core.sshargs import control_path
+from roost.hosts.rules import control_path
 
 from conftest import Env, make_env
 

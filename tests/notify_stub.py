@@ -1,4 +1,4 @@
-"""A loopback stand-in for an ntfy topic and a webhook (tests of ops/alerts.py): records each
+"""A loopback stand-in for an ntfy topic and a webhook (tests of alerts/operations.py): records each
 POST (path, headers, body) and answers 200, or `status`, after `delay` seconds."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from notify_stub import Stub
 
-from roost.core.alerts import DEBOUNCE
+from roost.alerts.rules import DEBOUNCE
 
 from conftest import Env
 
@@ -263,7 +263,7 @@ def test_the_tuis_live_source_hands_over_each_new_alert_once(
 ) -> None:
     """The TUI's terminal channel: its data source hands each `alert` the service logged since
     its last look to the app, as the terminal's text, once."""
-    from roost.core.alerts import osc
+    from roost.alerts.rules import osc
     from roost.tui.live import LiveSource
 
     world.start_service()

@@ -1,7 +1,7 @@
 """Alerts to the person (issue 21, part 4), delivery on the fake tmux: the event log's cursor,
 the dedupe state and the outbox in the store (a restart neither loses nor repeats one), every
 channel at once within a bounded time (a slow or failing endpoint blocks nothing and is not
-retried forever), and a command channel's texts always one argument each (ops/alerts.py)."""
+retried forever), and a command channel's texts always one argument each (alerts/operations.py)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ import pytest
 from fake_app import fake_app
 from notify_stub import Stub
 
+from roost.alerts import operations as alerts
+from roost.alerts import rows as queue
 from roost.core.settings import parse
-from roost.ops import alerts
 from roost.ops.context import UNREAD, App, reread_settings
-from roost.store import alerts as queue
 from roost.store import events as event_log
 
 ARGV_TO_FILE = str(Path(__file__).parent / "bin" / "argv-to-file")

@@ -1,6 +1,6 @@
 """Alerts to the person (issue 21, part 4), the pure decisions: edges only, one per agent per
 edge, debounced on the events' own times, quiet for an agent the person looks at, and a message
-that names the agent and keeps to plain text (core/alerts.py, core/settings.py's [notify])."""
+that names the agent and keeps to plain text (alerts/rules.py, core/settings.py's [notify])."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from roost.core import alerts
+from roost.alerts import rules as alerts
 from roost.core.settings import Problem, problems
 
 T0 = "2026-01-01T00:00:00.000+00:00"

@@ -13,17 +13,18 @@ from typing import Any
 import pytest
 from fake_app import PROMPT, fake_app, with_table
 
-from roost.core import budget as rule
+from roost.alerts import rows as outbox
+from roost.budgets import operations as budget
+from roost.budgets import rules as rule
 from roost.core.errors import RoostError
 from roost.core.model import Agent
-from roost.core.usage import Tokens
-from roost.ops import budget, lifecycle, observe
+from roost.ops import lifecycle, observe
 from roost.ops.context import App
-from roost.store import alerts as outbox
 from roost.store import events as event_log
 from roost.store import orchestration as queue
-from roost.store import usage as rows
 from roost.tmux.fake import FakeTmux
+from roost.usage import rows
+from roost.usage.rules import Tokens
 
 BUSY = "thinking... esc to interrupt"
 LOADS = "Resuming session..."  # a CLI's loading (Gemini CLI's, as it resumes a session)
@@ -47,7 +48,7 @@ def spawn(app: App, name: str, parent: str | None = None) -> Agent:
 
 
 def used(app: App, agent: Agent, tokens: int) -> None:
-    """The agent's session file gave `tokens` (as ops/usage.py's read would store them)."""
+    """The agent's session file gave `tokens` (as usage/operations.py's read would store them)."""
     with app.store.write() as c:
         found = {("2031-03-04", "m"): Tokens(input=tokens)}
         rows.advance(c, agent.id, f"/files/{agent.id}", 1, 0, {}, found)

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,11 +29,22 @@ SQL_WORDS = (
 )
 
 
+def rooms() -> list[str]:
+    """The rooms (one feature's modules side by side: roost/limits/, ...), as the contract on
+    their own layering names them in pyproject.toml."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (rooms,) = [c["containers"] for c in contracts["contracts"] if "containers" in c]
+    return [room.removeprefix("roost.") for room in rooms]
+
+
 def sql_outside_the_store(package: Path) -> list[str]:
-    """Every SQL statement or `.execute*` call outside store/ (the store owns them all)."""
+    """Every SQL statement or `.execute*` call outside store/ and the rooms' rows modules (they
+    own them all)."""
     found = []
+    owners = [("store",)] + [(room, "rows.py") for room in rooms()]
     for path in sorted(package.rglob("*.py")):
-        if path.relative_to(package).parts[0] == "store":
+        parts = path.relative_to(package).parts
+        if any(parts[: len(owner)] == owner for owner in owners):
             continue
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             where = f"{path.relative_to(package)}:{getattr(node, 'lineno', 0)}"
@@ -71,6 +83,14 @@ def test_the_sql_check_finds_a_statement_planted_outside_the_store(tmp_path: Pat
     assert len(found) == 2 and all(f.startswith("ops/notify.py:") for f in found)
 
 
+def test_the_sql_check_finds_a_statement_planted_in_a_rooms_operations(tmp_path: Path) -> None:
+    assert "limits" in rooms()  # a room's rows may hold SQL, its operations may not
+    code = 'def planted(c):\n    return c.execute("SELECT 1")'
+    copy = planted(tmp_path, "limits/operations.py", code)
+    found = sql_outside_the_store(copy)
+    assert len(found) == 2 and all(f.startswith("limits/operations.py:") for f in found)
+
+
 def lint_imports(source_root: Path) -> str:
     """lint-imports over the roost package found under `source_root`, with pyproject's
     contracts; its report."""
@@ -100,11 +120,11 @@ PLANTED = [
     ("cli/fast.py", "import sqlite3", "SQLite belongs to the store"),
     ("core/names.py", "import os", "The core is pure"),
     ("core/questions.py", "import pathlib", "The core is pure"),
-    ("core/alerts.py", "import time", "The core is pure"),
+    ("alerts/rules.py", "import time", "The core is pure"),
     ("core/settings.py", "import threading", "The core is pure"),
     ("launch.py", "import roost.core.names", "The pane's launcher"),
     # the service's room is above everything but the CLI: no operation or web page uses it
-    ("ops/budget.py", "from roost.service import main", "Layers"),
+    ("budgets/operations.py", "from roost.service import main", "Layers"),
     ("web/pages.py", "from roost.service import components", "Layers"),
     ("ops/doctor.py", "import subprocess", "Processes start in few places"),
     ("tui/app.py", "import pty", "Processes start in few places"),
@@ -113,6 +133,22 @@ PLANTED = [
     # the status pipeline's reactions are the composition root's (ops/root.py), even lazily
     ("ops/observe.py", "def planted():\n    from roost.ops import notify", "Observe imports none"),
     ("ops/context.py", "def planted():\n    from roost.ops import root", "Observe imports none"),
+    # inside a room, its layers: rules import no rows, rows no operations, operations no commands
+    ("limits/operations.py", "from roost.limits import commands", "Each room's own layering"),
+    (
+        "usage/rows.py",
+        "def planted():\n    from roost.usage import operations",
+        "Each room's own layering",
+    ),
+    ("worktrees/rules.py", "from roost.worktrees import rows", "Each room's own layering"),
+    ("hosts/rows.py", "from roost.hosts import operations", "Each room's own layering"),
+    # a room's modules keep the global contracts of the layer their name puts them in
+    ("limits/rules.py", "import sqlite3", "The core is pure"),
+    ("usage/operations.py", "import sqlite3", "SQLite belongs to the store"),
+    ("budgets/operations.py", "import subprocess", "Processes start in few places"),
+    ("limits/rows.py", "from roost.ops import context", "Layers"),
+    ("alerts/commands.py", "import sqlite3", "SQLite belongs to the store"),
+    ("hosts/operations.py", "import subprocess", "Processes start in few places"),
 ]
 
 
@@ -123,7 +159,7 @@ def dotted(module: str) -> str:
 def test_the_import_contracts_hold() -> None:
     report = lint_imports(ROOT / "src")
     verdicts = [ln for ln in report.splitlines() if ln.endswith((" KEPT", " BROKEN"))]
-    assert len(verdicts) == 6 and all(v.endswith(" KEPT") for v in verdicts), report
+    assert len(verdicts) == 7 and all(v.endswith(" KEPT") for v in verdicts), report
 
 
 def test_each_planted_import_breaks_its_contract(tmp_path: Path) -> None:

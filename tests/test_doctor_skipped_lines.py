@@ -1,6 +1,6 @@
 """`roost doctor` says, per agent, how many lines of its CLI's files roost left out and why
 (issue 35): a line over 8 MiB (system/untrusted.LINE_LIMIT), one that is no JSON object, one
-whose token count no model could reach (core/usage.MAX_TOKENS). Before, they were skipped in
+whose token count no model could reach (usage/rules.MAX_TOKENS). Before, they were skipped in
 silence; and a line longer than one read (4 MiB) held that agent's usage cursor where it was
 for good: nothing after it was ever counted."""
 
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from test_usage_cli import DATA, transcript
 
-from roost.core.usage import MAX_TOKENS
 from roost.system import untrusted
+from roost.usage.rules import MAX_TOKENS
 
 from conftest import Env
 
@@ -90,7 +90,7 @@ def test_doctor_names_the_agent_and_counts_its_skipped_lines(world: Env) -> None
 
 
 def test_each_reason_is_counted_once_per_line() -> None:
-    from roost.core import usage
+    from roost.usage import rules as usage
 
     codex_absurd = json.dumps(
         {
@@ -111,8 +111,8 @@ def test_each_reason_is_counted_once_per_line() -> None:
 def test_a_line_longer_than_a_read_is_read_whole_and_one_over_the_limit_passed_by(
     tmp_path: Path,
 ) -> None:
-    from roost.core import usage
-    from roost.ops.usage import CHUNK, complete_lines
+    from roost.usage import rules as usage
+    from roost.usage.operations import CHUNK, complete_lines
 
     long_ok = b"m" * (CHUNK + 100)  # longer than one read, within the line limit
     too_long = b"x" * (untrusted.LINE_LIMIT + CHUNK)  # passed by over more than one read

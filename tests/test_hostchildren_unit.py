@@ -79,7 +79,8 @@ def test_a_child_on_a_host_is_in_scope_as_a_local_child_is(tmp_path: Path) -> No
     reads it, and writes only with --allow-write (core/scope.py's rules, unchanged)."""
     from roost.core.errors import RoostError
     from roost.core.scope import Caller
-    from roost.ops import hosts, orchestrate
+    from roost.hosts import operations as hosts
+    from roost.ops import orchestrate
 
     app = fake_app(tmp_path, fake_tmux(), manual_clock(), {})
     hosts.add(app, "h1", "h1", "roost", {})

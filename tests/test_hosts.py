@@ -45,9 +45,9 @@ def test_a_host_is_added_checked_and_listed(fleet: Fleet) -> None:
 
 def test_ls_all_s_fast_path_says_what_the_full_cli_says(fleet: Fleet) -> None:
     """`roost ls --all` (entry.py → cli/fastall.py: hosts asked first, no Click) and the full
-    CLI's (cli/hosts.py: the App's checks, then the same cli/fastall.ls_all) print the same rows
-    and lines, with the service answering here or not; the entry's path never loads Click or
-    the TUI."""
+    CLI's (hosts/commands.py: the App's checks, then the same cli/fastall.ls_all) print the same
+    rows and lines, with the service answering here or not; the entry's path never loads Click
+    or the TUI."""
     h1 = fleet.add("h1")
     fleet.local.roost("spawn", "here", "--provider", "command", "--", "sleep", "300")
     fleet.local.roost("spawn", "h1:there", "--provider", "command", "--", "sleep", "300")
@@ -74,15 +74,15 @@ def test_ls_all_s_fast_path_says_what_the_full_cli_says(fleet: Fleet) -> None:
         timed = fleet.local.roost_importtime("ls", "--all")
         assert timed.returncode == 0, timed.stderr
         loaded = {line.split("|")[-1].strip() for line in timed.stderr.splitlines()}
-        assert "there" in timed.stdout and "roost.ops.hosts" in loaded, timed.stdout
-        assert not loaded & {"click", "textual", "roost.cli.main", "roost.cli.hosts"}, service
+        assert "there" in timed.stdout and "roost.hosts.operations" in loaded, timed.stdout
+        assert not loaded & {"click", "textual", "roost.cli.main", "roost.hosts.commands"}, service
 
 
 def test_ls_all_reads_a_host_s_service_through_the_master_with_no_roost_run_there(
     fleet: Fleet,
 ) -> None:
     """Once a host said where its service listens (`_hostls`), `ls --all` reads that socket
-    through the warm master's forward (ops/hosts.py): the host's current agents, and no roost
+    through the warm master's forward (hosts/operations.py): the host's current agents, and no roost
     process started there. A stale answer (another ident), a master that died with its forward,
     and a stopped service each fall back to the host's roost and nothing is missed."""
     h1 = fleet.add("h1")
@@ -255,7 +255,7 @@ def test_attach_to_a_host_agent_shows_its_screen_and_c_q_comes_back(fleet: Fleet
 # ---- failure modes: each a clear line within a bounded time, never a hang ------------------
 def control_socket(fleet: Fleet, name: str) -> str:
     """Where the local roost keeps host `name`'s ssh master (system/ssh.py's rule)."""
-    from roost.core.sshargs import control_path
+    from roost.hosts.rules import control_path
 
     home = os.path.realpath(fleet.local.env["ROOST_HOME"])
     program = " ".join(shlex.split(fleet.local.env["ROOST_SSH_COMMAND"]))
@@ -266,7 +266,7 @@ def test_a_stale_control_socket_that_never_answers_is_replaced(fleet: Fleet) -> 
     """A master that hangs (its socket accepts, never speaks) hangs every plain `ssh` that
     multiplexes on it: ConnectTimeout does not bound that connect. roost's probe sees it,
     removes the socket and connects afresh, within its own limits."""
-    from roost.core.sshargs import CHECK_TIMEOUT, CONNECT_TIMEOUT
+    from roost.hosts.rules import CHECK_TIMEOUT, CONNECT_TIMEOUT
 
     fleet.add("h1")
     path = control_socket(fleet, "h1")

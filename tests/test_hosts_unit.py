@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from roost.cli.remote import remote_args
-from roost.core import sshargs
+from roost.hosts import rules as sshargs
 
 from conftest import Env
 
@@ -91,7 +91,7 @@ def test_the_ssh_command_is_read_like_git_ssh_command() -> None:
     from types import SimpleNamespace
 
     from roost.core.settings import parse
-    from roost.ops.hosts import ssh_program
+    from roost.hosts.operations import ssh_program
 
     def program(environ: dict[str, str], settings: dict[str, Any]) -> list[str]:
         reach = SimpleNamespace(environ=environ, settings=parse(settings))
@@ -124,7 +124,7 @@ def test_what_a_host_said_of_its_service_is_kept_for_that_host_only(tmp_path: Pa
     """`_hostls`'s reader is kept owner-only beside the master, read back only for the same
     DEST, roost and environment, and anything but two strings is not kept (a host's answer is
     input like any other)."""
-    from roost.ops import hosts
+    from roost.hosts import operations as hosts
     from roost.system.ssh import Link
 
     link = Link("b", ("ssh",), "me@b", str(tmp_path / "abc"))
@@ -145,8 +145,8 @@ def test_what_a_host_said_of_its_service_is_kept_for_that_host_only(tmp_path: Pa
 
 
 def test_a_host_s_service_answer_is_bounded_in_time_and_size() -> None:
-    """A host's service is read through a forward (ops/hosts.py): one that trickles, floods or
-    says junk costs at most the time limit and is never taken as an answer."""
+    """A host's service is read through a forward (hosts/operations.py): one that trickles,
+    floods or says junk costs at most the time limit and is never taken as an answer."""
     import socket
     import threading
     import time
@@ -195,7 +195,7 @@ def test_a_host_s_service_answer_is_bounded_in_time_and_size() -> None:
 def test_a_reader_ssh_would_expand_or_split_is_never_kept(tmp_path: Path, socket_path: str) -> None:
     """ssh expands ${VAR} and % tokens in forwarded socket paths: a host naming
     /tmp/${API_KEY}/run/service.sock would get this machine's secret as a path."""
-    from roost.ops import hosts
+    from roost.hosts import operations as hosts
     from roost.system.ssh import Link
 
     link = Link("b", ("ssh",), "me@b", str(tmp_path / "abc"))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from roost.core import limits, status
+from roost.core import status
+from roost.limits import rules as limits
 from roost.providers import hooks, traits
 
 NOW = 1_000_000.0

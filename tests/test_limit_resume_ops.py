@@ -14,9 +14,9 @@ import pytest
 
 from roost.core import resuming
 from roost.core.clock import ManualClock
-from roost.core.limits import SESSION, Limit
 from roost.core.model import INTENT_RUNNING, Agent
 from roost.core.observation import Observation
+from roost.limits.rules import SESSION, Limit
 from roost.ops import observe, resume, send
 from roost.ops.context import App
 from roost.store import resumes as stored

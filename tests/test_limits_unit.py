@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from roost.core import limits
-from roost.core.limits import parse
+from roost.limits import rules as limits
+from roost.limits.rules import parse
 
 # Far from today: nothing here may depend on the date the tests run.
 AT = datetime(2031, 7, 14, 18, 0, tzinfo=UTC)  # 11:00 in Los Angeles (PDT), 20:00 in Paris

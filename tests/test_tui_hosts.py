@@ -14,7 +14,7 @@ import pytest
 from sshd import Fleet, terminal
 from test_tui import settle
 
-from roost.ops import hosts
+from roost.hosts import operations as hosts
 from roost.tui import rows
 from roost.tui.app import RoostApp
 from roost.tui.live import LiveSource
@@ -83,7 +83,7 @@ def test_a_host_s_agents_show_enter_attaches_over_ssh_and_a_dead_host_is_one_lin
             await pilot.press("enter")
             await settle(pilot, app, lambda: attached, timeout=30)
 
-            # the very line `roost attach h1:api` runs (ops/hosts.attach_argv), ssh -tt
+            # the very line `roost attach h1:api` runs (hosts/operations.attach_argv), ssh -tt
             reach = hosts.reach()
             assert attached == [hosts.attach_argv(reach, hosts.get(reach, "h1"), ["attach", "api"])]
             argv = attached[0]

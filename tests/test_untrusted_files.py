@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from test_usage_cli import DATA, transcript
 
-from roost.core.usage import MAX_TOKENS
 from roost.system import untrusted
+from roost.usage.rules import MAX_TOKENS
 
 from conftest import Env
 
@@ -129,8 +129,8 @@ def test_a_transcript_that_is_no_file_never_hangs_a_reader(two: Env, kind: str) 
 def test_a_line_nested_past_pythons_stack_is_one_line_left_out(tmp_path: Path) -> None:
     """A JSON line 200,000 brackets deep (1/20 of the line limit) raised RecursionError in
     every reader that parsed it: doctor, fork, read and MCP's read died on it."""
-    from roost.core import usage
     from roost.providers import claude, codex
+    from roost.usage import rules as usage
 
     deep = "[" * 200_000 + "]" * 200_000
     good = (DATA / "claude.jsonl").read_text()

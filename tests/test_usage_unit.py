@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from fake_app import fake_app, fake_tmux, manual_clock
 
-from roost.core import prices, usage
 from roost.core.model import Agent
-from roost.core.usage import Tokens
-from roost.ops import usage as ops_usage
 from roost.ops.context import App
-from roost.store import usage as rows
+from roost.usage import operations as ops_usage
+from roost.usage import prices, rows
+from roost.usage import rules as usage
+from roost.usage.rules import Tokens
 
 DATA = Path(__file__).parent / "data" / "usage"
 SONNET = "claude-sonnet-4-5-20250929"

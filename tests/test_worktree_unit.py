@@ -1,11 +1,11 @@
-"""Issue 22, the pure decisions: may a worktree go, given what git said (core/worktree.py)."""
+"""Issue 22, the pure decisions: may a worktree go, given what git said (worktrees/rules.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from roost.core import worktree as wt
 from roost.core.errors import RoostError
+from roost.worktrees import rules as wt
 
 KEEP = "roost rm a --keep-worktree"
 

@@ -31,7 +31,7 @@ def _fast(args: list[str]) -> int | None:
         from roost.cli import fastall
 
         return fastall.fast_all(as_json="--json" in args)
-    if args == ["_hostls"]:  # a local roost's `ls --all` asking this machine (ops/hosts.py)
+    if args == ["_hostls"]:  # a local roost's `ls --all` asking this machine (hosts/operations.py)
         from roost.cli import fastall
 
         return fastall.host_answer()

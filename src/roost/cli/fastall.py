@@ -4,9 +4,10 @@ connection), and this machine's agents are read while they answer (cli/fast.py's
 roost service's answer, else ops/quicklist's), so the hosts' round trips overlap the local
 interpreter's work instead of following it. The rows and lines are core/fleet.py's.
 
-The entry's path reads the config and the hosts without the App (ops/hosts.reach); one it cannot
-read hands over to the full CLI, whose App says what is wrong (cli/hosts.py). A local answer
-that must record a change first is the full pipeline's, here (the hosts are already asked).
+The entry's path reads the config and the hosts without the App (hosts/operations.reach); one it
+cannot read hands over to the full CLI, whose App says what is wrong (hosts/commands.py). A local
+answer that must record a change first is the full pipeline's, here (the hosts are already
+asked).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from roost.cli import fast
 from roost.core import fleet
 from roost.core.errors import RoostError
-from roost.ops import hosts
+from roost.hosts import operations as hosts
 from roost.store import status as listing
 from roost.system import servicesock
 
@@ -67,7 +68,7 @@ def host_answer() -> int:
     """`roost _hostls`, what a local roost's `ls --all` asks this machine over ssh: this
     machine's `ls --json` rows, and where its service listens with the ident a reader sends,
     when the service answered this very call (the asker then reads that socket through its ssh
-    master next time, with no roost process here: ops/hosts.py)."""
+    master next time, with no roost process here: hosts/operations.py)."""
     reader, rows = None, None
     found = fast.service_address()
     where = servicesock.path(found[0]) if found is not None else None

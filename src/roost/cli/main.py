@@ -14,7 +14,7 @@ import click
 from roost.cli.mcpserve import mcp_serve_cmd
 from roost.core import present
 from roost.core.errors import RoostError
-from roost.ops.policy import RESTART_POLICIES, set_restart_policy
+from roost.core.model import RESTART_POLICIES
 from roost.providers import traits
 
 if TYPE_CHECKING:
@@ -248,7 +248,7 @@ def spawn(
       roost spawn api-fix --worktree --base main
     """
     from roost.ops import lifecycle
-    from roost.ops import worktree as worktrees
+    from roost.worktrees import operations as worktrees
 
     if (branch or base or yes) and not worktree:
         raise click.UsageError("--branch, --base and --yes go with --worktree")
@@ -308,15 +308,15 @@ def ls_cmd(as_json: bool, tree: bool, with_git: bool, everywhere: bool) -> None:
     if everywhere:
         if tree or with_git:
             raise click.UsageError("--all lists every host's agents, without --tree or --git")
-        return ls_all(as_json)  # cli/hosts.py
+        return ls_all(as_json)  # hosts/commands.py
     app = _app(reading=True)
     found = observe.current(app)
     if not with_git:
-        from roost.ops.usage import price_table
+        from roost.usage.operations import price_table
 
         click.echo(present.render(found, as_json, tree, price_table(app)), nl=False)
         return
-    from roost.cli.worktree import with_git_counts
+    from roost.worktrees.commands import with_git_counts
 
     click.echo(with_git_counts(app, found, as_json, tree), nl=False)
 
@@ -398,7 +398,8 @@ def wake(name: str, fresh: bool, session: str | None) -> None:
       roost wake api-fix
       roost wake api-fix --session 5f0c...   # back to an earlier conversation
     """
-    from roost.ops import budget, lifecycle
+    from roost.budgets import operations as budget
+    from roost.ops import lifecycle
 
     app = _app(name, runtime=True)
     result = lifecycle.wake(app, name, fresh=fresh, session=session)
@@ -412,16 +413,16 @@ def wake(name: str, fresh: bool, session: str | None) -> None:
 
 
 cli.add_command(wake, name="start")
-from roost.cli.worktree import fork_cmd, worktree_group  # noqa: E402  (issue 22)
+from roost.worktrees.commands import fork_cmd, worktree_group  # noqa: E402  (issue 22)
 
 cli.add_command(worktree_group)
 cli.add_command(fork_cmd)
 
-from roost.cli.limits import limits_command  # noqa: E402 - issue 23: roost limits
+from roost.limits.commands import limits_command  # noqa: E402 - issue 23: roost limits
 
 cli.add_command(limits_command)
 
-from roost.cli.usage import usage_command  # noqa: E402 - issue 23 part 4 (branch usage)
+from roost.usage.commands import usage_command  # noqa: E402 - issue 23 part 4 (branch usage)
 
 cli.add_command(usage_command)
 
@@ -1084,7 +1085,7 @@ def watch(
     if everywhere:
         if not as_json or since is not None:
             raise click.UsageError("--all goes with --json (and resumes each host by itself)")
-        return watch_all(notify)  # cli/hosts.py
+        return watch_all(notify)  # hosts/commands.py
     app, zone = _app(), local_zone(os.environ)
     shown: dict[str, str | None] = {}
     if since is None:
@@ -1171,13 +1172,15 @@ def policy(
     if is_tab and (policy is not None or budget is not None or tree_budget is not None):
         raise RoostError("a tab has no restart policy or budget, only --on-limit", code=2)
     if budget is not None or tree_budget is not None:  # both checked before anything is stored
-        from roost.core.budget import parse
+        from roost.budgets.rules import parse
 
         for given in (budget, tree_budget):
             if given is not None:
                 parse(given)
     app = _app(name)
     if policy is not None:
+        from roost.ops.supervise import set_restart_policy
+
         set_restart_policy(app, name, policy)
         click.echo(present.restart_policy_set(name, policy))
     if on_limit is not None:
@@ -1186,7 +1189,7 @@ def policy(
         resume.set_policy(app, name, on_limit, tab=is_tab)
         click.echo(f"{'tab ' if is_tab else ''}{name}: on-limit {on_limit}")
     if budget is not None or tree_budget is not None:  # issue 23 part 5 (branch usage)
-        from roost.ops import budget as budgets
+        from roost.budgets import operations as budgets
 
         for given, tree in ((budget, False), (tree_budget, True)):
             if given is not None:
@@ -1254,7 +1257,7 @@ from roost.cli.service import service  # noqa: E402 - the service's commands (a 
 
 cli.add_command(service)
 
-from roost.cli.alerts import WatchAlerts, notify_group  # noqa: E402 (issue 21: notifications to the person)
+from roost.alerts.commands import WatchAlerts, notify_group  # noqa: E402 (issue 21: notifications to the person)
 
 cli.add_command(notify_group)
 
@@ -1262,7 +1265,7 @@ from roost.cli.web import web as web_cmd  # noqa: E402 (roost web: its own modul
 
 cli.add_command(web_cmd)
 
-from roost.cli.hosts import host_group, ls_all, watch_all  # noqa: E402 (issue 24: remote hosts)
+from roost.hosts.commands import host_group, ls_all, watch_all  # noqa: E402 (issue 24: remote hosts)
 
 cli.add_command(host_group)
 

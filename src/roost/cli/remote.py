@@ -31,7 +31,7 @@ def _targeted(args: list[str]) -> tuple[str, list[str]] | None:
     import click
 
     from roost.cli.main import cli
-    from roost.core.sshargs import split_target
+    from roost.hosts.rules import split_target
 
     if not args or args[0].startswith("-"):
         return None
@@ -71,7 +71,7 @@ def dispatch(args: list[str]) -> int | None:
 
 def _on_host(name: str, args: list[str]) -> int:
     """The light path: a config read and one SELECT here, then the host's roost."""
-    from roost.ops import hosts
+    from roost.hosts import operations as hosts
     from roost.system import terminal
 
     terminal.guard()  # what the host writes reaches this terminal as text
@@ -92,7 +92,7 @@ def _interactive(host: str, argv: list[str]) -> int:
     """`ssh -tt` on this terminal, as a child rather than in roost's place: ssh's own failure
     (255, a host it cannot reach or that dropped the line) becomes roost's one line and code,
     like every other command's (ssh's stderr is kept until then; its prompts use the tty)."""
-    from roost.core import sshargs
+    from roost.hosts import rules as sshargs
     from roost.system import programs
     from roost.system.ssh import SSH_FAILED, Unreachable
 

@@ -21,7 +21,13 @@ from typing import Any
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
 from roost.core.ids import is_roost_id, session_id_problem
-from roost.core.model import FIELDS, INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED
+from roost.core.model import (
+    FIELDS,
+    INTENT_HIBERNATED,
+    INTENT_RUNNING,
+    INTENT_STOPPED,
+    RESTART_POLICIES,
+)
 from roost.core.names import name_problem
 from roost.core.resuming import ON_LIMIT
 
@@ -35,13 +41,12 @@ TOP_LEVEL = (
     "pins",
     "settings",
     "agent_files",
-    "worktrees",  # issue 22: checked by core/worktree.py and verified with git on import
+    "worktrees",  # issue 22: checked by worktrees/rules.py and verified with git on import
     "policies",  # issue 23: on-limit policies and budgets (check_policies)
 )
 AGENT_FIELDS = FIELDS
 
 INTENTS = (INTENT_RUNNING, INTENT_STOPPED, INTENT_HIBERNATED)
-RESTART_POLICIES = ("never", "on-failure")
 # What core/status.py records: the statuses and the signal each came from.
 STATUSES = (
     "starting",

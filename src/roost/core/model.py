@@ -17,6 +17,9 @@ INTENT_RUNNING = "running"
 INTENT_STOPPED = "stopped"
 INTENT_HIBERNATED = "hibernated"  # no process and no home, on purpose
 
+# What the supervisor does when the agent's program exits with a failure (ops/supervise.py).
+RESTART_POLICIES = ("never", "on-failure")
+
 # The agents table's columns, in the order of Agent's parameters (store/db.py writes them).
 FIELDS = (
     "id",
@@ -176,7 +179,7 @@ class Agent:
         # its git worktree (spawn --worktree) as JSON {repo, branch, path}, or None
         self.worktree_json: Final[str | None] = worktree_json
         # its token usage per model as JSON [[model, input, output, cache_write, cache_read]]
-        # (store/usage.py's totals; issue 23 part 4), read for `ls --json` only
+        # (usage/rows.py's totals; issue 23 part 4), read for `ls --json` only
         self.usage_json: Final[str] = usage_json
         # texts roost holds for it while it asks the person something (store/held.py)
         self.held_inputs: Final[int] = held_inputs

@@ -12,17 +12,18 @@ dataclasses, no typing at run time): `roost ls` runs it on its fast path.
 
 from __future__ import annotations
 
-from roost.core import limits, state, status
+from roost.core import state, status
 from roost.core.pane import agent_panes
+from roost.limits import rules as limits
 
 TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from datetime import tzinfo
 
-    from roost.core.limits import Limit
     from roost.core.model import Agent
     from roost.core.pane import Pane
+    from roost.limits.rules import Limit
 
     # The status the hook log gives, when the event that gave it fired, and an error's reason.
     Hook = tuple[str, float, str | None]
@@ -134,7 +135,7 @@ def classify(
     """The observation with its status now: from its last hook status, its screen when it was
     captured, and its provider's screen patterns (`grace`, `typed`, `in_flight`:
     status.classify's). An error or a dialog that tells of a usage limit reads `limited`
-    (core/limits.py), its reset time read as the next such moment after the hook event or the
+    (limits/rules.py), its reset time read as the next such moment after the hook event or the
     screen's last output, in the zone the CLI names, else `local`."""
     pane = o.pane
     found, source, reason = status.classify(

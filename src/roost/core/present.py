@@ -12,9 +12,9 @@ if TYPE_CHECKING:
     from datetime import tzinfo
     from typing import Any
 
-    from roost.core.limits import Limit
     from roost.core.observation import Observation
     from roost.core.questions import Question
+    from roost.limits.rules import Limit
 
 # The JSON contract: fields are only ever added, never renamed.
 JSON_FIELDS = (
@@ -93,7 +93,7 @@ def agent_json(
     o: Observation, prices: Mapping[str, tuple[float, ...]] | None = None
 ) -> dict[str, object]:
     """One agent for scripts: JSON_FIELDS, in that order (`prices`: the price table its
-    usage's estimated cost is worked out with, core/prices.py; None: the shipped one)."""
+    usage's estimated cost is worked out with, usage/prices.py; None: the shipped one)."""
     import json
 
     a = o.agent
@@ -129,7 +129,7 @@ def agent_json(
         "crashed": crashed(o),  # it ended by itself with a non-zero code (status "exited")
         # its git worktree {repo, branch, path} (spawn --worktree), or null
         "worktree": json.loads(a.worktree_json) if a.worktree_json else None,
-        # a `limited` status's kind (core/limits.py) and reset time (epoch seconds, or None)
+        # a `limited` status's kind (limits/rules.py) and reset time (epoch seconds, or None)
         "limit_kind": o.limit.kind if o.limit is not None else None,
         "limit_resets_at": o.limit.resets_at if o.limit is not None else None,
         # tokens read from its CLI's session files and their estimated cost (issue 23 part 4)
@@ -148,8 +148,8 @@ def usage_json(
     """An agent's stored usage ([model, input, output, cache_write, cache_read] per model) as
     `ls --json` gives it: the token totals and the estimated cost ("cost_usd": None when a
     model has no price)."""
-    from roost.core import prices as price_table
-    from roost.core import usage
+    from roost.usage import prices as price_table
+    from roost.usage import rules as usage
 
     lines = [
         usage.Line("", "", m, usage.Tokens(*t), price_table.cost(m, usage.Tokens(*t), prices))

@@ -27,7 +27,7 @@ every operation gets (App.settings), the service parses a changed file again (li
     [mcp]
     enabled = true           # give `roost mcp` to the agents roost starts
 
-    [notify]                 # alerts to the person (core/alerts.py): each channel optional
+    [notify]                 # alerts to the person (alerts/rules.py): each channel optional
     command = ["notify-send", "roost"]   # an argv; title and body are appended
     ntfy = "https://ntfy.sh/my-topic"    # an HTTP POST (Title header, body text)
     webhook = "https://example.org/hook" # a JSON POST {"title", "body", "agent", "edge"}
@@ -37,7 +37,7 @@ every operation gets (App.settings), the service parses a changed file again (li
     root = "~/worktrees"     # default: $ROOST_HOME/worktrees (never inside the repository)
     branch_prefix = "roost/"
     setup_timeout = 300      # seconds .roost/worktree-setup may run (then it is killed)
-    [prices."claude-sonnet-4-5"]  # $ per million tokens, over roost's table (core/prices.py)
+    [prices."claude-sonnet-4-5"]  # $ per million tokens, over roost's table (usage/prices.py)
     input = 3.0
     output = 15.0            # also cache_write, cache_read
     [budget]
@@ -63,12 +63,12 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from roost.core.resuming import DEFAULT_GAP, DEFAULT_JITTER
-from roost.core.sshargs import COMMAND_TIMEOUT, CONNECT_TIMEOUT, LS_TIMEOUT
-from roost.core.worktree import DEFAULT_PREFIX
+from roost.hosts.rules import COMMAND_TIMEOUT, CONNECT_TIMEOUT, LS_TIMEOUT
+from roost.worktrees.rules import DEFAULT_PREFIX
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
 STATUS_KINDS = ("waiting", "error", "working", "idle", "turn", "loading")  # core/status.py's
-PRICE_KINDS = ("input", "output", "cache_write", "cache_read")  # core/prices.py's
+PRICE_KINDS = ("input", "output", "cache_write", "cache_read")  # usage/prices.py's
 MAX_NOTIFY_TIMEOUT = 60
 DEFAULT_BIND = "127.0.0.1:7377"
 
@@ -290,7 +290,7 @@ class Settings:
     providers: Mapping[str, ProviderSettings] = field(default_factory=dict)
     # status.patterns: provider -> status kind -> the texts that show it (core/status.py)
     patterns: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
-    # prices."model": kind -> dollars per million tokens, over roost's table (core/prices.py)
+    # prices."model": kind -> dollars per million tokens, over roost's table (usage/prices.py)
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def provider_bin(self, provider: str) -> str | None:
@@ -455,7 +455,7 @@ cache_read)')
     >>> _prices({"m": {"output": float("nan")}})[0].message
     'must be a number of dollars per million tokens, at least 0, not nan'
     """
-    from roost.core.prices import is_price
+    from roost.usage.prices import is_price
 
     found: list[Problem] = []
     for model, value in table.items():

@@ -55,7 +55,7 @@ KINDS = ("waiting", "error", "working", "idle")
 TURN = "turn"
 # Not a status either: a provider's texts for work it does before it takes any input (Gemini CLI
 # loading a resumed session). Such a screen reads `working` with the source `loading`: the CLI
-# took no prompt (a budget waits for a turn: core/budget.began_turn).
+# took no prompt (a budget waits for a turn: budgets/rules.began_turn).
 LOADING = "loading"
 
 # A pattern is a text found anywhere in a line, unless anchored: "^" in front, it starts the

@@ -272,7 +272,7 @@ def usage_text(used: object) -> str:
     >>> usage_text({"total": 2500, "cost_usd": 1.5, "prices_taken": "2026-12-05"})
     '2.5k tokens · ~$1.50 (est., prices of 2026-12-05)'
     """
-    from roost.core.usage import count, dollars
+    from roost.usage.rules import count, dollars
 
     if not isinstance(used, Mapping):
         return ""

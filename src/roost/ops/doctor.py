@@ -13,9 +13,9 @@ from typing import Any
 from roost.core.errors import RoostError
 from roost.core.present import command, counted
 from roost.core.settings import Settings
-from roost.core.usage import MAX_TOKENS
 from roost.system import untrusted
 from roost.tmux.protocol import TmuxClient
+from roost.usage.rules import MAX_TOKENS
 
 VERSION_TIMEOUT = 10.0  # seconds for `<cli> --version` (a Node CLI takes ~1 s to start)
 VERSION_BYTES = 64 << 10  # of each stream of `<cli> --version` kept: a version is one line
@@ -293,8 +293,8 @@ def _worktrees(report: Report, store: Any, names: Mapping[str, str]) -> None:
     """Each worktree agent's branch and path, as git has them now (issue 22)."""
     import os
 
-    from roost.store import worktrees as wtdb
     from roost.system import git
+    from roost.worktrees import rows as wtdb
 
     for agent_id, row in wtdb.by_agent(store.conn).items():
         name = names.get(agent_id, agent_id)
@@ -336,7 +336,7 @@ def _approvals(report: Report, agents: list[Any]) -> None:
             )
 
 
-SKIPPED_WORDS = {  # why a line of a CLI's file was left out (core/usage.py), in doctor's words
+SKIPPED_WORDS = {  # why a line of a CLI's file was left out (usage/rules.py), in doctor's words
     "too_long": f"too long (over {untrusted.LINE_LIMIT >> 20} MiB)",
     "malformed": "not a JSON object",
     "out_of_range": (
@@ -351,13 +351,13 @@ def _skipped_lines(
 ) -> None:
     """Each agent whose CLI's files (transcript, rollout, chat file) held lines roost left out
     (issue 35): worth knowing (another program wrote them), not a fault of the set-up. What the
-    files gained since the last look is read first (ops/usage.py catch_up: at most 64 MiB an
+    files gained since the last look is read first (usage/operations.py catch_up: at most 64 MiB an
     agent, nothing when the service keeps up), so the counts are the files'; they are stored
     with the usage they were read with, each line counted once."""
-    from roost.ops import usage
     from roost.ops.context import App
     from roost.ops.root import ON_STATUS
-    from roost.store import usage as rows
+    from roost.usage import operations as usage
+    from roost.usage import rows
 
     try:
         usage.catch_up(

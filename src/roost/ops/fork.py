@@ -12,7 +12,7 @@ history and leaves ID's rollout as it was; its id is codex's own, learnt as for 
 
 Usage (issue 35): the fork counts its own turns only. Claude's copy repeats the original's
 messages (ids kept) and codex's totals go on from the original's, so the original's state at the
-fork is kept as the fork's starting point (ops/usage.py record_fork_point).
+fork is kept as the fork's starting point (usage/operations.py record_fork_point).
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ from __future__ import annotations
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.names import check_name
-from roost.ops import lifecycle, usage
-from roost.ops import worktree as worktrees
+from roost.ops import lifecycle
 from roost.ops.context import App
 from roost.providers import forking
 from roost.system import git
+from roost.usage import operations as usage
+from roost.worktrees import operations as worktrees
 
 
 def fork(app: App, name: str, new: str, worktree: bool = False) -> lifecycle.WakeResult:

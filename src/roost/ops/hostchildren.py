@@ -2,7 +2,7 @@
 creates a child on a named host, messages it, waits for it, and hears of its turns as of a
 local child's.
 
-No protocol of roost's own: every step is the host's roost run over OpenSSH (ops/hosts.py):
+No protocol of roost's own: every step is the host's roost run over OpenSSH (hosts/operations.py):
 `spawn --detached`, `send`, `ls --json`, `reply`, and `watch --json --since SEQ`, which the
 roost service follows for every host with children (COMPONENT). A status change of a child on
 that stream becomes the notice a local child's would (core/notify.py's kinds and words, queued
@@ -26,8 +26,8 @@ from roost.core import scope
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.prompts import prompt_problem
-from roost.core.sshargs import split_target
-from roost.ops import hosts
+from roost.hosts import operations as hosts
+from roost.hosts.rules import split_target
 from roost.ops.context import App
 from roost.ops.service import Component
 from roost.providers import mcpwire

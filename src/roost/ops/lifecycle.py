@@ -35,7 +35,6 @@ from roost.core.present import command, shell_word
 from roost.core.prompts import prompt_problem
 from roost.core.reconcile import agent_panes, view
 from roost.ops import held, mcpendpoint, observe
-from roost.ops import worktree as worktrees
 from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
 from roost.ops.learn import apply_hook_log, learn_session_ids
 from roost.providers import base as prov
@@ -44,10 +43,11 @@ from roost.store import agents as agent_rows
 from roost.store import held as held_rows
 from roost.store import hostchildren, intents
 from roost.store import workspace as wsdb
-from roost.store import worktrees as wtdb
 from roost.store.db import Connection, NameTaken
 from roost.system import handover, locks, procs
 from roost.tmux.client import HISTORY_LIMIT, DuplicateSession, TmuxError, to_pane
+from roost.worktrees import operations as worktrees
+from roost.worktrees import rows as wtdb
 
 KEEPER = Path(__file__).parent.parent / "keeper.sh"  # a path live tmux servers still run
 UTF8 = "C.UTF-8"
@@ -647,7 +647,7 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
         "started",
         {"pid": pid, "launch": agent.launches + 1, "resume": agent.launches > 0},
         # a new process: what the last one did is history (its start's idle is an edge the
-        # log shows, never mistaken for the end of a turn: ops/budget.py)
+        # log shows, never mistaken for the end of a turn: budgets/operations.py)
         unless_changed=(
             was,
             {"status": "starting", "status_source": "process", "status_since": now},

@@ -24,7 +24,6 @@ from roost.core.errors import RoostError
 from roost.core.scope import Caller
 from roost.ops.context import App
 from roost.providers import mcpwire
-from roost.store import mcpauth
 from roost.system import handover, procs
 
 ENDPOINT_FILE = "mcp-endpoint"
@@ -34,7 +33,7 @@ PATH = "/mcp"
 def caller_for_token(app: App, token: str | None) -> Caller:
     """The agent holding `token` as its current launch's; refused otherwise. An agent on the
     endpoint never writes as a person's client: it acts on itself and its own subtree."""
-    agent_id = mcpauth.agent_for_token(app.store.conn, token) if token else None
+    agent_id = app.store.agent_for_token(token) if token else None
     if agent_id is None:
         raise RoostError("no agent of this roost home holds that launch token")
     return Caller(agent_id, allow_write=False)
@@ -64,7 +63,7 @@ def holder(db: Path, token: str) -> str | None:
 
     store = Store.open(db, reading=True)
     try:
-        return mcpauth.agent_for_token(store.conn, token)
+        return store.agent_for_token(token)
     finally:
         store.close()
 

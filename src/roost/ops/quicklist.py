@@ -144,7 +144,7 @@ def _config(roost_home: str) -> dict[str, object]:
 
 def _prices(given: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[float, ...]]:
     """The price table usage costs are estimated with: config.toml's [prices] over roost's."""
-    from roost.core import prices
+    from roost.usage import prices
 
     return prices.table(given)
 

@@ -89,7 +89,7 @@ def server_gone(app: App) -> bool:
 def end_masters(app: App) -> None:
     """End every host's ssh master of this home that answers (each bounded; one host's failure
     never keeps the others'): the streams a killed service followed through them end too."""
-    from roost.ops import hosts
+    from roost.hosts import operations as hosts
 
     with contextlib.suppress(RoostError, OSError):
         hosts.end_masters(hosts.reach_of(app))

@@ -226,9 +226,10 @@ class _AccountSpacing:
 
 def _limited_accounts(app: App) -> dict[str, str]:
     """{provider: why its agents are not started}: the accounts whose usage limit holds now
-    (store/limits.py), so a restore does not start agents only to see them refuse work."""
-    from roost.core import limits, present
-    from roost.store import limits as stored
+    (limits/rows.py), so a restore does not start agents only to see them refuse work."""
+    from roost.core import present
+    from roost.limits import rows as stored
+    from roost.limits import rules as limits
     from roost.system.clock import local_zone
 
     now = app.clock.now().timestamp()

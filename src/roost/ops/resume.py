@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from roost.core import resuming
-from roost.core.limits import Limit
 from roost.core.model import INTENT_STOPPED, Agent
 from roost.core.settings import Settings
+from roost.limits.rules import Limit
 from roost.ops.context import App, OnStatus
 from roost.ops.service import Component, Stop
 from roost.store import resumes as stored
@@ -82,8 +82,8 @@ def set_policy(app: App, name: str, policy: str, tab: bool = False) -> None:
 def _apply_policies(app: App, agents: Sequence[Agent]) -> None:
     """After a policy changed: an agent limited now is scheduled when it is to resume, and its
     resume cancelled when not."""
-    from roost.core import limits
-    from roost.store import limits as limit_rows
+    from roost.limits import rows as limit_rows
+    from roost.limits import rules as limits
 
     now = app.clock.now().timestamp()
     held = {

@@ -4,7 +4,7 @@ so that ops/observe imports none of them (a layers contract in pyproject.toml ke
 
 The reactions run in the transaction that stores a status change, in this order:
 - a parent's notice of its child's change (ops/notify.py),
-- a usage limit kept until a turn goes on (ops/limits.py),
+- a usage limit kept until a turn goes on (limits/operations.py),
 - a limit's resume planned, a turn's prompt closed (ops/resume.py).
 What the service does once a change is stored (budgets at a turn's end, alerts) it hears from
 the event log that transaction wrote: a change recorded by any process reaches it
@@ -13,7 +13,8 @@ the event log that transaction wrote: a change recorded by any process reaches i
 
 from __future__ import annotations
 
-from roost.ops import context, limits, notify, resume
+from roost.limits import operations as limits
+from roost.ops import context, notify, resume
 from roost.ops.context import App, OnStatus
 
 ON_STATUS: tuple[OnStatus, ...] = (notify.ON_STATUS, limits.ON_STATUS, resume.ON_STATUS)

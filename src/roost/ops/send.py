@@ -314,7 +314,7 @@ def _send_locked(
         from roost.ops import resume
 
         resume.note_send(app, name, text, began)
-    # a CLI command (/clear) is no turn (a budget waits for one: core/budget.began_turn)
+    # a CLI command (/clear) is no turn (a budget waits for one: budgets/rules.began_turn)
     said: dict[str, object] = {"chars": len(text), "confirmed_by": how}
     if command:
         said["command"] = True
@@ -527,8 +527,8 @@ def _not_delivered(
 def _stored_limit(app: App, name: str) -> str | None:
     """What a send says to an agent with no live process whose last limit still holds (a live
     one is judged by its screen and hooks, fresher than the record)."""
-    from roost.core import limits
-    from roost.store import limits as stored
+    from roost.limits import rows as stored
+    from roost.limits import rules as limits
     from roost.system.clock import local_zone
 
     now = app.clock.now().timestamp()

@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from roost.core import supervision as sv
-from roost.core.errors import HeldStopped
-from roost.core.model import Agent
+from roost.core.errors import HeldStopped, RoostError
+from roost.core.model import RESTART_POLICIES, Agent
 from roost.core.observation import covering
 from roost.core.reconcile import agent_panes
 from roost.core.service import SESSION as SERVICE_SESSION
@@ -110,3 +110,10 @@ def exits(app: App, agent: Agent) -> list[sv.Exit]:
         for e in app.store.events(agent.id, limit=HISTORY)
         if e["kind"] == "exited"
     ]
+
+
+def set_restart_policy(app: App, name: str, policy: str) -> None:
+    """`roost policy NAME POLICY`: what this supervisor does at the agent's next failed exit."""
+    if policy not in RESTART_POLICIES:
+        raise RoostError(f"the restart policy must be one of {', '.join(RESTART_POLICIES)}", code=2)
+    app.store.update(app.store.require(name).id, restart_policy=policy)

@@ -28,14 +28,14 @@ from roost.core.exchange import (
     validate,
 )
 from roost.core.model import Agent
-from roost.ops import worktree as worktrees
 from roost.ops.context import App
 from roost.providers import base as prov
 from roost.providers import traits
 from roost.providers.claude import claude_dir
 from roost.store import exchange
-from roost.store import worktrees as wtdb
 from roost.system import locks, untrusted
+from roost.worktrees import operations as worktrees
+from roost.worktrees import rows as wtdb
 
 
 def export(app: App) -> dict[str, Any]:

@@ -130,7 +130,7 @@ class Provider:
 
     def usage_file(self, agent: Agent, environ: Mapping[str, str]) -> Path | None:
         """The file where the CLI records the token usage of the agent's current conversation
-        (read by ops/usage.py with core/usage.py's reader for this CLI), or None."""
+        (read by usage/operations.py with usage/rules.py's reader for this CLI), or None."""
         return None
 
     def prompts_after(

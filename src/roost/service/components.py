@@ -4,9 +4,9 @@ one is."""
 
 from __future__ import annotations
 
+from roost.alerts.operations import COMPONENT as ALERTS
+from roost.budgets.operations import COMPONENT as BUDGET
 from roost.mcp.component import COMPONENT as MCP_ENDPOINT
-from roost.ops.alerts import COMPONENT as ALERTS
-from roost.ops.budget import COMPONENT as BUDGET
 from roost.ops.held import COMPONENT as HELD
 from roost.ops.hostchildren import COMPONENT as HOST_CHILDREN
 from roost.ops.resume import COMPONENT as RESUME

@@ -358,6 +358,14 @@ class Store:
         ).fetchone()
         return (str(row[0]), float(row[1])) if row else None
 
+    def agent_for_token(self, token: str) -> str | None:
+        """The id of the agent whose current launch has `token` (the secret its CLI shows the
+        shared MCP endpoint, mcp/http.py), or None: `launches` keeps only each agent's current
+        launch, so a token of an earlier launch names nobody."""
+        found = "SELECT agent_id FROM launches WHERE token = ?"
+        row = self.conn.execute(found, (token,)).fetchone()
+        return str(row[0]) if row else None
+
     # ---- writing -------------------------------------------------------------------------
     def begin_launch(self, agent_id: str, token: str, at: float) -> None:
         """Record a launch's token before its process starts: the hook events that carry it
@@ -502,7 +510,7 @@ class Store:
             add_to_history(c, agent_id, session_id, previous, reason, at)
 
     def delete(self, agent_id: str) -> None:
-        from roost.store import alerts as alert_rows
+        from roost.alerts import rows as alert_rows
         from roost.store import workspace as wsdb
 
         with self.write() as c:

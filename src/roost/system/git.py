@@ -1,4 +1,4 @@
-"""git, the I/O half of worktrees (core/worktree.py decides): every call an argv list run
+"""git, the I/O half of worktrees (worktrees/rules.py decides): every call an argv list run
 without a shell, `--` before paths, refs the user typed checked by `git check-ref-format`
 before use, and facts read fresh from git each time they are needed.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 import psutil
 
 from roost.core.errors import RoostError
-from roost.core.worktree import Facts, check_branch_word
 from roost.system import locks
+from roost.worktrees.rules import Facts, check_branch_word
 
 TIMEOUT = 60.0
 # No pager, no prompt for credentials, no translated messages: roost reads git's words.

@@ -1,6 +1,6 @@
-"""The machine's side of alerts to the person (ops/alerts.py): run a command channel's argv, POST
-to an ntfy topic or a webhook. Each returns None when delivered or one line saying what went
-wrong; none raises, and none takes much longer than its `timeout` (the caller runs them in
+"""The machine's side of alerts to the person (alerts/operations.py): run a command channel's
+argv, POST to an ntfy topic or a webhook. Each returns None when delivered or one line saying
+what went wrong; none raises, and none takes much longer than its `timeout` (the caller runs them in
 threads and waits no longer than that either).
 """
 

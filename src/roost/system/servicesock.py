@@ -72,7 +72,7 @@ def connect(home: str, timeout: float = ASK_TIMEOUT) -> _socket.socket | None:
 
 def connect_to(where: str, timeout: float = ASK_TIMEOUT) -> _socket.socket | None:
     """A connection to a service socket at `where` (a host's is reached through a socket its
-    ssh master forwards: ops/hosts.py); None when nothing listens there."""
+    ssh master forwards: hosts/operations.py); None when nothing listens there."""
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:

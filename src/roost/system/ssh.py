@@ -1,4 +1,4 @@
-"""OpenSSH, the I/O half of remote hosts (core/sshargs.py builds every argv): each call a
+"""OpenSSH, the I/O half of remote hosts (hosts/rules.py builds every argv): each call a
 child in its own process group under a hard time limit (killed with everything it started),
 one multiplexed master per host, probed before use and replaced when stale.
 
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from roost.core import sshargs
 from roost.core.errors import RoostError
+from roost.hosts import rules as sshargs
 
 
 class Unreachable(RoostError):
@@ -326,7 +326,7 @@ class Link:
 
     @property
     def reader_file(self) -> str:
-        """What the host said its service's socket is (ops/hosts.py keeps it here: a cache
+        """What the host said its service's socket is (hosts/operations.py keeps it here: a cache
         beside the master's, gone with it at a reboot or `host rm`)."""
         return f"{self.control}.reader"
 

@@ -8,7 +8,7 @@ it is shown as an escape (`\\x1b`), lines and tabs kept (core/present.shown). Fi
 get the bytes as they are (a script's JSON keeps its own escaping).
 
 The one thing that is meant as a terminal's command, an alert's OSC 777/9 and bell
-(ops/alerts.terminal_text), goes through `raw()`.
+(alerts/operations.terminal_text), goes through `raw()`.
 """
 
 from __future__ import annotations

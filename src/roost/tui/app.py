@@ -34,13 +34,13 @@ from roost.core.errors import RoostError
 from roost.core.fleet import HostView
 from roost.core.observation import Observation
 from roost.core.questions import Question
-from roost.core.usage import count
 from roost.core.workspace import Node
 from roost.providers import traits
 from roost.system.clock import local_zone
 from roost.tui import actions
 from roost.tui import rows as rowlib
 from roost.tui.source import Snapshot, Source
+from roost.usage.rules import count
 
 HOSTS_EVERY = 10.0  # seconds between two looks at the remote hosts (ssh: slower than local)
 Field = tuple[str, str, str | Sequence[str]]  # key, label, default text or the choices
@@ -575,7 +575,9 @@ class RoostApp(App[None]):
 
     def apply_snapshot(self, snap: Snapshot) -> None:
         self.snapshot = snap
-        for text in snap.alerts:  # notifications to the person (ops/alerts.py): as bell() does
+        for (
+            text
+        ) in snap.alerts:  # notifications to the person (alerts/operations.py): as bell() does
             self.write_terminal(text)
         try:
             self._show_snapshot(snap)
@@ -1064,7 +1066,7 @@ class RoostApp(App[None]):
 
     @work(thread=True, group="attach")
     def _attach_remote(self, host: str, name: str) -> None:
-        """`roost attach HOST:AGENT`'s own ssh line (ops/hosts.attach_argv): the host's roost
+        """`roost attach HOST:AGENT`'s own ssh line (hosts/operations.attach_argv): the host's roost
         attaches there, its C-q ends the ssh and brings the terminal back here."""
         try:
             argv = self.source.remote_attach_argv(host, name)

@@ -21,14 +21,14 @@ from roost.core.questions import Question
 from roost.ops import answer as answering
 from roost.ops import lifecycle, observe, service, tabview
 from roost.ops import send as sending
-from roost.ops import usage as ops_usage
 from roost.ops import workspace as wsops
-from roost.ops import worktree as worktrees
 from roost.ops.context import App
 from roost.ops.restore import restore as restore_workspace
 from roost.ops.root import open_app
 from roost.store import workspace as wsdb
 from roost.tui.source import Event, Snapshot
+from roost.usage import operations as ops_usage
+from roost.worktrees import operations as worktrees
 
 
 def _names_tree(node: ws.Node | None, names: dict[str, str]) -> ws.Node | None:
@@ -120,7 +120,7 @@ class LiveSource:
         """The alerts logged since the last look, as this terminal's text (the first look only
         marks where the log ends). The roost service decides and delivers them; the TUI only
         shows them."""
-        from roost.ops import alerts
+        from roost.alerts import operations as alerts
 
         if self._alerted is None:
             self._alerted = app.store.last_event_id()
@@ -243,18 +243,18 @@ class LiveSource:
 
     # ---- remote hosts: the light path (no App: a config read and a SELECT), then ssh ---------
     def hosts(self) -> list[str]:
-        from roost.ops import hosts
+        from roost.hosts import operations as hosts
 
         return [h.name for h in hosts.every(hosts.reach())]
 
     def host_view(self, host: str) -> HostView:
-        from roost.ops import hosts
+        from roost.hosts import operations as hosts
 
         reach = hosts.reach()
         return hosts.ask(reach, hosts.get(reach, host))
 
     def remote_attach_argv(self, host: str, name: str) -> list[str]:
-        from roost.ops import hosts
+        from roost.hosts import operations as hosts
 
         reach = hosts.reach()
         return hosts.attach_argv(reach, hosts.get(reach, host), ["attach", name])

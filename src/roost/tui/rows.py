@@ -20,10 +20,10 @@ from typing import Any
 from rich.markup import escape
 
 from roost.core import present
-from roost.core import worktree as wt
 from roost.core.fleet import LOCAL, HostView
 from roost.core.observation import Observation
 from roost.core.web import NEEDS_YOU
+from roost.worktrees import rules as wt
 
 NEEDS_GROUP = "Need you"  # the group at the top, "Need you (2)" as the header says "2 need you"
 BADGE_STYLE = {
@@ -31,7 +31,7 @@ BADGE_STYLE = {
     "idle": "green",
     "waiting": "bold white on red",
     "error": "bold white on magenta",
-    "limited": "bold black on yellow",  # a usage limit (core/limits.py): it waits for a reset
+    "limited": "bold black on yellow",  # a usage limit (limits/rules.py): it waits for a reset
     "starting": "cyan",
     "exited": "red",
     "failed": "bold red",

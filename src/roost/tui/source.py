@@ -27,7 +27,7 @@ class Snapshot:
     server_running: bool = True
     would_start: list[str] = field(default_factory=list)  # what a restore would bring back
     layouts: dict[str, Node | None] = field(default_factory=dict)  # tab -> tree of names
-    alerts: list[str] = field(default_factory=list)  # for the terminal: ops/alerts.terminal_text
+    alerts: list[str] = field(default_factory=list)  # alerts/operations.terminal_text's
     usage: dict[str, int] = field(default_factory=dict)  # agent id -> tokens used (issue 23)
 
 

@@ -22,7 +22,8 @@ SEND_TIMEOUT = 120.0  # seconds a send from the page may take (wake, ready, conf
 def rows(app: App) -> list[dict[str, object]]:
     """Every agent's `ls --json` row, its usage priced as `ls --json` prices it (config.toml's
     [prices] over roost's table)."""
-    from roost.ops import observe, usage
+    from roost.ops import observe
+    from roost.usage import operations as usage
 
     table = usage.price_table(app)
     return [present.agent_json(o, table) for o in observe.current(app)]
@@ -34,8 +35,8 @@ def tab_names(app: App) -> list[str]:
 
 def agent(app: App, name: str) -> tuple[dict[str, object], str]:
     """An agent's `ls --json` row and its coloured screen ("" without a pane). Its usage is
-    the fleet's figure (ops/usage.py figures): the record read for one agent holds none."""
-    from roost.ops import usage
+    the fleet's figure (usage/operations.py figures): the record read for one agent holds none."""
+    from roost.usage import operations as usage
 
     check_name(name)
     found = lifecycle.find_view(app, name)

@@ -13,8 +13,8 @@ from typing import Any
 
 from starlette.requests import Request
 
+from roost.alerts.rules import edge_of
 from roost.core import web as rules
-from roost.core.alerts import edge_of
 from roost.core.errors import RoostError
 from roost.core.questions import Question
 from roost.ops import stream

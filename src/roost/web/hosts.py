@@ -9,7 +9,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from roost.core.fleet import HostView
-from roost.ops import hosts
+from roost.hosts import operations as hosts
 from roost.ops.context import App
 
 FRESH = 5.0  # seconds an answer is served as it is (a burst of page loads costs one ask)

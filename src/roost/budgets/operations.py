@@ -3,35 +3,35 @@ the machine's live-agent budget (`[budget] max_live`).
 
 `enforce` runs at each turn's end in the roost service (COMPONENT; every launch, `watch` and
 the TUI start the service) and when `roost policy --budget` sets a budget: it reads what the
-session files gained (ops/usage.py), then parks (hibernates) each
+session files gained (usage/operations.py), then parks (hibernates) each
 agent whose budget is reached, but only once its turn is over (status `idle`, as just
 observed) and only after a turn it took since its launch: a working agent is parked at a later
 pass, after its turn, and a woken one gets its turn first (its start's idle is no turn's end).
-Its parent hears of it (the notices of ops/notify.py), the person gets an alert (ops/alerts.py
-delivers it), and `roost wake` says why it was parked. Beyond `max_live` running agents, the
-idle longest are hibernated, never one a person is attached to or one not idle; they wake on
-use as today."""
+Its parent hears of it (the notices of ops/notify.py), the person gets an alert
+(alerts/operations.py delivers it), and `roost wake` says why it was parked. Beyond `max_live`
+running agents, the idle longest are hibernated, never one a person is attached to or one not
+idle; they wake on use as today."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
-from roost.core import budget as rule
+from roost.alerts import rows as outbox
+from roost.budgets import rules as rule
 from roost.core import notify as notice_rule
 from roost.core.clock import Clock
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.observation import Observation
-from roost.core.usage import summed
-from roost.ops import usage
 from roost.ops.context import App
 from roost.ops.service import Component
-from roost.store import alerts as outbox
 from roost.store import events as event_log
 from roost.store import orchestration as queue
-from roost.store import usage as rows
 from roost.store.events import StatusChange
+from roost.usage import operations as usage
+from roost.usage import rows
+from roost.usage.rules import summed
 
 PARKED = "parked"  # the notice's and the alert's word
 
@@ -97,7 +97,7 @@ def enforce(app: App) -> list[str]:
 
 
 def _turn_since_launch(app: App, agent: Agent) -> bool:
-    """Whether the agent took a prompt since it was last launched (core/budget.began_turn)."""
+    """Whether the agent took a prompt since it was last launched (budgets/rules.began_turn)."""
     events = event_log.since_launch(app.store.conn, agent.id, ("sent", "status"))
     try:
         return rule.began_turn(events)
@@ -135,9 +135,9 @@ def park(app: App, o: Observation, why: str) -> str | None:
 
 
 def hibernate_over(app: App, running: Sequence[Observation], max_live: int) -> list[str]:
-    """Hibernate the idle longest beyond `max_live` running agents (core/budget.py's choice)."""
+    """Hibernate the idle longest beyond `max_live` running agents (budgets/rules.py's choice)."""
+    from roost.alerts.operations import looked_at
     from roost.ops import lifecycle
-    from roost.ops.alerts import looked_at
 
     if len(running) <= max_live:
         return []

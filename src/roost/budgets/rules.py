@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from roost.core.errors import RoostError
-from roost.core.usage import count
+from roost.usage.rules import count
 
 _SUFFIX = {"": 1, "k": 1_000, "m": 1_000_000}
 OFF = ("off", "none", "0")

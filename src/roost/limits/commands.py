@@ -22,7 +22,8 @@ def limits_command(as_json: bool) -> None:
       roost limits --json
     """
     from roost.core import present
-    from roost.ops import limits, resume
+    from roost.limits import operations as limits
+    from roost.ops import resume
     from roost.ops.root import open_app
     from roost.system.clock import local_zone
 

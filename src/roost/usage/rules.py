@@ -1,8 +1,8 @@
 """Token usage from the CLIs' own session files (issue 23 part 4). Pure: complete lines of a
 file and the reader's remembered state in, usage per (day, model) and the new state out;
-ops/usage.py reads only the bytes appended since its last look and stores the totals.
+usage/operations.py reads only the bytes appended since its last look and stores the totals.
 
-Four counts, named the way prices are (core/prices.py): `input` (fresh input, billed at the
+Four counts, named the way prices are (usage/prices.py): `input` (fresh input, billed at the
 input price), `output`, `cache_write` and `cache_read`. Each CLI writes them differently:
 
 - Claude Code: an `assistant` line's `message.usage`, repeated on each line of one message (one
@@ -84,8 +84,8 @@ def read(provider: str, lines: Iterable[str], state: Mapping[str, Any]) -> tuple
 
 # ---- lines left out (issue 35): `roost doctor` says how many, per agent, and why -----------
 # Counted in the reader's state, so they are stored with the cursor that read them and counted
-# once: a line over untrusted.LINE_LIMIT (ops/usage.py), one that is no JSON object, one whose
-# token count no model could reach (it counts as 0, the rest of the line as it says).
+# once: a line over untrusted.LINE_LIMIT (usage/operations.py), one that is no JSON object, one
+# whose token count no model could reach (it counts as 0, the rest of the line as it says).
 SKIPPED = "skipped"
 TOO_LONG, MALFORMED, OUT_OF_RANGE = "too_long", "malformed", "out_of_range"
 ABSURD = "absurd"  # this line held a count out of range (read() turns it into a count)

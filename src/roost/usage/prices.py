@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from roost.core.usage import Tokens
+from roost.usage.rules import Tokens
 
 TAKEN = "2026-12-05"  # when the figures below were read off the pages named with them
 SOURCE = (

@@ -1,15 +1,15 @@
 """Usage limits roost has seen: kept when the status pipeline records one (a reaction of
-ops/root.py's), and `roost limits`: those that still hold (store/limits.py), read without
+ops/root.py's), and `roost limits`: those that still hold (limits/rows.py), read without
 touching tmux."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from roost.core import limits
 from roost.core.observation import Observation
+from roost.limits import rows as stored
+from roost.limits import rules as limits
 from roost.ops.context import App, OnStatus
-from roost.store import limits as stored
 from roost.store.db import Connection
 
 

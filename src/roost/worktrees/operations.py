@@ -1,5 +1,5 @@
 """Git worktrees per agent: made at spawn (`--worktree`), removed only when git says nothing
-would be lost (rm, `roost worktree prune`). core/worktree.py decides, system/git.py asks git.
+would be lost (rm, `roost worktree prune`). worktrees/rules.py decides, system/git.py asks git.
 
 Crash safety, by order of work:
 - spawn: the worktree is made (locked, its reason naming the agent) before the record is
@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost.core import worktree as wt
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.ops.context import App
-from roost.store import worktrees as wtdb
 from roost.system import git, procs
+from roost.worktrees import rows as wtdb
+from roost.worktrees import rules as wt
 
 PAUSE_ENV = "ROOST_TEST_PAUSE"  # tests: stop at a named point, so a kill -9 lands there
 

@@ -1,6 +1,6 @@
 """Git worktrees per agent, the pure part: where a worktree lives, what its branch is called,
 and whether removing it could lose anything, decided from facts git reported (system/git.py
-gathers them fresh, ops/worktree.py acts on the answer).
+gathers them fresh, worktrees/operations.py acts on the answer).
 
 Nothing here trusts roost's own records about a worktree's state: a registry cannot know what
 an agent (or a person) did inside since; only git can.

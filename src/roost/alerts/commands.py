@@ -1,4 +1,4 @@
-"""`roost notify`: alerts to the person (ops/alerts.py) — try the channels, or run the passes
+"""`roost notify`: alerts to the person (alerts/operations.py) — try the channels, or run the passes
 where no roost service does."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def test_command() -> None:
     Example:
       roost notify test
     """
-    from roost.ops import alerts
+    from roost.alerts import operations as alerts
     from roost.ops.root import open_app
 
     app = open_app(reading=True)
@@ -78,7 +78,7 @@ def run_command(once: bool, interval: float) -> None:
     """
     import time
 
-    from roost.ops import alerts
+    from roost.alerts import operations as alerts
     from roost.ops.root import open_app
 
     if not interval > 0:
@@ -110,7 +110,7 @@ class WatchAlerts:
         self.on = app.settings.notify.terminal
 
     def emit(self, event: dict[str, object]) -> None:
-        from roost.ops import alerts
+        from roost.alerts import operations as alerts
 
         if self.on and event.get("kind") == "alert":
             title, body = str(event.get("title")), str(event.get("body"))

@@ -1,7 +1,7 @@
 """The worktrees table: which agent works in which git worktree (repository, branch, path).
 
 A row is a pointer, not the truth about the worktree: whether it may be removed is asked of git
-each time (ops/worktree.py). Functions taking a connection run inside the caller's
+each time (worktrees/operations.py). Functions taking a connection run inside the caller's
 `store.write()` transaction.
 """
 

@@ -56,8 +56,8 @@ def host_group() -> None:
 def host_add(name: str, dest: str, roost_path: str, env: tuple[str, ...]) -> None:
     """Remember host NAME, reached as ssh reaches DEST (user@host, an alias of ~/.ssh/config
     with its port and jump hosts). Nothing is copied there; `roost host check NAME` tries it."""
-    from roost.core.sshargs import parse_env
-    from roost.ops import hosts
+    from roost.hosts import operations as hosts
+    from roost.hosts.rules import parse_env
 
     pairs = parse_env(env)
     app = _app()
@@ -72,7 +72,7 @@ def host_add(name: str, dest: str, roost_path: str, env: tuple[str, ...]) -> Non
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 def host_ls(as_json: bool) -> None:
     """List the hosts (nothing is asked of them: see host check)."""
-    from roost.ops import hosts
+    from roost.hosts import operations as hosts
 
     app = _app(reading=True)
     try:
@@ -93,7 +93,7 @@ def host_ls(as_json: bool) -> None:
 @click.argument("name")
 def host_rm(name: str) -> None:
     """Forget host NAME (its agents keep running there) and stop its ssh master."""
-    from roost.ops import hosts
+    from roost.hosts import operations as hosts
 
     app = _app()
     try:
@@ -108,7 +108,7 @@ def host_rm(name: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def host_check(name: str, as_json: bool) -> None:
     """Is NAME reachable, is its roost compatible, what does its doctor say. Exits 1 when not."""
-    from roost.ops import hosts
+    from roost.hosts import operations as hosts
 
     app = _app(reading=True)
     try:
@@ -144,7 +144,7 @@ def ls_all(as_json: bool) -> None:
     explain: the App says what is wrong, as for every command) or Click runs it: the same
     listing (cli/fastall.py)."""
     from roost.cli import fastall
-    from roost.ops import hosts
+    from roost.hosts import operations as hosts
 
     app = _app(reading=True)
     try:
@@ -165,8 +165,8 @@ def watch_all(notify: bool) -> None:
     `notify`: every `alert` event shown on this terminal, a host's titled `(on HOST)`. Shown
     only: each roost's service delivers its own alerts, a host's through the host's [notify]
     channels (docs/HOSTS.md)."""
-    from roost.cli.alerts import WatchAlerts
-    from roost.ops import hosts
+    from roost.alerts.commands import WatchAlerts
+    from roost.hosts import operations as hosts
     from roost.system import ssh
 
     app = _app(reading=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from roost.core.limits import Limit
+from roost.limits.rules import Limit
 
 
 def remember(

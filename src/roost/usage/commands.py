@@ -41,10 +41,10 @@ def usage_command(
       roost usage lead --tree --since 2026-11-01
       roost usage --tab --json
     """
-    from roost.core import prices
-    from roost.core import usage as core
-    from roost.ops import usage
     from roost.ops.root import open_app
+    from roost.usage import operations as usage
+    from roost.usage import prices
+    from roost.usage import rules as core
 
     if since is not None and not _day(since):
         raise RoostError(f"--since wants a day as YYYY-MM-DD, not {since!r}", code=2)

@@ -37,7 +37,7 @@ def prune(dry_run: bool) -> None:
       roost worktree prune
     """
     from roost.cli.main import _app
-    from roost.ops import worktree as worktrees
+    from roost.worktrees import operations as worktrees
 
     for p in worktrees.prune(_app(), os.getcwd(), dry_run):
         verb = ("would remove" if dry_run else "removed") if p.removed else "kept"
@@ -59,7 +59,7 @@ def recreate(name: str) -> None:
 
     app = _app(name)
     with locks.hold(app.paths.locks, name):
-        from roost.ops import worktree as worktrees
+        from roost.worktrees import operations as worktrees
 
         row = worktrees.recreate(app, app.store.require(name))
     click.echo(f"made {row.path} again from branch {row.branch}; wake it: roost wake {name}")
@@ -95,12 +95,12 @@ def with_git_counts(app: App, found: list[Observation], as_json: bool, tree: boo
     import json
 
     from roost.core import present
-    from roost.core import worktree as wt
-    from roost.ops import worktree as worktrees
+    from roost.worktrees import operations as worktrees
+    from roost.worktrees import rules as wt
 
     counts = worktrees.git_counts(app)
     if as_json:
-        from roost.ops.usage import price_table
+        from roost.usage.operations import price_table
 
         table = price_table(app)
         items = [present.agent_json(o, table) for o in found]

@@ -1,4 +1,4 @@
-"""Alerts to the person (core/alerts.py; the tables: schema.ALERTS and ALERT_EDGES): the
+"""Alerts to the person (alerts/rules.py; the tables: schema.ALERTS and ALERT_EDGES): the
 cursor into the event log, what is remembered per agent and edge, and the outbox of alerts with
 their delivery tries. The cursor, the edges and the outbox move in one transaction, so a
 restart neither decides an event twice nor loses one, nor alerts an edge again.
@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from roost.core.alerts import Seen
+from roost.alerts.rules import Seen
 
 
 @dataclass(frozen=True, slots=True)

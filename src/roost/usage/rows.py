@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from roost.core.usage import Found, Tokens, skipped
+from roost.usage.rules import Found, Tokens, skipped
 
 
 def cursor(
@@ -24,7 +24,7 @@ def cursor(
     return None if row is None else (int(row[0]), int(row[1]), json.loads(row[2]))
 
 
-# A fork's starting state (core/usage.py fork_point) is kept as a cursor row under this name, which
+# A fork's starting state (usage/rules.py fork_point) is kept as a cursor row under this name, which
 # no file has: the first file the fork's CLI writes (its own conversation's) is read from there,
 # and read from there again if that file is replaced; any later file starts from nothing.
 FORK_POINT = "(fork point)"
@@ -150,7 +150,7 @@ def per_model(
 
 def skipped_lines(c: sqlite3.Connection) -> dict[str, dict[str, int]]:
     """Agent id -> the lines its CLI's files held that their readers left out, by why
-    (core/usage.py skipped), for the agents with any: one small state per file read."""
+    (usage/rules.py skipped), for the agents with any: one small state per file read."""
     found: dict[str, dict[str, int]] = {}
     for agent_id, state in c.execute("SELECT agent_id, state FROM usage_cursors"):
         try:

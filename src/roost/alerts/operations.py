@@ -1,4 +1,4 @@
-"""Alerts to the person: decide from the event log which edges deserve one (core/alerts.py),
+"""Alerts to the person: decide from the event log which edges deserve one (alerts/rules.py),
 queue them in the store with the cursor moved in the same transaction, and deliver the queue
 through the channels of config.toml `[notify]` (system/outbound.py).
 
@@ -16,13 +16,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from roost.core import alerts as core
+from roost.alerts import rows as outbox
+from roost.alerts import rules as core
 from roost.core.pane import agent_panes
 from roost.core.settings import Settings
 from roost.ops.context import App
 from roost.ops.observe import patterns_of
 from roost.ops.service import Component, news
-from roost.store import alerts as outbox
 from roost.store import events as event_log
 from roost.system import outbound
 
