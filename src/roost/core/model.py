@@ -8,7 +8,8 @@ guard (a __setattr__ that raises) would make each record ~20x slower to build.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Final
 

@@ -12,10 +12,12 @@ dataclasses, no typing at run time): `roost ls` runs it on its fast path.
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import TYPE_CHECKING
+
 from roost.core import limits, state, status
 from roost.core.pane import agent_panes
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from datetime import tzinfo
@@ -278,6 +280,4 @@ def in_step(records: Iterable[Agent], before: Mapping[str, tuple[str, int]]) -> 
 def epoch(iso: str | None) -> float | None:
     if not iso:
         return None
-    from datetime import datetime  # already loaded with sqlite3; a name lookup here
-
     return datetime.fromisoformat(iso).timestamp()

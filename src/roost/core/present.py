@@ -2,11 +2,14 @@
 JSON shape for scripts), their status and place, what each operation reports, `roost watch`'s
 changes and the event log's lines. The CLI prints these and the TUI shows the same words.
 
-Pure and import-light (json only when asked for): it runs on `roost ls`'s fast path."""
+Pure (json loaded only when asked for): it runs on `roost ls`'s fast path."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+import unicodedata
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from datetime import tzinfo
@@ -605,8 +608,6 @@ def local_time(stamp: object, zone: tzinfo | None, clock_only: bool = False) -> 
     >>> local_time("2026-11-29T11:59:00+00:00", None, clock_only=True), local_time("T", None)
     ('11:59:00', 'T')
     """
-    from datetime import datetime
-
     try:
         when = datetime.fromisoformat(str(stamp))
     except ValueError:
@@ -811,8 +812,6 @@ def span(seconds: float) -> str:
 def reset_time(resets_at: float | None, now: float, zone: tzinfo | None) -> str:
     """When a usage limit resets, for people: "17:00 (in 2 h 10 min)" (with the date when it is
     not today in `zone`), or "an unknown time" when the CLI did not say."""
-    from datetime import UTC, datetime
-
     if resets_at is None:
         return "an unknown time (the CLI gave none)"
     when = datetime.fromtimestamp(resets_at, zone or UTC)
@@ -855,6 +854,4 @@ def for_terminal(text: str) -> str:
     >>> for_terminal("a\x1b[2Jb\n\tc\x07")
     'a[2Jb\n\tc'
     """
-    import unicodedata  # here: `roost ls` imports this module
-
     return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")

@@ -1,7 +1,7 @@
 """What an agent is doing, from the best signal available: its CLI's hooks (for a CLI that has
 them), then the screen (each provider's patterns, last lines only; for a still one no pattern
-reads, the CLI's own record of a prompt it took), then process facts. Pure and import-light:
-`roost ls` classifies on its fast path.
+reads, the CLI's own record of a prompt it took), then process facts. Pure: `roost ls`
+classifies on its fast path.
 
 Statuses: starting, working, idle, waiting (the CLI asks the user something), error (the CLI
 is broken or its last turn failed: lost its server, an authentication failure, an API error, a
@@ -12,7 +12,10 @@ hibernated, failed, unknown. Sources: hook, screen, title, process, store.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+from typing import TYPE_CHECKING
+
+from roost.core import questions
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
@@ -147,8 +150,6 @@ def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str 
 def asked(screen: str) -> str | None:
     """The words of the question a waiting screen shows (core/questions.py), or None. Loaded
     only for a waiting screen: `roost ls`'s fast path stays light for the rest."""
-    from roost.core import questions
-
     found = questions.read(screen)
     return found.text if found is not None else None
 

@@ -11,9 +11,10 @@ predates this rule) reads as parked: the layout is what a restore builds.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from roost.core.model import Agent
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
