@@ -6,12 +6,13 @@ fast path, `ls --json`, `watch`, the TUI, the refresh that records statuses) goe
 3. `classify`: the status from the hook event, the screen and the process facts;
 4. `changes`: what differs from the stored status, which the refresh records.
 
-The I/O between the steps (hook logs, captures, writes) is ops/observe.py's. Import-light (no
-dataclasses, no typing at run time): `roost ls` runs it on its fast path.
+The I/O between the steps (hook logs, captures, writes) is ops/observe.py's. `roost ls` runs it
+on its fast path.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -30,50 +31,23 @@ if TYPE_CHECKING:
     Hook = tuple[str, float, str | None]
 
 
+@dataclass(frozen=True, slots=True, repr=False)
 class Observation:
     """An agent's record (core/model.py's Agent) joined with its pane (None when tmux has none):
     whether its process runs, its pid and last exit code, and its status (with its reason, the
     CLI's words, for an error). Until `classify` has run, the status is the stored one."""
 
-    __slots__ = (
-        "agent",
-        "alive",
-        "exit_code",
-        "limit",
-        "pane",
-        "pid",
-        "state",
-        "status",
-        "status_reason",
-        "status_since",
-        "status_source",
-    )
-
-    def __init__(
-        self,
-        agent: Agent,
-        pane: Pane | None,
-        alive: bool,
-        state: str,
-        pid: int | None,
-        exit_code: int | None,
-        status: str | None,
-        status_source: str | None,
-        status_since: str | None,
-        status_reason: str | None = None,
-        limit: Limit | None = None,
-    ) -> None:
-        self.agent = agent
-        self.pane = pane
-        self.alive = alive  # a live process in its pane
-        self.state = state  # state.derive's: running, stopped, hibernated or failed
-        self.pid = pid
-        self.exit_code = exit_code  # of its dead pane, else the last one recorded
-        self.status = status
-        self.status_source = status_source
-        self.status_since = status_since
-        self.status_reason = status_reason  # read afresh at each look; never stored
-        self.limit = limit  # a "limited" status's kind and reset time, read afresh too
+    agent: Agent
+    pane: Pane | None
+    alive: bool  # a live process in its pane
+    state: str  # state.derive's: running, stopped, hibernated or failed
+    pid: int | None
+    exit_code: int | None  # of its dead pane, else the last one recorded
+    status: str | None
+    status_source: str | None
+    status_since: str | None
+    status_reason: str | None = None  # read afresh at each look; never stored
+    limit: Limit | None = None  # a "limited" status's kind and reset time, read afresh too
 
     def __repr__(self) -> str:
         return (

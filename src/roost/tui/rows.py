@@ -11,7 +11,7 @@ listed under it, indented. With remote hosts (docs/HOSTS.md), this machine's gro
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -175,9 +175,7 @@ def status_cell(item: Observation, asks_shown: bool = False) -> str:
     """
     if not asks_shown:
         return present.status_text(item)
-    bare = copy.copy(item)
-    bare.status_reason = None
-    return present.status_text(bare)
+    return present.status_text(dataclasses.replace(item, status_reason=None))
 
 
 def counts(items: list[Observation]) -> dict[str, int]:
