@@ -10,12 +10,13 @@ tuple: `roost ls`'s table never reads it, so its fast path never imports json fo
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Final, Literal
 
 # What the user wants (intent), stored; whether it runs is read from tmux (reality).
-INTENT_RUNNING = "running"
-INTENT_STOPPED = "stopped"
-INTENT_HIBERNATED = "hibernated"  # no process and no home, on purpose
+Intent = Literal["running", "stopped", "hibernated"]
+INTENT_RUNNING: Final = "running"
+INTENT_STOPPED: Final = "stopped"
+INTENT_HIBERNATED: Final = "hibernated"  # no process and no home, on purpose
 
 
 class _Argv:
@@ -55,7 +56,7 @@ class Agent:
     dangerous: bool = False
     provider_session_id: str | None = None
     created_at: str = ""
-    intent: str = INTENT_STOPPED
+    intent: Intent = INTENT_STOPPED
     # last time roost launched it
     started_at: str | None = None
     # how many times roost launched it; 0 means "never started"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from roost.core import limits, state, status
 from roost.core.pane import agent_panes
+from roost.core.status import Status
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from roost.core.limits import Limit
     from roost.core.model import Agent
     from roost.core.pane import Pane
+    from roost.core.state import State
 
     # The status the hook log gives, when the event that gave it fired, and an error's reason.
     Hook = tuple[str, float, str | None]
@@ -40,7 +42,7 @@ class Observation:
     agent: Agent
     pane: Pane | None
     alive: bool  # a live process in its pane
-    state: str  # state.derive's: running, stopped, hibernated or failed
+    state: State  # state.derive's: running, stopped, hibernated or failed
     pid: int | None
     exit_code: int | None  # of its dead pane, else the last one recorded
     status: str | None
@@ -131,7 +133,7 @@ def classify(
         in_flight=in_flight,
     )
     limit = None
-    if found in ("error", "waiting"):
+    if found in (Status.ERROR, Status.WAITING):
         shown = hook[1] if source == "hook" and hook is not None else None
         if shown is None:
             shown = pane.activity if pane is not None and pane.activity else now
@@ -140,10 +142,10 @@ def classify(
             # Reset: the failed turn is history and the input takes text again (a dialog
             # still open stays `waiting`).
             found, reason, limit = (
-                ("idle", None, None) if found == "error" else (found, reason, None)
+                (Status.IDLE, None, None) if found == Status.ERROR else (found, reason, None)
             )
         elif limit is not None:
-            found, reason = "limited", status.one_line(limit.words)
+            found, reason = Status.LIMITED, status.one_line(limit.words)
     return Observation(
         o.agent,
         pane,
@@ -175,7 +177,7 @@ def status_event(o: Observation) -> dict[str, object]:
         "previous": o.agent.status,
         "source": o.status_source,
     }
-    if o.status == "exited":
+    if o.status == Status.EXITED:
         detail["exit_code"] = o.exit_code
     if o.status_reason:
         detail["reason"] = o.status_reason
@@ -217,9 +219,9 @@ def attributed(o: Observation, stop: str | None) -> Observation:
     failed since (a wake refused: its conversation is gone) is newer news than the stop, and
     stays `failed`.
     """
-    if stop is None or o.status == state.FAILED or (o.alive and o.status != "exited"):
+    if stop is None or o.status == state.FAILED or (o.alive and o.status != Status.EXITED):
         return o
-    intended = state.HIBERNATED if stop == state.HIBERNATED else state.STOPPED
+    intended: State = state.HIBERNATED if stop == state.HIBERNATED else state.STOPPED
     # the sources the next look gives once the stop is stored (status.classify), so it
     # records no second change
     source = "store" if intended == state.HIBERNATED else "process"
