@@ -24,6 +24,7 @@ from roost.core.ids import is_roost_id, session_id_problem
 from roost.core.model import FIELDS, INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED
 from roost.core.names import name_problem
 from roost.core.resuming import ON_LIMIT
+from roost.core.status import Status
 
 FORMAT = "roost-workspace"
 VERSION = 1
@@ -44,17 +45,17 @@ INTENTS = (INTENT_RUNNING, INTENT_STOPPED, INTENT_HIBERNATED)
 RESTART_POLICIES = ("never", "on-failure")
 # What core/status.py records: the statuses and the signal each came from.
 STATUSES = (
-    "starting",
-    "working",
-    "idle",
-    "waiting",
-    "error",
-    "exited",
-    "stopped",
-    "lost",
-    "hibernated",
-    "failed",
-    "unknown",
+    Status.STARTING,
+    Status.WORKING,
+    Status.IDLE,
+    Status.WAITING,
+    Status.ERROR,
+    Status.EXITED,
+    Status.STOPPED,
+    Status.LOST,
+    Status.HIBERNATED,
+    Status.FAILED,
+    Status.UNKNOWN,
 )
 # Every source roost stores (core/status.py, store/status.py's turns begun): an export made at
 # any moment imports.

@@ -19,6 +19,8 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from roost.core.status import Status
+
 if TYPE_CHECKING:
     import re
     from collections.abc import Iterable
@@ -235,9 +237,9 @@ def from_status(
     tail = "\n".join(
         [line for line in (screen or "").splitlines() if line.strip()][-SCREEN_WINDOW:]
     )
-    if status == "error":
+    if status == Status.ERROR:
         return parse(reason or "", at, zone) or (parse(tail, at, zone) if tail else None)
-    if status == "waiting" and any(cue in tail for cue in DIALOGS):
+    if status == Status.WAITING and any(cue in tail for cue in DIALOGS):
         return parse(tail, at, zone) or Limit(USAGE, None, next(c for c in DIALOGS if c in tail))
     return None
 

@@ -10,6 +10,8 @@ import unicodedata
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from roost.core.status import Status
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from datetime import tzinfo
@@ -178,7 +180,7 @@ def place(o: Observation) -> str:
 
 def crashed(o: Observation) -> bool:
     """It ended by itself with a non-zero code (a death by signal N reads 128+N)."""
-    return o.status == "exited" and o.exit_code not in (None, 0)
+    return o.status == Status.EXITED and o.exit_code not in (None, 0)
 
 
 def status_word(o: Observation) -> str:
@@ -186,14 +188,14 @@ def status_word(o: Observation) -> str:
     was 0 (or is unknown) and `crashed (CODE)` otherwise; a user's kill reads `stopped`."""
     if crashed(o):
         return f"crashed ({o.exit_code})"
-    return o.status or "unknown"
+    return o.status or Status.UNKNOWN
 
 
 def status_text(o: Observation) -> str:
     """status_word, with an error's or a question's words (cut short for the table), and how
     many texts roost holds for it until it is at its input."""
     said = status_word(o)
-    if o.status_reason and o.status != "exited":
+    if o.status_reason and o.status != Status.EXITED:
         reason = o.status_reason
         if len(reason) > TABLE_REASON:
             reason = reason[: TABLE_REASON - 1] + "…"
@@ -336,11 +338,11 @@ def answered(
     >>> answered("cc", "Yes", "waiting", "Use this API key?", None)
     'answered cc: Yes; it now asks: Use this API key? (roost answer cc)'
     """
-    if status == "waiting":
+    if status == Status.WAITING:
         after = f"it now asks: {reason or 'another question'} (roost answer {name})"
-    elif status == "idle":
+    elif status == Status.IDLE:
         after = "it is at its input now"
-    elif status in ("exited", "stopped", "lost"):
+    elif status in (Status.EXITED, Status.STOPPED, Status.LOST):
         after = f"it is {status} now"
     else:
         after = f"it is {status}" + (f": {reason}" if reason else "") + " now"
@@ -686,7 +688,7 @@ def watch_event_line(event: Mapping[str, object], as_json: bool, zone: tzinfo | 
     """One change for `roost watch` (a `status` event): a JSON object for scripts (ISO 8601
     times), else a line for people (times in `zone`)."""
     status, code = event.get("status"), event.get("exit_code")
-    crashed = status == "exited" and code not in (None, 0)
+    crashed = status == Status.EXITED and code not in (None, 0)
     if as_json:
         import json
 
@@ -702,7 +704,7 @@ def watch_event_line(event: Mapping[str, object], as_json: bool, zone: tzinfo | 
                 "crashed": crashed,
             }
         )
-    word = f"crashed ({code})" if crashed else (status or "unknown")
+    word = f"crashed ({code})" if crashed else (status or Status.UNKNOWN)
     why = f": {event['reason']}" if event.get("reason") else ""
     when = local_time(str(event["at"]), zone) if event.get("at") else ""
     return f"{when}  {event['agent']}: {word} ({event.get('source')}){why}"

@@ -10,6 +10,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from roost.core.observation import status_event
+from roost.core.status import Status
 from roost.store import agents, schema
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ def record_turn_begun(
         "UPDATE agents SET status = 'working', status_source = ?, status_since = ? WHERE id = ?",
         (source, at, agent_id),
     )
-    detail = {"status": "working", "previous": row[0], "source": source}
+    detail = {"status": Status.WORKING, "previous": row[0], "source": source}
     events.append(conn, agent_id, name, at, "status", detail)
     return True
 

@@ -23,22 +23,23 @@ from roost.core import present
 from roost.core import worktree as wt
 from roost.core.fleet import LOCAL, HostView
 from roost.core.observation import Observation
+from roost.core.status import Status
 from roost.core.web import NEEDS_YOU
 
 NEEDS_GROUP = "Need you"  # the group at the top, "Need you (2)" as the header says "2 need you"
-BADGE_STYLE = {
-    "working": "bold yellow",
-    "idle": "green",
-    "waiting": "bold white on red",
-    "error": "bold white on magenta",
-    "limited": "bold black on yellow",  # a usage limit (core/limits.py): it waits for a reset
-    "starting": "cyan",
-    "exited": "red",
-    "failed": "bold red",
-    "stopped": "dim",
-    "lost": "italic yellow",
-    "hibernated": "dim italic",
-    "unknown": "magenta",
+BADGE_STYLE: dict[str, str] = {
+    Status.WORKING: "bold yellow",
+    Status.IDLE: "green",
+    Status.WAITING: "bold white on red",
+    Status.ERROR: "bold white on magenta",
+    Status.LIMITED: "bold black on yellow",  # a usage limit (core/limits.py): it waits for a reset
+    Status.STARTING: "cyan",
+    Status.EXITED: "red",
+    Status.FAILED: "bold red",
+    Status.STOPPED: "dim",
+    Status.LOST: "italic yellow",
+    Status.HIBERNATED: "dim italic",
+    Status.UNKNOWN: "magenta",
 }
 
 
@@ -158,9 +159,9 @@ def asks(item: Observation) -> str | None:
     >>> asks(waiting), asks(item("b", "exited", exit_code=1))
     ('Do you want to proceed?', None)
     """
-    if item.status == "exited":
+    if item.status == Status.EXITED:
         return item.agent.last_error or None
-    return item.status_reason or (item.agent.last_error if item.status == "failed" else None)
+    return item.status_reason or (item.agent.last_error if item.status == Status.FAILED else None)
 
 
 def status_cell(item: Observation, asks_shown: bool = False) -> str:
@@ -181,7 +182,7 @@ def status_cell(item: Observation, asks_shown: bool = False) -> str:
 def counts(items: list[Observation]) -> dict[str, int]:
     found: dict[str, int] = {}
     for item in items:
-        key = item.status or "unknown"
+        key = item.status or Status.UNKNOWN
         found[key] = found.get(key, 0) + 1
     return found
 
@@ -340,11 +341,11 @@ def remote_status(agent: Mapping[str, Any]) -> str:
     >>> remote_status({"status": "error", "status_reason": "API Error: 500"})
     'error: API Error: 500'
     """
-    status = str(agent.get("status") or "unknown")
+    status = str(agent.get("status") or Status.UNKNOWN)
     reason = agent.get("status_reason")
     if agent.get("crashed"):
         return f"crashed ({agent.get('exit_code')})"
-    if reason and status != "exited":
+    if reason and status != Status.EXITED:
         return f"{status}: {fit(str(reason), present.TABLE_REASON)}"
     return status
 
