@@ -1,11 +1,11 @@
 """Pure reconcile logic: store intent joined with a tmux listing, no tmux needed."""
 
-from roost.core.model import INTENT_RUNNING, INTENT_STOPPED, Agent
+from roost.core.model import INTENT_RUNNING, INTENT_STOPPED, Agent, Intent
 from roost.core.pane import Pane
 from roost.core.reconcile import agent_panes, drift, view
 
 
-def agent(name: str, intent: str = INTENT_RUNNING, home: str | None = None) -> Agent:
+def agent(name: str, intent: Intent = INTENT_RUNNING, home: str | None = None) -> Agent:
     return Agent(
         id=f"id-{name}", name=name, provider="claude", cwd="/w", home=home or name, intent=intent
     )

@@ -12,7 +12,7 @@ from roost.core import supervision as sv
 from roost.core import workspace as ws
 from roost.core.clock import ManualClock
 from roost.core.errors import RoostError
-from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent
+from roost.core.model import INTENT_HIBERNATED, INTENT_RUNNING, INTENT_STOPPED, Agent, Intent
 from roost.core.pane import Pane
 from roost.core.settings import RestoreSettings, parse
 from roost.tmux import view
@@ -26,7 +26,7 @@ def ago(seconds: float, code: int | None = 1) -> sv.Exit:
     return sv.Exit(NOW - timedelta(seconds=seconds), code)
 
 
-def agent(intent: str = INTENT_RUNNING) -> Agent:
+def agent(intent: Intent = INTENT_RUNNING) -> Agent:
     return Agent(id="id-a", name="a", provider="command", cwd="/w", home="a", intent=intent)
 
 

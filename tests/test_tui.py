@@ -451,8 +451,10 @@ def test_columns_keep_their_widths_when_a_status_changes() -> None:
         async with app.run_test(size=(130, 36)) as pilot:
             await settle(pilot, app, lambda: app.rows)
             before = [c.width for c in agents_table(app).columns.values()]
-            waiting = item("frontend", "waiting", provider="codex", tab="ui", minutes=12)
-            waiting.status_reason = "Do you want to proceed with this very long question?"
+            waiting = replace(
+                item("frontend", "waiting", provider="codex", tab="ui", minutes=12),
+                status_reason="Do you want to proceed with this very long question?",
+            )
             items = [waiting if o.agent.name == "frontend" else o for o in source.snap.items]
             source.snap = replace(source.snap, items=items)
             app.refresh_data()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 
 from textual.widgets import Static
 
@@ -185,6 +186,6 @@ def test_what_a_host_or_a_folder_says_reaches_no_cell_or_panel_raw() -> None:
         assert "\\x1b]52" in text, text
     assert "\\[red]" in panel  # and its markup is text too
     local = copy.deepcopy(ITEMS[0])  # the demo's own stays as it is
-    local.agent = local.agent.replace(cwd=f"/w/{hostile}")
+    local = dataclasses.replace(local, agent=local.agent.replace(cwd=f"/w/{hostile}"))
     shown_local = rows.details(local)
     assert "\x1b" not in shown_local and "\\[red]" in shown_local

@@ -1,6 +1,7 @@
 """The agent list's grouping and order, and the header: pure."""
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -98,7 +99,7 @@ def test_who_needs_you_and_what_their_row_says(
     asks: str | None,
 ) -> None:
     one = item("a", status, exit_code=exit_code, reason=reason)
-    one.agent = one.agent.replace(last_error=last_error)
+    one = dataclasses.replace(one, agent=one.agent.replace(last_error=last_error))
     found = rows.build([item("calm", "idle"), one], [("main", ["calm", "a"])], pins=[])
     header = next(r for r in reversed(found[: [r.label for r in found].index("a")]) if r.is_header)
     row = next(r for r in found if r.label == "a")
@@ -130,7 +131,7 @@ def test_a_need_you_rows_name_column_says_the_question_as_far_as_it_fits(
 
 def test_the_status_column_keeps_the_held_count_without_the_question() -> None:
     waiting = item("a", "waiting", reason="Trust this folder?")
-    waiting.agent = waiting.agent.replace(held_inputs=1)
+    waiting = dataclasses.replace(waiting, agent=waiting.agent.replace(held_inputs=1))
     assert rows.status_cell(waiting) == "waiting: Trust this folder? [1 held]"
     assert rows.status_cell(waiting, asks_shown=True) == "waiting [1 held]"
     assert waiting.status_reason == "Trust this folder?"  # the observation is left as it was
@@ -220,7 +221,7 @@ def test_details_name_a_worktree_agents_branch_and_repository() -> None:
     worktree = item("w", "idle")
     assert "branch" not in rows.details(worktree)
     tree = '{"repo": "/src/app", "branch": "roost/w", "path": "/t/app-1/w"}'
-    worktree.agent = worktree.agent.replace(worktree_json=tree)
+    worktree = dataclasses.replace(worktree, agent=worktree.agent.replace(worktree_json=tree))
     assert "branch   roost/w (worktree of /src/app)" in rows.details(worktree)
 
 
@@ -229,7 +230,7 @@ WORKTREE = '{"repo": "/src/app", "branch": "roost/w", "path": "/t/app-1/w"}'
 
 def test_details_show_a_worktrees_git_counts_when_given_them() -> None:
     worktree = item("w", "idle")
-    worktree.agent = worktree.agent.replace(worktree_json=WORKTREE)
+    worktree = dataclasses.replace(worktree, agent=worktree.agent.replace(worktree_json=WORKTREE))
     assert "git " not in rows.details(worktree)  # not asked yet: no line, no git
     counts = {"dirty": 2, "ahead": 1, "behind": 3, "against": "main"}
     assert "git      2 changed, 1 ahead / 3 behind main" in rows.details(worktree, counts)
@@ -242,7 +243,9 @@ class CountingSource(StaticSource):
 
     def __init__(self) -> None:
         worktree = item("w", "idle")
-        worktree.agent = worktree.agent.replace(worktree_json=WORKTREE)
+        worktree = dataclasses.replace(
+            worktree, agent=worktree.agent.replace(worktree_json=WORKTREE)
+        )
         super().__init__(Snapshot(items=[worktree, item("plain", "idle")]))
         self.asked: list[str] = []
 

@@ -20,6 +20,7 @@ from roost.alerts import rows as outbox
 from roost.alerts import rules as core
 from roost.core.pane import agent_panes
 from roost.core.settings import Settings
+from roost.core.status import Status
 from roost.ops.context import App
 from roost.ops.observe import patterns_of
 from roost.ops.service import Component, news
@@ -28,7 +29,7 @@ from roost.system import outbound
 
 BATCH = 500  # events decided in one pass
 MAX_TRIES = 2  # a delivery cut off by a crash is tried once more, never forever
-URGENT = ("waiting", "error", "limited", "crashed", "failed")
+URGENT = (Status.WAITING, Status.ERROR, Status.LIMITED, "crashed", Status.FAILED)
 SCREEN_LINES = 40  # a waiting dialog is tall: its question may sit above many option rows
 
 Send = Callable[[outbox.Pending], "str | None"]

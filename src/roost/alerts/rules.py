@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from roost.core import questions
+from roost.core.status import Status
 
 DEBOUNCE = 5.0  # seconds: out of a state less long than this is a flicker, not a new edge
 EDGES = ("waiting", "error", "limited", "crashed", "exited", "failed", "finished", "refused")
@@ -109,11 +110,11 @@ def edge_of(event: Mapping[str, object], person_child: bool) -> str | None:
     status, previous = event.get("status"), event.get("previous")
     if status == previous:
         return None
-    if status in ("waiting", "error", "limited", "failed"):
+    if status in (Status.WAITING, Status.ERROR, Status.LIMITED, Status.FAILED):
         return str(status)
-    if status == "exited":
+    if status == Status.EXITED:
         return _exit_edge(event.get("exit_code"))
-    if status == "idle" and previous == "working" and person_child:
+    if status == Status.IDLE and previous == Status.WORKING and person_child:
         return "finished"
     return "" if status in _LEFT else None
 

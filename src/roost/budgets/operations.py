@@ -24,6 +24,7 @@ from roost.core.clock import Clock
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.observation import Observation
+from roost.core.status import Status
 from roost.ops.context import App
 from roost.ops.service import Component
 from roost.store import events as event_log
@@ -87,7 +88,7 @@ def enforce(app: App) -> list[str]:
     parked = [
         park(app, o, why[o.agent.id])
         for o in running
-        if o.agent.id in why and o.status == "idle" and _turn_since_launch(app, o.agent)
+        if o.agent.id in why and o.status == Status.IDLE and _turn_since_launch(app, o.agent)
     ]
     done = [name for name in parked if name]
     if max_live is not None:
@@ -231,7 +232,7 @@ def _turns_ended(app: App, agent_ids: set[str]) -> None:
 def _on_status(app: App, changes: Sequence[StatusChange]) -> None:
     """At each turn's end: read what the agent's session file gained (so `ls --json` and the
     TUI show it without reading files), then enforce the budgets; and again AGAIN s later."""
-    ended = {c.agent_id for c in changes if c.status == "idle"}
+    ended = {c.agent_id for c in changes if c.status == Status.IDLE}
     if ended:
         _turns_ended(app, ended)
         _later.add(ended, app.clock.monotonic() + AGAIN)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from roost.core.errors import RoostError
+from roost.core.status import Status
 from roost.usage.rules import count
 
 _SUFFIX = {"": 1, "k": 1_000, "m": 1_000_000}
@@ -106,11 +107,11 @@ def began_turn(events: Iterable[dict[str, object]]) -> bool:
     for e in itertools.chain([first], seen):
         if e.get("kind") == "sent" and e.get("delivered") and not e.get("command"):
             return True
-        working = e.get("kind") == "status" and e.get("status") == "working"
+        working = e.get("kind") == "status" and e.get("status") == Status.WORKING
         source = e.get("source")
         if working and source != "loading" and (up or source == "hook"):
             return True
-        up = up or (e.get("kind") == "status" and e.get("status") == "idle")
+        up = up or (e.get("kind") == "status" and e.get("status") == Status.IDLE)
     return False
 
 
@@ -121,5 +122,7 @@ def over_max_live(live: Sequence[Live], max_live: int) -> list[str]:
     excess = len(live) - max_live
     if excess <= 0:
         return []
-    idle = sorted((a for a in live if a.status == "idle" and not a.attached), key=lambda a: a.since)
+    idle = sorted(
+        (a for a in live if a.status == Status.IDLE and not a.attached), key=lambda a: a.since
+    )
     return [a.name for a in idle[:excess]]

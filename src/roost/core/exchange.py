@@ -30,6 +30,7 @@ from roost.core.model import (
 )
 from roost.core.names import name_problem
 from roost.core.resuming import ON_LIMIT
+from roost.core.status import Status
 
 FORMAT = "roost-workspace"
 VERSION = 1
@@ -49,17 +50,17 @@ AGENT_FIELDS = FIELDS
 INTENTS = (INTENT_RUNNING, INTENT_STOPPED, INTENT_HIBERNATED)
 # What core/status.py records: the statuses and the signal each came from.
 STATUSES = (
-    "starting",
-    "working",
-    "idle",
-    "waiting",
-    "error",
-    "exited",
-    "stopped",
-    "lost",
-    "hibernated",
-    "failed",
-    "unknown",
+    Status.STARTING,
+    Status.WORKING,
+    Status.IDLE,
+    Status.WAITING,
+    Status.ERROR,
+    Status.EXITED,
+    Status.STOPPED,
+    Status.LOST,
+    Status.HIBERNATED,
+    Status.FAILED,
+    Status.UNKNOWN,
 )
 # Every source roost stores (core/status.py, store/status.py's turns begun): an export made at
 # any moment imports.

@@ -23,6 +23,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
+from roost.core.status import Status
+
 MAX_NOTICE = 1000  # characters of a reply or reason in one notice
 MAX_MESSAGE = 6000  # characters of the message delivered to a parent
 MAX_TRIES = 2  # deliveries a notice's parent may die on before it is given up
@@ -35,9 +37,9 @@ def kind_of(previous: str | None, current: str | None) -> str | None:
     """What a status change means to the parent, or None when it says nothing new."""
     if current == previous or current is None:
         return None
-    if current == "idle":
-        return "finished" if previous == "working" else None
-    if current in ("waiting", "exited", "failed", "limited"):
+    if current == Status.IDLE:
+        return "finished" if previous == Status.WORKING else None
+    if current in (Status.WAITING, Status.EXITED, Status.FAILED, Status.LIMITED):
         return current
     return None
 
@@ -89,7 +91,7 @@ def hold_reason(
     True
     """
     if alive:
-        return None if status == "idle" else "busy"  # its own next Stop brings it back
+        return None if status == Status.IDLE else "busy"  # its own next Stop brings it back
     if intent == "stopped":
         return STOPPED
     if state == "failed":

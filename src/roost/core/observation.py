@@ -6,73 +6,51 @@ fast path, `ls --json`, `watch`, the TUI, the refresh that records statuses) goe
 3. `classify`: the status from the hook event, the screen and the process facts;
 4. `changes`: what differs from the stored status, which the refresh records.
 
-The I/O between the steps (hook logs, captures, writes) is ops/observe.py's. Import-light (no
-dataclasses, no typing at run time): `roost ls` runs it on its fast path.
+The I/O between the steps (hook logs, captures, writes) is ops/observe.py's. `roost ls` runs it
+on its fast path.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
 from roost.core import state, status
 from roost.core.pane import agent_panes
+from roost.core.status import Status
 from roost.limits import rules as limits
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from datetime import tzinfo
 
     from roost.core.model import Agent
     from roost.core.pane import Pane
+    from roost.core.state import State
     from roost.limits.rules import Limit
 
     # The status the hook log gives, when the event that gave it fired, and an error's reason.
     Hook = tuple[str, float, str | None]
 
 
+@dataclass(frozen=True, slots=True, repr=False)
 class Observation:
     """An agent's record (core/model.py's Agent) joined with its pane (None when tmux has none):
     whether its process runs, its pid and last exit code, and its status (with its reason, the
     CLI's words, for an error). Until `classify` has run, the status is the stored one."""
 
-    __slots__ = (
-        "agent",
-        "alive",
-        "exit_code",
-        "limit",
-        "pane",
-        "pid",
-        "state",
-        "status",
-        "status_reason",
-        "status_since",
-        "status_source",
-    )
-
-    def __init__(
-        self,
-        agent: Agent,
-        pane: Pane | None,
-        alive: bool,
-        state: str,
-        pid: int | None,
-        exit_code: int | None,
-        status: str | None,
-        status_source: str | None,
-        status_since: str | None,
-        status_reason: str | None = None,
-        limit: Limit | None = None,
-    ) -> None:
-        self.agent = agent
-        self.pane = pane
-        self.alive = alive  # a live process in its pane
-        self.state = state  # state.derive's: running, stopped, hibernated or failed
-        self.pid = pid
-        self.exit_code = exit_code  # of its dead pane, else the last one recorded
-        self.status = status
-        self.status_source = status_source
-        self.status_since = status_since
-        self.status_reason = status_reason  # read afresh at each look; never stored
-        self.limit = limit  # a "limited" status's kind and reset time, read afresh too
+    agent: Agent
+    pane: Pane | None
+    alive: bool  # a live process in its pane
+    state: State  # state.derive's: running, stopped, hibernated or failed
+    pid: int | None
+    exit_code: int | None  # of its dead pane, else the last one recorded
+    status: str | None
+    status_source: str | None
+    status_since: str | None
+    status_reason: str | None = None  # read afresh at each look; never stored
+    limit: Limit | None = None  # a "limited" status's kind and reset time, read afresh too
 
     def __repr__(self) -> str:
         return (
@@ -156,7 +134,7 @@ def classify(
         in_flight=in_flight,
     )
     limit = None
-    if found in ("error", "waiting"):
+    if found in (Status.ERROR, Status.WAITING):
         shown = hook[1] if source == "hook" and hook is not None else None
         if shown is None:
             shown = pane.activity if pane is not None and pane.activity else now
@@ -165,10 +143,10 @@ def classify(
             # Reset: the failed turn is history and the input takes text again (a dialog
             # still open stays `waiting`).
             found, reason, limit = (
-                ("idle", None, None) if found == "error" else (found, reason, None)
+                (Status.IDLE, None, None) if found == Status.ERROR else (found, reason, None)
             )
         elif limit is not None:
-            found, reason = "limited", status.one_line(limit.words)
+            found, reason = Status.LIMITED, status.one_line(limit.words)
     return Observation(
         o.agent,
         pane,
@@ -200,7 +178,7 @@ def status_event(o: Observation) -> dict[str, object]:
         "previous": o.agent.status,
         "source": o.status_source,
     }
-    if o.status == "exited":
+    if o.status == Status.EXITED:
         detail["exit_code"] = o.exit_code
     if o.status_reason:
         detail["reason"] = o.status_reason
@@ -242,9 +220,9 @@ def attributed(o: Observation, stop: str | None) -> Observation:
     failed since (a wake refused: its conversation is gone) is newer news than the stop, and
     stays `failed`.
     """
-    if stop is None or o.status == state.FAILED or (o.alive and o.status != "exited"):
+    if stop is None or o.status == state.FAILED or (o.alive and o.status != Status.EXITED):
         return o
-    intended = state.HIBERNATED if stop == state.HIBERNATED else state.STOPPED
+    intended: State = state.HIBERNATED if stop == state.HIBERNATED else state.STOPPED
     # the sources the next look gives once the stop is stored (status.classify), so it
     # records no second change
     source = "store" if intended == state.HIBERNATED else "process"
@@ -279,6 +257,4 @@ def in_step(records: Iterable[Agent], before: Mapping[str, tuple[str, int]]) -> 
 def epoch(iso: str | None) -> float | None:
     if not iso:
         return None
-    from datetime import datetime  # already loaded with sqlite3; a name lookup here
-
     return datetime.fromisoformat(iso).timestamp()

@@ -4,7 +4,8 @@ each agent's. Import-light (no dataclasses): `roost ls` reads panes on its fast 
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

@@ -2,11 +2,16 @@
 JSON shape for scripts), their status and place, what each operation reports, `roost watch`'s
 changes and the event log's lines. The CLI prints these and the TUI shows the same words.
 
-Pure and import-light (json only when asked for): it runs on `roost ls`'s fast path."""
+Pure (json loaded only when asked for): it runs on `roost ls`'s fast path."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+import unicodedata
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from roost.core.status import Status
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from datetime import tzinfo
@@ -175,7 +180,7 @@ def place(o: Observation) -> str:
 
 def crashed(o: Observation) -> bool:
     """It ended by itself with a non-zero code (a death by signal N reads 128+N)."""
-    return o.status == "exited" and o.exit_code not in (None, 0)
+    return o.status == Status.EXITED and o.exit_code not in (None, 0)
 
 
 def status_word(o: Observation) -> str:
@@ -183,14 +188,14 @@ def status_word(o: Observation) -> str:
     was 0 (or is unknown) and `crashed (CODE)` otherwise; a user's kill reads `stopped`."""
     if crashed(o):
         return f"crashed ({o.exit_code})"
-    return o.status or "unknown"
+    return o.status or Status.UNKNOWN
 
 
 def status_text(o: Observation) -> str:
     """status_word, with an error's or a question's words (cut short for the table), and how
     many texts roost holds for it until it is at its input."""
     said = status_word(o)
-    if o.status_reason and o.status != "exited":
+    if o.status_reason and o.status != Status.EXITED:
         reason = o.status_reason
         if len(reason) > TABLE_REASON:
             reason = reason[: TABLE_REASON - 1] + "…"
@@ -333,11 +338,11 @@ def answered(
     >>> answered("cc", "Yes", "waiting", "Use this API key?", None)
     'answered cc: Yes; it now asks: Use this API key? (roost answer cc)'
     """
-    if status == "waiting":
+    if status == Status.WAITING:
         after = f"it now asks: {reason or 'another question'} (roost answer {name})"
-    elif status == "idle":
+    elif status == Status.IDLE:
         after = "it is at its input now"
-    elif status in ("exited", "stopped", "lost"):
+    elif status in (Status.EXITED, Status.STOPPED, Status.LOST):
         after = f"it is {status} now"
     else:
         after = f"it is {status}" + (f": {reason}" if reason else "") + " now"
@@ -605,8 +610,6 @@ def local_time(stamp: object, zone: tzinfo | None, clock_only: bool = False) -> 
     >>> local_time("2026-11-29T11:59:00+00:00", None, clock_only=True), local_time("T", None)
     ('11:59:00', 'T')
     """
-    from datetime import datetime
-
     try:
         when = datetime.fromisoformat(str(stamp))
     except ValueError:
@@ -685,7 +688,7 @@ def watch_event_line(event: Mapping[str, object], as_json: bool, zone: tzinfo | 
     """One change for `roost watch` (a `status` event): a JSON object for scripts (ISO 8601
     times), else a line for people (times in `zone`)."""
     status, code = event.get("status"), event.get("exit_code")
-    crashed = status == "exited" and code not in (None, 0)
+    crashed = status == Status.EXITED and code not in (None, 0)
     if as_json:
         import json
 
@@ -701,7 +704,7 @@ def watch_event_line(event: Mapping[str, object], as_json: bool, zone: tzinfo | 
                 "crashed": crashed,
             }
         )
-    word = f"crashed ({code})" if crashed else (status or "unknown")
+    word = f"crashed ({code})" if crashed else (status or Status.UNKNOWN)
     why = f": {event['reason']}" if event.get("reason") else ""
     when = local_time(str(event["at"]), zone) if event.get("at") else ""
     return f"{when}  {event['agent']}: {word} ({event.get('source')}){why}"
@@ -811,8 +814,6 @@ def span(seconds: float) -> str:
 def reset_time(resets_at: float | None, now: float, zone: tzinfo | None) -> str:
     """When a usage limit resets, for people: "17:00 (in 2 h 10 min)" (with the date when it is
     not today in `zone`), or "an unknown time" when the CLI did not say."""
-    from datetime import UTC, datetime
-
     if resets_at is None:
         return "an unknown time (the CLI gave none)"
     when = datetime.fromtimestamp(resets_at, zone or UTC)
@@ -855,6 +856,4 @@ def for_terminal(text: str) -> str:
     >>> for_terminal("a\x1b[2Jb\n\tc\x07")
     'a[2Jb\n\tc'
     """
-    import unicodedata  # here: `roost ls` imports this module
-
     return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")

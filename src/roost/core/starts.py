@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from roost.core.status import HOLD_WINDOW as HOLD_WINDOW  # send.py's import
+from roost.core.status import Status
 
 STILL = 0.3  # seconds a pattern-less program's screen must stay still to count as up
 LAST_LINES = 3  # lines of a dead start's screen kept as its reason
@@ -77,11 +78,11 @@ def verdict(
     if elapsed >= window:
         return HELD
     if has_patterns:
-        if typed or showing in ("idle", "working", "waiting"):
+        if typed or showing in (Status.IDLE, Status.WORKING, Status.WAITING):
             return HELD
         # up and showing an error (an invalid key): held, its status says so; a short wait
         # first, as a CLI's last words before it exits read the same
-        return HELD if showing == "error" and elapsed >= HOLD_WINDOW else PENDING
+        return HELD if showing == Status.ERROR and elapsed >= HOLD_WINDOW else PENDING
     return HELD if still_for >= STILL else PENDING
 
 

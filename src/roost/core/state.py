@@ -1,14 +1,17 @@
-"""An agent's state from intent (store) and reality (tmux). Import-light: `roost ls` uses it."""
+"""An agent's state from intent (store) and reality (tmux). `roost ls` uses it."""
 
-RUNNING = "running"
-STOPPED = "stopped"
-HIBERNATED = "hibernated"
-FAILED = "failed"
+from typing import Final, Literal
+
+State = Literal["running", "stopped", "hibernated", "failed"]
+RUNNING: Final = "running"
+STOPPED: Final = "stopped"
+HIBERNATED: Final = "hibernated"
+FAILED: Final = "failed"
 
 
 def derive(
     alive: bool, has_window: bool, intent: str, placement: str | None, last_error: str | None
-) -> str:
+) -> State:
     """running: a live pane. failed: its last start failed (until a good start). hibernated: no
     process on purpose (`roost hibernate`, or a parked/buried agent with no window, as after a
     restore). stopped: anything else without a live pane (exited, killed, home lost)."""

@@ -1,7 +1,7 @@
 """What an agent is doing, from the best signal available: its CLI's hooks (for a CLI that has
 them), then the screen (each provider's patterns, last lines only; for a still one no pattern
-reads, the CLI's own record of a prompt it took), then process facts. Pure and import-light:
-`roost ls` classifies on its fast path.
+reads, the CLI's own record of a prompt it took), then process facts. Pure: `roost ls`
+classifies on its fast path.
 
 Statuses: starting, working, idle, waiting (the CLI asks the user something), error (the CLI
 is broken or its last turn failed: lost its server, an authentication failure, an API error, a
@@ -12,9 +12,36 @@ hibernated, failed, unknown. Sources: hook, screen, title, process, store.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+from enum import StrEnum
+from typing import TYPE_CHECKING, Literal
+
+from roost.core import questions
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+
+
+class Status(StrEnum):
+    """What an agent is doing. Each is its value, a plain string: stored, printed, compared and
+    sent as it is (the store, `ls --json`, the event log, hooks, hosts)."""
+
+    STARTING = "starting"
+    WORKING = "working"
+    IDLE = "idle"
+    WAITING = "waiting"  # the CLI asks the user something
+    ERROR = "error"  # the CLI is broken or its last turn failed; with a reason
+    LIMITED = "limited"  # an error or a dialog that tells of a usage limit (core/observation)
+    EXITED = "exited"
+    STOPPED = "stopped"  # the user stopped it
+    LOST = "lost"  # meant to run, its window gone
+    HIBERNATED = "hibernated"
+    FAILED = "failed"
+    UNKNOWN = "unknown"
+
+
+# The signal a status came from: core/status.py's, a turn begun that a send or a parent
+# recorded (store/status.py), a CLI loading (LOADING).
+Source = Literal["hook", "screen", "title", "loading", "process", "store", "send", "parent"]
 
 STARTING_GRACE = 20.0  # seconds after a start with no other signal: "starting", at least
 HOLD_WINDOW = 3.0  # seconds a start must live (or show its prompt) to count as held, at least
@@ -39,7 +66,7 @@ QUIET = 3.0  # seconds without screen activity before a pattern-less screen coun
 # How far up each kind is looked for: dialogs and error boxes are tall, busy footers and prompts
 # sit at the bottom. Looking no higher keeps the conversation above (which may quote any of
 # these words) from reading as a status.
-WINDOW = {"waiting": 8, "error": 12, "working": 6, "idle": 4}
+WINDOW = {Status.WAITING: 8, Status.ERROR: 12, Status.WORKING: 6, Status.IDLE: 4}
 REASON_LIMIT = 200  # characters of a reason: one line, whatever the CLI printed
 # Bullets, prompts, marks and box edges drawn around a CLI's words.
 DECORATION = "●•◦✦※⎿❯›>│┃╭╮╰╯─└✗✘✕⚠ℹ■▌ "
@@ -48,7 +75,7 @@ DECORATION = "●•◦✦※⎿❯›>│┃╭╮╰╯─└✗✘✕⚠ℹ�
 # provider's patterns for them are its own (providers/traits.py). A dialog is what the user must
 # answer first; an error outranks the busy and idle cues a broken CLI may still draw (its prompt,
 # a stuck spinner), so a provider's error patterns must match only while the failure is current.
-KINDS = ("waiting", "error", "working", "idle")
+KINDS = (Status.WAITING, Status.ERROR, Status.WORKING, Status.IDLE)
 # Not a status: a provider's texts that show a turn went on (a prompt taken, an answer, a busy
 # footer). Many CLIs leave an error's words in the scrollback; an error above the last of these
 # lines is over, one below it is current.
@@ -56,7 +83,7 @@ TURN = "turn"
 # Not a status either: a provider's texts for work it does before it takes any input (Gemini CLI
 # loading a resumed session). Such a screen reads `working` with the source `loading`: the CLI
 # took no prompt (a budget waits for a turn: budgets/rules.began_turn).
-LOADING = "loading"
+LOADING: Source = "loading"
 
 # A pattern is a text found anywhere in a line, unless anchored: "^" in front, it starts the
 # line; "$" behind, it ends the screen's last line (trailing spaces aside), where a prompt or a
@@ -115,7 +142,7 @@ def matches(line: str, pattern: str, last: bool) -> bool:
     return pattern in line
 
 
-def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str | None] | None:
+def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[Status, str | None] | None:
     """(kind, reason) from the last non-empty lines, or None when nothing matches. An error
     counts below the last line that shows a turn went on (TURN); its reason is the first line
     that shows it, as one_line makes it. A question's reason is what it asks (its words, else
@@ -123,13 +150,13 @@ def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str 
     lines = [line for line in text.splitlines() if line.strip()]
     last = len(lines) - 1
     if lines and any(matches(lines[last], p, True) for p in patterns.get(LOADING, ())):
-        return "working", None  # above all: a CLI restarting keeps its answered dialog drawn
+        return Status.WORKING, None  # above all: a CLI restarting keeps its answered dialog drawn
     for kind in KINDS:
         wanted = patterns.get(kind, ())
         if not wanted:
             continue
         first = max(0, len(lines) - WINDOW[kind])
-        if kind == "error":
+        if kind == Status.ERROR:
             turns = [
                 i
                 for i in range(first, len(lines))
@@ -138,17 +165,15 @@ def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[str, str 
             first = turns[-1] + 1 if turns else first
         for i in range(first, len(lines)):
             if any(matches(lines[i], p, i == last) for p in wanted):
-                if kind == "waiting":
+                if kind == Status.WAITING:
                     return kind, asked(text) or one_line(lines[i])
-                return kind, one_line(lines[i]) if kind == "error" else None
+                return kind, one_line(lines[i]) if kind == Status.ERROR else None
     return None
 
 
 def asked(screen: str) -> str | None:
     """The words of the question a waiting screen shows (core/questions.py), or None. Loaded
     only for a waiting screen: `roost ls`'s fast path stays light for the rest."""
-    from roost.core import questions
-
     found = questions.read(screen)
     return found.text if found is not None else None
 
@@ -190,7 +215,7 @@ def classify(
     typed: bool = False,
     spawning: bool = False,
     in_flight: Callable[[], bool] | None = None,
-) -> tuple[str, str, str | None]:
+) -> tuple[Status, Source, str | None]:
     """(status, source, reason); the reason (the CLI's words) comes with an error, and with
     a question read off the screen (what it asks).
     `base_state` is state.derive's answer (running/stopped/hibernated/failed); `hook` is the
@@ -205,14 +230,14 @@ def classify(
     spinning = title_working(title)
     if not alive:
         if base_state in ("hibernated", "failed"):
-            return base_state, "store", None
+            return Status(base_state), "store", None
         if has_window and not roost_stopped:
-            return "exited", "process", None
+            return Status.EXITED, "process", None
         if roost_stopped:
-            return "stopped", "process", None
+            return Status.STOPPED, "process", None
         # Meant to run with no window: being spawned, or lost with its window (a server loss);
         # "stopped" is kept for what the user stopped.
-        return ("starting", "store", None) if spawning else ("lost", "process", None)
+        return (Status.STARTING, "store", None) if spawning else (Status.LOST, "process", None)
     # Hooks first, unless the screen moved after the last hook (a dialog or an error that hooks
     # do not report). The hook status is the current launch's already (its launch token and the
     # log's order say so: providers/hooks.py), so its time is not held against the start: the
@@ -222,20 +247,23 @@ def classify(
         seen = reading(screen or "", patterns) if stale else None
         if (
             seen is not None
-            and hook[0] != "error"
-            and (seen[0] in ("waiting", "error") or (hook[0] == "idle" and seen[0] == "working"))
+            and hook[0] != Status.ERROR
+            and (
+                seen[0] in (Status.WAITING, Status.ERROR)
+                or (hook[0] == Status.IDLE and seen[0] == Status.WORKING)
+            )
         ):
             return seen[0], "screen", seen[1]
-        if hook[0] == "idle" and spinning:
-            return "working", "title", None
-        return hook[0], "hook", hook[2] if hook[0] == "error" else None
+        if hook[0] == Status.IDLE and spinning:
+            return Status.WORKING, "title", None
+        return Status(hook[0]), "hook", hook[2] if hook[0] == Status.ERROR else None
     seen = reading(screen, patterns) if screen is not None else None
-    if seen is not None and seen[0] in ("waiting", "error"):
+    if seen is not None and seen[0] in (Status.WAITING, Status.ERROR):
         return seen[0], "screen", seen[1]
     if screen is not None and loading(screen, patterns):
-        return "working", LOADING, None
+        return Status.WORKING, LOADING, None
     if spinning:
-        return "working", "title", None
+        return Status.WORKING, "title", None
     if seen is not None:
         return seen[0], "screen", seen[1]
     # Just started, and nothing shows yet, or not yet the prompt of a CLI that draws one (a
@@ -247,7 +275,7 @@ def classify(
         and not typed
         and (screen is None or not screen.strip() or patterns.get("idle"))
     ):
-        return "starting", "process", None
+        return Status.STARTING, "process", None
     if screen is not None:
         # No pattern matched (or the provider has none, like any command): the screen moving
         # is work, a still one (a silent program, a shell prompt) is idle, unless the CLI's
@@ -255,8 +283,8 @@ def classify(
         # seconds after the first prompt, the prompt's line the last on its screen).
         busy = activity is not None and now - activity < QUIET
         busy = busy or (in_flight is not None and in_flight())
-        return ("working" if busy else "idle"), "screen", None
-    return "unknown", "process", None
+        return (Status.WORKING if busy else Status.IDLE), "screen", None
+    return Status.UNKNOWN, "process", None
 
 
 def settles_at(
@@ -281,9 +309,9 @@ def settles_at(
     (None, None)
     """
     at = None
-    if found == "starting" and source == "process" and started_at is not None:
+    if found == Status.STARTING and source == "process" and started_at is not None:
         at = started_at + grace
-    elif found == "working" and source == "screen" and activity is not None:
+    elif found == Status.WORKING and source == "screen" and activity is not None:
         at = activity + QUIET
     return at if at is not None and at > now else None
 

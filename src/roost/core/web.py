@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from roost.core.errors import RoostError
+from roost.core.status import Status
 
 DEFAULT_PORT = 7377
 
@@ -230,7 +231,7 @@ def _run(chunk: str, pen: _Pen) -> str:
 
 
 # ---- the fleet page ---------------------------------------------------------------------------
-NEEDS_YOU = ("waiting", "error", "limited", "failed", "crashed")
+NEEDS_YOU = (Status.WAITING, Status.ERROR, Status.LIMITED, Status.FAILED, "crashed")
 
 
 def fleet_groups(rows: Iterable[Mapping[str, object]]) -> list[tuple[str, list[dict[str, object]]]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from roost.core.observation import Observation
+from roost.core.status import Status
 from roost.limits import rows as stored
 from roost.limits import rules as limits
 from roost.ops.context import App, OnStatus
@@ -25,9 +26,9 @@ def _recorded(
     """A limit seen is kept until a turn goes on, so it outlives its screen."""
     now = app.clock.now().timestamp()
     for o in changed:
-        if o.status == "limited" and o.limit is not None:
+        if o.status == Status.LIMITED and o.limit is not None:
             stored.remember(c, o.agent.id, o.agent.provider, o.limit, now)
-    stored.forget(c, [o.agent.id for o in changed if o.status in ("idle", "working")])
+    stored.forget(c, [o.agent.id for o in changed if o.status in (Status.IDLE, Status.WORKING)])
 
 
 ON_STATUS = OnStatus("limits", _recorded)

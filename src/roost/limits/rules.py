@@ -9,15 +9,18 @@ AM."), in the machine's own zone; Gemini's "You have reached your daily … quot
 "Usage limit reached for <model>", with no reset time. A clock time is read as the next such
 moment after the event that showed it (`at`), in the zone the text names (else `local`).
 
-Pure and import-light: `roost ls`'s fast path classifies with it; zoneinfo is loaded only when a
-text names a zone.
+Pure: `roost ls`'s fast path classifies with it; zoneinfo is loaded only when a text names a
+zone.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+import re
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+from roost.core.status import Status
+
 if TYPE_CHECKING:
     import re
     from collections.abc import Iterable
@@ -67,8 +70,6 @@ _compiled: list[tuple[re.Pattern[str], tuple[tuple[re.Pattern[str], str], ...]]]
 def _patterns() -> tuple[re.Pattern[str], tuple[tuple[re.Pattern[str], str], ...]]:
     """_GEMINI_QUOTA and _FORMS compiled (case-insensitive), once."""
     if not _compiled:
-        import re
-
         forms = tuple((re.compile(source, re.I), kind) for source, kind in _FORMS)
         _compiled.append((re.compile(_GEMINI_QUOTA, re.I), forms))
     return _compiled[0]
@@ -231,16 +232,14 @@ def from_status(
     """The usage limit behind an `error` (its reason, else the words in the screen's last
     lines) or a `waiting` that is Claude's limit dialog; None for any other status or words.
     `shown`: when the words were shown (epoch seconds); `local`: the machine's zone."""
-    from datetime import UTC
-
     at = datetime.fromtimestamp(shown, UTC)
     zone = local if local is not None else UTC
     tail = "\n".join(
         [line for line in (screen or "").splitlines() if line.strip()][-SCREEN_WINDOW:]
     )
-    if status == "error":
+    if status == Status.ERROR:
         return parse(reason or "", at, zone) or (parse(tail, at, zone) if tail else None)
-    if status == "waiting" and any(cue in tail for cue in DIALOGS):
+    if status == Status.WAITING and any(cue in tail for cue in DIALOGS):
         return parse(tail, at, zone) or Limit(USAGE, None, next(c for c in DIALOGS if c in tail))
     return None
 

@@ -19,6 +19,7 @@ from roost.core.errors import RoostError
 from roost.core.names import check_name
 from roost.core.observation import Observation
 from roost.core.questions import Choice, Question
+from roost.core.status import Status
 from roost.ops import held, observe
 from roost.ops.context import App
 from roost.system import locks
@@ -29,7 +30,16 @@ KEY_GAP = 0.15  # seconds between two keys: a CLI redraws its list between them
 MOVE_WAIT = 1.0  # seconds a move of the selection has to show before it is pressed again
 MOVE_TRIES = 3  # presses of a move, at most, per row of the list
 SCREEN_LINES = 60  # lines of the screen read for a question
-NEXT = ("idle", "waiting", "error", "limited", "exited", "stopped", "lost", "failed")
+NEXT = (
+    Status.IDLE,
+    Status.WAITING,
+    Status.ERROR,
+    Status.LIMITED,
+    Status.EXITED,
+    Status.STOPPED,
+    Status.LOST,
+    Status.FAILED,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +73,7 @@ def _open_question(app: App, found: Observation) -> Question:
     name = found.agent.name
     if found.pane is None or not found.alive:
         raise RoostError(f"{name} is not running: no question to answer")
-    if found.status != "waiting":
+    if found.status != Status.WAITING:
         raise RoostError(f"{name} is not waiting for an answer (it is {found.status})")
     q = questions.read(app.tmux.capture(found.pane.pane_id, SCREEN_LINES))
     if q is None:
@@ -112,12 +122,12 @@ def answer(
         _press(app, name, pane, q, choice)
         _wait_gone(app, name, pane, q)
     after = _next(app, name, settle, q)
-    if had and after.status == "idle":  # the service may be delivering them: its lock
+    if had and after.status == Status.IDLE:  # the service may be delivering them: its lock
         told = held.deliver(app, agent)
         if told is not None and not told.delivered and told.question:
             after = _observed(app, name)
     went_in = None if not had else not held.pending(app, agent)
-    return Answered(name, q, choice, after.status or "unknown", after.status_reason, went_in)
+    return Answered(name, q, choice, after.status or Status.UNKNOWN, after.status_reason, went_in)
 
 
 def _press(app: App, name: str, pane: str, q: Question, choice: Choice) -> None:
@@ -197,7 +207,7 @@ def _next(app: App, name: str, settle: float, answered: Question) -> Observation
         found = _observed(app, name)
         if app.clock.monotonic() >= deadline:
             return found
-        if found.status == "waiting" and found.pane is not None:
+        if found.status == Status.WAITING and found.pane is not None:
             now = questions.read(app.tmux.capture(found.pane.pane_id, SCREEN_LINES))
             if now is not None and now.fingerprint != answered.fingerprint:
                 return found

@@ -19,6 +19,7 @@ from roost.core import status as rules
 from roost.core.errors import RoostError, StartFailed
 from roost.core.model import Agent
 from roost.core.observation import Observation
+from roost.core.status import Status
 from roost.ops import observe
 from roost.ops.context import App
 from roost.ops.service import Component
@@ -99,10 +100,10 @@ def first_prompt(app: App, agent: Agent) -> FirstPrompt:
                 died = app.store.get_by_id(agent.id)
                 reason = died.last_error if died is not None and died.last_error else "it exited"
                 raise StartFailed(f"{agent.name}: its start failed: {reason}")
-            if found.status == "waiting":
+            if found.status == Status.WAITING:
                 asked = found.status_reason or "a question on its screen"
                 return FirstPrompt(False, question=asked, how="held")
-            if found.status == "idle":
+            if found.status == Status.IDLE:
                 told = deliver(app, agent, claimant=True)
                 if told is not None and (told.delivered or told.question):
                     return FirstPrompt(told.delivered, how=told.how, question=told.question)
@@ -151,8 +152,8 @@ def deliver(app: App, agent: Agent, claimant: bool = False) -> Told | None:
             if item.after_tools:
                 _await_tools(app, agent)
             found = _look(app, agent)
-            if found is None or not found.alive or found.status != "idle":
-                asked = found.status_reason if found and found.status == "waiting" else None
+            if found is None or not found.alive or found.status != Status.IDLE:
+                asked = found.status_reason if found and found.status == Status.WAITING else None
                 return Told(False, "not at its input", asked)
             try:
                 sent = send.send(app, agent.name, item.text, timeout=SEND_TIMEOUT)
@@ -228,7 +229,7 @@ _due = _Due()
 def _on_status(app: App, changes: Sequence[StatusChange]) -> None:
     """An agent back at its input (its status idle) may take what is held for it; the sends
     run on the component's own thread, so the service's other components are not held up."""
-    idle = {c.agent_id for c in changes if c.status == "idle"}
+    idle = {c.agent_id for c in changes if c.status == Status.IDLE}
     if idle:
         _due.add(idle)
 

@@ -9,9 +9,15 @@ whether there is something to learn first.
 
 from __future__ import annotations
 
-from roost.providers import hooks, traits
+import os
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+from roost.core import lineage
+from roost.core.observation import epoch
+from roost.core.pane import agent_panes
+from roost.providers import hooks, traits
+from roost.tmux.protocol import TmuxError, TmuxTimeout
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -72,7 +78,6 @@ def learn_session_ids(app: App, agents: list[Agent], panes: Sequence[Pane] | Non
     waiting = [a for a in agents if awaits_session_id(a)]
     if not waiting:
         return
-    from roost.core.pane import agent_panes
     from roost.providers import base as prov
     from roost.store.db import SessionIdTaken
 
@@ -91,7 +96,6 @@ def sighting(app: App, pane: Pane | None) -> Sighting:
     """What an agent's pane shows of its process: the open files of the process tree that runs
     in it, or the screen it left when it exited."""
     from roost.providers.base import Sighting
-    from roost.tmux.protocol import TmuxError, TmuxTimeout
 
     if pane is None:
         return Sighting()
@@ -112,10 +116,6 @@ def apply_hook_log(app: App, agent: Agent) -> None:
     (core/lineage.py); a new id offered by any other is logged as ignored, with the reason."""
     if not traits.of(agent.provider).hooks:
         return
-    import os
-
-    from roost.core import lineage
-    from roost.core.observation import epoch
     from roost.store.db import SessionIdTaken
 
     path = hooks.log_path(str(app.paths.home), agent.id)
@@ -197,8 +197,6 @@ def apply_hook_log(app: App, agent: Agent) -> None:
 def _real(cwd: object) -> object:
     """A cwd a hook line reports, with its symlinks and dots resolved (a path string, else as
     it is): where it really is decides whether it is the agent's, not how it is spelled."""
-    import os
-
     return os.path.realpath(cwd) if isinstance(cwd, str) and cwd.startswith("/") else cwd
 
 

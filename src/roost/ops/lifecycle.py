@@ -34,6 +34,7 @@ from roost.core.pane import Pane
 from roost.core.present import command, shell_word
 from roost.core.prompts import prompt_problem
 from roost.core.reconcile import agent_panes, view
+from roost.core.status import Status
 from roost.ops import held, mcpendpoint, observe
 from roost.ops.context import IN_KEEPER, IN_SUPERVISOR, App, started_by_tmux
 from roost.ops.learn import apply_hook_log, learn_session_ids
@@ -260,7 +261,7 @@ def _asks(app: App, agent: Agent) -> str | None:
         found = next((o for o in observe.refresh(app) if o.agent.id == agent.id), None)
         if found is None or not found.alive:
             return None
-        if found.status == "waiting":
+        if found.status == Status.WAITING:
             return found.status_reason or "a question on its screen"
         now = app.clock.monotonic()
         if found.status != last:
@@ -650,7 +651,7 @@ def _launch(app: App, agent: Agent, argv: list[str]) -> WakeResult:
         # log shows, never mistaken for the end of a turn: budgets/operations.py)
         unless_changed=(
             was,
-            {"status": "starting", "status_source": "process", "status_since": now},
+            {"status": Status.STARTING, "status_source": "process", "status_since": now},
         ),
         intent=INTENT_RUNNING,
         started_at=now,

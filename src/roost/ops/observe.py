@@ -14,13 +14,15 @@ its last offset.
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import TYPE_CHECKING
+
 from roost.core import observation, status
 from roost.ops.learn import apply_hook_log, learn_session_ids
 from roost.providers import hooks, records, traits
 from roost.store import status as listing
 from roost.tmux.format import MARKER
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
     from datetime import tzinfo
@@ -46,8 +48,6 @@ def statuses(
     `overrides` the `[status.patterns]` table of config.toml, `local` the zone of a usage
     limit's reset time that names none (None: this process's)."""
     if local is None:
-        from datetime import datetime  # loaded with sqlite3 already
-
         local = datetime.fromtimestamp(now).astimezone().tzinfo  # this process's zone
     hooked: dict[str, tuple[str, float, str | None]] = {}
     for o in seen:

@@ -14,6 +14,7 @@ status that changed since it was stored, or a pane whose exit status tmux has no
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from roost.core import observation, present, settings
 from roost.ops import learn, observe
@@ -23,7 +24,6 @@ from roost.tmux import format as panefmt
 from roost.tmux import run
 from roost.tmux import timeout as tmux_timeout
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from roost.core import resuming
 from roost.core.model import INTENT_STOPPED, Agent
 from roost.core.settings import Settings
+from roost.core.status import Status
 from roost.limits.rules import Limit
 from roost.ops.context import App, OnStatus
 from roost.ops.service import Component, Stop
@@ -109,9 +110,11 @@ def _recorded(
     on without roost's resume cancels the waiting resume; a new limit schedules one (when the
     agent's policy says resume)."""
     now = app.clock.now().timestamp()
-    stored.close_prompts(c, [o.agent.id for o in changed if o.status in ("idle", "error")])
-    stored.drop(c, [o.agent.id for o in changed if o.status == "working"], resuming.WAITING)
-    limited = [o for o in changed if o.status == "limited" and o.limit is not None]
+    stored.close_prompts(
+        c, [o.agent.id for o in changed if o.status in (Status.IDLE, Status.ERROR)]
+    )
+    stored.drop(c, [o.agent.id for o in changed if o.status == Status.WORKING], resuming.WAITING)
+    limited = [o for o in changed if o.status == Status.LIMITED and o.limit is not None]
     if not limited:
         return
     policies = stored.policies(c)
@@ -150,7 +153,7 @@ def note_send(app: App, name: str, text: str, began: float) -> None:
 
     agent = app.store.require(name)
     since = epoch(agent.status_since) or 0.0
-    ended = agent.status in ("idle", "error") and since >= began
+    ended = agent.status in (Status.IDLE, Status.ERROR) and since >= began
     with app.store.write() as c:
         stored.supersede(c, agent.id, text, began)
         if not ended:
@@ -197,7 +200,7 @@ def _check_sent(
     """A resume made earlier: limited again (its reset unknown or later), plan the next try;
     else it is done."""
     with app.store.write() as c:
-        if found.status == "limited" and found.limit is not None:
+        if found.status == Status.LIMITED and found.limit is not None:
             schedule(app, c, found.agent, found.limit, now, jitter)
         else:
             stored.drop(c, [r.agent_id], resuming.SENT)
@@ -209,12 +212,12 @@ def _resume(
     """Tell the agent to go on; whether the text was delivered."""
     from roost.ops import send
 
-    limit = found.limit if found.status == "limited" else None
+    limit = found.limit if found.status == Status.LIMITED else None
     if limit is not None and limit.resets_at is not None and limit.resets_at > now:
         with app.store.write() as c:  # limited again, with a later reset: wait for that one
             schedule(app, c, found.agent, limit, now, jitter)
         return False
-    if found.status == "working":  # a turn goes on that roost did not send: the person's
+    if found.status == Status.WORKING:  # a turn goes on that roost did not send: the person's
         with app.store.write() as c:
             stored.drop(c, [r.agent_id])
         return False

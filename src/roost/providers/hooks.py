@@ -13,10 +13,13 @@ import errno
 import os
 import stat
 import sys
+from typing import TYPE_CHECKING
 
+from roost.core.errors import RoostError
+from roost.core.lineage import token_refused
+from roost.core.present import command
 from roost.core.status import one_line
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from typing import BinaryIO
 
@@ -199,9 +202,6 @@ def mark_launch(roost_home: str, agent_id: str, when: float, token: str) -> None
 def _private_folder(roost_home: str, agent_id: str) -> str:
     """The agent's folder, made 0700 if missing; refused if its id could name another folder
     or the folder is a symlink (roost writes an agent's files in a real folder of its own)."""
-    from roost.core.errors import RoostError  # here: `roost ls` loads this module, never this
-    from roost.core.present import command
-
     if not agent_id or agent_id in (".", "..") or any(ch in agent_id for ch in "/\0"):
         raise RoostError(f"{agent_id!r} is not an agent id roost would write files for")
     folder = agent_dir(roost_home, agent_id)
@@ -269,8 +269,6 @@ def read_since(
     one status and lineage use) in the complete lines appended since `offset` (at most `limit`
     bytes), and the new offset. A line with any other token (a forged launch line's, an
     orphaned twin's) is no delivery, reply or turn of this agent's."""
-    from roost.core.lineage import token_refused
-
     entries, end = read_entries_since(path, offset, limit)
     return [e[:3] for e in entries if token_refused(e[3], launch_token) is None], end
 
@@ -309,8 +307,6 @@ def recent_events(
     boundary (a turn's begin or end, or its launch line) on, in the log's last `tail` bytes.
     Lines with another token (a forged launch line too) are not read, and the log's order, not
     its times, says which came last. Only they are parsed: usually a line or two."""
-    from roost.core.lineage import token_refused
-
     fh = _open_log(path)
     if fh is None:
         return []

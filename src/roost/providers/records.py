@@ -8,10 +8,10 @@ still screen that no pattern reads (core/status.py's `in_flight`).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from roost.system import untrusted
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Callable
 

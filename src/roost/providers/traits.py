@@ -5,10 +5,12 @@ version of the CLI all this was verified against (`roost doctor` compares the in
 
 The Provider classes (providers/base.py and one module per CLI) carry these traits; `roost ls`'s
 fast path reads them here, because importing the classes costs shutil, pathlib and dataclasses.
-Import-light (core.ids only), nothing computed at import time.
+Plain data (dataclasses and core.ids only), nothing computed at import time.
 """
 
 from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
 
 # How a provider's session id becomes known: MINTED (roost chooses it and passes it on the CLI's
 # command line), DISCOVERED (the CLI chooses it; roost finds it in the CLI's files afterwards) or
@@ -21,6 +23,7 @@ from roost.core.ids import NO_SESSION_ID as NO_SESSION_ID
 PATTERNS_VERSION = 6
 
 
+@dataclass(frozen=True, slots=True, eq=False)
 class Traits:
     """One CLI's quirks. `patterns` maps each screen kind to the texts that show it on the last
     lines of the screen (core/status.py checks them in this order; each kind may be left out):
@@ -44,45 +47,21 @@ class Traits:
     `verified` is the version of the CLI these traits were checked against (the first
     dotted number `<cli> --version` prints); "" for a program roost knows nothing about."""
 
-    __slots__ = (
-        "conversation_gone",
-        "enter_delay",
-        "hooks",
-        "name",
-        "patterns",
-        "queued",
-        "session_id",
-        "start_time",
-        "verified",
-    )
-
-    def __init__(
-        self,
-        name: str,
-        *,
-        hooks: bool,
-        session_id: str,
-        enter_delay: float,
-        patterns: dict[str, tuple[str, ...]],
-        conversation_gone: tuple[str, ...] = (),
-        verified: str = "",
-        start_time: float = 1.0,
-        queued: tuple[str, ...] = (),
-    ) -> None:
-        self.name = name
-        self.hooks = hooks  # reports its status (and session id changes) through roost's hooks
-        self.session_id = session_id  # MINTED, DISCOVERED or NO_SESSION_ID
-        self.enter_delay = enter_delay  # seconds: an Enter that comes with a paste is a newline
-        self.patterns = patterns
-        self.conversation_gone = conversation_gone  # its words when a resume finds nothing
-        # The heading under which it lists the prompts it took and holds until it is ready
-        # (core.delivery.held_in_queue).
-        self.queued = queued
-        self.verified = verified
-        # Seconds it took, at the slowest, to show its ready screen in a pane on a loaded
-        # machine (bench/bench_starts.py; docs/PROVIDERS.md): a start is held once that screen
-        # shows, or once it lived well past this (core.status.start_window).
-        self.start_time = start_time
+    name: str
+    _: KW_ONLY
+    hooks: bool  # reports its status (and session id changes) through roost's hooks
+    session_id: str  # MINTED, DISCOVERED or NO_SESSION_ID
+    enter_delay: float  # seconds: an Enter that comes with a paste is a newline
+    patterns: dict[str, tuple[str, ...]]
+    conversation_gone: tuple[str, ...] = ()  # its words when a resume finds nothing
+    verified: str = ""
+    # Seconds it took, at the slowest, to show its ready screen in a pane on a loaded machine
+    # (bench/bench_starts.py; docs/PROVIDERS.md): a start is held once that screen shows, or
+    # once it lived well past this (core.status.start_window).
+    start_time: float = 1.0
+    # The heading under which it lists the prompts it took and holds until it is ready
+    # (core.delivery.held_in_queue).
+    queued: tuple[str, ...] = ()
 
 
 # Screen cues: Claude Code's were read off v2.1.332 (its `❯` prompt box stays drawn while it

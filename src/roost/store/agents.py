@@ -1,6 +1,6 @@
 """The one SELECT every reader of agents starts from (store/db.py's records, `roost ls` and its
-fast path, the workspace), and how a row becomes a core.model.Agent. Import-light (no json: an
-agent's argv stays JSON text until read): `roost ls` reads it on its fast path.
+fast path, the workspace), and how a row becomes a core.model.Agent. No json (an agent's argv
+stays JSON text until read): `roost ls` reads it on its fast path.
 
 A tile's placement is stored once, as a leaf of its tab's layout (tabs.layout); an agent's row
 keeps only what no layout holds: parked (`detached`) or buried, with its project or old tab.
@@ -11,9 +11,10 @@ predates this rule) reads as parked: the layout is what a restore builds.
 
 from __future__ import annotations
 
-from roost.core.model import Agent
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
+from roost.core.model import FIELDS, JOINED, Agent
+
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
@@ -95,11 +96,21 @@ def select(
 LISTING_ORDER = "p.position IS NULL, p.position, a.created_at, a.name"
 
 
+# The positions of the row's 0/1 flags, which the record holds as bools.
+_FLAGS = tuple(
+    i
+    for i, f in enumerate(FIELDS + JOINED)
+    if f in ("dangerous", "conversation_seen", "mcp", "pinned")
+)
+
+
 def agent(row: Sequence[object]) -> Agent:
-    """An Agent from a row of `select` (Agent turns SQLite's 0/1 flags into bools itself: a
-    copy of each row to convert them cost `roost ls` ~0.5 ms a thousand); the argv stays JSON
-    text until read (Agent.args)."""
-    return Agent(*row)  # type: ignore[arg-type]
+    """An Agent from a row of `select`: its 0/1 flags as bools, its argv left JSON text until
+    read (Agent.args)."""
+    values = list(row)
+    for i in _FLAGS:
+        values[i] = values[i] == 1
+    return Agent(*values)  # type: ignore[arg-type]
 
 
 def read(conn: sqlite3.Connection, where: str = "", params: Sequence[object] = ()) -> list[Agent]:

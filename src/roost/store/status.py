@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from typing import TYPE_CHECKING
 
 from roost.core.observation import status_event
-from roost.store import agents
+from roost.core.status import Status
+from roost.store import agents, schema
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -31,8 +32,6 @@ def open_current(path: str, shared: bool = False) -> sqlite3.Connection | None:
     when it is of another schema version or damaged (the full CLI opens it and says what to do).
     Raises Unreadable when SQLite cannot read it at all. `shared`: used from several threads,
     one at a time (the caller's lock)."""
-    from roost.store import schema
-
     conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=not shared)
     try:
         conn.execute("PRAGMA busy_timeout = 30000")
@@ -61,8 +60,6 @@ class KeptRecords:
 
     def __call__(self, details: bool) -> list[Agent] | None:
         """`records(…, details)` as of now; None for a store of another version or damaged."""
-        from roost.store import schema
-
         inode = os.stat(self.path).st_ino
         if self.conn is not None and self.seen is not None and self.seen[0] != inode:
             self.close()
@@ -125,7 +122,6 @@ def record_changes(
 def known_names(db: str, what: str) -> list[str]:
     """The agents' ("agents") or tabs' ("tabs") names, sorted, read-only (shell completion);
     none when there is no database yet or it cannot be read."""
-    import os
     import pathlib
 
     if not os.path.exists(db):
@@ -183,7 +179,7 @@ def record_turn_begun(
         "UPDATE agents SET status = 'working', status_source = ?, status_since = ? WHERE id = ?",
         (source, at, agent_id),
     )
-    detail = {"status": "working", "previous": row[0], "source": source}
+    detail = {"status": Status.WORKING, "previous": row[0], "source": source}
     events.append(conn, agent_id, name, at, "status", detail)
     return True
 

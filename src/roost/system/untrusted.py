@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: roost ls's fast path (a CLI's record) reads through here
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any, BinaryIO

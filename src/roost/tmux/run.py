@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import select
 import time
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: the typing module is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 

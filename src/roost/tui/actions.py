@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from roost.core import present
+from roost.core.status import Status
 from roost.tmux.client import DETACH_KEY
 from roost.tui.source import Source
 
@@ -140,7 +141,7 @@ def refusal(
     action: str, name: str, placement: str | None, tab: str | None, status: str | None = None
 ) -> str | None:
     """Why a key does not apply to this agent, saying what to do instead; None when it does."""
-    if action == "answer" and status != "waiting":
+    if action == "answer" and status != Status.WAITING:
         return f"{name} asks nothing: it is {status or 'unknown'}, not waiting for an answer"
     if action == "unbury" and placement == "detached":
         return f"{name} is parked, not buried: press a to place it on a tab"

@@ -34,6 +34,7 @@ from roost.core.errors import RoostError
 from roost.core.fleet import HostView
 from roost.core.observation import Observation
 from roost.core.questions import Question
+from roost.core.status import Status
 from roost.core.workspace import Node
 from roost.providers import traits
 from roost.system.clock import local_zone
@@ -48,7 +49,7 @@ Cells = tuple[Text | str, ...]  # name, provider, status, active (and tokens, is
 
 
 def badge(text: str, status: str | None) -> Text:
-    return Text(f" {text} ", style=rowlib.BADGE_STYLE.get(status or "unknown", ""))
+    return Text(f" {text} ", style=rowlib.BADGE_STYLE.get(status or Status.UNKNOWN, ""))
 
 
 def screen(text: str, height: int) -> Text:
@@ -728,7 +729,7 @@ class RoostApp(App[None]):
         return (
             Text(rowlib.fit(str(a.get("name")), self._name_width)),
             str(a.get("provider")),
-            badge(status, str(a.get("status") or "unknown")),
+            badge(status, str(a.get("status") or Status.UNKNOWN)),
             when,
             *(tokens if self.snapshot.usage else ()),
         )

@@ -15,6 +15,7 @@ from roost.core.errors import RoostError
 from roost.core.fleet import HostView
 from roost.core.model import Agent
 from roost.core.observation import Observation
+from roost.core.status import Status
 from roost.providers import traits
 from roost.tui.source import Event, Snapshot
 
@@ -37,7 +38,7 @@ def item(
 ) -> Observation:
     """A demo agent with `status` (and its `reason`: a question's or an error's words), last
     active `minutes` before NOW."""
-    alive = status in ("working", "idle", "waiting")
+    alive = status in (Status.WORKING, Status.IDLE, Status.WAITING)
     when = (NOW - timedelta(minutes=minutes)).isoformat()
     record = Agent(
         id=f"id-{name}",
@@ -60,8 +61,10 @@ def item(
         record,
         pane=None,
         alive=alive,
-        state="running" if alive else "hibernated" if status == "hibernated" else "stopped",
-        pid=PID if status in ("working", "idle", "waiting", "starting") else None,
+        state="running" if alive else "hibernated" if status == Status.HIBERNATED else "stopped",
+        pid=PID
+        if status in (Status.WORKING, Status.IDLE, Status.WAITING, Status.STARTING)
+        else None,
         exit_code=exit_code,
         status=status,
         status_source="hook" if traits.of(provider).hooks else "screen",
@@ -107,7 +110,7 @@ SCREENS = {
 
 EVENTS: list[Event] = [
     {"at": "2026-11-29T11:58:00+00:00", "kind": "started"},
-    {"at": "2026-11-29T11:59:00+00:00", "kind": "status", "status": "working"},
+    {"at": "2026-11-29T11:59:00+00:00", "kind": "status", "status": Status.WORKING},
 ]
 
 
@@ -214,7 +217,7 @@ class StaticSource:
         found = next((o for o in self.snap.items if o.agent.name == name), None)
         if found is None:
             raise RoostError(f"no agent named {name!r}")
-        if found.status != "waiting":
+        if found.status != Status.WAITING:
             raise RoostError(f"{name} is not waiting for an answer (it is {found.status})")
         q = questions.read(self.preview(name))
         if q is None:

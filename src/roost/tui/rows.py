@@ -11,7 +11,7 @@ listed under it, indented. With remote hosts (docs/HOSTS.md), this machine's gro
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,23 +22,24 @@ from rich.markup import escape
 from roost.core import present
 from roost.core.fleet import LOCAL, HostView
 from roost.core.observation import Observation
+from roost.core.status import Status
 from roost.core.web import NEEDS_YOU
 from roost.worktrees import rules as wt
 
 NEEDS_GROUP = "Need you"  # the group at the top, "Need you (2)" as the header says "2 need you"
-BADGE_STYLE = {
-    "working": "bold yellow",
-    "idle": "green",
-    "waiting": "bold white on red",
-    "error": "bold white on magenta",
-    "limited": "bold black on yellow",  # a usage limit (limits/rules.py): it waits for a reset
-    "starting": "cyan",
-    "exited": "red",
-    "failed": "bold red",
-    "stopped": "dim",
-    "lost": "italic yellow",
-    "hibernated": "dim italic",
-    "unknown": "magenta",
+BADGE_STYLE: dict[str, str] = {
+    Status.WORKING: "bold yellow",
+    Status.IDLE: "green",
+    Status.WAITING: "bold white on red",
+    Status.ERROR: "bold white on magenta",
+    Status.LIMITED: "bold black on yellow",  # a usage limit (limits/rules.py): it waits for a reset
+    Status.STARTING: "cyan",
+    Status.EXITED: "red",
+    Status.FAILED: "bold red",
+    Status.STOPPED: "dim",
+    Status.LOST: "italic yellow",
+    Status.HIBERNATED: "dim italic",
+    Status.UNKNOWN: "magenta",
 }
 
 
@@ -158,9 +159,9 @@ def asks(item: Observation) -> str | None:
     >>> asks(waiting), asks(item("b", "exited", exit_code=1))
     ('Do you want to proceed?', None)
     """
-    if item.status == "exited":
+    if item.status == Status.EXITED:
         return item.agent.last_error or None
-    return item.status_reason or (item.agent.last_error if item.status == "failed" else None)
+    return item.status_reason or (item.agent.last_error if item.status == Status.FAILED else None)
 
 
 def status_cell(item: Observation, asks_shown: bool = False) -> str:
@@ -175,15 +176,13 @@ def status_cell(item: Observation, asks_shown: bool = False) -> str:
     """
     if not asks_shown:
         return present.status_text(item)
-    bare = copy.copy(item)
-    bare.status_reason = None
-    return present.status_text(bare)
+    return present.status_text(dataclasses.replace(item, status_reason=None))
 
 
 def counts(items: list[Observation]) -> dict[str, int]:
     found: dict[str, int] = {}
     for item in items:
-        key = item.status or "unknown"
+        key = item.status or Status.UNKNOWN
         found[key] = found.get(key, 0) + 1
     return found
 
@@ -342,11 +341,11 @@ def remote_status(agent: Mapping[str, Any]) -> str:
     >>> remote_status({"status": "error", "status_reason": "API Error: 500"})
     'error: API Error: 500'
     """
-    status = str(agent.get("status") or "unknown")
+    status = str(agent.get("status") or Status.UNKNOWN)
     reason = agent.get("status_reason")
     if agent.get("crashed"):
         return f"crashed ({agent.get('exit_code')})"
-    if reason and status != "exited":
+    if reason and status != Status.EXITED:
         return f"{status}: {fit(str(reason), present.TABLE_REASON)}"
     return status
 

@@ -10,6 +10,7 @@ from roost.core import web as rules
 from roost.core.errors import RoostError
 from roost.core.names import check_name
 from roost.core.questions import Question
+from roost.core.status import Status
 from roost.ops import answer as answering
 from roost.ops import lifecycle
 from roost.ops import send as sending
@@ -50,7 +51,7 @@ def question(row: dict[str, object], screen: str) -> Question | None:
     """A waiting agent's question, its choices read off its screen (core/questions.py): Claude
     Code's unnumbered "❯ No, exit / Yes, I trust this folder" as well as numbered dialogs and
     aider's (Y)es/(N)o. None for any other status."""
-    if row.get("status") != "waiting":
+    if row.get("status") != Status.WAITING:
         return None
     return questions.read(rules.strip_escapes(screen))
 

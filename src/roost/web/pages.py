@@ -8,6 +8,7 @@ from html import escape
 
 from roost.core.fleet import LOCAL, HostView
 from roost.core.questions import Question
+from roost.core.status import Status
 from roost.core.web import fleet_groups, usage_text
 
 
@@ -30,7 +31,7 @@ def _page(title: str, csrf: str, body: str, script_data: Mapping[str, object]) -
 
 
 def badge(status: object) -> str:
-    s = escape(str(status or "unknown"))
+    s = escape(str(status or Status.UNKNOWN))
     return f'<span class="badge s-{s}" data-badge>{s}</span>'
 
 
