@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from roost.core.status import Status
+
 READY_TIMEOUT = 60.0  # seconds a send waits for the agent to be ready (idle)
 CONFIRM_TIMEOUT = 15.0  # seconds a send waits for the sign that the agent took the message
 REPLY_TIMEOUT = 600.0  # seconds `send --wait` waits for the reply; also the default bound
@@ -259,8 +261,8 @@ def decide(found: Found, *, command: bool, has_hooks: bool, has_record: bool = F
             False,
             refusal,
             timed_out=not found.in_time
-            and found.status in ("working", "starting", "unknown", None),
-            draft=found.status == "idle" and found.pane_alive and bool(found.draft),
+            and found.status in (Status.WORKING, Status.STARTING, Status.UNKNOWN, None),
+            draft=found.status == Status.IDLE and found.pane_alive and bool(found.draft),
         )
     if command:
         signals = (EFFECT,) if has_hooks else ()
@@ -274,7 +276,7 @@ def decide(found: Found, *, command: bool, has_hooks: bool, has_record: bool = F
 
 def _refusal(found: Found) -> str | None:
     name, status = found.name, found.status
-    if status == "idle":
+    if status == Status.IDLE:
         if not found.pane_alive:
             return "its pane is dead"
         if found.draft:
@@ -285,16 +287,16 @@ def _refusal(found: Found) -> str | None:
                 "then send again"
             )
         return None
-    if status == "waiting":
+    if status == Status.WAITING:
         return f"{name} is waiting for you (roost attach {name})"
-    if status == "limited":  # never bounce text off a usage limit (the reason says until when)
+    if status == Status.LIMITED:  # never bounce text off a usage limit (the reason says until when)
         return found.reason or f"{name} is limited by its provider's usage limit"
-    if status == "error":
+    if status == Status.ERROR:
         return (
             f"{name} shows an error: {found.reason or 'see roost capture ' + name} "
             f"(roost attach {name} to see it through)"
         )
-    if not found.in_time and status in ("working", "starting", "unknown", None):
+    if not found.in_time and status in (Status.WORKING, Status.STARTING, Status.UNKNOWN, None):
         return (
             f"timed out after {found.waited:g} s waiting for {name} to be ready for input "
             f"(it is {status or 'unknown'}; --ready-timeout waits longer)"

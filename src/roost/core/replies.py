@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roost.core.delivery import in_joined, same_message
+from roost.core.status import Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,11 +147,11 @@ def why_no_reply(status: str | None, worked: bool, idle_for: float) -> str | Non
     >>> why_no_reply("waiting", True, 0.0)
     'it is waiting for its user (a question or an approval)'
     """
-    if status == "waiting":
+    if status == Status.WAITING:
         return "it is waiting for its user (a question or an approval)"
-    if status in ("exited", "stopped", "failed"):
+    if status in (Status.EXITED, Status.STOPPED, Status.FAILED):
         return f"it {status} before it answered"
-    if status == "idle" and idle_for >= (IDLE_GRACE if worked else IDLE_UNSEEN):
+    if status == Status.IDLE and idle_for >= (IDLE_GRACE if worked else IDLE_UNSEEN):
         return NOT_RECORDED
     return None
 

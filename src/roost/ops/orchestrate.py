@@ -18,6 +18,7 @@ from roost.core.errors import RoostError
 from roost.core.model import INTENT_RUNNING, Agent
 from roost.core.names import name_problem
 from roost.core.settings import Settings
+from roost.core.status import Status
 from roost.ops import lifecycle, observe, send
 from roost.ops import replies as answers
 from roost.ops.context import App
@@ -30,7 +31,15 @@ from roost.system import locks
 
 MAX_REPLY = 4000  # characters of a reply or conversation handed back to the model
 MAX_WAIT = 3600.0
-SETTLED = ("idle", "waiting", "limited", "exited", "stopped", "lost", "failed")
+SETTLED = (
+    Status.IDLE,
+    Status.WAITING,
+    Status.LIMITED,
+    Status.EXITED,
+    Status.STOPPED,
+    Status.LOST,
+    Status.FAILED,
+)
 
 
 # ---- who is calling ----------------------------------------------------------------------

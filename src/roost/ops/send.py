@@ -36,6 +36,7 @@ from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
 from roost.core.starts import HOLD_WINDOW
+from roost.core.status import Status
 from roost.ops import cli_record, confirm, lifecycle, observe
 from roost.ops import replies as answers
 from roost.ops.cli_record import readable
@@ -47,8 +48,17 @@ from roost.store import orchestration as notices_queue
 from roost.store import status as stored_status
 from roost.system import locks
 
-READY = ("idle",)
-SETTLED = ("idle", "waiting", "error", "limited", "exited", "stopped", "lost", "failed")
+READY = (Status.IDLE,)
+SETTLED = (
+    Status.IDLE,
+    Status.WAITING,
+    Status.ERROR,
+    Status.LIMITED,
+    Status.EXITED,
+    Status.STOPPED,
+    Status.LOST,
+    Status.FAILED,
+)
 NO_SIGN = delivery.NO_SIGN
 QUEUED = Confirmed.QUEUED  # it holds the text until it is ready: a delivery
 SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
@@ -193,7 +203,7 @@ def _finish_interrupted(app: App, name: str, budget: delivery.Budget) -> str | N
         budget.left(app.clock.monotonic(), budget.ready),
     )
     pane = agent_panes(app.tmux.list_panes()).get(agent.id)
-    if pane is None or pane.dead or now_status != "idle":
+    if pane is None or pane.dead or now_status != Status.IDLE:
         return None
     if typed is None or not delivery.left_by_roost(typed, text):
         if typed is None:
@@ -273,7 +283,7 @@ def _send_locked(
             now_status,
             in_time,
             round(ready_for, 1),
-            _limited(app, found) if found.status == "limited" else found.status_reason,
+            _limited(app, found) if found.status == Status.LIMITED else found.status_reason,
             alive,
             typed,
         ),
@@ -378,7 +388,7 @@ def _hooked_reply(
     settled, in_time = _wait_status(app, agent.name, SETTLED, timeout)
     if not in_time:
         return Sent(True, how, timed_out=True)
-    if settled.status in ("error", "limited"):  # a usage limit cut the turn: its words
+    if settled.status in (Status.ERROR, Status.LIMITED):  # a usage limit cut the turn: its words
         return Sent(True, how, failure=settled.status_reason or "the CLI shows an error")
     reply = answers.answer_to(app, agent, text, log_before)
     why = replies.NOT_RECORDED if traits.of(agent.provider).hooks else answers.NO_RECORD
@@ -425,11 +435,11 @@ def _recorded_reply(
         if reply is not None:
             return Sent(True, how, reply)
         found = _observed(app, agent.name)
-        if found.status in ("error", "limited"):
+        if found.status in (Status.ERROR, Status.LIMITED):
             return Sent(True, how, failure=found.status_reason or "the CLI shows an error")
         now = app.clock.monotonic()
-        worked = worked or found.status == "working"
-        if found.status != "idle":
+        worked = worked or found.status == Status.WORKING
+        if found.status != Status.IDLE:
             idle_since = None
         elif idle_since is None:
             idle_since = now
@@ -455,9 +465,9 @@ def _ready(
     deadline = app.clock.monotonic() + timeout
     while True:
         found, in_time = _wait_status(app, name, wanted, max(0.0, deadline - app.clock.monotonic()))
-        now_status = "idle" if resuming and found.status == "limited" else found.status
+        now_status = "idle" if resuming and found.status == Status.LIMITED else found.status
         pane = agent_panes(app.tmux.list_panes()).get(found.agent.id)
-        if not in_time or now_status != "idle" or pane is None or pane.dead:
+        if not in_time or now_status != Status.IDLE or pane is None or pane.dead:
             return found, now_status, in_time, None
         typed = _draft(app, found.agent.provider, pane.pane_id)
         if not isinstance(typed, Busy):

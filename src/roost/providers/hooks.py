@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from roost.core.errors import RoostError
 from roost.core.lineage import token_refused
 from roost.core.present import command
-from roost.core.status import one_line
+from roost.core.status import Status, one_line
 
 if TYPE_CHECKING:
     from typing import BinaryIO
@@ -369,7 +369,7 @@ def fold(
             continue
         status = status_of(event, payload)
         if status is not None:
-            found = (status, at, failure_reason(payload) if status == "error" else None)
+            found = (status, at, failure_reason(payload) if status == Status.ERROR else None)
     return found
 
 

@@ -18,6 +18,7 @@ from dataclasses import KW_ONLY, dataclass
 from roost.core.ids import DISCOVERED as DISCOVERED
 from roost.core.ids import MINTED as MINTED
 from roost.core.ids import NO_SESSION_ID as NO_SESSION_ID
+from roost.core.status import Status
 
 # The screen patterns' version (shown by `roost doctor`): bump it with any change to them.
 PATTERNS_VERSION = 6
@@ -79,7 +80,7 @@ CLAUDE = Traits(
     session_id=MINTED,
     enter_delay=0.3,
     patterns={
-        "waiting": (
+        Status.WAITING: (
             "Do you want to proceed?",
             "Yes, allow once",
             "Do you want to make this edit",
@@ -93,9 +94,9 @@ CLAUDE = Traits(
             "Do you want to use this API key?",
             "New MCP server found in this project",  # a project's .mcp.json
         ),
-        "error": ("Resend your message to try again", "Once fixed, resend your message"),
-        "working": ("esc to interrupt", "ctrl+c to interrupt"),
-        "idle": ("❯", "? for shortcuts"),
+        Status.ERROR: ("Resend your message to try again", "Once fixed, resend your message"),
+        Status.WORKING: ("esc to interrupt", "ctrl+c to interrupt"),
+        Status.IDLE: ("❯", "? for shortcuts"),
     },
     conversation_gone=("No conversation found with session ID",),
     verified="2.1.332",
@@ -231,7 +232,7 @@ COMMAND = Traits(
     hooks=False,
     session_id=NO_SESSION_ID,
     enter_delay=0.1,
-    patterns={"waiting": (), "working": (), "idle": ()},
+    patterns={Status.WAITING: (), Status.WORKING: (), Status.IDLE: ()},
 )
 
 BY_NAME = {t.name: t for t in (CLAUDE, CODEX, GEMINI, AIDER, COMMAND)}
