@@ -9,6 +9,7 @@ tuple: `roost ls`'s table never reads it, so its fast path never imports json fo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final, Literal
 
@@ -136,3 +137,22 @@ Agent.args = _Argv(Agent.__dict__["args"])  # type: ignore[misc]
 # what the store reads with them.
 FIELDS = tuple(f.name for f in fields(Agent) if f.compare)
 JOINED = tuple(f.name for f in fields(Agent) if not f.compare)
+
+# A frozen dataclass's __init__ sets each field through object.__setattr__: 8 ms for the
+# thousand agents a `roost ls` of a large fleet builds, most of the service's answer. The
+# store builds its records through the slots' own setters instead (1 ms), in field order.
+_SETTERS = tuple(
+    Agent.__dict__[f.name].slot.__set__ if f.name == "args" else Agent.__dict__[f.name].__set__
+    for f in fields(Agent)
+)
+
+
+def from_row(values: Sequence[object]) -> Agent:
+    """An Agent from one value per field, in the fields' order (a row of store/agents.select,
+    its flags already bools): the same record `Agent(*values)` makes, built faster."""
+    if len(values) != len(_SETTERS):
+        raise TypeError(f"an Agent has {len(_SETTERS)} fields, not {len(values)}")
+    agent = object.__new__(Agent)
+    for set_value, value in zip(_SETTERS, values, strict=True):
+        set_value(agent, value)
+    return agent

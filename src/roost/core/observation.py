@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from roost.core import state, status
 from roost.core.pane import agent_panes
-from roost.core.status import Status
 from roost.limits import rules as limits
 
 if TYPE_CHECKING:
@@ -134,7 +133,7 @@ def classify(
         in_flight=in_flight,
     )
     limit = None
-    if found in (Status.ERROR, Status.WAITING):
+    if found in (status.ERROR, status.WAITING):
         shown = hook[1] if source == "hook" and hook is not None else None
         if shown is None:
             shown = pane.activity if pane is not None and pane.activity else now
@@ -143,10 +142,12 @@ def classify(
             # Reset: the failed turn is history and the input takes text again (a dialog
             # still open stays `waiting`).
             found, reason, limit = (
-                (Status.IDLE, None, None) if found == Status.ERROR else (found, reason, None)
+                (status.IDLE, None, None) if found == status.ERROR else (found, reason, None)
             )
         elif limit is not None:
-            found, reason = Status.LIMITED, status.one_line(limit.words)
+            found, reason = status.LIMITED, status.one_line(limit.words)
+    if (found, source, reason, limit) == (o.status, o.status_source, o.status_reason, o.limit):
+        return o  # as it was: most agents at most looks (a record built a thousand times less)
     return Observation(
         o.agent,
         pane,
@@ -178,7 +179,7 @@ def status_event(o: Observation) -> dict[str, object]:
         "previous": o.agent.status,
         "source": o.status_source,
     }
-    if o.status == Status.EXITED:
+    if o.status == status.EXITED:
         detail["exit_code"] = o.exit_code
     if o.status_reason:
         detail["reason"] = o.status_reason
@@ -220,7 +221,7 @@ def attributed(o: Observation, stop: str | None) -> Observation:
     failed since (a wake refused: its conversation is gone) is newer news than the stop, and
     stays `failed`.
     """
-    if stop is None or o.status == state.FAILED or (o.alive and o.status != Status.EXITED):
+    if stop is None or o.status == state.FAILED or (o.alive and o.status != status.EXITED):
         return o
     intended: State = state.HIBERNATED if stop == state.HIBERNATED else state.STOPPED
     # the sources the next look gives once the stop is stored (status.classify), so it

@@ -39,6 +39,21 @@ class Status(StrEnum):
     UNKNOWN = "unknown"
 
 
+# `Status.X` is a lookup through the enum's metaclass (0.1 us, ten times a global's), and
+# `Status(value)` a call: classify runs for every agent at every look (a thousand per `roost
+# ls`), so it and observation.classify read these names instead.
+STARTING, WORKING, IDLE, WAITING, ERROR, LIMITED = (
+    Status.STARTING,
+    Status.WORKING,
+    Status.IDLE,
+    Status.WAITING,
+    Status.ERROR,
+    Status.LIMITED,
+)
+EXITED, STOPPED, LOST, UNKNOWN = Status.EXITED, Status.STOPPED, Status.LOST, Status.UNKNOWN
+MEMBER: dict[str, Status] = dict(Status._value2member_map_)
+
+
 # The signal a status came from: core/status.py's, a turn begun that a send or a parent
 # recorded (store/status.py), a CLI loading (LOADING).
 Source = Literal["hook", "screen", "title", "loading", "process", "store", "send", "parent"]
@@ -66,7 +81,7 @@ QUIET = 3.0  # seconds without screen activity before a pattern-less screen coun
 # How far up each kind is looked for: dialogs and error boxes are tall, busy footers and prompts
 # sit at the bottom. Looking no higher keeps the conversation above (which may quote any of
 # these words) from reading as a status.
-WINDOW = {Status.WAITING: 8, Status.ERROR: 12, Status.WORKING: 6, Status.IDLE: 4}
+WINDOW = {WAITING: 8, ERROR: 12, WORKING: 6, IDLE: 4}
 REASON_LIMIT = 200  # characters of a reason: one line, whatever the CLI printed
 # Bullets, prompts, marks and box edges drawn around a CLI's words.
 DECORATION = "●•◦✦※⎿❯›>│┃╭╮╰╯─└✗✘✕⚠ℹ■▌ "
@@ -75,7 +90,7 @@ DECORATION = "●•◦✦※⎿❯›>│┃╭╮╰╯─└✗✘✕⚠ℹ�
 # provider's patterns for them are its own (providers/traits.py). A dialog is what the user must
 # answer first; an error outranks the busy and idle cues a broken CLI may still draw (its prompt,
 # a stuck spinner), so a provider's error patterns must match only while the failure is current.
-KINDS = (Status.WAITING, Status.ERROR, Status.WORKING, Status.IDLE)
+KINDS = (WAITING, ERROR, WORKING, IDLE)
 # Not a status: a provider's texts that show a turn went on (a prompt taken, an answer, a busy
 # footer). Many CLIs leave an error's words in the scrollback; an error above the last of these
 # lines is over, one below it is current.
@@ -150,13 +165,13 @@ def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[Status, s
     lines = [line for line in text.splitlines() if line.strip()]
     last = len(lines) - 1
     if lines and any(matches(lines[last], p, True) for p in patterns.get(LOADING, ())):
-        return Status.WORKING, None  # above all: a CLI restarting keeps its answered dialog drawn
+        return WORKING, None  # above all: a CLI restarting keeps its answered dialog drawn
     for kind in KINDS:
         wanted = patterns.get(kind, ())
         if not wanted:
             continue
         first = max(0, len(lines) - WINDOW[kind])
-        if kind == Status.ERROR:
+        if kind == ERROR:
             turns = [
                 i
                 for i in range(first, len(lines))
@@ -165,9 +180,9 @@ def reading(text: str, patterns: Mapping[str, Sequence[str]]) -> tuple[Status, s
             first = turns[-1] + 1 if turns else first
         for i in range(first, len(lines)):
             if any(matches(lines[i], p, i == last) for p in wanted):
-                if kind == Status.WAITING:
+                if kind == WAITING:
                     return kind, asked(text) or one_line(lines[i])
-                return kind, one_line(lines[i]) if kind == Status.ERROR else None
+                return kind, one_line(lines[i]) if kind == ERROR else None
     return None
 
 
@@ -232,12 +247,12 @@ def classify(
         if base_state in ("hibernated", "failed"):
             return Status(base_state), "store", None
         if has_window and not roost_stopped:
-            return Status.EXITED, "process", None
+            return EXITED, "process", None
         if roost_stopped:
-            return Status.STOPPED, "process", None
+            return STOPPED, "process", None
         # Meant to run with no window: being spawned, or lost with its window (a server loss);
         # "stopped" is kept for what the user stopped.
-        return (Status.STARTING, "store", None) if spawning else (Status.LOST, "process", None)
+        return (STARTING, "store", None) if spawning else (LOST, "process", None)
     # Hooks first, unless the screen moved after the last hook (a dialog or an error that hooks
     # do not report). The hook status is the current launch's already (its launch token and the
     # log's order say so: providers/hooks.py), so its time is not held against the start: the
@@ -247,23 +262,20 @@ def classify(
         seen = reading(screen or "", patterns) if stale else None
         if (
             seen is not None
-            and hook[0] != Status.ERROR
-            and (
-                seen[0] in (Status.WAITING, Status.ERROR)
-                or (hook[0] == Status.IDLE and seen[0] == Status.WORKING)
-            )
+            and hook[0] != ERROR
+            and (seen[0] in (WAITING, ERROR) or (hook[0] == IDLE and seen[0] == WORKING))
         ):
             return seen[0], "screen", seen[1]
-        if hook[0] == Status.IDLE and spinning:
-            return Status.WORKING, "title", None
-        return Status(hook[0]), "hook", hook[2] if hook[0] == Status.ERROR else None
+        if hook[0] == IDLE and spinning:
+            return WORKING, "title", None
+        return MEMBER[hook[0]], "hook", hook[2] if hook[0] == ERROR else None
     seen = reading(screen, patterns) if screen is not None else None
-    if seen is not None and seen[0] in (Status.WAITING, Status.ERROR):
+    if seen is not None and seen[0] in (WAITING, ERROR):
         return seen[0], "screen", seen[1]
     if screen is not None and loading(screen, patterns):
-        return Status.WORKING, LOADING, None
+        return WORKING, LOADING, None
     if spinning:
-        return Status.WORKING, "title", None
+        return WORKING, "title", None
     if seen is not None:
         return seen[0], "screen", seen[1]
     # Just started, and nothing shows yet, or not yet the prompt of a CLI that draws one (a
@@ -275,7 +287,7 @@ def classify(
         and not typed
         and (screen is None or not screen.strip() or patterns.get("idle"))
     ):
-        return Status.STARTING, "process", None
+        return STARTING, "process", None
     if screen is not None:
         # No pattern matched (or the provider has none, like any command): the screen moving
         # is work, a still one (a silent program, a shell prompt) is idle, unless the CLI's
@@ -283,8 +295,8 @@ def classify(
         # seconds after the first prompt, the prompt's line the last on its screen).
         busy = activity is not None and now - activity < QUIET
         busy = busy or (in_flight is not None and in_flight())
-        return (Status.WORKING if busy else Status.IDLE), "screen", None
-    return Status.UNKNOWN, "process", None
+        return (WORKING if busy else IDLE), "screen", None
+    return UNKNOWN, "process", None
 
 
 def settles_at(
@@ -309,9 +321,9 @@ def settles_at(
     (None, None)
     """
     at = None
-    if found == Status.STARTING and source == "process" and started_at is not None:
+    if found == STARTING and source == "process" and started_at is not None:
         at = started_at + grace
-    elif found == Status.WORKING and source == "screen" and activity is not None:
+    elif found == WORKING and source == "screen" and activity is not None:
         at = activity + QUIET
     return at if at is not None and at > now else None
 

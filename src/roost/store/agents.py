@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from roost.core import model
 from roost.core.model import FIELDS, JOINED, Agent
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ def agent(row: Sequence[object]) -> Agent:
     values = list(row)
     for i in _FLAGS:
         values[i] = values[i] == 1
-    return Agent(*values)  # type: ignore[arg-type]
+    return model.from_row(values)
 
 
 def read(conn: sqlite3.Connection, where: str = "", params: Sequence[object] = ()) -> list[Agent]:
