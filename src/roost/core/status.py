@@ -54,6 +54,10 @@ EXITED, STOPPED, LOST, UNKNOWN = Status.EXITED, Status.STOPPED, Status.LOST, Sta
 MEMBER: dict[str, Status] = dict(Status._value2member_map_)
 
 
+# No turn runs: what a send waits for after its message, and an answer for after its choice.
+SETTLED = (IDLE, WAITING, ERROR, LIMITED, EXITED, STOPPED, LOST, Status.FAILED)
+
+
 # The signal a status came from: core/status.py's, a turn begun that a send or a parent
 # recorded (store/status.py), a CLI loading (LOADING).
 Source = Literal["hook", "screen", "title", "loading", "process", "store", "send", "parent"]

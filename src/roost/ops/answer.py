@@ -19,7 +19,7 @@ from roost.core.errors import RoostError
 from roost.core.names import check_name
 from roost.core.observation import Observation
 from roost.core.questions import Choice, Question
-from roost.core.status import Status
+from roost.core.status import SETTLED, Status
 from roost.ops import held, observe
 from roost.ops.context import App
 from roost.system import locks
@@ -30,16 +30,7 @@ KEY_GAP = 0.15  # seconds between two keys: a CLI redraws its list between them
 MOVE_WAIT = 1.0  # seconds a move of the selection has to show before it is pressed again
 MOVE_TRIES = 3  # presses of a move, at most, per row of the list
 SCREEN_LINES = 60  # lines of the screen read for a question
-NEXT = (
-    Status.IDLE,
-    Status.WAITING,
-    Status.ERROR,
-    Status.LIMITED,
-    Status.EXITED,
-    Status.STOPPED,
-    Status.LOST,
-    Status.FAILED,
-)
+NEXT = SETTLED  # what may follow an answer
 
 
 @dataclass(frozen=True, slots=True)

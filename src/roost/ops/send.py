@@ -36,7 +36,7 @@ from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.pane import agent_panes
 from roost.core.starts import HOLD_WINDOW
-from roost.core.status import Status
+from roost.core.status import SETTLED, Status
 from roost.ops import cli_record, confirm, lifecycle, observe
 from roost.ops import replies as answers
 from roost.ops.cli_record import readable
@@ -49,16 +49,6 @@ from roost.store import status as stored_status
 from roost.system import locks
 
 READY = (Status.IDLE,)
-SETTLED = (
-    Status.IDLE,
-    Status.WAITING,
-    Status.ERROR,
-    Status.LIMITED,
-    Status.EXITED,
-    Status.STOPPED,
-    Status.LOST,
-    Status.FAILED,
-)
 NO_SIGN = delivery.NO_SIGN
 QUEUED = Confirmed.QUEUED  # it holds the text until it is ready: a delivery
 SLASH_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(?:[ \t][^\n]*)?")
