@@ -48,6 +48,18 @@ def test_new_store_is_migrated_and_in_wal(tmp_path: Path) -> None:
     assert store.integrity() == "ok"
 
 
+def test_a_new_store_is_born_in_wal_mode(tmp_path: Path) -> None:
+    """The file linked into place already says WAL in its header (bytes 18 and 19 are 2): no
+    roost opening it has to switch it, which takes an exclusive lock that twenty concurrent
+    first commands contended for ("database is locked" under load)."""
+    from roost.store.db import _create
+
+    path = tmp_path / "r.db"
+    _create(path)
+    assert path.read_bytes()[18:20] == b"\x02\x02"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.db"]  # no -wal or -shm left
+
+
 def test_roundtrip_and_update(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "r.db")
     a = make("a", "s1").replace(args=("--x", "y z"), dangerous=True)

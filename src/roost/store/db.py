@@ -135,6 +135,9 @@ def _create(path: Path) -> None:
     try:
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
+            # born in WAL mode (kept in the file's header): else every roost opening the new
+            # store switches it, and twenty at once contend for the exclusive lock a switch takes
+            conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("BEGIN IMMEDIATE")
             apply(conn, 0)
             conn.execute("COMMIT")
@@ -145,7 +148,7 @@ def _create(path: Path) -> None:
         except FileExistsError:
             pass
     finally:
-        for leftover in (tmp, Path(f"{tmp}-journal")):
+        for leftover in (tmp, *(Path(f"{tmp}-{end}") for end in ("journal", "wal", "shm"))):
             leftover.unlink(missing_ok=True)
 
 
