@@ -230,8 +230,8 @@ class Fleet:
         """The local roost's master sockets and their locks for this test's hosts."""
         import shlex
 
-        from roost.hosts.rows import read
         from roost.hosts.rules import control_path
+        from roost.store.hosts import read
 
         home = os.path.realpath(self.local.env["ROOST_HOME"])
         program = " ".join(shlex.split(self.local.env["ROOST_SSH_COMMAND"]))

@@ -17,9 +17,9 @@ from fake_app import fake_app
 from notify_stub import Stub
 
 from roost.alerts import operations as alerts
-from roost.alerts import rows as queue
 from roost.core.settings import parse
 from roost.ops.context import UNREAD, App, reread_settings
+from roost.store import alerts as queue
 from roost.store import events as event_log
 
 ARGV_TO_FILE = str(Path(__file__).parent / "bin" / "argv-to-file")

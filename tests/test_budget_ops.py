@@ -13,17 +13,17 @@ from typing import Any
 import pytest
 from fake_app import PROMPT, fake_app, with_table
 
-from roost.alerts import rows as outbox
 from roost.budgets import operations as budget
 from roost.budgets import rules as rule
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.ops import lifecycle, observe
 from roost.ops.context import App
+from roost.store import alerts as outbox
 from roost.store import events as event_log
 from roost.store import orchestration as queue
+from roost.store import usage as rows
 from roost.tmux.fake import FakeTmux
-from roost.usage import rows
 from roost.usage.rules import Tokens
 
 BUSY = "thinking... esc to interrupt"

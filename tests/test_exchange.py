@@ -19,11 +19,11 @@ from roost.ops.context import App
 from roost.ops.root import ON_STATUS
 from roost.providers.traits import SESSION_IDS as PROVIDERS
 from roost.store import db, exchange, resumes
+from roost.store import usage as usage
 from roost.store import workspace as wsdb
 from roost.store.db import Store
 from roost.system.config import Paths
 from roost.tmux.client import Tmux
-from roost.usage import rows as usage
 
 Doc = dict[str, Any]
 

@@ -15,7 +15,6 @@ from fake_app import procs_of
 from fake_procs import OTHER_UID
 
 from roost.alerts import operations as alerts
-from roost.alerts import rows as outbox
 from roost.budgets import operations as budget
 from roost.core import supervision as sv
 from roost.core.clock import ManualClock, iso
@@ -25,6 +24,7 @@ from roost.core.observation import covering
 from roost.core.processes import Process
 from roost.ops import lifecycle, observe, supervise
 from roost.ops.context import App
+from roost.store import alerts as outbox
 from roost.store import intents
 from roost.system.procs import HOME_TAG, TAG
 from roost.tmux.fake import FakeTmux

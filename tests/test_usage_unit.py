@@ -15,8 +15,9 @@ from fake_app import fake_app, fake_tmux, manual_clock
 
 from roost.core.model import Agent
 from roost.ops.context import App
+from roost.store import usage as rows
 from roost.usage import operations as ops_usage
-from roost.usage import prices, rows
+from roost.usage import prices
 from roost.usage import rules as usage
 from roost.usage.rules import Tokens
 

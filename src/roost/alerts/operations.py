@@ -16,7 +16,6 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from roost.alerts import rows as outbox
 from roost.alerts import rules as core
 from roost.core.pane import agent_panes
 from roost.core.settings import Settings
@@ -24,6 +23,7 @@ from roost.core.status import Status
 from roost.ops.context import App
 from roost.ops.observe import patterns_of
 from roost.ops.service import Component, news
+from roost.store import alerts as outbox
 from roost.store import events as event_log
 from roost.system import outbound
 

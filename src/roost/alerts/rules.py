@@ -7,7 +7,7 @@ Edges only: an agent starts waiting for its user, fails a turn with an error, hi
 (status `limited`), crashes or exits, is failed (a crash loop), or, for a person's agent (one
 with no orchestration parent), an orchestrated child of it finishes a turn.
 
-One alert per edge, remembered per agent and edge (durable: alerts/rows.py keeps `Seen` rows,
+One alert per edge, remembered per agent and edge (durable: store/alerts.py keeps `Seen` rows,
 so a restart of the decider, a second decider or a replay of the log decides the same; times
 come from the events). After an alert the agent must leave that state and stay out of it for
 DEBOUNCE seconds before the same edge alerts again: a dialog that flickers (waiting, idle,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
-from roost.alerts import rows as outbox
 from roost.budgets import rules as rule
 from roost.core import notify as notice_rule
 from roost.core.clock import Clock
@@ -27,11 +26,12 @@ from roost.core.observation import Observation
 from roost.core.status import Status
 from roost.ops.context import App
 from roost.ops.service import Component
+from roost.store import alerts as outbox
 from roost.store import events as event_log
 from roost.store import orchestration as queue
+from roost.store import usage as rows
 from roost.store.events import StatusChange
 from roost.usage import operations as usage
-from roost.usage import rows
 from roost.usage.rules import summed
 
 PARKED = "parked"  # the notice's and the alert's word

@@ -111,7 +111,7 @@ class Agent:
     # its git worktree (spawn --worktree) as JSON {repo, branch, path}, or None
     worktree_json: str | None = field(default=None, compare=False)
     # its token usage per model as JSON [[model, input, output, cache_write, cache_read]]
-    # (usage/rows.py's totals; issue 23 part 4), read for `ls --json` only
+    # (store/usage.py's totals; issue 23 part 4), read for `ls --json` only
     usage_json: str = field(default="[]", compare=False)
     # texts roost holds for it while it asks the person something (store/held.py)
     held_inputs: int = field(default=0, compare=False)

@@ -1,6 +1,6 @@
 """Remote hosts (docs/HOSTS.md): the hosts this roost knows, a command run by a host's roost,
 and one view of the whole fleet. The remote roost is the authority on its agents; this side
-stores only how to reach it (hosts/rows.py) and relays what it says."""
+stores only how to reach it (store/hosts.py) and relays what it says."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from roost.core import fleet
 from roost.core.errors import RoostError
 from roost.core.settings import Settings
-from roost.hosts import rows as hostsdb
 from roost.hosts import rules as sshargs
+from roost.store import hosts as hostsdb
 from roost.system import ssh
 from roost.system.ssh import Unreachable
 

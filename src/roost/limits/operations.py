@@ -1,5 +1,5 @@
 """Usage limits roost has seen: kept when the status pipeline records one (a reaction of
-ops/root.py's), and `roost limits`: those that still hold (limits/rows.py), read without
+ops/root.py's), and `roost limits`: those that still hold (store/limits.py), read without
 touching tmux."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from roost.core.observation import Observation
 from roost.core.status import Status
-from roost.limits import rows as stored
 from roost.limits import rules as limits
 from roost.ops.context import App, OnStatus
+from roost.store import limits as stored
 from roost.store.db import Connection
 
 

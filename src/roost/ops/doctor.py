@@ -293,8 +293,8 @@ def _worktrees(report: Report, store: Any, names: Mapping[str, str]) -> None:
     """Each worktree agent's branch and path, as git has them now (issue 22)."""
     import os
 
+    from roost.store import worktrees as wtdb
     from roost.system import git
-    from roost.worktrees import rows as wtdb
 
     for agent_id, row in wtdb.by_agent(store.conn).items():
         name = names.get(agent_id, agent_id)
@@ -356,8 +356,8 @@ def _skipped_lines(
     with the usage they were read with, each line counted once."""
     from roost.ops.context import App
     from roost.ops.root import ON_STATUS
+    from roost.store import usage as rows
     from roost.usage import operations as usage
-    from roost.usage import rows
 
     try:
         usage.catch_up(

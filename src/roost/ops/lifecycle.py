@@ -44,11 +44,11 @@ from roost.store import agents as agent_rows
 from roost.store import held as held_rows
 from roost.store import hostchildren, intents
 from roost.store import workspace as wsdb
+from roost.store import worktrees as wtdb
 from roost.store.db import Connection, NameTaken
 from roost.system import handover, locks, procs
 from roost.tmux.client import HISTORY_LIMIT, DuplicateSession, TmuxError, to_pane
 from roost.worktrees import operations as worktrees
-from roost.worktrees import rows as wtdb
 
 KEEPER = Path(__file__).parent.parent / "keeper.sh"  # a path live tmux servers still run
 UTF8 = "C.UTF-8"

@@ -226,10 +226,10 @@ class _AccountSpacing:
 
 def _limited_accounts(app: App) -> dict[str, str]:
     """{provider: why its agents are not started}: the accounts whose usage limit holds now
-    (limits/rows.py), so a restore does not start agents only to see them refuse work."""
+    (store/limits.py), so a restore does not start agents only to see them refuse work."""
     from roost.core import present
-    from roost.limits import rows as stored
     from roost.limits import rules as limits
+    from roost.store import limits as stored
     from roost.system.clock import local_zone
 
     now = app.clock.now().timestamp()

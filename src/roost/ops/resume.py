@@ -83,8 +83,8 @@ def set_policy(app: App, name: str, policy: str, tab: bool = False) -> None:
 def _apply_policies(app: App, agents: Sequence[Agent]) -> None:
     """After a policy changed: an agent limited now is scheduled when it is to resume, and its
     resume cancelled when not."""
-    from roost.limits import rows as limit_rows
     from roost.limits import rules as limits
+    from roost.store import limits as limit_rows
 
     now = app.clock.now().timestamp()
     held = {

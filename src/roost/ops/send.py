@@ -527,8 +527,8 @@ def _not_delivered(
 def _stored_limit(app: App, name: str) -> str | None:
     """What a send says to an agent with no live process whose last limit still holds (a live
     one is judged by its screen and hooks, fresher than the record)."""
-    from roost.limits import rows as stored
     from roost.limits import rules as limits
+    from roost.store import limits as stored
     from roost.system.clock import local_zone
 
     now = app.clock.now().timestamp()

@@ -33,9 +33,9 @@ from roost.providers import base as prov
 from roost.providers import traits
 from roost.providers.claude import claude_dir
 from roost.store import exchange
+from roost.store import worktrees as wtdb
 from roost.system import locks, untrusted
 from roost.worktrees import operations as worktrees
-from roost.worktrees import rows as wtdb
 
 
 def export(app: App) -> dict[str, Any]:

@@ -68,7 +68,7 @@ _HISTORY = """(SELECT json_group_array(json_object('session_id', h.provider_sess
 _WORKTREE = """(SELECT json_object('repo', w.repo, 'branch', w.branch, 'path', w.path)
               FROM worktrees w WHERE w.agent_id = a.id)"""
 
-# Its token usage per model (issue 23 part 4, usage/rows.py), for `ls --json`.
+# Its token usage per model (issue 23 part 4, store/usage.py), for `ls --json`.
 _USAGE = """(SELECT json_group_array(json_array(u.model, u.input, u.output, u.cache_write,
                                             u.cache_read))
            FROM usage_models u WHERE u.agent_id = a.id)"""

@@ -513,7 +513,7 @@ class Store:
             add_to_history(c, agent_id, session_id, previous, reason, at)
 
     def delete(self, agent_id: str) -> None:
-        from roost.alerts import rows as alert_rows
+        from roost.store import alerts as alert_rows
         from roost.store import workspace as wsdb
 
         with self.write() as c:

@@ -15,8 +15,8 @@ from typing import Any
 from roost.core import workspace as ws
 from roost.core.exchange import ADDED_FIELDS, Taken, settled
 from roost.store import events, resumes
+from roost.store import usage as usage
 from roost.store.db import AGENT_FIELDS, Store, add_to_history, add_to_lineage, insert_row
-from roost.usage import rows as usage
 
 
 def taken(conn: sqlite3.Connection) -> Taken:

@@ -186,7 +186,7 @@ def _v7_mcp_from_markers(conn: sqlite3.Connection) -> None:
 
 
 # Issue 21, notifications to the person (branch notify): the event-log cursor, what was last
-# alerted per agent, and the outbox (alerts/rows.py).
+# alerted per agent, and the outbox (store/alerts.py).
 # The cursor starts at the newest event: an upgraded store does not alert its whole history.
 ALERTS = """
 CREATE TABLE alert_cursor (
@@ -217,7 +217,7 @@ CREATE INDEX alerts_pending ON alerts (done_at, id);
 """
 
 # Issue 23 (branch limits): usage limits as last seen, so they outlive their screen
-# (limits/rows.py).
+# (store/limits.py).
 USAGE_LIMITS = """
 CREATE TABLE usage_limits (
     agent_id TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
@@ -258,7 +258,7 @@ CREATE TABLE limit_resumes (
 
 
 # Issue 23 parts 4 and 5 (branch usage): where each agent's session file was last read, the
-# token totals it gave per day and model, and budgets (usage/rows.py).
+# token totals it gave per day and model, and budgets (store/usage.py).
 USAGE = """
 CREATE TABLE usage_cursors (
     agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
@@ -388,7 +388,7 @@ CREATE TABLE port_leases (
 """
 
 
-# Remote hosts (issue 24, branch hosts): how to reach each; hosts/rows.py reads and writes it.
+# Remote hosts (issue 24, branch hosts): how to reach each; store/hosts.py reads and writes it.
 HOSTS = """
 CREATE TABLE hosts (
     name TEXT PRIMARY KEY,
@@ -449,7 +449,7 @@ CREATE TABLE approvals (
 
 
 # Issue 36 points 3 and 4: a stop's intent, recorded before its signal (store/intents.py), and
-# the alerts' memory per agent and edge (alerts/rows.py; the alert_seen it replaces had one row
+# the alerts' memory per agent and edge (store/alerts.py; the alert_seen it replaces had one row
 # per agent, so an edge that came back after another one alerted again). A crash and an exit
 # are one edge.
 STOPS_AND_EDGES = """
@@ -488,15 +488,15 @@ MIGRATIONS: list[Step | list[Step]] = [
     SERVICE_TABLES,
     ALERTS,
     WORKTREES,
-    USAGE_LIMITS,  # issue 23 (branch limits): limits/rows.py
+    USAGE_LIMITS,  # issue 23 (branch limits): store/limits.py
     LIMIT_RESUMES,  # issue 23 parts 2-3 (branch limits2): store/resumes.py
-    USAGE,  # issue 23 parts 4, 5 (branch usage): usage/rows.py
-    HOSTS,  # issue 24 (branch hosts): hosts/rows.py
+    USAGE,  # issue 23 parts 4, 5 (branch usage): store/usage.py
+    HOSTS,  # issue 24 (branch hosts): store/hosts.py
     HOST_CHILDREN,  # issue 24 part 4 (branch hostchild): store/hostchildren.py
     HELD_INPUTS,  # issue 34: store/held.py
     APPROVALS,  # issue 35: an import's arguments awaiting approval (store/exchange.py)
     SERVICE_PARTS,  # issue 36 point 6: what the service's components serve (store/service.py)
-    STOPS_AND_EDGES,  # issue 36 points 3, 4: store/intents.py, alerts/rows.py
+    STOPS_AND_EDGES,  # issue 36 points 3, 4: store/intents.py, store/alerts.py
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

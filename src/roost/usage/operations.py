@@ -1,5 +1,5 @@
 """Token usage and its estimated cost per agent, tab and orchestration tree (issue 23 part 4):
-each agent's session file is read from where the last read stopped (usage/rows.py's cursor),
+each agent's session file is read from where the last read stopped (store/usage.py's cursor),
 only its complete lines, and what they hold (usage/rules.py) is added to the stored totals in
 the same transaction that moves the cursor. A file replaced (another inode) or cut shorter than
 the cursor is read again from its start, its old totals dropped. `roost ls` only reads the
@@ -16,8 +16,9 @@ from roost.core import present
 from roost.core.model import Agent
 from roost.ops.context import App
 from roost.providers.base import get as provider
+from roost.store import usage as rows
 from roost.system import untrusted
-from roost.usage import prices, rows
+from roost.usage import prices
 from roost.usage import rules as usage
 from roost.usage.rules import Line, Tokens
 

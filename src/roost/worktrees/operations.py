@@ -19,8 +19,8 @@ from pathlib import Path
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.ops.context import App
+from roost.store import worktrees as wtdb
 from roost.system import git, procs
-from roost.worktrees import rows as wtdb
 from roost.worktrees import rules as wt
 
 PAUSE_ENV = "ROOST_TEST_PAUSE"  # tests: stop at a named point, so a kill -9 lands there
