@@ -63,14 +63,18 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from roost.core.resuming import DEFAULT_GAP, DEFAULT_JITTER
-from roost.hosts.rules import COMMAND_TIMEOUT, CONNECT_TIMEOUT, LS_TIMEOUT
-from roost.worktrees.rules import DEFAULT_PREFIX
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
 STATUS_KINDS = ("waiting", "error", "working", "idle", "turn", "loading")  # core/status.py's
 PRICE_KINDS = ("input", "output", "cache_write", "cache_read")  # usage/prices.py's
 MAX_NOTIFY_TIMEOUT = 60
 DEFAULT_BIND = "127.0.0.1:7377"
+# Defaults the worktrees and hosts rooms use too: declared here, so that reading the config
+# (roost ls's cold path) loads neither room.
+DEFAULT_PREFIX = "roost/"
+CONNECT_TIMEOUT = 5.0  # seconds: reaching a host (the master's connect), then it is unreachable
+LS_TIMEOUT = 3.0  # seconds: a host's list of agents (ls --all, the TUI, the web), then it is late
+COMMAND_TIMEOUT = 120.0  # seconds: one remote command (a spawn waits for its start to hold)
 
 # A check: a value's problem ("must be ..."), or None when it is good.
 Check = Callable[[object], "str | None"]
