@@ -1,0 +1,266 @@
+"""git for review (review/rules.py reads what it says): an agent's change against a commit,
+committed, staged, unstaged and untracked in one diff, from git itself.
+
+Untracked files join the diff through a copy of the checkout's index in which they are added
+with `--intent-to-add` (the checkout's own index is never written): one `git diff <base>` then
+shows every change, renames between tracked and untracked files found too. Every call is an
+argv list with no shell, paths given as literal pathspecs after `--`, the person's diff
+settings that would change the output's shape overridden (external diff, textconv, colour,
+prefixes, context, relative paths). A patch is read as git writes it: line by line, each line
+bounded, and git stopped as soon as the reader has had enough.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Generator, Iterator, Sequence
+from typing import IO
+
+from roost.core.errors import RoostError
+from roost.system import untrusted
+
+TIMEOUT = 120.0
+ENV = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "LC_ALL": "C",
+    "GIT_OPTIONAL_LOCKS": "0",  # never refresh the checkout's index while looking
+    "GIT_LITERAL_PATHSPECS": "1",  # a file named `*` or `:(top)x` is that file
+}
+# The diff's shape, whatever the person's config says.
+SHAPE = (
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-color",
+    "--no-relative",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "-M",
+    "-U3",
+)
+FILE_LIMIT = 16 << 20  # bytes of a file whose lines a comment is anchored in
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    return {**os.environ, **ENV, **(extra or {})}
+
+
+def _run(
+    cwd: str, *args: str, env: dict[str, str] | None = None, data: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(
+            ["git", "-C", cwd, *args],
+            capture_output=True,
+            env=_env(env),
+            timeout=TIMEOUT,
+            input=data,
+            stdin=None if data is not None else subprocess.DEVNULL,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise RoostError("git is not installed (or not on PATH)") from None
+    except subprocess.TimeoutExpired:
+        raise RoostError(f"git {args[0]} took over {TIMEOUT:.0f}s in {cwd}") from None
+
+
+def _said(proc: subprocess.CompletedProcess[bytes]) -> str:
+    lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1][:300] if lines else f"exit {proc.returncode}"
+
+
+def _out(cwd: str, *args: str) -> str | None:
+    proc = _run(cwd, *args)
+    return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else None
+
+
+# ---- where and against what ------------------------------------------------------------------
+def top_of(cwd: str) -> str | None:
+    """The checkout `cwd` is in (its top folder), or None: not in a git checkout."""
+    if not os.path.isdir(cwd):
+        return None
+    found = _out(cwd, "rev-parse", "--show-toplevel")
+    return os.path.realpath(found) if found else None
+
+
+def head(top: str) -> str | None:
+    return _out(top, "rev-parse", "--verify", "-q", "HEAD")
+
+
+def commit_of(top: str, ref: str) -> str | None:
+    """The commit `ref` names in that checkout, or None (`ref` checked by the caller)."""
+    return _out(top, "rev-parse", "--verify", "-q", "--end-of-options", f"{ref}^{{commit}}")
+
+
+def fork_point(top: str, branch: str, base: str | None) -> str | None:
+    """The commit the worktree's branch started from: where it meets the branch it was made
+    from (`git merge-base`), else the commit its branch was created at (its reflog's first
+    entry), else None."""
+    if base:
+        ref = commit_of(top, f"refs/heads/{base}")
+        if ref is not None:
+            found = _out(top, "merge-base", "HEAD", ref)
+            if found:
+                return found
+    proc = _run(top, "reflog", "show", "--format=%H", f"refs/heads/{branch}", "--")
+    if proc.returncode == 0:
+        ids = proc.stdout.decode("ascii", "replace").split()
+        if ids:
+            return ids[-1]
+    return None
+
+
+# ---- the diff --------------------------------------------------------------------------------
+def untracked(top: str) -> list[str]:
+    """The files git does not track and does not ignore, exactly as named (surrogate escapes
+    for bytes that are no UTF-8)."""
+    proc = _run(top, "ls-files", "--others", "--exclude-standard", "-z")
+    if proc.returncode != 0:
+        raise RoostError(f"git ls-files failed in {top}: {_said(proc)}")
+    return [p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p]
+
+
+@contextlib.contextmanager
+def with_untracked(top: str, paths: Sequence[str]) -> Iterator[dict[str, str]]:
+    """The environment for git calls that see `paths` (untracked files) as new files: a private
+    copy of the checkout's index with them added `--intent-to-add`, removed afterwards."""
+    if not paths:
+        yield {}
+        return
+    index = _out(top, "rev-parse", "--path-format=absolute", "--git-path", "index")
+    fd, copy = tempfile.mkstemp(prefix="roost-index-")
+    os.close(fd)
+    try:
+        if index and os.path.isfile(index):
+            shutil.copyfile(index, copy)
+        else:
+            os.unlink(copy)  # git makes a new index there
+        env = {"GIT_INDEX_FILE": copy}
+        listed = b"\0".join(os.fsencode(p) for p in paths) + b"\0"
+        proc = _run(
+            top,
+            "add",
+            "--intent-to-add",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            env=env,
+            data=listed,
+        )
+        if proc.returncode != 0:
+            raise RoostError(f"git add --intent-to-add failed in {top}: {_said(proc)}")
+        yield env
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(copy)
+
+
+def summary(top: str, base: str, env: dict[str, str], paths: Sequence[str] = ()) -> bytes:
+    """`git diff --raw --numstat -z` of the checkout's files against `base`."""
+    proc = _run(
+        top,
+        "diff",
+        *SHAPE,
+        "--raw",
+        "--numstat",
+        "-z",
+        "--no-abbrev",
+        base,
+        "--",
+        *paths,
+        env=env,
+    )
+    if proc.returncode != 0:
+        raise RoostError(f"git diff failed in {top}: {_said(proc)}")
+    return proc.stdout
+
+
+def patch(
+    top: str, base: str, env: dict[str, str], paths: Sequence[str] = (), line_bytes: int = 2000
+) -> Generator[tuple[bytes, int], None, None]:
+    """git's patch of the same diff as it streams: each line without its newline, cut to
+    `line_bytes` (with how many bytes were cut). Closing the iterator stops git."""
+    with tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(
+                ["git", "-C", top, "diff", *SHAPE, "-p", base, "--", *paths],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                env=_env(env),
+            )
+        except FileNotFoundError:
+            raise RoostError("git is not installed (or not on PATH)") from None
+        assert proc.stdout is not None
+        finished = False
+        try:
+            yield from _lines(proc.stdout, line_bytes)
+            finished = True
+        finally:
+            if not finished:
+                proc.kill()
+            proc.stdout.close()
+            code = proc.wait()
+        if code != 0:
+            err.seek(0)
+            said = err.read(4096).decode("utf-8", "replace").strip().splitlines()
+            raise RoostError(f"git diff failed in {top}: {said[-1] if said else code}")
+
+
+def _lines(stream: IO[bytes], limit: int) -> Iterator[tuple[bytes, int]]:
+    readline = stream.readline
+    while True:
+        line: bytes = readline(limit + 1)
+        if not line:
+            return
+        if line.endswith(b"\n"):
+            yield line[:-1], 0
+            continue
+        if len(line) <= limit:  # the last line, with no newline
+            yield line, 0
+            return
+        kept, cut = line[:limit], len(line) - limit
+        while True:  # the rest of a long line: counted, not kept
+            rest: bytes = readline(1 << 16)
+            if not rest:
+                break
+            if rest.endswith(b"\n"):
+                cut += len(rest) - 1
+                break
+            cut += len(rest)
+        yield kept, cut
+
+
+def blob_size(top: str, blob: str) -> int | None:
+    if not blob or set(blob) == {"0"}:
+        return None
+    found = _out(top, "cat-file", "-s", blob)
+    return int(found) if found and found.isdigit() else None
+
+
+# ---- a file in the checkout, as it is now ----------------------------------------------------
+def file_lines(path: str, within: str) -> tuple[list[str], str] | None:
+    """A file's lines (decoded with errors="replace") and the SHA-256 of its bytes, or None:
+    not there, not a regular file, leading out of the folder `within`, or over FILE_LIMIT."""
+    try:
+        with untrusted.open_file(path, within=(within,)) as f:
+            data = f.read(FILE_LIMIT + 1)
+    except OSError:
+        return None
+    if len(data) > FILE_LIMIT:
+        return None
+    text = data.decode("utf-8", "replace").split("\n")  # git's lines: \n ends one, nothing else
+    if text and text[-1] == "":
+        text.pop()
+    return text, hashlib.sha256(data).hexdigest()
+
+
+def size_of(path: str) -> int | None:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return None
