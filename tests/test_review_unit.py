@@ -5,13 +5,19 @@ comment's lines are now, and the one message a review send delivers. Table-drive
 from __future__ import annotations
 
 import doctest
+import sqlite3
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from roost.core.errors import RoostError
 from roost.review import rules
 from roost.review.rules import Anchor, Budget, Comment, FileChange, Hunk
+from roost.store import review as reviewdb
+from roost.store.db import Store
+from roost.store.schema import MIGRATIONS, SCHEMA_VERSION, apply
 
 Z40, A40, B40 = "0" * 40, "a" * 40, "b" * 40
 
@@ -383,3 +389,27 @@ def test_one_comment_larger_than_a_message_is_cut_to_fit() -> None:
 def test_a_bad_comment_body_is_refused(body: str, why: str) -> None:
     with pytest.raises(RoostError, match=why):
         rules.check_body(body)
+
+
+def test_the_migration_adds_the_comments_table_to_an_older_store(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "old.db")
+    apply(conn, 0, SCHEMA_VERSION - 1)
+    conn.commit()
+    conn.close()
+    store = Store.open(tmp_path / "old.db")
+    try:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        agent_id = str(uuid.uuid4())
+        with store.write() as c:
+            c.execute(
+                "INSERT INTO agents (id, name, provider, cwd, home, created_at, intent) "
+                "VALUES (?, 'a', 'command', '/w', 'a', '2031-01-01T00:00:00+00:00', 'stopped')",
+                (agent_id,),
+            )
+            reviewdb.insert(c, agent_id, "x.py", Anchor(1, 1, ("x",)), "b", None, "s", "t")
+        assert [r.path for r in reviewdb.of_agent(store.conn, agent_id)] == ["x.py"]
+        with store.write() as c:  # the agent goes, its comments with it
+            c.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
+        assert reviewdb.of_agent(store.conn, agent_id) == []
+    finally:
+        store.close()
