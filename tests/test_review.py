@@ -109,8 +109,8 @@ def test_one_view_of_committed_staged_unstaged_and_untracked_changes(
         "app.py",
         "logo.png",
         "new.txt",
-        "odd name #(x)\\x0aline.txt",
         "staged.py",
+        "odd name #(x)\\x0aline.txt",  # the untracked files after the tracked ones
     ]
     stat = roost(world, "diff", "ag", "--stat").stdout
     assert " logo.png" in stat and "| binary, 300 bytes" in stat

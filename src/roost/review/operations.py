@@ -40,7 +40,11 @@ def target(app: App, name: str, base: str | None = None) -> Target:
     agent = app.store.require(name)
     row = wtdb.of_agent(app.store.conn, agent.id)
     folder = row.path if row is not None else agent.cwd
-    top = gitdiff.top_of(folder)
+    fork = None
+    if row is not None and base is None:
+        top, head, fork = gitdiff.worktree_start(folder, row.branch, row.base)
+    else:
+        top, head = gitdiff.where(folder)
     if top is None:
         if row is not None:
             raise RoostError(
@@ -50,25 +54,28 @@ def target(app: App, name: str, base: str | None = None) -> Target:
         raise RoostError(
             f"{name}'s folder {rules.shown_path(folder)} is not in a git checkout: nothing to diff"
         )
-    head = gitdiff.head(top)
     if base is not None:
         if not base or base.startswith("-") or any(ord(ch) < 32 for ch in base):
             raise RoostError(f"--base {rules.shown_path(base)!r} is no commit", code=2)
         found = gitdiff.commit_of(top, base)
         if found is None:
-            raise RoostError(f"--base {rules.shown_path(base)!r} is no commit in {top}", code=2)
+            raise RoostError(
+                f"--base {rules.shown_path(base)!r} is no commit in {rules.shown_path(top)}", code=2
+            )
         return Target(agent, top, found, "given", head, row.branch if row else None)
     if row is None:
         if head is None:
-            raise RoostError(f"{name}'s checkout {top} has no commit yet: nothing to diff against")
+            raise RoostError(
+                f"{name}'s checkout {rules.shown_path(top)} has no commit yet: nothing to "
+                "diff against"
+            )
         return Target(agent, top, head, "HEAD", head, None)
-    start = gitdiff.fork_point(top, row.branch, row.base)
-    if start is None:
+    if fork is None:
         raise RoostError(
             f"roost cannot tell the commit {name}'s branch {row.branch} started from; "
             f"give it: roost diff {name} --base COMMIT"
         )
-    return Target(agent, top, start, "base", head, row.branch)
+    return Target(agent, top, fork, "base", head, row.branch)
 
 
 def _paths(t: Target, file: str | None) -> list[str]:
@@ -89,16 +96,19 @@ def relative(t: Target, path: str) -> str:
 
 def summary(app: App, t: Target, file: str | None = None) -> rules.Diff:
     """The change's files with their counts (binary files with their size), no hunks: what
-    `--stat`, `--name-only` and a file list need, one `git diff` (and one `ls-files`)."""
+    `--stat`, `--name-only` and a file list need. The tracked files first (git's order), then
+    the untracked ones, shown as new files."""
     del app  # the App is the API's shape: the TUI and the web call with theirs
-    paths = _paths(t, file)
-    new = gitdiff.untracked(t.top)
-    if paths:
-        new = [p for p in new if p == paths[0]]
-    with gitdiff.with_untracked(t.top, new) as env:
-        data = gitdiff.summary(t.top, t.base, env, paths)
-    found = [_sized(t, f) for f in rules.parse_summary(data, frozenset(new))]
-    return rules.Diff(t.agent.name, t.top, t.base, t.against, t.head, t.branch, tuple(found))
+    tracked, extra, new = gitdiff.summary(t.top, t.base, _paths(t, file))
+    known = rules.parse_summary(tracked)
+    paths = {f.path for f in known}
+    added = [
+        f
+        for f in rules.parse_summary(extra, frozenset(new))
+        if f.status == rules.UNTRACKED and f.path not in paths
+    ]
+    found = tuple(_sized(t, f) for f in [*known, *added])
+    return rules.Diff(t.agent.name, t.top, t.base, t.against, t.head, t.branch, found)
 
 
 def _sized(t: Target, f: rules.FileChange) -> rules.FileChange:
@@ -119,14 +129,12 @@ def files(
     d = summary(app, t, file)
     if not d.files:
         return
-    paths = _paths(t, file)
     new = [f.path for f in d.files if f.status == rules.UNTRACKED]
-    with gitdiff.with_untracked(t.top, new) as env:
-        stream = gitdiff.patch(t.top, t.base, env, paths, budget.line_bytes)
-        try:
-            yield from rules.read_patch(stream, d.files, budget)
-        finally:
-            stream.close()
+    stream = gitdiff.patches(t.top, t.base, _paths(t, file), new, budget.line_bytes)
+    try:
+        yield from rules.read_patch(stream, d.files, budget)
+    finally:
+        stream.close()
 
 
 def diff(

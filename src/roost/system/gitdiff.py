@@ -1,9 +1,9 @@
 """git for review (review/rules.py reads what it says): an agent's change against a commit,
 committed, staged, unstaged and untracked in one diff, from git itself.
 
-Untracked files join the diff through a copy of the checkout's index in which they are added
-with `--intent-to-add` (the checkout's own index is never written): one `git diff <base>` then
-shows every change, renames between tracked and untracked files found too. Every call is an
+Untracked files join the diff through a private index that holds only them (the checkout's own
+index is never written): a second `git diff <base>` over them, run beside the tracked files' one,
+shows them as new files. Every call is an
 argv list with no shell, paths given as literal pathspecs after `--`, the person's diff
 settings that would change the output's shape overridden (external diff, textconv, colour,
 prefixes, context, relative paths). A patch is read as git writes it: line by line, each line
@@ -82,10 +82,20 @@ def _out(cwd: str, *args: str) -> str | None:
 # ---- where and against what ------------------------------------------------------------------
 def top_of(cwd: str) -> str | None:
     """The checkout `cwd` is in (its top folder), or None: not in a git checkout."""
+    return where(cwd)[0]
+
+
+def where(cwd: str) -> tuple[str | None, str | None]:
+    """The checkout `cwd` is in and its HEAD commit, in one call (None, None: no checkout;
+    (top, None): no commit yet)."""
     if not os.path.isdir(cwd):
-        return None
-    found = _out(cwd, "rev-parse", "--show-toplevel")
-    return os.path.realpath(found) if found else None
+        return None, None
+    proc = _run(cwd, "rev-parse", "--show-toplevel", "HEAD")
+    found = proc.stdout.decode("utf-8", "surrogateescape").split("\n")
+    if proc.returncode == 0 and len(found) >= 2:
+        return os.path.realpath(found[0]), found[1].strip() or None
+    top = _out(cwd, "rev-parse", "--show-toplevel")
+    return (os.path.realpath(top), None) if top else (None, None)
 
 
 def head(top: str) -> str | None:
@@ -102,17 +112,74 @@ def fork_point(top: str, branch: str, base: str | None) -> str | None:
     from (`git merge-base`), else the commit its branch was created at (its reflog's first
     entry), else None."""
     if base:
-        ref = commit_of(top, f"refs/heads/{base}")
-        if ref is not None:
-            found = _out(top, "merge-base", "HEAD", ref)
-            if found:
-                return found
+        found = _out(top, "merge-base", "HEAD", f"refs/heads/{base}")
+        if found:
+            return found
+    return _created_at(top, branch)
+
+
+def _created_at(top: str, branch: str) -> str | None:
     proc = _run(top, "reflog", "show", "--format=%H", f"refs/heads/{branch}", "--")
     if proc.returncode == 0:
         ids = proc.stdout.decode("ascii", "replace").split()
         if ids:
             return ids[-1]
     return None
+
+
+def worktree_start(
+    folder: str, branch: str, base: str | None
+) -> tuple[str | None, str | None, str | None]:
+    """`where` and `fork_point` of a worktree, their git calls side by side: (top, HEAD, the
+    commit its branch started from)."""
+    if not os.path.isdir(folder):
+        return None, None, None
+    calls = [("rev-parse", "--show-toplevel", "HEAD")]
+    if base:
+        calls.append(("merge-base", "HEAD", f"refs/heads/{base}"))
+    found = _together(folder, calls)
+    code, out = found[0]
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    if code != 0 or len(lines) < 2:
+        top, head = where(folder)
+    else:
+        top, head = os.path.realpath(lines[0]), lines[1].strip() or None
+    if top is None:
+        return None, None, None
+    fork = None
+    if base and found[1][0] == 0:
+        fork = found[1][1].decode("ascii", "replace").strip() or None
+    return top, head, fork or _created_at(top, branch)
+
+
+def _together(cwd: str, calls: Sequence[tuple[str, ...]]) -> list[tuple[int, bytes]]:
+    """Run these git calls at once; each one's exit status and output."""
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for args in calls:
+            procs.append(
+                subprocess.Popen(
+                    ["git", "-C", cwd, *args],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    stdin=subprocess.DEVNULL,
+                    env=_env(),
+                )
+            )
+        done = []
+        for proc in procs:
+            out, _ = proc.communicate(timeout=TIMEOUT)
+            done.append((proc.returncode, out))
+        return done
+    except FileNotFoundError:
+        raise RoostError("git is not installed (or not on PATH)") from None
+    except subprocess.TimeoutExpired:
+        raise RoostError(f"git {calls[0][0]} took over {TIMEOUT:.0f}s in {cwd}") from None
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 # ---- the diff --------------------------------------------------------------------------------
@@ -125,58 +192,83 @@ def untracked(top: str) -> list[str]:
     return [p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p]
 
 
+EMPTY_BLOB = {  # by the length of the repository's object ids
+    40: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
+    64: "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813",
+}
+
+
 @contextlib.contextmanager
-def with_untracked(top: str, paths: Sequence[str]) -> Iterator[dict[str, str]]:
+def untracked_index(top: str, base: str, paths: Sequence[str]) -> Iterator[dict[str, str]]:
     """The environment for git calls that see `paths` (untracked files) as new files: a private
-    copy of the checkout's index with them added `--intent-to-add`, removed afterwards."""
-    if not paths:
-        yield {}
-        return
-    index = _out(top, "rev-parse", "--path-format=absolute", "--git-path", "index")
-    fd, copy = tempfile.mkstemp(prefix="roost-index-")
-    os.close(fd)
+    index holding only them (each as an entry whose stat matches no file, so git reads the
+    file itself), removed afterwards; the checkout's own index is never written. Made with
+    `update-index --index-info`, which walks no folder (`add --intent-to-add` would)."""
+    folder = tempfile.mkdtemp(prefix="roost-index-")
     try:
-        if index and os.path.isfile(index):
-            shutil.copyfile(index, copy)
-        else:
-            os.unlink(copy)  # git makes a new index there
-        env = {"GIT_INDEX_FILE": copy}
-        listed = b"\0".join(os.fsencode(p) for p in paths) + b"\0"
-        proc = _run(
-            top,
-            "add",
-            "--intent-to-add",
-            "--pathspec-from-file=-",
-            "--pathspec-file-nul",
-            env=env,
-            data=listed,
-        )
+        env = {"GIT_INDEX_FILE": os.path.join(folder, "index")}
+        blob = EMPTY_BLOB.get(len(base), EMPTY_BLOB[40]).encode()
+        entries = b"".join(b"100644 " + blob + b"\t" + os.fsencode(p) + b"\0" for p in paths)
+        proc = _run(top, "update-index", "-z", "--index-info", env=env, data=entries)
         if proc.returncode != 0:
-            raise RoostError(f"git add --intent-to-add failed in {top}: {_said(proc)}")
+            raise RoostError(f"git update-index failed in {top}: {_said(proc)}")
         yield env
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(copy)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-def summary(top: str, base: str, env: dict[str, str], paths: Sequence[str] = ()) -> bytes:
-    """`git diff --raw --numstat -z` of the checkout's files against `base`."""
-    proc = _run(
-        top,
-        "diff",
-        *SHAPE,
-        "--raw",
-        "--numstat",
-        "-z",
-        "--no-abbrev",
-        base,
-        "--",
-        *paths,
-        env=env,
-    )
-    if proc.returncode != 0:
-        raise RoostError(f"git diff failed in {top}: {_said(proc)}")
-    return proc.stdout
+def _summary_argv(base: str, paths: Sequence[str]) -> list[str]:
+    return ["diff", *SHAPE, "--raw", "--numstat", "-z", "--no-abbrev", base, "--", *paths]
+
+
+def summary(top: str, base: str, paths: Sequence[str] = ()) -> tuple[bytes, bytes, list[str]]:
+    """`git diff --raw --numstat -z` of the checkout against `base`: the tracked files' (the
+    checkout's index), the untracked files' (a private index holding them), and the untracked
+    files' names. The two run side by side: the untracked files' walk costs no extra time."""
+    try:
+        tracked = subprocess.Popen(
+            ["git", "-C", top, *_summary_argv(base, paths)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=_env(),
+        )
+    except FileNotFoundError:
+        raise RoostError("git is not installed (or not on PATH)") from None
+    try:
+        new = untracked(top)
+        if paths:
+            new = [
+                p for p in new if any(p == q or p.startswith(q.rstrip("/") + "/") for q in paths)
+            ]
+        extra = b""
+        if new:
+            with untracked_index(top, base, new) as env:
+                proc = _run(top, *_summary_argv(base, new), env=env)
+                if proc.returncode != 0:
+                    raise RoostError(f"git diff failed in {top}: {_said(proc)}")
+                extra = proc.stdout
+        out, err = tracked.communicate(timeout=TIMEOUT)
+    except BaseException:
+        tracked.kill()
+        tracked.wait()
+        raise
+    if tracked.returncode != 0:
+        said = err.decode("utf-8", "replace").strip().splitlines()
+        raise RoostError(
+            f"git diff failed in {top}: {said[-1][:300] if said else tracked.returncode}"
+        )
+    return out, extra, new
+
+
+def patches(
+    top: str, base: str, paths: Sequence[str], new: Sequence[str], line_bytes: int = 2000
+) -> Generator[tuple[bytes, int], None, None]:
+    """The patch of the tracked files, then of the untracked ones (`new`), as they stream."""
+    yield from patch(top, base, {}, paths, line_bytes)
+    if new:
+        with untracked_index(top, base, new) as env:
+            yield from patch(top, base, env, new, line_bytes)
 
 
 def patch(
