@@ -6,7 +6,10 @@ contents; paging), `roost comment` (only on lines of the diff; open, moved, outd
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,6 +66,30 @@ def refused(proc: subprocess.CompletedProcess[str], words: str) -> None:
     assert proc.returncode != 0, proc.stdout
     assert words in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def on_a_terminal(world: Env, *args: str) -> str:
+    """`roost ARGS` with a pseudo-terminal for its output: what a person's terminal receives."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "roost", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env=world.env,
+        cwd=world.tmp,
+    )
+    os.close(follower)
+    got = b""
+    try:
+        while chunk := os.read(leader, 65536):
+            got += chunk
+    except OSError:  # EIO: the other side closed
+        pass
+    finally:
+        os.close(leader)
+    assert proc.wait(timeout=60) == 0, got
+    return got.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
 ODD = "odd name #(x)\nline.txt"  # a space, a tmux format, a newline
@@ -126,6 +153,11 @@ def test_one_view_of_committed_staged_unstaged_and_untracked_changes(
     painted = roost(world, "diff", "ag", "--color=always").stdout
     assert "\x1b[32m+line three\x1b[0m" in painted
     assert "\x1b]52" not in painted and "\\x1b]52;c;eHg=" in painted
+    # on a terminal: coloured unless told not to, the contents' controls escaped either way
+    tty = on_a_terminal(world, "diff", "ag", "--file", ODD)
+    assert "\x1b[32m+evil \\x1b]52;c;eHg=\\x07 title\\x1b[2J\\x0dforged\x1b[0m" in tty
+    plain_tty = on_a_terminal(world, "diff", "ag", "--color=never")
+    assert "\x1b" not in plain_tty and "\\x1b[2J" in plain_tty
     # only looked: the checkout's index and files are as they were
     assert git(wt, "status", "--porcelain=v1", "-z") == status_before
     # against a commit given: only what came after it
