@@ -413,3 +413,38 @@ def test_the_migration_adds_the_comments_table_to_an_older_store(tmp_path: Path)
         assert reviewdb.of_agent(store.conn, agent_id) == []
     finally:
         store.close()
+
+
+TYPE_CHANGE = """diff --git a/link b/link
+deleted file mode 100644
+--- a/link
++++ /dev/null
+@@ -1 +0,0 @@
+-was a file
+diff --git a/link b/link
+new file mode 120000
+--- /dev/null
++++ b/link
+@@ -0,0 +1 @@
++target
+\\ No newline at end of file
+diff --git a/z b/z
+@@ -1 +1 @@
+-a
++b
+"""
+
+
+def test_sections_pair_with_files_by_their_header() -> None:
+    files = [
+        FileChange("link", None, "typechange", 1, 1),
+        FileChange("u", None, "unmerged", None, None),  # git writes no section for it
+        change("z", 1, 1),
+    ]
+    link, unmerged, z = rules.read_patch(lines(TYPE_CHANGE), files, Budget())
+    assert [h.lines for h in link.hunks] == [
+        ("-was a file",),
+        ("+target", "\\ No newline at end of file"),
+    ]
+    assert unmerged.read and unmerged.hunks == ()
+    assert z.hunks[0].lines == ("-a", "+b")

@@ -269,9 +269,16 @@ def read_patch(
                 total = _keep(current, raw, cut, budget, total)
                 continue
         if raw.startswith((b"diff --git ", b"diff --cc ")):
+            if current is not None and raw == header(current.change):
+                current.close_hunk()  # a second section of the file (a type change's)
+                continue
             if current is not None:
                 yield current.done()
             index += 1
+            ahead = _matching(files, index, raw)
+            for skipped in files[index:ahead]:  # files git wrote no section for
+                yield replace(skipped, read=True)
+            index = ahead
             if index >= len(files):
                 return
             if budget.total_lines is not None and total >= budget.total_lines:
@@ -292,6 +299,39 @@ def read_patch(
     if current is not None:
         yield current.done()
     yield from (replace(f, read=False) for f in files[index + 1 :])
+
+
+def header(f: FileChange) -> bytes | None:
+    r"""The first line of the file's section in git's patch, when its paths need no quoting
+    (else None: git quotes them, and the section is taken by its order).
+
+    >>> header(FileChange("b.py", "a.py", "renamed", 0, 0))
+    b'diff --git a/a.py b/b.py'
+    >>> header(FileChange("tab\there", None, "added", 1, 0)) is None
+    True
+    """
+    old = f.old_path if f.old_path is not None else f.path
+    if not (_plain(old) and _plain(f.path)):
+        return None
+    return f"diff --git a/{old} b/{f.path}".encode()
+
+
+def _plain(path: str) -> bool:
+    return path.isascii() and path.isprintable() and '"' not in path and "\\" not in path
+
+
+def _matching(files: Sequence[FileChange], index: int, raw: bytes) -> int:
+    """The file a section's first line names: the next one, unless that one's header differs
+    and a later file's is this one (git wrote no section for those between)."""
+    if index >= len(files):
+        return index
+    expected = header(files[index])
+    if expected is None or expected == raw:
+        return index
+    for j in range(index + 1, len(files)):
+        if header(files[j]) == raw:
+            return j
+    return index
 
 
 def _keep(current: _Open, raw: bytes, cut: int, budget: Budget, total: int) -> int:
