@@ -210,6 +210,10 @@ def test_agents_outside_a_worktree_and_bad_input(world: Env, repo: Path) -> None
     assert "+changed" in shown
     assert json.loads(roost(world, "diff", "main-ag", "--json").stdout)["against"] == "HEAD"
     refused(roost(world, "diff", "plain-ag", check=False), "is not in a git checkout")
+    wt = spawn_in_worktree(world, repo, "wt-ag")
+    git(repo, "worktree", "unlock", str(wt))
+    git(repo, "worktree", "remove", "--force", str(wt))
+    refused(roost(world, "diff", "wt-ag", check=False), "roost worktree recreate wt-ag")
     refused(roost(world, "diff", "nobody", check=False), "nobody")
     refused(roost(world, "diff", "main-ag", "--base", "no-such", check=False), "is no commit")
     refused(roost(world, "diff", "main-ag", "--base", "--all", check=False), "is no commit")

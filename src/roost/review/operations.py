@@ -235,9 +235,17 @@ def send(
     (ops/send: never typed into a question, delivery confirmed). The comments are marked
     `sending` before it (the intent), `sent` with the revision and lines they went out on once
     it is confirmed, and back to what they were when it is not."""
-    from roost.ops import send as sending
+    from roost.system import locks
 
     agent = app.store.require(name)
+    # one review send of an agent at a time: two would carry the same comments twice
+    with locks.hold(app.paths.locks, f"{name}.review", timeout=timeout or 120.0):
+        return _send(app, agent, name, timeout, limit)
+
+
+def _send(app: App, agent: Agent, name: str, timeout: float | None, limit: int) -> Sent:
+    from roost.ops import send as sending
+
     seen = [
         (s, text) for s, text in _seen(app, agent) if s.comment.state in (rules.OPEN, rules.SENDING)
     ]
