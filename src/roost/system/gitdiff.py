@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Generator, Iterator, Sequence
 from typing import IO
 
@@ -50,23 +51,52 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, **ENV, **(extra or {})}
 
 
-def _run(
-    cwd: str, *args: str, env: dict[str, str] | None = None, data: bytes | None = None
-) -> subprocess.CompletedProcess[bytes]:
+def _start(
+    cwd: str, args: Sequence[str], env: dict[str, str] | None = None, stdin: bool = False
+) -> subprocess.Popen[bytes]:
     try:
-        return subprocess.run(
+        return subprocess.Popen(
             ["git", "-C", cwd, *args],
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             env=_env(env),
-            timeout=TIMEOUT,
-            input=data,
-            stdin=None if data is not None else subprocess.DEVNULL,
-            check=False,
         )
     except FileNotFoundError:
         raise RoostError("git is not installed (or not on PATH)") from None
-    except subprocess.TimeoutExpired:
-        raise RoostError(f"git {args[0]} took over {TIMEOUT:.0f}s in {cwd}") from None
+
+
+def _finish(
+    proc: subprocess.Popen[bytes], what: str, cwd: str, data: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Its output once it exits, killed after TIMEOUT. A timer kills it, rather than
+    communicate's timeout, whose wait polls with growing sleeps (ms per call under load)."""
+    fired: list[bool] = []
+
+    def kill() -> None:
+        fired.append(True)
+        proc.kill()
+
+    timer = threading.Timer(TIMEOUT, kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        out, err = proc.communicate(data)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        timer.cancel()
+    if fired:
+        raise RoostError(f"git {what} took over {TIMEOUT:.0f}s in {cwd}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _run(
+    cwd: str, *args: str, env: dict[str, str] | None = None, data: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return _finish(_start(cwd, args, env, stdin=data is not None), args[0], cwd, data)
 
 
 def _said(proc: subprocess.CompletedProcess[bytes]) -> str:
@@ -156,25 +186,12 @@ def _together(cwd: str, calls: Sequence[tuple[str, ...]]) -> list[tuple[int, byt
     """Run these git calls at once; each one's exit status and output."""
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        for args in calls:
-            procs.append(
-                subprocess.Popen(
-                    ["git", "-C", cwd, *args],
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    stdin=subprocess.DEVNULL,
-                    env=_env(),
-                )
-            )
+        procs.extend(_start(cwd, args) for args in calls)
         done = []
-        for proc in procs:
-            out, _ = proc.communicate(timeout=TIMEOUT)
-            done.append((proc.returncode, out))
+        for proc, args in zip(procs, calls, strict=True):
+            found = _finish(proc, args[0], cwd)
+            done.append((found.returncode, found.stdout))
         return done
-    except FileNotFoundError:
-        raise RoostError("git is not installed (or not on PATH)") from None
-    except subprocess.TimeoutExpired:
-        raise RoostError(f"git {calls[0][0]} took over {TIMEOUT:.0f}s in {cwd}") from None
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -225,16 +242,7 @@ def summary(top: str, base: str, paths: Sequence[str] = ()) -> tuple[bytes, byte
     """`git diff --raw --numstat -z` of the checkout against `base`: the tracked files' (the
     checkout's index), the untracked files' (a private index holding them), and the untracked
     files' names. The two run side by side: the untracked files' walk costs no extra time."""
-    try:
-        tracked = subprocess.Popen(
-            ["git", "-C", top, *_summary_argv(base, paths)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            env=_env(),
-        )
-    except FileNotFoundError:
-        raise RoostError("git is not installed (or not on PATH)") from None
+    tracked = _start(top, _summary_argv(base, paths))
     try:
         new = untracked(top)
         if paths:
@@ -248,17 +256,14 @@ def summary(top: str, base: str, paths: Sequence[str] = ()) -> tuple[bytes, byte
                 if proc.returncode != 0:
                     raise RoostError(f"git diff failed in {top}: {_said(proc)}")
                 extra = proc.stdout
-        out, err = tracked.communicate(timeout=TIMEOUT)
-    except BaseException:
-        tracked.kill()
-        tracked.wait()
-        raise
-    if tracked.returncode != 0:
-        said = err.decode("utf-8", "replace").strip().splitlines()
-        raise RoostError(
-            f"git diff failed in {top}: {said[-1][:300] if said else tracked.returncode}"
-        )
-    return out, extra, new
+        done = _finish(tracked, "diff", top)
+    finally:
+        if tracked.poll() is None:
+            tracked.kill()
+            tracked.wait()
+    if done.returncode != 0:
+        raise RoostError(f"git diff failed in {top}: {_said(done)}")
+    return done.stdout, extra, new
 
 
 def patches(
