@@ -26,6 +26,7 @@ from roost.core.errors import RoostError
 from roost.system import untrusted
 
 TIMEOUT = 120.0
+PATCH_TIMEOUT = 600.0  # a patch read as it streams, all of it
 ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_PAGER": "cat",
@@ -294,14 +295,26 @@ def patch(
             raise RoostError("git is not installed (or not on PATH)") from None
         assert proc.stdout is not None
         finished = False
+        fired: list[bool] = []
+
+        def kill() -> None:
+            fired.append(True)
+            proc.kill()
+
+        timer = threading.Timer(PATCH_TIMEOUT, kill)  # a git that hangs is stopped
+        timer.daemon = True
+        timer.start()
         try:
             yield from _lines(proc.stdout, line_bytes)
             finished = True
         finally:
+            timer.cancel()
             if not finished:
                 proc.kill()
             proc.stdout.close()
             code = proc.wait()
+        if fired:
+            raise RoostError(f"git diff took over {PATCH_TIMEOUT:.0f}s in {top}: stopped")
         if code != 0:
             err.seek(0)
             said = err.read(4096).decode("utf-8", "replace").strip().splitlines()
