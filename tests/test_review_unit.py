@@ -304,6 +304,13 @@ def made(
         ),
         pytest.param(made(), None, None, (rules.OUTDATED, None, None), id="file-gone"),
         pytest.param(
+            Comment(2, "id", "a.py", rules.anchor_at(TEXT, 2, 2), "blank?", "h", "s0", "t"),
+            [TEXT[0], *TEXT[2:]],
+            "sha1",
+            (rules.OUTDATED, None, None),
+            id="a-common-line-elsewhere-is-no-move",
+        ),
+        pytest.param(
             made(rules.SENDING), TEXT, "sha0", (rules.SENDING, 4, 4), id="send-unconfirmed"
         ),
         pytest.param(

@@ -186,10 +186,11 @@ def _folder(app: App, agent: Agent) -> str:
 def comments(app: App, name: str) -> list[rules.Seen]:
     """Every comment on the agent's change, each as it stands now (open, outdated, sent,
     addressed: rules.seen), against the files as they are."""
-    return [s for s, _ in _seen(app, app.store.require(name))]
+    return [s for s, _, _ in _seen(app, app.store.require(name))]
 
 
-def _seen(app: App, agent: Agent) -> list[tuple[rules.Seen, list[str] | None]]:
+def _seen(app: App, agent: Agent) -> list[tuple[rules.Seen, list[str] | None, str | None]]:
+    """Each comment as it stands, with the lines and SHA-256 of its file it was judged on."""
     stored = reviewdb.of_agent(app.store.conn, agent.id)
     if not stored:
         return []
@@ -201,7 +202,7 @@ def _seen(app: App, agent: Agent) -> list[tuple[rules.Seen, list[str] | None]]:
             cache[c.path] = gitdiff.file_lines(os.path.join(top, c.path), top)
         now = cache[c.path]
         text, sha = now if now is not None else (None, None)
-        found.append((rules.seen(c, text, sha), text))
+        found.append((rules.seen(c, text, sha), text, sha))
     return found
 
 
@@ -246,19 +247,18 @@ def send(
 def _send(app: App, agent: Agent, name: str, timeout: float | None, limit: int) -> Sent:
     from roost.ops import send as sending
 
-    seen = [
-        (s, text) for s, text in _seen(app, agent) if s.comment.state in (rules.OPEN, rules.SENDING)
-    ]
+    # the revision the message is made on: the checkout's HEAD and each file as it is now
+    # (read before the send: the agent may change them as soon as it has the message)
+    head = gitdiff.head(_folder(app, agent))
+    seen = [x for x in _seen(app, agent) if x[0].comment.state in (rules.OPEN, rules.SENDING)]
     if not seen:
         raise RoostError(f"{name} has no comments to send (roost comment {name} --list)", code=2)
-    text, ids = rules.message(seen, limit)
+    text, ids = rules.message([(s, lines) for s, lines, _ in seen], limit)
     left = len(seen) - len(ids)
-    chosen = [(s, lines) for s, lines in seen if s.comment.id in ids]
-    was = {s.comment.id: s.comment.state for s, _ in chosen}
+    chosen = [x for x in seen if x[0].comment.id in ids]
+    was = {s.comment.id: s.comment.state for s, _, _ in chosen}
     with app.store.write() as c:
         reviewdb.sending(c, ids, c.now_iso())
-    top = _folder(app, agent)
-    head = gitdiff.head(top)
     try:
         result = sending.send(app, name, text, timeout=timeout)
     except BaseException:
@@ -271,14 +271,9 @@ def _send(app: App, agent: Agent, name: str, timeout: float | None, limit: int) 
             for state in set(was.values()):
                 reviewdb.unsent(c, [i for i, s in was.items() if s == state], state)
         else:
-            for s, lines in chosen:
-                reviewdb.sent(c, s.comment.id, head, _sha(top, s.comment.path), _where(s, lines))
+            for s, lines, sha in chosen:
+                reviewdb.sent(c, s.comment.id, head, sha, _where(s, lines))
     return Sent(tuple(ids), left, result.delivered, result.how, text)
-
-
-def _sha(top: str, path: str) -> str | None:
-    now = gitdiff.file_lines(os.path.join(top, path), top)
-    return now[1] if now is not None else None
 
 
 def _where(s: rules.Seen, lines: Sequence[str] | None) -> rules.Anchor:

@@ -605,11 +605,14 @@ def anchor_at(text: Sequence[str], start: int, end: int, context: int = CONTEXT)
 
 def relocate(text: Sequence[str], anchor: Anchor) -> tuple[int, int] | None:
     """Where the anchor's lines are now: at their place, else the place holding the same lines
-    whose surroundings match best (then the nearest); None when they are nowhere (changed).
+    whose surroundings match best (then the nearest), at least one side of them (a common line,
+    `}` or a blank, found elsewhere is no move); None when they are nowhere (changed).
 
     >>> a = anchor_at(["a", "b", "c"], 2, 2)
     >>> relocate(["a", "b", "c"], a), relocate(["x", "a", "b", "c"], a), relocate(["a", "B"], a)
     ((2, 2), (3, 3), None)
+    >>> relocate(["q", "B", "r", "b", "s"], a) is None  # "b" elsewhere, among strangers
+    True
     """
     n = len(anchor.lines)
     if n == 0:
@@ -627,7 +630,7 @@ def relocate(text: Sequence[str], anchor: Anchor) -> tuple[int, int] | None:
         key = (-score, abs(i + 1 - anchor.start), i)
         if best is None or key < best:
             best = key
-    if best is None:
+    if best is None or (best[0] == 0 and (anchor.before or anchor.after)):
         return None
     return best[2] + 1, best[2] + n
 
