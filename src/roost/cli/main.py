@@ -1274,6 +1274,12 @@ from roost.cli.reply import read_command, reply_command  # noqa: E402 - issue 24
 cli.add_command(reply_command)
 cli.add_command(read_command)
 
+from roost.review.commands import comment_cmd, diff_cmd, review_group  # noqa: E402 - issue 38
+
+cli.add_command(diff_cmd)
+cli.add_command(comment_cmd)
+cli.add_command(review_group)
+
 
 def main(argv: list[str] | None = None) -> None:
     try:
