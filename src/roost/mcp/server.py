@@ -231,6 +231,55 @@ def build(
         """Remove a child for good: stop it and forget its record and files."""
         return call(ctx, lambda app, who: orchestrate.remove(app, who, name, confirm))
 
+    @server.tool()
+    def read_diff(
+        ctx: Context,
+        name: Annotated[str, Field(description="The agent whose change to read (you or a child).")],
+        file: Annotated[
+            str | None, Field(description="Only this file (relative to its checkout).")
+        ] = None,
+        stat_only: Annotated[
+            bool, Field(description="Only the files and their line counts, no patch.")
+        ] = False,
+        max_chars: Annotated[
+            int, Field(description="At most this many characters of patch.", ge=200, le=50000)
+        ] = 20000,
+    ) -> dict[str, Any]:
+        """What an agent changed in its checkout against the commit its branch started from
+        (committed, staged, unstaged and new files), as `roost diff` shows it."""
+        return call(
+            ctx,
+            lambda app, who: orchestrate.read_diff(app, who, name, file, stat_only, max_chars),
+        )
+
+    @server.tool()
+    def add_review_comment(
+        ctx: Context,
+        name: Annotated[str, Field(description="The child whose change you comment on.")],
+        file: Annotated[str, Field(description="The file, relative to the child's checkout.")],
+        line: Annotated[
+            int, Field(description="The (first) line, in the file as it is now.", ge=1)
+        ],
+        text: Annotated[str, Field(description="The comment: what to change and why.")],
+        end_line: Annotated[
+            int | None, Field(description="The last line of a range (default: `line`).", ge=1)
+        ] = None,
+    ) -> dict[str, Any]:
+        """Keep a review comment on changed lines of a child's change; send_review sends all
+        open ones as one message. A line that is not in the change is refused."""
+        return call(
+            ctx,
+            lambda app, who: orchestrate.comment_on(app, who, name, file, line, end_line, text),
+        )
+
+    @server.tool()
+    def send_review(
+        ctx: Context, name: Annotated[str, Field(description="The child to send comments to.")]
+    ) -> dict[str, Any]:
+        """Send a child its open review comments as one message (each quotes its file, lines
+        and code). Returns whether it was delivered and how many comments went."""
+        return call(ctx, lambda app, who: orchestrate.send_review(app, who, name))
+
     refuse_unknown_arguments(server)
     return server
 

@@ -548,3 +548,72 @@ def remove(app: App, caller: scope.Caller, name: str, confirm: bool) -> dict[str
     assert child is not None
     lifecycle.rm(app, child.name)
     return {"name": child.name, "removed": True}
+
+
+# ---- review: a child's change, comments on it, and sending them ------------------------------
+def read_diff(
+    app: App, caller: scope.Caller, name: str, file: str | None, stat_only: bool, max_chars: int
+) -> dict[str, Any]:
+    """The change in an agent's checkout (itself or one of its subtree) against the commit it
+    branched from, as `roost diff` shows it: its files with their counts, and (unless
+    `stat_only`) the patch, at most `max_chars` characters of it (the rest named)."""
+    from roost.review import operations as review
+    from roost.review import rules as diffs
+
+    max_chars = max(200, min(max_chars, 50_000))
+    agent = _target(app, caller, name, write=False, self_allowed=True)
+    target = review.target(app, agent.name)
+    found = review.summary(app, target, file)
+    result: dict[str, Any] = {
+        "name": agent.name,
+        "base": found.base,
+        "against": found.against,
+        "branch": found.branch,
+        "files": [diffs.file_json(f, hunks=False) for f in found.files],
+    }
+    if stat_only:
+        return result
+    patch: list[str] = []
+    used = 0
+    cut = False
+    for f in review.files(app, target, diffs.Budget(), file):
+        for line in diffs.render_file(f, agent.name):
+            if used + len(line) > max_chars:
+                cut = True
+                break
+            patch.append(line)
+            used += len(line)
+        if cut:
+            break
+    result["patch"] = "".join(patch)
+    if cut:
+        result["note"] = f"cut at {max_chars} characters: ask for one file with `file`"
+    return result
+
+
+def comment_on(
+    app: App, caller: scope.Caller, name: str, file: str, line: int, end_line: int | None, text: str
+) -> dict[str, Any]:
+    """A review comment on lines of a child's change, kept until sent (send_review)."""
+    from roost.review import operations as review
+    from roost.review import rules as diffs
+
+    child = _target(app, caller, name, write=True)
+    made = review.comment(app, child.name, file, line, end_line or line, text)
+    seen = next(s for s in review.comments(app, child.name) if s.comment.id == made.id)
+    return diffs.comment_json(seen)
+
+
+def send_review(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
+    """Send a child its open review comments as one acknowledged message."""
+    from roost.review import operations as review
+
+    child = _target(app, caller, name, write=True)
+    sent = review.send(app, child.name)
+    return {
+        "name": child.name,
+        "delivered": sent.delivered,
+        "how": sent.how,
+        "comments_sent": len(sent.ids) if sent.delivered else 0,
+        "comments_left": sent.left if sent.delivered else sent.left + len(sent.ids),
+    }

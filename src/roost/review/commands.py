@@ -177,10 +177,7 @@ def comment_cmd(
         raise click.UsageError("give FILE:LINE and TEXT (or --list, or --rm ID)")
     path, start, end = rules.parse_where(where)
     made = review.comment(_app(name), name, path, start, end, text)
-    click.echo(
-        f"comment #{made.id} on {rules.shown_path(made.path)}, "
-        f"{rules.lines_word(start, end)}; send it: roost review send {name}"
-    )
+    click.echo(rules.comment_made(name, made))
 
 
 @click.group(name="review")
@@ -213,14 +210,11 @@ def review_send(name: str, timeout: float) -> None:
       roost review send api-fix
     """
     from roost.cli.main import _app
-    from roost.core import present
     from roost.review import operations as review
+    from roost.review import rules
 
     done = review.send(_app(name, runtime=True), name, timeout=timeout)
+    line = rules.sent_line(name, done.delivered, done.how, len(done.ids), done.left)
     if not done.delivered:
-        raise RoostError(present.not_delivered(name, done.how))
-    n = len(done.ids)
-    line = f"sent {n} comment{'s' if n != 1 else ''} to {name} ({done.how})"
-    if done.left:
-        line += f"; {done.left} left for the next send: roost review send {name}"
+        raise RoostError(line)
     click.echo(line)

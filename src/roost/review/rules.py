@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
+from roost.core import present
 from roost.core.errors import RoostError
 from roost.core.present import shown, visible
 
@@ -801,3 +802,22 @@ def message(
 
 def visible_lines(text: str) -> list[str]:
     return [visible(line) for line in text.splitlines()] or [""]
+
+
+def comment_made(name: str, made: Comment) -> str:
+    """What keeping a comment says (`roost comment`, the TUI)."""
+    a = made.anchor
+    return (
+        f"comment #{made.id} on {shown_path(made.path)}, "
+        f"{lines_word(a.start, a.end)}; send it: roost review send {name}"
+    )
+
+
+def sent_line(name: str, delivered: bool, how: str, sent: int, left: int) -> str:
+    """What a review send says (`roost review send`, the TUI); an undelivered one, why."""
+    if not delivered:
+        return present.not_delivered(name, how)
+    line = f"sent {sent} comment{'s' if sent != 1 else ''} to {name} ({how})"
+    if left:
+        line += f"; {left} left for the next send: roost review send {name}"
+    return line

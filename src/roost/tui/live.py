@@ -25,6 +25,9 @@ from roost.ops import workspace as wsops
 from roost.ops.context import App
 from roost.ops.restore import restore as restore_workspace
 from roost.ops.root import open_app
+from roost.review import operations as review
+from roost.review import rules as review_rules
+from roost.review.rules import Diff, Seen
 from roost.store import workspace as wsdb
 from roost.tui.source import Event, Snapshot
 from roost.usage import operations as ops_usage
@@ -242,6 +245,20 @@ class LiveSource:
             return present.tab_balanced(tab, len(wsops.tab_balance(app, tab)))
 
     # ---- remote hosts: the light path (no App: a config read and a SELECT), then ssh ---------
+    def changes(self, name: str) -> tuple[Diff, list[Seen]]:
+        with self._app() as app:
+            return review.diff(app, name), review.comments(app, name)
+
+    def comment(self, name: str, path: str, line: int, text: str) -> str:
+        with self._app() as app:
+            made = review.comment(app, name, path, line, line, text)
+        return review_rules.comment_made(name, made)
+
+    def send_review(self, name: str) -> str:
+        with self._app() as app:
+            done = review.send(app, name)
+        return review_rules.sent_line(name, done.delivered, done.how, len(done.ids), done.left)
+
     def hosts(self) -> list[str]:
         from roost.hosts import operations as hosts
 
