@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from roost.alerts import rules as core
+from roost.core.events import Event
 from roost.core.pane import agent_panes
 from roost.core.settings import Settings
 from roost.core.status import Status
@@ -54,7 +55,7 @@ def decide_new(app: App) -> int:
     once. Returns how many events were decided (0: none new, or another pass took them)."""
     conn = app.store.conn
     after = outbox.cursor(conn)
-    found_events = outbox.events_after(conn, after, BATCH)
+    found_events = event_log.after(conn, after, BATCH)
     if not found_events:
         return 0
     state = outbox.seen(conn)
@@ -65,7 +66,7 @@ def decide_new(app: App) -> int:
     changed = {k: v for k, v in new_state.items() if state.get(k) != v}
     at = app.store.now_iso()
     with app.store.write() as c:
-        if not outbox.advance(c, after, int(found_events[-1]["id"]), changed):
+        if not outbox.advance(c, after, found_events[-1].seq, changed):
             return 0  # another pass decided these events first
         for a in found:
             title, body = core.message(a, words.get(a.agent_id))
@@ -75,7 +76,7 @@ def decide_new(app: App) -> int:
     return len(found_events)
 
 
-def _has_edges(found_events: Sequence[dict[str, object]]) -> bool:
+def _has_edges(found_events: Sequence[Event]) -> bool:
     """Whether any event may alert (only then is tmux asked who is attached)."""
     return any(core.edge_of(e, True) for e in found_events)
 
@@ -246,7 +247,7 @@ def _component_start(app: App) -> Callable[[], None]:
     return stop
 
 
-def _component_on_events(app: App, events: list[dict[str, object]]) -> None:
+def _component_on_events(app: App, events: list[Event]) -> None:
     _WAKE.set()
 
 

@@ -198,9 +198,10 @@ def watch_all(notify: bool) -> None:
                     pause = 1.0
                     with lock:
                         click.echo(json.dumps({"host": host.name if host else None, **event}))
-                        if alerting is not None and host is not None:
+                        # a host's alert, a line of its stream as printed
+                        if alerting and host is not None and event.get("kind") == "alert":
                             title = f"{event.get('title')} (on {host.name})"
-                            alerting.emit({**event, "title": title})
+                            alerting.show(title, str(event.get("body")))
                 why = "its stream ended"
             except ssh.Unreachable as exc:
                 why = str(exc)

@@ -204,9 +204,9 @@ def _warn_clock_step(app: App, agent: Agent, behind: float) -> None:
     """Log once per launch that the agent's clock is behind roost's: its lines were taken (their
     launch token proves them), but times compared across the two clocks will be off."""
     for event in reversed(app.store.events(agent.id, limit=100)):
-        if event["kind"] == "clock-step":
+        if event.kind == "clock-step":
             return
-        if event["kind"] == "started":
+        if event.kind == "started":
             break
     app.store.log(
         agent,

@@ -22,10 +22,10 @@ Interface (stable; extend, don't rename):
     `Serving` (that stop, and where it serves: status shows it); or None when it has nothing
     to serve here (status says `off`). A start that raises is `failed`, with its error;
   - `on_events(app, events)`: called on the service's event thread with each batch of new rows
-    of the event log (store/events.py `after`: dicts with `seq`, `agent_id`, `agent`, `at`,
-    `kind` and the details), in sequence order, at least once: the component's cursor
-    (store/service.py) moves past a batch after the call returns (or raises: a failure is
-    logged, never retried forever). A component's first run starts at the log's end;
+    of the event log (store/events.py `after`: core/events.Event records), in sequence
+    order, at least once: the component's cursor (store/service.py) moves past a batch after
+    the call returns (or raises: a failure is logged, never retried forever). A component's
+    first run starts at the log's end;
   - `on_status(app, changes)`: the same batches' status changes, typed
     (store/events.StatusChange): a component that reacts to the status pipeline (budgets at a
     turn's end, held messages) subscribes here rather than filtering events by their kind;
@@ -48,8 +48,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from roost.core.events import Event
 from roost.core.pane import Pane
 from roost.core.service import (
     FAILED,
@@ -68,7 +68,6 @@ from roost.tmux import service as session
 from roost.tmux.client import Tmux
 from roost.tmux.protocol import DuplicateSession, TmuxError
 
-Event = dict[str, Any]
 Stop = Callable[[], None]
 
 START_TIMEOUT = 30.0  # seconds a start may take to register its run (a loaded machine)

@@ -31,20 +31,6 @@ def cursor(c: sqlite3.Connection) -> int:
     return int(c.execute("SELECT after FROM alert_cursor WHERE one = 1").fetchone()[0])
 
 
-def events_after(c: sqlite3.Connection, after: int, limit: int) -> list[dict[str, Any]]:
-    """Up to `limit` events of any kind after the event `after`, oldest first, details spread
-    in (as store/events.since gives them)."""
-    rows = c.execute(
-        "SELECT id, agent_id, agent_name, at, kind, detail FROM events WHERE id > ? "
-        "ORDER BY id LIMIT ?",
-        (after, limit),
-    )
-    return [
-        {**json.loads(r[5]), "id": r[0], "agent_id": r[1], "agent": r[2], "at": r[3], "kind": r[4]}
-        for r in rows
-    ]
-
-
 def seen(c: sqlite3.Connection) -> dict[tuple[str, str], Seen]:
     """What is remembered of each agent's edges."""
     return {

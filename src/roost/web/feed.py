@@ -16,6 +16,7 @@ from starlette.requests import Request
 from roost.alerts.rules import edge_of
 from roost.core import web as rules
 from roost.core.errors import RoostError
+from roost.core.events import Event
 from roost.core.questions import Question
 from roost.ops import stream
 from roost.ops.root import open_app
@@ -53,10 +54,10 @@ class Hub:
                 print(f"roost web: the event stream stopped ({exc}); resuming", file=sys.stderr)
                 time.sleep(1.0)
 
-    def _publish(self, event: dict[str, Any]) -> None:
-        self.after = int(event["seq"])
+    def _publish(self, event: Event) -> None:
+        self.after = event.seq
         edge = edge_of(event, False)
-        message = {**event, "alert": edge or None}
+        message = {**event.streamed(), "alert": edge or None}
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self.fan_out, message)
 
