@@ -100,7 +100,7 @@ def sighting(app: App, pane: Pane | None) -> Sighting:
     if pane is None:
         return Sighting()
     if pane.live_pid is not None:
-        return Sighting(open_files=app.procs.open_files(pane.live_pid))
+        return Sighting(open_files=tuple(app.procs.open_files(pane.live_pid)))
     try:
         return Sighting(screen=app.tmux.capture(pane.pane_id, SCREEN_LINES))
     except TmuxTimeout:
