@@ -11,7 +11,6 @@ writes it to its own terminal (`terminal_text`).
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from roost.core.settings import Settings
 from roost.core.status import Status
 from roost.ops.context import App
 from roost.ops.observe import patterns_of
-from roost.ops.service import Component, news
+from roost.ops.service import Component, in_passes, news
 from roost.store import alerts as outbox
 from roost.store import events as event_log
 from roost.system import outbound
@@ -211,40 +210,15 @@ def terminal_text(title: str, body: str, environ: dict[str, str]) -> str:
 
 
 def _component_start(app: App) -> Callable[[], None]:
-    """A worker thread of its own runs the passes, woken by each batch of events the service
-    hands on (and every WORKER_CHECK seconds): the service's event thread never waits for a
-    delivery. The worker opens its own App (SQLite connections stay in their thread)."""
-    from roost.ops.context import UNREAD, opener, reread_settings
+    """A worker thread of its own runs the passes (service.in_passes), woken by each batch of
+    events the service hands on (and every WORKER_CHECK seconds): the service's event thread
+    never waits for a delivery."""
+    return in_passes(app, "alerts", _pass, WORKER_CHECK, _WAKE, wait=10)
 
-    open_mine = opener(app)
-    app.close()
-    stopping = threading.Event()
 
-    def work() -> None:
-        mine = open_mine()
-        seen: object = UNREAD
-        try:
-            while not stopping.is_set():  # a pass at once: what came while it was down
-                _WAKE.clear()
-                try:
-                    seen = reread_settings(mine, seen, "alerts")
-                    if run_pass(mine):
-                        news()  # its `alert` events: readers of the stream hear of them at once
-                except Exception as exc:  # noqa: BLE001 (the service lives on; next pass retries)
-                    sys.stderr.write(f"roost service: alerts: {type(exc).__name__}: {exc}\n")
-                _WAKE.wait(WORKER_CHECK)
-        finally:
-            mine.close()
-
-    worker = threading.Thread(target=work, name="alerts", daemon=True)
-    worker.start()
-
-    def stop() -> None:
-        stopping.set()
-        _WAKE.set()
-        worker.join(timeout=10)
-
-    return stop
+def _pass(app: App) -> None:
+    if run_pass(app):
+        news()  # its `alert` events: readers of the stream hear of them at once
 
 
 def _component_on_events(app: App, events: list[Event]) -> None:

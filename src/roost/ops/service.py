@@ -438,10 +438,16 @@ def on_died(app: App, pane: Pane) -> str:
     return "restarted"
 
 
-def in_thread(app: App, name: str, work: Callable[[App], None], ending: Callable[[], None]) -> Stop:
+def in_thread(
+    app: App,
+    name: str,
+    work: Callable[[App], None],
+    ending: Callable[[], None],
+    wait: float = 5.0,
+) -> Stop:
     """A component's own thread: `work` runs there on a store connection of its own (SQLite
     connections stay in their thread; the service's is closed here) until `ending`, which the
-    returned stop calls, makes it return."""
+    returned stop calls, makes it return (the stop waits for it up to `wait` seconds)."""
     app.close()
 
     def run() -> None:
@@ -456,9 +462,44 @@ def in_thread(app: App, name: str, work: Callable[[App], None], ending: Callable
 
     def stop() -> None:
         ending()
-        thread.join(5)
+        thread.join(wait)
 
     return stop
+
+
+def in_passes(
+    app: App,
+    name: str,
+    one_pass: Callable[[App], object],
+    every: float,
+    wake: threading.Event | None = None,
+    wait: float = 5.0,
+) -> Stop:
+    """A component whose work is a pass now and then, in its own thread (`in_thread`): a pass
+    at once (what came while the service was down), then one whenever `wake` is set and at
+    least every `every` seconds. Before each, config.toml is read again when it changed
+    (context.reread_settings); a pass that fails is said, and the next one tries again."""
+    from roost.ops.context import UNREAD, reread_settings
+
+    stopping = threading.Event()
+    woken = wake if wake is not None else threading.Event()
+
+    def work(mine: App) -> None:
+        seen: object = UNREAD
+        while not stopping.is_set():
+            woken.clear()
+            try:
+                seen = reread_settings(mine, seen, name)
+                one_pass(mine)
+            except Exception as exc:  # noqa: BLE001 - the service lives on; the next pass retries
+                say(f"{name}: {type(exc).__name__}: {exc}")
+            woken.wait(every)
+
+    def ending() -> None:
+        stopping.set()
+        woken.set()
+
+    return in_thread(app, name, work, ending, wait)
 
 
 def say(text: str) -> None:
