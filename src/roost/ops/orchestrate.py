@@ -84,7 +84,7 @@ def _remote(app: App, caller: scope.Caller, name: str, write: bool = True) -> An
     name."""
     if ":" not in name:
         return None
-    from roost.ops import hostchildren
+    from roost.hosts import children as hostchildren
 
     return hostchildren.target(app, caller, name, members(app.store.agents()), write)
 
@@ -121,8 +121,8 @@ def create(
     # last free place must not both pass the check. (One lock for every tree: creating is rare
     # and takes a second; the key holds a '.', so no agent's name lock is ever the same.)
     with locks.hold(app.paths.locks, "orchestration.create"):
-        if host is not None:  # a child on a host (ops/hostchildren.py): its roost spawns it
-            from roost.ops import hostchildren
+        if host is not None:  # a child on a host (hosts/children.py): its roost spawns it
+            from roost.hosts import children as hostchildren
 
             found = members(app.store.agents())
             return hostchildren.create(
@@ -250,7 +250,7 @@ def send_to(
     idempotency key, a retry returns the first attempt's receipt instead of sending again."""
     remote = _remote(app, caller, name)
     if remote is not None:  # a child on a host: its roost delivers (no idempotency key there)
-        from roost.ops import hostchildren
+        from roost.hosts import children as hostchildren
 
         host, child_there = remote
         return {**hostchildren.send(app, host, child_there, text), "duplicate": False}
@@ -378,7 +378,7 @@ def wait(
 ) -> dict[str, Any]:
     """Wait until each named child (default: every direct child) is idle, waiting, exited,
     stopped or failed, or the timeout passes. Each child's status and last reply."""
-    from roost.ops import hostchildren
+    from roost.hosts import children as hostchildren
 
     timeout = max(0.0, min(timeout, MAX_WAIT))
     if names:
@@ -434,7 +434,7 @@ def read(
     max_chars = max(200, min(max_chars, 20_000))
     remote = _remote(app, caller, name, write=False)
     if remote is not None:  # a child on a host: its roost reads it
-        from roost.ops import hostchildren
+        from roost.hosts import children as hostchildren
 
         host, far = remote
         return hostchildren.read(app, host, far, messages, max_chars)
@@ -505,7 +505,9 @@ def tree(app: App, caller: scope.Caller) -> list[dict[str, Any]]:
                 "you": m.id == caller.agent_id,
             }
         )
-    from roost.ops import hostchildren  # and the children on hosts, as their hosts list them
+    from roost.hosts import (
+        children as hostchildren,  # and the children on hosts, as their hosts list them
+    )
 
     return rows + hostchildren.rows_of(app, caller, names, members(agents))
 
@@ -514,7 +516,7 @@ def tree(app: App, caller: scope.Caller) -> list[dict[str, Any]]:
 def stop(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
     remote = _remote(app, caller, name)
     if remote is not None:  # a child on a host: its roost stops it
-        from roost.ops import hostchildren
+        from roost.hosts import children as hostchildren
 
         return hostchildren.stop(app, *remote)
     child = _target(app, caller, name, write=True)
@@ -523,7 +525,8 @@ def stop(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
 
 
 def park(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
-    from roost.ops import hostchildren, workspace
+    from roost.hosts import children as hostchildren
+    from roost.ops import workspace
 
     remote = _remote(app, caller, name)
     if remote is not None:  # a child on a host: off its person's screen there
@@ -536,7 +539,7 @@ def park(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
 def remove(app: App, caller: scope.Caller, name: str, confirm: bool) -> dict[str, Any]:
     remote = _remote(app, caller, name)
     if remote is not None and confirm:  # a child on a host: its roost removes it
-        from roost.ops import hostchildren
+        from roost.hosts import children as hostchildren
 
         return hostchildren.remove(app, *remote)
     child = _target(app, caller, name, write=True) if remote is None else None

@@ -5,7 +5,7 @@ The change is the host's own edge (its status event's `previous` -> `status`), j
 rules of a local child's (core/notify.py): working -> idle is a finished turn. Not this side's
 last status: a child spawned with its prompt shows idle before it takes the prompt, and that
 idle must not read as the turn's end. A line read twice (a reconnect that replays it) is
-dropped by the host's cursor, stored with the notice in one transaction (ops/hostchildren.py).
+dropped by the host's cursor, stored with the notice in one transaction (hosts/children.py).
 
 >>> change({"kind": "status", "name": "kid", "status": "idle", "previous": "working"})
 Change(status='idle', kind='finished', detail=None)

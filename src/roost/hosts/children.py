@@ -20,12 +20,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from roost.core import hostchildren as rule
 from roost.core import notify as notice_rule
 from roost.core import scope
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.prompts import prompt_problem
+from roost.hosts import childrules as rule
 from roost.hosts import operations as hosts
 from roost.hosts.rules import split_target
 from roost.ops.context import App
