@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Sequence
 from contextlib import ExitStack
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from roost.core import delivery, present, replies, scope
 from roost.core.errors import RoostError
@@ -107,7 +107,7 @@ def create(
     name: str | None = None,
     tab: str | None = None,
     host: str | None = None,
-) -> dict[str, Any]:
+) -> scope.Created:
     parent = _caller_agent(app, caller)
     if host is not None and tab is not None:
         raise RoostError("a child on a host is parked there: give a host or a tab, not both")
@@ -217,7 +217,7 @@ def _first_prompt_seen(
 # ---- answer ------------------------------------------------------------------------------
 def answer(
     app: App, caller: scope.Caller, name: str, choice: str | None, question_id: str | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """A child's open question (no `choice`), or the answer to it (ops/answer.py): only an
     agent in the caller's subtree, never the caller itself."""
     from roost.ops import answer as answering
@@ -245,7 +245,7 @@ SEND_TIMEOUT = 30.0
 
 def send_to(
     app: App, caller: scope.Caller, name: str, text: str, idempotency_key: str | None = None
-) -> dict[str, Any]:
+) -> delivery.Receipt:
     """Deliver `text` to a child; the receipt says whether it arrived and how we know. With an
     idempotency key, a retry returns the first attempt's receipt instead of sending again."""
     remote = _remote(app, caller, name)
@@ -281,7 +281,7 @@ def _key_lock(caller: str, key: str) -> str:
 
 def _send_once(
     app: App, caller: scope.Caller, child: Agent, text: str, who: str, key: str
-) -> dict[str, Any]:
+) -> delivery.Receipt:
     """An attempt under the key's lock: a key is bound to its child and text."""
     digest = hashlib.sha256(text.encode(errors="replace")).hexdigest()
     with app.store.write() as c:
@@ -292,7 +292,8 @@ def _send_once(
             "child or another text); use a new key for a new message"
         )
     if claim.state == "done" and claim.answer is not None:
-        return {**claim.answer, "duplicate": True}
+        # the receipt it stored (its own JSON, written by finish_request below)
+        return {**cast(delivery.Receipt, claim.answer), "duplicate": True}
     earlier = _taken_since(app, child, text, claim.at) if claim.state == "abandoned" else None
     if earlier is not None:  # the dead attempt got as far as the child: never type it twice
         with app.store.write() as c:
@@ -309,7 +310,7 @@ def _send_once(
     return {**receipt, "duplicate": False}
 
 
-def _taken_since(app: App, child: Agent, text: str, at: str | None) -> dict[str, Any] | None:
+def _taken_since(app: App, child: Agent, text: str, at: str | None) -> delivery.Receipt | None:
     """The receipt of an abandoned attempt that the child took anyway: its UserPromptSubmit
     with this text since the claim (CLIs with hooks); None when there is no such sign."""
     if at is None or not traits.of(child.provider).hooks:
@@ -330,11 +331,11 @@ def _taken_since(app: App, child: Agent, text: str, at: str | None) -> dict[str,
     return None
 
 
-def _deliver(app: App, caller: scope.Caller, child: Agent, text: str) -> dict[str, Any]:
+def _deliver(app: App, caller: scope.Caller, child: Agent, text: str) -> delivery.Receipt:
     if caller.agent_id is not None:  # a person's own client is not limited
         wake_within_limits(app, child)
     sent = send.send(app, child.name, text, timeout=SEND_TIMEOUT)
-    receipt: dict[str, Any] = {"name": child.name, "delivered": sent.delivered, "how": sent.how}
+    receipt: delivery.Receipt = {"name": child.name, "delivered": sent.delivered, "how": sent.how}
     if sent.failure is not None:
         receipt["turn_failed"] = sent.failure  # it took the message; its turn failed at once
     if sent.delivered and not traits.of(child.provider).hooks:  # with hooks: send did it
@@ -375,7 +376,7 @@ def _asked(app: App, child: Agent) -> None:
 # ---- wait, read, list --------------------------------------------------------------------
 def wait(
     app: App, caller: scope.Caller, names: Sequence[str] | None = None, timeout: float = 300.0
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Wait until each named child (default: every direct child) is idle, waiting, exited,
     stopped or failed, or the timeout passes. Each child's status and last reply."""
     from roost.hosts import children as hostchildren
@@ -426,7 +427,7 @@ def wait(
 
 def read(
     app: App, caller: scope.Caller, name: str, messages: int = 10, max_chars: int = MAX_REPLY
-) -> dict[str, Any]:
+) -> replies.Read:
     """The child's last `messages` messages from its CLI's own record (claude's transcript,
     codex's rollout, gemini's chat file, aider's chat history); the tail of its screen only
     when its CLI keeps none (a `command`), said so in `note`. A hibernated child is not woken."""
@@ -466,7 +467,7 @@ def recorded_messages(app: App, agent: Agent) -> list[dict[str, str]] | None:
     ]
 
 
-def _screen_instead(app: App, child: Agent, max_chars: int) -> dict[str, Any]:
+def _screen_instead(app: App, child: Agent, max_chars: int) -> replies.Read:
     """For a CLI that keeps no record: the tail of its live screen, or nothing (never woken)."""
     view = lifecycle.find_view(app, child.name)
     if view.pane is not None and not view.pane.dead:
@@ -475,7 +476,7 @@ def _screen_instead(app: App, child: Agent, max_chars: int) -> dict[str, Any]:
             "name": child.name,
             "source": "screen",
             "note": f"{child.name}: {NO_RECORD}; the tail of its screen instead",
-            "screen": _bounded(screen, max_chars),
+            "screen": _bounded(screen, max_chars) or "",
         }
     return {
         "name": child.name,
@@ -484,14 +485,14 @@ def _screen_instead(app: App, child: Agent, max_chars: int) -> dict[str, Any]:
     }
 
 
-def tree(app: App, caller: scope.Caller) -> list[dict[str, Any]]:
+def tree(app: App, caller: scope.Caller) -> list[dict[str, object]]:
     """The caller's subtree (everything, for a person's client) with statuses, parents first."""
     found = {o.agent.id: o for o in observe.refresh(app)}
     agents = app.store.agents()
     seen = scope.visible(caller, members(agents))
     names = {a.id: a.name for a in agents}
     by_id = {a.id: a for a in agents}
-    rows = []
+    rows: list[dict[str, object]] = []
     for m in seen:
         agent = by_id[m.id]
         o = found.get(m.id)
@@ -505,15 +506,14 @@ def tree(app: App, caller: scope.Caller) -> list[dict[str, Any]]:
                 "you": m.id == caller.agent_id,
             }
         )
-    from roost.hosts import (
-        children as hostchildren,  # and the children on hosts, as their hosts list them
-    )
+    # and the children on hosts, as their hosts list them
+    from roost.hosts import children as hostchildren
 
     return rows + hostchildren.rows_of(app, caller, names, members(agents))
 
 
 # ---- stop, park, remove ------------------------------------------------------------------
-def stop(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
+def stop(app: App, caller: scope.Caller, name: str) -> dict[str, object]:
     remote = _remote(app, caller, name)
     if remote is not None:  # a child on a host: its roost stops it
         from roost.hosts import children as hostchildren
@@ -524,7 +524,7 @@ def stop(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
     return {"name": child.name, "stopped": True, "pids": pids}
 
 
-def park(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
+def park(app: App, caller: scope.Caller, name: str) -> dict[str, object]:
     from roost.hosts import children as hostchildren
     from roost.ops import workspace
 
@@ -536,7 +536,7 @@ def park(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
     return {"name": child.name, "parked": True}
 
 
-def remove(app: App, caller: scope.Caller, name: str, confirm: bool) -> dict[str, Any]:
+def remove(app: App, caller: scope.Caller, name: str, confirm: bool) -> dict[str, object]:
     remote = _remote(app, caller, name)
     if remote is not None and confirm:  # a child on a host: its roost removes it
         from roost.hosts import children as hostchildren

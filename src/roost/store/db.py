@@ -344,7 +344,7 @@ class Store:
             for r in self.conn.execute("SELECT provider_session_id FROM provider_sessions")
         }
 
-    def session_changes(self, agent_id: str) -> list[dict[str, Any]]:
+    def session_changes(self, agent_id: str) -> list[dict[str, object]]:
         """Every change of the agent's provider session id, oldest first: the id, the one it
         replaced, when, and why (spawn, clear, compact, discovered, fresh, chosen...)."""
         rows = self.conn.execute(

@@ -31,7 +31,7 @@ class Hub:
     page's queue: pushed, so a page never polls."""
 
     def __init__(self) -> None:
-        self.queues: set[asyncio.Queue[dict[str, Any]]] = set()
+        self.queues: set[asyncio.Queue[dict[str, object]]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.after = 0  # the last event handed on: where a resumed stream starts
 
@@ -61,7 +61,7 @@ class Hub:
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self.fan_out, message)
 
-    def fan_out(self, message: dict[str, Any]) -> None:
+    def fan_out(self, message: dict[str, object]) -> None:
         """`message` to every open page (on the event loop)."""
         for q in self.queues:
             q.put_nowait(message)
@@ -72,7 +72,7 @@ def _sse_line(data: object) -> bytes:
 
 
 async def events(request: Request, hub: Hub) -> AsyncIterator[bytes]:
-    q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    q: asyncio.Queue[dict[str, object]] = asyncio.Queue()
     hub.queues.add(q)
     try:
         yield b": roost\n\n"  # the page knows the stream is open
