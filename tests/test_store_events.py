@@ -92,3 +92,22 @@ def test_a_turn_begun_is_recorded_once_whoever_looks_first(store: Store) -> None
         ("idle", "working"),
     ]
     assert store.require("a").status == "idle"
+
+
+def test_the_two_outside_shapes_are_the_spread_dicts_byte_for_byte(store: Store) -> None:
+    """`roost events --json` prints id, agent, at, kind and then the details; the stream
+    (`roost watch --json`, the web's feed, the service's components' JSON) the details and then
+    seq, agent_id, agent, at, kind: the keys in that order, as when readers spread the details
+    into one dict (a detail named like a column kept its place and lost its value the same)."""
+    import json
+
+    with store.write() as c:
+        events.append(c, "id-a", "a", "T1", "exited", {"exit_code": 2, "agent": "x"})
+    [listed] = events.recent(store.conn)
+    assert json.dumps(listed.listed()) == (
+        '{"id": 1, "agent": "x", "at": "T1", "kind": "exited", "exit_code": 2}'
+    )
+    [streamed] = events.after(store.conn, 0)
+    assert json.dumps(streamed.streamed()) == (
+        '{"exit_code": 2, "agent": "a", "seq": 1, "agent_id": "id-a", "at": "T1", "kind": "exited"}'
+    )
