@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal
 
 EventKind = Literal[
     # an agent's life
@@ -70,7 +70,6 @@ EventKind = Literal[
     "config-applied",
     "config-refused",
 ]
-KINDS: frozenset[str] = frozenset(get_args(EventKind))
 
 
 @dataclass(frozen=True, slots=True)
