@@ -17,6 +17,7 @@ from unittest import mock
 
 import pytest
 
+from roost.core.events import Event
 from roost.system import servicesock
 
 from conftest import Env
@@ -118,7 +119,7 @@ def test_the_socket_is_owner_only_and_goes_with_the_service(world: Env) -> None:
 def reader(
     world: Env,
     interval: float,
-    until: Callable[[dict[str, Any]], bool],
+    until: Callable[[Event], bool],
     on_app: Callable[[Any], None] | None = None,
 ) -> tuple[threading.Thread, threading.Event, threading.Event]:
     """`stream.follow` in a thread of its own (its App opened there: SQLite connections stay in
@@ -132,7 +133,7 @@ def reader(
     class Enough(Exception):
         pass
 
-    def emit(event: dict[str, Any]) -> None:
+    def emit(event: Event) -> None:
         if until(event):
             done.set()
             raise Enough
@@ -165,9 +166,9 @@ def test_a_reader_hears_of_each_new_event_without_polling(world: Env) -> None:
     sleeps: list[float] = []
     seen: list[str] = []
 
-    def stopped(event: dict[str, Any]) -> bool:
-        seen.append(f"{event['kind']} {event.get('status')}")
-        return event["kind"] == "status" and event.get("status") == "stopped"
+    def stopped(event: Event) -> bool:
+        seen.append(f"{event.kind} {event.data.get('status')}")
+        return event.kind == "status" and event.data.get("status") == "stopped"
 
     def no_clock(app: Any) -> None:
         app.clock.sleep = sleeps.append  # a poll shows here
@@ -201,8 +202,8 @@ def test_a_reader_looks_itself_as_soon_as_the_service_goes(world: Env) -> None:
         subscribed.append(news := subscribe(app))
         return news
 
-    def working(event: dict[str, Any]) -> bool:
-        return event["kind"] == "status" and event.get("status") == "working"
+    def working(event: Event) -> bool:
+        return event.kind == "status" and event.data.get("status") == "working"
 
     with (
         mock.patch.object(stream, "RECHECK", 600.0),

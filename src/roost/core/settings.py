@@ -405,7 +405,7 @@ def _keys(cls: type, prefix: str, table: Mapping[str, Any]) -> list[Problem]:
     return found
 
 
-def _providers(table: dict[str, Any]) -> list[Problem]:
+def _providers(table: dict[str, object]) -> list[Problem]:
     found: list[Problem] = []
     for name, value in table.items():
         key = f"providers.{name}"
@@ -418,7 +418,7 @@ def _providers(table: dict[str, Any]) -> list[Problem]:
     return found
 
 
-def _status(table: dict[str, Any]) -> list[Problem]:
+def _status(table: dict[str, object]) -> list[Problem]:
     found: list[Problem] = []
     for name, value in table.items():
         if name != "patterns":
@@ -450,7 +450,7 @@ def _provider_patterns(key: str, provider: str, kinds: object) -> list[Problem]:
     return found
 
 
-def _prices(table: dict[str, Any]) -> list[Problem]:
+def _prices(table: dict[str, object]) -> list[Problem]:
     """`[prices."model"]`: dollars per million tokens over roost's own table (issue 23).
 
     >>> _prices({"m": {"input": -1, "outptu": 2}})[1]
@@ -481,7 +481,7 @@ cache_read)')
     return found
 
 
-_DYNAMIC: dict[str, Callable[[dict[str, Any]], list[Problem]]] = {
+_DYNAMIC: dict[str, Callable[[dict[str, object]], list[Problem]]] = {
     "providers": _providers,
     "status": _status,
     "prices": _prices,

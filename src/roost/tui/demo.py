@@ -12,13 +12,14 @@ from datetime import UTC, datetime, timedelta
 
 from roost.core import present, questions, restoring
 from roost.core.errors import RoostError
+from roost.core.events import Event
 from roost.core.fleet import HostView
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.status import Status
 from roost.providers import traits
 from roost.review.rules import Diff, FileChange, Hunk, Seen
-from roost.tui.source import Event, Snapshot
+from roost.tui.source import Snapshot
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 PID = 4242  # every running demo agent's
@@ -110,8 +111,15 @@ SCREENS = {
 }
 
 EVENTS: list[Event] = [
-    {"at": "2026-11-29T11:58:00+00:00", "kind": "started"},
-    {"at": "2026-11-29T11:59:00+00:00", "kind": "status", "status": Status.WORKING},
+    Event(1, "id-api-fix", "api-fix", "2026-11-29T11:58:00+00:00", "started", {}),
+    Event(
+        2,
+        "id-api-fix",
+        "api-fix",
+        "2026-11-29T11:59:00+00:00",
+        "status",
+        {"status": Status.WORKING},
+    ),
 ]
 
 

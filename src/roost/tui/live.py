@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from roost.core import present
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
+from roost.core.events import Event
 from roost.core.fleet import HostView
 from roost.core.questions import Question
 from roost.ops import answer as answering
@@ -29,7 +30,7 @@ from roost.review import operations as review
 from roost.review import rules as review_rules
 from roost.review.rules import Diff, Seen
 from roost.store import workspace as wsdb
-from roost.tui.source import Event, Snapshot
+from roost.tui.source import Snapshot
 from roost.usage import operations as ops_usage
 from roost.worktrees import operations as worktrees
 
@@ -129,10 +130,13 @@ class LiveSource:
             self._alerted = app.store.last_event_id()
             return []
         found = app.store.events_since(self._alerted, "alert")
-        self._alerted = int(found[-1]["id"]) if found else self._alerted
+        self._alerted = found[-1].seq if found else self._alerted
         if not app.settings.notify.terminal:
             return []
-        return [alerts.terminal_text(str(e["title"]), str(e["body"]), app.environ) for e in found]
+        return [
+            alerts.terminal_text(str(e.data.get("title")), str(e.data.get("body")), app.environ)
+            for e in found
+        ]
 
     def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
         """One capture by the pane id the snapshot saw, when known."""

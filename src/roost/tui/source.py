@@ -9,15 +9,14 @@ RoostError (or any error: the app shows it) when it fails.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from roost.core.events import Event
 from roost.core.fleet import HostView
 from roost.core.observation import Observation
 from roost.core.questions import Question
 from roost.core.workspace import Node
 from roost.review.rules import Diff, Seen
-
-Event = dict[str, Any]  # one entry of the event log (store/events.py): at, kind, details
 
 
 @dataclass

@@ -3,8 +3,6 @@ calls as the CLI, names checked as the CLI checks them, only ids reaching tmux."
 
 from __future__ import annotations
 
-from typing import Any
-
 from roost.core import present, questions
 from roost.core import web as rules
 from roost.core.errors import RoostError
@@ -70,7 +68,7 @@ def question(row: dict[str, object], screen: str) -> Question | None:
     return questions.read(rules.strip_escapes(screen))
 
 
-def act(app: App, name: str, action: str, body: dict[str, Any]) -> dict[str, object]:
+def act(app: App, name: str, action: str, body: dict[str, object]) -> dict[str, object]:
     check_name(name)
     if action == "send":
         text = body.get("text")
@@ -120,7 +118,7 @@ def act(app: App, name: str, action: str, body: dict[str, Any]) -> dict[str, obj
     raise RoostError(f"no such action: {action[:40]!r}")
 
 
-def _comment(app: App, name: str, body: dict[str, Any]) -> dict[str, object]:
+def _comment(app: App, name: str, body: dict[str, object]) -> dict[str, object]:
     from roost.review import operations as review
 
     path, start, end, text = body.get("path"), body.get("start"), body.get("end"), body.get("text")
