@@ -72,6 +72,8 @@ def search_command(
             return
     if not query:
         raise RoostError("search: give a QUERY (or --reindex, --forget NAME)", code=2)
+    if app.settings.recall.index and not reindex:
+        recall.index(app)  # what the service has not read yet (none while it keeps up)
     try:
         now = app.clock.now()
         filters = recall.Filters(

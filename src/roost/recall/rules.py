@@ -23,6 +23,7 @@ The formats (checked on the pinned CLIs; the providers' own readers read the sam
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -155,6 +156,21 @@ def _parts_text(content: object, kind: str = "text") -> str:
     return ""
 
 
+SLASH = re.compile(r"/[A-Za-z][\w:-]*(\s[^\n]*)?")  # a CLI's own command typed at its prompt
+
+
+def prompt(words: str, at: float | None, key: str | None = None) -> Message:
+    """A person's (or roost's) words to the CLI: a prompt opens a turn; a slash command
+    (`/clear`, `/compact ...`, one line) is the CLI's business, a tool line of the turn.
+
+    >>> prompt("/clear", None).role, prompt("/etc/hosts is wrong", None).role
+    ('tool', 'user')
+    """
+    if SLASH.fullmatch(words.strip()):
+        return Message(TOOL, bounded(words.strip(), TOOL_LIMIT), at=at, key=key)
+    return Message(USER, bounded(words, TEXT_LIMIT), at=at, key=key, opens=True)
+
+
 # ---- Claude Code ---------------------------------------------------------------------------
 COMMAND_MARKS = ("<command-", "<local-command")  # a slash command and its output: no prompt
 
@@ -174,9 +190,8 @@ def claude(lines: Iterable[str], state: State) -> Parsed:
                 continue
             words = _parts_text(content)
             if words.strip() and not words.lstrip().startswith(COMMAND_MARKS):
-                role = TOOL if side else USER
                 out.messages.append(
-                    Message(role, bounded(words, TEXT_LIMIT), at=at, opens=not side)
+                    Message(TOOL, bounded(words, TOOL_LIMIT), at=at) if side else prompt(words, at)
                 )
             for part in content if isinstance(content, list) else ():
                 if isinstance(part, dict) and part.get("type") == "tool_result":
@@ -220,10 +235,10 @@ def codex(lines: Iterable[str], state: State) -> Parsed:
                     if isinstance(parts, list)
                     else ""
                 )
-                if words.strip() or role == USER:
-                    out.messages.append(
-                        Message(role, bounded(words, TEXT_LIMIT), at=at, opens=role == USER)
-                    )
+                if role == USER:
+                    out.messages.append(prompt(words, at))
+                elif words.strip():
+                    out.messages.append(Message(role, bounded(words, TEXT_LIMIT), at=at))
         elif kind == "response_item" and ptype in CODEX_CALLS:
             out.messages.append(_codex_call(payload, at))
         elif kind == "response_item" and ptype in CODEX_OUTPUTS:
@@ -275,7 +290,7 @@ def _gemini_message(message: dict[str, Any]) -> list[Message]:
     parts = content if isinstance(content, list) else [{"text": content}]
     words = "".join(str(p.get("text") or "") for p in parts if isinstance(p, dict))
     if kind == "user":
-        return [Message(USER, bounded(words, TEXT_LIMIT), at=at, key=key, opens=True)]
+        return [prompt(words, at, key)]
     found = [Message(AGENT, bounded(words, TEXT_LIMIT), at=at, key=key)] if words.strip() else []
     calls = message.get("toolCalls")
     for call in calls if isinstance(calls, list) else ():
