@@ -126,6 +126,8 @@ def _piece(fh: BinaryIO, state: rules.State) -> tuple[bytes, int, int]:
             state[PASSING] = True
             return b"", len(data), 1
     data = data[:end]
+    if len(data) <= LINE_LIMIT:
+        return data, passed + end, skipped  # no line in it can be too long
     lines = data.split(b"\n")
     long = [i for i, raw in enumerate(lines) if len(raw) > LINE_LIMIT]
     for i in reversed(long):
@@ -177,7 +179,7 @@ def index_one(
             data, moved, skipped = _piece(fh, state)
             if not moved:
                 break  # a line still being written
-            parsed = rules.parse(source.provider, untrusted.lines(data), state)
+            parsed = rules.parse(source.provider, data, state)
             keyed = [m.key for m in parsed.messages if m.key is not None]
             with rows.writing(c):
                 known = rows.known_keys(c, rec.id, keyed) if keyed else {}
@@ -189,9 +191,7 @@ def index_one(
                     c,
                     rec,
                     [
-                        rows.Row(
-                            t, m.role, m.at if m.at is not None else now, m.key, m.text, m.files
-                        )
+                        (t, m.role, now if m.at is None else m.at, m.key, m.text, m.files)
                         for t, m in found
                     ],
                     inode=info.st_ino,
@@ -213,30 +213,38 @@ def index_one(
 def index(app: App, agents: Iterable[Agent] | None = None, most: int = PASS_LIMIT) -> Progress:
     """One pass over the agents' records (all when None): what each gained, at most `most`
     bytes in all (the next pass goes on)."""
-    done = Progress()
     c = connect(app)
     try:
-        for source in sources(app, agents):
-            if done.read >= most:
-                break
-            index_one(app, c, source, most - done.read, done)
+        return _pass(app, c, sources(app, agents), most)
     finally:
         c.close()
+
+
+def _pass(app: App, c: rows.Connection, found: list[Source], most: int) -> Progress:
+    done = Progress()
+    for source in found:
+        if done.read >= most:
+            break
+        index_one(app, c, source, most - done.read, done)
     return done
 
 
 def catch_up(app: App, agents: Iterable[Agent] | None = None) -> Progress:
-    """Index until every record is read to its end."""
-    listed = list(app.store.agents() if agents is None else agents)
+    """Index until every record is read to its end (one connection, pass after pass)."""
+    found = sources(app, agents)
     total = Progress()
-    while True:
-        step = index(app, listed)
-        total.records += step.records
-        total.read += step.read
-        total.messages += step.messages
-        total.refused = step.refused
-        if step.read == 0:
-            return total
+    c = connect(app)
+    try:
+        while True:
+            step = _pass(app, c, found, PASS_LIMIT)
+            total.records += step.records
+            total.read += step.read
+            total.messages += step.messages
+            total.refused = step.refused
+            if step.read == 0:
+                return total
+    finally:
+        c.close()
 
 
 def reindex(app: App) -> Progress:

@@ -32,7 +32,8 @@ from typing import Any
 USER, AGENT, TOOL = "user", "agent", "tool"
 ROLES = (USER, AGENT, TOOL)
 TEXT_LIMIT = 32 << 10  # characters of a prompt or an answer the index keeps
-TOOL_LIMIT = 1 << 10  # characters of a tool call or its output the index keeps
+TOOL_LIMIT = 1 << 10  # characters of a tool call the index keeps (its name, its arguments)
+OUTPUT_LIMIT = 512  # characters of a tool's output the index keeps (its first words)
 FILES_LIMIT = 32  # files one tool call names, at most
 PROVIDERS = ("claude", "codex", "gemini", "aider")
 
@@ -79,16 +80,20 @@ def epoch(value: object) -> float | None:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
-def _objects(
-    lines: Iterable[str], wanted: tuple[str, ...], out: Parsed
-) -> Iterator[dict[str, Any]]:
-    """The lines holding one of `wanted` (a cheap look before the parse: a record's other
-    lines are skipped unread), parsed; one that is no JSON object is counted."""
-    for line in lines:
-        if not any(w in line for w in wanted):
+def _objects(data: bytes, wanted: tuple[bytes, bytes], out: Parsed) -> Iterator[dict[str, Any]]:
+    """The lines of `data` holding one of the two `wanted` words (a cheap look at the bytes
+    before the parse: a record's other lines are neither decoded nor parsed), parsed; one that
+    is no JSON object is counted. Bad UTF-8 is replaced, as everywhere."""
+    first, second = wanted
+    loads = json.loads
+    for line in data.split(b"\n"):
+        if first not in line and second not in line:
             continue
         try:
-            entry = json.loads(line)
+            try:
+                entry = loads(line)
+            except UnicodeDecodeError:
+                entry = loads(line.decode("utf-8", "replace"))
         except (ValueError, RecursionError):
             out.malformed += 1
             continue
@@ -175,9 +180,9 @@ def prompt(words: str, at: float | None, key: str | None = None) -> Message:
 COMMAND_MARKS = ("<command-", "<local-command")  # a slash command and its output: no prompt
 
 
-def claude(lines: Iterable[str], state: State) -> Parsed:
+def claude(data: bytes, state: State) -> Parsed:
     out = Parsed()
-    for entry in _objects(lines, ('"user"', '"assistant"'), out):
+    for entry in _objects(data, (b'"user"', b'"assistant"'), out):
         kind = entry.get("type")
         message = entry.get("message")
         if kind not in ("user", "assistant") or not isinstance(message, dict):
@@ -197,7 +202,7 @@ def claude(lines: Iterable[str], state: State) -> Parsed:
                 if isinstance(part, dict) and part.get("type") == "tool_result":
                     said = _parts_text(part.get("content"), "")
                     if said.strip():
-                        out.messages.append(Message(TOOL, bounded(said, TOOL_LIMIT), at=at))
+                        out.messages.append(Message(TOOL, bounded(said, OUTPUT_LIMIT), at=at))
             continue
         words = _parts_text(content)
         if words.strip():
@@ -217,9 +222,9 @@ CODEX_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 CODEX_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
-def codex(lines: Iterable[str], state: State) -> Parsed:
+def codex(data: bytes, state: State) -> Parsed:
     out = Parsed()
-    for entry in _objects(lines, ("item_completed", "_call"), out):
+    for entry in _objects(data, (b"item_completed", b"_call"), out):
         payload = entry.get("payload")
         if not isinstance(payload, dict):
             continue
@@ -245,7 +250,7 @@ def codex(lines: Iterable[str], state: State) -> Parsed:
             said = payload.get("output")
             said = said.get("content") if isinstance(said, dict) else said
             if isinstance(said, str) and said.strip():
-                out.messages.append(Message(TOOL, bounded(said, TOOL_LIMIT), at=at))
+                out.messages.append(Message(TOOL, bounded(said, OUTPUT_LIMIT), at=at))
     return out
 
 
@@ -269,14 +274,18 @@ def _codex_call(payload: dict[str, Any], at: float | None) -> Message:
 
 
 # ---- Gemini CLI ----------------------------------------------------------------------------
-def gemini(lines: Iterable[str], state: State) -> Parsed:
+def gemini(data: bytes, state: State) -> Parsed:
+    """Its messages, each once: one written again under its id (its tokens, its tool calls
+    added) counts in its last version, at the place of its first."""
     out = Parsed()
-    for entry in _objects(lines, ('"user"', '"gemini"'), out):
+    by_id: dict[object, list[Message]] = {}
+    for n, entry in enumerate(_objects(data, (b'"user"', b'"gemini"'), out)):
         found = entry.get("$set")
         listed = found.get("messages") if isinstance(found, dict) else None
         for message in listed if isinstance(listed, list) else [entry]:
-            if isinstance(message, dict):
-                out.messages.extend(_gemini_message(message))
+            if isinstance(message, dict) and message.get("type") in ("user", "gemini"):
+                by_id[message.get("id") or f"line {n}"] = _gemini_message(message)
+    out.messages = [m for found in by_id.values() for m in found]
     return out
 
 
@@ -306,45 +315,50 @@ STARTED = "# aider chat started at "
 APPLIED = "> Applied edit to "
 
 
-def aider(lines: Iterable[str], state: State) -> Parsed:
+def aider(data: bytes, state: State) -> Parsed:
     """A piece of a chat history: its prompts, notes of edits, and answers (an answer cut by
     the piece's end is two messages, the turn the same)."""
     out = Parsed()
+    found = out.messages
     at = state.get("at")
     prompt: list[str] = []
     answer: list[str] = []
 
-    def flush() -> None:
-        if prompt:
-            out.messages.append(
-                Message(USER, bounded("\n".join(prompt), TEXT_LIMIT), at=at, opens=True)
-            )
-            prompt.clear()
-        if any(a.strip() for a in answer):
-            out.messages.append(
-                Message(AGENT, bounded("\n".join(answer).strip(), TEXT_LIMIT), at=at)
-            )
+    def said() -> None:
+        words = "\n".join(answer).strip()
+        if words:
+            found.append(Message(AGENT, bounded(words, TEXT_LIMIT), at=at))
         answer.clear()
 
-    for line in lines:
-        if line.startswith(PROMPT_LINE):
+    def asked() -> None:
+        found.append(Message(USER, bounded("\n".join(prompt), TEXT_LIMIT), at=at, opens=True))
+        prompt.clear()
+
+    for line in data.decode("utf-8", "replace").split("\n"):
+        first = line[:1]
+        if first == "#" and line.startswith(PROMPT_LINE):
             if answer:
-                flush()
+                said()
             prompt.append(line[len(PROMPT_LINE) :].strip())
             continue
         if prompt:
-            flush()
-        if line.startswith(STARTED):
-            flush()
-            at = epoch(line[len(STARTED) :].strip()) or at
-        elif line.startswith(">"):
-            flush()
+            asked()
+        if first == ">":
+            if answer:
+                said()
             if line.startswith(APPLIED):
                 name = line[len(APPLIED) :].strip()
-                out.messages.append(Message(TOOL, bounded(line[2:], TOOL_LIMIT), (name,), at))
+                found.append(Message(TOOL, bounded(line[2:], TOOL_LIMIT), (name,), at))
+        elif first == "#" and line.startswith(STARTED):
+            if answer:
+                said()
+            at = epoch(line[len(STARTED) :].strip()) or at
         else:
             answer.append(line)
-    flush()
+    if prompt:
+        asked()
+    if answer:
+        said()
     state["at"] = at
     return out
 
@@ -352,10 +366,11 @@ def aider(lines: Iterable[str], state: State) -> Parsed:
 PARSERS = {"claude": claude, "codex": codex, "gemini": gemini, "aider": aider}
 
 
-def parse(provider: str, lines: Iterable[str], state: State) -> Parsed:
-    """The messages of a piece of `provider`'s record (`state` carried between pieces)."""
+def parse(provider: str, data: bytes, state: State) -> Parsed:
+    """The messages of a piece of `provider`'s record, its complete lines (`state` carried
+    between pieces)."""
     reader = PARSERS.get(provider)
-    return reader(lines, state) if reader is not None else Parsed()
+    return reader(data, state) if reader is not None else Parsed()
 
 
 # ---- turns ---------------------------------------------------------------------------------

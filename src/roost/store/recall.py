@@ -95,16 +95,8 @@ class Record:
     refused: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One message to add: its turn, role, time, the record's key for it, text, files."""
-
-    turn: int
-    role: str
-    at: float | None
-    key: str | None
-    text: str
-    files: tuple[str, ...]
+# One message to add: its turn, role, time, the record's key for it, text, files.
+Row = tuple[int, str, float, str | None, str, tuple[str, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +167,8 @@ def open_index(path: Path) -> sqlite3.Connection:
                 "`roost search --reindex` rebuilds it",
                 code=3,
             )
-        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA synchronous = NORMAL")  # derived data: a rebuild restores it
+        conn.execute("PRAGMA cache_size = -16384")  # KiB: FTS5's merges reread less
     except sqlite3.Error as exc:
         conn.close()
         raise Damaged(
@@ -303,14 +296,15 @@ def add(
 ) -> None:
     """A piece of a record: its messages (replacing those held under the same keys) and the
     record's new offset, state and turn, the agent's next turn, in the caller's transaction."""
-    keys = [r.key for r in rows if r.key is not None]
+    keys = [r[3] for r in rows if r[3] is not None]
     for start in range(0, len(keys), 500):
         part = list(dict.fromkeys(keys[start : start + 500]))
         _drop(c, f"record = ? AND key IN ({','.join('?' * len(part))})", (rec.id, *part))
     first = c.execute("SELECT coalesce(max(id), 0) + 1 FROM messages").fetchone()[0]
+    record, agent = rec.id, rec.agent
     values = [
-        (first + i, rec.id, rec.agent, r.turn, r.role, r.at, r.key, r.text, "\n".join(r.files))
-        for i, r in enumerate(rows)
+        (first + i, record, agent, turn_, role, at, key, text, "\n".join(files))
+        for i, (turn_, role, at, key, text, files) in enumerate(rows)
     ]
     c.executemany("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
     c.executemany(
