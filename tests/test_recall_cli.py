@@ -147,3 +147,30 @@ def transcript_text(world: Env, name: str) -> str:
     folder = world.user_home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", a["cwd"])
     path = folder / f"{a['provider_session_id']}.jsonl"
     return path.read_text() if path.exists() else ""
+
+
+def test_fork_at_a_turn_forks_the_last_one_and_refuses_an_earlier(world: Env) -> None:
+    spawn(world, "cl")
+    world.roost("send", "cl", "first turn about guava")
+    world.roost("send", "cl", "second turn about guava")
+    world.wait_for(lambda: len(search(world, "guava", "--role", "user")) == 2, what="indexed")
+    refused = world.roost("fork", "cl@1", "early", check=False)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "cannot fork cl@1" in refused.stderr and "cl's last turn is 2" in refused.stderr
+    assert "early" not in world.ls()
+    world.roost("fork", "cl@2", "alt")
+    world.wait_status("alt", "idle")
+    assert world.ls()["alt"]["provider_session_id"] != world.ls()["cl"]["provider_session_id"]
+
+
+def test_reindex_rebuilds_from_the_records(world: Env) -> None:
+    spawn(world, "cl")
+    world.roost("send", "cl", "a note on loquat")
+    world.wait_for(lambda: search(world, "loquat"), what="indexed")
+    (world.home / "recall.db").write_bytes(b"garbage" * 1000)
+    broken = world.roost("search", "loquat", check=False)
+    assert broken.returncode == 3 and "roost search --reindex" in broken.stderr
+    assert "Traceback" not in broken.stderr
+    done = world.roost("search", "--reindex").stdout
+    assert done.startswith("indexed ") and "message(s) from 1 record(s)" in done
+    assert [h["ref"] for h in search(world, "loquat", "--role", "user")] == ["cl@1"]

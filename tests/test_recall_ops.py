@@ -306,3 +306,21 @@ def test_every_cli_record_is_found_through_its_provider(app: App, tmp_path: Path
         ("cx@1", "codex"),
         ("gm@3", "gemini"),
     ]
+
+
+def test_stats_say_the_lag_in_bytes_not_yet_indexed(app: App) -> None:
+    claude_agent(app)
+    path = transcript(app, SID)
+    path.write_text(user("first"))
+    recall.index(app)
+    assert recall.stats(app).lag == 0
+    more = user("second") + user("third")
+    with path.open("a") as fh:
+        fh.write(more)
+    found = recall.stats(app)
+    assert (found.lag, found.totals.messages, found.totals.agents) == (len(more), 1, 1)
+    assert found.totals.bytes == recall.index_path(app).stat().st_size + (
+        Path(f"{recall.index_path(app)}-wal").stat().st_size
+        if Path(f"{recall.index_path(app)}-wal").exists()
+        else 0
+    )

@@ -428,6 +428,30 @@ def last_turn(app: App, name: str) -> int:
         c.close()
 
 
+def fork_point(app: App, ref: str) -> str:
+    """`roost fork NAME@TURN NEW`: the agent to fork, when TURN is its last turn (a fork of its
+    conversation as it stands is a fork at that turn). No pinned CLI forks at an earlier turn:
+    Claude Code 2.1.332 and Codex 0.169 fork a whole session, and claude's truncating resume
+    (`--resume-session-at`) works in print mode only, not for an interactive agent: refused."""
+    found = rules.turn_ref(ref)
+    if found is None:
+        raise RoostError(f"fork: {ref!r} is not NAME@TURN (e.g. api@12)", code=2)
+    name, number = found
+    agent = app.store.require(name)
+    if app.settings.recall.index:
+        index(app, [agent])
+    last = last_turn(app, name)
+    if number == last:
+        return name
+    raise RoostError(
+        f"cannot fork {ref}: its CLIs fork a whole conversation, not one at an earlier turn "
+        f"(Claude Code's --resume-session-at works in print mode only); {name}'s last turn is "
+        f"{last}: `roost fork {name}@{last} NEW` (or `roost fork {name} NEW`) forks it as it "
+        f"stands, `roost show {ref}` shows turn {number}",
+        code=2,
+    )
+
+
 def forget(app: App, name: str) -> int:
     """Remove every entry of the agents named `name` (roost's and removed ones); how many
     messages went. Indexing goes on for a current agent only at its next growth: `[recall]
