@@ -324,3 +324,50 @@ def test_stats_say_the_lag_in_bytes_not_yet_indexed(app: App) -> None:
         if Path(f"{recall.index_path(app)}-wal").exists()
         else 0
     )
+
+
+def test_the_services_watch_reads_only_what_grew(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fake_app import clock_of
+
+    from roost.core.model import INTENT_RUNNING
+
+    agent = claude_agent(app)
+    app.store.update(agent.id, intent=INTENT_RUNNING)
+    path = transcript(app, SID)
+    path.write_text(user("watched plum"))
+    reads: list[str] = []
+    real = recall.index_one
+
+    def counted(*args: object, **kwargs: object) -> int | None:
+        reads.append(args[2].path)  # type: ignore[attr-defined]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(recall, "index_one", counted)
+    watch = recall.Watch()
+    try:
+        assert watch.look(app).messages == 1
+        assert (watch.look(app).read, len(reads)) == (0, 1)  # nothing grew: no read at all
+        more = user("watched pear")
+        with path.open("a") as fh:
+            fh.write(more)
+        assert watch.look(app).read == len(more)
+        # /clear: a new session, told by a status change; listed again at most every RELIST s
+        app.store.set_provider_session_id(agent.id, SID2, "clear")
+        transcript(app, SID2).write_text(user("watched fig"))
+        assert watch.look(app, force=True).read == 0
+        clock_of(app).advance(recall.RELIST)
+        assert watch.look(app).messages == 1
+    finally:
+        watch.close()
+    assert refs(recall.search(app, "watched", Filters(role="user"))) == ["api@1", "api@2", "api@3"]
+
+
+def test_the_switch_follows_the_config(app: App) -> None:
+    from fake_app import with_table
+
+    app.settings = with_table(app.settings, recall={"index": False})
+    recall._on_settings(app)
+    assert recall._switch.enabled is False
+    app.settings = with_table(app.settings, recall={"index": True})
+    recall._on_settings(app)
+    assert recall._switch.enabled is True

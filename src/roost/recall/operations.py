@@ -516,6 +516,7 @@ def stats(app: App) -> Stats:
 # ---- the service ---------------------------------------------------------------------------
 INTERVAL = 1.0  # seconds between two looks at the running agents' records (a stat each)
 LOOKUP = 30.0  # seconds between two listings of every agent's records
+RELIST = 2.0  # seconds at least between two listings a status change asks for
 
 
 class _Switch:
@@ -534,12 +535,20 @@ _switch = _Switch()
 class Watch:
     """The records to look at and the size each was read to: the running agents' current
     records, and any record not read to its end (a backlog, an old session's). One stat each a
-    look, a read only when one grew; every agent's records listed again at a lookup."""
+    look, a read only when one grew; every agent's records listed again at a lookup (every
+    LOOKUP s, and after a status change, at most every RELIST s). One index connection."""
 
     def __init__(self) -> None:
         self.watched: dict[str, tuple[Source, int]] = {}  # path -> (source, offset read to)
         self.live: set[str] = set()
         self.looked = float("-inf")
+        self.pending = False  # a status change asked for a listing not made yet
+        self.conn: rows.Connection | None = None
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
     def _list(self, app: App, c: rows.Connection) -> None:
         agents = app.store.agents()
@@ -547,9 +556,9 @@ class Watch:
         self.live = {a.id for a in agents if a.intent == INTENT_RUNNING}
         self.watched = {}
         for s in sources(app, agents):
-            rec = held.get(s.path)
-            seen = -1 if rec is None or rec.refused else rec.offset
-            if self._kept(s) or seen != _size(s.path):
+            rec, size = held.get(s.path), _size(s.path)
+            seen = -1 if rec is None else size if rec.refused else rec.offset
+            if self._kept(s) or seen != size:
                 self.watched[s.path] = (s, seen)
 
     def _kept(self, source: Source) -> bool:
@@ -558,10 +567,13 @@ class Watch:
     def look(self, app: App, force: bool = False) -> Progress:
         done = Progress()
         now = app.clock.monotonic()
-        c = connect(app)
+        if self.conn is None:
+            self.conn = connect(app)
+        c = self.conn
         try:
-            if force or now - self.looked >= LOOKUP:
-                self.looked = now
+            self.pending = self.pending or force
+            if now - self.looked >= (RELIST if self.pending else LOOKUP):
+                self.looked, self.pending = now, False
                 self._list(app, c)
             for path, (source, seen) in list(self.watched.items()):
                 size = _size(path)
@@ -574,8 +586,9 @@ class Watch:
                     self.watched[path] = (source, reached)
                 else:
                     del self.watched[path]  # read to its end, and no longer growing
-        finally:
-            c.close()
+        except BaseException:
+            self.close()  # the next look opens the index again (replaced by a --reindex)
+            raise
         return done
 
 
@@ -594,15 +607,22 @@ def _start(app: App) -> Callable[[], None]:
 
     def work(mine: App) -> None:
         watch = Watch()
+        try:
+            _loop(mine, watch)
+        finally:
+            watch.close()
+
+    def _loop(mine: App, watch: Watch) -> None:
         while not _switch.stopping.is_set():
             woken = _switch.woken.is_set()
             _switch.woken.clear()
             if _switch.enabled:
                 try:
                     step = watch.look(mine, force=woken)
-                except Exception as exc:  # noqa: BLE001 - one bad pass; the next one tries again
+                except Exception as exc:  # noqa: BLE001 - one bad pass; a later one tries again
                     say(f"recall: an indexing pass failed: {type(exc).__name__}: {exc}")
-                    step = Progress()
+                    _switch.woken.wait(LOOKUP)
+                    continue
                 if step.read:
                     continue  # more to read: go on at once
             _switch.woken.wait(INTERVAL)
