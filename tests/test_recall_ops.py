@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import stat
 from pathlib import Path
 
@@ -83,7 +84,11 @@ def test_a_growing_record_is_read_from_where_the_last_read_stopped(app: App) -> 
     assert (done.read, done.messages) == (len('{"type": "user", "mess') + len(more), 2)
     assert refs(recall.search(app, "redirect")) == ["api@1", "api@1"]
     assert refs(recall.search(app, "retry OR retries")) == ["api@2", "api@2"]
+    watcher = sqlite3.connect(recall.index_path(app))  # sees each commit of another's
+    before = watcher.execute("PRAGMA data_version").fetchone()
     assert recall.index(app).read == 0  # nothing new: nothing read
+    assert watcher.execute("PRAGMA data_version").fetchone() == before  # and nothing written
+    watcher.close()
 
 
 def test_a_record_replaced_or_cut_short_is_read_again(app: App) -> None:

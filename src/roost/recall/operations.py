@@ -136,28 +136,32 @@ def _piece(fh: BinaryIO, state: rules.State) -> tuple[bytes, int, int]:
     return b"\n".join(lines), passed + end, skipped
 
 
-def _refuse(c: rows.Connection, source: Source, n: int, why: str, done: Progress) -> None:
-    with rows.writing(c):
-        rec = rows.record(c, source.path, n, source.session)
-        if rec.refused != why:
-            rows.refuse(c, rec, why)
+def _refuse(
+    c: rows.Connection, source: Source, held: rows.Record | None, why: str, done: Progress
+) -> None:
+    """The whole record is left out: said once (stored, counted), nothing written again."""
     done.refused.append((source.path, why))
+    if held is not None and held.refused == why:
+        return
+    with rows.writing(c):
+        n = rows.agent(c, source.agent_id, source.name, source.provider, source.cwd)
+        rows.refuse(c, rows.record(c, source.path, n, source.session), why)
 
 
 def index_one(
     app: App, c: rows.Connection, source: Source, budget: int, done: Progress
 ) -> int | None:
     """Read what `source` gained (at most about `budget` bytes, added to `done`); the offset
-    its record is read to, or None when it is not there or left out."""
-    with rows.writing(c):
-        n = rows.agent(c, source.agent_id, source.name, source.provider, source.cwd)
+    its record is read to, or None when it is not there or left out. A record that did not
+    grow costs a stat and a SELECT, no write."""
+    held = rows.find_record(c, source.path)
     try:
         if stat.S_ISLNK(os.lstat(source.path).st_mode):
-            _refuse(c, source, n, "a symlink", done)
+            _refuse(c, source, held, "a symlink", done)
             return None
         fh = untrusted.open_file(source.path)
     except untrusted.NotARegularFile:
-        _refuse(c, source, n, "not a regular file", done)
+        _refuse(c, source, held, "not a regular file", done)
         return None
     except OSError:
         return None  # not written yet, or gone
@@ -165,13 +169,19 @@ def index_one(
     with fh:
         info = os.fstat(fh.fileno())
         if info.st_size > FILE_LIMIT:
-            _refuse(c, source, n, f"over {FILE_LIMIT >> 20} MiB", done)
+            _refuse(c, source, held, f"over {FILE_LIMIT >> 20} MiB", done)
             return None
+        if (
+            held is not None
+            and held.refused is None
+            and (held.inode, held.offset) == (info.st_ino, info.st_size)
+        ):
+            return held.offset  # nothing new
         with rows.writing(c):
+            n = rows.agent(c, source.agent_id, source.name, source.provider, source.cwd)
             rec = rows.record(c, source.path, n, source.session)
-        if rec.inode is not None and (rec.inode != info.st_ino or rec.offset > info.st_size):
-            with rows.writing(c):
-                rows.restart(c, rec)
+            if rec.inode is not None and (rec.inode != info.st_ino or rec.offset > info.st_size):
+                rows.restart(c, rec)  # replaced, or cut shorter: read again from its start
                 rec = rows.record(c, source.path, n, source.session)
         offset, turn, state = rec.offset, rec.turn, dict(rec.state)
         fh.seek(offset)

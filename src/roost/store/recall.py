@@ -245,6 +245,12 @@ def record(c: sqlite3.Connection, path: str, n: int, session: str | None) -> Rec
     return _record(c.execute(f"SELECT {_RECORD} FROM records WHERE path = ?", (path,)).fetchone())
 
 
+def find_record(c: sqlite3.Connection, path: str) -> Record | None:
+    """The record file at `path`, if the index holds it (a read: no write)."""
+    row = c.execute(f"SELECT {_RECORD} FROM records WHERE path = ?", (path,)).fetchone()
+    return None if row is None else _record(row)
+
+
 def records(c: sqlite3.Connection, agent_ids: Iterable[str] | None = None) -> list[Record]:
     if agent_ids is None:
         rows = c.execute(f"SELECT {_RECORD} FROM records").fetchall()
