@@ -69,9 +69,14 @@ class Source:
     current: bool  # its current session's: the one that grows
 
 
-def sources(app: App, agents: Iterable[Agent] | None = None) -> list[Source]:
+def sources(
+    app: App,
+    agents: Iterable[Agent] | None = None,
+    cache: dict[tuple[str, str | None], str] | None = None,
+) -> list[Source]:
     """Every record file of every agent (each session of its lineage), as its provider names
-    it; a file of several sessions (aider's) once."""
+    it; a file of several sessions (aider's) once. `cache`: the paths found before, by agent
+    and session (a codex rollout is looked for by a glob: once)."""
     found: dict[str, Source] = {}
     for agent in app.store.agents() if agents is None else agents:
         if agent.provider not in rules.PROVIDERS:
@@ -79,12 +84,17 @@ def sources(app: App, agents: Iterable[Agent] | None = None) -> list[Source]:
         impl = provider(agent.provider)
         lineage = [*app.store.session_history(agent.id), agent.provider_session_id]
         for sid in dict.fromkeys(lineage):
-            try:
-                path = impl.record_file(agent, sid, app.environ, app.paths.home)
-            except OSError:
-                continue
+            path = None if cache is None else cache.get((agent.id, sid))
             if path is None:
-                continue
+                try:
+                    named = impl.record_file(agent, sid, app.environ, app.paths.home)
+                except OSError:
+                    continue
+                if named is None:
+                    continue
+                path = str(named)
+                if cache is not None and os.path.exists(path):
+                    cache[(agent.id, sid)] = path
             current = sid == agent.provider_session_id
             key = str(path)
             if key not in found or current:
@@ -553,6 +563,7 @@ class Watch:
         self.live: set[str] = set()
         self.looked = float("-inf")
         self.pending = False  # a status change asked for a listing not made yet
+        self.paths: dict[tuple[str, str | None], str] = {}  # records found, by agent, session
         self.conn: rows.Connection | None = None
 
     def close(self) -> None:
@@ -565,7 +576,7 @@ class Watch:
         held = {r.path: r for r in rows.records(c)}
         self.live = {a.id for a in agents if a.intent == INTENT_RUNNING}
         self.watched = {}
-        for s in sources(app, agents):
+        for s in sources(app, agents, self.paths):
             rec, size = held.get(s.path), _size(s.path)
             seen = -1 if rec is None else size if rec.refused else rec.offset
             if self._kept(s) or seen != size:
