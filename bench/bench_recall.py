@@ -1,8 +1,9 @@
 """Recall (issue 39): indexing speed, index size and query latency over generated transcripts
 in each CLI's record format, against grep (or rg) over the same files.
 
-The transcripts: --mb megabytes (default 200: 1 GB takes ~20 minutes to generate and index on
-the 2-core test machine; `--mb 1000` is the issue's size) split between Claude Code (50 %),
+The transcripts: --mb megabytes (default 1000, the issue's size: ~2.5 minutes on the 2-core
+test machine, most of it generating; ~490,000 messages, as the records' tool results are
+kilobytes long as real ones are) split between Claude Code (50 %),
 Codex (25 %), Gemini CLI (15 %) and Aider (10 %) records of ~4 MB each, one agent each,
 written where each provider's readers find them (a private HOME, CODEX_HOME and ROOST_HOME in
 a temp dir), with the lines each CLI writes (metadata, tool calls and results of 1-6 KB, token
@@ -18,7 +19,7 @@ Measured in one run:
   p95 (target <= 100 ms), against `rg -F` (or `grep -rF` when rg is not installed) for the
   same words over the same files, median of --grep-runs (target: p95 <= 1/20 of it).
 
-    .venv/bin/python bench/bench_recall.py [--mb 200] [--queries 60] [--grep-runs 5] [--json]
+    .venv/bin/python bench/bench_recall.py [--mb 1000] [--queries 60] [--grep-runs 5] [--json]
 """
 
 from __future__ import annotations
@@ -518,7 +519,7 @@ def grep_argv(word: str, roots: list[Path]) -> list[str]:
 
 def main() -> int:
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--mb", type=int, default=200, help="megabytes of records (the issue: 1000)")
+    p.add_argument("--mb", type=int, default=1000, help="megabytes of records")
     p.add_argument("--queries", type=int, default=60)
     p.add_argument("--grep-runs", type=int, default=5)
     p.add_argument(
