@@ -28,6 +28,7 @@ def test_doctor_is_happy_with_a_healthy_setup(world: Env) -> None:
         "orphans",
         "service",  # not running (ROOST_SERVICE_AUTOSTART=0): a warning
         "workspace",
+        "recall",  # the recall index: its size, entries, records left out, lag (issue 39)
         "claude",
         "codex",
         "gemini",

@@ -427,6 +427,11 @@ from roost.usage.commands import usage_command  # noqa: E402 - issue 23 part 4 (
 
 cli.add_command(usage_command)
 
+from roost.recall.commands import search_command, show_command  # noqa: E402 - issue 39: recall
+
+cli.add_command(search_command)
+cli.add_command(show_command)
+
 
 @cli.command()
 @click.argument("name", shell_complete=AGENTS)
@@ -815,6 +820,8 @@ def gc(older_than: str | None, dry_run: bool, yes: bool) -> None:
     found = wsops.gc_candidates(app, age)
     if not found:
         click.echo(present.collected([], dry_run), nl=False)
+        if not dry_run:
+            _forget_removed(app)
         return
     if dry_run or not yes:
         click.echo(present.collected([(a.name, why) for a, why in found], True), nl=False)
@@ -834,6 +841,16 @@ def gc(older_than: str | None, dry_run: bool, yes: bool) -> None:
         click.echo(present.collected([(a.name, why) for a, why in removed], False), nl=False)
     for agent in kept:
         click.echo(f"kept {agent.name}: it started running meanwhile")
+    _forget_removed(app)
+
+
+def _forget_removed(app: App) -> None:
+    """gc removes what the recall index kept of removed agents' conversations (issue 39)."""
+    from roost.recall import operations as recall
+
+    gone = recall.prune(app)
+    if gone:
+        click.echo(f"forgot {gone} message(s) of removed agents in the recall index")
 
 
 @cli.command(name="export")

@@ -53,6 +53,9 @@ every operation gets (App.settings), the service parses a changed file again (li
     connect_timeout = 5      # seconds to reach a host, then it is unreachable
     timeout = 120            # seconds one remote command may take
     ls_timeout = 3           # seconds a host has for its agents (ls --all, the TUI, roost web)
+
+    [recall]                 # roost search (docs/RECALL.md)
+    index = false            # the service stops indexing conversations (default: true)
 """
 
 from __future__ import annotations
@@ -257,6 +260,11 @@ class SshSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class RecallSettings:
+    index: bool = setting(True, _flag, "the service indexes every conversation (roost search)")
+
+
+@dataclass(frozen=True, slots=True)
 class ProviderSettings:
     bin: str | None = setting(None, _text, "the CLI's executable")
 
@@ -273,6 +281,7 @@ SECTIONS: dict[str, type] = {
     "budget": BudgetSettings,
     "web": WebSettings,
     "ssh": SshSettings,
+    "recall": RecallSettings,
 }
 TABLES = (*SECTIONS, "providers", "status", "prices")
 
@@ -291,6 +300,7 @@ class Settings:
     budget: BudgetSettings = field(default_factory=BudgetSettings)
     web: WebSettings = field(default_factory=WebSettings)
     ssh: SshSettings = field(default_factory=SshSettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
     providers: Mapping[str, ProviderSettings] = field(default_factory=dict)
     # status.patterns: provider -> status kind -> the texts that show it (core/status.py)
     patterns: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)

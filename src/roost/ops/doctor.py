@@ -200,6 +200,7 @@ def _setup_checks() -> tuple[Report, Settings, set[str] | None]:
     _approvals(report, agents)
     if result == "ok":
         _skipped_lines(report, paths, store, tmux, settings, agents)
+        _recall(report, paths, store, tmux, settings)
     store.close()
     return report, settings, {a.provider for a in agents}
 
@@ -377,6 +378,36 @@ def _skipped_lines(
             f"(usage, replies and read skip them): {said}",
             warning=True,
         )
+
+
+def _recall(report: Report, paths: Any, store: Any, tmux: Any, settings: Settings) -> None:
+    """The recall index (issue 39): its size, entries, records left out and lag (bytes of
+    the agents' records not indexed yet)."""
+    from roost.ops.context import App
+    from roost.ops.root import ON_STATUS
+    from roost.recall import operations as recall
+
+    app = App(paths, store, tmux, dict(os.environ), settings, on_status=ON_STATUS)
+    if not recall.index_path(app).exists():
+        report.add("recall", True, "no index yet (the service builds it; roost search --reindex)")
+        return
+    try:
+        found = recall.stats(app)
+    except RoostError as exc:
+        report.add("recall", False, str(exc), "roost search --reindex")
+        return
+    t = found.totals
+    off = "" if settings.recall.index else "; indexing is off ([recall] index = false)"
+    report.add(
+        "recall",
+        True,
+        f"{found.path}: {t.bytes / 1e6:.1f} MB, {counted(t.messages, 'message')} of "
+        f"{counted(t.agents, 'agent')} from {counted(t.records, 'record')}, lag "
+        f"{found.lag / 1e6:.1f} MB, {counted(t.refused, 'record')} and "
+        f"{counted(t.skipped_lines, 'line')} left out{off}",
+    )
+    for path, why in found.refused:
+        report.add("recall", True, f"left out {path}: {why}", warning=True)
 
 
 def _user_tmux_conf(report: Report, tmux: Any) -> None:

@@ -86,6 +86,12 @@ class Aider(Provider):
     ) -> list[str]:
         return [*self.start_argv(agent, exe, None, paths_home), "--restore-chat-history"]
 
+    def record_file(
+        self, agent: Agent, session_id: str | None, environ: Mapping[str, str], paths_home: Path
+    ) -> Path | None:
+        """Its one chat history, whatever the session (aider has none)."""
+        return history_file(paths_home, agent)
+
     def own_files(self, agent: Agent, paths_home: Path) -> list[Path]:
         return [history_file(paths_home, agent)]
 

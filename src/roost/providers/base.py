@@ -138,6 +138,14 @@ class Provider:
         """The prompts the CLI took, as its record holds them past byte `offset`."""
         return []
 
+    def record_file(
+        self, agent: Agent, session_id: str | None, environ: Mapping[str, str], paths_home: Path
+    ) -> Path | None:
+        """The file where the CLI records the agent's conversation `session_id` (one of its
+        lineage; None: the CLI has no session ids), read whole by recall (issue 39), or None
+        when there is none roost can find."""
+        return None
+
     def turns(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path
     ) -> list[Turn] | None:

@@ -110,6 +110,16 @@ class Claude(Provider):
         path = agent.transcript_path or (transcript_path(sid, agent.cwd, environ) if sid else None)
         return transcript_messages(path) if path else []
 
+    def record_file(
+        self, agent: Agent, session_id: str | None, environ: Mapping[str, str], paths_home: Path
+    ) -> Path | None:
+        """The transcript its hooks named for its current session, else its session id's."""
+        if not session_id:
+            return None
+        if session_id == agent.provider_session_id and agent.transcript_path:
+            return Path(agent.transcript_path)
+        return transcript_path(session_id, agent.cwd, environ)
+
     def turns(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path
     ) -> list[Turn] | None:

@@ -214,6 +214,11 @@ class Codex(Provider):
         sid = agent.provider_session_id
         return rollout_file(environ, sid) if sid else None
 
+    def record_file(
+        self, agent: Agent, session_id: str | None, environ: Mapping[str, str], paths_home: Path
+    ) -> Path | None:
+        return rollout_file(environ, session_id) if session_id else None
+
     def conversation_missing(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path
     ) -> str | None:

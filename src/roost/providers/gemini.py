@@ -247,6 +247,11 @@ class Gemini(Provider):
         sid = agent.provider_session_id
         return session_file(agent.cwd, sid, environ) if sid else None
 
+    def record_file(
+        self, agent: Agent, session_id: str | None, environ: Mapping[str, str], paths_home: Path
+    ) -> Path | None:
+        return session_file(agent.cwd, session_id, environ) if session_id else None
+
     def conversation_missing(
         self, agent: Agent, environ: Mapping[str, str], paths_home: Path
     ) -> str | None:

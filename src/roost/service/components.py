@@ -11,6 +11,7 @@ from roost.mcp.component import COMPONENT as MCP_ENDPOINT
 from roost.ops.held import COMPONENT as HELD
 from roost.ops.resume import COMPONENT as RESUME
 from roost.ops.service import Component
+from roost.recall.operations import COMPONENT as RECALL
 from roost.service.monitor import COMPONENT as MONITOR
 from roost.service.readers import COMPONENT as READERS
 from roost.web.component import COMPONENT as WEB
@@ -25,4 +26,5 @@ COMPONENTS: tuple[Component, ...] = (
     HELD,  # texts held behind an agent's question (issue 34)
     WEB,  # roost web, when [web] enabled = true (issue 25)
     HOST_CHILDREN,  # children on hosts: their turns' ends (issue 24 part 4)
+    RECALL,  # the index of every conversation, as records grow (issue 39)
 )

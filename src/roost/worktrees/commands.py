@@ -73,7 +73,9 @@ def recreate(name: str) -> None:
 )
 def fork_cmd(name: str, new: str, worktree: bool) -> None:
     """Start agent NEW on a copy of NAME's conversation; NAME goes on with the original
-    (claude only: other CLIs are refused with the reason).
+    (claude and codex; other CLIs are refused with the reason). NAME@TURN (from `roost
+    search`) forks at that turn when it is NAME's last one; an earlier turn is refused (no
+    CLI forks there).
 
     \b
     Example:
@@ -83,6 +85,10 @@ def fork_cmd(name: str, new: str, worktree: bool) -> None:
     from roost.core import present
     from roost.ops import fork
 
+    if "@" in name:  # NAME@TURN, a turn `roost search` found (issue 39)
+        from roost.recall import operations as recall
+
+        name = recall.fork_point(_app(new), name)
     result = fork.fork(_app(name, new), name, new, worktree)
     a = result.agent
     click.echo(present.spawned(a.name, a.provider, result.pid, a.home, True))

@@ -1,0 +1,669 @@
+"""Recall (issue 39): one index of every conversation roost's agents have had, and the typed
+API every surface calls (the CLI here; the TUI, the web and MCP on top of it):
+
+- `index(app, agents)`: read what each record gained since the last read, by byte offset
+  (never again from the start unless the file was replaced or cut), and add its messages;
+- `search(app, query, filters, limit) -> list[Hit]`, `turns(app, name, n, context) ->
+  list[Turn]`, `forget(app, name)`, `reindex(app)`, `prune(app)` (gc), `stats(app)` (doctor);
+- `COMPONENT`: the service keeps the index current (a stat of each running agent's record a
+  second; a read only when one grew), unless `[recall] index = false`.
+
+Which file holds which conversation is each provider's (`record_file`, the paths its usage
+and replies readers use), for every session of the agent's lineage (store.session_history).
+Every record is another program's bytes: opened by system/untrusted (a regular file only,
+never blocking), never through a symlink, read in pieces of at most CHUNK bytes, a line over
+LINE_LIMIT and a file over FILE_LIMIT left out and counted; what is shown is made visible.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import BinaryIO
+
+from roost.core.errors import RoostError
+from roost.core.model import INTENT_RUNNING, Agent
+from roost.core.present import visible
+from roost.ops.context import App
+from roost.ops.service import Component
+from roost.providers.base import get as provider
+from roost.recall import rules
+from roost.store import recall as rows
+from roost.store.events import StatusChange
+from roost.store.recall import BadQuery, Filters, Said
+from roost.system import untrusted
+
+__all__ = ["BadQuery", "Filters", "Hit", "Turn", "forget", "reindex", "search", "turns"]
+
+INDEX_FILE = "recall.db"
+CHUNK = 8 << 20  # bytes read from one record at a time
+LINE_LIMIT = untrusted.LINE_LIMIT  # a longer line is left out (counted)
+FILE_LIMIT = 4 << 30  # a larger record is left out whole (counted)
+PASS_LIMIT = 64 << 20  # bytes one indexing pass reads in all: the next pass goes on
+
+
+def index_path(app: App) -> Path:
+    return Path(app.paths.home) / INDEX_FILE
+
+
+def connect(app: App) -> rows.Connection:
+    return rows.open_index(index_path(app))
+
+
+# ---- what there is to index ----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One record file of one agent's conversation (a session of its lineage)."""
+
+    agent_id: str
+    name: str
+    provider: str
+    cwd: str
+    session: str | None
+    path: str
+    current: bool  # its current session's: the one that grows
+
+
+def sources(
+    app: App,
+    agents: Iterable[Agent] | None = None,
+    cache: dict[tuple[str, str | None], str] | None = None,
+) -> list[Source]:
+    """Every record file of every agent (each session of its lineage), as its provider names
+    it; a file of several sessions (aider's) once. `cache`: the paths found before, by agent
+    and session (a codex rollout is looked for by a glob: once)."""
+    found: dict[str, Source] = {}
+    for agent in app.store.agents() if agents is None else agents:
+        if agent.provider not in rules.PROVIDERS:
+            continue
+        impl = provider(agent.provider)
+        lineage = [*app.store.session_history(agent.id), agent.provider_session_id]
+        for sid in dict.fromkeys(lineage):
+            path = None if cache is None else cache.get((agent.id, sid))
+            if path is None:
+                try:
+                    named = impl.record_file(agent, sid, app.environ, app.paths.home)
+                except OSError:
+                    continue
+                if named is None:
+                    continue
+                path = str(named)
+                if cache is not None and os.path.exists(path):
+                    cache[(agent.id, sid)] = path
+            current = sid == agent.provider_session_id
+            key = str(path)
+            if key not in found or current:
+                found[key] = Source(
+                    agent.id, agent.name, agent.provider, agent.cwd, sid, key, current
+                )
+    return list(found.values())
+
+
+# ---- indexing ------------------------------------------------------------------------------
+@dataclass(slots=True)
+class Progress:
+    records: int = 0  # records read from
+    read: int = 0  # bytes read
+    messages: int = 0  # messages added
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+
+
+PASSING = "passing"  # state key: inside a line too long to read, passing it by
+
+
+def _piece(fh: BinaryIO, state: rules.State) -> tuple[bytes, int, int]:
+    """The complete lines from the file's position on (at most CHUNK bytes; a line being
+    written waits), how far the offset moves, and how many lines were left out (longer than
+    LINE_LIMIT: passed over a piece at a time, `state` saying so between pieces)."""
+    data = fh.read(CHUNK)
+    passed, skipped = 0, 0
+    if state.get(PASSING):
+        passed = data.find(b"\n") + 1
+        if not passed:
+            return b"", len(data), 0
+        del state[PASSING]
+        data = data[passed:]
+    end = data.rfind(b"\n") + 1
+    if not end and not passed and len(data) == CHUNK:  # one line longer than a piece
+        data += fh.read(LINE_LIMIT + 1 - CHUNK)
+        end = data.rfind(b"\n") + 1
+        if not end and len(data) > LINE_LIMIT:
+            state[PASSING] = True
+            return b"", len(data), 1
+    data = data[:end]
+    if len(data) <= LINE_LIMIT:
+        return data, passed + end, skipped  # no line in it can be too long
+    lines = data.split(b"\n")
+    long = [i for i, raw in enumerate(lines) if len(raw) > LINE_LIMIT]
+    for i in reversed(long):
+        del lines[i]
+    skipped += len(long)
+    return b"\n".join(lines), passed + end, skipped
+
+
+def _refuse(
+    c: rows.Connection, source: Source, held: rows.Record | None, why: str, done: Progress
+) -> None:
+    """The whole record is left out: said once (stored, counted), nothing written again."""
+    done.refused.append((source.path, why))
+    if held is not None and held.refused == why:
+        return
+    with rows.writing(c):
+        n = rows.agent(c, source.agent_id, source.name, source.provider, source.cwd)
+        rows.refuse(c, rows.record(c, source.path, n, source.session), why)
+
+
+def index_one(
+    app: App, c: rows.Connection, source: Source, budget: int, done: Progress
+) -> int | None:
+    """Read what `source` gained (at most about `budget` bytes, added to `done`); the offset
+    its record is read to, or None when it is not there or left out. A record that did not
+    grow costs a stat and a SELECT, no write."""
+    held = rows.find_record(c, source.path)
+    try:
+        if stat.S_ISLNK(os.lstat(source.path).st_mode):
+            _refuse(c, source, held, "a symlink", done)
+            return None
+        fh = untrusted.open_file(source.path)
+    except untrusted.NotARegularFile:
+        _refuse(c, source, held, "not a regular file", done)
+        return None
+    except OSError:
+        return None  # not written yet, or gone
+    read = 0
+    with fh:
+        info = os.fstat(fh.fileno())
+        if info.st_size > FILE_LIMIT:
+            _refuse(c, source, held, f"over {FILE_LIMIT >> 20} MiB", done)
+            return None
+        if (
+            held is not None
+            and held.refused is None
+            and (held.inode, held.offset) == (info.st_ino, info.st_size)
+        ):
+            return held.offset  # nothing new
+        with rows.writing(c):
+            n = rows.agent(c, source.agent_id, source.name, source.provider, source.cwd)
+            rec = rows.record(c, source.path, n, source.session)
+            if rec.inode is not None and (rec.inode != info.st_ino or rec.offset > info.st_size):
+                rows.restart(c, rec)  # replaced, or cut shorter: read again from its start
+                rec = rows.record(c, source.path, n, source.session)
+        offset, turn, state = rec.offset, rec.turn, dict(rec.state)
+        fh.seek(offset)
+        while read < budget and offset < info.st_size:
+            data, moved, skipped = _piece(fh, state)
+            if not moved:
+                break  # a line still being written
+            parsed = rules.parse(source.provider, data, state)
+            keyed = [m.key for m in parsed.messages if m.key is not None]
+            with rows.writing(c):
+                known = rows.known_keys(c, rec.id, keyed) if keyed else {}
+                found, turn, after = rules.numbered(
+                    parsed.messages, turn, rows.next_turn(c, n), known
+                )
+                now = app.clock.now().timestamp()
+                rows.add(
+                    c,
+                    rec,
+                    [
+                        (t, m.role, now if m.at is None else m.at, m.key, m.text, m.files)
+                        for t, m in found
+                    ],
+                    inode=info.st_ino,
+                    offset=offset + moved,
+                    turn=turn,
+                    next_turn=after,
+                    state=state,
+                    skipped=skipped + parsed.malformed,
+                )
+            offset += moved
+            read += moved
+            done.messages += len(found)
+    if read:
+        done.records += 1
+        done.read += read
+    return offset
+
+
+def index(app: App, agents: Iterable[Agent] | None = None, most: int = PASS_LIMIT) -> Progress:
+    """One pass over the agents' records (all when None): what each gained, at most `most`
+    bytes in all (the next pass goes on)."""
+    c = connect(app)
+    try:
+        return _pass(app, c, sources(app, agents), most)
+    finally:
+        c.close()
+
+
+def _pass(app: App, c: rows.Connection, found: list[Source], most: int) -> Progress:
+    done = Progress()
+    for source in found:
+        if done.read >= most:
+            break
+        index_one(app, c, source, most - done.read, done)
+    return done
+
+
+def catch_up(app: App, agents: Iterable[Agent] | None = None) -> Progress:
+    """Index until every record is read to its end (one connection, pass after pass)."""
+    found = sources(app, agents)
+    total = Progress()
+    c = connect(app)
+    try:
+        while True:
+            step = _pass(app, c, found, PASS_LIMIT)
+            total.records += step.records
+            total.read += step.read
+            total.messages += step.messages
+            total.refused = step.refused
+            if step.read == 0:
+                return total
+    finally:
+        c.close()
+
+
+def reindex(app: App) -> Progress:
+    """Rebuild the index of every agent roost knows from its records (an index that cannot be
+    opened is replaced). Agents removed since (`rm`) keep what the index holds of them."""
+    try:
+        c = connect(app)
+    except rows.Damaged:
+        rows.discard(index_path(app))
+        c = connect(app)
+    try:
+        with rows.writing(c):
+            rows.forget(c, [a.id for a in app.store.agents()])
+    finally:
+        c.close()
+    done = catch_up(app)
+    c = connect(app)
+    try:
+        rows.optimize(c)
+    finally:
+        c.close()
+    return done
+
+
+# ---- reading -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One message a search found: whose, which turn, when, and its words around the match
+    (control characters made visible; the match between MARKS)."""
+
+    agent: str  # its name
+    agent_id: str
+    provider: str
+    session: str | None
+    turn: int
+    role: str
+    at: float | None
+    snippet: str
+    files: tuple[str, ...]
+    rank: float
+
+    @property
+    def ref(self) -> str:
+        return f"{self.agent}@{self.turn}"
+
+    @property
+    def when(self) -> str:
+        return _iso(self.at)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "ref": self.ref,
+            "agent": self.agent,
+            "agent_id": self.agent_id,
+            "provider": self.provider,
+            "session": self.session,
+            "turn": self.turn,
+            "role": self.role,
+            "at": self.when,
+            "snippet": self.snippet,
+            "files": list(self.files),
+            "rank": self.rank,
+        }
+
+
+MARKS = ("«", "»")  # around the matched words in a snippet
+
+
+def _iso(at: float | None) -> str:
+    if at is None:
+        return ""
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _shown(text: str) -> str:
+    """A snippet for one line of a terminal: its marks as MARKS, every control character
+    (a newline too) made visible."""
+    marked = text.replace(rows.MARK_START, MARKS[0]).replace(rows.MARK_END, MARKS[1])
+    return visible(marked.replace("\n", " "))
+
+
+def search(app: App, query: str, filters: Filters | None = None, limit: int = 20) -> list[Hit]:
+    """The best `limit` messages for `query` (FTS5: words, "phrases", prefix*, AND/OR/NOT),
+    bm25 first. BadQuery (exit 2) when FTS5 cannot read it."""
+    if not query.strip():
+        raise BadQuery("search: the query is empty", code=2)
+    if filters is not None and filters.role is not None and filters.role not in rules.ROLES:
+        raise RoostError(f"search: no role {filters.role!r} (user, agent or tool)", code=2)
+    c = connect(app)
+    try:
+        found = rows.search(c, query, filters or Filters(), max(1, limit))
+    finally:
+        c.close()
+    return [
+        Hit(
+            f.name,
+            f.agent_id,
+            f.provider,
+            f.session,
+            f.turn,
+            f.role,
+            f.at,
+            _shown(f.snippet),
+            tuple(visible(p) for p in f.files),
+            f.rank,
+        )
+        for f in found
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One turn of an agent's conversation as the index holds it: its prompt, the agent's
+    words and its tool calls, in order (each text made visible, its lines kept)."""
+
+    agent: str
+    number: int
+    messages: tuple[Said, ...]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.agent}@{self.number}"
+
+    @property
+    def at(self) -> str:
+        return _iso(self.messages[0].at) if self.messages else ""
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "ref": self.ref,
+            "turn": self.number,
+            "at": self.at,
+            "messages": [
+                {"role": m.role, "at": _iso(m.at), "text": m.text, "files": list(m.files)}
+                for m in self.messages
+            ],
+        }
+
+
+def _indexed(app: App, c: rows.Connection, name: str) -> tuple[int, str]:
+    """(index number, name) of the agent NAME: roost's agent of that name, else the last one
+    the index holds under it (removed since)."""
+    current = app.store.get(name)
+    ids = ([current.id] if current is not None else []) + rows.agent_ids(c, name)
+    for agent_id in ids:
+        row = rows.agent_row(c, agent_id)
+        if row is not None:
+            return row[0], row[1]
+    raise RoostError(f"no conversation of {name!r} in the recall index", code=4)
+
+
+def turns(app: App, name: str, number: int, context: int = 0) -> list[Turn]:
+    """Turn `number` of agent `name` with `context` turns either side (those that exist)."""
+    c = connect(app)
+    try:
+        n, shown_name = _indexed(app, c, name)
+        said = rows.said(c, n, max(0, number - max(0, context)), number + max(0, context))
+        last = rows.last_turn(c, n)
+    finally:
+        c.close()
+    if not any(m.turn == number for m in said):
+        raise RoostError(
+            f"{name} has no turn {number} in the recall index (its turns: 1 to {last})"
+            if last
+            else f"{name} has no turn {number} in the recall index",
+            code=4,
+        )
+    grouped: dict[int, list[Said]] = {}
+    for m in said:
+        grouped.setdefault(m.turn, []).append(m)
+    return [Turn(shown_name, t, tuple(ms)) for t, ms in sorted(grouped.items())]
+
+
+def last_turn(app: App, name: str) -> int:
+    """The highest turn number the index holds of agent `name` (0: none)."""
+    c = connect(app)
+    try:
+        n, _ = _indexed(app, c, name)
+        return rows.last_turn(c, n)
+    finally:
+        c.close()
+
+
+def fork_point(app: App, ref: str) -> str:
+    """`roost fork NAME@TURN NEW`: the agent to fork, when TURN is its last turn (a fork of its
+    conversation as it stands is a fork at that turn). No pinned CLI forks at an earlier turn:
+    Claude Code 2.1.332 and Codex 0.169 fork a whole session, and claude's truncating resume
+    (`--resume-session-at`) works in print mode only, not for an interactive agent: refused."""
+    found = rules.turn_ref(ref)
+    if found is None:
+        raise RoostError(f"fork: {ref!r} is not NAME@TURN (e.g. api@12)", code=2)
+    name, number = found
+    agent = app.store.require(name)
+    if app.settings.recall.index:
+        index(app, [agent])
+    last = last_turn(app, name)
+    if number == last:
+        return name
+    raise RoostError(
+        f"cannot fork {ref}: its CLIs fork a whole conversation, not one at an earlier turn "
+        f"(Claude Code's --resume-session-at works in print mode only); {name}'s last turn is "
+        f"{last}: `roost fork {name}@{last} NEW` (or `roost fork {name} NEW`) forks it as it "
+        f"stands, `roost show {ref}` shows turn {number}",
+        code=2,
+    )
+
+
+def forget(app: App, name: str) -> int:
+    """Remove every entry of the agents named `name` (roost's and removed ones); how many
+    messages went. Indexing goes on for a current agent only at its next growth: `[recall]
+    index = false` keeps the index from it for good."""
+    c = connect(app)
+    try:
+        current = app.store.get(name)
+        ids = list(dict.fromkeys([*([current.id] if current else []), *rows.agent_ids(c, name)]))
+        if not any(rows.agent_row(c, a) for a in ids):
+            raise RoostError(f"no conversation of {name!r} in the recall index", code=4)
+        with rows.writing(c):
+            return rows.forget(c, ids)
+    finally:
+        c.close()
+
+
+def prune(app: App) -> int:
+    """`roost gc`: forget the agents roost no longer knows (removed with `rm` or by gc)."""
+    try:
+        c = connect(app)
+    except rows.Damaged:
+        return 0
+    try:
+        known = {a.id for a in app.store.agents()}
+        gone = [a for a in rows.agent_ids(c) if a not in known]
+        with rows.writing(c):
+            return rows.forget(c, gone)
+    finally:
+        c.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    path: str
+    totals: rows.Totals
+    lag: int  # bytes of records not yet indexed
+    refused: tuple[tuple[str, str], ...]
+
+
+def stats(app: App) -> Stats:
+    """The index's size and entries, its refused records and lines, and its lag."""
+    c = connect(app)
+    try:
+        totals = rows.totals(c, index_path(app))
+        held = {r.path: r for r in rows.records(c)}
+    finally:
+        c.close()
+    lag = 0
+    for source in sources(app):
+        rec = held.get(source.path)
+        if rec is not None and rec.refused:
+            continue
+        try:
+            size = os.stat(source.path).st_size
+        except OSError:
+            continue
+        lag += max(0, size - (rec.offset if rec is not None else 0))
+    refused = tuple((r.path, r.refused) for r in held.values() if r.refused)
+    return Stats(str(index_path(app)), totals, lag, refused)
+
+
+# ---- the service ---------------------------------------------------------------------------
+INTERVAL = 1.0  # seconds between two looks at the running agents' records (a stat each)
+LOOKUP = 30.0  # seconds between two listings of every agent's records
+RELIST = 2.0  # seconds at least between two listings a status change asks for
+
+
+class _Switch:
+    """The service's indexing: on unless config says `[recall] index = false` (applied live),
+    woken early by a status change (a turn's end: a record grew)."""
+
+    def __init__(self) -> None:
+        self.enabled = True
+        self.stopping = threading.Event()
+        self.woken = threading.Event()
+
+
+_switch = _Switch()
+
+
+class Watch:
+    """The records to look at and the size each was read to: the running agents' current
+    records, and any record not read to its end (a backlog, an old session's). One stat each a
+    look, a read only when one grew; every agent's records listed again at a lookup (every
+    LOOKUP s, and after a status change, at most every RELIST s). One index connection."""
+
+    def __init__(self) -> None:
+        self.watched: dict[str, tuple[Source, int]] = {}  # path -> (source, offset read to)
+        self.live: set[str] = set()
+        self.looked = float("-inf")
+        self.pending = False  # a status change asked for a listing not made yet
+        self.paths: dict[tuple[str, str | None], str] = {}  # records found, by agent, session
+        self.conn: rows.Connection | None = None
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def _list(self, app: App, c: rows.Connection) -> None:
+        agents = app.store.agents()
+        held = {r.path: r for r in rows.records(c)}
+        self.live = {a.id for a in agents if a.intent == INTENT_RUNNING}
+        self.watched = {}
+        for s in sources(app, agents, self.paths):
+            rec, size = held.get(s.path), _size(s.path)
+            seen = -1 if rec is None else size if rec.refused else rec.offset
+            if self._kept(s) or seen != size:
+                self.watched[s.path] = (s, seen)
+
+    def _kept(self, source: Source) -> bool:
+        return source.current and source.agent_id in self.live
+
+    def look(self, app: App, force: bool = False) -> Progress:
+        done = Progress()
+        now = app.clock.monotonic()
+        if self.conn is None:
+            self.conn = connect(app)
+        c = self.conn
+        try:
+            self.pending = self.pending or force
+            if now - self.looked >= (RELIST if self.pending else LOOKUP):
+                self.looked, self.pending = now, False
+                self._list(app, c)
+            for path, (source, seen) in list(self.watched.items()):
+                size = _size(path)
+                if size == seen or done.read >= PASS_LIMIT:
+                    continue
+                reached = index_one(app, c, source, PASS_LIMIT - done.read, done)
+                if reached is None or reached == seen:
+                    reached = size  # left out, or a line still being written: until it grows
+                if self._kept(source) or reached < size:
+                    self.watched[path] = (source, reached)
+                else:
+                    del self.watched[path]  # read to its end, and no longer growing
+        except BaseException:
+            self.close()  # the next look opens the index again (replaced by a --reindex)
+            raise
+        return done
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
+
+
+def _start(app: App) -> Callable[[], None]:
+    from roost.ops.service import in_thread, say
+
+    _switch.enabled = app.settings.recall.index
+    _switch.stopping.clear()
+
+    def work(mine: App) -> None:
+        watch = Watch()
+        try:
+            _loop(mine, watch)
+        finally:
+            watch.close()
+
+    def _loop(mine: App, watch: Watch) -> None:
+        while not _switch.stopping.is_set():
+            woken = _switch.woken.is_set()
+            _switch.woken.clear()
+            if _switch.enabled:
+                try:
+                    step = watch.look(mine, force=woken)
+                except Exception as exc:  # noqa: BLE001 - one bad pass; a later one tries again
+                    say(f"recall: an indexing pass failed: {type(exc).__name__}: {exc}")
+                    _switch.woken.wait(LOOKUP)
+                    continue
+                if step.read:
+                    continue  # more to read: go on at once
+            _switch.woken.wait(INTERVAL)
+
+    def ending() -> None:
+        _switch.stopping.set()
+        _switch.woken.set()
+
+    return in_thread(app, "recall", work, ending)
+
+
+def _on_status(app: App, changes: Sequence[StatusChange]) -> None:
+    """A status changed (a turn began or ended, an agent started): look at every record now."""
+    if changes:
+        _switch.woken.set()
+
+
+def _on_settings(app: App) -> None:
+    _switch.enabled = app.settings.recall.index
+    _switch.woken.set()
+
+
+COMPONENT = Component(name="recall", start=_start, on_status=_on_status, on_settings=_on_settings)
