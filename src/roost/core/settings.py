@@ -262,6 +262,11 @@ class SshSettings:
 @dataclass(frozen=True, slots=True)
 class RecallSettings:
     index: bool = setting(True, _flag, "the service indexes every conversation (roost search)")
+    agents_see: str = setting(
+        "subtree",
+        _one_of("subtree", "all"),
+        "what an agent's search_conversations (MCP) searches: its subtree, or every agent",
+    )
 
 
 @dataclass(frozen=True, slots=True)

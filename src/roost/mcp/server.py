@@ -284,6 +284,36 @@ def build(
         and code). Returns whether it was delivered and how many comments went."""
         return call(ctx, lambda app, who: orchestrate.send_review(app, who, name))
 
+    @server.tool()
+    def search_conversations(
+        ctx: Context,
+        query: Annotated[
+            str,
+            Field(
+                description='Words to find (all of them), a "phrase", a prefix*, a OR b, a NOT b.'
+            ),
+        ],
+        agent: Annotated[str | None, Field(description="Only this agent's conversations.")] = None,
+        role: Annotated[
+            str | None, Field(description="Only messages of: user, agent or tool.")
+        ] = None,
+        since: Annotated[
+            str | None, Field(description="Only since: 30m, 12h, 7d, 2w or an ISO date.")
+        ] = None,
+        limit: Annotated[
+            int, Field(description="At most this many hits (1-50).", ge=1, le=50)
+        ] = 10,
+    ) -> dict[str, object]:
+        """Search every recorded conversation of your subtree (you and the agents below you,
+        also ones stopped or hibernated long ago): the best-matching messages, each with its
+        agent, turn (NAME@TURN), time, role and a snippet with the match between « »."""
+        return call(
+            ctx,
+            lambda app, who: orchestrate.search_conversations(
+                app, who, query, agent, role, since, limit
+            ),
+        )
+
     refuse_unknown_arguments(server)
     return server
 

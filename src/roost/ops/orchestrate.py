@@ -620,3 +620,41 @@ def send_review(app: App, caller: scope.Caller, name: str) -> dict[str, object]:
         "comments_sent": len(sent.ids) if sent.delivered else 0,
         "comments_left": sent.left if sent.delivered else sent.left + len(sent.ids),
     }
+
+
+# ---- recall: what agents said, found -----------------------------------------------------------
+MAX_HITS = 50
+
+
+def search_conversations(
+    app: App,
+    caller: scope.Caller,
+    query: str,
+    agent: str | None,
+    role: str | None,
+    since: str | None,
+    limit: int,
+) -> dict[str, object]:
+    """The messages of recorded conversations that match `query` (roost search), best first:
+    an agent searches its own subtree's (every agent's when `[recall] agents_see = "all"`), a
+    person's own client every agent's. Each hit names the agent, its turn and a snippet."""
+    from roost.recall import operations as recall
+    from roost.recall import rules as recall_rules
+
+    limit = max(1, min(limit, MAX_HITS))
+    ids = None
+    if caller.agent_id is not None and app.settings.recall.agents_see == "subtree":
+        ids = tuple(m.id for m in scope.visible(caller, members(app.store.agents())))
+    try:
+        after = recall_rules.moment(since, app.clock.now()) if since else None
+    except ValueError as exc:
+        raise RoostError(f"search: {exc}") from None
+    filters = recall.Filters(agent=agent, role=role, since=after, agent_ids=ids)
+    if app.settings.recall.index:
+        recall.index(app)  # what the service has not read yet (none while it keeps up)
+    hits = recall.search(app, query, filters, limit)
+    return {
+        "query": query,
+        "scope": "subtree" if ids is not None else "all",
+        "hits": [h.as_json() for h in hits],
+    }

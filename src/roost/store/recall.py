@@ -132,6 +132,7 @@ class Filters:
     until: float | None = None
     role: str | None = None
     file: str | None = None
+    agent_ids: tuple[str, ...] | None = None  # only these agents (an MCP caller's subtree)
 
 
 # ---- opening -------------------------------------------------------------------------------
@@ -384,6 +385,9 @@ def search(
     if filters.agent is not None:
         where.append("a.name = ?")
         args.append(filters.agent)
+    if filters.agent_ids is not None:
+        where.append(f"a.agent_id IN ({', '.join('?' * len(filters.agent_ids))})")
+        args.extend(filters.agent_ids)
     if filters.provider is not None:
         where.append("a.provider = ?")
         args.append(filters.provider)
