@@ -14,6 +14,7 @@ from roost.ops import lifecycle
 from roost.ops import send as sending
 from roost.ops import workspace as wsops
 from roost.ops.context import App
+from roost.recall.operations import Hit
 from roost.review.rules import Diff, Seen
 
 SEND_TIMEOUT = 120.0  # seconds a send from the page may take (wake, ready, confirm)
@@ -57,6 +58,19 @@ def changes(app: App, name: str, file: str | None) -> tuple[Diff, list[Seen]]:
         diffs.Budget(file_lines=diffs.ONE_FILE_LINES, total_lines=None) if file else diffs.Budget()
     )
     return review.diff(app, name, file=file, budget=budget), review.comments(app, name)
+
+
+def search(app: App, query: str) -> list[Hit]:
+    """Recall's best hits for `query` over every agent's conversation (the person's own view),
+    what the service has not indexed yet read first."""
+    from roost.recall import operations as recall
+
+    if app.settings.recall.index:
+        recall.index(app)
+    return recall.search(app, query, None, SEARCH_HITS)
+
+
+SEARCH_HITS = 50
 
 
 def question(row: dict[str, object], screen: str) -> Question | None:

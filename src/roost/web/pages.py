@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from html import escape
+from urllib.parse import quote
 
 from roost.core.fleet import LOCAL, HostView
 from roost.core.questions import Question
 from roost.core.status import Status
 from roost.core.web import fleet_groups, usage_text
+from roost.recall.operations import MARKS, Hit
 
 
 def page(title: str, csrf: str, body: str, script_data: Mapping[str, object]) -> str:
@@ -23,6 +25,8 @@ def page(title: str, csrf: str, body: str, script_data: Mapping[str, object]) ->
 <link rel="stylesheet" href="/static/style.css">
 </head><body data-roost="{data}">
 <header><a href="/" class="brand">roost</a><span class="title">{escape(title)}</span>
+<form class="find" action="/search" role="search"><input name="q" type="search"
+ placeholder="search conversations" aria-label="search conversations"></form>
 <button id="notify" type="button" hidden>Notify me</button></header>
 <main>{body}</main>
 <script src="/static/app.js"></script>
@@ -181,3 +185,32 @@ def terminal(name: str, csrf: str, typing: bool, xterm: bool) -> str:
 
 def message(title: str, text: str) -> str:
     return page(title, "", f'<p class="empty">{escape(text)}</p>', {"page": "none"})
+
+
+def search(query: str, hits: Sequence[Hit], csrf: str, error: str | None = None) -> str:
+    """Recall's results (issue 39): each hit's agent and turn (linked to the agent's page), when,
+    who spoke and the words around the match, the match marked; or why the query was refused."""
+    box = (
+        f'<form class="send" action="/search"><input name="q" value="{escape(query, quote=True)}" '
+        'placeholder="words, &quot;a phrase&quot;, prefix*, a OR b"><button>Search</button></form>'
+    )
+    if error is not None:
+        body = f'{box}<p class="receipt bad">{escape(error)}</p>'
+    elif not query.strip():
+        body = box
+    elif not hits:
+        body = f'{box}<p class="empty">Nothing said matches.</p>'
+    else:
+        rows = "".join(_hit(h) for h in hits)
+        body = f'{box}<ul class="hits">{rows}</ul>'
+    return page(f"search: {query}" if query else "search", csrf, body, {"page": "search"})
+
+
+def _hit(h: Hit) -> str:
+    words = escape(h.snippet).replace(MARKS[0], "<mark>").replace(MARKS[1], "</mark>")
+    files = f' <span class="dim">{escape(", ".join(h.files[:3]))}</span>' if h.files else ""
+    return (
+        f'<li><div><a href="/a/{escape(quote(h.agent), quote=True)}">{escape(h.ref)}</a> '
+        f'<span class="provider">{escape(h.role)} · {escape(h.provider)} · '
+        f"{escape(h.when)}</span>{files}</div><p>{words}</p></li>"
+    )

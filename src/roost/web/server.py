@@ -211,6 +211,19 @@ def build(config: Config) -> Starlette:
             return HTMLResponse(pages.message("No changes to show", str(exc)), status_code=404)
         return HTMLResponse(changes.page_of(d, comments, found.csrf, file is not None))
 
+    async def search_page(request: Request) -> Response:
+        found = _guard(request)
+        if isinstance(found, Response):
+            return found
+        query = request.query_params.get("q", "")[:1000]
+        if not query.strip():
+            return HTMLResponse(pages.search("", [], found.csrf))
+        try:
+            hits = await call(actions.search, query)
+        except RoostError as exc:  # a query FTS5 cannot read: said, not a traceback
+            return HTMLResponse(pages.search(query, [], found.csrf, str(exc)), status_code=400)
+        return HTMLResponse(pages.search(query, hits, found.csrf))
+
     async def agent_live(request: Request) -> Response:
         found = _guard(request)
         if isinstance(found, Response):
@@ -294,6 +307,7 @@ def build(config: Config) -> Starlette:
         Route("/a/{name}", agent_page),
         Route("/a/{name}/live", agent_live),
         Route("/a/{name}/changes", changes_page),
+        Route("/search", search_page),
         Route("/a/{name}/term", terminal_page),
         Route("/a/{name}/{action}", act, methods=["POST"]),
         WebSocketRoute("/a/{name}/ws", terminal_ws),
