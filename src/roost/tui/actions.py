@@ -119,6 +119,7 @@ ACTIONS = (
     Action("E", "balance", "balance", "Balance the current tab: an even grid of its tiles"),
     Action("o", "open", "open", "Open the current tab in plain tmux, one pane per tile"),
     Action("B", "toggle_buried", "buried", "Show / hide buried agents"),
+    Action("F", "search", "search", "Search every conversation (Enter: go to the agent, f: fork)"),
     Action(
         "D",
         "diff",

@@ -41,6 +41,7 @@ from roost.system.clock import local_zone
 from roost.tui import actions
 from roost.tui import rows as rowlib
 from roost.tui.diffview import DiffScreen
+from roost.tui.searchview import SearchScreen
 from roost.tui.source import Snapshot, Source
 from roost.usage.rules import count
 
@@ -1000,6 +1001,30 @@ class RoostApp(App[None]):
                 ask,
             )
         )
+
+    def action_search(self) -> None:
+        """Search every conversation (tui/searchview.py); Enter goes to the hit's agent."""
+
+        def fork(ref: str) -> None:
+            self.push_screen(
+                FormScreen(
+                    f"Fork at {ref}",
+                    [("new", "new agent's name", "")],
+                    lambda values: self.source.fork_at(ref, values["new"]),
+                ),
+                self._form_done,
+            )
+
+        def go(name: str | None) -> None:
+            if name is None:
+                return
+            if not any(r.item and r.item.agent.name == name for r in self.rows):
+                self.notify(f"{name} is not in the list (removed, or filtered out)")
+                return
+            index = next(i for i, r in enumerate(self.rows) if r.item and r.item.agent.name == name)
+            self.query_one("#agents", DataTable).move_cursor(row=index)
+
+        self.push_screen(SearchScreen(self.source.search, fork), go)
 
     def action_answer(self) -> None:
         """The selected agent's question in a modal (read off its screen now, on a worker);

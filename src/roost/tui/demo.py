@@ -18,6 +18,7 @@ from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.status import Status
 from roost.providers import traits
+from roost.recall.operations import Hit
 from roost.review.rules import Diff, FileChange, Hunk, Seen
 from roost.tui.source import Snapshot
 
@@ -161,6 +162,35 @@ CHANGE = Diff(
 )
 
 
+# Canned hits for the search mode (`F`).
+HITS = [
+    Hit(
+        "api",
+        "id-api",
+        "claude",
+        "s1",
+        12,
+        "user",
+        1795953600.0,
+        "retry the «flaky» login redirect test",
+        (),
+        -3.1,
+    ),
+    Hit(
+        "frontend",
+        "id-fe",
+        "codex",
+        "s2",
+        4,
+        "agent",
+        1795950000.0,
+        "the «flaky» snapshot came from the clock",
+        ("src/app.tsx",),
+        -2.2,
+    ),
+]
+
+
 class StaticSource:
     """Serves one snapshot, canned screens and events; records each operation asked of it in
     `calls` (its name and arguments) and answers with the CLI's words. `failures` maps an
@@ -210,6 +240,14 @@ class StaticSource:
     def send_review(self, name: str) -> str:
         self._called("send_review", name)
         return f"sent 1 comment to {name} (hook)"
+
+    def search(self, query: str) -> list[Hit]:
+        self._called("search", query)
+        return [h for h in HITS if query.strip("*").lower() in h.snippet.lower()]
+
+    def fork_at(self, ref: str, new: str) -> str:
+        self._called("fork_at", ref, new)
+        return f"forked {new} from {ref} (claude)"
 
     def _called(self, operation: str, *args: object) -> None:
         self.calls.append((operation, *args))

@@ -26,6 +26,7 @@ from roost.ops import workspace as wsops
 from roost.ops.context import App
 from roost.ops.restore import restore as restore_workspace
 from roost.ops.root import open_app
+from roost.recall.operations import Hit
 from roost.review import operations as review
 from roost.review import rules as review_rules
 from roost.review.rules import Diff, Seen
@@ -44,6 +45,9 @@ def _names_tree(node: ws.Node | None, names: dict[str, str]) -> ws.Node | None:
 
 
 RECHECK = 5.0  # seconds between two looks for the roost service
+
+
+SEARCH_HITS = 50
 
 
 class LiveSource:
@@ -262,6 +266,23 @@ class LiveSource:
         with self._app() as app:
             done = review.send(app, name)
         return review_rules.sent_line(name, done.delivered, done.how, len(done.ids), done.left)
+
+    def search(self, query: str) -> list[Hit]:
+        from roost.recall import operations as recall
+
+        with self._app() as app:
+            if app.settings.recall.index:
+                recall.index(app)  # what the service has not read yet
+            return recall.search(app, query, None, SEARCH_HITS)
+
+    def fork_at(self, ref: str, new: str) -> str:
+        from roost.ops import fork
+        from roost.recall import operations as recall
+
+        with self._app() as app:
+            name = recall.fork_point(app, ref)
+            a = fork.fork(app, name, new).agent
+        return f"forked {new} from {ref} ({a.provider})"
 
     def hosts(self) -> list[str]:
         from roost.hosts import operations as hosts

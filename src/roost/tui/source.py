@@ -16,6 +16,7 @@ from roost.core.fleet import HostView
 from roost.core.observation import Observation
 from roost.core.questions import Question
 from roost.core.workspace import Node
+from roost.recall.operations import Hit
 from roost.review.rules import Diff, Seen
 
 
@@ -122,6 +123,15 @@ class Source(Protocol):
 
     def send_review(self, name: str) -> str:
         """Send the open comments as one acknowledged message; what `roost review send` says."""
+        ...
+
+    # ---- recall (issue 39): every conversation searched -----------------------------------------
+    def search(self, query: str) -> list[Hit]:
+        """Recall's best hits for `query` over every agent's conversation."""
+        ...
+
+    def fork_at(self, ref: str, new: str) -> str:
+        """`roost fork NAME@TURN NEW`; the line: what the CLI says."""
         ...
 
     # ---- handing the terminal to tmux: the command line to run ---------------------------------
