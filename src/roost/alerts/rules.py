@@ -41,7 +41,21 @@ from roost.core import questions
 from roost.core.status import Status
 
 DEBOUNCE = 5.0  # seconds: out of a state less long than this is a flicker, not a new edge
-EDGES = ("waiting", "error", "limited", "crashed", "exited", "failed", "finished", "refused")
+EDGES = (
+    "waiting",
+    "error",
+    "limited",
+    "crashed",
+    "exited",
+    "failed",
+    "finished",
+    "refused",
+    "collision",
+)
+# roost's own news of a pair of worktree agents whose changes collide (merge/operations.py logs
+# one `collision` event per pair, once: its table remembers the pair), alerted as it comes:
+# no state of the agent's is entered or left by it.
+COLLISION = "collision"
 # roost's own edge, under the file's name as agent: an edit of config.toml or tmux.conf the
 # service refused (service/main.py); a later edit it applied ends it.
 REFUSED, APPLIED = "config-refused", "config-applied"
@@ -95,6 +109,8 @@ def edge_of(event: Mapping[str, object], person_child: bool) -> str | None:
     ''
     """
     kind = event.get("kind")
+    if kind == COLLISION:
+        return COLLISION
     if kind == "exited":  # the pane-died hook's, before any status refresh sees it
         return _exit_edge(event.get("exit_code"))
     if kind == "failed":
@@ -149,6 +165,13 @@ def decide(
             continue
         if edge == "":
             _leave(new, agent_id, at, str(e.get("kind")), e.get("until"))
+            continue
+        if edge == COLLISION:  # once a pair already (merge/operations.py): no state of its own
+            text = e.get("text")
+            words = text if isinstance(text, str) and text else None
+            found.append(
+                Alert(int(str(e.get("id"))), agent_id, str(e.get("agent")), edge, at, words)
+            )
             continue
         if _stopping(new, agent_id, at):
             continue  # the stop's, not the agent's: not entered, so it holds back no later edge
@@ -235,6 +258,7 @@ _PHRASES = {
     "failed": "failed: it keeps crashing",
     "finished": "finished its turn",
     "refused": "was refused",
+    "collision": "collides with another agent's changes",
 }
 _DEFAULTS = {
     "waiting": "It asks you something: roost attach {name}",
@@ -245,6 +269,7 @@ _DEFAULTS = {
     "failed": "roost stopped restarting it: roost wake {name}",
     "finished": "Its result went to its parent: roost attach {name}",
     "refused": "An edit has a problem: roost doctor",
+    "collision": "Two agents change the same lines: roost conflicts",
 }
 
 

@@ -417,6 +417,10 @@ from roost.worktrees.commands import fork_cmd, worktree_group  # noqa: E402  (is
 
 cli.add_command(worktree_group)
 cli.add_command(fork_cmd)
+from roost.merge.commands import conflicts_command, merge_command  # noqa: E402  (issue 38)
+
+cli.add_command(merge_command)
+cli.add_command(conflicts_command)
 
 from roost.limits.commands import limits_command  # noqa: E402 - issue 23: roost limits
 

@@ -32,7 +32,7 @@ TILES = """tiles AS MATERIALIZED (
 # The agents table's columns in Agent's order, the placement and tab derived (see above), then
 # its JOINED values: its tab's name, whether it is pinned, its launch's token, its lineage, the
 # names of the agents it is linked to, its git worktree, its usage, the texts held for it, the
-# arguments an import kept aside for approval.
+# arguments an import kept aside for approval, the agents it collides with.
 _SELECT = """
 WITH {tiles}
 SELECT a.id, a.name, a.provider, a.cwd, a.home, a.args, a.dangerous, a.provider_session_id,
@@ -47,7 +47,8 @@ SELECT a.id, a.name, a.provider, a.cwd, a.home, a.args, a.dangerous, a.provider_
        t.name, p.agent_id IS NOT NULL, lt.token, {history}, lp.name, op.name, oroot.name,
        {worktree}, {usage},
        (SELECT COUNT(*) FROM held_inputs h WHERE h.agent_id = a.id AND h.delivered_at IS NULL),
-       (SELECT ap.args FROM approvals ap WHERE ap.agent_id = a.id)
+       (SELECT ap.args FROM approvals ap WHERE ap.agent_id = a.id),
+       {collisions}
 FROM agents a
 LEFT JOIN tiles tl ON tl.agent_id = a.id
 LEFT JOIN tabs t ON t.id = COALESCE(tl.tab_id, a.tab_id)
@@ -73,6 +74,13 @@ _USAGE = """(SELECT json_group_array(json_array(u.model, u.input, u.output, u.ca
                                             u.cache_read))
            FROM usage_models u WHERE u.agent_id = a.id)"""
 
+# The names of the agents its changes collide with (issue 38, store/merge.py), as JSON: two
+# lookups by index, one per side of a pair.
+_COLLISIONS = """(SELECT json_group_array(o.name) FROM (
+                 SELECT b_id AS other FROM collisions WHERE a_id = a.id AND active = 1
+                 UNION SELECT a_id FROM collisions WHERE b_id = a.id AND active = 1) x
+               JOIN agents o ON o.id = x.other)"""
+
 
 def select(
     where: str = "",
@@ -88,6 +96,7 @@ def select(
         history=_HISTORY if history else "'[]'",
         worktree=_WORKTREE if worktree else "NULL",
         usage=_USAGE if history else "'[]'",
+        collisions=_COLLISIONS,
         where=f"WHERE {where}" if where else "",
         order=order,
     )
