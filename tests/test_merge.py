@@ -299,3 +299,81 @@ def test_a_predicted_merge_conflict_of_committed_work_marks_both(world: Env, rep
     commit(b, "both.py", "from b\n", "b adds both.py")
     found = json.loads(roost(world, repo, "conflicts", "--now", "--json").stdout)
     assert [(f["agents"], f["conflicts"]) for f in found] == [(["a", "b"], ["both.py"])]
+
+
+def test_into_a_branch_checked_out_nowhere_moves_that_branch_alone(world: Env, repo: Path) -> None:
+    git(repo, "branch", "release")
+    wt = spawn(world, repo, "api")
+    other = spawn(world, repo, "other")
+    roost(world, repo, "kill", "other")
+    tip = commit(wt, "new.py", "y\n", "new")
+    (repo / "app.py").write_text("the person's own edit, not committed\n")
+    main_before = git(repo, "rev-parse", "main")
+    release_before = git(repo, "rev-parse", "release")
+    out = roost(world, repo, "merge", "api", "--into", "release", "--yes")
+    assert "into release" in out.stdout
+    assert git(repo, "rev-parse", "main") == main_before  # the main checkout is not touched
+    assert (repo / "app.py").read_text() == "the person's own edit, not committed\n"
+    assert git(repo, "log", "-1", "--format=%P", "release").split() == [release_before, tip]
+    # `other` was made from main, not release: told nothing; and one made from main hears of
+    # a merge into main without being woken (it sleeps: the notice waits for its wake)
+    assert "other" not in out.stdout
+    git(repo, "checkout", "--", "app.py")
+    roost(world, repo, "merge", "api", "--yes")
+    with contextlib.closing(sqlite3.connect(world.home / "roost.db")) as db:
+        pending = db.execute(
+            "SELECT a.name, n.status FROM notifications n JOIN agents a ON a.id = n.parent_id "
+            "WHERE n.delivered_at IS NULL"
+        ).fetchall()
+    assert pending == [("other", "base-moved")]
+    assert world.ls()["other"]["state"] == "stopped" and other.is_dir()
+    # a branch another worktree has checked out is never moved under it
+    refused = roost(world, repo, "merge", "api", "--into", "roost/other", "--yes", check=False)
+    assert refused.returncode == 1 and "is checked out in the worktree" in refused.stderr
+    bad = roost(world, repo, "merge", "api", "--into", "-x", "--yes", check=False)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_a_fan_of_worktree_agents_compared_side_by_side_with_their_check(
+    world: Env, repo: Path
+) -> None:
+    (repo / "check.py").write_text(
+        "import os, sys\nprint('checking\\x1b[31m')\n"
+        "sys.exit(0 if os.path.exists('ok.txt') else 3)\n"
+    )
+    git(repo, "add", "check.py")
+    git(repo, "commit", "-qm", "a check")
+    out = roost(
+        world, repo, "spawn", "api", "--fan", "2", "--provider", "command", "--", "sleep", "600"
+    )
+    assert "fanned out: api-1, api-2" in out.stdout
+    listing = world.ls()
+    one, two = (Path(listing[n]["worktree"]["path"]) for n in ("api-1", "api-2"))
+    assert listing["api-1"]["worktree"]["branch"] == "roost/api-1" and one != two
+    commit(one, "ok.txt", "fine\n", "one passes")
+    edited(one / "app.py", 2, "one's line 2")  # uncommitted, counted
+    commit(two, "app.py", "short\n", "two rewrites app.py")
+    (world.home / "config.toml").write_text(
+        f'[review]\ncheck = "{sys.executable} check.py"\ncheck_timeout = 60\n'
+    )
+    found = json.loads(roost(world, repo, "compare", "api-1", "api-2", "--check", "--json").stdout)
+    figures = {
+        s["agent"]: (s["files"], s["added"], s["deleted"], s["commits"], s["uncommitted"])
+        for s in found
+    }
+    assert figures == {"api-1": (2, 2, 1, 1, 1), "api-2": (1, 1, 20, 1, 0)}
+    assert [s["check"]["exit_code"] for s in found] == [0, 3]
+    table = roost(world, repo, "compare", "api-1", "api-2", "--check").stdout
+    assert "passed (" in table and "failed (exit 3" in table and "+1 -20" in table
+    assert "\x1b" not in table and "checking\\x1b[31m" in table  # its output shown escaped
+    plain = roost(world, repo, "compare", "api-1", "api-2").stdout
+    assert "check" not in plain and plain.splitlines()[0].split() == ["api-1", "api-2"]
+    refused = roost(world, repo, "spawn", "api", "--fan", "2", "--provider", "command", check=False)
+    assert refused.returncode != 0 and "api-1, api-2 exist already" in refused.stderr
+    too_many = roost(world, repo, "spawn", "x", "--fan", "11", check=False)
+    assert too_many.returncode == 2 and "--fan takes 2 to 10" in too_many.stderr
+    roost(world, repo, "spawn", "plain", "--provider", "command", "--", "sleep", "600")
+    lone = roost(world, repo, "compare", "api-1", "plain", check=False)
+    assert lone.returncode == 1 and "plain has no worktree" in lone.stderr
+    roost(world, repo, "merge", "api-1", "--yes")  # the one chosen
+    assert (repo / "ok.txt").read_text() == "fine\n"

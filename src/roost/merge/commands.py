@@ -11,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from roost.merge.operations import Plan
+    from roost.merge.operations import Plan, Side
     from roost.store.merge import Pair
 
 
@@ -167,3 +167,95 @@ def _pair_line(p: Pair) -> str:
     from roost.merge import rules
 
     return f"{p.repo}: " + rules.describe(p.collision, {p.a_id: p.a_name, p.b_id: p.b_name})
+
+
+@click.command(name="compare")
+@click.argument("names", nargs=-1, required=True)
+@click.option(
+    "--check",
+    "run_check",
+    is_flag=True,
+    help="Run config.toml's [review] check in each worktree (no shell, with its time limit).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def compare_command(names: tuple[str, ...], run_check: bool, as_json: bool) -> None:
+    """Worktree agents side by side (a fan's, say): the files and lines each changed since
+    its branch left its base, its commits, its uncommitted files, its usage, and with --check
+    the check's result; then `roost merge` the one you choose.
+
+    \b
+    Examples:
+      roost compare api-1 api-2 api-3
+      roost compare api-1 api-2 --check
+    """
+    import json
+
+    from roost.cli.main import _app
+    from roost.merge import operations as merging
+
+    app = _app(*names)
+    sides = merging.compare(app, names, run_check)
+    if as_json:
+        click.echo(json.dumps([_side_json(s) for s in sides]))
+        return
+    click.echo(_side_by_side(sides), nl=False)
+    for s in sides:
+        if s.check is not None and s.check.exit_code != 0 and s.check.tail:
+            click.echo(f"\n{s.agent}: {s.check.words}; its output ends (all of it: {s.check.log}):")
+            click.echo("\n".join(s.check.tail.splitlines()[-10:]))
+
+
+def _side_json(s: Side) -> dict[str, object]:
+    c = s.changed
+    return {
+        "agent": s.agent,
+        "branch": s.branch,
+        "worktree": s.path,
+        "files": c.files,
+        "added": c.added,
+        "deleted": c.deleted,
+        "binary": c.binary,
+        "commits": s.commits,
+        "uncommitted": s.uncommitted,
+        "usage": dict(s.usage),
+        "check": None
+        if s.check is None
+        else {
+            "command": s.check.command,
+            "exit_code": s.check.exit_code,
+            "seconds": round(s.check.seconds, 3),
+            "result": s.check.words,
+            "log": s.check.log,
+        },
+    }
+
+
+def _side_by_side(sides: list[Side]) -> str:
+    from roost.core.present import visible
+
+    def tokens(s: Side) -> str:
+        total = s.usage.get("total")
+        return f"{total:,}" if isinstance(total, int) else "-"
+
+    def cost(s: Side) -> str:
+        usd = s.usage.get("cost_usd")
+        return f"${usd:.2f}" if isinstance(usd, int | float) else "-"
+
+    rows: list[tuple[str, ...]] = [
+        ("", *(s.agent for s in sides)),
+        ("branch", *(s.branch for s in sides)),
+        ("files", *(str(s.changed.files) for s in sides)),
+        ("lines", *(f"+{s.changed.added} -{s.changed.deleted}" for s in sides)),
+        ("commits", *(str(s.commits) for s in sides)),
+        ("uncommitted", *(str(s.uncommitted) for s in sides)),
+        ("tokens", *(tokens(s) for s in sides)),
+        ("cost", *(cost(s) for s in sides)),
+    ]
+    if any(s.check is not None for s in sides):
+        rows.append(("check", *(s.check.words if s.check else "-" for s in sides)))
+    rows = [tuple(visible(cell) for cell in r) for r in rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() + "\n"
+        for r in rows
+    )

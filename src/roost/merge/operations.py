@@ -425,3 +425,114 @@ def _recorded(
 
 
 ON_STATUS = OnStatus("collisions", _recorded, read=_read)
+
+
+# ---- compare (point 5) ---------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """The configured check's run in one worktree (`[review] check`)."""
+
+    command: str
+    exit_code: int | None  # None: killed at its time limit
+    seconds: float
+    log: str  # its whole output, in the agent's folder
+    tail: str  # its last lines, control characters escaped
+    words: str
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One agent of `roost compare`: its branch's work since it branched, its usage, and its
+    check when one ran."""
+
+    agent: str
+    branch: str
+    path: str
+    changed: rules.Numstat
+    commits: int
+    uncommitted: int
+    usage: Mapping[str, object]
+    check: Checked | None = None
+
+
+TAIL = 2000  # characters of a check's output kept in the comparison
+
+
+def compare(app: App, names: Sequence[str], run_check: bool = False) -> list[Side]:
+    """`roost compare`: each agent's work since its branch left its base (tracked files,
+    committed or not: `git diff --numstat`), its commits, its uncommitted files, its usage (the
+    usage room's figures) and, with `run_check`, the configured check run in its worktree
+    (an argv by shlex.split, never a shell, with its time limit)."""
+    from roost.system import git, gitmerge
+    from roost.usage import operations as usage
+
+    if len(names) < 2:
+        raise RoostError("compare needs at least two agents", code=2)
+    command = app.settings.review.check
+    if run_check and not command:
+        raise RoostError('--check: no check configured (config.toml [review] check = "pytest -q")')
+    agents = [app.store.require(n) for n in names]
+    worktrees = wtdb.by_agent(app.store.conn)
+    for a in agents:
+        if a.id not in worktrees:
+            raise RoostError(rules.refusal(rules.Facts(a.name, has_worktree=False)) or "")
+    figures = usage.figures(app, [a.id for a in agents])
+    sides: list[Side] = []
+    for a in agents:
+        row = worktrees[a.id]
+        repo = git.repo_of(row.repo)
+        tip = gitmerge.tip(repo, row.branch)
+        base_branch = row.base or gitmerge.main_branch(repo)
+        base = gitmerge.tip(repo, base_branch) if base_branch else None
+        fork = gitmerge.merge_base(repo, base, tip) if base and tip else None
+        changed = gitmerge.numstat(row.path, fork) if fork else rules.Numstat()
+        commits = gitmerge.count(repo, tip, f"^{fork}") if fork and tip else 0
+        sides.append(
+            Side(
+                a.name,
+                row.branch,
+                row.path,
+                changed,
+                commits,
+                gitmerge.uncommitted(row.path),
+                figures.get(a.id, {}),
+            )
+        )
+    if run_check and command:
+        from dataclasses import replace
+
+        sides = [
+            replace(s, check=_check(app, a, s.path, command))
+            for a, s in zip(agents, sides, strict=True)
+        ]
+    return sides
+
+
+def _check(app: App, agent: Agent, path: str, command: str) -> Checked:
+    """Run the check in the worktree: its words split as a shell would (shlex), no shell;
+    killed (its whole process group) past [review] check_timeout; its output in the agent's
+    folder (review-check.log), its tail read bounded and shown escaped."""
+    import os
+    import shlex
+
+    from roost.core.present import visible
+    from roost.system import procs, untrusted
+
+    argv = shlex.split(command)
+    folder = app.paths.agent_dir(agent.id)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    log = folder / "review-check.log"
+    limit = app.settings.review.check_timeout
+    started = app.clock.monotonic()
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        try:
+            code = procs.run_limited(argv, path, dict(app.environ), out, limit)
+        except OSError as exc:  # no such program
+            out.write(f"roost: cannot run {argv[0]!r}: {exc.strerror}\n")
+            code = 127
+    seconds = app.clock.monotonic() - started
+    text = untrusted.tail(log, TAIL * 4).decode("utf-8", "replace")[-TAIL:]
+    shown = "\n".join(visible(line) for line in text.splitlines())
+    words = rules.check_words(code, seconds, limit)
+    return Checked(command, code, seconds, str(log), shown, words)

@@ -420,3 +420,72 @@ def describe(c: Collision, names: Mapping[str, str]) -> str:
         parts.append("a merge of their branches conflicts in " + few(list(c.conflicts), 3))
     first, second = sorted((names.get(c.a, c.a), names.get(c.b, c.b)))
     return f"{first} and {second}: " + "; ".join(parts)
+
+
+# ---- fan and compare (point 5) -------------------------------------------------------------
+MAX_FAN = 10  # agents one `spawn --fan` starts
+
+
+def fan_names(name: str, n: int) -> list[str]:
+    """The agents of a fan: NAME-1 .. NAME-N.
+
+    >>> fan_names("api", 3)
+    ['api-1', 'api-2', 'api-3']
+    >>> fan_names("api", 11)
+    Traceback (most recent call last):
+    ...
+    roost.core.errors.RoostError: --fan takes 2 to 10 agents, not 11
+    """
+    from roost.core.errors import RoostError
+
+    if not 2 <= n <= MAX_FAN:
+        raise RoostError(f"--fan takes 2 to {MAX_FAN} agents, not {n}", code=2)
+    return [f"{name}-{i}" for i in range(1, n + 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Numstat:
+    """`git diff --numstat`'s figures summed: files changed, lines added and deleted, and the
+    binary files (git counts no lines for them)."""
+
+    files: int = 0
+    added: int = 0
+    deleted: int = 0
+    binary: int = 0
+
+
+def numstat(out: str) -> Numstat:
+    """Read `git diff --numstat -z --no-renames`: "ADDED<tab>DELETED<tab>PATH" NUL-ended, "-"
+    for a binary file's counts.
+
+    >>> numstat("3\\t1\\ta.py\\0" "-\\t-\\timg.png\\0" "0\\t7\\tgone.py\\0")
+    Numstat(files=3, added=3, deleted=8, binary=1)
+    >>> numstat("")
+    Numstat(files=0, added=0, deleted=0, binary=0)
+    """
+    files = added = deleted = binary = 0
+    for entry in out.split("\0"):
+        parts = entry.split("\t", 2)
+        if len(parts) != 3 or not parts[2]:
+            continue
+        files += 1
+        if parts[0] == "-" or parts[1] == "-":
+            binary += 1
+            continue
+        if parts[0].isdigit() and parts[1].isdigit():
+            added += int(parts[0])
+            deleted += int(parts[1])
+    return Numstat(files, added, deleted, binary)
+
+
+def check_words(exit_code: int | None, seconds: float, limit: float) -> str:
+    """A check's result in words.
+
+    >>> check_words(0, 3.21, 600), check_words(1, 2, 600), check_words(None, 600, 600)
+    ('passed (3.2 s)', 'failed (exit 1, 2.0 s)', 'killed after 600 s')
+    """
+    if exit_code is None:
+        return f"killed after {limit:g} s"
+    if exit_code == 0:
+        return f"passed ({seconds:.1f} s)"
+    return f"failed (exit {exit_code}, {seconds:.1f} s)"

@@ -295,3 +295,9 @@ def move_branch(repo: Repo, branch: str, new: str, old: str) -> None:
     ran = run(repo.top, "update-ref", "-m", "roost merge", f"refs/heads/{branch}", new, old)
     if ran.code != 0:
         raise RoostError(f"branch {branch} moved meanwhile: {ran.said()}; nothing changed")
+
+
+def numstat(path: str, base: str) -> rules.Numstat:
+    """What a worktree changed since commit `base` (committed or not, tracked files)."""
+    text = ok(path, "diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", base, "--")
+    return rules.numstat(text)
