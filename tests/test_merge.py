@@ -377,3 +377,35 @@ def test_a_fan_of_worktree_agents_compared_side_by_side_with_their_check(
     assert lone.returncode == 1 and "plain has no worktree" in lone.stderr
     roost(world, repo, "merge", "api-1", "--yes")  # the one chosen
     assert (repo / "ok.txt").read_text() == "fine\n"
+
+
+def test_a_merge_killed_after_the_branch_moved_is_settled_by_the_next(
+    world: Env, repo: Path
+) -> None:
+    import signal
+
+    wt = spawn(world, repo, "api")
+    spawn(world, repo, "sib")
+    roost(world, repo, "kill", "sib")
+    commit(wt, "new.py", "y\n", "new")
+    marker = world.home / "paused-merge-moved"
+    proc = world.roost_start(
+        "merge", "api", "--yes", env={"ROOST_TEST_PAUSE": "merge-moved"}, cwd=repo, capture=False
+    )
+    try:
+        world.wait_for(marker.exists, 30, "roost paused after the branch moved")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+    def stored() -> list[tuple[object, ...]]:
+        with contextlib.closing(sqlite3.connect(world.home / "roost.db")) as db:
+            return db.execute(
+                "SELECT m.state, (SELECT COUNT(*) FROM base_moves), (SELECT COUNT(*) FROM "
+                "notifications WHERE status = 'base-moved') FROM merges m"
+            ).fetchall()
+
+    assert (repo / "new.py").exists() and stored() == [("moving", 0, 0)]  # intent, then effect
+    again = roost(world, repo, "merge", "api", "--yes", check=False)
+    assert again.returncode == 1 and "nothing to merge" in again.stderr
+    assert stored() == [("done", 1, 1)]  # the killed merge's siblings are told after all

@@ -188,6 +188,10 @@ def apply(app: App, p: Plan, deliver: bool = True) -> Done:
     if agent.status == Status.WORKING:
         raise RoostError(rules.refusal(rules.Facts(p.agent, working=True)) or "")
     repo = git.repo_of(p.repo)
+    if p.into_main and (
+        gitmerge.main_branch(repo) != p.target or gitmerge.tip(repo, p.target) != p.before
+    ):
+        raise RoostError("the main checkout moved since the merge was planned: nothing changed")
     at = app.store.now_iso()
     with app.store.write() as c:
         merge_id = rows.begin(
@@ -215,27 +219,74 @@ def apply(app: App, p: Plan, deliver: bool = True) -> Done:
             rows.finish(c, merge_id, c.now_iso(), str(exc))
             events.append(c, agent.id, agent.name, c.now_iso(), "merge-failed", {"error": str(exc)})
         raise
+    _pause(app, "merge-moved")
+    siblings = _finished(app, p, merge_id, agent.name, detail)
+    told = tuple(Told(s.name, _deliver(app, s.id)) for s in siblings) if deliver else ()
+    return Done(p, merge_id, told)
+
+
+def _pause(app: App, point: str) -> None:
+    from roost.worktrees.operations import pause
+
+    pause(app, point)  # tests: stop here (ROOST_TEST_PAUSE=point) to be killed
+
+
+def _finished(
+    app: App, p: Plan, merge_id: int, name: str, detail: Mapping[str, object]
+) -> list[Agent]:
+    """The merge moved its branch: recorded done, with each sibling's new base and its notice
+    (queued: delivered after), in one transaction. Returns the siblings."""
     siblings = _siblings(app, p)
     with app.store.write() as c:
         now = c.now_iso()
         rows.finish(c, merge_id, now)
-        events.append(
-            c,
-            agent.id,
-            agent.name,
-            now,
-            "merged",
-            {**detail, "siblings": [s.name for s in siblings]},
-        )
+        told = {"siblings": [s.name for s in siblings]}
+        events.append(c, p.agent_id, name, now, "merged", {**detail, **told})
         text = rules.base_moved(p.target, p.result, p.agent, p.repo)
         for s in siblings:
             rows.move_base(c, s.id, p.repo, p.target, p.result, merge_id, p.agent, now)
-            queue.enqueue(c, s.id, agent.id, agent.name, BASE_MOVED, text, now)
-            events.append(
-                c, s.id, s.name, now, "notice-queued", {"notice": BASE_MOVED, "by": p.agent}
+            queue.enqueue(c, s.id, p.agent_id, name, BASE_MOVED, text, now)
+            queued = {"notice": BASE_MOVED, "by": p.agent}
+            events.append(c, s.id, s.name, now, "notice-queued", queued)
+    return siblings
+
+
+def settle(app: App, repo_top: str) -> list[rows.Merge]:
+    """Merges of the repository a killed roost left `moving` (recorded, then killed around the
+    step that moves the branch): done when the target holds their result (then their siblings
+    are told, as they would have been), failed otherwise. Run before each merge."""
+    from roost.system import git, gitmerge
+
+    settled: list[rows.Merge] = []
+    for m in rows.merges(app.store.conn):
+        if m.state != "moving" or m.repo != repo_top:
+            continue
+        repo = git.repo_of(m.repo)
+        tip = gitmerge.tip(repo, m.target)
+        held = tip is not None and (
+            tip == m.result or gitmerge.merge_base(repo, tip, m.result) == m.result
+        )
+        if held:
+            p = Plan(
+                m.agent_id,
+                m.agent_name,
+                m.repo,
+                m.branch,
+                m.target,
+                False,
+                m.mode,
+                m.source,
+                m.before,
+                m.result,
+                0,
             )
-    told = tuple(Told(s.name, _deliver(app, s.id)) for s in siblings) if deliver else ()
-    return Done(p, merge_id, told)
+            detail = {"target": m.target, "mode": m.mode, "source": m.source, "result": m.result}
+            _finished(app, p, m.id, m.agent_name, detail)
+        else:
+            with app.store.write() as c:
+                rows.finish(c, m.id, c.now_iso(), "interrupted before the branch moved")
+        settled.append(m)
+    return settled
 
 
 def _siblings(app: App, p: Plan) -> list[Agent]:
@@ -278,6 +329,7 @@ def merge(
         if row is None:
             raise RoostError(rules.refusal(rules.Facts(name, has_worktree=False)) or "")
         with git.locked(git.repo_of(row.repo)):
+            settle(app, row.repo)
             p = plan(app, name, mode, files, into)
             if confirm is not None and not confirm(p):
                 raise RoostError("not merged: nothing was changed")
