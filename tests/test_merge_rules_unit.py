@@ -54,6 +54,12 @@ def diff(path: str, *headers: str, new: bool = False) -> str:
         ),
         pytest.param("", {}, id="no-change"),
         pytest.param(
+            "diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n@@ -2 +2 @@\n"
+            "--- a comment\n+++ a sum\n@@ -9,0 +10 @@\n+x\n",
+            {"q.sql": ((2, 2), (9, 10))},
+            id="hunk-lines-that-look-like-headers",
+        ),
+        pytest.param(
             diff("f", "@@ -1 +1 @@") + "@@ garbage @@\n", {"f": ((1, 1),)}, id="bad-header-skipped"
         ),
     ],

@@ -95,13 +95,16 @@ def hunks(diff: str) -> dict[str, tuple[tuple[int, int], ...]]:
     found: dict[str, list[tuple[int, int]]] = {}
     current: str | None = None
     old: str | None = None
+    header = False  # between `diff --git` and its first hunk: `---`/`+++` name the files there
     for line in diff.splitlines():
         if line.startswith("diff --git "):
             if len(found) >= MAX_FILES:
                 break
-            current, old = _header_path(line[len("diff --git ") :]), None
+            current, old, header = _header_path(line[len("diff --git ") :]), None, True
             if current is not None:
                 found.setdefault(current, [])
+        elif not header and not line.startswith("@@ "):
+            continue  # a hunk's line (a deleted "-- x" reads "--- x")
         elif line.startswith("--- "):
             side = line[4:]
             old = None if side == "/dev/null" else unquote(side).removeprefix("a/")
@@ -115,6 +118,7 @@ def hunks(diff: str) -> dict[str, tuple[tuple[int, int], ...]]:
                 current = path
                 found.setdefault(current, [])
         elif line.startswith("@@ ") and current is not None:
+            header = False
             m = _HUNK.match(line)
             if m:
                 start, count = int(m.group(1)), int(m.group(2) or "1")
