@@ -146,7 +146,7 @@ def agent_json(
         "needs_approval": a.needs_approval,
         "proposed_args": json.loads(a.proposed_args) if a.proposed_args is not None else None,
         # the worktree agents whose changes collide with its own (issue 38: roost conflicts)
-        "collides_with": json.loads(a.collides_json),
+        "collides_with": [] if a.collides_json == "[]" else json.loads(a.collides_json),
     }
 
 
