@@ -106,7 +106,11 @@ def test_merge_takes_the_committed_work_and_leaves_the_rest(
     branch_tip = commit(wt, "new.py", "y = 1\n", "second change", author="agent")
     (wt / "draft.py").write_text("not committed\n")
     edited(wt / "app.py", 1, "uncommitted edit")
+    hook = repo / ".git" / "hooks" / "post-checkout"  # a rebase's private worktree runs none
+    hook.write_text(f"#!/bin/sh\ntouch '{world.tmp / 'hook-ran'}'\n")
+    hook.chmod(0o755)
     out = roost(world, repo, "merge", "api", *flags, "--yes")
+    assert not (world.tmp / "hook-ran").exists()
     assert out.stdout.startswith("merged api (roost/api) into main"), out.stdout
     assert "2 uncommitted files: not merged" in out.stdout
     assert git(repo, "log", "-1", "--format=%s") == subject

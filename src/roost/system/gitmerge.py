@@ -249,14 +249,26 @@ def _ls_tree(repo: Repo, commit: str, path: str) -> dict[str, tuple[str, str]]:
 
 
 def replay(repo: Repo, onto: str, source: str, upto: str) -> tuple[str | None, tuple[str, ...]]:
-    """The commits `onto..source`... replayed one by one on `onto` (a cherry-pick of each, with
-    its author and message) in a private detached worktree that is removed after: (the last new
-    commit, ()) or (None, the files the first commit that does not apply conflicts in).
-    `upto` is the range's bottom (the target's tip)."""
+    """The commits `upto..source` replayed one by one on commit `onto` (a cherry-pick of each,
+    its author and message kept) in a private detached worktree, removed after, whose hooks
+    never run: (the last new commit, ()) or (None, the files the first commit that does not
+    apply conflicts in). git 2.39's merge-tree has no --merge-base, hence the worktree; the
+    agent's worktree and the main checkout are never touched."""
     folder = tempfile.mkdtemp(prefix="roost-rebase-")
     place = os.path.join(folder, "w")
     try:
-        ok(repo.top, "worktree", "add", "--detach", "-q", "--", place, onto)
+        ok(
+            repo.top,
+            "-c",
+            "core.hooksPath=/dev/null",
+            "worktree",
+            "add",
+            "--detach",
+            "-q",
+            "--",
+            place,
+            onto,
+        )
         try:
             picked = run(
                 place,
