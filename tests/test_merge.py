@@ -267,8 +267,10 @@ def test_overlapping_agents_are_marked_at_a_turn_end_and_alerted_once(
     assert world.ls()["a"]["collides_with"] == []  # nothing judged while no turn ended
 
     def turn(name: str) -> None:
-        roost(world, repo, "send", name, "work 1")
-        world.wait_status(name, "working")
+        """A turn that lasts until it is seen working, then ended with Esc."""
+        roost(world, repo, "send", name, "work 120")
+        world.wait_status(name, "working", timeout=30)
+        world.tmux("send-keys", "-t", world.pane_of(name), "Escape")
         world.wait_status(name, "idle", timeout=30)
 
     turn("a")

@@ -353,6 +353,12 @@ def history(app: App, agent: Agent | None = None) -> list[rows.Merge]:
 
 
 # ---- collisions ------------------------------------------------------------------------------
+# The watch runs in the status pipeline (before its transaction): bounded, so a huge diff or a
+# slow disk delays a status by seconds at most, never by git's own minute.
+WATCH_TIMEOUT = 10.0  # seconds one git call of a look may take (past it: that peer is skipped)
+MAX_PEERS = 16  # worktree agents of one repository a look compares with
+
+
 @dataclass(frozen=True, slots=True)
 class Look:
     """One agent's pairs judged: with whom it was compared, and which collide."""
@@ -374,6 +380,9 @@ def look(app: App, agent_id: str, worktrees: Mapping[str, wtdb.Row] | None = Non
     if mine is None:
         return None
     peers = {i: r for i, r in found_rows.items() if r.repo == mine.repo}
+    if len(peers) > MAX_PEERS:  # the most recently made ones, and always its own
+        newest = sorted(peers, key=lambda i: peers[i].created_at)[-MAX_PEERS:]
+        peers = {i: peers[i] for i in {*newest, agent_id}}
     if len(peers) < 2:
         return Look(agent_id, mine.repo, (), ())
     try:
@@ -392,14 +401,15 @@ def look(app: App, agent_id: str, worktrees: Mapping[str, wtdb.Row] | None = Non
             if tip:
                 tips[i] = tip
             if fork:
-                ranges[i] = gitmerge.changed_ranges(r.path, fork)
+                ranges[i] = gitmerge.changed_ranges(r.path, fork, WATCH_TIMEOUT)
         except RoostError:
             continue
     conflicts: dict[str, tuple[str, ...]] = {}
     for i in peers:
         if i != agent_id and agent_id in tips and i in tips:
             try:
-                conflicts[i] = gitmerge.merge_tree(repo, tips[agent_id], tips[i]).conflicts
+                merged = gitmerge.merge_tree(repo, tips[agent_id], tips[i], WATCH_TIMEOUT)
+                conflicts[i] = merged.conflicts
             except RoostError:
                 continue
     others = tuple(sorted(i for i in peers if i != agent_id and (i in ranges or i in conflicts)))

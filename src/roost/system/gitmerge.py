@@ -43,8 +43,9 @@ def run(
     env: dict[str, str] | None = None,
     stdin: bytes | None = None,
     limit: int = MAX_OUT,
+    timeout: float = TIMEOUT,
 ) -> Ran:
-    """git ARGS in `cwd`, its output bounded and decoded; a call past TIMEOUT seconds or
+    """git ARGS in `cwd`, its output bounded and decoded; a call past `timeout` seconds or
     `limit` bytes is killed and refused."""
     try:
         proc = subprocess.Popen(
@@ -69,7 +70,7 @@ def run(
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    timer = threading.Timer(TIMEOUT, proc.kill)
+    timer = threading.Timer(timeout, proc.kill)
     timer.start()
     try:
         if stdin is not None and proc.stdin is not None:
@@ -89,13 +90,19 @@ def run(
     if len(out) > limit:
         raise GitError(f"git {args[0]} wrote over {limit >> 20} MiB in {cwd}: not read")
     if proc.returncode < 0:
-        raise GitError(f"git {args[0]} took over {TIMEOUT:.0f}s in {cwd}")
+        raise GitError(f"git {args[0]} took over {timeout:.0f}s in {cwd}")
     text = out.decode("utf-8", "replace")
     return Ran(proc.returncode, text, b"".join(err).decode("utf-8", "replace"))
 
 
-def ok(cwd: str, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None) -> str:
-    ran = run(cwd, *args, env=env, stdin=stdin)
+def ok(
+    cwd: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    stdin: bytes | None = None,
+    timeout: float = TIMEOUT,
+) -> str:
+    ran = run(cwd, *args, env=env, stdin=stdin, timeout=timeout)
     if ran.code != 0:
         raise GitError(f"git {args[0]} failed in {cwd}: {ran.said()}")
     return ran.out
@@ -164,16 +171,18 @@ def merge_base(repo: Repo, a: str, b: str) -> str | None:
     return ran.out.strip() or None if ran.code == 0 else None
 
 
-def merge_tree(repo: Repo, ours: str, theirs: str) -> rules.MergeTree:
+def merge_tree(repo: Repo, ours: str, theirs: str, timeout: float = TIMEOUT) -> rules.MergeTree:
     """What a merge of `theirs` into `ours` gives (commit ids), written as objects only."""
-    ran = run(repo.top, "merge-tree", "--write-tree", "--name-only", "-z", ours, theirs)
+    ran = run(
+        repo.top, "merge-tree", "--write-tree", "--name-only", "-z", ours, theirs, timeout=timeout
+    )
     found = rules.merge_tree(ran.out, ran.code)
     if found.tree is None:
         raise GitError(f"git merge-tree failed in {repo.top}: {ran.said()}")
     return found
 
 
-def changed_ranges(path: str, base: str) -> rules.Ranges:
+def changed_ranges(path: str, base: str, timeout: float = TIMEOUT) -> rules.Ranges:
     """The line ranges a worktree changed since commit `base` (committed or not; untracked
     files are not counted), on `base`'s side."""
     if not os.path.isdir(path):
@@ -190,6 +199,7 @@ def changed_ranges(path: str, base: str) -> rules.Ranges:
         "--no-textconv",
         base,
         "--",
+        timeout=timeout,
     )
     return rules.hunks(text)
 
