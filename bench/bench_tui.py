@@ -55,6 +55,7 @@ from typing import Any
 
 import psutil
 
+from roost.core.events import Event
 from roost.ops import lifecycle, observe
 from roost.ops import workspace as wsops
 from roost.ops.root import open_app
@@ -213,7 +214,7 @@ class MeteredSource(LiveSource):
             "preview", lambda: super(MeteredSource, self).preview(name, lines, pane_id=pane_id)
         )
 
-    def events(self, name: str, limit: int = 8) -> list[dict[str, Any]]:
+    def events(self, name: str, limit: int = 8) -> list[Event]:
         return self._metered("events", lambda: super(MeteredSource, self).events(name, limit))
 
 
@@ -516,7 +517,7 @@ class FixedSource(StaticSource):
     def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
         return "fixed screen\n"
 
-    def events(self, name: str, limit: int = 8) -> list[dict[str, Any]]:
+    def events(self, name: str, limit: int = 8) -> list[Event]:
         return []
 
 

@@ -4,11 +4,12 @@ that names the agent and keeps to plain text (alerts/rules.py, core/settings.py'
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from roost.alerts import rules as alerts
+from roost.core.events import Event, EventKind
 from roost.core.settings import Problem, problems
 
 T0 = "2026-01-01T00:00:00.000+00:00"
@@ -18,22 +19,13 @@ def at(seconds: float) -> str:
     return f"2026-01-01T00:00:{seconds:06.3f}+00:00"
 
 
-def status(
-    n: int, agent: str, new: str, old: str | None, when: float, **more: Any
-) -> dict[str, Any]:
-    return {
-        "id": n,
-        "agent_id": agent,
-        "agent": f"name-{agent}",
-        "at": at(when),
-        "kind": "status",
-        "status": new,
-        "previous": old,
-        **more,
-    }
+def status(n: int, agent: str, new: str, old: str | None, when: float, **more: Any) -> Event:
+    return Event(
+        n, agent, f"name-{agent}", at(when), "status", {"status": new, "previous": old, **more}
+    )
 
 
-def edges(events: list[dict[str, Any]], **kw: Any) -> list[tuple[str, str]]:
+def edges(events: list[Event], **kw: Any) -> list[tuple[str, str]]:
     found, _ = alerts.decide(
         events, kw.get("state", {}), kw.get("children", set()), kw.get("attached", set())
     )
@@ -73,14 +65,7 @@ def edges(events: list[dict[str, Any]], **kw: Any) -> list[tuple[str, str]]:
         ),
         pytest.param(
             [
-                {
-                    "id": 1,
-                    "agent_id": "a",
-                    "agent": "x",
-                    "at": at(0),
-                    "kind": "exited",
-                    "exit_code": 137,
-                },
+                Event(1, "a", "x", at(0), "exited", {"exit_code": 137}),
                 status(2, "a", "exited", "working", 4, exit_code=137),
             ],
             [("a", "crashed")],
@@ -111,19 +96,13 @@ def edges(events: list[dict[str, Any]], **kw: Any) -> list[tuple[str, str]]:
         ),
     ],
 )
-def test_edges(events: list[dict[str, Any]], wanted: list[tuple[str, str]]) -> None:
+def test_edges(events: list[Event], wanted: list[tuple[str, str]]) -> None:
     assert edges(events) == wanted
 
 
-def event(n: int, agent: str, kind: str, when: float, **more: Any) -> dict[str, Any]:
-    return {
-        "id": n,
-        "agent_id": agent,
-        "agent": f"name-{agent}",
-        "at": at(when),
-        "kind": kind,
-        **more,
-    }
+def event(n: int, agent: str, kind: str, when: float, **more: Any) -> Event:
+    """An event of any kind the log may hold (`woke`: an older version's start, too)."""
+    return Event(n, agent, f"name-{agent}", at(when), cast(EventKind, kind), more)
 
 
 @pytest.mark.parametrize(
@@ -227,7 +206,7 @@ def event(n: int, agent: str, kind: str, when: float, **more: Any) -> dict[str, 
         ),
     ],
 )
-def test_one_alert_per_edge(events: list[dict[str, Any]], wanted: list[tuple[str, str]]) -> None:
+def test_one_alert_per_edge(events: list[Event], wanted: list[tuple[str, str]]) -> None:
     assert edges(events) == wanted
 
 

@@ -48,8 +48,8 @@ def test_a_cli_agent_whose_arguments_were_left_off_waits_for_approval(
     assert proposed == ARGS and agent.name == "guest"
     approved = transfer.approve(app, "guest", proposed)
     assert approved.args == tuple(ARGS) and not approved.needs_approval
-    [event] = [e for e in app.store.events(agent.id) if e["kind"] == "approved"]
-    assert event["args"] == ARGS
+    [event] = [e for e in app.store.events(agent.id) if e.kind == "approved"]
+    assert event.data["args"] == ARGS
 
     app.environ["ROOST_CLAUDE_BIN"] = "/bin/sh"
     assert lifecycle.wake(app, "guest").started

@@ -76,7 +76,7 @@ def test_a_reached_budget_parks_after_the_turn_not_during_it(
     assert budget.enforce(app) == ["api"]
     assert states(app)["api"] == "hibernated"
     why = "its budget of 1.0k tokens is reached (1.5k used)"
-    assert [e["reason"] for e in app.store.events(api.id) if e["kind"] == "budget"] == [why]
+    assert [e.data["reason"] for e in app.store.events(api.id) if e.kind == "budget"] == [why]
     with app.store.write() as c:
         pending = outbox.claim(c, 3)
     assert [(p.edge, p.body) for p in pending] == [("budget", why)]
@@ -197,7 +197,7 @@ def test_two_passes_that_saw_the_same_idle_agent_park_it_once(app: App, fake: Fa
     why = "its budget of 1.0k tokens is reached (1.5k used)"
     assert budget.park(app, seen, why) == "api"
     assert budget.park(app, seen, why) is None  # what the other pass saw is gone
-    kinds = [e["kind"] for e in app.store.events(api.id)]
+    kinds = [e.kind for e in app.store.events(api.id)]
     assert kinds.count("budget") == 1 and kinds.count("hibernated") == 1
     with app.store.write() as c:
         assert len(outbox.claim(c, 9)) == 1
@@ -273,9 +273,9 @@ def test_a_resumed_session_drawn_idle_first_then_loading_is_no_turn(
     observe.refresh(app)
     screen(fake, api, PROMPT)
     assert budget.enforce(app) == []
-    assert [e["source"] for e in app.store.events(api.id) if e.get("status") == "working"] == [
-        "loading"
-    ]
+    assert [
+        e.data["source"] for e in app.store.events(api.id) if e.data.get("status") == "working"
+    ] == ["loading"]
     screen(fake, api, BUSY)  # a turn
     observe.refresh(app)
     screen(fake, api, PROMPT)

@@ -151,6 +151,13 @@ PLANTED = [
     ("store/limits.py", "from roost.ops import context", "Layers"),
     ("alerts/commands.py", "import sqlite3", "SQLite belongs to the store"),
     ("hosts/operations.py", "import subprocess", "Processes start in few places"),
+    # children on a host: their rules pure and below their operations, their operations below
+    # the commands and without SQL (their rows are store/hostchildren.py)
+    ("hosts/childrules.py", "import sqlite3", "The core is pure"),
+    ("hosts/childrules.py", "from roost.hosts import children", "Each room's own layering"),
+    ("hosts/children.py", "from roost.hosts import commands", "Each room's own layering"),
+    ("hosts/children.py", "import sqlite3", "SQLite belongs to the store"),
+    ("store/hostchildren.py", "from roost.hosts import children", "Layers"),
 ]
 
 

@@ -40,7 +40,7 @@ def pane_of(fake: FakeTmux, agent: Agent) -> FakePane:
 
 
 def kinds(app: App, agent: Agent) -> list[str]:
-    return [e["kind"] for e in app.store.events(agent.id)]
+    return [e.kind for e in app.store.events(agent.id)]
 
 
 # ---- lifecycle --------------------------------------------------------------------------------
@@ -132,7 +132,11 @@ def test_send_pastes_then_presses_enter_and_sees_the_screen_move(
     ]
     assert clock.slept[0] == traits.of("command").enter_delay  # Enter waits after the paste
     last = app.store.events(agent.id)[-1]
-    assert (last["kind"], last["delivered"], last["confirmed_by"]) == ("sent", True, "screen")
+    assert (last.kind, last.data["delivered"], last.data["confirmed_by"]) == (
+        "sent",
+        True,
+        "screen",
+    )
 
 
 def test_send_is_not_delivered_when_the_screen_never_moves(
@@ -143,7 +147,7 @@ def test_send_is_not_delivered_when_the_screen_never_moves(
     assert not sent.delivered and sent.how == "no sign that the agent took it"
     assert 2.0 <= clock.monotonic() <= 2.0 + traits.of("command").enter_delay + 0.2
     last = app.store.events(agent.id)[-1]
-    assert (last["kind"], last["delivered"]) == ("sent", False)
+    assert (last.kind, last.data["delivered"]) == ("sent", False)
 
 
 def test_send_to_a_dead_agent_wakes_it_first(app: App, fake: FakeTmux) -> None:
@@ -166,7 +170,9 @@ def test_an_exit_under_never_is_logged_and_left(
     pane = pane_of(fake, agent)
     fake.exit(pane.id, 2)
     assert supervise.on_pane_died(app, pane.id) == "exited"
-    assert kinds(app, agent)[-1] == "exited" and app.store.events(agent.id)[-1]["exit_code"] == 2
+    assert (
+        kinds(app, agent)[-1] == "exited" and app.store.events(agent.id)[-1].data["exit_code"] == 2
+    )
     assert app.store.require("w1").last_exit == 2
     assert clock.slept == [] and fake.calls_of("respawn") == []
 
@@ -266,7 +272,7 @@ def test_a_draft_is_never_pasted_into(app: App, fake: FakeTmux) -> None:
     assert not sent.delivered and '("half a thought")' in sent.how
     assert fake.calls_of("paste", "send_enter") == []
     last = app.store.events(agent.id)[-1]
-    assert (last["kind"], last["delivered"]) == ("sent", False)
+    assert (last.kind, last.data["delivered"]) == ("sent", False)
 
 
 def test_a_turn_that_fails_right_after_the_cli_took_the_text_is_delivered_and_failed(
@@ -284,7 +290,7 @@ def test_a_turn_that_fails_right_after_the_cli_took_the_text_is_delivered_and_fa
     assert sent.delivered and sent.how == "screen"
     assert sent.failure == "unexpected status 401 Unauthorized: bad key"
     last = app.store.events(agent.id)[-1]
-    assert (last["kind"], last["delivered"]) == ("sent", True)
+    assert (last.kind, last.data["delivered"]) == ("sent", True)
 
 
 def test_an_error_with_the_text_still_typed_is_not_delivered(app: App, fake: FakeTmux) -> None:

@@ -17,7 +17,7 @@ def _spawn(app: App, name: str) -> None:
 
 def _statuses(app: App, name: str) -> list[str]:
     agent = app.store.require(name)
-    return [str(e.get("status")) for e in app.store.events(agent.id) if e["kind"] == "status"]
+    return [str(e.data.get("status")) for e in app.store.events(agent.id) if e.kind == "status"]
 
 
 def test_a_refresh_before_the_window_exists_says_starting(

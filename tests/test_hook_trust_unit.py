@@ -93,9 +93,9 @@ def test_lines_of_the_launch_stamped_an_hour_before_it_are_taken_with_a_warning(
     agent = apply(app, f"{behind}\tSessionStart\tt0k\t{clear}\n")
     assert (agent.provider_session_id, agent.transcript_path) == (NEW, "/t/new.jsonl")
     apply(app, f'{behind + 1}\tUserPromptSubmit\tt0k\t{{"cwd": "/w"}}\n')
-    steps = [e for e in app.store.events("id-a") if e["kind"] == "clock-step"]
-    assert [e["behind"] for e in steps] == [3600]  # once per launch
-    assert not [e for e in app.store.events("id-a") if e["kind"].endswith("-ignored")]
+    steps = [e for e in app.store.events("id-a") if e.kind == "clock-step"]
+    assert [e.data["behind"] for e in steps] == [3600]  # once per launch
+    assert not [e for e in app.store.events("id-a") if e.kind.endswith("-ignored")]
 
 
 def test_a_hook_status_stamped_before_the_start_still_counts() -> None:
@@ -160,8 +160,8 @@ def test_a_cwd_outside_the_agents_by_its_real_path_is_foreign(tmp_path: Path, wh
     )
     agent = apply(app, f"{int(LAUNCH_AT) + 1}\tSessionStart\tt0k\t{clear}\n")
     assert agent.provider_session_id == OLD
-    [ignored] = [e for e in store.events("id-a") if e["kind"] == "session-ignored"]
-    assert "is not the agent's" in ignored["reason"]
+    [ignored] = [e for e in store.events("id-a") if e.kind == "session-ignored"]
+    assert "is not the agent's" in str(ignored.text("reason"))
 
 
 def test_dots_in_a_path_are_not_a_way_out() -> None:

@@ -1,5 +1,5 @@
-"""Children on a host, the parts without a host: what a stream line means (core/hostchildren.py)
-and how a line becomes a stored notice (ops/hostchildren.on_line) on the fake tmux, with the
+"""Children on a host, the parts without a host: what a stream line means (hosts/childrules.py)
+and how a line becomes a stored notice (hosts/children.on_line) on the fake tmux, with the
 reconnect's replay of lines already read (nothing doubled)."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from fake_app import fake_app, fake_tmux, manual_clock
 
-from roost.core.hostchildren import change
-from roost.ops import hostchildren, lifecycle
+from roost.hosts import children as hostchildren
+from roost.hosts.childrules import change
+from roost.ops import lifecycle
 from roost.store import hostchildren as rows
 from roost.store import orchestration as queue
 

@@ -266,7 +266,8 @@ def test_a_stale_control_socket_that_never_answers_is_replaced(fleet: Fleet) -> 
     """A master that hangs (its socket accepts, never speaks) hangs every plain `ssh` that
     multiplexes on it: ConnectTimeout does not bound that connect. roost's probe sees it,
     removes the socket and connects afresh, within its own limits."""
-    from roost.hosts.rules import CHECK_TIMEOUT, CONNECT_TIMEOUT
+    from roost.core.settings import CONNECT_TIMEOUT
+    from roost.hosts.rules import CHECK_TIMEOUT
 
     fleet.add("h1")
     path = control_socket(fleet, "h1")

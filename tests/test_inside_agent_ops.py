@@ -40,7 +40,7 @@ def test_a_stop_of_the_agent_running_it_is_refused_and_changes_nothing(
     )
     assert app.store.require("me") == before
     assert not pane.dead and pane.window_id in fake.windows
-    assert [e["kind"] for e in app.store.events(agent.id)][-1] == "started"
+    assert [e.kind for e in app.store.events(agent.id)][-1] == "started"
     assert procs_of(app).signals == []  # nothing was signalled
 
 

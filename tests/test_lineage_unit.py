@@ -69,7 +69,7 @@ def apply(app: SimpleNamespace, *lines: str) -> Agent:
 
 
 def kinds(app: SimpleNamespace) -> list[tuple[str, object]]:
-    return [(e["kind"], e.get("reason")) for e in app.store.events("id-a")]
+    return [(e.kind, e.data.get("reason")) for e in app.store.events("id-a")]
 
 
 def test_the_launch_token_in_a_subfolder_of_the_cwd_is_adopted(app: SimpleNamespace) -> None:
@@ -118,7 +118,7 @@ def test_other_foreign_lines_are_summed_up_in_one_event(app: SimpleNamespace) ->
     agent = apply(app, f"{int(LAUNCH_AT) + 1}\tUserPromptSubmit\t\t{prompt}\n" * 2)
     assert not agent.conversation_seen  # a stray prompt is no conversation of this agent's
     [event] = app.store.events("id-a")
-    assert (event["kind"], event["count"]) == ("hook-events-ignored", 2)
+    assert (event.kind, event.data["count"]) == ("hook-events-ignored", 2)
 
 
 def test_v4_lineage_becomes_the_v5_history(tmp_path: Path) -> None:

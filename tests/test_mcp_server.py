@@ -75,6 +75,9 @@ def test_a_parent_drives_a_child_through_mcp(world: Env) -> None:
             "stop_agent",
             "park_agent",
             "remove_agent",
+            "read_diff",
+            "add_review_comment",
+            "send_review",
         }
         made = await call("create_agent", provider="claude", prompt="hello child", name="kid")
         assert made["name"] == "kid" and made["parent"] == "lead"

@@ -226,9 +226,3 @@ def test_collisions_of_one_agent(
 def test_words_hold_no_control_characters() -> None:
     said = rules.base_moved("main\x1b[2J", "abc", "api\r\x07", "/r")
     assert said.isprintable() and said.startswith("[roost] main[2J moved to abc")
-
-
-def test_the_rules_examples_hold() -> None:
-    import doctest
-
-    assert doctest.testmod(rules).failed == 0

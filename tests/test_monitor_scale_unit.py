@@ -87,5 +87,5 @@ def test_a_cli_event_log_line_written_while_the_service_started_is_recorded_once
     logs.grown()
     line(at + 10, "later")
     logs.grown()
-    hooks_seen = [e["type"] for e in app.store.events(agent.id) if e["kind"] == "hook"]
+    hooks_seen = [e.data["type"] for e in app.store.events(agent.id) if e.kind == "hook"]
     assert hooks_seen == ["while it started", "later"]

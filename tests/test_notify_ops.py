@@ -40,7 +40,7 @@ def queue_notice(app: App, lead: Agent, kid: Agent, words: str) -> None:
 
 
 def starts(app: App, agent: Agent) -> int:
-    return sum(1 for e in app.store.events(agent.id) if e["kind"] == "started")
+    return sum(1 for e in app.store.events(agent.id) if e.kind == "started")
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_a_parent_that_dies_on_a_notice_is_not_woken_again_for_it(
     assert starts(app, lead) == before + 1
     with app.store.write() as c:
         assert [n.child_name for n in queue.pending(c, lead.id)] == ["kid"]  # held, not lost
-    held = [e for e in app.store.events(lead.id) if e["kind"] == "notice-held"]
+    held = [e for e in app.store.events(lead.id) if e.kind == "notice-held"]
     assert "stopped on an earlier delivery" in str(held[-1])
 
 
@@ -92,7 +92,7 @@ def test_a_parent_that_dies_on_every_notice_ends_failed(
     assert clock_of(app).slept[:2] == [1.0, 2.0]
     current = app.store.require("lead")
     assert current.last_error is not None and "crash loop" in current.last_error
-    assert any(e["kind"] == "notice-dropped" for e in app.store.events(lead.id))
+    assert any(e.kind == "notice-dropped" for e in app.store.events(lead.id))
     with app.store.write() as c:  # the newer notices wait for the person's wake
         assert [n.text[-6:] for n in queue.pending(c, lead.id)] == ["turn 2", "turn 3", "turn 4"]
 
@@ -109,7 +109,7 @@ def test_a_notice_does_not_wake_a_parent_over_its_trees_limits(app: App, fake: F
     queue_notice(app, mid, kid, "done")
     assert notify.deliver(app) == []
     assert app.store.require("mid").intent == "hibernated"
-    held = [e for e in app.store.events(mid.id) if e["kind"] == "notice-held"]
+    held = [e for e in app.store.events(mid.id) if e.kind == "notice-held"]
     assert "orchestration.max_children = 1" in str(held[-1])
 
 
@@ -140,7 +140,7 @@ def test_a_kill_that_ends_while_a_notice_is_on_its_way_is_not_undone(
     with app.store.write() as c:
         (held,) = queue.pending(c, lead.id)
     assert held.tries == 0  # not counted as a death on delivery
-    reasons = [e for e in app.store.events(lead.id) if e["kind"] == "notice-held"]
+    reasons = [e for e in app.store.events(lead.id) if e.kind == "notice-held"]
     assert "stopped by its person" in str(reasons[-1])
 
 
@@ -172,7 +172,9 @@ def test_a_turn_already_over_when_its_send_records_it_is_looked_at_and_told(app:
 
     send.turn_begun(app, app.store.require("kid"), looked, log, before, "send")
     changes = [
-        (e["status"], e.get("previous")) for e in app.store.events(kid.id) if e["kind"] == "status"
+        (e.data["status"], e.data.get("previous"))
+        for e in app.store.events(kid.id)
+        if e.kind == "status"
     ]
     assert changes[-2:] == [("working", "idle"), ("idle", "working")], changes
     assert [n.child_name for n in queue.pending(app.store.conn, lead.id)] == ["kid"]

@@ -158,7 +158,7 @@ def test_a_finished_child_is_queued_once_and_delivered_when_the_parent_is_idle(
     assert notify.deliver(app) == ["lead"]
     assert fake.calls_of("paste")[-1] == ("paste", lead_pane.id, "[roost] kid finished its turn")
     assert notify.deliver(app) == []  # once
-    kinds = [e["kind"] for e in app.store.events()]
+    kinds = [e.kind for e in app.store.events()]
     assert "notice-queued" in kinds and "notified" in kinds, str(kinds)
 
 

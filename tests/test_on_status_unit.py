@@ -23,8 +23,10 @@ from roost.store.events import StatusChange
 from roost.tmux.fake import FakeTmux
 
 
-def status_events(app: App) -> list[tuple[str, str]]:
-    return [(e["previous"], e["status"]) for e in app.store.events() if e["kind"] == "status"]
+def status_events(app: App) -> list[tuple[str | None, str | None]]:
+    return [
+        (e.text("previous"), e.text("status")) for e in app.store.events() if e.kind == "status"
+    ]
 
 
 def working_then_idle(app: App, fake: FakeTmux) -> None:
@@ -74,7 +76,7 @@ def test_a_reaction_hears_the_change_stored_with_what_it_read_first(
     [(changes, at, read)] = probe.heard
     assert changes == [("a", "idle")] and read == "what the files said"
     assert app.store.require("a").status == "idle"
-    assert app.store.events()[-1]["at"] == at  # one stamp: the change's event and the reaction's
+    assert app.store.events()[-1].at == at  # one stamp: the change's event and the reaction's
 
 
 def test_a_change_another_writer_stored_first_is_heard_once(app: App, fake: FakeTmux) -> None:
@@ -127,7 +129,7 @@ def test_a_service_component_hears_the_status_changes_typed_whoever_stored_them(
     observe.refresh(app)  # another process's look, say `roost ls`
     with app.store.write() as c:
         event_log.append(c, "x1", "x", app.store.now_iso(), "status", {"previous": "idle"})
-        event_log.append(c, "x1", "x", app.store.now_iso(), "woke", {"status": "idle"})
+        event_log.append(c, "x1", "x", app.store.now_iso(), "bell", {"status": "idle"})
     assert dispatch(app, [comp]) == event_log.last_id(app.store.conn) - start
     assert [(h.agent, h.previous, h.status) for h in heard] == [("a", "working", "idle")]
     assert dispatch(app, [comp]) == 0  # its cursor moved past them: each is heard once

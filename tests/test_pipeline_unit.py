@@ -343,7 +343,7 @@ def test_listing_reads_names_of_tabs_and_links_and_records_changes(tmp_path: Pat
         "2026-01-02T00:00:00+00:00",
     )
     [event] = store.events("id-k")
-    assert (event["kind"], event["status"], event["previous"], event["source"]) == (
+    assert (event.kind, event.data["status"], event.data["previous"], event.data["source"]) == (
         "status",
         "stopped",
         None,

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
+from typing import cast
 
 import pytest
 
 from roost.core import present
+from roost.core.events import Event, EventKind
 from roost.core.model import Agent
 from roost.core.observation import Observation
 
@@ -145,37 +147,25 @@ def test_tabs_as_lines_and_as_json() -> None:
 
 
 def test_event_lines_for_the_cli_and_the_tui() -> None:
-    event = {
-        "id": 3,
-        "agent": "api",
-        "at": "2026-11-29T11:59:00+00:00",
-        "kind": "status",
-        "status": "idle",
-        "previous": "working",
-    }
+    noon = "2026-11-29T11:59:00+00:00"
+    event = Event(3, "id-api", "api", noon, "status", {"status": "idle", "previous": "working"})
     assert (
         present.event_line(event)
         == "2026-11-29 11:59:00  api  status  status=idle previous=working"
     )
-    assert (
-        present.event_line({"id": 1, "agent": "api", "at": "T", "kind": "woke"}) == "T  api  woke"
-    )
+    woke = Event(1, "id-api", "api", "T", cast(EventKind, "woke"), {})  # an older version's
+    assert present.event_line(woke) == "T  api  woke"
     assert present.event_brief(event) == "11:59:00 status idle"
-    assert (
-        present.event_brief({"at": "2026-11-29T11:59:00+00:00", "kind": "exited", "exit_code": 2})
-        == "11:59:00 exited 2"
-    )
-    assert (
-        present.event_brief({"at": "2026-11-29T11:59:00+00:00", "kind": "started"})
-        == "11:59:00 started"
-    )
+    exited = Event(4, "id-api", "api", noon, "exited", {"exit_code": 2})
+    assert present.event_brief(exited) == "11:59:00 exited 2"
+    assert present.event_brief(Event(5, "id-api", "api", noon, "started", {})) == "11:59:00 started"
 
 
 INDIA = timezone(timedelta(hours=5, minutes=30))  # no DST: the same offset any day
 
 
 def test_times_for_people_are_in_their_zone_and_json_keeps_iso_with_offset() -> None:
-    event = {"id": 3, "agent": "api", "at": "2026-11-29T23:59:00.125+00:00", "kind": "woke"}
+    event = Event(3, "id-api", "api", "2026-11-29T23:59:00.125+00:00", cast(EventKind, "woke"), {})
     assert present.event_line(event, INDIA) == "2026-11-30 05:29:00  api  woke"
     assert present.event_brief(event, INDIA) == "05:29:00 woke"
     o = seen("a", "idle")

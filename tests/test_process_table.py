@@ -181,8 +181,8 @@ def test_a_wake_first_stops_what_a_dead_server_left_running(app: App, fake: Fake
     fake.exit(pane.id, 129)  # the server died; what was deaf to its hangup lives on
     assert lifecycle.wake(app, "w1").started
     assert not left.alive
-    stopped = [e for e in app.store.events(agent.id) if e["kind"] == "orphans-stopped"]
-    assert stopped and stopped[0]["pids"] == [left.pid]
+    stopped = [e for e in app.store.events(agent.id) if e.kind == "orphans-stopped"]
+    assert stopped and stopped[0].data["pids"] == [left.pid]
 
 
 def test_a_kill_asked_from_inside_the_agent_is_handed_outside(app: App, fake: FakeTmux) -> None:

@@ -17,6 +17,7 @@ from unittest import mock
 
 import pytest
 
+from roost.core.events import Event
 from roost.system import servicesock
 
 from conftest import Env
@@ -118,7 +119,7 @@ def test_the_socket_is_owner_only_and_goes_with_the_service(world: Env) -> None:
 def reader(
     world: Env,
     interval: float,
-    until: Callable[[dict[str, Any]], bool],
+    until: Callable[[Event], bool],
     on_app: Callable[[Any], None] | None = None,
 ) -> tuple[threading.Thread, threading.Event, threading.Event]:
     """`stream.follow` in a thread of its own (its App opened there: SQLite connections stay in
@@ -132,7 +133,7 @@ def reader(
     class Enough(Exception):
         pass
 
-    def emit(event: dict[str, Any]) -> None:
+    def emit(event: Event) -> None:
         if until(event):
             done.set()
             raise Enough
@@ -165,9 +166,9 @@ def test_a_reader_hears_of_each_new_event_without_polling(world: Env) -> None:
     sleeps: list[float] = []
     seen: list[str] = []
 
-    def stopped(event: dict[str, Any]) -> bool:
-        seen.append(f"{event['kind']} {event.get('status')}")
-        return event["kind"] == "status" and event.get("status") == "stopped"
+    def stopped(event: Event) -> bool:
+        seen.append(f"{event.kind} {event.data.get('status')}")
+        return event.kind == "status" and event.data.get("status") == "stopped"
 
     def no_clock(app: Any) -> None:
         app.clock.sleep = sleeps.append  # a poll shows here
@@ -201,8 +202,8 @@ def test_a_reader_looks_itself_as_soon_as_the_service_goes(world: Env) -> None:
         subscribed.append(news := subscribe(app))
         return news
 
-    def working(event: dict[str, Any]) -> bool:
-        return event["kind"] == "status" and event.get("status") == "working"
+    def working(event: Event) -> bool:
+        return event.kind == "status" and event.data.get("status") == "working"
 
     with (
         mock.patch.object(stream, "RECHECK", 600.0),
@@ -274,3 +275,53 @@ def test_ls_all_with_a_damaged_store_says_so_as_the_full_cli_does(world: Env) ->
     assert "Traceback" not in fast.stderr
     assert (fast.returncode, fast.stderr) == (full.returncode, full.stderr)
     assert fast.returncode != 0 and len(fast.stderr.strip().splitlines()) == 1
+
+
+def test_the_services_answer_lists_and_captures_in_one_tmux_call(world: Env) -> None:
+    """The panes whose screens the last answer read are captured in the listing's own tmux call
+    (one process, not two); the answer is the one two calls give, and a guessed pane that is
+    gone since is no error (the listing is asked again alone)."""
+    import time
+
+    from roost.ops import quicklist
+    from roost.tmux import run
+
+    world.roost("spawn", "a", "--provider", "command", "--", "sh", "-c", "echo ready-a; sleep 300")
+    world.roost("spawn", "b", "--provider", "command", "--", "sh", "-c", "echo ready-b; sleep 300")
+    world.wait_status("a", "idle", 30)
+    world.wait_status("b", "idle", 30)
+    calls: list[list[str]] = []
+    real_call = run.call
+
+    def counted(argv: list[str], *rest: Any) -> Any:
+        calls.append(argv)
+        return real_call(argv, *rest)
+
+    with (
+        mock.patch.dict(os.environ, world.env, clear=True),
+        mock.patch.object(run, "call", counted),
+    ):
+        warm = quicklist.Warm(os.path.join(world.env["ROOST_HOME"], "roost.db"))
+        try:
+            cold = quicklist.answer(True, os.environ, time.time())
+            first = quicklist.answer(True, os.environ, time.time(), warm)
+            assert warm.captured  # the screens it read: guessed for the next answer
+            calls.clear()
+            second = quicklist.answer(True, os.environ, time.time(), warm)
+            assert len(calls) == 1 and "capturep" in calls[0]
+            assert cold is not None and first is not None and second is not None
+            shown = [
+                {k: a[k] for k in ("name", "status", "state", "pid")} for a in json.loads(cold[1])
+            ]
+            for answer in (first, second):
+                assert [
+                    {k: a[k] for k in ("name", "status", "state", "pid")}
+                    for a in json.loads(answer[1])
+                ] == shown
+            world.tmux("kill-pane", "-t", world.pane_of("b"))  # a guessed pane gone since
+            calls.clear()
+            third = quicklist.answer(True, os.environ, time.time(), warm)
+            assert len(calls) >= 2  # the combined call failed; the listing was asked again alone
+            assert third is None or "b" in {a["name"] for a in json.loads(third[1])}
+        finally:
+            warm.close()

@@ -58,8 +58,8 @@ def test_the_orphans_of_a_dead_server_are_stopped_and_nothing_else(
     assert all(p.alive for p in (child, other_home, untagged, theirs))
     assert not fake.pane_of(live.id).dead
     assert {pid for pid, _sig in table.signals} == {deaf.pid, nohup.pid, removed.pid}
-    events = [e for e in app.store.events() if e["kind"] == reap.KIND]
-    assert sorted((e["agent"], e["pids"], e["by"]) for e in events) == sorted(
+    events = [e for e in app.store.events() if e.kind == reap.KIND]
+    assert sorted((e.agent, e.data["pids"], e.data["by"]) for e in events) == sorted(
         [("gone", sorted([deaf.pid, nohup.pid]), "service"), (removed_id, [removed.pid], "service")]
     )
     assert reap.at_start(app, None) == {}  # a second look finds nothing left

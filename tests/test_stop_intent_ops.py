@@ -56,9 +56,9 @@ def look_when_signalled(app: App) -> list[str]:
 
 def exit_statuses(app: App) -> list[tuple[str, Any]]:
     return [
-        (e["agent"], e.get("exit_code"))
+        (e.agent, e.data.get("exit_code"))
         for e in app.store.events()
-        if e["kind"] == "exited" or (e["kind"] == "status" and e["status"] == "exited")
+        if e.kind == "exited" or (e.kind == "status" and e.data["status"] == "exited")
     ]
 
 
@@ -79,7 +79,7 @@ def test_a_kill_seen_before_it_completes_is_stopped_and_pages_nobody(
     assert paged(app) == []
     # the pane-died hook, once the kill lets it: roost's stop, nothing to log or restart
     assert supervise.on_pane_died(app, fake.pane_of(agent.id).id) == "killed"
-    kinds = [e["kind"] for e in app.store.events(agent.id)]
+    kinds = [e.kind for e in app.store.events(agent.id)]
     assert kinds.index("stopping") < kinds.index("killed")  # the intent before the effect
 
 
@@ -119,7 +119,7 @@ def test_after_a_stop_that_failed_the_exit_is_the_agents_own(app: App, fake: Fak
     with pytest.raises(RoostError, match="survived SIGKILL"):
         lifecycle.kill(app, "api")
     assert intents.active(app.store.conn, app.store.now_iso()) == {}
-    assert [e["kind"] for e in app.store.events(agent.id)][-2:] == ["stopping", "stop-failed"]
+    assert [e.kind for e in app.store.events(agent.id)][-2:] == ["stopping", "stop-failed"]
     fake.exit(fake.pane_of(agent.id).id, 3)
     observe.refresh(app)
     assert paged(app) == [("api", "roost: api crashed (exit 3)")]
@@ -132,7 +132,7 @@ def stopped_by_roost(app: App, fake: FakeTmux, agent: Agent) -> None:
         "stopped",
         agent.launches,
     )
-    assert "stop-failed" not in [e["kind"] for e in app.store.events(agent.id)]
+    assert "stop-failed" not in [e.kind for e in app.store.events(agent.id)]
     assert supervise.on_pane_died(app, fake.pane_of(agent.id).id) == "killed"  # was "exited"
     observe.refresh(app)
     assert exit_statuses(app) == []

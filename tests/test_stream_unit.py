@@ -13,8 +13,10 @@ from roost.store import events as event_log
 from roost.tmux.fake import FakeTmux
 
 
-def status_events(app: App) -> list[tuple[str, str]]:
-    return [(e["previous"], e["status"]) for e in app.store.events() if e["kind"] == "status"]
+def status_events(app: App) -> list[tuple[str | None, str | None]]:
+    return [
+        (e.text("previous"), e.text("status")) for e in app.store.events() if e.kind == "status"
+    ]
 
 
 def test_two_looks_at_the_same_moment_record_a_change_once(app: App, fake: FakeTmux) -> None:
@@ -42,7 +44,7 @@ def test_drain_hands_every_event_once_in_order_across_batches(
         for i in range(30):
             event_log.append(c, "x", "x", f"T{i:02d}", "status", {"status": "idle"})
     got: list[int] = []
-    last = stream.drain(app, 0, lambda e: got.append(e["seq"]))
+    last = stream.drain(app, 0, lambda e: got.append(e.seq))
     assert got == list(range(1, 31)) and last == 30
-    assert stream.drain(app, 12, lambda e: got.append(e["seq"])) == 30
+    assert stream.drain(app, 12, lambda e: got.append(e.seq)) == 30
     assert got[30:] == list(range(13, 31))

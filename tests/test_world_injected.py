@@ -95,8 +95,8 @@ def run_the_operations(app: App, fake: FakeTmux, clock: ManualClock) -> None:
 def test_the_store_stamps_the_clock_the_app_has_now(app: App, clock: ManualClock) -> None:
     agent = spawn(app, "w1")
     app.clock = ManualClock(datetime(2040, 1, 2, tzinfo=UTC))  # a test swaps the App's clock
-    app.store.log(agent, "noted")
-    assert app.store.events(agent.id)[-1]["at"] == "2040-01-02T00:00:00.000+00:00"
+    app.store.log(agent, "answered")
+    assert app.store.events(agent.id)[-1].at == "2040-01-02T00:00:00.000+00:00"
     worker = app.with_own_store()  # a restore worker's: its own connection, the same world
     try:
         assert worker.store.now_iso() == "2040-01-02T00:00:00.000+00:00"

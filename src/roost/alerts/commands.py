@@ -12,6 +12,7 @@ import click
 from roost.core.errors import RoostError
 
 if TYPE_CHECKING:
+    from roost.core.events import Event
     from roost.ops.context import App
 
 
@@ -109,11 +110,15 @@ class WatchAlerts:
         self.terminal = raw(terminal)  # the alert's own sequences are meant for the terminal
         self.on = app.settings.notify.terminal
 
-    def emit(self, event: dict[str, object]) -> None:
+    def emit(self, event: Event) -> None:
+        if event.kind == "alert":
+            self.show(str(event.data.get("title")), str(event.data.get("body")))
+
+    def show(self, title: str, body: str) -> None:
+        """An alert's title and body on the terminal (a host's, read from its stream)."""
         from roost.alerts import operations as alerts
 
-        if self.on and event.get("kind") == "alert":
-            title, body = str(event.get("title")), str(event.get("body"))
+        if self.on:
             self.terminal.write(alerts.terminal_text(title, body, self.app.environ))
             self.terminal.flush()
 

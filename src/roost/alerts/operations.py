@@ -11,18 +11,18 @@ writes it to its own terminal (`terminal_text`).
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from roost.alerts import rules as core
+from roost.core.events import Event
 from roost.core.pane import agent_panes
 from roost.core.settings import Settings
 from roost.core.status import Status
 from roost.ops.context import App
 from roost.ops.observe import patterns_of
-from roost.ops.service import Component, news
+from roost.ops.service import Component, in_passes, news
 from roost.store import alerts as outbox
 from roost.store import events as event_log
 from roost.system import outbound
@@ -54,7 +54,7 @@ def decide_new(app: App) -> int:
     once. Returns how many events were decided (0: none new, or another pass took them)."""
     conn = app.store.conn
     after = outbox.cursor(conn)
-    found_events = outbox.events_after(conn, after, BATCH)
+    found_events = event_log.after(conn, after, BATCH)
     if not found_events:
         return 0
     state = outbox.seen(conn)
@@ -65,7 +65,7 @@ def decide_new(app: App) -> int:
     changed = {k: v for k, v in new_state.items() if state.get(k) != v}
     at = app.store.now_iso()
     with app.store.write() as c:
-        if not outbox.advance(c, after, int(found_events[-1]["id"]), changed):
+        if not outbox.advance(c, after, found_events[-1].seq, changed):
             return 0  # another pass decided these events first
         for a in found:
             title, body = core.message(a, words.get(a.agent_id))
@@ -75,7 +75,7 @@ def decide_new(app: App) -> int:
     return len(found_events)
 
 
-def _has_edges(found_events: Sequence[dict[str, object]]) -> bool:
+def _has_edges(found_events: Sequence[Event]) -> bool:
     """Whether any event may alert (only then is tmux asked who is attached)."""
     return any(core.edge_of(e, True) for e in found_events)
 
@@ -210,43 +210,18 @@ def terminal_text(title: str, body: str, environ: dict[str, str]) -> str:
 
 
 def _component_start(app: App) -> Callable[[], None]:
-    """A worker thread of its own runs the passes, woken by each batch of events the service
-    hands on (and every WORKER_CHECK seconds): the service's event thread never waits for a
-    delivery. The worker opens its own App (SQLite connections stay in their thread)."""
-    from roost.ops.context import UNREAD, opener, reread_settings
-
-    open_mine = opener(app)
-    app.close()
-    stopping = threading.Event()
-
-    def work() -> None:
-        mine = open_mine()
-        seen: object = UNREAD
-        try:
-            while not stopping.is_set():  # a pass at once: what came while it was down
-                _WAKE.clear()
-                try:
-                    seen = reread_settings(mine, seen, "alerts")
-                    if run_pass(mine):
-                        news()  # its `alert` events: readers of the stream hear of them at once
-                except Exception as exc:  # noqa: BLE001 (the service lives on; next pass retries)
-                    sys.stderr.write(f"roost service: alerts: {type(exc).__name__}: {exc}\n")
-                _WAKE.wait(WORKER_CHECK)
-        finally:
-            mine.close()
-
-    worker = threading.Thread(target=work, name="alerts", daemon=True)
-    worker.start()
-
-    def stop() -> None:
-        stopping.set()
-        _WAKE.set()
-        worker.join(timeout=10)
-
-    return stop
+    """A worker thread of its own runs the passes (service.in_passes), woken by each batch of
+    events the service hands on (and every WORKER_CHECK seconds): the service's event thread
+    never waits for a delivery."""
+    return in_passes(app, "alerts", _pass, WORKER_CHECK, _WAKE, wait=10)
 
 
-def _component_on_events(app: App, events: list[dict[str, object]]) -> None:
+def _pass(app: App) -> None:
+    if run_pass(app):
+        news()  # its `alert` events: readers of the stream hear of them at once
+
+
+def _component_on_events(app: App, events: list[Event]) -> None:
     _WAKE.set()
 
 

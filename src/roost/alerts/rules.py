@@ -21,8 +21,8 @@ a `stopping` event, with its deadline, before its signal (store/intents.py). Unt
 starts again or the deadline passes, nothing it does alerts or counts as alerted: its exit is
 that stop's.
 
->>> e = {"id": 7, "agent_id": "a", "agent": "api", "at": "2026-01-01T00:00:00+00:00",
-...      "kind": "status", "status": "waiting", "previous": "working"}
+>>> e = Event(7, "a", "api", "2026-01-01T00:00:00+00:00", "status",
+...           {"status": "waiting", "previous": "working"})
 >>> found, state = decide([e], {}, set(), set())
 >>> [(a.agent, a.edge) for a in found], state[("a", "waiting")].left
 ([('api', 'waiting')], None)
@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from roost.core import questions
+from roost.core.events import Event, EventKind
 from roost.core.status import Status
 
 DEBOUNCE = 5.0  # seconds: out of a state less long than this is a flicker, not a new edge
@@ -55,17 +56,27 @@ EDGES = (
 # roost's own news of a pair of worktree agents whose changes collide (merge/operations.py logs
 # one `collision` event per pair, once: its table remembers the pair), alerted as it comes:
 # no state of the agent's is entered or left by it.
-COLLISION = "collision"
+COLLISION: EventKind = "collision"
 # roost's own edge, under the file's name as agent: an edit of config.toml or tmux.conf the
 # service refused (service/main.py); a later edit it applied ends it.
-REFUSED, APPLIED = "config-refused", "config-applied"
+REFUSED: EventKind = "config-refused"
+APPLIED: EventKind = "config-applied"
 KEPT = "the last good settings stay in force"
 # Statuses that show the agent left an alerting state: the next edge may alert.
 _LEFT = ("working", "idle", "starting", "stopped", "hibernated")
-# Events of what someone did to the agent: they end its state at once.
-_ACTIONS = ("started", "woke", "restarted", "killed", "hibernated", "sent", "stopping")
+# Events of what someone did to the agent: they end its state at once (`woke`: an older
+# version's start, still in the log).
+_ACTIONS: tuple[str, ...] = (
+    "started",
+    "woke",
+    "restarted",
+    "killed",
+    "hibernated",
+    "sent",
+    "stopping",
+)
 # A stop under way is over at a new launch, or when the stop failed (its exit is the agent's).
-_STOP_ENDS = ("started", "woke", "restarted", "stop-failed")
+_STOP_ENDS: tuple[str, ...] = ("started", "woke", "restarted", "stop-failed")
 STOPPING = "stopping"  # the key of a stop under way among an agent's remembered edges
 MAX_TITLE = 120  # characters
 MAX_BODY = 400  # characters
@@ -96,23 +107,23 @@ class Alert:
     exit_code: int | None = None
 
 
-def edge_of(event: Mapping[str, object], person_child: bool) -> str | None:
+def edge_of(event: Event, person_child: bool) -> str | None:
     """The edge an event is, "" for one that ends its agent's state, None for one that says
     neither.
 
-    >>> gone = {"kind": "status", "status": "exited", "previous": "working", "exit_code": 2}
-    >>> edge_of(gone, False)
+    >>> def status(**data: object) -> Event: return Event(1, "a", "x", "T", "status", data)
+    >>> edge_of(status(status="exited", previous="working", exit_code=2), False)
     'crashed'
-    >>> edge_of({"kind": "status", "status": "idle", "previous": "working"}, True)
+    >>> edge_of(status(status="idle", previous="working"), True)
     'finished'
-    >>> edge_of({"kind": "status", "status": "idle", "previous": "working"}, False)
+    >>> edge_of(status(status="idle", previous="working"), False)
     ''
     """
-    kind = event.get("kind")
+    kind = event.kind
     if kind == COLLISION:
         return COLLISION
     if kind == "exited":  # the pane-died hook's, before any status refresh sees it
-        return _exit_edge(event.get("exit_code"))
+        return _exit_edge(event.data.get("exit_code"))
     if kind == "failed":
         return "failed"
     if kind == REFUSED:
@@ -123,13 +134,13 @@ def edge_of(event: Mapping[str, object], person_child: bool) -> str | None:
         return ""
     if kind != "status":
         return None
-    status, previous = event.get("status"), event.get("previous")
+    status, previous = event.data.get("status"), event.data.get("previous")
     if status == previous:
         return None
     if status in (Status.WAITING, Status.ERROR, Status.LIMITED, Status.FAILED):
         return str(status)
     if status == Status.EXITED:
-        return _exit_edge(event.get("exit_code"))
+        return _exit_edge(event.data.get("exit_code"))
     if status == Status.IDLE and previous == Status.WORKING and person_child:
         return "finished"
     return "" if status in _LEFT else None
@@ -145,7 +156,7 @@ def key(edge: str) -> str:
 
 
 def decide(
-    events: Iterable[Mapping[str, object]],
+    events: Iterable[Event],
     state: State,
     person_children: set[str],
     attached: set[str],
@@ -159,36 +170,34 @@ def decide(
     new = dict(state)
     found: list[Alert] = []
     for e in events:
-        agent_id, at = str(e.get("agent_id")), str(e.get("at"))
+        agent_id, at = e.agent_id, e.at
         edge = edge_of(e, agent_id in person_children)
         if edge is None:
             continue
         if edge == "":
-            _leave(new, agent_id, at, str(e.get("kind")), e.get("until"))
+            _leave(new, agent_id, at, e.kind, e.data.get("until"))
             continue
         if edge == COLLISION:  # once a pair already (merge/operations.py): no state of its own
-            text = e.get("text")
+            text = e.data.get("text")
             words = text if isinstance(text, str) and text else None
-            found.append(
-                Alert(int(str(e.get("id"))), agent_id, str(e.get("agent")), edge, at, words)
-            )
+            found.append(Alert(e.seq, agent_id, e.agent, edge, at, words))
             continue
         if _stopping(new, agent_id, at):
             continue  # the stop's, not the agent's: not entered, so it holds back no later edge
         fresh = _enter(new, agent_id, key(edge), at)
         if not fresh or agent_id in attached:
             continue
-        reason = e.get("reason")
-        code = e.get("exit_code")
+        reason = e.text("reason")
+        code = e.number("exit_code")
         found.append(
             Alert(
-                int(str(e.get("id"))),
+                e.seq,
                 agent_id,
-                str(e.get("agent")),
+                e.agent,
                 edge,
                 at,
-                reason if isinstance(reason, str) and reason else None,
-                code if isinstance(code, int) else None,
+                reason or None,
+                code,
             )
         )
     return found, new

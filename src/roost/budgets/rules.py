@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from roost.core.errors import RoostError
+from roost.core.events import Event
 from roost.core.status import Status
 from roost.usage.rules import count
 
@@ -77,7 +78,7 @@ class Live:
     attached: bool
 
 
-def began_turn(events: Iterable[dict[str, object]]) -> bool:
+def began_turn(events: Iterable[Event]) -> bool:
     """Whether an agent took a prompt since its last launch, from that launch's `started`
     event and its `sent` and `status` events since: a send delivered, a turn its hooks
     reported, or work seen on its screen; never a CLI's loading (the source `loading`: Gemini
@@ -86,32 +87,33 @@ def began_turn(events: Iterable[dict[str, object]]) -> bool:
     at the end of a turn, and a woken one gets its turn first. A fresh spawn's work is its
     prompt's turn.
 
-    >>> woke = {"kind": "started", "resume": True}
-    >>> early = {"kind": "status", "status": "working", "previous": "starting"}
-    >>> loads = {"kind": "status", "status": "working", "source": "loading"}
-    >>> idle = {"kind": "status", "status": "idle"}
+    >>> def e(kind: EventKind, **data: object) -> Event: return Event(1, "a", "x", "T", kind, data)
+    >>> woke = e("started", resume=True)
+    >>> early = e("status", status="working", previous="starting")
+    >>> loads = e("status", status="working", source="loading")
+    >>> idle = e("status", status="idle")
     >>> began_turn([woke, early, idle]), began_turn([woke, idle, loads, idle])
     (False, False)
-    >>> began_turn([woke, idle, early, idle]), began_turn([{"kind": "started"}, early])
+    >>> began_turn([woke, idle, early, idle]), began_turn([e("started"), early])
     (True, True)
-    >>> began_turn([woke, {"kind": "sent", "delivered": True}])
+    >>> began_turn([woke, e("sent", delivered=True)])
     True
-    >>> began_turn([woke, {"kind": "sent", "delivered": True, "command": True}])  # /clear
+    >>> began_turn([woke, e("sent", delivered=True, command=True)])  # /clear
     False
     """
     seen = iter(events)
     first = next(seen, None)
     if first is None:
         return False
-    up = not (first.get("kind") == "started" and first.get("resume"))
+    up = not (first.kind == "started" and first.data.get("resume"))
     for e in itertools.chain([first], seen):
-        if e.get("kind") == "sent" and e.get("delivered") and not e.get("command"):
+        if e.kind == "sent" and e.data.get("delivered") and not e.data.get("command"):
             return True
-        working = e.get("kind") == "status" and e.get("status") == Status.WORKING
-        source = e.get("source")
-        if working and source != "loading" and (up or source == "hook"):
+        status = e.text("status") if e.kind == "status" else None
+        source = e.text("source")
+        if status == Status.WORKING and source != "loading" and (up or source == "hook"):
             return True
-        up = up or (e.get("kind") == "status" and e.get("status") == Status.IDLE)
+        up = up or status == Status.IDLE
     return False
 
 

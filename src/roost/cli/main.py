@@ -18,6 +18,7 @@ from roost.core.model import RESTART_POLICIES
 from roost.providers import traits
 
 if TYPE_CHECKING:
+    from roost.core.events import Event
     from roost.ops.context import App
 SPLITS = ("auto", "right", "below", "v", "h")  # v and h: the old letters, read as before
 SPLIT_HELP = (
@@ -1194,7 +1195,7 @@ def watch(
 
     alerting = WatchAlerts(app, sys.stderr if as_json else sys.stdout) if notify else None
 
-    def emit(event: dict[str, Any]) -> None:
+    def emit(event: Event) -> None:
         line = present.stream_line(event, shown, as_json, zone)
         if line is not None:
             click.echo(line)
@@ -1220,7 +1221,7 @@ def events(name: str | None, as_json: bool, limit: int) -> None:
     agent_id = app.store.require(name).id if name else None
     found = app.store.events(agent_id, limit)
     if as_json:
-        click.echo(json.dumps(found))
+        click.echo(json.dumps([e.listed() for e in found]))
         return
     from roost.system.clock import local_zone
 
@@ -1367,6 +1368,12 @@ from roost.cli.reply import read_command, reply_command  # noqa: E402 - issue 24
 
 cli.add_command(reply_command)
 cli.add_command(read_command)
+
+from roost.review.commands import comment_cmd, diff_cmd, review_group  # noqa: E402 - issue 38
+
+cli.add_command(diff_cmd)
+cli.add_command(comment_cmd)
+cli.add_command(review_group)
 
 
 def main(argv: list[str] | None = None) -> None:

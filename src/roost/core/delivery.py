@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypedDict
 
 from roost.core.status import Status
 
@@ -43,6 +44,19 @@ class Confirmed(StrEnum):
 
 
 NO_SIGN = "no sign that the agent took it"
+
+
+class Receipt(TypedDict, total=False):
+    """A message to a child, as its sender hears of it (the MCP tool send_message): the child's
+    `name`, whether it was `delivered` and `how` that is known (or why not), the CLI's words
+    when the turn it began failed at once (`turn_failed`), and whether this is an earlier
+    attempt's receipt (`duplicate`: the same idempotency key)."""
+
+    name: str
+    delivered: bool
+    how: str
+    turn_failed: str
+    duplicate: bool
 
 
 @dataclass(frozen=True, slots=True)

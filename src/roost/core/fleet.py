@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from roost.core.present import visible
 
@@ -18,11 +17,11 @@ class HostView:
     (the TUI and the web view group the fleet by these)."""
 
     host: str
-    agents: tuple[dict[str, Any], ...] = ()
+    agents: tuple[dict[str, object], ...] = ()
     unreachable: str | None = None
 
 
-def tagged(rows: Iterable[dict[str, Any]], host: str | None) -> list[dict[str, Any]]:
+def tagged(rows: Iterable[dict[str, object]], host: str | None) -> list[dict[str, object]]:
     """Each row with its `host` first (None: this machine).
 
     >>> tagged([{"name": "a"}], "build")
@@ -32,8 +31,8 @@ def tagged(rows: Iterable[dict[str, Any]], host: str | None) -> list[dict[str, A
 
 
 def combined(
-    local: Iterable[dict[str, Any]], views: Iterable[HostView]
-) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    local: Iterable[dict[str, object]], views: Iterable[HostView]
+) -> tuple[list[dict[str, object]], list[tuple[str, str]]]:
     """`ls --all`'s rows (this machine's, then each host's that answered, each tagged) and the
     hosts that did not answer with why.
 
@@ -50,12 +49,12 @@ def combined(
     return rows, missing
 
 
-def unreachable_row(host: str, reason: str) -> dict[str, Any]:
+def unreachable_row(host: str, reason: str) -> dict[str, object]:
     """--json's entry for a host that did not answer: no agents, its reason."""
     return {"host": host, "unreachable": reason}
 
 
-def table(rows: list[dict[str, Any]]) -> str:
+def table(rows: list[dict[str, object]]) -> str:
     """HOST, NAME, STATUS, PROVIDER, PID, CWD: the rows of every reachable host.
 
     >>> print(table([{"host": None, "name": "a", "status": "idle", "provider": "claude",

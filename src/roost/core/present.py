@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from datetime import tzinfo
     from typing import Any
 
+    from roost.core.events import Event
     from roost.core.observation import Observation
     from roost.core.questions import Question
     from roost.limits.rules import Limit
@@ -636,27 +637,34 @@ def local_time(stamp: object, zone: tzinfo | None, clock_only: bool = False) -> 
     return when.strftime("%H:%M:%S" if clock_only else "%Y-%m-%d %H:%M:%S")
 
 
-def event_line(event: Mapping[str, object], zone: tzinfo | None = None) -> str:
+def event_line(event: Event, zone: tzinfo | None = None) -> str:
     """One event for `roost events`: when (in `zone`), whose, what, then its details as
     key=value.
 
-    >>> event_line({"id": 1, "agent": "api", "at": "T", "kind": "exited", "exit_code": 1})
+    >>> from roost.core.events import Event
+    >>> event_line(Event(1, "id-a", "api", "T", "exited", {"exit_code": 1}))
     'T  api  exited  exit_code=1'
     """
-    extra = " ".join(f"{k}={v}" for k, v in event.items() if k not in ("id", "agent", "at", "kind"))
-    return f"{local_time(event['at'], zone)}  {event['agent']}  {event['kind']}  {extra}".rstrip()
+    listed = event.listed()
+    extra = " ".join(
+        f"{k}={v}" for k, v in listed.items() if k not in ("id", "agent", "at", "kind")
+    )
+    return (
+        f"{local_time(listed['at'], zone)}  {listed['agent']}  {listed['kind']}  {extra}".rstrip()
+    )
 
 
-def event_brief(event: Mapping[str, object], zone: tzinfo | None = None) -> str:
+def event_brief(event: Event, zone: tzinfo | None = None) -> str:
     """One event in the TUI's details: the time of day (in `zone`), what, and a status or an
     exit code.
 
-    >>> event_brief({"at": "2026-11-29T11:59:00+00:00", "kind": "status", "status": "idle"})
+    >>> from roost.core.events import Event
+    >>> event_brief(Event(1, "a", "a", "2026-11-29T11:59:00+00:00", "status", {"status": "idle"}))
     '11:59:00 status idle'
     """
-    line = f"{local_time(event['at'], zone, clock_only=True)} {event['kind']}"
-    if event["kind"] in ("status", "exited"):
-        line += f" {event.get('status') or event.get('exit_code') or ''}"
+    line = f"{local_time(event.at, zone, clock_only=True)} {event.kind}"
+    if event.kind in ("status", "exited"):
+        line += f" {event.data.get('status') or event.data.get('exit_code') or ''}"
     return line
 
 
@@ -728,7 +736,7 @@ def watch_event_line(event: Mapping[str, object], as_json: bool, zone: tzinfo | 
 
 
 def stream_line(
-    event: Mapping[str, object],
+    streamed: Event,
     shown: Mapping[str, str | None],
     as_json: bool,
     zone: tzinfo | None = None,
@@ -738,29 +746,31 @@ def stream_line(
     watch_event_line's fields); for people, status changes only (watch_news's rule). A status
     event not newer than what the first look showed of that agent (`shown`) is not printed.
 
-    >>> e = {"seq": 7, "kind": "status", "agent_id": "a", "agent": "x", "at": "T2",
-    ...      "status": "idle", "previous": "working", "source": "screen"}
+    >>> from roost.core.events import Event
+    >>> e = Event(7, "a", "x", "T2", "status",
+    ...           {"status": "idle", "previous": "working", "source": "screen"})
     >>> import json; json.loads(stream_line(e, {}, True))["seq"], stream_line(e, {"a": "T2"}, True)
     (7, None)
-    >>> json.loads(stream_line({**e, "kind": "bell", "count": 1}, {}, True))["kind"]
+    >>> json.loads(stream_line(Event(7, "a", "x", "T2", "bell", {"count": 1}), {}, True))["kind"]
     'bell'
-    >>> stream_line({**e, "kind": "bell"}, {}, False) is None
+    >>> stream_line(Event(7, "a", "x", "T2", "bell", {}), {}, False) is None
     True
     """
     import json
 
-    kind = event.get("kind")
+    event = streamed.streamed()  # the stream's shape, as `roost watch --json` prints it
+    seq, kind = streamed.seq, streamed.kind
     if kind == "status":
-        if str(event.get("at")) <= str(shown.get(str(event.get("agent_id"))) or ""):
+        if streamed.at <= str(shown.get(streamed.agent_id) or ""):
             return None
         if not as_json:
             return watch_event_line(event, False, zone) if watch_news([event], {}) else None
         line = json.loads(watch_event_line(event, True, zone))
-        return json.dumps({"seq": event.get("seq"), "kind": kind, **line})
+        return json.dumps({"seq": seq, "kind": kind, **line})
     if not as_json:
         return None
     rest = {k: v for k, v in event.items() if k not in ("seq", "kind", "agent", "agent_id")}
-    return json.dumps({"seq": event.get("seq"), "kind": kind, "name": event.get("agent"), **rest})
+    return json.dumps({"seq": seq, "kind": kind, "name": streamed.agent, **rest})
 
 
 # ---- the user's words (issue 11: words, states and intent) -------------------------------

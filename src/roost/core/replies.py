@@ -9,9 +9,23 @@ words; a turn not recorded yet (or still without an answer) gives None, and the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from roost.core.delivery import in_joined, same_message
 from roost.core.status import Status
+
+
+class Read(TypedDict, total=False):
+    """What reading an agent's conversation answers (`roost read --json`, the MCP tool): its
+    `source` (transcript: its CLI's record; screen: the tail of its screen, for a CLI that keeps
+    none; none) and the `messages` (each {role: user | assistant, text}), `screen` or `note`
+    that says so; `name` as the caller knows it."""
+
+    name: str
+    source: str
+    note: str
+    messages: list[dict[str, str]]
+    screen: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.present import few
@@ -113,7 +112,7 @@ class Report:
         """Every agent it meant to start runs (`roost restore` exits 1 otherwise)."""
         return not self.failed and not self.skipped
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return {
             "live_expected": self.live,
             "started": len(self.started),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from roost.core.errors import RoostError
 
@@ -37,6 +38,24 @@ class Caller:
 
     agent_id: str | None
     allow_write: bool = False
+
+
+class Created(TypedDict, total=False):
+    """A child created (the MCP tool create_agent): its `name` for its parent (`HOST:NAME` on a
+    host), `provider`, `cwd`, `placement` and `parent`, whether its first prompt was delivered
+    and what became of it (`prompt`; a host's says `prompt_how` when it was not), the question
+    it asks its person first (`waiting`)."""
+
+    name: str
+    host: str
+    provider: str
+    cwd: object  # as its host's `ls --json` says it, for one on a host
+    placement: str
+    parent: str | None
+    prompt_delivered: bool | None
+    prompt_how: str
+    waiting: str | None
+    prompt: str | None
 
 
 @dataclass(frozen=True, slots=True)

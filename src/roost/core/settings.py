@@ -63,14 +63,18 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from roost.core.resuming import DEFAULT_GAP, DEFAULT_JITTER
-from roost.hosts.rules import COMMAND_TIMEOUT, CONNECT_TIMEOUT, LS_TIMEOUT
-from roost.worktrees.rules import DEFAULT_PREFIX
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
 STATUS_KINDS = ("waiting", "error", "working", "idle", "turn", "loading")  # core/status.py's
 PRICE_KINDS = ("input", "output", "cache_write", "cache_read")  # usage/prices.py's
 MAX_NOTIFY_TIMEOUT = 60
 DEFAULT_BIND = "127.0.0.1:7377"
+# Defaults the worktrees and hosts rooms use too: declared here, so that reading the config
+# (roost ls's cold path) loads neither room.
+DEFAULT_PREFIX = "roost/"
+CONNECT_TIMEOUT = 5.0  # seconds: reaching a host (the master's connect), then it is unreachable
+LS_TIMEOUT = 3.0  # seconds: a host's list of agents (ls --all, the TUI, the web), then it is late
+COMMAND_TIMEOUT = 120.0  # seconds: one remote command (a spawn waits for its start to hold)
 
 # A check: a value's problem ("must be ..."), or None when it is good.
 Check = Callable[[object], "str | None"]
@@ -426,7 +430,7 @@ def _keys(cls: type, prefix: str, table: Mapping[str, Any]) -> list[Problem]:
     return found
 
 
-def _providers(table: dict[str, Any]) -> list[Problem]:
+def _providers(table: dict[str, object]) -> list[Problem]:
     found: list[Problem] = []
     for name, value in table.items():
         key = f"providers.{name}"
@@ -439,7 +443,7 @@ def _providers(table: dict[str, Any]) -> list[Problem]:
     return found
 
 
-def _status(table: dict[str, Any]) -> list[Problem]:
+def _status(table: dict[str, object]) -> list[Problem]:
     found: list[Problem] = []
     for name, value in table.items():
         if name != "patterns":
@@ -471,7 +475,7 @@ def _provider_patterns(key: str, provider: str, kinds: object) -> list[Problem]:
     return found
 
 
-def _prices(table: dict[str, Any]) -> list[Problem]:
+def _prices(table: dict[str, object]) -> list[Problem]:
     """`[prices."model"]`: dollars per million tokens over roost's own table (issue 23).
 
     >>> _prices({"m": {"input": -1, "outptu": 2}})[1]
@@ -502,7 +506,7 @@ cache_read)')
     return found
 
 
-_DYNAMIC: dict[str, Callable[[dict[str, Any]], list[Problem]]] = {
+_DYNAMIC: dict[str, Callable[[dict[str, object]], list[Problem]]] = {
     "providers": _providers,
     "status": _status,
     "prices": _prices,

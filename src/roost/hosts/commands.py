@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 if TYPE_CHECKING:
+    from roost.hosts.operations import CheckReport
     from roost.ops.context import App
 
 
@@ -115,7 +116,8 @@ def host_check(name: str, as_json: bool) -> None:
         report = hosts.check(app, name)
     finally:
         app.close()
-    good = report.get("compatible") and report.get("doctor", {}).get("ok")
+    doctor = report.get("doctor")
+    good = report.get("compatible") and doctor is not None and doctor["ok"]
     if as_json:
         click.echo(json.dumps(report))
     else:
@@ -124,7 +126,7 @@ def host_check(name: str, as_json: bool) -> None:
         sys.exit(1)
 
 
-def _check_text(report: dict[str, Any]) -> str:
+def _check_text(report: CheckReport) -> str:
     name = report["host"]
     if not report["reachable"]:
         return f"{name}: unreachable: {report['problem']}"
@@ -193,14 +195,15 @@ def watch_all(notify: bool) -> None:
                     event = _event(text)
                     if event is None:
                         continue
-                    if isinstance(event.get("seq"), int):
-                        seq = event["seq"]
+                    if isinstance(read := event.get("seq"), int):
+                        seq = read
                     pause = 1.0
                     with lock:
                         click.echo(json.dumps({"host": host.name if host else None, **event}))
-                        if alerting is not None and host is not None:
+                        # a host's alert, a line of its stream as printed
+                        if alerting and host is not None and event.get("kind") == "alert":
                             title = f"{event.get('title')} (on {host.name})"
-                            alerting.emit({**event, "title": title})
+                            alerting.show(title, str(event.get("body")))
                 why = "its stream ended"
             except ssh.Unreachable as exc:
                 why = str(exc)
@@ -225,7 +228,7 @@ def watch_all(notify: bool) -> None:
         app.close()
 
 
-def _event(text: str) -> dict[str, Any] | None:
+def _event(text: str) -> dict[str, object] | None:
     try:
         event = json.loads(text)
     except ValueError:

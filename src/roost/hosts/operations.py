@@ -9,7 +9,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from roost.core import fleet
 from roost.core.errors import RoostError
@@ -146,7 +146,27 @@ def run(
     return found
 
 
-def check(app: App, name: str) -> dict[str, Any]:
+class DoctorSummary(TypedDict):
+    ok: bool
+    problems: list[str]
+    warnings: list[str]
+
+
+class CheckReport(TypedDict, total=False):
+    """What `host check` found (its --json): always `host`, `dest`, `reachable`; then the
+    remote roost's `version` and whether it is `compatible`, and its `doctor`'s summary, or the
+    `problem` that stopped the check."""
+
+    host: str
+    dest: str
+    reachable: bool
+    version: str | None
+    compatible: bool
+    problem: str
+    doctor: DoctorSummary
+
+
+def check(app: App, name: str) -> CheckReport:
     """`host check`: reachable, the remote roost's version (compatible with this one's), and
     its doctor's summary."""
     from importlib.metadata import version
@@ -154,18 +174,18 @@ def check(app: App, name: str) -> dict[str, Any]:
     reach = reach_of(app)
     host = get(reach, name)
     mine = version("roost")
-    report: dict[str, Any] = {"host": name, "dest": host.dest, "reachable": False}
+    report: CheckReport = {"host": name, "dest": host.dest, "reachable": False}
     try:
         said = run(reach, host, ["--version"])
     except Unreachable as exc:
         return {**report, "problem": str(exc)}
     theirs = sshargs.version_of(said.out)
-    report.update(reachable=True, version=theirs, compatible=bool(theirs))
+    report["reachable"], report["version"], report["compatible"] = True, theirs, bool(theirs)
     if theirs is None:
         problem = sshargs.ssh_reason(said.err or said.out)
         return {**report, "problem": f"no roost at {host.roost} ({problem}); use --roost PATH"}
     if not sshargs.compatible(mine, theirs):
-        report.update(compatible=False, problem=f"remote roost {theirs}, this one {mine}")
+        report["compatible"], report["problem"] = False, f"remote roost {theirs}, this one {mine}"
         return report
     doctor = run(reach, host, ["doctor", "--json"])
     try:
@@ -230,7 +250,7 @@ def ask(reach: Reach, host: Host) -> fleet.HostView:
     return fleet.HostView(host.name, tuple(rows))
 
 
-def _from_service(link_: ssh.Link, host: Host, limit: float) -> list[dict[str, Any]] | None:
+def _from_service(link_: ssh.Link, host: Host, limit: float) -> list[dict[str, object]] | None:
     """The host's rows as its service computed them, through the master's forward of its
     socket; None when the host said no service (or this path failed: its roost answers)."""
     from roost.system import servicesock

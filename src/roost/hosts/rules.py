@@ -14,10 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from roost.core.errors import RoostError
 from roost.core.names import name_problem
+from roost.core.settings import CONNECT_TIMEOUT
 
-CONNECT_TIMEOUT = 5.0  # seconds: reaching a host (the master's connect), then it is unreachable
-LS_TIMEOUT = 3.0  # seconds: a host's list of agents (ls --all, the TUI, the web), then it is late
-COMMAND_TIMEOUT = 120.0  # seconds: one remote command (a spawn waits for its start to hold)
 CHECK_TIMEOUT = 2.0  # seconds: `ssh -O check` asks a local socket; longer means a stale master
 PERSIST = 60  # seconds an idle master stays up (warm for the next command, gone soon after)
 SSH_DEFAULT = ("ssh",)

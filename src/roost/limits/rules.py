@@ -16,6 +16,7 @@ zone.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -75,29 +76,14 @@ def _patterns() -> tuple[re.Pattern[str], tuple[tuple[re.Pattern[str], str], ...
     return _compiled[0]
 
 
+@dataclass(frozen=True, slots=True)
 class Limit:
     """A usage limit: its kind (KINDS), when it resets (epoch seconds; None: the CLI did not
     say) and the CLI's words."""
 
-    __slots__ = ("kind", "resets_at", "words")
-
-    def __init__(self, kind: str, resets_at: float | None, words: str) -> None:
-        self.kind = kind
-        self.resets_at = resets_at
-        self.words = words
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Limit) and (self.kind, self.resets_at, self.words) == (
-            other.kind,
-            other.resets_at,
-            other.words,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.resets_at, self.words))
-
-    def __repr__(self) -> str:
-        return f"Limit({self.kind!r}, {self.resets_at!r}, {self.words!r})"
+    kind: str
+    resets_at: float | None
+    words: str
 
 
 def parse(text: str, at: datetime, local: tzinfo) -> Limit | None:

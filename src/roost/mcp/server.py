@@ -11,7 +11,7 @@ import io
 import json
 import os
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 import anyio
 import mcp_types as types
@@ -110,13 +110,15 @@ def build(
                 "that name. Default: this machine."
             ),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Create a child agent that starts working on `prompt` now. You become its parent:
         you can message, wait for, read, stop and remove it, and you are told when it finishes,
         fails, exits or waits for its user. Returns its name and whether it took the prompt."""
         return call(
             ctx,
-            lambda app, who: orchestrate.create(app, who, provider, prompt, cwd, name, tab, host),
+            lambda app, who: dict(
+                orchestrate.create(app, who, provider, prompt, cwd, name, tab, host)
+            ),
         )
 
     @server.tool()
@@ -131,13 +133,13 @@ def build(
                 "delivers it twice (the first receipt is returned)."
             ),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Send a message to one of your children (woken first if it sleeps). Returns a
         delivery receipt: delivered true/false and how it was confirmed or why not (a child
         that stays busy for 30 s, or has a draft typed by its user, is not sent to). Does not
         wait for the answer: use wait_for_agents."""
         return call(
-            ctx, lambda app, who: orchestrate.send_to(app, who, name, text, idempotency_key)
+            ctx, lambda app, who: dict(orchestrate.send_to(app, who, name, text, idempotency_key))
         )
 
     @server.tool()
@@ -158,7 +160,7 @@ def build(
                 "the child now asks something else."
             ),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """See or answer the question a child of yours waits on (a folder's trust, a tool's
         permission, a yes/no), as its person would: only the choices it offers, only while it
         asks the question you saw. Returns the question and its choices, or what the child
@@ -175,7 +177,7 @@ def build(
         timeout_seconds: Annotated[
             float, Field(description="Give up after this long (max 3600).", ge=0)
         ] = 300,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Wait until each child is idle (its turn is done), waiting for its user, exited,
         stopped or failed, or the timeout passes. Returns each child's status and last reply
         (at most 4000 characters), and timed_out."""
@@ -191,15 +193,17 @@ def build(
         max_chars: Annotated[
             int, Field(description="At most this many characters in all.", ge=200, le=20000)
         ] = 4000,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Read an agent's recent conversation from its transcript, or the tail of its screen
         when it keeps none. Never wakes a sleeping agent."""
-        return call(ctx, lambda app, who: orchestrate.read(app, who, name, messages, max_chars))
+        return call(
+            ctx, lambda app, who: dict(orchestrate.read(app, who, name, messages, max_chars))
+        )
 
     @server.tool()
     def list_agents(
         ctx: Context,
-    ) -> list[dict[str, Any]]:
+    ) -> list[dict[str, object]]:
         """List you and every agent below you (children, grandchildren...) with its parent,
         provider, state and status (idle, working, waiting, exited, failed...)."""
         return call(ctx, orchestrate.tree)
@@ -207,7 +211,7 @@ def build(
     @server.tool()
     def stop_agent(
         ctx: Context, name: Annotated[str, Field(description="The child to stop.")]
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Stop a child's processes now. It keeps its record and conversation; sending it a
         message wakes it again."""
         return call(ctx, lambda app, who: orchestrate.stop(app, who, name))
@@ -215,7 +219,7 @@ def build(
     @server.tool()
     def park_agent(
         ctx: Context, name: Annotated[str, Field(description="The child to park.")]
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Take a child off the person's screen: it keeps running, out of the way."""
         return call(ctx, lambda app, who: orchestrate.park(app, who, name))
 
@@ -227,9 +231,58 @@ def build(
             bool,
             Field(description="Must be true: removal stops it and forgets its record for good."),
         ] = False,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Remove a child for good: stop it and forget its record and files."""
         return call(ctx, lambda app, who: orchestrate.remove(app, who, name, confirm))
+
+    @server.tool()
+    def read_diff(
+        ctx: Context,
+        name: Annotated[str, Field(description="The agent whose change to read (you or a child).")],
+        file: Annotated[
+            str | None, Field(description="Only this file (relative to its checkout).")
+        ] = None,
+        stat_only: Annotated[
+            bool, Field(description="Only the files and their line counts, no patch.")
+        ] = False,
+        max_chars: Annotated[
+            int, Field(description="At most this many characters of patch.", ge=200, le=50000)
+        ] = 20000,
+    ) -> dict[str, object]:
+        """What an agent changed in its checkout against the commit its branch started from
+        (committed, staged, unstaged and new files), as `roost diff` shows it."""
+        return call(
+            ctx,
+            lambda app, who: orchestrate.read_diff(app, who, name, file, stat_only, max_chars),
+        )
+
+    @server.tool()
+    def add_review_comment(
+        ctx: Context,
+        name: Annotated[str, Field(description="The child whose change you comment on.")],
+        file: Annotated[str, Field(description="The file, relative to the child's checkout.")],
+        line: Annotated[
+            int, Field(description="The (first) line, in the file as it is now.", ge=1)
+        ],
+        text: Annotated[str, Field(description="The comment: what to change and why.")],
+        end_line: Annotated[
+            int | None, Field(description="The last line of a range (default: `line`).", ge=1)
+        ] = None,
+    ) -> dict[str, object]:
+        """Keep a review comment on changed lines of a child's change; send_review sends all
+        open ones as one message. A line that is not in the change is refused."""
+        return call(
+            ctx,
+            lambda app, who: orchestrate.comment_on(app, who, name, file, line, end_line, text),
+        )
+
+    @server.tool()
+    def send_review(
+        ctx: Context, name: Annotated[str, Field(description="The child to send comments to.")]
+    ) -> dict[str, object]:
+        """Send a child its open review comments as one message (each quotes its file, lines
+        and code). Returns whether it was delivered and how many comments went."""
+        return call(ctx, lambda app, who: orchestrate.send_review(app, who, name))
 
     refuse_unknown_arguments(server)
     return server
@@ -312,7 +365,7 @@ def refusal(exc: Exception) -> types.JSONRPCError:
             "the message is not JSON roost can read (a lone surrogate escape, or nested too deep)",
         )
     # JSON, but no message: the branches that miss a key were given the whole object
-    whole: dict[str, Any] = next(
+    whole: dict[str, object] = next(
         (
             e["input"]
             for e in errors
@@ -320,13 +373,11 @@ def refusal(exc: Exception) -> types.JSONRPCError:
         ),
         {},
     )
-    rid = whole.get("id")
-    valid = (isinstance(rid, int) and not isinstance(rid, bool)) or (
-        isinstance(rid, str) and is_text(rid)
-    )
-    return _error(
-        rid if valid else None, types.INVALID_REQUEST, "the message is not a JSON-RPC request"
-    )
+    given = whole.get("id")
+    rid = given if isinstance(given, int | str) and not isinstance(given, bool) else None
+    if isinstance(rid, str) and not is_text(rid):
+        rid = None
+    return _error(rid, types.INVALID_REQUEST, "the message is not a JSON-RPC request")
 
 
 def _error(rid: int | str | None, code: int, message: str) -> types.JSONRPCError:

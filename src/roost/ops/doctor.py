@@ -61,7 +61,7 @@ class Report:
         )
         return "\n".join(lines) + "\n"
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return {"ok": self.ok, "checks": [asdict(c) for c in self.checks]}
 
 

@@ -100,7 +100,7 @@ def sighting(app: App, pane: Pane | None) -> Sighting:
     if pane is None:
         return Sighting()
     if pane.live_pid is not None:
-        return Sighting(open_files=app.procs.open_files(pane.live_pid))
+        return Sighting(open_files=tuple(app.procs.open_files(pane.live_pid)))
     try:
         return Sighting(screen=app.tmux.capture(pane.pane_id, SCREEN_LINES))
     except TmuxTimeout:
@@ -204,9 +204,9 @@ def _warn_clock_step(app: App, agent: Agent, behind: float) -> None:
     """Log once per launch that the agent's clock is behind roost's: its lines were taken (their
     launch token proves them), but times compared across the two clocks will be off."""
     for event in reversed(app.store.events(agent.id, limit=100)):
-        if event["kind"] == "clock-step":
+        if event.kind == "clock-step":
             return
-        if event["kind"] == "started":
+        if event.kind == "started":
             break
     app.store.log(
         agent,

@@ -223,7 +223,7 @@ def _recent_deaths(app: App, parent: Agent) -> int:
     return sum(
         1
         for e in app.store.events(parent.id, limit=HISTORY)
-        if e["kind"] == "died-on-notice" and datetime.fromisoformat(e["at"]) >= since
+        if e.kind == "died-on-notice" and datetime.fromisoformat(e.at) >= since
     )
 
 

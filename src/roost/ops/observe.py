@@ -57,7 +57,9 @@ def statuses(
                 hooked[o.agent.id] = hook
     needed = observation.screens_needed(seen, hooked, lambda p: traits.of(p).hooks)
     screens = capture(needed)
+    # Per provider, once: a thousand agents share five (`roost ls` runs this for every agent).
     patterns: dict[str, dict[str, list[str]]] = {}
+    graces: dict[str, float] = {}
     found = []
     for o in seen:
         provider = o.agent.provider
@@ -65,6 +67,7 @@ def statuses(
             patterns[provider] = status.patterns_for(
                 traits.of(provider).patterns, overrides.get(provider)
             )
+            graces[provider] = start_grace(provider)
         screen = screens.get(o.pane.pane_id) if o.pane is not None else None
         found.append(
             observation.classify(
@@ -73,10 +76,10 @@ def statuses(
                 screen,
                 patterns[provider],
                 now,
-                start_grace(provider),
+                graces[provider],
                 screen is not None and typed(screen, provider),
                 local,
-                _in_flight(o.agent, roost_home),
+                _in_flight(o.agent, roost_home) if o.alive else None,  # asked of a live one only
             )
         )
     return found

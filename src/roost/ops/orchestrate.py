@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Sequence
 from contextlib import ExitStack
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from roost.core import delivery, present, replies, scope
 from roost.core.errors import RoostError
@@ -84,7 +84,7 @@ def _remote(app: App, caller: scope.Caller, name: str, write: bool = True) -> An
     name."""
     if ":" not in name:
         return None
-    from roost.ops import hostchildren
+    from roost.hosts import children as hostchildren
 
     return hostchildren.target(app, caller, name, members(app.store.agents()), write)
 
@@ -107,7 +107,7 @@ def create(
     name: str | None = None,
     tab: str | None = None,
     host: str | None = None,
-) -> dict[str, Any]:
+) -> scope.Created:
     parent = _caller_agent(app, caller)
     if host is not None and tab is not None:
         raise RoostError("a child on a host is parked there: give a host or a tab, not both")
@@ -121,8 +121,8 @@ def create(
     # last free place must not both pass the check. (One lock for every tree: creating is rare
     # and takes a second; the key holds a '.', so no agent's name lock is ever the same.)
     with locks.hold(app.paths.locks, "orchestration.create"):
-        if host is not None:  # a child on a host (ops/hostchildren.py): its roost spawns it
-            from roost.ops import hostchildren
+        if host is not None:  # a child on a host (hosts/children.py): its roost spawns it
+            from roost.hosts import children as hostchildren
 
             found = members(app.store.agents())
             return hostchildren.create(
@@ -217,7 +217,7 @@ def _first_prompt_seen(
 # ---- answer ------------------------------------------------------------------------------
 def answer(
     app: App, caller: scope.Caller, name: str, choice: str | None, question_id: str | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """A child's open question (no `choice`), or the answer to it (ops/answer.py): only an
     agent in the caller's subtree, never the caller itself."""
     from roost.ops import answer as answering
@@ -245,12 +245,12 @@ SEND_TIMEOUT = 30.0
 
 def send_to(
     app: App, caller: scope.Caller, name: str, text: str, idempotency_key: str | None = None
-) -> dict[str, Any]:
+) -> delivery.Receipt:
     """Deliver `text` to a child; the receipt says whether it arrived and how we know. With an
     idempotency key, a retry returns the first attempt's receipt instead of sending again."""
     remote = _remote(app, caller, name)
     if remote is not None:  # a child on a host: its roost delivers (no idempotency key there)
-        from roost.ops import hostchildren
+        from roost.hosts import children as hostchildren
 
         host, child_there = remote
         return {**hostchildren.send(app, host, child_there, text), "duplicate": False}
@@ -281,7 +281,7 @@ def _key_lock(caller: str, key: str) -> str:
 
 def _send_once(
     app: App, caller: scope.Caller, child: Agent, text: str, who: str, key: str
-) -> dict[str, Any]:
+) -> delivery.Receipt:
     """An attempt under the key's lock: a key is bound to its child and text."""
     digest = hashlib.sha256(text.encode(errors="replace")).hexdigest()
     with app.store.write() as c:
@@ -292,7 +292,8 @@ def _send_once(
             "child or another text); use a new key for a new message"
         )
     if claim.state == "done" and claim.answer is not None:
-        return {**claim.answer, "duplicate": True}
+        # the receipt it stored (its own JSON, written by finish_request below)
+        return {**cast(delivery.Receipt, claim.answer), "duplicate": True}
     earlier = _taken_since(app, child, text, claim.at) if claim.state == "abandoned" else None
     if earlier is not None:  # the dead attempt got as far as the child: never type it twice
         with app.store.write() as c:
@@ -309,7 +310,7 @@ def _send_once(
     return {**receipt, "duplicate": False}
 
 
-def _taken_since(app: App, child: Agent, text: str, at: str | None) -> dict[str, Any] | None:
+def _taken_since(app: App, child: Agent, text: str, at: str | None) -> delivery.Receipt | None:
     """The receipt of an abandoned attempt that the child took anyway: its UserPromptSubmit
     with this text since the claim (CLIs with hooks); None when there is no such sign."""
     if at is None or not traits.of(child.provider).hooks:
@@ -330,11 +331,11 @@ def _taken_since(app: App, child: Agent, text: str, at: str | None) -> dict[str,
     return None
 
 
-def _deliver(app: App, caller: scope.Caller, child: Agent, text: str) -> dict[str, Any]:
+def _deliver(app: App, caller: scope.Caller, child: Agent, text: str) -> delivery.Receipt:
     if caller.agent_id is not None:  # a person's own client is not limited
         wake_within_limits(app, child)
     sent = send.send(app, child.name, text, timeout=SEND_TIMEOUT)
-    receipt: dict[str, Any] = {"name": child.name, "delivered": sent.delivered, "how": sent.how}
+    receipt: delivery.Receipt = {"name": child.name, "delivered": sent.delivered, "how": sent.how}
     if sent.failure is not None:
         receipt["turn_failed"] = sent.failure  # it took the message; its turn failed at once
     if sent.delivered and not traits.of(child.provider).hooks:  # with hooks: send did it
@@ -375,10 +376,10 @@ def _asked(app: App, child: Agent) -> None:
 # ---- wait, read, list --------------------------------------------------------------------
 def wait(
     app: App, caller: scope.Caller, names: Sequence[str] | None = None, timeout: float = 300.0
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Wait until each named child (default: every direct child) is idle, waiting, exited,
     stopped or failed, or the timeout passes. Each child's status and last reply."""
-    from roost.ops import hostchildren
+    from roost.hosts import children as hostchildren
 
     timeout = max(0.0, min(timeout, MAX_WAIT))
     if names:
@@ -426,7 +427,7 @@ def wait(
 
 def read(
     app: App, caller: scope.Caller, name: str, messages: int = 10, max_chars: int = MAX_REPLY
-) -> dict[str, Any]:
+) -> replies.Read:
     """The child's last `messages` messages from its CLI's own record (claude's transcript,
     codex's rollout, gemini's chat file, aider's chat history); the tail of its screen only
     when its CLI keeps none (a `command`), said so in `note`. A hibernated child is not woken."""
@@ -434,7 +435,7 @@ def read(
     max_chars = max(200, min(max_chars, 20_000))
     remote = _remote(app, caller, name, write=False)
     if remote is not None:  # a child on a host: its roost reads it
-        from roost.ops import hostchildren
+        from roost.hosts import children as hostchildren
 
         host, far = remote
         return hostchildren.read(app, host, far, messages, max_chars)
@@ -466,7 +467,7 @@ def recorded_messages(app: App, agent: Agent) -> list[dict[str, str]] | None:
     ]
 
 
-def _screen_instead(app: App, child: Agent, max_chars: int) -> dict[str, Any]:
+def _screen_instead(app: App, child: Agent, max_chars: int) -> replies.Read:
     """For a CLI that keeps no record: the tail of its live screen, or nothing (never woken)."""
     view = lifecycle.find_view(app, child.name)
     if view.pane is not None and not view.pane.dead:
@@ -475,7 +476,7 @@ def _screen_instead(app: App, child: Agent, max_chars: int) -> dict[str, Any]:
             "name": child.name,
             "source": "screen",
             "note": f"{child.name}: {NO_RECORD}; the tail of its screen instead",
-            "screen": _bounded(screen, max_chars),
+            "screen": _bounded(screen, max_chars) or "",
         }
     return {
         "name": child.name,
@@ -484,14 +485,14 @@ def _screen_instead(app: App, child: Agent, max_chars: int) -> dict[str, Any]:
     }
 
 
-def tree(app: App, caller: scope.Caller) -> list[dict[str, Any]]:
+def tree(app: App, caller: scope.Caller) -> list[dict[str, object]]:
     """The caller's subtree (everything, for a person's client) with statuses, parents first."""
     found = {o.agent.id: o for o in observe.refresh(app)}
     agents = app.store.agents()
     seen = scope.visible(caller, members(agents))
     names = {a.id: a.name for a in agents}
     by_id = {a.id: a for a in agents}
-    rows = []
+    rows: list[dict[str, object]] = []
     for m in seen:
         agent = by_id[m.id]
         o = found.get(m.id)
@@ -505,16 +506,17 @@ def tree(app: App, caller: scope.Caller) -> list[dict[str, Any]]:
                 "you": m.id == caller.agent_id,
             }
         )
-    from roost.ops import hostchildren  # and the children on hosts, as their hosts list them
+    # and the children on hosts, as their hosts list them
+    from roost.hosts import children as hostchildren
 
     return rows + hostchildren.rows_of(app, caller, names, members(agents))
 
 
 # ---- stop, park, remove ------------------------------------------------------------------
-def stop(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
+def stop(app: App, caller: scope.Caller, name: str) -> dict[str, object]:
     remote = _remote(app, caller, name)
     if remote is not None:  # a child on a host: its roost stops it
-        from roost.ops import hostchildren
+        from roost.hosts import children as hostchildren
 
         return hostchildren.stop(app, *remote)
     child = _target(app, caller, name, write=True)
@@ -522,8 +524,9 @@ def stop(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
     return {"name": child.name, "stopped": True, "pids": pids}
 
 
-def park(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
-    from roost.ops import hostchildren, workspace
+def park(app: App, caller: scope.Caller, name: str) -> dict[str, object]:
+    from roost.hosts import children as hostchildren
+    from roost.ops import workspace
 
     remote = _remote(app, caller, name)
     if remote is not None:  # a child on a host: off its person's screen there
@@ -533,10 +536,10 @@ def park(app: App, caller: scope.Caller, name: str) -> dict[str, Any]:
     return {"name": child.name, "parked": True}
 
 
-def remove(app: App, caller: scope.Caller, name: str, confirm: bool) -> dict[str, Any]:
+def remove(app: App, caller: scope.Caller, name: str, confirm: bool) -> dict[str, object]:
     remote = _remote(app, caller, name)
     if remote is not None and confirm:  # a child on a host: its roost removes it
-        from roost.ops import hostchildren
+        from roost.hosts import children as hostchildren
 
         return hostchildren.remove(app, *remote)
     child = _target(app, caller, name, write=True) if remote is None else None
@@ -548,3 +551,72 @@ def remove(app: App, caller: scope.Caller, name: str, confirm: bool) -> dict[str
     assert child is not None
     lifecycle.rm(app, child.name)
     return {"name": child.name, "removed": True}
+
+
+# ---- review: a child's change, comments on it, and sending them ------------------------------
+def read_diff(
+    app: App, caller: scope.Caller, name: str, file: str | None, stat_only: bool, max_chars: int
+) -> dict[str, object]:
+    """The change in an agent's checkout (itself or one of its subtree) against the commit it
+    branched from, as `roost diff` shows it: its files with their counts, and (unless
+    `stat_only`) the patch, at most `max_chars` characters of it (the rest named)."""
+    from roost.review import operations as review
+    from roost.review import rules as diffs
+
+    max_chars = max(200, min(max_chars, 50_000))
+    agent = _target(app, caller, name, write=False, self_allowed=True)
+    target = review.target(app, agent.name)
+    found = review.summary(app, target, file)
+    result: dict[str, object] = {
+        "name": agent.name,
+        "base": found.base,
+        "against": found.against,
+        "branch": found.branch,
+        "files": [diffs.file_json(f, hunks=False) for f in found.files],
+    }
+    if stat_only:
+        return result
+    patch: list[str] = []
+    used = 0
+    cut = False
+    for f in review.files(app, target, diffs.Budget(), file):
+        for line in diffs.render_file(f, agent.name):
+            if used + len(line) > max_chars:
+                cut = True
+                break
+            patch.append(line)
+            used += len(line)
+        if cut:
+            break
+    result["patch"] = "".join(patch)
+    if cut:
+        result["note"] = f"cut at {max_chars} characters: ask for one file with `file`"
+    return result
+
+
+def comment_on(
+    app: App, caller: scope.Caller, name: str, file: str, line: int, end_line: int | None, text: str
+) -> dict[str, object]:
+    """A review comment on lines of a child's change, kept until sent (send_review)."""
+    from roost.review import operations as review
+    from roost.review import rules as diffs
+
+    child = _target(app, caller, name, write=True)
+    made = review.comment(app, child.name, file, line, end_line or line, text)
+    seen = next(s for s in review.comments(app, child.name) if s.comment.id == made.id)
+    return diffs.comment_json(seen)
+
+
+def send_review(app: App, caller: scope.Caller, name: str) -> dict[str, object]:
+    """Send a child its open review comments as one acknowledged message."""
+    from roost.review import operations as review
+
+    child = _target(app, caller, name, write=True)
+    sent = review.send(app, child.name)
+    return {
+        "name": child.name,
+        "delivered": sent.delivered,
+        "how": sent.how,
+        "comments_sent": len(sent.ids) if sent.delivered else 0,
+        "comments_left": sent.left if sent.delivered else sent.left + len(sent.ids),
+    }

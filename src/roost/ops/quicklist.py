@@ -56,9 +56,11 @@ def answer(
             return None  # an older or damaged store: the full CLI says what to do
         if any(learn.awaits_session_id(r) for r in records):
             return None
-        text = _tmux(tmux, name, ["list-panes", "-a", "-F", panefmt.FORMAT], environ)
-        if text is None:
+        guessed = warm.captured if warm is not None else []
+        looked = _look(tmux, name, guessed, environ)
+        if looked is None:
             return None
+        text, early = looked
         panes = panefmt.panes(text)
         if any(p.dead and p.dead_status is None for p in panes):
             return None
@@ -67,13 +69,17 @@ def answer(
         # a pane; one without (hibernated, home gone) wrote its last event long ago.
         if any(o.pane is not None and learn.unread_hook_events(home, o.agent) for o in seen):
             return None
-        found = observe.statuses(
-            seen,
-            home,
-            lambda ids: _capture(tmux, name, ids, environ),
-            config.patterns,
-            now,
-        )
+
+        def capture(ids: list[str]) -> dict[str, str]:
+            if warm is not None:
+                warm.captured = ids
+            late = [i for i in ids if i not in early]
+            return {
+                **{i: early[i] for i in ids if i in early},
+                **_capture(tmux, name, late, environ),
+            }
+
+        found = observe.statuses(seen, home, capture, config.patterns, now)
         if observation.changes(found):
             return None  # the full CLI records the change (status_since, the event log)
     except TmuxSilent as silent:
@@ -95,6 +101,9 @@ class Warm:
     def __init__(self, db: str) -> None:
         self.rows = listing.KeptRecords(db)
         self._last: dict[bool, tuple[object, str]] = {}  # the table's and the JSON's
+        # The panes whose screens the last answer read: most likely the next one's too, so
+        # they are captured in the same tmux call as the listing (_look).
+        self.captured: list[str] = []
 
     def render(
         self,
@@ -147,6 +156,32 @@ def _prices(given: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[float, 
     from roost.usage import prices
 
     return prices.table(given)
+
+
+def _look(
+    tmux: str, socket: str, guessed: list[str], environ: Mapping[str, str]
+) -> tuple[str, dict[str, str]] | None:
+    """The pane listing, and the screens of the `guessed` panes in the same tmux call (one
+    process, not two) when they fit one; None on anything unexpected. A guessed pane gone
+    since fails the call: the listing is asked again alone."""
+    listing_args = ["list-panes", "-a", "-F", panefmt.FORMAT]
+    batches = panefmt.capture_batches(guessed, panefmt.MARKER)
+    if len(batches) == 1:
+        end = f"{panefmt.MARKER}{LISTED}"
+        args = [*listing_args, ";", "display", "-p", end, ";"]
+        captures = panefmt.capture_args(batches[0], panefmt.MARKER)
+        lines = (_tmux(tmux, socket, [*args, *captures], environ) or "").split("\n")
+        if end in lines:  # a listing's line starts with a pane id, never with the marker
+            cut = lines.index(end)
+            rest = "\n".join(lines[cut + 1 :])
+            return "".join(f"{line}\n" for line in lines[:cut]), panefmt.split_captures(
+                rest, panefmt.MARKER
+            )
+    text = _tmux(tmux, socket, listing_args, environ)
+    return None if text is None else (text, {})
+
+
+LISTED = "listed"  # after the marker: the line that ends the listing in a combined call
 
 
 def _capture(

@@ -24,12 +24,13 @@ import contextlib
 import os
 
 from roost.core.errors import RoostError
+from roost.core.events import EventKind
 from roost.core.orphans import left_behind, parse_tmux, this_server
 from roost.ops.context import App
 from roost.store import events as event_log
 from roost.store.service import Run
 
-KIND = "orphans-stopped"  # the event, as a wake that stops its agent's leftovers logs it
+KIND: EventKind = "orphans-stopped"  # the event, as a wake that stops its agent's leftovers logs it
 
 
 def at_start(app: App, previous: Run | None) -> dict[str, list[int]]:

@@ -13,8 +13,6 @@ account pushed `gap` seconds apart.
 
 from __future__ import annotations
 
-import sys
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -24,7 +22,7 @@ from roost.core.settings import Settings
 from roost.core.status import Status
 from roost.limits.rules import Limit
 from roost.ops.context import App, OnStatus
-from roost.ops.service import Component, Stop
+from roost.ops.service import Component, Stop, in_passes
 from roost.store import resumes as stored
 
 if TYPE_CHECKING:
@@ -268,36 +266,8 @@ def outlooks(app: App) -> dict[str, tuple[str, float | None]]:
 
 # ---- the service's component ---------------------------------------------------------------
 def _component_start(app: App) -> Stop:
-    """A worker thread makes a pass every CHECK seconds, with an App of its own (SQLite
-    connections stay in their thread)."""
-    from roost.ops.context import UNREAD, opener, reread_settings
-
-    open_mine = opener(app)
-    app.close()
-    stopping = threading.Event()
-
-    def work() -> None:
-        mine = open_mine()
-        seen: object = UNREAD
-        try:
-            while not stopping.is_set():
-                try:
-                    seen = reread_settings(mine, seen, "resume")
-                    run_due(mine)
-                except Exception as exc:  # noqa: BLE001 (the service lives on; next pass retries)
-                    sys.stderr.write(f"roost service: resume: {type(exc).__name__}: {exc}\n")
-                stopping.wait(CHECK)
-        finally:
-            mine.close()
-
-    worker = threading.Thread(target=work, name="resume", daemon=True)
-    worker.start()
-
-    def stop() -> None:
-        stopping.set()
-        worker.join(timeout=SEND_TIMEOUT)
-
-    return stop
+    """A worker thread makes a pass every CHECK seconds (service.in_passes)."""
+    return in_passes(app, "resume", run_due, CHECK, wait=SEND_TIMEOUT)
 
 
 COMPONENT = Component(name="resume", start=_component_start)

@@ -22,10 +22,10 @@ Interface (stable; extend, don't rename):
     `Serving` (that stop, and where it serves: status shows it); or None when it has nothing
     to serve here (status says `off`). A start that raises is `failed`, with its error;
   - `on_events(app, events)`: called on the service's event thread with each batch of new rows
-    of the event log (store/events.py `after`: dicts with `seq`, `agent_id`, `agent`, `at`,
-    `kind` and the details), in sequence order, at least once: the component's cursor
-    (store/service.py) moves past a batch after the call returns (or raises: a failure is
-    logged, never retried forever). A component's first run starts at the log's end;
+    of the event log (store/events.py `after`: core/events.Event records), in sequence
+    order, at least once: the component's cursor (store/service.py) moves past a batch after
+    the call returns (or raises: a failure is logged, never retried forever). A component's
+    first run starts at the log's end;
   - `on_status(app, changes)`: the same batches' status changes, typed
     (store/events.StatusChange): a component that reacts to the status pipeline (budgets at a
     turn's end, held messages) subscribes here rather than filtering events by their kind;
@@ -48,8 +48,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from roost.core.events import Event
 from roost.core.pane import Pane
 from roost.core.service import (
     FAILED,
@@ -68,7 +68,6 @@ from roost.tmux import service as session
 from roost.tmux.client import Tmux
 from roost.tmux.protocol import DuplicateSession, TmuxError
 
-Event = dict[str, Any]
 Stop = Callable[[], None]
 
 START_TIMEOUT = 30.0  # seconds a start may take to register its run (a loaded machine)
@@ -439,10 +438,16 @@ def on_died(app: App, pane: Pane) -> str:
     return "restarted"
 
 
-def in_thread(app: App, name: str, work: Callable[[App], None], ending: Callable[[], None]) -> Stop:
+def in_thread(
+    app: App,
+    name: str,
+    work: Callable[[App], None],
+    ending: Callable[[], None],
+    wait: float = 5.0,
+) -> Stop:
     """A component's own thread: `work` runs there on a store connection of its own (SQLite
     connections stay in their thread; the service's is closed here) until `ending`, which the
-    returned stop calls, makes it return."""
+    returned stop calls, makes it return (the stop waits for it up to `wait` seconds)."""
     app.close()
 
     def run() -> None:
@@ -457,9 +462,44 @@ def in_thread(app: App, name: str, work: Callable[[App], None], ending: Callable
 
     def stop() -> None:
         ending()
-        thread.join(5)
+        thread.join(wait)
 
     return stop
+
+
+def in_passes(
+    app: App,
+    name: str,
+    one_pass: Callable[[App], object],
+    every: float,
+    wake: threading.Event | None = None,
+    wait: float = 5.0,
+) -> Stop:
+    """A component whose work is a pass now and then, in its own thread (`in_thread`): a pass
+    at once (what came while the service was down), then one whenever `wake` is set and at
+    least every `every` seconds. Before each, config.toml is read again when it changed
+    (context.reread_settings); a pass that fails is said, and the next one tries again."""
+    from roost.ops.context import UNREAD, reread_settings
+
+    stopping = threading.Event()
+    woken = wake if wake is not None else threading.Event()
+
+    def work(mine: App) -> None:
+        seen: object = UNREAD
+        while not stopping.is_set():
+            woken.clear()
+            try:
+                seen = reread_settings(mine, seen, name)
+                one_pass(mine)
+            except Exception as exc:  # noqa: BLE001 - the service lives on; the next pass retries
+                say(f"{name}: {type(exc).__name__}: {exc}")
+            woken.wait(every)
+
+    def ending() -> None:
+        stopping.set()
+        woken.set()
+
+    return in_thread(app, name, work, ending, wait)
 
 
 def say(text: str) -> None:

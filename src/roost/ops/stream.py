@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from roost.core.events import Event
 from roost.ops import observe
 from roost.ops import service as svc
 from roost.ops.context import App
@@ -31,8 +32,6 @@ CHECK = 0.2  # seconds between two reads of the log while the service pushes
 RECHECK = 5.0  # seconds between two looks for the service
 BATCH = 1000
 
-Event = dict[str, Any]
-
 
 def drain(app: App, after: int, emit: Callable[[Event], None]) -> int:
     """Hand `emit` every event after sequence `after`, in order; the last sequence handed."""
@@ -40,7 +39,7 @@ def drain(app: App, after: int, emit: Callable[[Event], None]) -> int:
         batch = event_log.after(app.store.conn, after, BATCH)
         for event in batch:
             emit(event)
-            after = int(event["seq"])
+            after = event.seq
         if len(batch) < BATCH:
             return after
 

@@ -106,9 +106,9 @@ def stopping(app: App, agent: Agent | None) -> bool:
 def exits(app: App, agent: Agent) -> list[sv.Exit]:
     """The agent's recent exits from its event log, oldest first."""
     return [
-        sv.Exit(datetime.fromisoformat(e["at"]), e.get("exit_code"))
+        sv.Exit(datetime.fromisoformat(e.at), e.number("exit_code"))
         for e in app.store.events(agent.id, limit=HISTORY)
-        if e["kind"] == "exited"
+        if e.kind == "exited"
     ]
 
 

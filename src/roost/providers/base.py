@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Set
+from dataclasses import dataclass
 from pathlib import Path
 
 from roost.core.errors import NeedsPerson, RoostError
@@ -23,16 +24,14 @@ class NotResumable(NeedsPerson):
     """The provider's conversation cannot be resumed (yet, or any more)."""
 
 
+@dataclass(frozen=True, slots=True)
 class Sighting:
     """What roost saw of an agent's own process when it looks for the session id its CLI chose:
     the files its process tree has open (while it runs), and the last screen of its pane (kept
     after it exited). Evidence of this one process, never of the cwd it shares with others."""
 
-    __slots__ = ("open_files", "screen")
-
-    def __init__(self, open_files: Sequence[str] = (), screen: str = "") -> None:
-        self.open_files = tuple(open_files)
-        self.screen = screen
+    open_files: tuple[str, ...] = ()
+    screen: str = ""
 
 
 class Provider:

@@ -25,7 +25,6 @@ import json
 import re
 from collections.abc import Mapping, Set
 from pathlib import Path
-from typing import Any
 
 from roost.core.lineage import TOKEN_ENV
 from roost.core.model import Agent
@@ -70,7 +69,7 @@ def user_notify(environ: Mapping[str, str]) -> list[str] | None:
     return found
 
 
-def read_session_meta(path: Path) -> dict[str, Any] | None:
+def read_session_meta(path: Path) -> dict[str, object] | None:
     """The first line of a rollout file: {"type": "session_meta", "payload": {"id", "cwd", ...}}
     (older Codex versions wrote the fields at the top level)."""
     try:

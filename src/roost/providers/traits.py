@@ -238,6 +238,7 @@ COMMAND = Traits(
 BY_NAME = {t.name: t for t in (CLAUDE, CODEX, GEMINI, AIDER, COMMAND)}
 
 
+@dataclass(frozen=True, slots=True)
 class InputLine:
     """Where a CLI's input line is on its screen, so a half-typed draft can be seen there: the
     line that starts with one of `markers` (box edges and spaces around it aside), the last such
@@ -245,14 +246,9 @@ class InputLine:
     unless it is one of `placeholders` (the hints an empty input shows, which a plain capture
     cannot tell from typed text: it carries no colours)."""
 
-    __slots__ = ("markers", "placeholders", "window")
-
-    def __init__(
-        self, markers: tuple[str, ...], window: int, placeholders: tuple[str, ...] = ()
-    ) -> None:
-        self.markers = markers
-        self.window = window
-        self.placeholders = placeholders
+    markers: tuple[str, ...]
+    window: int
+    placeholders: tuple[str, ...] = ()
 
 
 # Claude Code (2.1.332): the `❯` line between two rules, footers below it (older versions drew

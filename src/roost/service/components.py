@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from roost.alerts.operations import COMPONENT as ALERTS
 from roost.budgets.operations import COMPONENT as BUDGET
+from roost.hosts.children import COMPONENT as HOST_CHILDREN
 from roost.mcp.component import COMPONENT as MCP_ENDPOINT
 from roost.ops.held import COMPONENT as HELD
-from roost.ops.hostchildren import COMPONENT as HOST_CHILDREN
 from roost.ops.resume import COMPONENT as RESUME
 from roost.ops.service import Component
 from roost.service.monitor import COMPONENT as MONITOR

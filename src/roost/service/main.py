@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from roost.core.errors import RoostError
+from roost.core.events import EventKind
 from roost.core.service import FAILED, OFF, SERVING, STARTING
 from roost.ops import reap
 from roost.ops.context import UNREAD, App, being_written, file_stamp, reread_settings
@@ -149,7 +150,7 @@ def _file_read(app: App, name: str, problem: str | None) -> None:
     """An edit of config.toml or tmux.conf, as the service read it: `config-refused` (its
     problem; the alerts say so on every channel) or `config-applied`. The file's name stands
     for the agent (no roost id looks like it): the events and the alert edge are roost's own."""
-    kind = "config-applied" if problem is None else "config-refused"
+    kind: EventKind = "config-applied" if problem is None else "config-refused"
     detail = {} if problem is None else {"reason": problem}
     with app.store.write() as c:
         event_log.append(c, name, name, c.now_iso(), kind, detail)
@@ -214,11 +215,11 @@ def dispatch(app: App, comps: Sequence[Component], run_id: int | None = None) ->
                 if changes and comp.on_status is not None:
                     comp.on_status(app, changes)
             except Exception as exc:  # noqa: BLE001 - logged, never retried forever
-                why = _failure(f"{comp.name} on events {batch[0]['seq']}..{batch[-1]['seq']}", exc)
+                why = _failure(f"{comp.name} on events {batch[0].seq}..{batch[-1].seq}", exc)
                 if run_id is not None:
                     with app.store.write() as c:
                         rows.part_failed(c, run_id, comp.name, why, _stamp(app))
-            seq = int(batch[-1]["seq"])
+            seq = batch[-1].seq
             with app.store.write() as c:
                 rows.set_cursor(c, comp.name, seq)
             handed += len(batch)

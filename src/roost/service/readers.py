@@ -17,9 +17,9 @@ import select
 import socket
 import stat
 import threading
-from typing import Any
 
 from roost.core.clock import Clock
+from roost.core.events import Event
 from roost.ops import quicklist
 from roost.ops.context import App
 from roost.ops.service import Component, Serving
@@ -244,9 +244,9 @@ def _start(app: App) -> Serving:
     return Serving(stop, where)  # status checks the socket there is still this one
 
 
-def _on_events(app: App, events: list[dict[str, Any]]) -> None:
+def _on_events(app: App, events: list[Event]) -> None:
     for readers in list(_serving):
-        readers.news(int(events[-1]["seq"]))
+        readers.news(events[-1].seq)
 
 
 COMPONENT = Component(name="readers", start=_start, on_events=_on_events)

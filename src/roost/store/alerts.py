@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from roost.alerts.rules import Seen
 
@@ -29,20 +29,6 @@ class Pending:
 
 def cursor(c: sqlite3.Connection) -> int:
     return int(c.execute("SELECT after FROM alert_cursor WHERE one = 1").fetchone()[0])
-
-
-def events_after(c: sqlite3.Connection, after: int, limit: int) -> list[dict[str, Any]]:
-    """Up to `limit` events of any kind after the event `after`, oldest first, details spread
-    in (as store/events.since gives them)."""
-    rows = c.execute(
-        "SELECT id, agent_id, agent_name, at, kind, detail FROM events WHERE id > ? "
-        "ORDER BY id LIMIT ?",
-        (after, limit),
-    )
-    return [
-        {**json.loads(r[5]), "id": r[0], "agent_id": r[1], "agent": r[2], "at": r[3], "kind": r[4]}
-        for r in rows
-    ]
 
 
 def seen(c: sqlite3.Connection) -> dict[tuple[str, str], Seen]:
@@ -150,7 +136,21 @@ def finish(c: sqlite3.Connection, alert_id: int, at: str) -> None:
     c.execute("UPDATE alerts SET done_at = ? WHERE id = ?", (at, alert_id))
 
 
-def delivered(c: sqlite3.Connection) -> list[dict[str, Any]]:
+class Sent(TypedDict):
+    """An alert as stored, with how each channel took it (`outcome`: channel -> "ok" or what
+    went wrong; None while none did)."""
+
+    id: int
+    agent: str
+    edge: str
+    title: str
+    body: str
+    tries: int
+    done_at: str | None
+    outcome: dict[str, str] | None
+
+
+def delivered(c: sqlite3.Connection) -> list[Sent]:
     """Every alert, oldest first (tests and `roost notify` read them)."""
     rows = c.execute(
         "SELECT id, agent_name, edge, title, body, tries, done_at, outcome FROM alerts ORDER BY id"

@@ -27,6 +27,7 @@ from typing import Any
 
 from roost.core.clock import Clock, iso
 from roost.core.errors import RoostError
+from roost.core.events import Event, EventKind
 from roost.core.ids import flag_safe_problem
 from roost.core.model import FIELDS, Agent
 from roost.core.present import command
@@ -343,7 +344,7 @@ class Store:
             for r in self.conn.execute("SELECT provider_session_id FROM provider_sessions")
         }
 
-    def session_changes(self, agent_id: str) -> list[dict[str, Any]]:
+    def session_changes(self, agent_id: str) -> list[dict[str, object]]:
         """Every change of the agent's provider session id, oldest first: the id, the one it
         replaced, when, and why (spawn, clear, compact, discovered, fresh, chosen...)."""
         rows = self.conn.execute(
@@ -411,7 +412,7 @@ class Store:
     def update_logged(
         self,
         agent: Agent,
-        kind: str,
+        kind: EventKind,
         detail: Mapping[str, object],
         unless_changed: tuple[Mapping[str, object], Mapping[str, object]] | None = None,
         **fields: object,
@@ -521,19 +522,19 @@ class Store:
             alert_rows.forget(c, agent_id)
             c.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
 
-    def log(self, agent: Agent, kind: str, **detail: object) -> None:
+    def log(self, agent: Agent, kind: EventKind, **detail: object) -> None:
         """Append to the agent's event log (spawned, started, exited, killed, status, sent...)."""
         with self.write() as c:
             event_log.append(c, agent.id, agent.name, c.now_iso(), kind, detail)
 
-    def events(self, agent_id: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+    def events(self, agent_id: str | None = None, limit: int = 1000) -> list[Event]:
         """The last `limit` events (of one agent, or of all), oldest first."""
         return event_log.recent(self.conn, agent_id, limit)
 
     def last_event_id(self) -> int:
         return event_log.last_id(self.conn)
 
-    def events_since(self, after: int, kind: str) -> list[dict[str, Any]]:
+    def events_since(self, after: int, kind: EventKind) -> list[Event]:
         """The events of `kind` after event `after`, oldest first (`roost watch`)."""
         return event_log.since(self.conn, after, kind)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +20,7 @@ class Claim:
     target or text: nothing claimed)."""
 
     state: str
-    answer: dict[str, Any] | None = None
+    answer: dict[str, object] | None = None
     at: str | None = None
 
 
@@ -50,11 +50,13 @@ def claim_request(
             (target, digest, caller, key),
         )
         return Claim("abandoned", at=was_at)
-    answer: dict[str, Any] = json.loads(result)
+    answer: dict[str, object] = json.loads(result)
     return Claim("done", answer)
 
 
-def finish_request(c: sqlite3.Connection, caller: str, key: str, result: dict[str, Any]) -> None:
+def finish_request(
+    c: sqlite3.Connection, caller: str, key: str, result: Mapping[str, object]
+) -> None:
     c.execute(
         "UPDATE requests SET result = ? WHERE caller = ? AND key = ?",
         (json.dumps(result), caller, key),

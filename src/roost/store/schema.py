@@ -475,6 +475,35 @@ INSERT INTO alert_edges (agent_id, edge, at, left_at)
 DROP TABLE alert_seen;
 """
 
+# Issue 38 part 1 (branch review): comments on an agent's change, each with the revision it was
+# made on (the checkout's HEAD and the file's SHA-256), its lines' text and a few lines either
+# side (so it follows its lines when they move, and says "outdated" when they changed), and the
+# revision it was sent to the agent on (store/review.py).
+REVIEW_COMMENTS = """
+CREATE TABLE review_comments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,            -- relative to the agent's checkout
+    start_line INTEGER NOT NULL,   -- on the new side, as the file was then
+    end_line INTEGER NOT NULL,
+    lines TEXT NOT NULL,           -- JSON list: those lines' text
+    before TEXT NOT NULL,          -- JSON lists: up to 3 lines either side
+    after TEXT NOT NULL,
+    body TEXT NOT NULL,
+    head TEXT,                     -- the checkout's HEAD then (NULL: no commit yet)
+    file_sha TEXT NOT NULL,        -- SHA-256 of the file's bytes then
+    created_at TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'sending', 'sent')),
+    sent_at TEXT,
+    sent_head TEXT,                -- the revision it was sent on
+    sent_sha TEXT,
+    sent_start INTEGER,            -- where its lines were then, and their text
+    sent_end INTEGER,
+    sent_lines TEXT
+);
+CREATE INDEX review_comments_agent ON review_comments (agent_id, id);
+"""
+
 # Issue 38 points 3-5 (branch merge): the merges roost made (recorded before the branch moves),
 # the base each agent's branch was made from as it moved since (a sibling's merge), and the
 # pairs of worktree agents whose changes collide, with the one alert each pair gets
@@ -541,6 +570,7 @@ MIGRATIONS: list[Step | list[Step]] = [
     APPROVALS,  # issue 35: an import's arguments awaiting approval (store/exchange.py)
     SERVICE_PARTS,  # issue 36 point 6: what the service's components serve (store/service.py)
     STOPS_AND_EDGES,  # issue 36 points 3, 4: store/intents.py, store/alerts.py
+    REVIEW_COMMENTS,  # issue 38 part 1 (branch review): store/review.py
     MERGES,  # issue 38 points 3-5 (branch merge): store/merge.py
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

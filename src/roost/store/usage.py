@@ -15,7 +15,7 @@ from roost.usage.rules import Found, Tokens, skipped
 
 def cursor(
     c: sqlite3.Connection, agent_id: str, path: str
-) -> tuple[int, int, dict[str, Any]] | None:
+) -> tuple[int, int, dict[str, object]] | None:
     """(inode, offset, reader state) of the agent's last read of `path`, or None before one."""
     row = c.execute(
         "SELECT inode, offset, state FROM usage_cursors WHERE agent_id = ? AND path = ?",
@@ -30,7 +30,7 @@ def cursor(
 FORK_POINT = "(fork point)"
 
 
-def set_fork_point(c: sqlite3.Connection, agent_id: str, state: dict[str, Any]) -> None:
+def set_fork_point(c: sqlite3.Connection, agent_id: str, state: dict[str, object]) -> None:
     """Where the fork `agent_id`'s usage starts: the original's state at the fork."""
     c.execute(
         "INSERT OR REPLACE INTO usage_cursors (agent_id, path, inode, offset, state) "
@@ -39,7 +39,7 @@ def set_fork_point(c: sqlite3.Connection, agent_id: str, state: dict[str, Any]) 
     )
 
 
-def fork_point(c: sqlite3.Connection, agent_id: str, path: str) -> dict[str, Any] | None:
+def fork_point(c: sqlite3.Connection, agent_id: str, path: str) -> dict[str, object] | None:
     """The state a read of `path` from its start begins with when the agent is a fork and
     `path` is its first file (or no file has been read for it yet); else None."""
     row = c.execute(
@@ -79,7 +79,7 @@ def advance(
     path: str,
     inode: int,
     offset: int,
-    state: dict[str, Any],
+    state: dict[str, object],
     found: Found,
 ) -> None:
     """Add what a read found and move the cursor past it, together."""
@@ -204,7 +204,7 @@ def parked(c: sqlite3.Connection, agent_id: str) -> str | None:
 BUDGET_COLUMNS = ("tokens", "dollars", "tree_tokens", "tree_dollars", "parked")
 
 
-def exported_budgets(c: sqlite3.Connection) -> list[dict[str, Any]]:
+def exported_budgets(c: sqlite3.Connection) -> list[dict[str, object]]:
     """Every agent's budget row that says something, for `roost export` (core/exchange.py)."""
     rows = c.execute(
         "SELECT agent_id, tokens, dollars, tree_tokens, tree_dollars, parked FROM usage_budgets "
@@ -214,7 +214,7 @@ def exported_budgets(c: sqlite3.Connection) -> list[dict[str, Any]]:
     return [dict(zip(("agent", *BUDGET_COLUMNS), r, strict=True)) for r in rows]
 
 
-def insert_budget(c: sqlite3.Connection, row: dict[str, Any]) -> None:
+def insert_budget(c: sqlite3.Connection, row: dict[str, object]) -> None:
     """One validated budget of an import (its agent is new to this home)."""
     c.execute(
         "INSERT INTO usage_budgets (agent_id, tokens, dollars, tree_tokens, tree_dollars, parked) "

@@ -19,7 +19,6 @@ import stat
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from roost.core.errors import RoostError
 
@@ -30,7 +29,7 @@ SUFFIX = ".json"
 ENV_FILE = "env.json"
 
 
-def write(run_dir: Path, agent_id: str, spec: dict[str, Any]) -> Path:
+def write(run_dir: Path, agent_id: str, spec: Mapping[str, object]) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = run_dir / f"{agent_id}-{os.getpid()}-{os.urandom(6).hex()}{SUFFIX}"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from roost.core import settings
 from roost.core.errors import RoostError
 from roost.hosts import rules as sshargs
 
@@ -257,7 +258,7 @@ class Link:
     ssh: tuple[str, ...]
     dest: str
     control: str
-    connect_limit: float = sshargs.CONNECT_TIMEOUT
+    connect_limit: float = settings.CONNECT_TIMEOUT
 
     def opts(self, *, batch: bool = True, master: str = "auto") -> list[str]:
         found = sshargs.options(self.control, batch=batch, connect_timeout=self.connect_limit)

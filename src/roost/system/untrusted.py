@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-    from typing import Any, BinaryIO
+    from typing import BinaryIO
 
 READ_LIMIT = 64 << 20  # bytes one read of a record takes at most (the rest: the next read)
 LINE_LIMIT = 8 << 20  # bytes of one line; a longer one is skipped (no record line is this long)
@@ -85,7 +85,7 @@ def lines(data: bytes) -> Iterator[str]:
             yield raw.decode("utf-8", "replace")
 
 
-def entries(data: bytes) -> Iterator[dict[str, Any]]:
+def entries(data: bytes) -> Iterator[dict[str, object]]:
     """Each of `lines(data)` that is a JSON object (every CLI's record line is one), parsed;
     any other line is left out: no JSON (one being written), another value, or nested deeper
     than Python's stack."""

@@ -120,6 +120,12 @@ ACTIONS = (
     Action("o", "open", "open", "Open the current tab in plain tmux, one pane per tile"),
     Action("B", "toggle_buried", "buried", "Show / hide buried agents"),
     Action(
+        "D",
+        "diff",
+        "diff",
+        "The agent's change against its base (c comments on a line, S sends the comments)",
+    ),
+    Action(
         "slash", "filter", "filter", "Filter by name, provider, status, cwd or tab", footer=True
     ),
     Action("question_mark", "help", "help", "This help, with every key", footer=True),

@@ -40,6 +40,7 @@ from roost.providers import traits
 from roost.system.clock import local_zone
 from roost.tui import actions
 from roost.tui import rows as rowlib
+from roost.tui.diffview import DiffScreen
 from roost.tui.source import Snapshot, Source
 from roost.usage.rules import count
 
@@ -975,6 +976,29 @@ class RoostApp(App[None]):
 
         self.push_screen(
             FormScreen(f"Send to {name}", [("text", "prompt", "")], send), self._form_done
+        )
+
+    def action_diff(self) -> None:
+        """The selected agent's change in a pane of its own (tui/diffview.py)."""
+        it = self.selected_or_warn()
+        if it is None:
+            return
+        name = it.agent.name
+
+        def ask(title: str, submit: Callable[[str], str]) -> None:
+            self.push_screen(
+                FormScreen(title, [("text", "comment", "")], lambda values: submit(values["text"])),
+                self._form_done,
+            )
+
+        self.push_screen(
+            DiffScreen(
+                name,
+                partial(self.source.changes, name),
+                partial(self.source.comment, name),
+                partial(self.source.send_review, name),
+                ask,
+            )
         )
 
     def action_answer(self) -> None:

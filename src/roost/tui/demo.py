@@ -12,12 +12,14 @@ from datetime import UTC, datetime, timedelta
 
 from roost.core import present, questions, restoring
 from roost.core.errors import RoostError
+from roost.core.events import Event
 from roost.core.fleet import HostView
 from roost.core.model import Agent
 from roost.core.observation import Observation
 from roost.core.status import Status
 from roost.providers import traits
-from roost.tui.source import Event, Snapshot
+from roost.review.rules import Diff, FileChange, Hunk, Seen
+from roost.tui.source import Snapshot
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 PID = 4242  # every running demo agent's
@@ -109,9 +111,54 @@ SCREENS = {
 }
 
 EVENTS: list[Event] = [
-    {"at": "2026-11-29T11:58:00+00:00", "kind": "started"},
-    {"at": "2026-11-29T11:59:00+00:00", "kind": "status", "status": Status.WORKING},
+    Event(1, "id-api-fix", "api-fix", "2026-11-29T11:58:00+00:00", "started", {}),
+    Event(
+        2,
+        "id-api-fix",
+        "api-fix",
+        "2026-11-29T11:59:00+00:00",
+        "status",
+        {"status": Status.WORKING},
+    ),
 ]
+
+
+# A canned change for the diff pane (`D`): one modified file, one new binary one.
+CHANGE = Diff(
+    "api",
+    "/home/me/src/api",
+    "a202f5bf9f3f",
+    "base",
+    "c0ffee1234",
+    "roost/api",
+    (
+        FileChange(
+            "app/retry.py",
+            None,
+            "modified",
+            2,
+            1,
+            hunks=(
+                Hunk(
+                    10,
+                    4,
+                    10,
+                    5,
+                    "def fetch(url):",
+                    (
+                        "     for attempt in range(3):",
+                        "-        time.sleep(1)",
+                        "+        time.sleep(2 ** attempt)",
+                        "+        log.info('retry %d', attempt)",
+                        "         return get(url)",
+                    ),
+                ),
+            ),
+            read=True,
+        ),
+        FileChange("docs/logo.png", None, "added", None, None, binary=True, size=2048),
+    ),
+)
 
 
 class StaticSource:
@@ -151,6 +198,18 @@ class StaticSource:
     def remote_attach_argv(self, host: str, name: str) -> list[str]:
         self._called("remote_attach", host, name)
         return ["ssh", "-tt", "--", host, f"roost attach {name}"]
+
+    def changes(self, name: str) -> tuple[Diff, list[Seen]]:
+        self._called("changes", name)
+        return CHANGE, []
+
+    def comment(self, name: str, path: str, line: int, text: str) -> str:
+        self._called("comment", name, path, line, text)
+        return f"comment #1 on {path}, line {line}; send it: roost review send {name}"
+
+    def send_review(self, name: str) -> str:
+        self._called("send_review", name)
+        return f"sent 1 comment to {name} (hook)"
 
     def _called(self, operation: str, *args: object) -> None:
         self.calls.append((operation, *args))

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from roost.core import present
 from roost.core import workspace as ws
 from roost.core.errors import RoostError
+from roost.core.events import Event
 from roost.core.fleet import HostView
 from roost.core.questions import Question
 from roost.ops import answer as answering
@@ -25,8 +26,11 @@ from roost.ops import workspace as wsops
 from roost.ops.context import App
 from roost.ops.restore import restore as restore_workspace
 from roost.ops.root import open_app
+from roost.review import operations as review
+from roost.review import rules as review_rules
+from roost.review.rules import Diff, Seen
 from roost.store import workspace as wsdb
-from roost.tui.source import Event, Snapshot
+from roost.tui.source import Snapshot
 from roost.usage import operations as ops_usage
 from roost.worktrees import operations as worktrees
 
@@ -126,10 +130,13 @@ class LiveSource:
             self._alerted = app.store.last_event_id()
             return []
         found = app.store.events_since(self._alerted, "alert")
-        self._alerted = int(found[-1]["id"]) if found else self._alerted
+        self._alerted = found[-1].seq if found else self._alerted
         if not app.settings.notify.terminal:
             return []
-        return [alerts.terminal_text(str(e["title"]), str(e["body"]), app.environ) for e in found]
+        return [
+            alerts.terminal_text(str(e.data.get("title")), str(e.data.get("body")), app.environ)
+            for e in found
+        ]
 
     def preview(self, name: str, lines: int = 60, pane_id: str | None = None) -> str:
         """One capture by the pane id the snapshot saw, when known."""
@@ -242,6 +249,20 @@ class LiveSource:
             return present.tab_balanced(tab, len(wsops.tab_balance(app, tab)))
 
     # ---- remote hosts: the light path (no App: a config read and a SELECT), then ssh ---------
+    def changes(self, name: str) -> tuple[Diff, list[Seen]]:
+        with self._app() as app:
+            return review.diff(app, name), review.comments(app, name)
+
+    def comment(self, name: str, path: str, line: int, text: str) -> str:
+        with self._app() as app:
+            made = review.comment(app, name, path, line, line, text)
+        return review_rules.comment_made(name, made)
+
+    def send_review(self, name: str) -> str:
+        with self._app() as app:
+            done = review.send(app, name)
+        return review_rules.sent_line(name, done.delivered, done.how, len(done.ids), done.left)
+
     def hosts(self) -> list[str]:
         from roost.hosts import operations as hosts
 

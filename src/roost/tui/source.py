@@ -9,14 +9,14 @@ RoostError (or any error: the app shows it) when it fails.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from roost.core.events import Event
 from roost.core.fleet import HostView
 from roost.core.observation import Observation
 from roost.core.questions import Question
 from roost.core.workspace import Node
-
-Event = dict[str, Any]  # one entry of the event log (store/events.py): at, kind, details
+from roost.review.rules import Diff, Seen
 
 
 @dataclass
@@ -109,6 +109,19 @@ class Source(Protocol):
 
     def balance_tab(self, tab: str) -> str:
         """Lay the tab out as an even grid, its tiles in order."""
+        ...
+
+    # ---- review (issue 38): the agent's change and comments on it -------------------------------
+    def changes(self, name: str) -> tuple[Diff, list[Seen]]:
+        """The agent's change (review/operations.diff) and its comments as they stand now."""
+        ...
+
+    def comment(self, name: str, path: str, line: int, text: str) -> str:
+        """Keep a comment on a line of the change; the line: what `roost comment` says."""
+        ...
+
+    def send_review(self, name: str) -> str:
+        """Send the open comments as one acknowledged message; what `roost review send` says."""
         ...
 
     # ---- handing the terminal to tmux: the command line to run ---------------------------------

@@ -35,7 +35,7 @@ from typing import Any
 
 REMEMBERED = 256  # message keys kept to add only what grew: a CLI rewrites recent messages only
 UNKNOWN_MODEL = "?"
-State = dict[str, Any]
+State = dict[str, object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +59,7 @@ class Tokens:
 Found = dict[tuple[str, str], Tokens]  # (UTC day "YYYY-MM-DD", model) -> tokens
 
 
-def read(provider: str, lines: Iterable[str], state: Mapping[str, Any]) -> tuple[Found, State]:
+def read(provider: str, lines: Iterable[str], state: Mapping[str, object]) -> tuple[Found, State]:
     """The usage in `lines` (complete lines appended to the file since the last read) and the
     state the next read starts from. A provider without usage records finds nothing."""
     reader = READERS.get(provider)
@@ -93,7 +93,9 @@ ABSURD = "absurd"  # this line held a count out of range (read() turns it into a
 
 def skip(state: State, why: str) -> None:
     """Count one line left out of the file (or read with a count out of range) for `why`."""
-    counts = state.setdefault(SKIPPED, {})
+    counts = state.get(SKIPPED)
+    if not isinstance(counts, dict):
+        counts = state[SKIPPED] = {}
     counts[why] = int(counts.get(why, 0)) + 1
 
 
@@ -156,7 +158,9 @@ def _day(entry: Mapping[str, Any]) -> str:
 def _grown(state: State, key: str, now: Tokens) -> Tokens:
     """What `now` adds over what was already counted for message `key` (each count only ever
     grows: a later copy of a message never takes tokens back), remembering the largest."""
-    seen: dict[str, list[int]] = state.setdefault("seen", {})
+    seen = state.get("seen")
+    if not isinstance(seen, dict):
+        seen = state["seen"] = {}
     before = seen.pop(key, None)
     if before is None:
         before = _copied(state, key)
@@ -216,7 +220,7 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
 
 
-def _claude(entry: dict[str, Any], state: State) -> list[tuple[tuple[str, str], Tokens]]:
+def _claude(entry: dict[str, object], state: State) -> list[tuple[tuple[str, str], Tokens]]:
     message = entry.get("message")
     if entry.get("type") != "assistant" or not isinstance(message, dict):
         return []
@@ -237,7 +241,7 @@ def _claude(entry: dict[str, Any], state: State) -> list[tuple[tuple[str, str], 
 _CODEX_FIELDS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens")
 
 
-def _codex(entry: dict[str, Any], state: State) -> list[tuple[tuple[str, str], Tokens]]:
+def _codex(entry: dict[str, object], state: State) -> list[tuple[tuple[str, str], Tokens]]:
     payload = entry.get("payload")
     if not isinstance(payload, dict):
         return []
@@ -251,7 +255,8 @@ def _codex(entry: dict[str, Any], state: State) -> list[tuple[tuple[str, str], T
     if not isinstance(total, dict):
         return []  # `info` is null before the first answer
     now = [_count(state, total.get(f)) for f in _CODEX_FIELDS]
-    before = state.get("total", [0, 0, 0, 0])
+    total = state.get("total")
+    before: list[int] = total if isinstance(total, list) else [0, 0, 0, 0]
     if any(n < b for n, b in zip(now, before, strict=True)):
         before = [0, 0, 0, 0]  # the counts started again (a new conversation in the file)
     state["total"] = now
@@ -260,7 +265,7 @@ def _codex(entry: dict[str, Any], state: State) -> list[tuple[tuple[str, str], T
     return [((_day(entry), str(state.get("model") or UNKNOWN_MODEL)), tokens)]
 
 
-def _gemini(entry: dict[str, Any], state: State) -> list[tuple[tuple[str, str], Tokens]]:
+def _gemini(entry: dict[str, object], state: State) -> list[tuple[tuple[str, str], Tokens]]:
     tokens = entry.get("tokens")
     if entry.get("type") != "gemini" or not isinstance(tokens, dict):
         return []

@@ -3,8 +3,6 @@ calls as the CLI, names checked as the CLI checks them, only ids reaching tmux."
 
 from __future__ import annotations
 
-from typing import Any
-
 from roost.core import present, questions
 from roost.core import web as rules
 from roost.core.errors import RoostError
@@ -16,6 +14,7 @@ from roost.ops import lifecycle
 from roost.ops import send as sending
 from roost.ops import workspace as wsops
 from roost.ops.context import App
+from roost.review.rules import Diff, Seen
 
 SEND_TIMEOUT = 120.0  # seconds a send from the page may take (wake, ready, confirm)
 
@@ -47,6 +46,19 @@ def agent(app: App, name: str) -> tuple[dict[str, object], str]:
     return row, rules.trim_screen(screen)
 
 
+def changes(app: App, name: str, file: str | None) -> tuple[Diff, list[Seen]]:
+    """An agent's change for its Changes page (the review room's diff, each file within the
+    page's budget; one file with a larger one) and its review comments as they stand now."""
+    from roost.review import operations as review
+    from roost.review import rules as diffs
+
+    check_name(name)
+    budget = (
+        diffs.Budget(file_lines=diffs.ONE_FILE_LINES, total_lines=None) if file else diffs.Budget()
+    )
+    return review.diff(app, name, file=file, budget=budget), review.comments(app, name)
+
+
 def question(row: dict[str, object], screen: str) -> Question | None:
     """A waiting agent's question, its choices read off its screen (core/questions.py): Claude
     Code's unnumbered "❯ No, exit / Yes, I trust this folder" as well as numbered dialogs and
@@ -56,7 +68,7 @@ def question(row: dict[str, object], screen: str) -> Question | None:
     return questions.read(rules.strip_escapes(screen))
 
 
-def act(app: App, name: str, action: str, body: dict[str, Any]) -> dict[str, object]:
+def act(app: App, name: str, action: str, body: dict[str, object]) -> dict[str, object]:
     check_name(name)
     if action == "send":
         text = body.get("text")
@@ -90,4 +102,29 @@ def act(app: App, name: str, action: str, body: dict[str, Any]) -> dict[str, obj
         placed = wsops.place(app, name, tab)
         was = placed.was if placed.moved else None
         return {"receipt": present.placed(name, tab, placed.result.pid, was)}
+    if action == "comment":
+        return _comment(app, name, body)
+    if action == "review":
+        from roost.review import operations as review
+
+        went = review.send(app, name, timeout=SEND_TIMEOUT)
+        told = present.delivered(name, went.how) if went.delivered else None
+        return {
+            "delivered": went.delivered,
+            "sent": len(went.ids) if went.delivered else 0,
+            "left": went.left,
+            "receipt": told or present.not_delivered(name, went.how),
+        }
     raise RoostError(f"no such action: {action[:40]!r}")
+
+
+def _comment(app: App, name: str, body: dict[str, object]) -> dict[str, object]:
+    from roost.review import operations as review
+
+    path, start, end, text = body.get("path"), body.get("start"), body.get("end"), body.get("text")
+    if not isinstance(path, str) or not isinstance(text, str) or not isinstance(start, int):
+        raise RoostError("a comment names a file, a line and its text")
+    if isinstance(start, bool) or not (end is None or (isinstance(end, int) and end >= start)):
+        raise RoostError("a comment's lines are whole numbers, the first one first")
+    made = review.comment(app, name, path, start, end if isinstance(end, int) else start, text)
+    return {"comment": made.id, "receipt": f"comment #{made.id} kept on {path}:{start}"}

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from roost.alerts.rules import edge_of
 from roost.core import web as rules
 from roost.core.errors import RoostError
+from roost.core.events import Event
 from roost.core.questions import Question
 from roost.ops import stream
 from roost.ops.root import open_app
@@ -30,7 +31,7 @@ class Hub:
     page's queue: pushed, so a page never polls."""
 
     def __init__(self) -> None:
-        self.queues: set[asyncio.Queue[dict[str, Any]]] = set()
+        self.queues: set[asyncio.Queue[dict[str, object]]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.after = 0  # the last event handed on: where a resumed stream starts
 
@@ -53,14 +54,14 @@ class Hub:
                 print(f"roost web: the event stream stopped ({exc}); resuming", file=sys.stderr)
                 time.sleep(1.0)
 
-    def _publish(self, event: dict[str, Any]) -> None:
-        self.after = int(event["seq"])
+    def _publish(self, event: Event) -> None:
+        self.after = event.seq
         edge = edge_of(event, False)
-        message = {**event, "alert": edge or None}
+        message = {**event.streamed(), "alert": edge or None}
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self.fan_out, message)
 
-    def fan_out(self, message: dict[str, Any]) -> None:
+    def fan_out(self, message: dict[str, object]) -> None:
         """`message` to every open page (on the event loop)."""
         for q in self.queues:
             q.put_nowait(message)
@@ -71,7 +72,7 @@ def _sse_line(data: object) -> bytes:
 
 
 async def events(request: Request, hub: Hub) -> AsyncIterator[bytes]:
-    q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    q: asyncio.Queue[dict[str, object]] = asyncio.Queue()
     hub.queues.add(q)
     try:
         yield b": roost\n\n"  # the page knows the stream is open

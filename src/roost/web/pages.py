@@ -12,7 +12,7 @@ from roost.core.status import Status
 from roost.core.web import fleet_groups, usage_text
 
 
-def _page(title: str, csrf: str, body: str, script_data: Mapping[str, object]) -> str:
+def page(title: str, csrf: str, body: str, script_data: Mapping[str, object]) -> str:
     data = escape(json.dumps(script_data), quote=True)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -99,7 +99,7 @@ def _fleet_row(a: Mapping[str, object]) -> str:
 
 def fleet(rows: Sequence[Mapping[str, object]], csrf: str, hosts: Sequence[HostView] = ()) -> str:
     body = f'<div id="fleet">{fleet_section(rows, hosts)}</div>'
-    return _page("Fleet", csrf, body, {"page": "fleet"})
+    return page("Fleet", csrf, body, {"page": "fleet"})
 
 
 def question_html(q: Question | None) -> str:
@@ -148,7 +148,8 @@ def agent(
     options = "".join(f'<option value="{escape(t, quote=True)}">' for t in tabs)
     body = f"""
 <div class="agent-head"><h1>{escape(name)}</h1>{badge(a.get("status"))}
-<a class="term-link" href="/a/{q}/term">terminal</a></div>
+<a class="term-link" href="/a/{q}/term">terminal</a>
+<a class="term-link" href="/a/{q}/changes">changes</a></div>
 <pre id="screen" class="screen">{screen}</pre>
 <div id="choices" class="choices">{question_html(asked)}</div>
 <form id="send" class="send"><textarea name="text" rows="2" placeholder="Message to {q}"
@@ -160,7 +161,7 @@ def agent(
 <datalist id="tabs">{options}</datalist><button type="submit">Place</button></form>
 <dl class="details">{details}</dl>
 """
-    return _page(name, csrf, body, {"page": "agent", "name": name, "id": a["id"]})
+    return page(name, csrf, body, {"page": "agent", "name": name, "id": a["id"]})
 
 
 def terminal(name: str, csrf: str, typing: bool, xterm: bool) -> str:
@@ -170,13 +171,13 @@ def terminal(name: str, csrf: str, typing: bool, xterm: bool) -> str:
             f'<p class="empty">The live terminal needs xterm.js (install.sh installs it). '
             f'<a href="/a/{q}">{escape(name)}\'s page</a> shows its screen and a send box.</p>'
         )
-        return _page(f"{name} terminal", csrf, body, {"page": "none"})
+        return page(f"{name} terminal", csrf, body, {"page": "none"})
     mode = "typing" if typing else "watching (read-only)"
     body = f"""<link rel="stylesheet" href="/xterm/xterm.css">
 <p class="mode">{escape(mode)} · <a href="/a/{q}">back</a></p><div id="term"></div>
 <script src="/xterm/xterm.js"></script>"""
-    return _page(f"{name} terminal", csrf, body, {"page": "term", "name": name, "typing": typing})
+    return page(f"{name} terminal", csrf, body, {"page": "term", "name": name, "typing": typing})
 
 
 def message(title: str, text: str) -> str:
-    return _page(title, "", f'<p class="empty">{escape(text)}</p>', {"page": "none"})
+    return page(title, "", f'<p class="empty">{escape(text)}</p>', {"page": "none"})

@@ -44,7 +44,7 @@ from roost.ops.context import App
 from roost.ops.root import open_app
 from roost.system import admission
 from roost.tmux.protocol import TmuxError
-from roost.web import actions, auth, feed, pages, term
+from roost.web import actions, auth, changes, feed, pages, term
 from roost.web.hosts import HostCache
 from roost.web.hosts import views as host_views
 
@@ -200,6 +200,17 @@ def build(config: Config) -> Starlette:
         tabs = await call(actions.tab_names)
         return HTMLResponse(pages.agent(row, html_screen, asked, tabs, found.csrf))
 
+    async def changes_page(request: Request) -> Response:
+        found = _guard(request)
+        if isinstance(found, Response):
+            return found
+        file = request.query_params.get("file") or None
+        try:
+            d, comments = await call(actions.changes, request.path_params["name"], file)
+        except RoostError as exc:  # no such agent, no git checkout, a file outside it
+            return HTMLResponse(pages.message("No changes to show", str(exc)), status_code=404)
+        return HTMLResponse(changes.page_of(d, comments, found.csrf, file is not None))
+
     async def agent_live(request: Request) -> Response:
         found = _guard(request)
         if isinstance(found, Response):
@@ -282,6 +293,7 @@ def build(config: Config) -> Starlette:
         Route("/events", events),
         Route("/a/{name}", agent_page),
         Route("/a/{name}/live", agent_live),
+        Route("/a/{name}/changes", changes_page),
         Route("/a/{name}/term", terminal_page),
         Route("/a/{name}/{action}", act, methods=["POST"]),
         WebSocketRoute("/a/{name}/ws", terminal_ws),

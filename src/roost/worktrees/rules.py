@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from roost.core.errors import RoostError
 from roost.core.present import few
+from roost.core.settings import DEFAULT_PREFIX
 
 LOCK_PREFIX = "roost:"  # every lock reason roost writes starts with it (prune finds them by it)
-DEFAULT_PREFIX = "roost/"
 ARCHIVE = "refs/roost/archive"  # the last commit of every removed worktree stays reachable here
 
 

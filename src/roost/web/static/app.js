@@ -141,3 +141,44 @@ function termPage() {
 if (data.page === "fleet") fleetPage();
 else if (data.page === "agent") agentPage();
 else if (data.page === "term" && window.Terminal) termPage();
+
+// The Changes page: a tap on a line's number opens a comment box under it; "Send" sends the
+// open comments to the agent as one message (the review room's send: acknowledged).
+function changesPage() {
+  const base = "/a/" + encodeURIComponent(data.name);
+  const receipt = document.getElementById("receipt");
+  const show = (text, bad) => { receipt.textContent = text; receipt.classList.toggle("bad", !!bad); };
+  document.querySelectorAll("tr[data-line] td.ln.new").forEach((cell) => {
+    cell.classList.add("tap");
+    cell.addEventListener("click", () => {
+      const row = cell.parentElement;
+      if (row.nextElementSibling && row.nextElementSibling.classList.contains("comment-form")) return;
+      const path = row.closest("section.file").dataset.path;
+      const form = document.createElement("tr");
+      form.className = "comment-form";
+      form.innerHTML = '<td colspan="3"><form class="send"><textarea name="text" rows="2"></textarea>' +
+        '<button type="submit">Comment</button></form></td>';
+      row.after(form);
+      const box = form.querySelector("textarea");
+      box.placeholder = "Comment on " + path + ":" + row.dataset.line;
+      box.focus();
+      form.querySelector("form").addEventListener("submit", (e) => {
+        e.preventDefault();
+        if (!box.value.trim()) return;
+        post(base + "/comment", { path, start: Number(row.dataset.line), text: box.value }).then((r) => {
+          show(r.error || r.receipt, !!r.error);
+          if (!r.error) location.reload();
+        });
+      });
+    });
+  });
+  const send = document.getElementById("review-send");
+  if (send) send.addEventListener("click", () => {
+    show("sending…");
+    post(base + "/review").then((r) => {
+      show(r.error || r.receipt, !!r.error || !r.delivered);
+      if (r.delivered) setTimeout(() => location.reload(), 800);
+    });
+  });
+}
+if (data.page === "changes") changesPage();

@@ -17,15 +17,16 @@ import json
 import sys
 import threading
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Collection
 
-from roost.core import hostchildren as rule
 from roost.core import notify as notice_rule
 from roost.core import scope
+from roost.core.delivery import Receipt
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.prompts import prompt_problem
+from roost.core.replies import Read
+from roost.hosts import childrules as rule
 from roost.hosts import operations as hosts
 from roost.hosts.rules import split_target
 from roost.ops.context import App
@@ -55,7 +56,7 @@ def _host(app: App, name: str) -> hosts.Host:
     return hosts.get(hosts.reach_of(app), name)
 
 
-def _listing(app: App, host: hosts.Host) -> dict[str, dict[str, Any]]:
+def _listing(app: App, host: hosts.Host) -> dict[str, dict[str, object]]:
     """The host's agents (its `roost ls --json`), by name."""
     try:
         found = json.loads(_ask(app, host, ["ls", "--json"]))
@@ -96,7 +97,7 @@ def create(
     prompt: str | None,
     cwd: str | None,
     name: str | None,
-) -> dict[str, Any]:
+) -> scope.Created:
     """Spawn a child on `host_name` (parked there, `--detached`, with the prompt) and record it
     here; its name for the parent is `HOST:NAME`. The caller holds the create lock and checked
     the provider and name. A refusal anywhere (no such host, no answer, a name taken there, the
@@ -139,7 +140,7 @@ def create(
     }
 
 
-def _first_prompt(app: App, host: hosts.Host, child: HostChild, prompt: str) -> dict[str, Any]:
+def _first_prompt(app: App, host: hosts.Host, child: HostChild, prompt: str) -> Receipt:
     """The child's first prompt, as a message (`send`): recorded already, the child is the
     parent's whatever happens to the message; a host that stopped answering meanwhile is a
     prompt not delivered, with ssh's words, not an error that would hide the child."""
@@ -151,7 +152,7 @@ def _first_prompt(app: App, host: hosts.Host, child: HostChild, prompt: str) -> 
 
 def _spawn_there(
     app: App, host: hosts.Host, name: str, provider: str, cwd: str | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The host's `roost spawn NAME --detached …` (options as `--opt=value`: a cwd that starts
     with '-' stays a value), and its row of the host's `ls --json` (with its id)."""
     args = ["spawn", name, f"--provider={provider}", "--detached"]
@@ -163,7 +164,7 @@ def _spawn_there(
     return made
 
 
-def _free_name(base: str, taken: dict[str, Any]) -> str:
+def _free_name(base: str, taken: Collection[str]) -> str:
     for _ in range(100):
         name = f"{base[:50]}-{uuid.uuid4().hex[:6]}"
         if name not in taken:
@@ -213,7 +214,7 @@ def _member(child: HostChild) -> scope.Member:
     )
 
 
-def send(app: App, host: hosts.Host, child: HostChild, text: str) -> dict[str, Any]:
+def send(app: App, host: hosts.Host, child: HostChild, text: str) -> Receipt:
     """The host's `roost send NAME TEXT`: delivered when its roost says so (exit 0)."""
     # at most 30 s for a busy child to be ready, as a local child's send (orchestrate)
     args = ["send", child.name, "--ready-timeout=30", "--", text]
@@ -224,21 +225,19 @@ def send(app: App, host: hosts.Host, child: HostChild, text: str) -> dict[str, A
     return {"name": rule.qualified(host.name, child.name), "delivered": delivered, "how": how}
 
 
-def stop(app: App, host: hosts.Host, child: HostChild) -> dict[str, Any]:
+def stop(app: App, host: hosts.Host, child: HostChild) -> dict[str, object]:
     """The host's `roost kill NAME`: stopped there, its record kept (a message wakes it)."""
     _ask(app, host, ["kill", child.name])
     return {"name": rule.qualified(host.name, child.name), "stopped": True}
 
 
-def park(app: App, host: hosts.Host, child: HostChild) -> dict[str, Any]:
+def park(app: App, host: hosts.Host, child: HostChild) -> dict[str, object]:
     """The host's `roost park NAME`: off the screen of its person there, still running."""
     _ask(app, host, ["park", child.name])
     return {"name": rule.qualified(host.name, child.name), "parked": True}
 
 
-def read(
-    app: App, host: hosts.Host, child: HostChild, messages: int, max_chars: int
-) -> dict[str, Any]:
+def read(app: App, host: hosts.Host, child: HostChild, messages: int, max_chars: int) -> Read:
     """The host's `roost read NAME --json`: the child's recent conversation, as its host reads
     it (its CLI's record there, or the screen's tail of one that keeps none), named as its
     parent knows it."""
@@ -252,7 +251,7 @@ def read(
     return {"name": rule.qualified(host.name, child.name), **found}
 
 
-def remove(app: App, host: hosts.Host, child: HostChild) -> dict[str, Any]:
+def remove(app: App, host: hosts.Host, child: HostChild) -> dict[str, object]:
     """The host's `roost rm NAME`, then its row here (its host's stream is no longer followed
     for it; nor at all once the host has no children here)."""
     _ask(app, host, ["rm", child.name])
@@ -261,10 +260,10 @@ def remove(app: App, host: hosts.Host, child: HostChild) -> dict[str, Any]:
     return {"name": rule.qualified(host.name, child.name), "removed": True}
 
 
-def statuses(app: App, children: list[HostChild]) -> dict[tuple[str, str], dict[str, Any]]:
+def statuses(app: App, children: list[HostChild]) -> dict[tuple[str, str], dict[str, object]]:
     """Each child's row of its host's `roost ls --json` (one call per host); a host that does
     not answer gives rows with status None and why."""
-    found: dict[tuple[str, str], dict[str, Any]] = {}
+    found: dict[tuple[str, str], dict[str, object]] = {}
     for host_name in sorted({c.host for c in children}):
         try:
             listing = _listing(app, _host(app, host_name))
@@ -285,8 +284,8 @@ def of_parent(app: App, parent_id: str | None) -> list[HostChild]:
 
 
 def waited(
-    app: App, child: HostChild, row: dict[str, Any], bounded: Callable[[str | None], str | None]
-) -> dict[str, Any]:
+    app: App, child: HostChild, row: dict[str, object], bounded: Callable[[str | None], str | None]
+) -> dict[str, object]:
     """wait_for_agents' entry for a child on a host: its status there and its last answer."""
     said = reply_of(app, _host(app, child.host), child.name) if row.get("id") else None
     entry = {
@@ -299,7 +298,7 @@ def waited(
 
 def rows_of(
     app: App, caller: scope.Caller, names: dict[str, str], members: list[scope.Member]
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """list_agents' rows for the children on hosts the caller may see (core/scope.visible),
     as their hosts list them; `names`: the local agents' names by id, `members` theirs."""
     mine = {m.id for m in scope.visible(caller, [*members, *_members_on_hosts(app)])}
@@ -324,7 +323,7 @@ CHECK = 2.0  # seconds between two looks for hosts with children
 PAUSE_MAX = 30.0  # seconds: a dropped stream is retried after 1 s, doubling to this
 
 
-def on_line(app: App, host: str, event: dict[str, Any]) -> str | None:
+def on_line(app: App, host: str, event: dict[str, object]) -> str | None:
     """One line of the host's stream: a child's status change stored with its notice and the
     host's cursor, in one transaction. The parent's id when it has a notice to deliver."""
     seq = event.get("seq")
@@ -396,7 +395,7 @@ def follow(app: App, host_name: str, stopping: threading.Event) -> None:
         pause = min(pause * 2, PAUSE_MAX)
 
 
-def _event(text: str) -> dict[str, Any] | None:
+def _event(text: str) -> dict[str, object] | None:
     try:
         found = json.loads(text)
     except ValueError:

@@ -5,7 +5,7 @@ The change is the host's own edge (its status event's `previous` -> `status`), j
 rules of a local child's (core/notify.py): working -> idle is a finished turn. Not this side's
 last status: a child spawned with its prompt shows idle before it takes the prompt, and that
 idle must not read as the turn's end. A line read twice (a reconnect that replays it) is
-dropped by the host's cursor, stored with the notice in one transaction (ops/hostchildren.py).
+dropped by the host's cursor, stored with the notice in one transaction (hosts/children.py).
 
 >>> change({"kind": "status", "name": "kid", "status": "idle", "previous": "working"})
 Change(status='idle', kind='finished', detail=None)
@@ -57,7 +57,7 @@ def qualified(host: str, name: str) -> str:
     return f"{host}:{name}"
 
 
-def read_answer(found: object, max_chars: int) -> dict[str, object] | None:
+def read_answer(found: object, max_chars: int) -> replies.Read | None:
     """What of a host's `roost read --json` reaches the parent: its source and words only, as
     strings, bounded here as a local read is (core/replies.py: a host's roost is trusted no
     further); None when it is no such answer.
@@ -83,9 +83,12 @@ def read_answer(found: object, max_chars: int) -> dict[str, object] | None:
     words = found.get(key) if key else None
     if key is None or not isinstance(words, str):
         return None
-    answer: dict[str, object] = {"source": source, key: replies.bounded(words, max_chars)}
+    said = replies.bounded(words, max_chars) or ""
+    if source == "none":
+        return {"source": "none", "note": said}
+    answer: replies.Read = {"source": "screen", "screen": said}
     note = found.get("note")
-    if source == "screen" and isinstance(note, str):  # why a screen and not a record
+    if isinstance(note, str):  # why a screen and not a record
         answer["note"] = note[:NOTE_LIMIT]
     return answer
 
