@@ -104,7 +104,7 @@ def test_a_reaction_that_fails_stores_nothing(app: App, fake: FakeTmux) -> None:
 def test_every_app_carries_the_root_reactions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert [r.name for r in root.ON_STATUS] == ["notify", "limits", "resume"]
+    assert [r.name for r in root.ON_STATUS] == ["notify", "limits", "resume", "collisions"]
     monkeypatch.setenv("ROOST_HOME", str(tmp_path / "home"))
     opened = root.open_app()
     try:

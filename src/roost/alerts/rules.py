@@ -42,7 +42,21 @@ from roost.core.events import Event, EventKind
 from roost.core.status import Status
 
 DEBOUNCE = 5.0  # seconds: out of a state less long than this is a flicker, not a new edge
-EDGES = ("waiting", "error", "limited", "crashed", "exited", "failed", "finished", "refused")
+EDGES = (
+    "waiting",
+    "error",
+    "limited",
+    "crashed",
+    "exited",
+    "failed",
+    "finished",
+    "refused",
+    "collision",
+)
+# roost's own news of a pair of worktree agents whose changes collide (merge/operations.py logs
+# one `collision` event per pair, once: its table remembers the pair), alerted as it comes:
+# no state of the agent's is entered or left by it.
+COLLISION: EventKind = "collision"
 # roost's own edge, under the file's name as agent: an edit of config.toml or tmux.conf the
 # service refused (service/main.py); a later edit it applied ends it.
 REFUSED: EventKind = "config-refused"
@@ -106,6 +120,8 @@ def edge_of(event: Event, person_child: bool) -> str | None:
     ''
     """
     kind = event.kind
+    if kind == COLLISION:
+        return COLLISION
     if kind == "exited":  # the pane-died hook's, before any status refresh sees it
         return _exit_edge(event.data.get("exit_code"))
     if kind == "failed":
@@ -160,6 +176,11 @@ def decide(
             continue
         if edge == "":
             _leave(new, agent_id, at, e.kind, e.data.get("until"))
+            continue
+        if edge == COLLISION:  # once a pair already (merge/operations.py): no state of its own
+            text = e.data.get("text")
+            words = text if isinstance(text, str) and text else None
+            found.append(Alert(e.seq, agent_id, e.agent, edge, at, words))
             continue
         if _stopping(new, agent_id, at):
             continue  # the stop's, not the agent's: not entered, so it holds back no later edge
@@ -246,6 +267,7 @@ _PHRASES = {
     "failed": "failed: it keeps crashing",
     "finished": "finished its turn",
     "refused": "was refused",
+    "collision": "collides with another agent's changes",
 }
 _DEFAULTS = {
     "waiting": "It asks you something: roost attach {name}",
@@ -256,6 +278,7 @@ _DEFAULTS = {
     "failed": "roost stopped restarting it: roost wake {name}",
     "finished": "Its result went to its parent: roost attach {name}",
     "refused": "An edit has a problem: roost doctor",
+    "collision": "Two agents change the same lines: roost conflicts",
 }
 
 

@@ -215,6 +215,13 @@ def _say(line: str) -> None:
     is_flag=True,
     help="With --worktree: agree to run the repository's setup script as it is now.",
 )
+@click.option(
+    "--fan",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Start N agents NAME-1..NAME-N on the same prompt, each in its own worktree.",
+)
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def spawn(
     name: str,
@@ -234,6 +241,7 @@ def spawn(
     branch: str | None,
     base: str | None,
     yes: bool,
+    fan: int | None,
     argv: tuple[str, ...],
 ) -> None:
     """Start agent NAME in its own home (or wake it, if it exists and is stopped).
@@ -247,7 +255,84 @@ def spawn(
       roost spawn helper --detached --orchestrated-by api-fix
       roost spawn logs --provider command -- tail -f /var/log/syslog
       roost spawn api-fix --worktree --base main
+      roost spawn api --fan 3 --prompt "make the parser 2x faster"  (then: roost compare)
     """
+    if fan is not None:
+        from roost.merge.rules import fan_names
+
+        if branch:
+            raise click.UsageError("--fan gives each agent its own branch: no --branch")
+        names = fan_names(name, fan)
+        app = _app(*names)  # every name checked before anything is made
+        taken = [n for n in names if app.store.get(n) is not None]
+        app.close()
+        if taken:
+            raise RoostError(f"--fan makes new agents: {', '.join(taken)} exist already")
+        for each in names:
+            _spawn_one(
+                each,
+                provider,
+                cwd,
+                home,
+                dangerous,
+                prompt,
+                tab,
+                split,
+                detached,
+                parent,
+                orchestrated_by,
+                restart,
+                no_mcp,
+                True,
+                None,
+                base,
+                yes,
+                argv,
+            )
+        click.echo(f"fanned out: {', '.join(names)}; compare them: roost compare {' '.join(names)}")
+        return
+    _spawn_one(
+        name,
+        provider,
+        cwd,
+        home,
+        dangerous,
+        prompt,
+        tab,
+        split,
+        detached,
+        parent,
+        orchestrated_by,
+        restart,
+        no_mcp,
+        worktree,
+        branch,
+        base,
+        yes,
+        argv,
+    )
+
+
+def _spawn_one(
+    name: str,
+    provider: str | None,
+    cwd: str | None,
+    home: str | None,
+    dangerous: bool | None,
+    prompt: str | None,
+    tab: str | None,
+    split: str,
+    detached: bool,
+    parent: str | None,
+    orchestrated_by: str | None,
+    restart: str,
+    no_mcp: bool,
+    worktree: bool,
+    branch: str | None,
+    base: str | None,
+    yes: bool,
+    argv: tuple[str, ...],
+) -> None:
     from roost.ops import lifecycle
     from roost.worktrees import operations as worktrees
 
@@ -418,6 +503,15 @@ from roost.worktrees.commands import fork_cmd, worktree_group  # noqa: E402  (is
 
 cli.add_command(worktree_group)
 cli.add_command(fork_cmd)
+from roost.merge.commands import (  # noqa: E402  (issue 38)
+    compare_command,
+    conflicts_command,
+    merge_command,
+)
+
+cli.add_command(merge_command)
+cli.add_command(conflicts_command)
+cli.add_command(compare_command)
 
 from roost.limits.commands import limits_command  # noqa: E402 - issue 23: roost limits
 

@@ -69,6 +69,11 @@ EventKind = Literal[
     "alert-failed",
     "config-applied",
     "config-refused",
+    # merges and agents that collide (the merge room, issue 38)
+    "merging",
+    "merged",
+    "merge-failed",
+    "collision",
 ]
 
 

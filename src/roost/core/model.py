@@ -118,6 +118,9 @@ class Agent:
     # the arguments an import kept aside for the person's approval, as JSON text (None:
     # nothing awaits it); it never starts until `roost approve` makes them its args
     proposed_args: str | None = field(default=None, compare=False)
+    # the names of the worktree agents its changes collide with, as a JSON list (issue 38,
+    # store/merge.py's marks; "[]": none)
+    collides_json: str = field(default="[]", compare=False)
 
     @property
     def needs_approval(self) -> bool:

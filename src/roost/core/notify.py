@@ -31,6 +31,10 @@ MAX_TRIES = 2  # deliveries a notice's parent may die on before it is given up
 MAX_DEATHS = 3  # deaths on delivery within DEATH_WINDOW: a crash loop
 DEATH_WINDOW = 60.0  # seconds
 STOPPED = "stopped by its person: held until `roost wake`"
+# A notice that the branch an agent's worktree was made from moved (a sibling's work merged,
+# merge/operations.py): queued like a child's, delivered when the agent is at its input, and
+# never a reason to wake an agent that sleeps.
+BASE_MOVED = "base-moved"
 
 
 def kind_of(previous: str | None, current: str | None) -> str | None:

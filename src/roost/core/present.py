@@ -59,6 +59,7 @@ JSON_FIELDS = (
     "held_inputs",
     "needs_approval",
     "proposed_args",
+    "collides_with",
 )
 TABLE_REASON = 48  # characters of an error's reason in the table (the JSON has all of it)
 
@@ -145,6 +146,8 @@ def agent_json(
         # an import kept its arguments aside: it never starts until `roost approve` (issue 35)
         "needs_approval": a.needs_approval,
         "proposed_args": json.loads(a.proposed_args) if a.proposed_args is not None else None,
+        # the worktree agents whose changes collide with its own (issue 38: roost conflicts)
+        "collides_with": [] if a.collides_json == "[]" else json.loads(a.collides_json),
     }
 
 
@@ -205,7 +208,21 @@ def status_text(o: Observation) -> str:
         said += f" [{o.agent.held_inputs} held]"
     if o.agent.needs_approval:
         said += " [needs approval]"
+    if o.agent.collides_json != "[]":
+        said += f" [collides: {collides(o.agent.collides_json)}]"
     return said
+
+
+def collides(names_json: str) -> str:
+    """The agents a worktree agent's changes collide with, for the table (issue 38).
+
+    >>> collides('["b", "c"]')
+    'b, c'
+    """
+    import json
+
+    found = json.loads(names_json)
+    return few([str(n) for n in found], 2) if isinstance(found, list) else "?"
 
 
 def tree_order(found: list[Observation]) -> list[tuple[Observation, int]]:

@@ -259,6 +259,29 @@ class SshSettings:
     )
 
 
+def _check_command(value: object) -> str | None:
+    """A command line split as a shell would split its words (shlex), run without one."""
+    import shlex
+
+    if isinstance(value, str) and value.strip():
+        try:
+            if shlex.split(value):
+                return None
+        except ValueError:
+            pass
+    return f'must be a command line such as "pytest -q" (run without a shell), not {_shown(value)}'
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewSettings:
+    check: str | None = setting(
+        None, _check_command, "what `roost compare --check` runs in each worktree (no shell)"
+    )
+    check_timeout: float = setting(
+        600.0, _seconds_above_0, "seconds the check may run in one worktree before it is killed"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RecallSettings:
     index: bool = setting(True, _flag, "the service indexes every conversation (roost search)")
@@ -287,6 +310,7 @@ SECTIONS: dict[str, type] = {
     "web": WebSettings,
     "ssh": SshSettings,
     "recall": RecallSettings,
+    "review": ReviewSettings,
 }
 TABLES = (*SECTIONS, "providers", "status", "prices")
 
@@ -306,6 +330,7 @@ class Settings:
     web: WebSettings = field(default_factory=WebSettings)
     ssh: SshSettings = field(default_factory=SshSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
+    review: ReviewSettings = field(default_factory=ReviewSettings)
     providers: Mapping[str, ProviderSettings] = field(default_factory=dict)
     # status.patterns: provider -> status kind -> the texts that show it (core/status.py)
     patterns: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)

@@ -143,12 +143,14 @@ def deliver_to(app: App, parent_id: str) -> bool:
         if found is None:
             return False
         when_sleeping = app.settings.orchestration.notify_sleeping
+        # a notice that only says a base branch moved (merge/operations.py) wakes nobody
+        wakes = any(n.status != rule.BASE_MOVED for n in notices)
         why = rule.hold_reason(
             alive=found.alive,
             status=found.status,
             intent=found.agent.intent,
             state=found.state,
-            wake=when_sleeping == "wake",
+            wake=when_sleeping == "wake" and wakes,
             died_on=any(n.tries for n in notices),
         )
         if why == "busy":

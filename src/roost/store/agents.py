@@ -32,9 +32,9 @@ TILES = """tiles AS MATERIALIZED (
 # The agents table's columns in Agent's order, the placement and tab derived (see above), then
 # its JOINED values: its tab's name, whether it is pinned, its launch's token, its lineage, the
 # names of the agents it is linked to, its git worktree, its usage, the texts held for it, the
-# arguments an import kept aside for approval.
+# arguments an import kept aside for approval, the agents it collides with.
 _SELECT = """
-WITH {tiles}
+WITH {tiles}, {marks}
 SELECT a.id, a.name, a.provider, a.cwd, a.home, a.args, a.dangerous, a.provider_session_id,
        a.created_at, a.intent, a.started_at, a.launches, a.last_exit,
        CASE WHEN tl.agent_id IS NOT NULL THEN 'tile'
@@ -47,7 +47,8 @@ SELECT a.id, a.name, a.provider, a.cwd, a.home, a.args, a.dangerous, a.provider_
        t.name, p.agent_id IS NOT NULL, lt.token, {history}, lp.name, op.name, oroot.name,
        {worktree}, {usage},
        (SELECT COUNT(*) FROM held_inputs h WHERE h.agent_id = a.id AND h.delivered_at IS NULL),
-       (SELECT ap.args FROM approvals ap WHERE ap.agent_id = a.id)
+       (SELECT ap.args FROM approvals ap WHERE ap.agent_id = a.id),
+       COALESCE(mk.names, '[]')
 FROM agents a
 LEFT JOIN tiles tl ON tl.agent_id = a.id
 LEFT JOIN tabs t ON t.id = COALESCE(tl.tab_id, a.tab_id)
@@ -56,6 +57,7 @@ LEFT JOIN launches lt ON lt.agent_id = a.id
 LEFT JOIN agents lp ON lp.id = a.linked_parent
 LEFT JOIN agents op ON op.id = a.orchestration_parent
 LEFT JOIN agents oroot ON oroot.id = a.orchestration_root
+LEFT JOIN marks mk ON mk.agent_id = a.id
 {where}
 ORDER BY {order}
 """
@@ -73,6 +75,16 @@ _USAGE = """(SELECT json_group_array(json_array(u.model, u.input, u.output, u.ca
                                             u.cache_read))
            FROM usage_models u WHERE u.agent_id = a.id)"""
 
+# The names of the agents each agent's changes collide with (issue 38, store/merge.py), as
+# JSON: made once for the listing (its cost grows with the marked pairs, not with the agents).
+MARKS = """marks AS MATERIALIZED (
+    SELECT x.me AS agent_id, json_group_array(o.name) AS names
+    FROM (SELECT a_id AS me, b_id AS other FROM collisions WHERE active = 1
+          UNION ALL SELECT b_id, a_id FROM collisions WHERE active = 1) x
+    JOIN agents o ON o.id = x.other
+    GROUP BY x.me
+)"""
+
 
 def select(
     where: str = "",
@@ -88,6 +100,7 @@ def select(
         history=_HISTORY if history else "'[]'",
         worktree=_WORKTREE if worktree else "NULL",
         usage=_USAGE if history else "'[]'",
+        marks=MARKS,
         where=f"WHERE {where}" if where else "",
         order=order,
     )

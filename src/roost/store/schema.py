@@ -504,6 +504,50 @@ CREATE TABLE review_comments (
 CREATE INDEX review_comments_agent ON review_comments (agent_id, id);
 """
 
+# Issue 38 points 3-5 (branch merge): the merges roost made (recorded before the branch moves),
+# the base each agent's branch was made from as it moved since (a sibling's merge), and the
+# pairs of worktree agents whose changes collide, with the one alert each pair gets
+# (store/merge.py).
+MERGES = """
+CREATE TABLE merges (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent_id TEXT NOT NULL,        -- no foreign key: the record outlives its agent
+    agent_name TEXT NOT NULL,
+    repo TEXT NOT NULL,            -- the main worktree's folder
+    branch TEXT NOT NULL,          -- the agent's branch
+    target TEXT NOT NULL,          -- the branch merged into
+    mode TEXT NOT NULL CHECK (mode IN ('merge', 'squash', 'rebase', 'files')),
+    source TEXT NOT NULL,          -- the agent's commit taken
+    before TEXT NOT NULL,          -- the target's commit before
+    result TEXT NOT NULL,          -- the commit the target moves to
+    state TEXT NOT NULL CHECK (state IN ('moving', 'done', 'failed')),
+    at TEXT NOT NULL,
+    done_at TEXT,
+    error TEXT
+);
+CREATE TABLE base_moves (
+    agent_id TEXT PRIMARY KEY REFERENCES agents(id) ON DELETE CASCADE,
+    repo TEXT NOT NULL,
+    branch TEXT NOT NULL,          -- its base branch, which moved
+    commit_id TEXT NOT NULL,       -- where that branch is now: its new base
+    merge_id INTEGER NOT NULL REFERENCES merges(id),
+    by_name TEXT NOT NULL,         -- the agent whose work was merged
+    at TEXT NOT NULL
+);
+CREATE TABLE collisions (
+    a_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,  -- a_id < b_id
+    b_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+    repo TEXT NOT NULL,
+    detail TEXT NOT NULL,          -- JSON {"lines": {path: [[first, last]...]}, "conflicts": []}
+    active INTEGER NOT NULL,       -- 0: they no longer collide (kept: alerted once a pair)
+    found_at TEXT NOT NULL,
+    seen_at TEXT NOT NULL,         -- when this was last judged
+    alerted_at TEXT,               -- the pair's one alert (its collision event)
+    PRIMARY KEY (a_id, b_id)
+);
+CREATE INDEX collisions_by_b ON collisions (b_id);
+"""
+
 Step = str | Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Step | list[Step]] = [
     V1,
@@ -527,6 +571,7 @@ MIGRATIONS: list[Step | list[Step]] = [
     SERVICE_PARTS,  # issue 36 point 6: what the service's components serve (store/service.py)
     STOPS_AND_EDGES,  # issue 36 points 3, 4: store/intents.py, store/alerts.py
     REVIEW_COMMENTS,  # issue 38 part 1 (branch review): store/review.py
+    MERGES,  # issue 38 points 3-5 (branch merge): store/merge.py
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,113 @@
+"""Issue 38: the merge room's operations as the TUI, the web and MCP call them (in process, on
+the fake tmux, with real git): a plan makes objects only, apply moves the branch and records a
+sibling's new base with its notice queued, and a look marks the agents whose changes collide."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from roost.core.errors import RoostError
+from roost.merge import operations as merging
+from roost.ops import lifecycle
+from roost.ops.context import App
+from roost.store import orchestration as queue
+from roost.worktrees import operations as worktrees
+
+
+def git(cwd: Path | str, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert proc.returncode == 0, f"git {args}: {proc.stderr}"
+    return proc.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for key, value in {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+    }.items():
+        monkeypatch.setenv(key, value)
+    made = tmp_path / "repo"
+    made.mkdir()
+    git(made, "init", "-q", "-b", "main")
+    (made / "app.py").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    git(made, "add", ".")
+    git(made, "commit", "-qm", "first")
+    return made
+
+
+def spawn(app: App, repo: Path, name: str) -> Path:
+    result = lifecycle.spawn(
+        app, name, provider="command", cwd=str(repo), args=("sh",), worktree=worktrees.Ask()
+    )
+    return Path(result.agent.cwd)
+
+
+def refs(repo: Path) -> str:
+    return git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+
+
+def test_plan_makes_objects_only_and_apply_moves_the_branch(app: App, repo: Path) -> None:
+    wt = spawn(app, repo, "api")
+    spawn(app, repo, "sib")
+    (wt / "new.py").write_text("y\n")
+    git(wt, "add", "new.py")
+    git(wt, "commit", "-qm", "new")
+    before = refs(repo)
+    p = merging.plan(app, "api", "squash")
+    assert refs(repo) == before and git(repo, "status", "--porcelain") == ""
+    assert git(repo, "cat-file", "-t", p.result) == "commit"
+    assert (p.target, p.commits, p.into_main, p.uncommitted) == ("main", 1, True, 0)
+    done = merging.apply(app, p, deliver=False)
+    assert git(repo, "rev-parse", "main") == p.result and (repo / "new.py").exists()
+    sib = app.store.require("sib")
+    moved = merging.moved_base(app, sib)
+    assert moved is not None and (moved.commit, moved.branch, moved.by_name) == (
+        p.result,
+        "main",
+        "api",
+    )
+    assert merging.moved_base(app, app.store.require("api")) is None
+    with app.store.write() as c:
+        [notice] = queue.pending(c, sib.id)
+    assert notice.status == "base-moved" and p.result[:12] in notice.text
+    assert [m.state for m in merging.history(app)] == ["done"] and done.merge_id == 1
+
+
+def test_a_plan_gone_stale_moves_nothing(app: App, repo: Path) -> None:
+    wt = spawn(app, repo, "api")
+    (wt / "new.py").write_text("y\n")
+    git(wt, "add", "new.py")
+    git(wt, "commit", "-qm", "new")
+    p = merging.plan(app, "api")
+    (repo / "other.py").write_text("the person commits meanwhile\n")
+    git(repo, "add", "other.py")
+    git(repo, "commit", "-qm", "meanwhile")
+    before = refs(repo)
+    with pytest.raises(RoostError, match="moved since the merge was planned"):
+        merging.apply(app, p)
+    assert refs(repo) == before and merging.history(app) == []
+
+
+def test_a_look_marks_overlapping_lines_and_unmarks_them(app: App, repo: Path) -> None:
+    a, b = spawn(app, repo, "a"), spawn(app, repo, "b")
+    for wt, text in ((a, "a's"), (b, "b's")):
+        lines = (wt / "app.py").read_text().splitlines()
+        lines[3] = text
+        (wt / "app.py").write_text("\n".join(lines) + "\n")
+    found = merging.check(app, app.store.require("a"))
+    assert [dict(f.lines) for f in found] == [{"app.py": ((4, 4),)}]
+    [pair] = merging.conflicts(app)
+    assert sorted((pair.a_name, pair.b_name)) == ["a", "b"] and pair.alerted_at is not None
+    git(b, "checkout", "--", "app.py")
+    assert merging.check(app, app.store.require("b")) == []
+    assert merging.conflicts(app) == [] and len(merging.conflicts(app, active=False)) == 1
