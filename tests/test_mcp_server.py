@@ -79,6 +79,7 @@ def test_a_parent_drives_a_child_through_mcp(world: Env) -> None:
             "add_review_comment",
             "send_review",
             "search_conversations",
+            "merge_child",
         }
         made = await call("create_agent", provider="claude", prompt="hello child", name="kid")
         assert made["name"] == "kid" and made["parent"] == "lead"

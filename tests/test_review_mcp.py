@@ -82,3 +82,48 @@ def test_a_parent_reads_comments_on_and_sends_a_review_to_its_child(world: Env, 
         lambda: [p.read_text() for p in sorted(received.glob("*.txt"))], what="the review"
     )
     assert "app.py, line 6" in texts[-1] and "cap the retries" in texts[-1]
+
+
+def test_a_parent_merges_its_childs_work_into_its_own_worktree(world: Env, repo: Path) -> None:
+    lead_wt = spawn_in_worktree(world, repo, "lead", "--provider", "claude")
+    kid_wt = spawn_in_worktree(
+        world, repo, "kid", "--provider", "claude", "--parent", "lead", "--orchestrated-by", "lead"
+    )
+    spawn_in_worktree(world, repo, "stranger")
+    world.roost("spawn", "loner", "--cwd", str(world.tmp))
+    for name in ("lead", "kid", "loner"):
+        world.wait_status(name, "idle")
+    (kid_wt / "feature.py").write_text("def feature():\n    return 42\n")
+    git(kid_wt, "add", "feature.py")
+    git(kid_wt, "commit", "-qm", "the feature")
+    main_head = git(repo, "rev-parse", "HEAD")
+    agents = world.ls()
+
+    async def dirty_first(session: ClientSession, call: Call) -> Any:
+        (lead_wt / "app.py").write_text("changed by hand\n")
+        refused = await call("merge_child", name="kid")
+        git(lead_wt, "checkout", "--", "app.py")
+        stranger = await call("merge_child", name="stranger")
+        merged = await call("merge_child", name="kid", mode="squash")
+        return refused, stranger, merged
+
+    refused, stranger, merged = run_client(world, agents["lead"]["id"], dirty_first)
+    assert "has uncommitted changes (app.py)" in refused["error"]
+    assert "not in your subtree" in stranger["error"]
+    assert (
+        merged["merged"] is True and merged["into"] == "roost/lead" and merged["mode"] == "squash"
+    )
+    assert (lead_wt / "feature.py").read_text() == "def feature():\n    return 42\n"
+    assert git(lead_wt, "log", "-1", "--format=%s").startswith("agent kid: 1 commit")
+    assert git(repo, "rev-parse", "HEAD") == main_head  # the person's checkout untouched
+    assert not (repo / "feature.py").exists()
+
+    # a parent with no worktree of its own: never into the person's main checkout unasked
+    spawn_in_worktree(world, repo, "kid2", "--parent", "loner", "--orchestrated-by", "loner")
+
+    async def no_worktree(session: ClientSession, call: Call) -> Any:
+        return await call("merge_child", name="kid2")
+
+    said = run_client(world, agents["loner"]["id"], no_worktree)
+    assert "you have no worktree of your own to merge into" in said["error"]
+    assert git(repo, "rev-parse", "HEAD") == main_head

@@ -11,7 +11,7 @@ import io
 import json
 import os
 from collections.abc import Callable
-from typing import Annotated, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 import anyio
 import mcp_types as types
@@ -283,6 +283,30 @@ def build(
         """Send a child its open review comments as one message (each quotes its file, lines
         and code). Returns whether it was delivered and how many comments went."""
         return call(ctx, lambda app, who: orchestrate.send_review(app, who, name))
+
+    @server.tool()
+    def merge_child(
+        ctx: Context,
+        name: Annotated[str, Field(description="The child whose committed work to take.")],
+        mode: Annotated[
+            Literal["merge", "squash", "rebase", "files"],
+            Field(
+                description="A merge commit, one squashed commit, its commits replayed, or "
+                "only `files` as they are on its branch."
+            ),
+        ] = "merge",
+        files: Annotated[
+            list[str] | None, Field(description="With mode files: the paths to take.")
+        ] = None,
+    ) -> dict[str, object]:
+        """Merge a child's committed work (its worktree's branch) into your own worktree's
+        branch, as `roost merge` would: refused, with nothing changed, while the child is
+        mid-turn, when your worktree has uncommitted changes, or when it would conflict (the
+        files named). Its uncommitted changes are not taken (counted in the answer)."""
+        return call(
+            ctx,
+            lambda app, who: orchestrate.merge_child(app, who, name, mode, files or []),
+        )
 
     @server.tool()
     def search_conversations(

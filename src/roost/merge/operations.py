@@ -17,6 +17,7 @@ commits in a private detached worktree), and a merge that cannot go cleanly move
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -49,7 +50,7 @@ class Plan:
     repo: str  # the main checkout's folder
     branch: str  # the agent's
     target: str
-    into_main: bool  # the target is the main checkout's branch (its files follow)
+    into_main: bool  # the target is the branch of `checkout` (its files follow)
     mode: str  # rules.MODES
     source: str  # the agent's commit taken
     before: str  # the target's commit now
@@ -57,6 +58,7 @@ class Plan:
     commits: int  # the agent's commits the target lacks
     files: tuple[str, ...] = ()  # --files
     uncommitted: int = 0  # files changed in the agent's worktree and not committed: not taken
+    checkout: str = ""  # the folder whose files follow: the main checkout, or into_checkout's
 
     @property
     def note(self) -> str | None:
@@ -84,9 +86,12 @@ def plan(
     mode: str = "merge",
     files: Sequence[str] = (),
     into: str | None = None,
+    into_checkout: str | None = None,
 ) -> Plan:
     """Every check of a merge of agent NAME's committed work, and its result made (objects
-    only): a RoostError with the one line of the first refusal otherwise."""
+    only): a RoostError with the one line of the first refusal otherwise. `into_checkout`: a
+    worktree of the same repository (a parent agent's own) whose branch is the target and
+    whose files follow, with the main checkout's refusals (MCP's merge_child)."""
     from roost.system import git, gitmerge
 
     if mode not in rules.MODES:
@@ -107,7 +112,14 @@ def plan(
     source = gitmerge.tip(repo, row.branch)
     if source is None:
         raise RoostError(rules.refusal(_with(facts, branch_exists=False)) or "")
-    main = gitmerge.main_branch(repo)
+    checkout = repo.top if into_checkout is None else into_checkout
+    if into_checkout is not None:
+        if os.path.realpath(into_checkout) not in {
+            os.path.realpath(p) for p in gitmerge.worktree_paths(repo)
+        }:
+            raise RoostError(f"{into_checkout} is no worktree of {repo.top}")
+        facts = _with(facts, checkout=f"the worktree {into_checkout}")
+    main = gitmerge.main_branch(repo, checkout)
     target = git.check_branch(repo, into) if into else main
     facts = _with(facts, target=target)
     before = gitmerge.tip(repo, target) if target else None
@@ -119,8 +131,8 @@ def plan(
         facts,
         into_main=into_main,
         checked_out_elsewhere=elsewhere[0] if elsewhere else None,
-        main_busy=gitmerge.in_progress(repo.top) if into_main else None,
-        main_dirty=gitmerge.dirty(repo.top) if into_main else (),
+        main_busy=gitmerge.in_progress(checkout) if into_main else None,
+        main_dirty=gitmerge.dirty(checkout) if into_main else (),
         ahead=gitmerge.count(repo, source, f"^{before}"),
         merges_in_range=gitmerge.count(repo, source, f"^{before}", merges=True)
         if mode == "rebase"
@@ -166,6 +178,7 @@ def plan(
         commits=facts.ahead,
         files=tuple(files),
         uncommitted=gitmerge.uncommitted(row.path),
+        checkout=checkout,
     )
 
 
@@ -188,10 +201,12 @@ def apply(app: App, p: Plan, deliver: bool = True) -> Done:
     if agent.status == Status.WORKING:
         raise RoostError(rules.refusal(rules.Facts(p.agent, working=True)) or "")
     repo = git.repo_of(p.repo)
+    checkout = p.checkout or repo.top
     if p.into_main and (
-        gitmerge.main_branch(repo) != p.target or gitmerge.tip(repo, p.target) != p.before
+        gitmerge.main_branch(repo, checkout) != p.target or gitmerge.tip(repo, p.target) != p.before
     ):
-        raise RoostError("the main checkout moved since the merge was planned: nothing changed")
+        where = "the main checkout" if checkout == repo.top else f"the worktree {checkout}"
+        raise RoostError(f"{where} moved since the merge was planned: nothing changed")
     at = app.store.now_iso()
     with app.store.write() as c:
         merge_id = rows.begin(
@@ -211,7 +226,7 @@ def apply(app: App, p: Plan, deliver: bool = True) -> Done:
         events.append(c, agent.id, agent.name, at, "merging", detail)
     try:
         if p.into_main:
-            gitmerge.fast_forward(repo, p.result)
+            gitmerge.fast_forward(repo, p.result, checkout)
         else:
             gitmerge.move_branch(repo, p.target, p.result, p.before)
     except RoostError as exc:
@@ -318,6 +333,7 @@ def merge(
     files: Sequence[str] = (),
     into: str | None = None,
     confirm: Callable[[Plan], bool] | None = None,
+    into_checkout: str | None = None,
 ) -> Done:
     """`roost merge`: plan, ask (`confirm`: None takes it as agreed), apply; under the
     agent's lock and the repository's (one merge or worktree change of it at a time)."""
@@ -330,7 +346,7 @@ def merge(
             raise RoostError(rules.refusal(rules.Facts(name, has_worktree=False)) or "")
         with git.locked(git.repo_of(row.repo)):
             settle(app, row.repo)
-            p = plan(app, name, mode, files, into)
+            p = plan(app, name, mode, files, into, into_checkout)
             if confirm is not None and not confirm(p):
                 raise RoostError("not merged: nothing was changed")
             done = apply(app, p, deliver=False)

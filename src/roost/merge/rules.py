@@ -236,6 +236,7 @@ class Facts:
     merges_in_range: int = 0  # merge commits among the ones a --rebase would replay
     mode: str = "merge"
     extra: Sequence[str] = field(default=())
+    checkout: str = "the main checkout"  # the checkout whose files follow, in words
 
 
 def refusal(f: Facts) -> str | None:
@@ -269,10 +270,10 @@ def refusal(f: Facts) -> str | None:
             "roost merges only into the main checkout's branch or a branch checked out nowhere"
         )
     if f.into_main and f.main_busy:
-        return f"a {f.main_busy} is in progress in the main checkout: finish or abort it first"
+        return f"a {f.main_busy} is in progress in {f.checkout}: finish or abort it first"
     if f.into_main and f.main_dirty:
         return (
-            f"the main checkout has uncommitted changes ({few(list(f.main_dirty), MAX_NAMED)}): "
+            f"{f.checkout} has uncommitted changes ({few(list(f.main_dirty), MAX_NAMED)}): "
             f"commit or stash them first"
         )
     if f.missing_files:

@@ -658,3 +658,38 @@ def search_conversations(
         "scope": "subtree" if ids is not None else "all",
         "hits": [h.as_json() for h in hits],
     }
+
+
+def merge_child(
+    app: App, caller: scope.Caller, name: str, mode: str, files: Sequence[str]
+) -> dict[str, object]:
+    """Take a child's committed work (roost merge) into the caller's own worktree: its branch
+    moves and its files follow, with every refusal of `roost merge` (the child mid-turn, the
+    worktree dirty, a predicted conflict...). Into the person's main checkout only for a
+    caller the person allowed to write (`roost mcp --allow-write`)."""
+    from roost.merge import operations as merging
+    from roost.store import worktrees as wtdb
+
+    child = _target(app, caller, name, write=True)
+    own = wtdb.of_agent(app.store.conn, caller.agent_id) if caller.agent_id else None
+    if own is None and not caller.allow_write:
+        raise RoostError(
+            "you have no worktree of your own to merge into; into the person's main checkout "
+            "only when they allow it (roost mcp --allow-write)"
+        )
+    done = merging.merge(
+        app, child.name, mode, files, into_checkout=own.path if own is not None else None
+    )
+    p = done.plan
+    return {
+        "name": child.name,
+        "merged": True,
+        "into": p.target,
+        "checkout": p.checkout,
+        "mode": p.mode,
+        "commit": p.result,
+        "was": p.before,
+        "commits": p.commits,
+        "uncommitted_left": p.uncommitted,
+        "told": [t.name for t in done.told],
+    }

@@ -115,14 +115,20 @@ def tip(repo: Repo, branch: str) -> str | None:
     return ran.out.strip() or None if ran.code == 0 else None
 
 
+def worktree_paths(repo: Repo) -> list[str]:
+    """Every checkout of the repository: the main one and its worktrees (real paths)."""
+    return [w.path for w in worktrees(repo).values()]
+
+
 def checked_out(repo: Repo, branch: str) -> list[str]:
     """The worktrees (real paths) that have `branch` checked out."""
     return [w.path for w in worktrees(repo).values() if w.branch == branch]
 
 
-def main_branch(repo: Repo) -> str | None:
-    """The branch the main checkout has checked out (None: a detached HEAD)."""
-    ran = run(repo.top, "symbolic-ref", "-q", "--short", "HEAD")
+def main_branch(repo: Repo, checkout: str | None = None) -> str | None:
+    """The branch the main checkout (or `checkout`, a worktree of it) has checked out (None: a
+    detached HEAD)."""
+    ran = run(checkout or repo.top, "symbolic-ref", "-q", "--short", "HEAD")
     return ran.out.strip() or None if ran.code == 0 else None
 
 
@@ -303,13 +309,14 @@ def replay(repo: Repo, onto: str, source: str, upto: str) -> tuple[str | None, t
 
 
 # ---- the one step that moves a branch ------------------------------------------------------
-def fast_forward(repo: Repo, commit: str) -> None:
-    """Move the main checkout's branch (clean) to `commit`, a descendant of its tip: its files
-    follow. git refuses, changing nothing, when the branch moved meanwhile or an untracked file
-    would be overwritten."""
-    ran = run(repo.top, "merge", "--ff-only", "-q", commit)
+def fast_forward(repo: Repo, commit: str, checkout: str | None = None) -> None:
+    """Move the main checkout's branch (or `checkout`'s, a clean worktree of it) to `commit`, a
+    descendant of its tip: its files follow. git refuses, changing nothing, when the branch
+    moved meanwhile or an untracked file would be overwritten."""
+    ran = run(checkout or repo.top, "merge", "--ff-only", "-q", commit)
     if ran.code != 0:
-        raise RoostError(f"git refused to move the main checkout: {ran.said()}; nothing changed")
+        where = "the main checkout" if checkout in (None, repo.top) else checkout
+        raise RoostError(f"git refused to move {where}: {ran.said()}; nothing changed")
 
 
 def move_branch(repo: Repo, branch: str, new: str, old: str) -> None:
