@@ -362,9 +362,9 @@ def answer(app: App, capability: object, choice: object, device: str | None) -> 
         if refused is None:
             assert found is not None
             rows.use_capability(c, key, now)
-    if refused is not None:
+    if refused is not None:  # told to the device that asked (if it is one), no other
         _refused(app, found, refused, device)
-        return Applied(found.agent if found else "", None, refused, None, _owner(found, device))
+        return Applied(found.agent if found else "", None, refused, None, device)
     assert found is not None
     agent = app.store.get_by_id(found.agent_id)
     if agent is None:
