@@ -156,6 +156,10 @@ def subscribe(app: App, device_id: str, body: object) -> None:
         rows.subscribe(c, device_id, found, c.now_iso())
 
 
+def subscribed(app: App, device_id: str) -> bool:
+    return bool(rows.targets(app.store.conn, device_id))
+
+
 def viewing(app: App, device_id: str, name: str | None) -> None:
     """The device's page shows this agent now (None: none): its pushes are quiet meanwhile."""
     agent_id = None

@@ -98,7 +98,10 @@ def routes(config: Any, call: Call, guard: Guard) -> list[Route]:
             public = await call(lambda app: push.public_key(app.paths.home))
         except RoostError as exc:
             return JSONResponse({"error": str(exc)}, status_code=500)
-        return JSONResponse({"key": public, "device": found.device is not None})
+        subscribed = found.device is not None and await call(push.subscribed, found.device)
+        return JSONResponse(
+            {"key": public, "device": found.device is not None, "subscribed": subscribed}
+        )
 
     async def subscribe(request: Request) -> Response:
         found = await guard(request, post=True)

@@ -166,6 +166,7 @@ function phone() {
         .then((r) => { button.hidden = !r.subscribed; button.textContent = r.error || "Push to this phone"; });
       reg.pushManager.getSubscription().then((sub) => {
         if (sub) { post("/push/subscribe", sub.toJSON()); return; } // the server keeps it anew
+        if (k.subscribed) return; // subscribed already (this browser's subscription, kept there)
         button.hidden = false;
         button.onclick = subscribe;
       });
