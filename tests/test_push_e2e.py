@@ -7,8 +7,10 @@ and a revoked device's are refused, nothing typed."""
 
 from __future__ import annotations
 
+import http.client
 import json
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -130,3 +132,46 @@ def test_a_waiting_agent_reaches_the_phone_and_its_answer_is_applied_with_a_rece
         assert refused["title"] == "not applied: capability already used"
     kinds = [e["kind"] for e in json.loads(world.roost("events", "--json").stdout)]
     assert kinds.count("answered") == 1 and kinds.count("push-refused") == 3
+
+
+def test_ntfys_buttons_answer_the_question_through_roost_web(world: Env) -> None:
+    """[notify] ntfy with [push] url: the waiting alert's ntfy message carries `http` action
+    buttons (ntfy's JSON form) that POST the answer with a capability of no device; pressed as
+    ntfy presses them (the request each describes, no cookie), the first is applied, the next
+    refused: one capability, one answer."""
+    from notify_stub import Stub
+
+    topic = Stub().start()
+    spawn(world, "api")
+    world.wait_status("api", "idle")
+    pane = world.pane_of("api")
+    try:
+        with running(world, env=TEST_ENV) as web:
+            (world.home / "config.toml").write_text(
+                f'[notify]\nntfy = "{topic.url}/roost"\nterminal = false\n'
+                f'[push]\nurl = "{web.base}"\n'
+            )
+            world.start_service(hearing="api")
+            world.type(pane, "ask")
+            world.wait_for(lambda: topic.posts, 60, "the ntfy message")
+            headers = {k.lower(): v for k, v in topic.posts[0]["headers"].items()}
+            buttons = json.loads(headers["actions"])
+            assert [(b["action"], b["label"], b["method"]) for b in buttons] == [
+                ("http", "Yes", "POST"),
+                ("http", "No", "POST"),
+            ]
+            assert {b["url"] for b in buttons} == {web.base + "/push/answer"}
+
+            def press(button: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+                conn = http.client.HTTPConnection(urlsplit(button["url"]).netloc, timeout=60)
+                conn.request("POST", "/push/answer", button["body"], button["headers"])
+                answer = conn.getresponse()
+                return answer.status, json.loads(answer.read())
+
+            status, body = press(buttons[0])
+            assert status == 200 and body["choice"] == "Yes", body
+            world.wait_for(lambda: "Do you want to proceed?" not in world.screen(pane))
+            status, body = press(buttons[1])
+            assert status == 409 and "already used" in body["error"], body
+    finally:
+        topic.stop()
