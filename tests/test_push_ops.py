@@ -173,6 +173,21 @@ def test_quiet_while_the_devices_page_shows_that_agent(app: App, service: PushSe
     ] == ["api"]
 
 
+def test_only_edges_that_need_the_person_reach_the_phone(app: App, service: PushService) -> None:
+    made = paired(app)
+    push.subscribe(app, made.device_id, service.subscription().json())
+    waiting_agent(app)
+    alerts.run_pass(app)
+    agent = app.store.require("api")
+    app.store.log(agent, "status", status="exited", previous="idle", exit_code=0)
+    app.store.log(agent, "status", status="error", previous="exited", reason="API Error: 500")
+    done = alerts.run_pass(app)  # returns once every channel answered
+    assert [d.alert.edge for d in done] == ["exited", "error"]
+    assert [(r.payload["edge"], r.payload["body"]) for r in service.received] == [
+        ("error", "API Error: 500")
+    ]
+
+
 def test_a_subscription_the_push_service_dropped_is_forgotten(
     app: App, service: PushService
 ) -> None:

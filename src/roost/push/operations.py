@@ -292,7 +292,7 @@ class Channel:
         self._lock = threading.Lock()
         subscribed = rows.has_subscriptions(app.store.conn)
         for p in pending:
-            if subscribed and "push" not in p.done:
+            if subscribed and "push" not in p.done and p.edge in rules.PUSHED_EDGES:
                 self.pushes[p.id] = prepare(app, p.agent_id, p.agent, p.edge, p.title, p.body)
             if p.edge == "waiting" and app.settings.notify.ntfy and "ntfy" not in p.done:
                 self.ntfy[p.id] = ntfy_actions(app, p.agent_id, p.agent)

@@ -44,6 +44,10 @@ MAX_KEY = 200  # characters of a subscription's key
 MAX_SECRET = 100  # characters of a presented secret (longer: refused unread)
 RECEIPT_BODY = 200  # characters of what the agent shows, in a receipt
 
+# The alert edges that reach a phone (alerts/rules.py's, and a budget's park): those that need
+# the person. A clean exit does not; each channel of [notify] still gets every alert.
+PUSHED_EDGES = ("waiting", "error", "limited", "crashed", "failed", "budget", "finished")
+
 _SAFE = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
 
 
