@@ -37,6 +37,7 @@ class Received:
     vapid_key: str  # the k= of its Authorization (roost's public key)
     claims: dict[str, Any]
     headers: dict[str, str]
+    at: float = field(default_factory=time.time)  # when it arrived (bench/bench_push.py)
 
 
 @dataclass

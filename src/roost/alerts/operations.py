@@ -235,6 +235,9 @@ def _component_start(app: App) -> Callable[[], None]:
     def work() -> None:
         mine = open_mine()
         seen: object = UNREAD
+        from roost.push import operations as push
+
+        push.warm(mine)  # a phone's first push should not wait for its HTTP stack's import
         try:
             while not stopping.is_set():  # a pass at once: what came while it was down
                 _WAKE.clear()

@@ -213,6 +213,21 @@ def send(home: Path, push: Push, timeout: float = PUSH_TIMEOUT) -> str | None:
     return None
 
 
+def warm(app: App) -> None:
+    """With a device subscribed, load pywebpush (~1 s of imports: requests, aiohttp) in a
+    thread of its own now, so the first push after the service starts does not wait for it."""
+    if not rows.has_subscriptions(app.store.conn):
+        return
+
+    def load() -> None:
+        try:
+            import pywebpush  # noqa: F401
+        except ImportError:
+            pass  # said by the first push (the web extra is missing)
+
+    threading.Thread(target=load, name="push-warm", daemon=True).start()
+
+
 def send_all(app: App, pushes: Sequence[Push], timeout: float = PUSH_TIMEOUT) -> str | None:
     """Send pushes at once (the network in threads, the store in this one); forget the
     subscriptions the push service dropped. None if all were taken, else the first failure."""
