@@ -81,6 +81,10 @@ def test_a_pairing_link_pairs_one_device_once_and_only_in_time(app: App) -> None
     with pytest.raises(RoostError, match="not a pairing code"):
         push.pair(app, "a b", None, None)
     assert [d.id for d in push.devices(app)] == [made.device_id]
+    clock_of(app).advance(push.SEEN_EVERY + 1)
+    assert push.device_of(app, made.cookie) == made.device_id
+    [device] = push.devices(app)
+    assert device.last_seen == app.store.now_iso() != device.paired_at
 
 
 def test_the_store_keeps_no_secret_in_the_clear(app: App) -> None:

@@ -39,6 +39,7 @@ PUSH_TIMEOUT = 5.0  # seconds one push may take
 PUSH_TTL = 600  # seconds a push service keeps an undelivered push
 LOOPBACK_ENV = "ROOST_PUSH_LOOPBACK"  # "1": http push endpoints on loopback (tests only)
 SCREEN_LINES = 60  # lines read for a waiting agent's question (as ops/answer.py reads)
+SEEN_EVERY = 60.0  # seconds: a device's last_seen is written at most this often
 NTFY = ""  # the device id of capabilities ntfy's buttons carry (no device)
 _KEY_LOCK = threading.Lock()
 
@@ -127,7 +128,13 @@ def device_of(app: App, cookie: str | None) -> str | None:
         return None
     import hmac
 
-    return device_id if hmac.compare_digest(found[0], rules.digest(secret)) else None
+    if not hmac.compare_digest(found[0], rules.digest(secret)):
+        return None
+    now = app.store.now_iso()
+    if not rules.fresh(rows.last_seen(app.store.conn, device_id), now, SEEN_EVERY):
+        with app.store.write() as c:  # `roost web devices` says when, to the minute
+            rows.seen(c, device_id, now)
+    return device_id
 
 
 def devices(app: App) -> list[rows.Device]:
@@ -168,11 +175,6 @@ def viewing(app: App, device_id: str, name: str | None) -> None:
         agent_id = agent.id if agent is not None else None
     with app.store.write() as c:
         rows.viewing(c, device_id, agent_id, c.now_iso())
-
-
-def touch(app: App, device_id: str) -> None:
-    with app.store.write() as c:
-        rows.seen(c, device_id, c.now_iso())
 
 
 # ---- sending ------------------------------------------------------------------------------------

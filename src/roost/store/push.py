@@ -77,6 +77,11 @@ def device_secret(conn: sqlite3.Connection, device_id: str) -> tuple[str, str | 
     return (str(row[0]), row[1]) if row else None
 
 
+def last_seen(conn: sqlite3.Connection, device_id: str) -> str | None:
+    row = conn.execute("SELECT last_seen FROM push_devices WHERE id = ?", (device_id,)).fetchone()
+    return row[0] if row else None
+
+
 def seen(c: sqlite3.Connection, device_id: str, at: str) -> None:
     c.execute("UPDATE push_devices SET last_seen = ? WHERE id = ?", (at, device_id))
 
