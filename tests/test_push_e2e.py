@@ -91,6 +91,11 @@ def test_pairing_gives_a_device_its_own_credential_and_revoking_it_works_at_once
         assert phone.request("GET", "/")[0] == 401  # at once
         assert phone.post("/push/subscribe", sub.json())[0] == 401
         assert devices(world)[0]["revoked_at"] and devices(world)[0]["subscribed"] is False
+        loopback = world.roost("web", "pair", "--no-qr")  # the default: [web] bind
+        assert loopback.stdout.startswith("http://127.0.0.1:7377/pair?code=")
+        assert "a phone cannot reach 127.0.0.1" in loopback.stderr
+        bad = world.roost("web", "pair", "--url", "ftp://x", check=False)
+        assert bad.returncode != 0 and "--url must be" in bad.stderr and not bad.stdout
         again = world.roost("web", "devices", "revoke", str(listed["id"]), check=False)
         assert again.returncode != 0 and "revoked already" in again.stderr
         assert master.request("GET", "/")[0] == 200  # the token's login is another matter

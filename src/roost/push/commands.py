@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from urllib.parse import urlsplit
 
 import click
 
@@ -45,6 +46,13 @@ def pair(no_qr: bool, base: str | None) -> None:
         host, port = parse_bind(app.settings.web.bind)
         base = f"http://{url_host(host, port)}"
     link = f"{base.rstrip('/')}/pair?code={push.pairing_code(app)}"
+    host = urlsplit(base).hostname or ""
+    if host == "localhost" or host.startswith("127.") or host == "::1":
+        click.echo(
+            f"roost: a phone cannot reach {host}: open the link through a tunnel, or set "
+            "[push] url (or --url) to where it reaches roost web",
+            err=True,
+        )
     if not no_qr:
         try:
             import segno

@@ -63,7 +63,7 @@ def take_pairing(c: sqlite3.Connection, code_hash: str, now: str) -> str | None:
 # ---- devices ------------------------------------------------------------------------------------
 def add_device(c: sqlite3.Connection, device_id: str, name: str, secret_hash: str, at: str) -> None:
     c.execute(
-        "INSERT INTO push_devices (id, name, secret_hash, paired_at, last_seen) "
+        "INSERT INTO push_devices (id, name, key_hash, paired_at, last_seen) "
         "VALUES (?, ?, ?, ?, ?)",
         (device_id, name, secret_hash, at, at),
     )
@@ -72,7 +72,7 @@ def add_device(c: sqlite3.Connection, device_id: str, name: str, secret_hash: st
 def device_secret(conn: sqlite3.Connection, device_id: str) -> tuple[str, str | None] | None:
     """(secret hash, revoked at) of a device, None if unknown."""
     row = conn.execute(
-        "SELECT secret_hash, revoked_at FROM push_devices WHERE id = ?", (device_id,)
+        "SELECT key_hash, revoked_at FROM push_devices WHERE id = ?", (device_id,)
     ).fetchone()
     return (str(row[0]), row[1]) if row else None
 

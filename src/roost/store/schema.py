@@ -481,7 +481,7 @@ PUSH = """
 CREATE TABLE push_devices (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL,
-    secret_hash TEXT NOT NULL,  -- sha256 of the device cookie's secret
+    key_hash TEXT NOT NULL,     -- sha256 of the random part of the device's cookie
     paired_at TEXT NOT NULL,
     last_seen TEXT,
     revoked_at TEXT,
