@@ -20,7 +20,7 @@ import secrets
 import stat
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,9 +183,6 @@ class Push:
     device_id: str
     subscription: rules.Subscription
     data: dict[str, object]
-
-
-Gone = Callable[[str, str], None]  # (device id, endpoint) the push service dropped
 
 
 def send(home: Path, push: Push, timeout: float = PUSH_TIMEOUT) -> str | None:
