@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 
 import pytest
 from push_service import PushService
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
 from roost.push.operations import LOOPBACK_ENV
 
@@ -65,6 +67,8 @@ def devices(world: Env) -> list[dict[str, object]]:
 def test_pairing_gives_a_device_its_own_credential_and_revoking_it_works_at_once(
     world: Env, service: PushService
 ) -> None:
+    spawn(world, "api")
+    world.wait_status("api", "idle")
     with running(world, env=TEST_ENV) as web:
         phone = pair(world, web, "pixel")
         assert phone.cookie.split("=", 1)[1] not in (world.home / "web-token").read_text()
@@ -86,10 +90,18 @@ def test_pairing_gives_a_device_its_own_credential_and_revoking_it_works_at_once
         master = Client(web)
         master.login()
         assert master.post("/push/subscribe", sub.json())[0] == 403
+        # the terminal's socket: the device watches (read-only, as the watch token's login)
+        ws_url, origin = f"ws://{web.netloc}/a/api/ws", {"Origin": web.base}
+        with connect(ws_url, additional_headers={**origin, "Cookie": phone.cookie}) as ws:
+            ws.send(json.dumps({"resize": [100, 30]}))
+            assert ws.recv(timeout=10)
         said = world.roost("web", "devices", "revoke", str(listed["id"]))
         assert said.stdout.strip() == f"revoked {listed['id']}"
         assert phone.request("GET", "/")[0] == 401  # at once
         assert phone.post("/push/subscribe", sub.json())[0] == 401
+        with pytest.raises(InvalidStatus) as refused:
+            connect(ws_url, additional_headers={**origin, "Cookie": phone.cookie}, origin=None)
+        assert refused.value.response.status_code == 403
         assert devices(world)[0]["revoked_at"] and devices(world)[0]["subscribed"] is False
         loopback = world.roost("web", "pair", "--no-qr")  # the default: [web] bind
         assert loopback.stdout.startswith("http://127.0.0.1:7377/pair?code=")

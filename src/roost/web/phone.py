@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.background import BackgroundTask
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
@@ -32,8 +32,9 @@ Call = Callable[..., Awaitable[Any]]
 Guard = Callable[..., Awaitable["auth.Session | Response"]]
 
 
-async def device_session(request: Request, call: Call) -> auth.Session | None:
-    """The session a paired device's cookie gives (None: no cookie, or not a live device's)."""
+async def device_session(request: HTTPConnection, call: Call) -> auth.Session | None:
+    """The session a paired device's cookie gives (None: no cookie, or not a live device's):
+    it may watch, send and answer as the watch token may, never type into a terminal."""
     cookie = request.cookies.get(phone_rules.DEVICE_COOKIE)
     parsed = phone_rules.parse_cookie(cookie)
     if parsed is None:

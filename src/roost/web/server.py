@@ -251,6 +251,10 @@ def build(config: Config) -> Starlette:
     async def terminal_ws(ws: WebSocket) -> None:
         host = ws.headers.get("host")
         found = config.sessions.get(ws.cookies.get(auth.COOKIE))
+        if found is None and rules.host_allowed(
+            host, config.port, config.host, config.allow_remote
+        ):
+            found = await phone.device_session(ws, call)  # a paired phone watches, never types
         if (
             found is None
             or not rules.host_allowed(host, config.port, config.host, config.allow_remote)
