@@ -43,14 +43,15 @@ class Web:
 
 
 @contextmanager
-def running(world: Env, *args: str) -> Iterator[Web]:
-    """`roost web --bind 127.0.0.1:0 ARGS` until the block ends; its login URL once it listens."""
+def running(world: Env, *args: str, env: dict[str, str] | None = None) -> Iterator[Web]:
+    """`roost web --bind 127.0.0.1:0 ARGS` until the block ends; its login URL once it listens.
+    `env`: more of its environment."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "roost", "web", "--bind", "127.0.0.1:0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**world.env, "ROOST_WEB_ASSETS": str(XTERM)},
+        env={**world.env, "ROOST_WEB_ASSETS": str(XTERM), **(env or {})},
         cwd=world.tmp,
     )
     try:

@@ -12,7 +12,7 @@ writes it to its own terminal (`terminal_text`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from roost.alerts import rules as core
@@ -115,8 +115,11 @@ def waiting_words(app: App, waiting: Sequence[core.Alert]) -> dict[str, str]:
 # ---- delivery --------------------------------------------------------------------------------
 
 
-def channels(config: Settings) -> dict[str, Send]:
-    """The configured outbound channels, by name (the terminal one is the `alert` event)."""
+def channels(
+    config: Settings, ntfy_actions: Mapping[int, Sequence[Mapping[str, object]]] | None = None
+) -> dict[str, Send]:
+    """The configured outbound channels, by name (the terminal one is the `alert` event);
+    `ntfy_actions`: an alert's answer buttons on ntfy, by its id (push/operations.py)."""
     given = config.notify
     timeout = given.timeout
     found: dict[str, Send] = {}
@@ -125,7 +128,10 @@ def channels(config: Settings) -> dict[str, Send]:
         found["command"] = lambda p: outbound.run_argv([*argv, p.title, p.body], timeout)
     if given.ntfy:
         url = given.ntfy
-        found["ntfy"] = lambda p: outbound.ntfy(url, p.title, p.body, p.edge in URGENT, timeout)
+        acts = ntfy_actions or {}
+        found["ntfy"] = lambda p: outbound.ntfy(
+            url, p.title, p.body, p.edge in URGENT, timeout, acts.get(p.id, ())
+        )
     if given.webhook:
         hook = given.webhook
         found["webhook"] = lambda p: outbound.webhook(
@@ -149,6 +155,12 @@ def deliver_pending(app: App) -> list[Delivery]:
     if not claimed:
         return []
     timeout = app.settings.notify.timeout
+    from roost.push import operations as push  # a phone's Web Push and ntfy's answer buttons
+
+    pushing = push.Channel(app, claimed)
+    sends = channels(app.settings, pushing.ntfy)
+    if pushing.active:
+        sends["push"] = pushing.send
 
     def record(p: outbox.Pending, channel: str, said: str) -> None:
         with app.store.write() as c:
@@ -157,7 +169,8 @@ def deliver_pending(app: App) -> list[Delivery]:
                 detail = {"channel": channel, "error": said, "alert": p.id}
                 event_log.append(c, p.agent_id, p.agent, c.now_iso(), "alert-failed", detail)
 
-    outcomes = deliver(claimed, channels(app.settings), timeout, record)
+    outcomes = deliver(claimed, sends, timeout, record)
+    pushing.forget_gone()
     with app.store.write() as c:
         for p in claimed:
             outbox.finish(c, p.id, c.now_iso())
@@ -212,8 +225,19 @@ def terminal_text(title: str, body: str, environ: dict[str, str]) -> str:
 def _component_start(app: App) -> Callable[[], None]:
     """A worker thread of its own runs the passes (service.in_passes), woken by each batch of
     events the service hands on (and every WORKER_CHECK seconds): the service's event thread
-    never waits for a delivery."""
-    return in_passes(app, "alerts", _pass, WORKER_CHECK, _WAKE, wait=10)
+    never waits for a delivery. Its first pass loads the phones' HTTP stack first, so that a
+    phone's first push does not wait for its import."""
+    warmed = threading.Event()
+
+    def first_warm(mine: App) -> None:
+        if not warmed.is_set():
+            from roost.push import operations as push
+
+            push.warm(mine)
+            warmed.set()
+        _pass(mine)
+
+    return in_passes(app, "alerts", first_warm, WORKER_CHECK, _WAKE, wait=10)
 
 
 def _pass(app: App) -> None:

@@ -9,7 +9,7 @@ import click
 from roost.core.errors import RoostError
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option(
     "--bind",
     default="127.0.0.1:7377",  # core/web.py DEFAULT_PORT
@@ -27,7 +27,10 @@ from roost.core.errors import RoostError
     help="Allow typing into terminals, for browsers logged in with the typing token "
     "(the URL printed with this flag); others only watch.",
 )
-def web(bind: str, print_url: bool, allow_remote: bool, allow_typing: bool) -> None:
+@click.pass_context
+def web(
+    ctx: click.Context, bind: str, print_url: bool, allow_remote: bool, allow_typing: bool
+) -> None:
     """Serve the fleet, each agent and a live terminal to a browser, until interrupted.
 
     Every browser logs in once with the secret token in $ROOST_HOME/web-token (the URL it
@@ -39,7 +42,10 @@ def web(bind: str, print_url: bool, allow_remote: bool, allow_typing: bool) -> N
       roost web
       roost web --print-url
       ssh -L 7377:127.0.0.1:7377 my-box   # then open the URL on this machine
+      roost web pair                      # a phone: a one-time link and its QR code
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from roost.system import locate
 
     try:
@@ -67,3 +73,10 @@ def _runtime() -> None:
         service.before_serving(app, lambda line: click.echo(f"roost: {line}", err=True))
     finally:
         app.close()
+
+
+# A phone's pairing and its devices (issue 40): the push room's commands.
+from roost.push.commands import devices, pair  # noqa: E402
+
+web.add_command(pair)
+web.add_command(devices)

@@ -74,6 +74,9 @@ EventKind = Literal[
     "merged",
     "merge-failed",
     "collision",
+    "device-paired",  # issue 40: a phone (roost web pair, devices revoke, a refused capability)
+    "device-revoked",
+    "push-refused",
 ]
 
 

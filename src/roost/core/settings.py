@@ -47,6 +47,8 @@ every operation gets (App.settings), the service parses a changed file again (li
     bind = "127.0.0.1:7377"
     allow_remote = false     # needed for an address other machines reach
     allow_typing = false     # the typing token (web-typing-token) may type into terminals
+    [push]                   # a phone's push (roost web pair, docs/WEB.md)
+    url = "https://box.tailnet.ts.net"  # where phones reach roost web (links, ntfy's buttons)
 
     [ssh]                    # remote hosts (docs/HOSTS.md)
     command = "ssh -F ~/.ssh/roost_config"  # like GIT_SSH_COMMAND; $ROOST_SSH_COMMAND wins
@@ -246,6 +248,13 @@ class WebSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class PushSettings:
+    url: str | None = setting(
+        None, _url, "where phones reach roost web: pairing links and ntfy's answer buttons"
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class SshSettings:
     command: str | None = setting(None, _text, "the ssh command (like GIT_SSH_COMMAND)")
     timeout: float = setting(
@@ -308,6 +317,7 @@ SECTIONS: dict[str, type] = {
     "limits": LimitsSettings,
     "budget": BudgetSettings,
     "web": WebSettings,
+    "push": PushSettings,
     "ssh": SshSettings,
     "recall": RecallSettings,
     "review": ReviewSettings,
@@ -328,6 +338,7 @@ class Settings:
     limits: LimitsSettings = field(default_factory=LimitsSettings)
     budget: BudgetSettings = field(default_factory=BudgetSettings)
     web: WebSettings = field(default_factory=WebSettings)
+    push: PushSettings = field(default_factory=PushSettings)
     ssh: SshSettings = field(default_factory=SshSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
     review: ReviewSettings = field(default_factory=ReviewSettings)

@@ -548,6 +548,42 @@ CREATE TABLE collisions (
 CREATE INDEX collisions_by_b ON collisions (b_id);
 """
 
+# Issue 40: a phone's push (store/push.py): paired devices (their credential hashed), their
+# Web Push subscriptions, one-time pairing codes and notification capabilities (hashed).
+PUSH = """
+CREATE TABLE push_devices (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    key_hash TEXT NOT NULL,     -- sha256 of the random part of the device's cookie
+    paired_at TEXT NOT NULL,
+    last_seen TEXT,
+    revoked_at TEXT,
+    viewing TEXT,               -- the agent id its page shows (quiet for that agent)
+    viewing_at TEXT
+);
+CREATE TABLE push_subscriptions (
+    device_id TEXT PRIMARY KEY REFERENCES push_devices(id) ON DELETE CASCADE,
+    endpoint TEXT NOT NULL,
+    p256dh TEXT NOT NULL,
+    auth TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE TABLE push_pairings (
+    code_hash TEXT PRIMARY KEY,
+    expires_at TEXT NOT NULL,
+    used_at TEXT
+);
+CREATE TABLE push_capabilities (
+    hash TEXT PRIMARY KEY,      -- sha256 of the capability
+    device_id TEXT NOT NULL,    -- '' : ntfy's buttons (no device)
+    agent_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,  -- the question it answers
+    expires_at TEXT NOT NULL,
+    used_at TEXT
+);
+"""
+
 Step = str | Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Step | list[Step]] = [
     V1,
@@ -572,6 +608,7 @@ MIGRATIONS: list[Step | list[Step]] = [
     STOPS_AND_EDGES,  # issue 36 points 3, 4: store/intents.py, store/alerts.py
     REVIEW_COMMENTS,  # issue 38 part 1 (branch review): store/review.py
     MERGES,  # issue 38 points 3-5 (branch merge): store/merge.py
+    PUSH,  # issue 40 (branch phone): store/push.py
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -65,13 +65,23 @@ def header_text(text: str) -> str:
     return "=?UTF-8?B?" + base64.b64encode(text.encode()).decode() + "?="
 
 
-def ntfy(url: str, title: str, body: str, urgent: bool, timeout: float) -> str | None:
-    """An ntfy-style topic: the body as text, the title in the Title header."""
+def ntfy(
+    url: str,
+    title: str,
+    body: str,
+    urgent: bool,
+    timeout: float,
+    actions: Sequence[Mapping[str, object]] = (),
+) -> str | None:
+    """An ntfy-style topic: the body as text, the title in the Title header; `actions`: its
+    action buttons, in ntfy's JSON form (the Actions header)."""
     headers = {
         "Title": header_text(title),
         "Priority": "high" if urgent else "default",
         "Content-Type": "text/plain; charset=utf-8",
     }
+    if actions:
+        headers["Actions"] = json.dumps(list(actions), ensure_ascii=True)
     return post(url, body.encode(), headers, timeout)
 
 

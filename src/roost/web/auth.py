@@ -46,6 +46,7 @@ def secret(home: Path, name: str) -> str:
 class Session:
     csrf: str
     typing: bool  # may type into a terminal (logged in with the typing token)
+    device: str | None = None  # a paired phone's (push/): its cookie, checked at each request
 
 
 class Sessions:

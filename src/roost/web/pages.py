@@ -23,11 +23,16 @@ def page(title: str, csrf: str, body: str, script_data: Mapping[str, object]) ->
 <meta name="roost-csrf" content="{escape(csrf, quote=True)}">
 <title>{escape(title)} · roost</title>
 <link rel="stylesheet" href="/static/style.css">
+<link rel="manifest" href="/manifest.webmanifest">
+<meta name="theme-color" content="#2b5f8a">
+<link rel="apple-touch-icon" href="/icon-192.png">
 </head><body data-roost="{data}">
 <header><a href="/" class="brand">roost</a><span class="title">{escape(title)}</span>
 <form class="find" action="/search" role="search"><input name="q" type="search"
  placeholder="search conversations" aria-label="search conversations"></form>
-<button id="notify" type="button" hidden>Notify me</button></header>
+<button id="notify" type="button" hidden>Notify me</button>
+<button id="push" type="button" hidden>Push to this phone</button></header>
+<p id="pushed" class="receipt" hidden></p>
 <main>{body}</main>
 <script src="/static/app.js"></script>
 </body></html>

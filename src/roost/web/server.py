@@ -44,7 +44,7 @@ from roost.ops.context import App
 from roost.ops.root import open_app
 from roost.system import admission
 from roost.tmux.protocol import TmuxError
-from roost.web import actions, auth, changes, feed, pages, term
+from roost.web import actions, auth, changes, feed, pages, phone, term
 from roost.web.hosts import HostCache
 from roost.web.hosts import views as host_views
 
@@ -143,11 +143,13 @@ def build(config: Config) -> Starlette:
 
     remote = HostCache(lambda: call(host_views))  # ssh in a worker thread, never on the loop
 
-    def _guard(request: Request, post: bool = False) -> auth.Session | Response:
+    def _guard(
+        request: Request, post: bool = False, device: auth.Session | None = None
+    ) -> auth.Session | Response:
         host = request.headers.get("host")
         if not rules.host_allowed(host, config.port, config.host, config.allow_remote):
             return Response("unknown Host\n", status_code=403)
-        found = config.sessions.get(request.cookies.get(auth.COOKIE))
+        found = config.sessions.get(request.cookies.get(auth.COOKIE)) or device
         if found is None:
             return HTMLResponse(
                 pages.message("Log in", "Open the URL that roost web --print-url gives."),
@@ -159,6 +161,16 @@ def build(config: Config) -> Starlette:
         ):
             return JSONResponse({"error": "cross-site request refused"}, status_code=403)
         return found
+
+    async def guard(request: Request, post: bool = False) -> auth.Session | Response:
+        """_guard, with a paired phone's device cookie (push/) as good as a session: looked up
+        in the store at each request, so a revoked device is refused at once."""
+        device = None
+        if config.sessions.get(request.cookies.get(auth.COOKIE)) is None and rules.host_allowed(
+            request.headers.get("host"), config.port, config.host, config.allow_remote
+        ):
+            device = await phone.device_session(request, call)
+        return _guard(request, post, device)
 
     async def login(request: Request) -> Response:
         if not rules.host_allowed(
@@ -173,7 +185,7 @@ def build(config: Config) -> Starlette:
         return response
 
     async def fleet(request: Request) -> Response:
-        found = _guard(request)
+        found = await guard(request)
         if isinstance(found, Response):
             return found
         rows, views = await call(actions.rows), await remote.get()
@@ -182,13 +194,13 @@ def build(config: Config) -> Starlette:
         return HTMLResponse(pages.fleet(rows, found.csrf, views))
 
     async def events(request: Request) -> Response:
-        found = _guard(request)
+        found = await guard(request)
         if isinstance(found, Response):
             return found
         return StreamingResponse(feed.events(request, hub), media_type="text/event-stream")
 
     async def agent_page(request: Request) -> Response:
-        found = _guard(request)
+        found = await guard(request)
         if isinstance(found, Response):
             return found
         try:
@@ -225,14 +237,14 @@ def build(config: Config) -> Starlette:
         return HTMLResponse(pages.search(query, hits, found.csrf))
 
     async def agent_live(request: Request) -> Response:
-        found = _guard(request)
+        found = await guard(request)
         if isinstance(found, Response):
             return found
         name = request.path_params["name"]
         return StreamingResponse(feed.live(request, name, call), media_type="text/event-stream")
 
     async def act(request: Request) -> Response:
-        found = _guard(request, post=True)
+        found = await guard(request, post=True)
         if isinstance(found, Response):
             return found
         name, action = request.path_params["name"], request.path_params["action"]
@@ -248,7 +260,7 @@ def build(config: Config) -> Starlette:
             return JSONResponse({"error": str(exc)}, status_code=400)
 
     async def terminal_page(request: Request) -> Response:
-        found = _guard(request)
+        found = await guard(request)
         if isinstance(found, Response):
             return found
         name = request.path_params["name"]
@@ -263,6 +275,10 @@ def build(config: Config) -> Starlette:
     async def terminal_ws(ws: WebSocket) -> None:
         host = ws.headers.get("host")
         found = config.sessions.get(ws.cookies.get(auth.COOKIE))
+        if found is None and rules.host_allowed(
+            host, config.port, config.host, config.allow_remote
+        ):
+            found = await phone.device_session(ws, call)  # a paired phone watches, never types
         if (
             found is None
             or not rules.host_allowed(host, config.port, config.host, config.allow_remote)
@@ -313,6 +329,7 @@ def build(config: Config) -> Starlette:
         WebSocketRoute("/a/{name}/ws", terminal_ws),
         Route("/static/{file}", static),
         Route("/xterm/{file}", xterm),
+        *phone.routes(config, call, guard),  # a phone: the app, pairing, push (issue 40)
     ]
     return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
 

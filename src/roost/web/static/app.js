@@ -138,6 +138,51 @@ function termPage() {
   window.roostSocket = ws; // for bench/bench_web.py's echo timing
 }
 
+// The installable app (issue 40): the service worker; on a paired phone, a button subscribes it
+// to Web Push; an agent's page says which agent it shows (its pushes stay quiet meanwhile); what
+// the worker shows or answers is shown here too.
+function b64bytes(text) {
+  const padded = (text + "===".slice((text.length + 3) % 4)).replace(/-/g, "+").replace(/_/g, "/");
+  return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0));
+}
+function phone() {
+  if (!("serviceWorker" in navigator)) return;
+  const pushed = document.getElementById("pushed");
+  navigator.serviceWorker.addEventListener("message", (m) => {
+    const d = m.data || {};
+    const text = d.said || (d.roostPush && d.roostPush.title);
+    if (!text) return;
+    pushed.textContent = text; pushed.hidden = false;
+    window.roostPushed = (window.roostPushed || []).concat([d]);
+  });
+  navigator.serviceWorker.register("/sw.js", { scope: "/" }).then((reg) => {
+    window.roostWorker = reg;
+    document.body.dataset.worker = "1";
+    return fetch("/push/key", { credentials: "same-origin" }).then((r) => r.json()).then((k) => {
+      if (!k.device || !("PushManager" in window)) return;
+      const button = document.getElementById("push");
+      const subscribe = () => reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: b64bytes(k.key) })
+        .then((sub) => post("/push/subscribe", sub.toJSON()))
+        .then((r) => { button.hidden = !r.subscribed; button.textContent = r.error || "Push to this phone"; });
+      reg.pushManager.getSubscription().then((sub) => {
+        if (sub) { post("/push/subscribe", sub.toJSON()); return; } // the server keeps it anew
+        if (k.subscribed) return; // subscribed already (this browser's subscription, kept there)
+        button.hidden = false;
+        button.onclick = subscribe;
+      });
+    });
+  }).catch(() => {});
+  if (data.page === "agent") {
+    const say = (agent) => post("/push/viewing", { agent }).catch(() => {});
+    const now = () => say(document.visibilityState === "visible" ? data.name : null);
+    now();
+    document.addEventListener("visibilitychange", now);
+    setInterval(now, 30000);
+    window.addEventListener("pagehide", () => say(null));
+  }
+}
+phone();
+
 if (data.page === "fleet") fleetPage();
 else if (data.page === "agent") agentPage();
 else if (data.page === "term" && window.Terminal) termPage();
