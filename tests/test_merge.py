@@ -238,6 +238,15 @@ def test_an_agent_mid_turn_is_refused_and_a_sibling_hears_that_main_moved(
     assert moved == [(head, "sib")] and pending == 0
     events = [e["kind"] for e in json.loads(roost(world, repo, "events", "busy", "--json").stdout)]
     assert events.index("merging") < events.index("merged")
+    # on request, the sibling's checkout against where main is now: main has busy's new.py,
+    # sib has not (against its old base, new.py is no part of its change)
+    against = json.loads(roost(world, repo, "diff", "sib", "--new-base", "--json").stdout)
+    assert against["base"] == head and against["against"] == "given"
+    assert ("new.py", "deleted") in [(f["path"], f["status"]) for f in against["files"]]
+    own = json.loads(roost(world, repo, "diff", "sib", "--json").stdout)
+    assert "new.py" not in [f["path"] for f in own["files"]]
+    unmoved = roost(world, repo, "diff", "busy", "--new-base", check=False)
+    assert unmoved.returncode == 2 and "busy's base branch has not moved" in unmoved.stderr
 
 
 def alerts_to(world: Env, out: Path) -> None:

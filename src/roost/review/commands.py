@@ -44,6 +44,11 @@ def _painting(colour: str) -> bool:
     help="Diff against this commit [default: where the agent's branch started].",
 )
 @click.option(
+    "--new-base",
+    is_flag=True,
+    help="Diff against where its base branch is now, after a merge of another agent moved it.",
+)
+@click.option(
     "--file", "file", default=None, metavar="PATH", help="Only this file (and all of it)."
 )
 @click.option(
@@ -66,6 +71,7 @@ def diff_cmd(
     name_only: bool,
     as_json: bool,
     base: str | None,
+    new_base: bool,
     file: str | None,
     lines: int | None,
     colour: str,
@@ -89,7 +95,16 @@ def diff_cmd(
 
     if stat and name_only:
         raise click.UsageError("--stat and --name-only go one at a time")
+    if new_base and base is not None:
+        raise click.UsageError("--base and --new-base go one at a time")
     app = _app(name, reading=True)
+    if new_base:
+        from roost.merge import operations as merging
+
+        moved = merging.moved_base(app, app.store.require(name))
+        if moved is None:
+            raise RoostError(f"{name}'s base branch has not moved since its branch started", code=2)
+        base = moved.commit
     t = review.target(app, name, base)
     paint = _painting(colour) and not as_json
     out = _out()
