@@ -85,3 +85,33 @@ def chromium_phone(world: Env) -> Any:
     from web_server import chromium
 
     return chromium(world.tmp, 420, 860)
+
+
+def test_the_changes_page_merges_and_says_a_refusal(world: Env, repo: Path) -> None:
+    wt = spawn_in_worktree(world, repo, "api")
+    (wt / "feature.py").write_text("x = 1\n")
+    git(wt, "add", "feature.py")
+    git(wt, "commit", "-qm", "feature")
+    (repo / "README").write_text("edited by hand\n")  # the main checkout is dirty: refused
+    before = git(repo, "rev-parse", "HEAD")
+    with running(world) as web, chromium_phone(world) as driver:
+        driver.get(web.url)
+        driver.get(web.base + "/a/api/changes")
+        driver.execute_script("window.confirm = () => true")
+        driver.find_element(By.ID, "merge").click()
+        said = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#receipt.bad").text)
+        assert "the main checkout has uncommitted changes (README)" in said
+        assert git(repo, "rev-parse", "HEAD") == before
+        git(repo, "checkout", "--", "README")
+        driver.find_element(By.CSS_SELECTOR, "#merge-mode option[value=squash]").click()
+        driver.find_element(By.ID, "merge").click()
+        said = wait(
+            driver,
+            lambda d: (
+                d.find_element(By.ID, "receipt").text.startswith("merged")
+                and d.find_element(By.ID, "receipt").text
+            ),
+        )
+        assert said.startswith("merged api (roost/api) into main: 1 commit squashed into one")
+    assert (repo / "feature.py").read_text() == "x = 1\n"
+    assert git(repo, "rev-parse", "HEAD") != before

@@ -80,15 +80,10 @@ def merge_command(
 
 
 def _merged_line(p: Plan) -> str:
-    what = {
-        "merge": f"a merge commit of {p.commits} commit{'s' if p.commits != 1 else ''}",
-        "squash": f"{p.commits} commit{'s' if p.commits != 1 else ''} squashed into one",
-        "rebase": f"{p.commits} commit{'s' if p.commits != 1 else ''} replayed",
-        "files": f"{len(p.files)} path{'s' if len(p.files) != 1 else ''} as one commit",
-    }[p.mode]
-    return (
-        f"merged {p.agent} ({p.branch}) into {p.target}: {what}, now at {p.result[:12]} "
-        f"(was {p.before[:12]})"
+    from roost.merge import rules
+
+    return rules.merged_line(
+        p.agent, p.branch, p.target, p.mode, p.commits, len(p.files), p.result, p.before
     )
 
 

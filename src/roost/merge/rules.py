@@ -494,3 +494,25 @@ def check_words(exit_code: int | None, seconds: float, limit: float) -> str:
     if exit_code == 0:
         return f"passed ({seconds:.1f} s)"
     return f"failed (exit {exit_code}, {seconds:.1f} s)"
+
+
+def merged_line(
+    agent: str,
+    branch: str,
+    target: str,
+    mode: str,
+    commits: int,
+    paths: int,
+    result: str,
+    before: str,
+) -> str:
+    """What a merge that went says (`roost merge`, the web's Merge button)."""
+    what = {
+        "merge": f"a merge commit of {commits} commit{'s' if commits != 1 else ''}",
+        "squash": f"{commits} commit{'s' if commits != 1 else ''} squashed into one",
+        "rebase": f"{commits} commit{'s' if commits != 1 else ''} replayed",
+        "files": f"{paths} path{'s' if paths != 1 else ''} as one commit",
+    }[mode]
+    return (
+        f"merged {agent} ({branch}) into {target}: {what}, now at {result[:12]} (was {before[:12]})"
+    )

@@ -129,7 +129,29 @@ def act(app: App, name: str, action: str, body: dict[str, object]) -> dict[str, 
             "left": went.left,
             "receipt": told or present.not_delivered(name, went.how),
         }
+    if action == "merge":
+        return _merge(app, name, body)
     raise RoostError(f"no such action: {action[:40]!r}")
+
+
+def _merge(app: App, name: str, body: dict[str, object]) -> dict[str, object]:
+    """The Changes page's Merge: `roost merge NAME [--squash]` as the person asked, with every
+    refusal of it (mid-turn, the main checkout dirty, a predicted conflict)."""
+    from roost.merge import operations as merging
+    from roost.merge import rules as merge_rules
+
+    mode = body.get("mode", "merge")
+    if mode not in ("merge", "squash", "rebase"):
+        raise RoostError("a merge is a merge, a squash or a rebase")
+    done = merging.merge(app, name, str(mode))
+    p = done.plan
+    said = merge_rules.merged_line(
+        p.agent, p.branch, p.target, p.mode, p.commits, len(p.files), p.result, p.before
+    )
+    told = [t.name for t in done.told]
+    if told:
+        said += f"; told {', '.join(told)} that {p.target} moved"
+    return {"merged": True, "receipt": said, "note": p.note}
 
 
 def _comment(app: App, name: str, body: dict[str, object]) -> dict[str, object]:

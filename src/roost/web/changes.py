@@ -43,7 +43,15 @@ def page_of(d: rules.Diff, comments: Sequence[rules.Seen], csrf: str, one_file: 
         + (f" on <code>{escape(d.branch)}</code>" if d.branch else "")
         + "</p>"
         f'<div class="actions"><button id="review-send" data-count="{unsent}"'
-        f"{'' if unsent else ' disabled'}>Send {unsent} comments</button></div>"
+        f"{'' if unsent else ' disabled'}>Send {unsent} comments</button>"
+        + (
+            '<select id="merge-mode" aria-label="how to merge"><option value="merge">merge commit'
+            '</option><option value="squash">squash</option><option value="rebase">rebase'
+            '</option></select><button id="merge">Merge</button>'
+            if d.against == "base"
+            else ""
+        )
+        + "</div>"
         '<p id="receipt" class="receipt" role="status"></p>'
     )
     if not d.files:

@@ -227,3 +227,18 @@ function changesPage() {
   });
 }
 if (data.page === "changes") changesPage();
+// The Changes page's Merge: `roost merge NAME` (its refusals said on the page), after a confirm.
+(function mergeButton() {
+  const button = document.getElementById("merge");
+  if (!button || data.page !== "changes") return;
+  const receipt = document.getElementById("receipt");
+  button.addEventListener("click", () => {
+    const mode = document.getElementById("merge-mode").value;
+    if (!window.confirm("Merge " + data.name + "'s committed work (" + mode + ")?")) return;
+    receipt.textContent = "merging…";
+    post("/a/" + encodeURIComponent(data.name) + "/merge", { mode }).then((r) => {
+      receipt.textContent = r.error || r.receipt + (r.note ? " (" + r.note + ")" : "");
+      receipt.classList.toggle("bad", !!r.error);
+    });
+  });
+})();
