@@ -287,3 +287,16 @@ def test_the_details_panel_asks_git_once_per_selection_not_per_refresh() -> None
             await until(pilot, app, lambda: source.asked == ["w", "w"])
 
     asyncio.run(run())
+
+
+def test_the_status_column_marks_an_agent_whose_changes_collide() -> None:
+    """Issue 38: a worktree agent whose changes overlap another's reads `[collides: B]`, as in
+    `roost ls`."""
+    from roost.tui.demo import item
+
+    seen = item("api", "idle")
+    marked = dataclasses.replace(
+        seen, agent=dataclasses.replace(seen.agent, collides_json='["web"]')
+    )
+    assert rows.status_cell(marked) == "idle [collides: web]"
+    assert rows.status_cell(seen) == "idle"

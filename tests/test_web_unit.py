@@ -128,3 +128,12 @@ def test_the_agent_page_shows_its_question_and_what_roost_holds_for_it() -> None
     assert f'data-key="1" data-question="{q.fingerprint}">1. Trust &lt;and&gt; go<' in page
     assert "<dt>held</dt><dd>1 (sent once it is at its input)</dd>" in page
     assert "<dt>held</dt><dd>-</dd>" in agent({**row, "held_inputs": 0}, "", None, [], "csrf")
+
+
+def test_an_agent_whose_changes_collide_is_marked_on_the_fleet() -> None:
+    from roost.web.pages import fleet_section
+
+    row = {"id": "1", "name": "api", "provider": "claude", "status": "idle", "tab": "main"}
+    marked = fleet_section([{**row, "collides_with": ["web", "<b>x"]}])
+    assert '<span class="usage collides">collides: web, &lt;b&gt;x</span>' in marked
+    assert "collides" not in fleet_section([{**row, "collides_with": []}])

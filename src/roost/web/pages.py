@@ -98,6 +98,10 @@ def _fleet_row(a: Mapping[str, object]) -> str:
     extra = f'<span class="usage">{escape(str(limit))} limit</span>' if limit else ""
     used = usage_text(a.get("usage"))
     extra += f'<span class="usage">{escape(used)}</span>' if used else ""
+    hit = a.get("collides_with")  # issue 38: its changes overlap another agent's
+    if isinstance(hit, list) and hit:
+        names = ", ".join(str(n) for n in hit[:2]) + (" …" if len(hit) > 2 else "")
+        extra += f'<span class="usage collides">collides: {escape(names)}</span>'
     return (
         f'<li data-agent="{escape(str(a["id"]), quote=True)}">'
         f'<a href="/a/{escape(name, quote=True)}">{escape(name)}</a> '
