@@ -33,6 +33,14 @@ pytestmark = pytest.mark.tmux
 START = 180  # seconds for a start on a busy machine (aider imports litellm, gemini ~100 MB of JS)
 
 
+def found(world: Env, query: str, role: str) -> list[str]:
+    """Recall's hits (issue 39) for `query` in messages of `role`: each hit's NAME@TURN."""
+    hits = json.loads(
+        world.roost("search", query, "--role", role, "--json", check=False).stdout or "[]"
+    )
+    return sorted(str(h["ref"]) for h in hits)
+
+
 def send_wait(world: Env, name: str, text: str) -> str:
     """`roost send NAME TEXT --wait`'s output; it must succeed."""
     return str(world.roost("send", name, text, "--wait", "--timeout", "150", timeout=180).stdout)
@@ -89,6 +97,9 @@ def test_real_codex_replies_come_from_its_rollout(world: Env) -> None:
             {"role": "user", "text": "second question"},
             {"role": "assistant", "text": REPLY_PREFIX + "second question"},
         ]
+        # recall reads the rollout the pinned CLI wrote: each turn found by its own words
+        assert found(world, '"second question"', "user") == ["cx@2"]
+        assert found(world, '"first question"', "agent") == ["cx@1"]
 
 
 @pytest.fixture
@@ -114,6 +125,9 @@ def test_real_gemini_replies_come_from_its_chat_file(world: Env, gemini_stub: Ge
         {"role": "user", "text": "same words"},
         {"role": "assistant", "text": "the second answer"},
     ]
+    # recall reads the chat file the pinned CLI wrote: each reply under its own turn
+    assert found(world, '"first answer"', "agent") == ["gm@1"]
+    assert found(world, '"second answer"', "agent") == ["gm@2"]
 
 
 @pytest.fixture
@@ -141,6 +155,9 @@ def test_real_aider_replies_come_from_its_chat_history(
         {"role": "user", "text": "same words"},
         {"role": "assistant", "text": "the second answer"},
     ]
+    # recall reads the chat history the pinned CLI wrote: each reply under its own turn
+    assert found(world, '"first answer"', "agent") == ["ai@1"]
+    assert found(world, '"second answer"', "agent") == ["ai@2"]
 
 
 def test_a_cli_that_keeps_no_record_says_so(world: Env) -> None:

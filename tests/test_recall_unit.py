@@ -223,6 +223,18 @@ def test_gemini_keys_each_message_by_its_id_its_last_version_counting() -> None:
     ]
 
 
+def test_gemini_clis_own_session_context_opens_no_turn() -> None:
+    """Gemini CLI 0.61 starts its chat file with a "user" message of its own: the date, the OS
+    and the folder's tree. A tool line of the first turn, never a turn of its own."""
+    lines = [
+        '{"id": "c0", "type": "user", "content": [{"text": "<session_context>\\nThis is the '
+        'Gemini CLI. Today is Sunday.\\n</session_context>"}]}',
+        '{"id": "u1", "type": "user", "content": [{"text": "fix the parser"}]}',
+    ]
+    found = rules.parse("gemini", piece(lines), {}).messages
+    assert [(m.role, m.opens) for m in found] == [(TOOL, False), ("user", True)]
+
+
 @pytest.mark.parametrize(
     "line",
     [

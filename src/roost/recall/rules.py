@@ -289,6 +289,11 @@ def gemini(data: bytes, state: State) -> Parsed:
     return out
 
 
+# Gemini CLI 0.61 opens its chat file with a "user" message of its own (the date, the OS, the
+# folder's tree): the CLI's context, not a person's prompt (seen in the pinned CLI's records).
+GEMINI_CONTEXT = "<session_context>"
+
+
 def _gemini_message(message: dict[str, Any]) -> list[Message]:
     kind = message.get("type")
     if kind not in ("user", "gemini"):
@@ -299,6 +304,8 @@ def _gemini_message(message: dict[str, Any]) -> list[Message]:
     parts = content if isinstance(content, list) else [{"text": content}]
     words = "".join(str(p.get("text") or "") for p in parts if isinstance(p, dict))
     if kind == "user":
+        if words.lstrip().startswith(GEMINI_CONTEXT):  # the CLI's own set-up words: no turn
+            return [Message(TOOL, bounded(words.strip(), TOOL_LIMIT), at=at, key=key)]
         return [prompt(words, at, key)]
     found = [Message(AGENT, bounded(words, TEXT_LIMIT), at=at, key=key)] if words.strip() else []
     calls = message.get("toolCalls")
