@@ -340,6 +340,8 @@ def _enter(
     try:
         app.tmux.paste(pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
         app.clock.sleep(traits.of(agent.provider).enter_delay)
+        if agent.provider in traits.PASTE_MAY_DROP:
+            _paste_held(app, agent, pane_id, text)
         # The baseline is the screen with the pasted text in the input, so what confirms
         # delivery is the Enter's effect, not the paste's.
         screen_before = app.tmux.capture(pane_id, 200) if baseline else None
@@ -348,6 +350,28 @@ def _enter(
         raise RoostError(delivery.cut_before_enter(agent.name), code=130) from None
     _forget(app, agent.id)
     return screen_before
+
+
+PASTE_SHOWS = 1.5  # seconds a paste may take to show on the input line before it counts lost
+PASTE_TRIES = 3
+
+
+def _paste_held(app: App, agent: Agent, pane_id: str, text: str) -> None:
+    """The paste is on the CLI's input line before its Enter: one the CLI dropped (its input
+    was not ready: traits.PASTE_MAY_DROP) is pasted again into the empty line. No Enter went
+    yet, so the text is typed once; anything on the line (the paste, even drawn late) stops."""
+    line = traits.INPUT_LINES[agent.provider]
+    for _ in range(PASTE_TRIES):
+        until = app.clock.monotonic() + PASTE_SHOWS
+        while True:
+            screen = app.tmux.capture(pane_id, 200)
+            if status.draft(screen, line.markers, line.window, line.placeholders) is not None:
+                return
+            if app.clock.monotonic() >= until:
+                break
+            app.clock.sleep(0.1)
+        app.tmux.paste(pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
+        app.clock.sleep(traits.of(agent.provider).enter_delay)
 
 
 def _unconfirmed(

@@ -274,6 +274,13 @@ INPUT_LINES = {
 }
 
 
+# CLIs seen to drop a paste that lands before their input is ready, with no trace: Gemini CLI
+# 0.61 resumed with `-r` shows its prompt, then loads the session and empties the input (the
+# real CLI's test caught "who am I" pasted, gone, its Enter pressed on nothing). A send to one
+# checks the paste is on the input line before its Enter, and pastes again into the empty line.
+PASTE_MAY_DROP = frozenset({"gemini"})
+
+
 def of(provider: str) -> Traits:
     """A provider's traits; a name this roost does not know (a record written by a newer one)
     gets a plain command's: no hooks, no session id, no patterns."""
