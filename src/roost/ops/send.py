@@ -33,7 +33,7 @@ from roost.core import delivery, present, replies, status
 from roost.core.delivery import Confirmed
 from roost.core.errors import HeldStopped, RoostError, StartFailed
 from roost.core.model import Agent
-from roost.core.observation import Observation
+from roost.core.observation import Observation, epoch
 from roost.core.pane import agent_panes
 from roost.core.starts import HOLD_WINDOW
 from roost.core.status import SETTLED, Status
@@ -340,7 +340,7 @@ def _enter(
     try:
         app.tmux.paste(pane_id, text, f"roost-send-{agent.id}-{os.urandom(4).hex()}")
         app.clock.sleep(traits.of(agent.provider).enter_delay)
-        if agent.provider in traits.PASTE_MAY_DROP:
+        if agent.provider in traits.PASTE_MAY_DROP and _just_resumed(app, agent):
             _paste_held(app, agent, pane_id, text)
         # The baseline is the screen with the pasted text in the input, so what confirms
         # delivery is the Enter's effect, not the paste's.
@@ -354,6 +354,18 @@ def _enter(
 
 PASTE_SHOWS = 1.5  # seconds a paste may take to show on the input line before it counts lost
 PASTE_TRIES = 3
+JUST_RESUMED = 60.0  # seconds after a resumed start (a wake) in which a paste may be dropped
+
+
+def _just_resumed(app: App, agent: Agent) -> bool:
+    """Started again (a wake, resuming its session) less than JUST_RESUMED seconds ago: the
+    moment a resumed Gemini loads its session and empties its input."""
+    started = epoch(agent.started_at)
+    return (
+        agent.launches > 1
+        and started is not None
+        and app.clock.now().timestamp() - started < JUST_RESUMED
+    )
 
 
 def _paste_held(app: App, agent: Agent, pane_id: str, text: str) -> None:

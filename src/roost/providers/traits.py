@@ -277,7 +277,8 @@ INPUT_LINES = {
 # CLIs seen to drop a paste that lands before their input is ready, with no trace: Gemini CLI
 # 0.61 resumed with `-r` shows its prompt, then loads the session and empties the input (the
 # real CLI's test caught "who am I" pasted, gone, its Enter pressed on nothing). A send to one
-# checks the paste is on the input line before its Enter, and pastes again into the empty line.
+# just resumed checks the paste is on the input line before its Enter, and pastes again into
+# the empty line (ops/send._paste_held).
 PASTE_MAY_DROP = frozenset({"gemini"})
 
 
