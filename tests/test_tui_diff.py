@@ -120,3 +120,24 @@ def test_the_live_source_reads_comments_on_and_sends_a_real_change(
     assert said == "comment #1 on app.py, line 3; send it: roost review send ag"
     _, comments = source.changes("ag")
     assert [(s.state, s.start) for s in comments] == [("open", 3)]
+
+
+def test_a_preview_that_lands_under_the_diff_pane_or_after_the_app_closed_fails_nothing() -> None:
+    """The preview's worker may finish while another screen is on top (the diff pane, the
+    search), or once the app has closed (seen in CI: NoMatches '#preview' failed a worker):
+    the main screen's preview takes it, or it is dropped."""
+    from textual.widgets import Static
+
+    app = app_on(StaticSource())
+
+    async def run() -> None:
+        async with app.run_test(size=(120, 32)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            await pilot.press("D")
+            await settle(pilot, app, lambda: isinstance(app.screen, DiffScreen))
+            app._show_preview("api-tests", "a screen drawn late")
+            preview = app.screen_stack[0].query_one("#preview", Static)
+            assert preview.border_title == "api-tests — screen"
+
+    asyncio.run(run())
+    app._show_preview("api-tests", "after the app closed")  # dropped, no NoMatches

@@ -851,7 +851,12 @@ class RoostApp(App[None]):
     def _show_preview(self, name: str, text: str) -> None:
         """The bottom of the agent's screen, as much as the panel holds."""
         self._screen_text = (name, text)
-        preview = self.query_one("#preview", Static)
+        # on the main screen, under a pushed one (the diff pane, the search) too; none once the
+        # app closed while the worker ran
+        found = self.screen_stack[0].query("#preview") if self.screen_stack else None
+        if not found:
+            return
+        preview = found.first(Static)
         preview.border_title = f"{name} — screen"
         preview.update(screen(text, preview.content_size.height or 60))
 
