@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from functools import partial
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 import click
@@ -257,60 +258,41 @@ def spawn(
       roost spawn api-fix --worktree --base main
       roost spawn api --fan 3 --prompt "make the parser 2x faster"  (then: roost compare)
     """
-    if fan is not None:
-        from roost.merge.rules import fan_names
-
-        if branch:
-            raise click.UsageError("--fan gives each agent its own branch: no --branch")
-        names = fan_names(name, fan)
-        app = _app(*names)  # every name checked before anything is made
-        taken = [n for n in names if app.store.get(n) is not None]
-        app.close()
-        if taken:
-            raise RoostError(f"--fan makes new agents: {', '.join(taken)} exist already")
-        for each in names:
-            _spawn_one(
-                each,
-                provider,
-                cwd,
-                home,
-                dangerous,
-                prompt,
-                tab,
-                split,
-                detached,
-                parent,
-                orchestrated_by,
-                restart,
-                no_mcp,
-                True,
-                None,
-                base,
-                yes,
-                argv,
-            )
-        click.echo(f"fanned out: {', '.join(names)}; compare them: roost compare {' '.join(names)}")
-        return
-    _spawn_one(
-        name,
-        provider,
-        cwd,
-        home,
-        dangerous,
-        prompt,
-        tab,
-        split,
-        detached,
-        parent,
-        orchestrated_by,
-        restart,
-        no_mcp,
-        worktree,
-        branch,
-        base,
-        yes,
-        argv,
+    # the spawn's options but its name, worktree and branch: one agent's, or each of a fan's
+    one = partial(
+        _spawn_one,
+        provider=provider,
+        cwd=cwd,
+        home=home,
+        dangerous=dangerous,
+        prompt=prompt,
+        tab=tab,
+        split=split,
+        detached=detached,
+        parent=parent,
+        orchestrated_by=orchestrated_by,
+        restart=restart,
+        no_mcp=no_mcp,
+        base=base,
+        yes=yes,
+        argv=argv,
     )
+    if fan is None:
+        one(name, worktree=worktree, branch=branch)
+        return
+    from roost.merge.rules import fan_names
+
+    if branch:
+        raise click.UsageError("--fan gives each agent its own branch: no --branch")
+    names = fan_names(name, fan)
+    app = _app(*names)  # every name checked before anything is made
+    taken = [n for n in names if app.store.get(n) is not None]
+    app.close()
+    if taken:
+        raise RoostError(f"--fan makes new agents: {', '.join(taken)} exist already")
+    for each in names:
+        one(each, worktree=True, branch=None)
+    click.echo(f"fanned out: {', '.join(names)}; compare them: roost compare {' '.join(names)}")
 
 
 def _spawn_one(
