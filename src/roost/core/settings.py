@@ -67,6 +67,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
+from roost.core import lsconfig
 from roost.core.resuming import DEFAULT_GAP, DEFAULT_JITTER
 
 PROVIDERS = ("claude", "codex", "gemini", "aider", "command")
@@ -385,14 +386,8 @@ def parse(data: Mapping[str, Any]) -> Settings:
             name: _section(ProviderSettings, table)
             for name, table in (data.get("providers") or {}).items()
         },
-        patterns={
-            provider: {kind: tuple(texts) for kind, texts in kinds.items()}
-            for provider, kinds in ((data.get("status") or {}).get("patterns") or {}).items()
-        },
-        prices={
-            model: {kind: float(price) for kind, price in given.items()}
-            for model, given in (data.get("prices") or {}).items()
-        },
+        patterns=lsconfig.patterns(data),
+        prices=lsconfig.prices(data),
     )
 
 

@@ -1,8 +1,9 @@
 """`roost ls`'s answer without Click: one SELECT, one `tmux list-panes -a`, at most one chained
 `capture-pane` call, and the hook logs' last lines, run through the status pipeline
 (ops/observe.py's `statuses`). Built to start fast: it imports only os, sys, time, sqlite3 (in
-the store), the typed config (core/settings.py: dataclasses) and roost's import-light modules
-(no Click, no subprocess, no json), because people and scripts run `roost ls` all the time.
+the store), typing, dataclasses and roost's own modules (no Click, no subprocess, no json, and
+the typed config, core/settings.py, only for a config.toml not found valid before), because
+people and scripts run `roost ls` all the time.
 cli/fast.py prints it when the service does not answer; the roost service answers with it too
 (service/readers.py), already warm.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from roost.core import observation, present, settings
+from roost.core import lsconfig, observation, present
 from roost.ops import learn, observe
 from roost.store import status as listing
 from roost.system import locate
@@ -49,8 +50,8 @@ def answer(
     if name is None or not os.path.exists(db) or not locate.private_tree(home):
         return None
     try:
-        config = settings.parse(_config(home))  # Invalid: the full CLI says what is wrong
-        tmux = locate.tmux_binary(config.tmux.bin)
+        config = _config(home)  # Invalid (a ValueError): the full CLI says what is wrong
+        tmux = locate.tmux_binary(lsconfig.tmux_bin(config))
         records = _records(db, as_json) if warm is None else warm.rows(as_json)
         if records is None:
             return None  # an older or damaged store: the full CLI says what to do
@@ -79,14 +80,14 @@ def answer(
                 **_capture(tmux, name, late, environ),
             }
 
-        found = observe.statuses(seen, home, capture, config.patterns, now)
+        found = observe.statuses(seen, home, capture, lsconfig.patterns(config), now)
         if observation.changes(found):
             return None  # the full CLI records the change (status_since, the event log)
     except TmuxSilent as silent:
         return 5, "", f"roost: {silent}\n"
     except (listing.Unreadable, OSError, ValueError, _HandOver):
         return None
-    prices = _prices(config.prices) if as_json else None
+    prices = _prices(lsconfig.prices(config)) if as_json else None
     if warm is not None:
         return 0, warm.render(found, as_json, prices), ""
     return 0, present.render(found, as_json, prices=prices), ""
@@ -147,8 +148,15 @@ def _records(db: str, details: bool) -> list[Agent] | None:
 
 
 def _config(roost_home: str) -> dict[str, object]:
-    """config.toml read as the full CLI reads it; a ValueError hands over (it says why)."""
-    return locate.read_toml(os.path.join(roost_home, "config.toml"))[0]
+    """config.toml read as the full CLI reads it, checked unless it is the text roost last
+    found valid (then only its three keys are read: core/lsconfig.py); ValueError hands over."""
+    data, text = locate.read_toml(os.path.join(roost_home, "config.toml"))
+    if text and text != locate.valid_config_text(roost_home):
+        from roost.core import settings  # sixteen dataclasses: only for a text not seen valid
+
+        settings.parse(data)  # Invalid, a ValueError: the full CLI says what is wrong
+        locate.remember_valid_config(roost_home, text)
+    return data
 
 
 def _prices(given: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[float, ...]]:

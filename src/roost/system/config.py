@@ -161,7 +161,7 @@ def load_config(p: Paths) -> Settings:
             f"config {p.config_file}: {exc.strerror or exc}; fix or move it aside", code=2
         ) from None
     try:
-        return settings.parse(data)
+        checked = settings.parse(data)
     except settings.Invalid as exc:
         first = exc.problems[0]
         line = settings.line_of(text, first.key)
@@ -169,3 +169,5 @@ def load_config(p: Paths) -> Settings:
         raise RoostError(
             f"config {p.config_file}{where}: {first.key} {first.message}", code=2
         ) from None
+    locate.remember_valid_config(str(p.home), text)  # `roost ls` reads it unchecked meanwhile
+    return checked

@@ -71,6 +71,43 @@ def read_toml(path: str) -> tuple[dict[str, object], str]:
     return tomllib.loads(text), text
 
 
+def _valid_config_path(roost_home: str) -> str:
+    return os.path.join(roost_home, "run", "config-valid.toml")
+
+
+def valid_config_text(roost_home: str) -> str | None:
+    """The text of config.toml that core/settings.py last found valid, or None: while the file
+    still holds it, `roost ls` reads its three keys (core/lsconfig.py) without checking it again
+    (defining Settings' sections costs the cold path ~12 ms of CPU)."""
+    try:
+        raw = read_small(_valid_config_path(roost_home))
+    except ValueError:
+        return None
+    return raw.decode("utf-8", errors="replace") if raw is not None else None
+
+
+def remember_valid_config(roost_home: str, text: str) -> None:
+    """Keep `text` (config.toml, just found valid) under run/ for `valid_config_text`: written
+    whole and renamed in place, 0600; skipped when it is already kept or run/ is missing (a
+    cache: nothing depends on it being there)."""
+    path = _valid_config_path(roost_home)
+    if not text or valid_config_text(roost_home) == text:
+        return
+    temp = f"{path}.{os.getpid()}"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except OSError:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+
+
 def roost_home() -> str:
     """$ROOST_HOME, else the platform's user data dir for roost (XDG on Linux)."""
     env = os.environ.get("ROOST_HOME")
