@@ -81,6 +81,7 @@ def test_each_fake_clis_record_is_indexed(world: Env) -> None:
         pytest.param(("show", "cl"), 2, "is not NAME@TURN", id="show-ref"),
         pytest.param(("show", "ghost@1"), 4, "no conversation of 'ghost'", id="show-unknown"),
         pytest.param(("search", "--forget", "ghost"), 4, "no conversation of 'ghost'", id="forget"),
+        pytest.param(("search", "--remember", "ghost"), 4, "ghost is not forgotten", id="remember"),
     ],
 )
 def test_bad_input_is_one_line_and_a_non_zero_exit(
@@ -92,17 +93,29 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(
     assert len([line for line in done.stderr.splitlines() if line.strip()]) <= 4  # click's usage
 
 
-def test_forget_removes_an_agents_entries(world: Env) -> None:
+def test_forget_keeps_a_live_agent_out_until_remembered(world: Env) -> None:
     spawn(world, "cl")
     world.roost("send", "cl", "remember the persimmon")
     world.wait_for(lambda: search(world, "persimmon"), what="the prompt indexed")
-    assert "forgot" in world.roost("search", "--forget", "cl").stdout
+    said = world.roost("search", "--forget", "cl").stdout
+    assert "forgot" in said and "roost search --remember cl" in said
     index = sqlite3.connect(world.home / "recall.db")
     try:
         assert index.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
     finally:
         index.close()
     assert (world.home / "recall.db").stat().st_mode & 0o777 == 0o600
+    # it goes on talking: neither its old turn nor its new one comes back
+    world.roost("send", "cl", "and now the sapodilla")
+    world.wait_for(lambda: "sapodilla" in transcript_text(world, "cl"), what="the turn recorded")
+    assert world.roost("search", "persimmon OR sapodilla", check=False).returncode == 1
+    world.roost("search", "--reindex")
+    assert world.roost("search", "persimmon OR sapodilla", check=False).returncode == 1
+    again = world.roost("search", "--forget", "cl", check=False)
+    assert again.returncode == 4 and "cl is already forgotten" in again.stderr
+    assert "indexed again" in world.roost("search", "--remember", "cl").stdout
+    found = search(world, "persimmon OR sapodilla", "--role", "user")
+    assert sorted(h["ref"] for h in found) == ["cl@1", "cl@2"]
 
 
 def indexed(world: Env, word: str) -> bool:

@@ -212,8 +212,10 @@ def test_forget_and_gc(app: App) -> None:
     recall.index(app)
     assert recall.forget(app, "api") == 1
     assert refs(recall.search(app, "lemon")) == ["other@1"]
-    with pytest.raises(RoostError, match="no conversation of 'api'"):
+    with pytest.raises(RoostError, match="api is already forgotten"):
         recall.forget(app, "api")
+    with pytest.raises(RoostError, match="no conversation of 'ghost'"):
+        recall.forget(app, "ghost")
     other = app.store.require("other")
     app.store.delete(other.id)  # rm: its conversation stays findable until gc
     assert refs(recall.search(app, "lemon")) == ["other@1"]
@@ -376,3 +378,66 @@ def test_the_switch_follows_the_config(app: App) -> None:
     app.settings = with_table(app.settings, recall={"index": True})
     recall._on_settings(app)
     assert recall._switch.enabled is True
+
+
+def test_a_forgotten_live_agent_stays_forgotten_until_remembered(app: App) -> None:
+    """`search --forget` of a running agent: the next catch-up (and a --reindex) never reads
+    its record back from offset 0, nor what it says after; `--remember` brings it back."""
+    claude_agent(app)
+    path = transcript(app, SID)
+    path.write_text(user("the secret fig recipe"))
+    recall.catch_up(app)
+    assert refs(recall.search(app, "fig")) == ["api@1"]
+    assert recall.forget(app, "api") == 1
+    assert recall.catch_up(app).messages == 0  # its record is not read again
+    assert refs(recall.search(app, "fig")) == []
+    with path.open("a") as fh:
+        fh.write(user("another fig, after the forget"))
+    assert recall.index(app).read == 0
+    recall.reindex(app)
+    assert refs(recall.search(app, "fig")) == []
+    with pytest.raises(RoostError, match="already forgotten"):
+        recall.forget(app, "api")
+    assert recall.remember(app, "api") == 1
+    with pytest.raises(RoostError, match="api is not forgotten"):
+        recall.remember(app, "api")
+    recall.catch_up(app)
+    assert refs(recall.search(app, "fig", Filters(role="user"))) == ["api@1", "api@2"]
+
+
+def test_a_live_agent_not_yet_indexed_can_be_forgotten_and_a_forget_survives_a_damaged_index(
+    app: App,
+) -> None:
+    claude_agent(app)
+    assert recall.forget(app, "api") == 0  # nothing indexed yet: marked all the same
+    transcript(app, SID).write_text(user("an early date palm"))
+    recall.catch_up(app)
+    assert refs(recall.search(app, "palm")) == []
+    hurt = sqlite3.connect(recall.index_path(app))  # an index this roost cannot read
+    hurt.execute("PRAGMA user_version = 99")
+    hurt.close()
+    with pytest.raises(RoostError, match="schema 99"):
+        recall.search(app, "palm")
+    recall.reindex(app)
+    assert refs(recall.search(app, "palm")) == []
+
+
+def test_an_index_of_schema_1_gains_the_forgotten_marks_and_keeps_its_entries(app: App) -> None:
+    claude_agent(app)
+    transcript(app, SID).write_text(user("an old medlar"))
+    recall.index(app)
+    old = sqlite3.connect(recall.index_path(app))
+    old.execute("DROP TABLE forgotten")
+    old.execute("PRAGMA user_version = 1")
+    old.close()
+    assert refs(recall.search(app, "medlar")) == ["api@1"]
+    recall.forget(app, "api")
+    assert refs(recall.search(app, "medlar")) == []
+    check = sqlite3.connect(recall.index_path(app))
+    try:
+        assert check.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert check.execute("SELECT agent_id, name FROM forgotten").fetchall() == [
+            ("id-api", "api")
+        ]
+    finally:
+        check.close()

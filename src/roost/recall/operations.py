@@ -4,7 +4,8 @@ API every surface calls (the CLI here; the TUI, the web and MCP on top of it):
 - `index(app, agents)`: read what each record gained since the last read, by byte offset
   (never again from the start unless the file was replaced or cut), and add its messages;
 - `search(app, query, filters, limit) -> list[Hit]`, `turns(app, name, n, context) ->
-  list[Turn]`, `forget(app, name)`, `reindex(app)`, `prune(app)` (gc), `stats(app)` (doctor);
+  list[Turn]`, `forget(app, name)` (and `remember`), `reindex(app)`, `prune(app)` (gc),
+  `stats(app)` (doctor);
 - `COMPONENT`: the service keeps the index current (a stat of each running agent's record a
   second; a read only when one grew), unless `[recall] index = false`.
 
@@ -38,7 +39,7 @@ from roost.store.events import StatusChange
 from roost.store.recall import BadQuery, Filters, Said
 from roost.system import untrusted
 
-__all__ = ["BadQuery", "Filters", "Hit", "Turn", "forget", "reindex", "search", "turns"]
+__all__ = ["BadQuery", "Filters", "Hit", "Turn", "forget", "reindex", "remember", "search", "turns"]
 
 INDEX_FILE = "recall.db"
 CHUNK = 8 << 20  # bytes read from one record at a time
@@ -154,6 +155,8 @@ def _refuse(
     if held is not None and held.refused == why:
         return
     with rows.writing(c):
+        if rows.is_forgotten(c, source.agent_id):
+            return
         n = rows.agent(c, source.agent_id, source.name, source.provider, source.cwd)
         rows.refuse(c, rows.record(c, source.path, n, source.session), why)
 
@@ -188,6 +191,8 @@ def index_one(
         ):
             return held.offset  # nothing new
         with rows.writing(c):
+            if rows.is_forgotten(c, source.agent_id):
+                return None  # `roost search --forget`: never read again until remembered
             n = rows.agent(c, source.agent_id, source.name, source.provider, source.cwd)
             rec = rows.record(c, source.path, n, source.session)
             if rec.inode is not None and (rec.inode != info.st_ino or rec.offset > info.st_size):
@@ -202,6 +207,8 @@ def index_one(
             parsed = rules.parse(source.provider, data, state)
             keyed = [m.key for m in parsed.messages if m.key is not None]
             with rows.writing(c):
+                if rows.is_forgotten(c, source.agent_id):
+                    return None  # forgotten meanwhile (another process): nothing more added
                 known = rows.known_keys(c, rec.id, keyed) if keyed else {}
                 found, turn, after = rules.numbered(
                     parsed.messages, turn, rows.next_turn(c, n), known
@@ -235,9 +242,15 @@ def index(app: App, agents: Iterable[Agent] | None = None, most: int = PASS_LIMI
     bytes in all (the next pass goes on)."""
     c = connect(app)
     try:
-        return _pass(app, c, sources(app, agents), most)
+        return _pass(app, c, _remembered(c, sources(app, agents)), most)
     finally:
         c.close()
+
+
+def _remembered(c: rows.Connection, found: list[Source]) -> list[Source]:
+    """The sources of agents not forgotten (`roost search --forget`)."""
+    gone = rows.forgotten(c)
+    return [s for s in found if s.agent_id not in gone] if gone else found
 
 
 def _pass(app: App, c: rows.Connection, found: list[Source], most: int) -> Progress:
@@ -251,10 +264,10 @@ def _pass(app: App, c: rows.Connection, found: list[Source], most: int) -> Progr
 
 def catch_up(app: App, agents: Iterable[Agent] | None = None) -> Progress:
     """Index until every record is read to its end (one connection, pass after pass)."""
-    found = sources(app, agents)
     total = Progress()
     c = connect(app)
     try:
+        found = _remembered(c, sources(app, agents))
         while True:
             step = _pass(app, c, found, PASS_LIMIT)
             total.records += step.records
@@ -269,12 +282,16 @@ def catch_up(app: App, agents: Iterable[Agent] | None = None) -> Progress:
 
 def reindex(app: App) -> Progress:
     """Rebuild the index of every agent roost knows from its records (an index that cannot be
-    opened is replaced). Agents removed since (`rm`) keep what the index holds of them."""
+    opened is replaced, keeping the forgotten marks it still gives up). Agents removed since
+    (`rm`) keep what the index holds of them; forgotten agents stay out."""
     try:
         c = connect(app)
     except rows.Damaged:
+        marks = rows.salvage_forgotten(index_path(app))
         rows.discard(index_path(app))
         c = connect(app)
+        with rows.writing(c):
+            rows.restore_forgotten(c, marks)
     try:
         with rows.writing(c):
             rows.forget(c, [a.id for a in app.store.agents()])
@@ -473,17 +490,45 @@ def fork_point(app: App, ref: str) -> str:
 
 
 def forget(app: App, name: str) -> int:
-    """Remove every entry of the agents named `name` (roost's and removed ones); how many
-    messages went. Indexing goes on for a current agent only at its next growth: `[recall]
-    index = false` keeps the index from it for good."""
+    """Remove every entry of the agents named `name` (roost's and removed ones) and mark them
+    forgotten: the service, a search's catch-up and a --reindex never index them again (their
+    later turns neither) until `remember(app, name)`. How many messages went."""
     c = connect(app)
     try:
         current = app.store.get(name)
-        ids = list(dict.fromkeys([*([current.id] if current else []), *rows.agent_ids(c, name)]))
-        if not any(rows.agent_row(c, a) for a in ids):
-            raise RoostError(f"no conversation of {name!r} in the recall index", code=4)
         with rows.writing(c):
+            ids = list(
+                dict.fromkeys([*([current.id] if current else []), *rows.agent_ids(c, name)])
+            )
+            held = any(rows.agent_row(c, a) for a in ids)
+            if not ids:
+                raise RoostError(f"no conversation of {name!r} in the recall index", code=4)
+            if not held and set(ids) <= rows.forgotten(c):
+                raise RoostError(
+                    f"{name} is already forgotten (`roost search --remember {name}` brings it "
+                    "back)",
+                    code=4,
+                )
+            rows.mark_forgotten(c, [(a, name) for a in ids], app.clock.now().timestamp())
             return rows.forget(c, ids)
+    finally:
+        c.close()
+
+
+def remember(app: App, name: str) -> int:
+    """Take the forgotten mark off the agents named `name` (`roost search --remember NAME`):
+    their records are indexed again from their start at the next catch-up (the service's, or
+    the next search's). How many agents were marked."""
+    c = connect(app)
+    try:
+        current = app.store.get(name)
+        with rows.writing(c):
+            ids = rows.forgotten(c, name)
+            if current is not None and rows.is_forgotten(c, current.id):
+                ids.add(current.id)
+            if not ids:
+                raise RoostError(f"{name} is not forgotten in the recall index", code=4)
+            return rows.unmark_forgotten(c, ids)
     finally:
         c.close()
 
@@ -498,6 +543,7 @@ def prune(app: App) -> int:
         known = {a.id for a in app.store.agents()}
         gone = [a for a in rows.agent_ids(c) if a not in known]
         with rows.writing(c):
+            rows.unmark_forgotten(c, [a for a in rows.forgotten(c) if a not in known])
             return rows.forget(c, gone)
     finally:
         c.close()
@@ -517,10 +563,11 @@ def stats(app: App) -> Stats:
     try:
         totals = rows.totals(c, index_path(app))
         held = {r.path: r for r in rows.records(c)}
+        found = _remembered(c, sources(app))
     finally:
         c.close()
     lag = 0
-    for source in sources(app):
+    for source in found:
         rec = held.get(source.path)
         if rec is not None and rec.refused:
             continue
@@ -576,7 +623,7 @@ class Watch:
         held = {r.path: r for r in rows.records(c)}
         self.live = {a.id for a in agents if a.intent == INTENT_RUNNING}
         self.watched = {}
-        for s in sources(app, agents, self.paths):
+        for s in _remembered(c, sources(app, agents, self.paths)):
             rec, size = held.get(s.path), _size(s.path)
             seen = -1 if rec is None else size if rec.refused else rec.offset
             if self._kept(s) or seen != size:
