@@ -92,8 +92,6 @@ def search_command(
         raise RoostError(
             "search: give a QUERY (or --reindex, --forget NAME, --remember NAME)", code=2
         )
-    if app.settings.recall.index and not reindex:
-        recall.index(app)  # what the service has not read yet (none while it keeps up)
     try:
         now = app.clock.now()
         filters = recall.Filters(
@@ -106,7 +104,7 @@ def search_command(
         )
     except ValueError as exc:
         raise RoostError(f"search: {exc}", code=2) from None
-    hits = recall.search(app, query, filters, limit)
+    hits = recall.fresh_search(app, query, filters, limit)
     if as_json:
         click.echo(json.dumps([h.as_json() for h in hits]))
         return

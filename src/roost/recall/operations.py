@@ -3,9 +3,9 @@ API every surface calls (the CLI here; the TUI, the web and MCP on top of it):
 
 - `index(app, agents)`: read what each record gained since the last read, by byte offset
   (never again from the start unless the file was replaced or cut), and add its messages;
-- `search(app, query, filters, limit) -> list[Hit]`, `turns(app, name, n, context) ->
-  list[Turn]`, `forget(app, name)` (and `remember`), `reindex(app)`, `prune(app)` (gc),
-  `stats(app)` (doctor);
+- `fresh_search(app, query, filters, limit) -> list[Hit]` (a pass, then `search`),
+  `turns(app, name, n, context) -> list[Turn]`, `forget(app, name)` (and `remember`),
+  `reindex(app)`, `prune(app)` (gc), `stats(app)` (doctor);
 - `COMPONENT`: the service keeps the index current (a stat of each running agent's record a
   second; a read only when one grew), unless `[recall] index = false`.
 
@@ -39,7 +39,18 @@ from roost.store.events import StatusChange
 from roost.store.recall import BadQuery, Filters, Said
 from roost.system import untrusted
 
-__all__ = ["BadQuery", "Filters", "Hit", "Turn", "forget", "reindex", "remember", "search", "turns"]
+__all__ = [
+    "BadQuery",
+    "Filters",
+    "Hit",
+    "Turn",
+    "forget",
+    "fresh_search",
+    "reindex",
+    "remember",
+    "search",
+    "turns",
+]
 
 INDEX_FILE = "recall.db"
 CHUNK = 8 << 20  # bytes read from one record at a time
@@ -390,6 +401,17 @@ def search(app: App, query: str, filters: Filters | None = None, limit: int = 20
         )
         for f in found
     ]
+
+
+def fresh_search(
+    app: App, query: str, filters: Filters | None = None, limit: int = 20
+) -> list[Hit]:
+    """`search` after one indexing pass over what the records gained that the service has
+    not read yet (none while it keeps up; none when `[recall] index = false`): what every
+    surface asks (the CLI, the web, the TUI, MCP's search_conversations)."""
+    if app.settings.recall.index:
+        index(app)
+    return search(app, query, filters, limit)
 
 
 @dataclass(frozen=True, slots=True)

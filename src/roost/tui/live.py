@@ -271,9 +271,7 @@ class LiveSource:
         from roost.recall import operations as recall
 
         with self._app() as app:
-            if app.settings.recall.index:
-                recall.index(app)  # what the service has not read yet
-            return recall.search(app, query, None, SEARCH_HITS)
+            return recall.fresh_search(app, query, None, SEARCH_HITS)
 
     def fork_at(self, ref: str, new: str) -> str:
         from roost.ops import fork
