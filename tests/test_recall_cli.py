@@ -162,18 +162,53 @@ def transcript_text(world: Env, name: str) -> str:
     return path.read_text() if path.exists() else ""
 
 
-def test_fork_at_a_turn_forks_the_last_one_and_refuses_an_earlier(world: Env) -> None:
+def test_fork_at_an_earlier_turn_starts_on_a_copy_up_to_that_turn(world: Env) -> None:
     spawn(world, "cl")
     world.roost("send", "cl", "first turn about guava")
-    world.roost("send", "cl", "second turn about guava")
-    world.wait_for(lambda: len(search(world, "guava", "--role", "user")) == 2, what="indexed")
-    refused = world.roost("fork", "cl@1", "early", check=False)
-    assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert "cannot fork cl@1" in refused.stderr and "cl's last turn is 2" in refused.stderr
-    assert "early" not in world.ls()
-    world.roost("fork", "cl@2", "alt")
+    world.roost("send", "cl", "second turn about feijoa")
+    world.wait_for(lambda: len(search(world, "guava OR feijoa", "--role", "user")) == 2, what="2")
+    original = transcript_text(world, "cl")
+    world.roost("fork", "cl@1", "early")
+    world.wait_status("early", "idle")
+    assert transcript_text(world, "cl") == original
+    world.roost("send", "early", "the fork asks about jabuticaba")
+    world.wait_for(lambda: "jabuticaba" in transcript_text(world, "early"), what="its turn")
+    copied = transcript_text(world, "early")
+    assert "guava" in copied and "feijoa" not in copied
+    hits = search(world, "guava OR feijoa OR jabuticaba", "--role", "user", "--agent", "early")
+    assert sorted(h["ref"] for h in hits) == ["early@1", "early@2"]
+    world.roost("fork", "cl@2", "alt")  # the last turn: the conversation as it stands
     world.wait_status("alt", "idle")
-    assert world.ls()["alt"]["provider_session_id"] != world.ls()["cl"]["provider_session_id"]
+    assert "feijoa" in transcript_text(world, "alt")
+
+
+@pytest.mark.parametrize(
+    ("ref", "new", "code", "said"),
+    [
+        pytest.param("gm@1", "g2", 2, "cannot fork gm@1: gemini 0.61 has no way", id="gemini"),
+        pytest.param("cl@7", "c2", 4, "cl has no turn 7 in the recall index", id="no-turn"),
+        pytest.param("cl@1", "gm", 2, "agent 'gm' already exists", id="taken"),
+        pytest.param("cl@x", "c2", 2, "is not NAME@TURN", id="ref"),
+        pytest.param("ghost@1", "c2", 4, "ghost", id="ghost"),
+    ],
+)
+def test_a_fork_at_a_turn_it_cannot_make_is_refused_and_nothing_is_stored(
+    world: Env, ref: str, new: str, code: int, said: str
+) -> None:
+    spawn(world, "cl")
+    spawn(world, "gm", "gemini")
+    for name in ("cl", "gm"):
+        world.roost("send", name, f"{name} first turn about ackee")
+        world.roost("send", name, f"{name} second turn about ackee")
+    world.wait_for(lambda: len(search(world, "ackee", "--role", "user")) == 4, what="indexed")
+    agents = set(world.ls())
+    records = sorted(p.name for p in world.user_home.rglob("*.jsonl"))
+    refused = world.roost("fork", ref, new, check=False)
+    assert refused.returncode == code, refused
+    assert said in refused.stderr and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert set(world.ls()) == agents
+    assert sorted(p.name for p in world.user_home.rglob("*.jsonl")) == records
 
 
 def test_reindex_rebuilds_from_the_records(world: Env) -> None:

@@ -441,3 +441,63 @@ def test_an_index_of_schema_1_gains_the_forgotten_marks_and_keeps_its_entries(ap
         ]
     finally:
         check.close()
+
+
+def claude_line(kind: str, text: str, sid: str) -> str:
+    content = text if kind == "user" else [{"type": "text", "text": text}]
+    return json.dumps({"type": kind, "sessionId": sid, "message": {"content": content}}) + "\n"
+
+
+def test_a_fork_point_before_the_last_turn_is_a_copy_of_the_record_that_holds_it(
+    app: App,
+) -> None:
+    agent = claude_agent(app)
+    old = transcript(app, SID)
+    old.write_text(
+        claude_line("user", "one: cherimoya", SID)
+        + claude_line("assistant", "noted", SID)
+        + claude_line("user", "two: soursop", SID)
+    )
+    recall.index(app)
+    app.store.set_provider_session_id(agent.id, SID2, "clear")  # turn 3 in another session
+    transcript(app, SID2).write_text(claude_line("user", "three: sapote", SID2))
+    before = old.read_bytes()
+    at_last = recall.fork_point(app, "api@3", "f3")
+    assert (at_last.name, at_last.session) == ("api", None)
+    one = recall.fork_point(app, "api@1", "f1")
+    two = recall.fork_point(app, "api@2", "f2")  # the last of its session: that one whole
+    assert old.read_bytes() == before
+    kept = {"f1": ["one: cherimoya", "noted"], "f2": ["one: cherimoya", "noted", "two: soursop"]}
+    for new, point in (("f1", one), ("f2", two)):
+        assert point.session not in (None, SID, SID2) and point.path is not None
+        copy = Path(point.path)
+        assert copy == transcript(app, point.session or "")
+        assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+        lines = [json.loads(x) for x in copy.read_text().splitlines()]
+        said = [x["message"]["content"] for x in lines]
+        assert [w if isinstance(w, str) else w[0]["text"] for w in said] == kept[new]
+        assert {x["sessionId"] for x in lines} == {point.session}
+    assert not list(old.parent.glob(".roost-fork-*"))
+
+
+def test_a_fork_point_refuses_a_record_it_cannot_copy_whole_and_writes_nothing(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claude_agent(app)
+    path = transcript(app, SID)
+    path.write_text(
+        claude_line("user", "one", SID)
+        + claude_line("assistant", "x" * 300, SID)
+        + claude_line("user", "two", SID)
+    )
+    monkeypatch.setattr(recall, "LINE_LIMIT", 200)
+    recall.index(app)  # the long line left out of the index: turn 1 is still the prompt
+    with pytest.raises(RoostError, match="cannot fork api@1: a line of its record is over"):
+        recall.fork_point(app, "api@1", "f1")
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    gm = Agent(id="id-gm", name="gm", provider="gemini", cwd="/w", home="gm")
+    app.store.insert(gm)
+    with pytest.raises(RoostError, match="no conversation of 'gm'"):
+        recall.fork_point(app, "gm@1", "f2")
+    with pytest.raises(RoostError, match="agent 'api' already exists"):
+        recall.fork_point(app, "api@1", "api")

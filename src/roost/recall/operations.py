@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,9 +30,11 @@ from typing import BinaryIO
 
 from roost.core.errors import RoostError
 from roost.core.model import INTENT_RUNNING, Agent
+from roost.core.names import check_name
 from roost.core.present import visible
 from roost.ops.context import App
 from roost.ops.service import Component
+from roost.providers import forking
 from roost.providers.base import get as provider
 from roost.recall import rules
 from roost.store import recall as rows
@@ -487,28 +490,112 @@ def last_turn(app: App, name: str) -> int:
         c.close()
 
 
-def fork_point(app: App, ref: str) -> str:
-    """`roost fork NAME@TURN NEW`: the agent to fork, when TURN is its last turn (a fork of its
-    conversation as it stands is a fork at that turn). No pinned CLI forks at an earlier turn:
-    Claude Code 2.1.332 and Codex 0.169 fork a whole session, and claude's truncating resume
-    (`--resume-session-at`) works in print mode only, not for an interactive agent: refused."""
+@dataclass(frozen=True, slots=True)
+class ForkPoint:
+    """Where `roost fork NAME@TURN NEW` starts: the agent to fork and the session to start
+    the fork on (None: the agent's conversation as it stands, TURN being its last)."""
+
+    name: str
+    turn: int
+    session: str | None = None
+    path: str | None = None  # the copy's file, when one was made
+
+
+def fork_point(app: App, ref: str, new: str) -> ForkPoint:
+    """`roost fork NAME@TURN NEW`: at NAME's last turn, NAME's conversation as it stands; at
+    an earlier turn (Claude Code and Codex), a copy of the record that holds that turn's
+    prompt, up to the end of that turn, under a fresh session id (written whole, 0600, then
+    renamed into the CLI's folder; the original is only read), which the fork starts on.
+    Other CLIs, a turn the index does not hold or a record that cannot be copied: refused,
+    nothing written."""
     found = rules.turn_ref(ref)
     if found is None:
         raise RoostError(f"fork: {ref!r} is not NAME@TURN (e.g. api@12)", code=2)
     name, number = found
+    check_name(new)
     agent = app.store.require(name)
+    if app.store.get(new) is not None:
+        raise RoostError(f"agent {new!r} already exists", code=2)
     if app.settings.recall.index:
         index(app, [agent])
-    last = last_turn(app, name)
+    c = connect(app)
+    try:
+        n, _ = _indexed(app, c, name)
+        last = rows.last_turn(c, n)
+        held = rows.turn_record(c, n, number, rules.USER) if 0 < number < last else None
+    finally:
+        c.close()
     if number == last:
-        return name
-    raise RoostError(
-        f"cannot fork {ref}: its CLIs fork a whole conversation, not one at an earlier turn "
-        f"(Claude Code's --resume-session-at works in print mode only); {name}'s last turn is "
-        f"{last}: `roost fork {name}@{last} NEW` (or `roost fork {name} NEW`) forks it as it "
-        f"stands, `roost show {ref}` shows turn {number}",
-        code=2,
-    )
+        return ForkPoint(name, number)
+    if held is None:
+        raise RoostError(
+            f"cannot fork {ref}: {name} has no turn {number} in the recall index (its turns: "
+            f"1 to {last})",
+            code=4,
+        )
+    why = forking.cannot(agent.provider)
+    if why is None and agent.provider not in forking.AT_TURN:
+        why = "its CLI cannot start on a copy of its record"
+    if why is not None:
+        raise RoostError(f"cannot fork {ref}: {why}; `roost show {ref}` shows that turn", code=2)
+    rec, keep = held
+    sid, path = _copy_to_turn(app, agent, ref, rec, keep)
+    return ForkPoint(name, number, sid, str(path))
+
+
+def _copy_to_turn(
+    app: App, agent: Agent, ref: str, rec: rows.Record, keep: int
+) -> tuple[str, Path]:
+    """Copy `rec` up to the end of its `keep`-th turn under a fresh session id; the id and
+    the copy's path. Read as every record is (a regular file, bounded lines, no symlink)."""
+    if rec.session is None:
+        raise RoostError(f"cannot fork {ref}: its record names no session", code=2)
+    now = app.clock.now()
+    sid = forking.new_session_id(agent.provider, now)
+    dest = forking.copy_path(agent.provider, sid, agent.cwd, app.environ, now)
+    cut = rules.Cut(agent.provider, keep, rec.session, sid)
+    try:
+        if stat.S_ISLNK(os.lstat(rec.path).st_mode):
+            raise untrusted.NotARegularFile(rec.path)
+        fh = untrusted.open_file(rec.path)
+    except OSError as exc:
+        raise RoostError(f"cannot fork {ref}: its record cannot be read ({exc})", code=2) from None
+    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".roost-fork-", suffix=".tmp")
+    try:
+        with fh, os.fdopen(fd, "wb") as out:
+            if os.fstat(fh.fileno()).st_size > FILE_LIMIT:
+                raise RoostError(f"cannot fork {ref}: its record is over {FILE_LIMIT >> 20} MiB")
+            state: rules.State = {}
+            while not cut.done:
+                data, moved, skipped = _piece(fh, state)
+                if skipped:
+                    raise RoostError(
+                        f"cannot fork {ref}: a line of its record is over {LINE_LIMIT >> 20} "
+                        "MiB (a copy without it would break the conversation)",
+                        code=2,
+                    )
+                if not moved:
+                    break
+                for line in data.split(b"\n"):
+                    if line.strip():
+                        out.writelines(x + b"\n" for x in cut.feed(line))
+            out.writelines(x + b"\n" for x in cut.end())
+            out.flush()
+            os.fsync(out.fileno())
+        if cut.opened < keep or not cut.renamed:
+            raise RoostError(
+                f"cannot fork {ref}: its record no longer holds that turn as the index does "
+                "(`roost search --reindex`)"
+                if cut.opened < keep
+                else f"cannot fork {ref}: its record names no session id to rewrite",
+                code=2,
+            )
+        os.replace(tmp, dest)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return sid, dest
 
 
 def forget(app: App, name: str) -> int:

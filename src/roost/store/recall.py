@@ -529,6 +529,26 @@ def said(c: sqlite3.Connection, n: int, first: int, last: int) -> list[Said]:
     ]
 
 
+def turn_record(c: sqlite3.Connection, n: int, turn: int, opener: str) -> tuple[Record, int] | None:
+    """The record that holds the prompt (role `opener`) of agent `n`'s turn `turn`, and how
+    many of that record's turns come up to it (that one included); None: no such prompt."""
+    row = c.execute(
+        "SELECT record FROM messages WHERE agent = ? AND turn = ? AND role = ? ORDER BY id LIMIT 1",
+        (n, turn, opener),
+    ).fetchone()
+    if row is None:
+        return None
+    held = c.execute(f"SELECT {_RECORD} FROM records WHERE id = ?", (row[0],)).fetchone()
+    if held is None:
+        return None
+    count = c.execute(
+        "SELECT count(DISTINCT turn) FROM messages WHERE record = ? AND role = ? AND turn > 0 "
+        "AND turn <= ?",
+        (row[0], opener, turn),
+    ).fetchone()[0]
+    return _record(held), int(count)
+
+
 def last_turn(c: sqlite3.Connection, n: int) -> int:
     row = c.execute("SELECT max(turn) FROM messages WHERE agent = ?", (n,)).fetchone()
     return int(row[0] or 0)

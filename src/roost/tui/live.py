@@ -278,8 +278,8 @@ class LiveSource:
         from roost.recall import operations as recall
 
         with self._app() as app:
-            name = recall.fork_point(app, ref)
-            a = fork.fork(app, name, new).agent
+            point = recall.fork_point(app, ref, new)
+            a = fork.fork(app, point.name, new, session=point.session).agent
         return f"forked {new} from {ref} ({a.provider})"
 
     def hosts(self) -> list[str]:
