@@ -66,12 +66,15 @@ def test_claude_forks_at_an_earlier_turn_with_that_turns_history_only(world: Env
         world.wait_for(lambda: copy.exists() and b"koalaplum" in copy.read_bytes(), what="turn")
         assert b"wombatfig" not in copy.read_bytes()
         # the copy roost wrote, that claude forked: its own id in every line, owner-only
-        (made,) = set(path.parent.glob("*.jsonl")) - {path, copy}
+        listing = sorted(p.name for p in path.parent.glob("*.jsonl"))
+        made = next(p for p in path.parent.glob("*.jsonl") if p not in (path, copy))
+        assert len(listing) == 3, (listing, sid, fork_sid)
         assert stat.S_IMODE(made.stat().st_mode) == 0o600
         lines = [json.loads(x) for x in made.read_bytes().splitlines()]
         assert {x["sessionId"] for x in lines if "sessionId" in x} == {made.stem}
-        assert b"quokkaberry" in made.read_bytes(), made.read_text()
-        assert b"wombatfig" not in made.read_bytes(), made.read_text()
+        said = (listing, sid, fork_sid, made.read_text())
+        assert b"quokkaberry" in made.read_bytes(), said
+        assert b"wombatfig" not in made.read_bytes(), said
         forked = [
             e
             for e in json.loads(world.roost("events", "early", "--json").stdout)
