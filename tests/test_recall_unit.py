@@ -392,3 +392,9 @@ def test_a_codex_rollout_is_cut_before_the_next_turns_context_its_meta_id_rewrit
     assert c.done and len(out) == 6 and b"beta" not in b"\n".join(out)
     assert json.loads(out[0])["payload"] == {"id": NEW, "forked_from_id": OLD, "cwd": "/w"}
     assert json.loads(out[4])["payload"]["thread_id"] == NEW
+
+
+def test_an_id_the_bytes_do_not_spell_out_is_rewritten_through_the_json() -> None:
+    odd = b'{"type":"user","\\u0073essionId":"' + OLD.encode() + b'","message":{"content":"x"}}'
+    (out,), c = cut("claude", 1, [odd])
+    assert json.loads(out)["sessionId"] == NEW and c.renamed == 1

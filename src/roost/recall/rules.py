@@ -437,16 +437,38 @@ ID_FIELDS = {"claude": ("sessionId", "session_id"), "codex": ("thread_id",)}
 META_FIELDS = {"codex": ("id",)}
 
 
+# Where a line names its session for the CLI that reads it back: the kind of line (None: any)
+# and the keys down to the id (Claude's per-line `sessionId`, Codex's `session_meta` payload id).
+SESSION_KEY: dict[str, tuple[str | None, tuple[str, ...]]] = {
+    "claude": (None, ("sessionId",)),
+    "codex": ("session_meta", ("payload", "id")),
+}
+
+
+def _holder(provider: str, entry: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+    kind, keys = SESSION_KEY.get(provider, (None, ("sessionId",)))
+    if kind is not None and entry.get("type") != kind:
+        return None
+    here = entry
+    for key in keys[:-1]:
+        inner = here.get(key)
+        if not isinstance(inner, dict):
+            return None
+        here = inner
+    return here, keys[-1]
+
+
 def _id_of(provider: str, entry: dict[str, Any]) -> str | None:
     """The session id the CLI reads from a line (None: it reads none there)."""
-    if provider == "codex":
-        payload = entry.get("payload")
-        if entry.get("type") == "session_meta" and isinstance(payload, dict):
-            found = payload.get("id")
-            return found if isinstance(found, str) else None
-        return None
-    found = entry.get("sessionId")
-    return found if isinstance(found, str) else None
+    found = _holder(provider, entry)
+    value = None if found is None else found[0].get(found[1])
+    return value if isinstance(value, str) else None
+
+
+def _set_id(provider: str, entry: dict[str, Any], new: str) -> None:
+    found = _holder(provider, entry)
+    if found is not None:
+        found[0][found[1]] = new
 
 
 @dataclass(slots=True)
@@ -514,14 +536,6 @@ class Cut:
         if renamed != line:
             self.renamed += 1
         return renamed
-
-
-def _set_id(provider: str, entry: dict[str, Any], new: str) -> None:
-    payload = entry.get("payload")
-    if provider == "codex" and isinstance(payload, dict):
-        payload["id"] = new
-    else:
-        entry["sessionId"] = new
 
 
 def _entry(line: bytes) -> dict[str, Any] | None:
