@@ -81,6 +81,7 @@ def test_each_fake_clis_record_is_indexed(world: Env) -> None:
         pytest.param(("show", "cl"), 2, "is not NAME@TURN", id="show-ref"),
         pytest.param(("show", "ghost@1"), 4, "no conversation of 'ghost'", id="show-unknown"),
         pytest.param(("search", "--forget", "ghost"), 4, "no conversation of 'ghost'", id="forget"),
+        pytest.param(("search", "--remember", "ghost"), 4, "ghost is not forgotten", id="remember"),
     ],
 )
 def test_bad_input_is_one_line_and_a_non_zero_exit(
@@ -92,17 +93,29 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(
     assert len([line for line in done.stderr.splitlines() if line.strip()]) <= 4  # click's usage
 
 
-def test_forget_removes_an_agents_entries(world: Env) -> None:
+def test_forget_keeps_a_live_agent_out_until_remembered(world: Env) -> None:
     spawn(world, "cl")
     world.roost("send", "cl", "remember the persimmon")
     world.wait_for(lambda: search(world, "persimmon"), what="the prompt indexed")
-    assert "forgot" in world.roost("search", "--forget", "cl").stdout
+    said = world.roost("search", "--forget", "cl").stdout
+    assert "forgot" in said and "roost search --remember cl" in said
     index = sqlite3.connect(world.home / "recall.db")
     try:
         assert index.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
     finally:
         index.close()
     assert (world.home / "recall.db").stat().st_mode & 0o777 == 0o600
+    # it goes on talking: neither its old turn nor its new one comes back
+    world.roost("send", "cl", "and now the sapodilla")
+    world.wait_for(lambda: "sapodilla" in transcript_text(world, "cl"), what="the turn recorded")
+    assert world.roost("search", "persimmon OR sapodilla", check=False).returncode == 1
+    world.roost("search", "--reindex")
+    assert world.roost("search", "persimmon OR sapodilla", check=False).returncode == 1
+    again = world.roost("search", "--forget", "cl", check=False)
+    assert again.returncode == 4 and "cl is already forgotten" in again.stderr
+    assert "indexed again" in world.roost("search", "--remember", "cl").stdout
+    found = search(world, "persimmon OR sapodilla", "--role", "user")
+    assert sorted(h["ref"] for h in found) == ["cl@1", "cl@2"]
 
 
 def indexed(world: Env, word: str) -> bool:
@@ -149,18 +162,53 @@ def transcript_text(world: Env, name: str) -> str:
     return path.read_text() if path.exists() else ""
 
 
-def test_fork_at_a_turn_forks_the_last_one_and_refuses_an_earlier(world: Env) -> None:
+def test_fork_at_an_earlier_turn_starts_on_a_copy_up_to_that_turn(world: Env) -> None:
     spawn(world, "cl")
     world.roost("send", "cl", "first turn about guava")
-    world.roost("send", "cl", "second turn about guava")
-    world.wait_for(lambda: len(search(world, "guava", "--role", "user")) == 2, what="indexed")
-    refused = world.roost("fork", "cl@1", "early", check=False)
-    assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert "cannot fork cl@1" in refused.stderr and "cl's last turn is 2" in refused.stderr
-    assert "early" not in world.ls()
-    world.roost("fork", "cl@2", "alt")
+    world.roost("send", "cl", "second turn about feijoa")
+    world.wait_for(lambda: len(search(world, "guava OR feijoa", "--role", "user")) == 2, what="2")
+    original = transcript_text(world, "cl")
+    world.roost("fork", "cl@1", "early")
+    world.wait_status("early", "idle")
+    assert transcript_text(world, "cl") == original
+    world.roost("send", "early", "the fork asks about jabuticaba")
+    world.wait_for(lambda: "jabuticaba" in transcript_text(world, "early"), what="its turn")
+    copied = transcript_text(world, "early")
+    assert "guava" in copied and "feijoa" not in copied
+    hits = search(world, "guava OR feijoa OR jabuticaba", "--role", "user", "--agent", "early")
+    assert sorted(h["ref"] for h in hits) == ["early@1", "early@2"]
+    world.roost("fork", "cl@2", "alt")  # the last turn: the conversation as it stands
     world.wait_status("alt", "idle")
-    assert world.ls()["alt"]["provider_session_id"] != world.ls()["cl"]["provider_session_id"]
+    assert "feijoa" in transcript_text(world, "alt")
+
+
+@pytest.mark.parametrize(
+    ("ref", "new", "code", "said"),
+    [
+        pytest.param("gm@1", "g2", 2, "cannot fork gm@1: gemini 0.61 has no way", id="gemini"),
+        pytest.param("cl@7", "c2", 4, "cl has no turn 7 in the recall index", id="no-turn"),
+        pytest.param("cl@1", "gm", 2, "agent 'gm' already exists", id="taken"),
+        pytest.param("cl@x", "c2", 2, "is not NAME@TURN", id="ref"),
+        pytest.param("ghost@1", "c2", 4, "ghost", id="ghost"),
+    ],
+)
+def test_a_fork_at_a_turn_it_cannot_make_is_refused_and_nothing_is_stored(
+    world: Env, ref: str, new: str, code: int, said: str
+) -> None:
+    spawn(world, "cl")
+    spawn(world, "gm", "gemini")
+    for name in ("cl", "gm"):
+        world.roost("send", name, f"{name} first turn about ackee")
+        world.roost("send", name, f"{name} second turn about ackee")
+    world.wait_for(lambda: len(search(world, "ackee", "--role", "user")) == 4, what="indexed")
+    agents = set(world.ls())
+    records = sorted(p.name for p in world.user_home.rglob("*.jsonl"))
+    refused = world.roost("fork", ref, new, check=False)
+    assert refused.returncode == code, refused
+    assert said in refused.stderr and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert set(world.ls()) == agents
+    assert sorted(p.name for p in world.user_home.rglob("*.jsonl")) == records
 
 
 def test_reindex_rebuilds_from_the_records(world: Env) -> None:

@@ -212,8 +212,10 @@ def test_forget_and_gc(app: App) -> None:
     recall.index(app)
     assert recall.forget(app, "api") == 1
     assert refs(recall.search(app, "lemon")) == ["other@1"]
-    with pytest.raises(RoostError, match="no conversation of 'api'"):
+    with pytest.raises(RoostError, match="api is already forgotten"):
         recall.forget(app, "api")
+    with pytest.raises(RoostError, match="no conversation of 'ghost'"):
+        recall.forget(app, "ghost")
     other = app.store.require("other")
     app.store.delete(other.id)  # rm: its conversation stays findable until gc
     assert refs(recall.search(app, "lemon")) == ["other@1"]
@@ -376,3 +378,126 @@ def test_the_switch_follows_the_config(app: App) -> None:
     app.settings = with_table(app.settings, recall={"index": True})
     recall._on_settings(app)
     assert recall._switch.enabled is True
+
+
+def test_a_forgotten_live_agent_stays_forgotten_until_remembered(app: App) -> None:
+    """`search --forget` of a running agent: the next catch-up (and a --reindex) never reads
+    its record back from offset 0, nor what it says after; `--remember` brings it back."""
+    claude_agent(app)
+    path = transcript(app, SID)
+    path.write_text(user("the secret fig recipe"))
+    recall.catch_up(app)
+    assert refs(recall.search(app, "fig")) == ["api@1"]
+    assert recall.forget(app, "api") == 1
+    assert recall.catch_up(app).messages == 0  # its record is not read again
+    assert refs(recall.search(app, "fig")) == []
+    with path.open("a") as fh:
+        fh.write(user("another fig, after the forget"))
+    assert recall.index(app).read == 0
+    recall.reindex(app)
+    assert refs(recall.search(app, "fig")) == []
+    with pytest.raises(RoostError, match="already forgotten"):
+        recall.forget(app, "api")
+    assert recall.remember(app, "api") == 1
+    with pytest.raises(RoostError, match="api is not forgotten"):
+        recall.remember(app, "api")
+    recall.catch_up(app)
+    assert refs(recall.search(app, "fig", Filters(role="user"))) == ["api@1", "api@2"]
+
+
+def test_a_live_agent_not_yet_indexed_can_be_forgotten_and_a_forget_survives_a_damaged_index(
+    app: App,
+) -> None:
+    claude_agent(app)
+    assert recall.forget(app, "api") == 0  # nothing indexed yet: marked all the same
+    transcript(app, SID).write_text(user("an early date palm"))
+    recall.catch_up(app)
+    assert refs(recall.search(app, "palm")) == []
+    hurt = sqlite3.connect(recall.index_path(app))  # an index this roost cannot read
+    hurt.execute("PRAGMA user_version = 99")
+    hurt.close()
+    with pytest.raises(RoostError, match="schema 99"):
+        recall.search(app, "palm")
+    recall.reindex(app)
+    assert refs(recall.search(app, "palm")) == []
+
+
+def test_an_index_of_schema_1_gains_the_forgotten_marks_and_keeps_its_entries(app: App) -> None:
+    claude_agent(app)
+    transcript(app, SID).write_text(user("an old medlar"))
+    recall.index(app)
+    old = sqlite3.connect(recall.index_path(app))
+    old.execute("DROP TABLE forgotten")
+    old.execute("PRAGMA user_version = 1")
+    old.close()
+    assert refs(recall.search(app, "medlar")) == ["api@1"]
+    recall.forget(app, "api")
+    assert refs(recall.search(app, "medlar")) == []
+    check = sqlite3.connect(recall.index_path(app))
+    try:
+        assert check.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert check.execute("SELECT agent_id, name FROM forgotten").fetchall() == [
+            ("id-api", "api")
+        ]
+    finally:
+        check.close()
+
+
+def claude_line(kind: str, text: str, sid: str) -> str:
+    content = text if kind == "user" else [{"type": "text", "text": text}]
+    return json.dumps({"type": kind, "sessionId": sid, "message": {"content": content}}) + "\n"
+
+
+def test_a_fork_point_before_the_last_turn_is_a_copy_of_the_record_that_holds_it(
+    app: App,
+) -> None:
+    agent = claude_agent(app)
+    old = transcript(app, SID)
+    old.write_text(
+        claude_line("user", "one: cherimoya", SID)
+        + claude_line("assistant", "noted", SID)
+        + claude_line("user", "two: soursop", SID)
+    )
+    recall.index(app)
+    app.store.set_provider_session_id(agent.id, SID2, "clear")  # turn 3 in another session
+    transcript(app, SID2).write_text(claude_line("user", "three: sapote", SID2))
+    before = old.read_bytes()
+    at_last = recall.fork_point(app, "api@3", "f3")
+    assert (at_last.name, at_last.session) == ("api", None)
+    one = recall.fork_point(app, "api@1", "f1")
+    two = recall.fork_point(app, "api@2", "f2")  # the last of its session: that one whole
+    assert old.read_bytes() == before
+    kept = {"f1": ["one: cherimoya", "noted"], "f2": ["one: cherimoya", "noted", "two: soursop"]}
+    for new, point in (("f1", one), ("f2", two)):
+        assert point.session not in (None, SID, SID2) and point.path is not None
+        copy = Path(point.path)
+        assert copy == transcript(app, point.session or "")
+        assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+        lines = [json.loads(x) for x in copy.read_text().splitlines()]
+        said = [x["message"]["content"] for x in lines]
+        assert [w if isinstance(w, str) else w[0]["text"] for w in said] == kept[new]
+        assert {x["sessionId"] for x in lines} == {point.session}
+    assert not list(old.parent.glob(".roost-fork-*"))
+
+
+def test_a_fork_point_refuses_a_record_it_cannot_copy_whole_and_writes_nothing(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claude_agent(app)
+    path = transcript(app, SID)
+    path.write_text(
+        claude_line("user", "one", SID)
+        + claude_line("assistant", "x" * 300, SID)
+        + claude_line("user", "two", SID)
+    )
+    monkeypatch.setattr(recall, "LINE_LIMIT", 200)
+    recall.index(app)  # the long line left out of the index: turn 1 is still the prompt
+    with pytest.raises(RoostError, match="cannot fork api@1: a line of its record is over"):
+        recall.fork_point(app, "api@1", "f1")
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    gm = Agent(id="id-gm", name="gm", provider="gemini", cwd="/w", home="gm")
+    app.store.insert(gm)
+    with pytest.raises(RoostError, match="no conversation of 'gm'"):
+        recall.fork_point(app, "gm@1", "f2")
+    with pytest.raises(RoostError, match="agent 'api' already exists"):
+        recall.fork_point(app, "api@1", "api")

@@ -306,3 +306,95 @@ def test_bad_utf8_is_replaced_not_dropped() -> None:
     assert found.text == "caf\ufffd and \ufffd more"
     (noted,) = rules.parse("aider", b"#### caf\xe9  \n", {}).messages
     assert noted.text == "caf\ufffd"
+
+
+# ---- a copy of a record up to a turn (roost fork NAME@TURN) --------------------------------
+OLD, NEW = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+
+
+def compact(entry: object) -> bytes:
+    return json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def cut(provider: str, keep: int, lines: list[bytes]) -> tuple[list[bytes], rules.Cut]:
+    c = rules.Cut(provider, keep, OLD, NEW)
+    out = [x for line in lines for x in c.feed(line)]
+    return out + c.end(), c
+
+
+def claude_turn(words: str) -> list[bytes]:
+    return [
+        compact({"type": "file-history-snapshot", "messageId": words}),
+        compact({"type": "user", "sessionId": OLD, "message": {"content": words}}),
+        compact(
+            {
+                "type": "assistant",
+                "sessionId": OLD,
+                "message": {
+                    "content": [{"type": "text", "text": f'ok {words} "sessionId":"{OLD}"'}]
+                },
+            }
+        ),
+        compact({"type": "system", "subtype": "turn_duration", "sessionId": OLD}),
+    ]
+
+
+def test_a_claude_record_is_cut_before_the_next_turns_first_line_its_ids_rewritten() -> None:
+    head = [compact({"type": "mode", "mode": "normal", "sessionId": OLD})]
+    clear = [compact({"type": "user", "sessionId": OLD, "message": {"content": "/clear"}})]
+    lines = head + claude_turn("alpha") + clear + claude_turn("beta") + claude_turn("gamma")
+    out, c = cut("claude", 2, lines)
+    text = b"\n".join(out)
+    assert c.done and b"gamma" not in text and b"alpha" in text and b"beta" in text
+    assert len(out) == 1 + 4 + 1 + 4  # gamma's snapshot went with it; /clear opens no turn
+    turn = [None, NEW, NEW, NEW]  # a snapshot names no session
+    assert [json.loads(x).get("sessionId") for x in out] == [NEW, *turn, NEW, *turn]
+    # words that quote the field inside a message are a string's: left as they were
+    assert text.count(f'\\"sessionId\\":\\"{OLD}\\"'.encode()) == 2
+    whole, c2 = cut("claude", 3, lines)
+    assert not c2.done and len(whole) == len(lines) and b"gamma" in b"\n".join(whole)
+
+
+def test_a_line_written_with_spaces_is_rewritten_too() -> None:
+    spaced = json.dumps({"type": "user", "sessionId": OLD, "message": {"content": "x"}}).encode()
+    (out,), c = cut("claude", 1, [spaced])
+    assert json.loads(out)["sessionId"] == NEW and c.renamed == 1
+
+
+def test_a_codex_rollout_is_cut_before_the_next_turns_context_its_meta_id_rewritten() -> None:
+    def turn(words: str) -> list[bytes]:
+        return [
+            compact({"type": "event_msg", "payload": {"type": "task_started"}}),
+            compact({"type": "turn_context", "payload": {"turn_id": words}}),
+            compact(
+                {
+                    "type": "response_item",
+                    "payload": {"type": "message", "role": "user", "content": words},
+                }
+            ),
+            compact(
+                {
+                    "type": "event_msg",
+                    "payload": {
+                        "type": "item_completed",
+                        "thread_id": OLD,
+                        "item": {"type": "UserMessage", "content": [{"text": words}]},
+                    },
+                }
+            ),
+            compact({"type": "event_msg", "payload": {"type": "task_complete"}}),
+        ]
+
+    meta = compact(
+        {"type": "session_meta", "payload": {"id": OLD, "forked_from_id": OLD, "cwd": "/w"}}
+    )
+    out, c = cut("codex", 1, [meta, *turn("alpha"), *turn("beta")])
+    assert c.done and len(out) == 6 and b"beta" not in b"\n".join(out)
+    assert json.loads(out[0])["payload"] == {"id": NEW, "forked_from_id": OLD, "cwd": "/w"}
+    assert json.loads(out[4])["payload"]["thread_id"] == NEW
+
+
+def test_an_id_the_bytes_do_not_spell_out_is_rewritten_through_the_json() -> None:
+    odd = b'{"type":"user","\\u0073essionId":"' + OLD.encode() + b'","message":{"content":"x"}}'
+    (out,), c = cut("claude", 1, [odd])
+    assert json.loads(out)["sessionId"] == NEW and c.renamed == 1

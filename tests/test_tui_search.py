@@ -84,7 +84,7 @@ def test_snapshot_search_mode(snap_compare: Callable[..., bool]) -> None:
 
 
 @pytest.mark.tmux
-def test_the_live_source_finds_a_turn_and_refuses_a_fork_at_an_earlier_one(
+def test_the_live_source_finds_a_turn_and_forks_at_an_earlier_one(
     world: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     world.roost("spawn", "cl", "--cwd", str(world.tmp / "work"))
@@ -96,5 +96,7 @@ def test_the_live_source_finds_a_turn_and_refuses_a_fork_at_an_earlier_one(
     source = LiveSource()
     hits = world.wait_for(lambda: source.search("longan"), what="the turn indexed")
     assert {h.ref for h in hits} == {"cl@1"}
-    with pytest.raises(Exception, match="cannot fork cl@1: its CLIs fork a whole conversation"):
+    assert source.fork_at("cl@1", "cl-two") == "forked cl-two from cl@1 (claude)"
+    world.wait_status("cl-two", "idle")
+    with pytest.raises(Exception, match="agent 'cl-two' already exists"):
         source.fork_at("cl@1", "cl-two")

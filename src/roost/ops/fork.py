@@ -9,6 +9,8 @@ gets a copy of the original transcript in that folder's project folder first.
 Codex (checked on 0.169.0): `codex fork ID` starts a new session whose rollout begins with ID's
 history and leaves ID's rollout as it was; its id is codex's own, learnt as for every codex start
 (the rollout its process holds open). Gemini 0.61 and Aider 0.86 have no fork: refused (README).
+At an earlier turn (`roost fork NAME@TURN NEW`, issue 39), recall writes a copy of the record up
+to that turn under a fresh id and the fork starts on that copy (`session`) the same way.
 
 Usage (issue 35): the fork counts its own turns only. Claude's copy repeats the original's
 messages (ids kept) and codex's totals go on from the original's, so the original's state at the
@@ -28,14 +30,18 @@ from roost.usage import operations as usage
 from roost.worktrees import operations as worktrees
 
 
-def fork(app: App, name: str, new: str, worktree: bool = False) -> lifecycle.WakeResult:
+def fork(
+    app: App, name: str, new: str, worktree: bool = False, session: str | None = None
+) -> lifecycle.WakeResult:
+    """`session`: start on this conversation of NAME's CLI instead of NAME's own (a copy up to
+    an earlier turn, recall/operations.py fork_point)."""
     check_name(name)
     check_name(new)
     origin = app.store.require(name)
     why = forking.cannot(origin.provider)
     if why is not None:
         raise RoostError(f"cannot fork {name}: {why}", code=2)
-    sid = origin.provider_session_id
+    sid = session or origin.provider_session_id
     source = forking.conversation(origin.provider, sid, origin.cwd, app.environ) if sid else None
     if sid is None or source is None or not source.is_file():
         raise RoostError(f"cannot fork {name}: it has no conversation yet (send it a message)")
@@ -47,7 +53,8 @@ def fork(app: App, name: str, new: str, worktree: bool = False) -> lifecycle.Wak
 
     def resume_origin(agent: Agent) -> list[str]:
         app.store.log(agent, "forked", origin=origin.name, origin_id=origin.id, session=sid)
-        usage.record_fork_point(app, origin, agent)  # its usage: its own turns only
+        started = origin if session is None else origin.replace(provider_session_id=sid)
+        usage.record_fork_point(app, started, agent)  # its usage: its own turns only
         return forking.start_args(origin.provider, sid, origin.cwd, agent.cwd, app.environ, source)
 
     return lifecycle.spawn(

@@ -650,9 +650,7 @@ def search_conversations(
     except ValueError as exc:
         raise RoostError(f"search: {exc}") from None
     filters = recall.Filters(agent=agent, role=role, since=after, agent_ids=ids)
-    if app.settings.recall.index:
-        recall.index(app)  # what the service has not read yet (none while it keeps up)
-    hits = recall.search(app, query, filters, limit)
+    hits = recall.fresh_search(app, query, filters, limit)
     return {
         "query": query,
         "scope": "subtree" if ids is not None else "all",

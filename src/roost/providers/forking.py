@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 
 from roost.providers.claude import transcript_path
 from roost.providers.codex import fork_args as codex_fork_args
-from roost.providers.codex import rollout_file
+from roost.providers.codex import rollout_file, sessions_root
 
 CANNOT = {
     "gemini": "gemini 0.61 has no way to fork a session",
@@ -29,6 +31,37 @@ def conversation(provider: str, sid: str, cwd: str, environ: Mapping[str, str]) 
     """The file that holds the original's conversation (None: none found)."""
     if provider == "codex":
         return rollout_file(environ, sid)
+    return transcript_path(sid, cwd, environ)
+
+
+# The CLIs whose record roost can copy up to a turn and start a fork on (`roost fork
+# NAME@TURN`): both read a record of their own format back under the id it names (checked on
+# Claude Code 2.1.332 and Codex 0.169 by tests/test_recall_fork_real.py).
+AT_TURN = ("claude", "codex")
+
+
+def new_session_id(provider: str, now: datetime) -> str:
+    """A fresh id for a copy of a conversation: Codex's are UUIDv7 (time first), Claude's v4."""
+    if provider != "codex":
+        return str(uuid.uuid4())
+    ms = int(now.timestamp() * 1000) & ((1 << 48) - 1)
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (
+        (ms << 80) | (0x7 << 76) | ((rand >> 68) << 64) | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    )
+    return str(uuid.UUID(int=value))
+
+
+def copy_path(provider: str, sid: str, cwd: str, environ: Mapping[str, str], now: datetime) -> Path:
+    """Where a copy of a conversation under id `sid` goes for its CLI to find it: Claude's
+    transcript in the cwd's project folder, Codex's rollout in today's sessions folder."""
+    if provider == "codex":
+        day = now.astimezone(UTC)
+        return (
+            sessions_root(environ)
+            / day.strftime("%Y/%m/%d")
+            / f"rollout-{day.strftime('%Y-%m-%dT%H-%M-%S')}-{sid}.jsonl"
+        )
     return transcript_path(sid, cwd, environ)
 
 

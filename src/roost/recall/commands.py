@@ -25,7 +25,15 @@ LIMIT = 20
 @click.option("--limit", type=click.IntRange(1, 1000), default=LIMIT, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON array of hits.")
 @click.option("--reindex", is_flag=True, help="Rebuild the index from the CLIs' records.")
-@click.option("--forget", "forget", metavar="NAME", help="Remove NAME's entries from the index.")
+@click.option(
+    "--forget",
+    "forget",
+    metavar="NAME",
+    help="Remove NAME's entries from the index and keep it out (until --remember NAME).",
+)
+@click.option(
+    "--remember", "remember", metavar="NAME", help="Index a forgotten NAME again (from its start)."
+)
 def search_command(
     query: str | None,
     agent: str | None,
@@ -38,6 +46,7 @@ def search_command(
     as_json: bool,
     reindex: bool,
     forget: str | None,
+    remember: str | None,
 ) -> None:
     """Search every conversation of every agent (all four CLIs, every session of each
     agent's lineage, removed agents until gc): ranked hits, each with its agent and turn
@@ -50,6 +59,8 @@ def search_command(
       roost search 'retry* NOT flaky' --agent api --since 7d
       roost search migration --file src/db/schema.py --role tool --json
       roost search --reindex
+      roost search --forget scratch     # out of the index, its later turns too
+      roost search --remember scratch   # back in, read again from its start
     """
     from roost.cli.main import _app
     from roost.core.errors import RoostError
@@ -59,7 +70,14 @@ def search_command(
     app = _app()
     if forget is not None:
         gone = recall.forget(app, forget)
-        click.echo(f"forgot {gone} message(s) of {forget}")
+        click.echo(
+            f"forgot {gone} message(s) of {forget}; it stays out of the index "
+            f"(`roost search --remember {forget}` brings it back)"
+        )
+        return
+    if remember is not None:
+        marked = recall.remember(app, remember)
+        click.echo(f"remembering {remember} ({marked} agent(s)): indexed again from the start")
         return
     if reindex:
         done = recall.reindex(app)
@@ -71,9 +89,9 @@ def search_command(
         if not query:
             return
     if not query:
-        raise RoostError("search: give a QUERY (or --reindex, --forget NAME)", code=2)
-    if app.settings.recall.index and not reindex:
-        recall.index(app)  # what the service has not read yet (none while it keeps up)
+        raise RoostError(
+            "search: give a QUERY (or --reindex, --forget NAME, --remember NAME)", code=2
+        )
     try:
         now = app.clock.now()
         filters = recall.Filters(
@@ -86,7 +104,7 @@ def search_command(
         )
     except ValueError as exc:
         raise RoostError(f"search: {exc}", code=2) from None
-    hits = recall.search(app, query, filters, limit)
+    hits = recall.fresh_search(app, query, filters, limit)
     if as_json:
         click.echo(json.dumps([h.as_json() for h in hits]))
         return

@@ -3,8 +3,9 @@ API every surface calls (the CLI here; the TUI, the web and MCP on top of it):
 
 - `index(app, agents)`: read what each record gained since the last read, by byte offset
   (never again from the start unless the file was replaced or cut), and add its messages;
-- `search(app, query, filters, limit) -> list[Hit]`, `turns(app, name, n, context) ->
-  list[Turn]`, `forget(app, name)`, `reindex(app)`, `prune(app)` (gc), `stats(app)` (doctor);
+- `fresh_search(app, query, filters, limit) -> list[Hit]` (a pass, then `search`),
+  `turns(app, name, n, context) -> list[Turn]`, `forget(app, name)` (and `remember`),
+  `reindex(app)`, `prune(app)` (gc), `stats(app)` (doctor);
 - `COMPONENT`: the service keeps the index current (a stat of each running agent's record a
   second; a read only when one grew), unless `[recall] index = false`.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,9 +30,11 @@ from typing import BinaryIO
 
 from roost.core.errors import RoostError
 from roost.core.model import INTENT_RUNNING, Agent
+from roost.core.names import check_name
 from roost.core.present import visible
 from roost.ops.context import App
 from roost.ops.service import Component
+from roost.providers import forking
 from roost.providers.base import get as provider
 from roost.recall import rules
 from roost.store import recall as rows
@@ -38,7 +42,18 @@ from roost.store.events import StatusChange
 from roost.store.recall import BadQuery, Filters, Said
 from roost.system import untrusted
 
-__all__ = ["BadQuery", "Filters", "Hit", "Turn", "forget", "reindex", "search", "turns"]
+__all__ = [
+    "BadQuery",
+    "Filters",
+    "Hit",
+    "Turn",
+    "forget",
+    "fresh_search",
+    "reindex",
+    "remember",
+    "search",
+    "turns",
+]
 
 INDEX_FILE = "recall.db"
 CHUNK = 8 << 20  # bytes read from one record at a time
@@ -154,6 +169,8 @@ def _refuse(
     if held is not None and held.refused == why:
         return
     with rows.writing(c):
+        if rows.is_forgotten(c, source.agent_id):
+            return
         n = rows.agent(c, source.agent_id, source.name, source.provider, source.cwd)
         rows.refuse(c, rows.record(c, source.path, n, source.session), why)
 
@@ -188,6 +205,8 @@ def index_one(
         ):
             return held.offset  # nothing new
         with rows.writing(c):
+            if rows.is_forgotten(c, source.agent_id):
+                return None  # `roost search --forget`: never read again until remembered
             n = rows.agent(c, source.agent_id, source.name, source.provider, source.cwd)
             rec = rows.record(c, source.path, n, source.session)
             if rec.inode is not None and (rec.inode != info.st_ino or rec.offset > info.st_size):
@@ -202,6 +221,8 @@ def index_one(
             parsed = rules.parse(source.provider, data, state)
             keyed = [m.key for m in parsed.messages if m.key is not None]
             with rows.writing(c):
+                if rows.is_forgotten(c, source.agent_id):
+                    return None  # forgotten meanwhile (another process): nothing more added
                 known = rows.known_keys(c, rec.id, keyed) if keyed else {}
                 found, turn, after = rules.numbered(
                     parsed.messages, turn, rows.next_turn(c, n), known
@@ -235,9 +256,15 @@ def index(app: App, agents: Iterable[Agent] | None = None, most: int = PASS_LIMI
     bytes in all (the next pass goes on)."""
     c = connect(app)
     try:
-        return _pass(app, c, sources(app, agents), most)
+        return _pass(app, c, _remembered(c, sources(app, agents)), most)
     finally:
         c.close()
+
+
+def _remembered(c: rows.Connection, found: list[Source]) -> list[Source]:
+    """The sources of agents not forgotten (`roost search --forget`)."""
+    gone = rows.forgotten(c)
+    return [s for s in found if s.agent_id not in gone] if gone else found
 
 
 def _pass(app: App, c: rows.Connection, found: list[Source], most: int) -> Progress:
@@ -251,10 +278,10 @@ def _pass(app: App, c: rows.Connection, found: list[Source], most: int) -> Progr
 
 def catch_up(app: App, agents: Iterable[Agent] | None = None) -> Progress:
     """Index until every record is read to its end (one connection, pass after pass)."""
-    found = sources(app, agents)
     total = Progress()
     c = connect(app)
     try:
+        found = _remembered(c, sources(app, agents))
         while True:
             step = _pass(app, c, found, PASS_LIMIT)
             total.records += step.records
@@ -269,12 +296,16 @@ def catch_up(app: App, agents: Iterable[Agent] | None = None) -> Progress:
 
 def reindex(app: App) -> Progress:
     """Rebuild the index of every agent roost knows from its records (an index that cannot be
-    opened is replaced). Agents removed since (`rm`) keep what the index holds of them."""
+    opened is replaced, keeping the forgotten marks it still gives up). Agents removed since
+    (`rm`) keep what the index holds of them; forgotten agents stay out."""
     try:
         c = connect(app)
     except rows.Damaged:
+        marks = rows.salvage_forgotten(index_path(app))
         rows.discard(index_path(app))
         c = connect(app)
+        with rows.writing(c):
+            rows.restore_forgotten(c, marks)
     try:
         with rows.writing(c):
             rows.forget(c, [a.id for a in app.store.agents()])
@@ -375,6 +406,17 @@ def search(app: App, query: str, filters: Filters | None = None, limit: int = 20
     ]
 
 
+def fresh_search(
+    app: App, query: str, filters: Filters | None = None, limit: int = 20
+) -> list[Hit]:
+    """`search` after one indexing pass over what the records gained that the service has
+    not read yet (none while it keeps up; none when `[recall] index = false`): what every
+    surface asks (the CLI, the web, the TUI, MCP's search_conversations)."""
+    if app.settings.recall.index:
+        index(app)
+    return search(app, query, filters, limit)
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One turn of an agent's conversation as the index holds it: its prompt, the agent's
@@ -448,42 +490,154 @@ def last_turn(app: App, name: str) -> int:
         c.close()
 
 
-def fork_point(app: App, ref: str) -> str:
-    """`roost fork NAME@TURN NEW`: the agent to fork, when TURN is its last turn (a fork of its
-    conversation as it stands is a fork at that turn). No pinned CLI forks at an earlier turn:
-    Claude Code 2.1.332 and Codex 0.169 fork a whole session, and claude's truncating resume
-    (`--resume-session-at`) works in print mode only, not for an interactive agent: refused."""
+@dataclass(frozen=True, slots=True)
+class ForkPoint:
+    """Where `roost fork NAME@TURN NEW` starts: the agent to fork and the session to start
+    the fork on (None: the agent's conversation as it stands, TURN being its last)."""
+
+    name: str
+    turn: int
+    session: str | None = None
+    path: str | None = None  # the copy's file, when one was made
+
+
+def fork_point(app: App, ref: str, new: str) -> ForkPoint:
+    """`roost fork NAME@TURN NEW`: at NAME's last turn, NAME's conversation as it stands; at
+    an earlier turn (Claude Code and Codex), a copy of the record that holds that turn's
+    prompt, up to the end of that turn, under a fresh session id (written whole, 0600, then
+    renamed into the CLI's folder; the original is only read), which the fork starts on.
+    Other CLIs, a turn the index does not hold or a record that cannot be copied: refused,
+    nothing written."""
     found = rules.turn_ref(ref)
     if found is None:
         raise RoostError(f"fork: {ref!r} is not NAME@TURN (e.g. api@12)", code=2)
     name, number = found
+    check_name(new)
     agent = app.store.require(name)
+    if app.store.get(new) is not None:
+        raise RoostError(f"agent {new!r} already exists", code=2)
     if app.settings.recall.index:
         index(app, [agent])
-    last = last_turn(app, name)
+    c = connect(app)
+    try:
+        n, _ = _indexed(app, c, name)
+        last = rows.last_turn(c, n)
+        held = rows.turn_record(c, n, number, rules.USER) if 0 < number < last else None
+    finally:
+        c.close()
     if number == last:
-        return name
-    raise RoostError(
-        f"cannot fork {ref}: its CLIs fork a whole conversation, not one at an earlier turn "
-        f"(Claude Code's --resume-session-at works in print mode only); {name}'s last turn is "
-        f"{last}: `roost fork {name}@{last} NEW` (or `roost fork {name} NEW`) forks it as it "
-        f"stands, `roost show {ref}` shows turn {number}",
-        code=2,
-    )
+        return ForkPoint(name, number)
+    if held is None:
+        raise RoostError(
+            f"cannot fork {ref}: {name} has no turn {number} in the recall index (its turns: "
+            f"1 to {last})",
+            code=4,
+        )
+    why = forking.cannot(agent.provider)
+    if why is None and agent.provider not in forking.AT_TURN:
+        why = "its CLI cannot start on a copy of its record"
+    if why is not None:
+        raise RoostError(f"cannot fork {ref}: {why}; `roost show {ref}` shows that turn", code=2)
+    rec, keep = held
+    sid, path = _copy_to_turn(app, agent, ref, rec, keep)
+    return ForkPoint(name, number, sid, str(path))
+
+
+def _copy_to_turn(
+    app: App, agent: Agent, ref: str, rec: rows.Record, keep: int
+) -> tuple[str, Path]:
+    """Copy `rec` up to the end of its `keep`-th turn under a fresh session id; the id and
+    the copy's path. Read as every record is (a regular file, bounded lines, no symlink)."""
+    if rec.session is None:
+        raise RoostError(f"cannot fork {ref}: its record names no session", code=2)
+    now = app.clock.now()
+    sid = forking.new_session_id(agent.provider, now)
+    dest = forking.copy_path(agent.provider, sid, agent.cwd, app.environ, now)
+    cut = rules.Cut(agent.provider, keep, rec.session, sid)
+    try:
+        if stat.S_ISLNK(os.lstat(rec.path).st_mode):
+            raise untrusted.NotARegularFile(rec.path)
+        fh = untrusted.open_file(rec.path)
+    except OSError as exc:
+        raise RoostError(f"cannot fork {ref}: its record cannot be read ({exc})", code=2) from None
+    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".roost-fork-", suffix=".tmp")
+    try:
+        with fh, os.fdopen(fd, "wb") as out:
+            if os.fstat(fh.fileno()).st_size > FILE_LIMIT:
+                raise RoostError(f"cannot fork {ref}: its record is over {FILE_LIMIT >> 20} MiB")
+            state: rules.State = {}
+            while not cut.done:
+                data, moved, skipped = _piece(fh, state)
+                if skipped:
+                    raise RoostError(
+                        f"cannot fork {ref}: a line of its record is over {LINE_LIMIT >> 20} "
+                        "MiB (a copy without it would break the conversation)",
+                        code=2,
+                    )
+                if not moved:
+                    break
+                for line in data.split(b"\n"):
+                    if line.strip():
+                        out.writelines(x + b"\n" for x in cut.feed(line))
+            out.writelines(x + b"\n" for x in cut.end())
+            out.flush()
+            os.fsync(out.fileno())
+        if cut.opened < keep or not cut.renamed:
+            raise RoostError(
+                f"cannot fork {ref}: its record no longer holds that turn as the index does "
+                "(`roost search --reindex`)"
+                if cut.opened < keep
+                else f"cannot fork {ref}: its record names no session id to rewrite",
+                code=2,
+            )
+        os.replace(tmp, dest)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return sid, dest
 
 
 def forget(app: App, name: str) -> int:
-    """Remove every entry of the agents named `name` (roost's and removed ones); how many
-    messages went. Indexing goes on for a current agent only at its next growth: `[recall]
-    index = false` keeps the index from it for good."""
+    """Remove every entry of the agents named `name` (roost's and removed ones) and mark them
+    forgotten: the service, a search's catch-up and a --reindex never index them again (their
+    later turns neither) until `remember(app, name)`. How many messages went."""
     c = connect(app)
     try:
         current = app.store.get(name)
-        ids = list(dict.fromkeys([*([current.id] if current else []), *rows.agent_ids(c, name)]))
-        if not any(rows.agent_row(c, a) for a in ids):
-            raise RoostError(f"no conversation of {name!r} in the recall index", code=4)
         with rows.writing(c):
+            ids = list(
+                dict.fromkeys([*([current.id] if current else []), *rows.agent_ids(c, name)])
+            )
+            held = any(rows.agent_row(c, a) for a in ids)
+            if not ids:
+                raise RoostError(f"no conversation of {name!r} in the recall index", code=4)
+            if not held and set(ids) <= rows.forgotten(c):
+                raise RoostError(
+                    f"{name} is already forgotten (`roost search --remember {name}` brings it "
+                    "back)",
+                    code=4,
+                )
+            rows.mark_forgotten(c, [(a, name) for a in ids], app.clock.now().timestamp())
             return rows.forget(c, ids)
+    finally:
+        c.close()
+
+
+def remember(app: App, name: str) -> int:
+    """Take the forgotten mark off the agents named `name` (`roost search --remember NAME`):
+    their records are indexed again from their start at the next catch-up (the service's, or
+    the next search's). How many agents were marked."""
+    c = connect(app)
+    try:
+        current = app.store.get(name)
+        with rows.writing(c):
+            ids = rows.forgotten(c, name)
+            if current is not None and rows.is_forgotten(c, current.id):
+                ids.add(current.id)
+            if not ids:
+                raise RoostError(f"{name} is not forgotten in the recall index", code=4)
+            return rows.unmark_forgotten(c, ids)
     finally:
         c.close()
 
@@ -498,6 +652,7 @@ def prune(app: App) -> int:
         known = {a.id for a in app.store.agents()}
         gone = [a for a in rows.agent_ids(c) if a not in known]
         with rows.writing(c):
+            rows.unmark_forgotten(c, [a for a in rows.forgotten(c) if a not in known])
             return rows.forget(c, gone)
     finally:
         c.close()
@@ -517,10 +672,11 @@ def stats(app: App) -> Stats:
     try:
         totals = rows.totals(c, index_path(app))
         held = {r.path: r for r in rows.records(c)}
+        found = _remembered(c, sources(app))
     finally:
         c.close()
     lag = 0
-    for source in sources(app):
+    for source in found:
         rec = held.get(source.path)
         if rec is not None and rec.refused:
             continue
@@ -576,7 +732,7 @@ class Watch:
         held = {r.path: r for r in rows.records(c)}
         self.live = {a.id for a in agents if a.intent == INTENT_RUNNING}
         self.watched = {}
-        for s in sources(app, agents, self.paths):
+        for s in _remembered(c, sources(app, agents, self.paths)):
             rec, size = held.get(s.path), _size(s.path)
             seen = -1 if rec is None else size if rec.refused else rec.offset
             if self._kept(s) or seen != size:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -406,6 +406,147 @@ def numbered(
             current, next_turn = next_turn, next_turn + 1
         found.append((current, m))
     return found, current, next_turn
+
+
+# ---- a copy of a record up to a turn (roost fork NAME@TURN) ------------------------------------
+# Lines a CLI writes just before a prompt that belong to that prompt's turn (checked on the
+# pinned CLIs' records): Claude Code 2.1.332 writes a `file-history-snapshot` of the files before
+# each prompt; Codex 0.169 opens a turn with its `turn_context`, the prompt as a `response_item`
+# message and `event_msg`s (`task_started`, `user_message`) before its `item_completed` item.
+LEADS: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "claude": lambda e: e.get("type") == "file-history-snapshot",
+    "codex": lambda e: (
+        e.get("type") == "turn_context"
+        or (
+            e.get("type") == "response_item"
+            and isinstance(p := e.get("payload"), dict)
+            and p.get("type") == "message"
+            and p.get("role") in ("user", "developer")
+        )
+        or (
+            e.get("type") == "event_msg"
+            and isinstance(p := e.get("payload"), dict)
+            and p.get("type") in ("task_started", "turn_started", "user_message")
+        )
+    ),
+}
+# The fields that name the session, rewritten in the copy: Claude's per-line `sessionId` (and a
+# hook payload's `session_id`), Codex's `session_meta` id (META_FIELDS) and its events'
+# `thread_id`.
+ID_FIELDS = {"claude": ("sessionId", "session_id"), "codex": ("thread_id",)}
+META_FIELDS = {"codex": ("id",)}
+
+
+# Where a line names its session for the CLI that reads it back: the kind of line (None: any)
+# and the keys down to the id (Claude's per-line `sessionId`, Codex's `session_meta` payload id).
+SESSION_KEY: dict[str, tuple[str | None, tuple[str, ...]]] = {
+    "claude": (None, ("sessionId",)),
+    "codex": ("session_meta", ("payload", "id")),
+}
+
+
+def _holder(provider: str, entry: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+    kind, keys = SESSION_KEY.get(provider, (None, ("sessionId",)))
+    if kind is not None and entry.get("type") != kind:
+        return None
+    here = entry
+    for key in keys[:-1]:
+        inner = here.get(key)
+        if not isinstance(inner, dict):
+            return None
+        here = inner
+    return here, keys[-1]
+
+
+def _id_of(provider: str, entry: dict[str, Any]) -> str | None:
+    """The session id the CLI reads from a line (None: it reads none there)."""
+    found = _holder(provider, entry)
+    value = None if found is None else found[0].get(found[1])
+    return value if isinstance(value, str) else None
+
+
+def _set_id(provider: str, entry: dict[str, Any], new: str) -> None:
+    found = _holder(provider, entry)
+    if found is not None:
+        found[0][found[1]] = new
+
+
+@dataclass(slots=True)
+class Cut:
+    """A record's lines up to the end of its `keep`-th turn (its prompts counted as the index
+    counts them: a prompt opens a turn), their session id `old` written as `new`. Fed one
+    complete line at a time (without its newline); `done` once the next turn's first line is
+    seen (what follows is left out). Lines that lead a prompt (LEADS) are held until a line
+    of the conversation follows them, then kept; before the prompt of turn keep+1, dropped."""
+
+    provider: str
+    keep: int
+    old: str
+    new: str
+    opened: int = 0
+    done: bool = False
+    renamed: int = 0  # lines whose session id was rewritten
+    held: list[bytes] = field(default_factory=list)
+    state: State = field(default_factory=dict)
+
+    def feed(self, line: bytes) -> list[bytes]:
+        """The lines to write for `line` (none: held, or past the cut)."""
+        if self.done:
+            return []
+        if any(m.opens for m in parse(self.provider, line, self.state).messages):
+            self.opened += 1
+            if self.opened > self.keep:
+                self.done, self.held = True, []
+                return []
+        entry = _entry(line)
+        lead = LEADS.get(self.provider)
+        if entry is not None and lead is not None and lead(entry):
+            self.held.append(line)
+            return []
+        out, self.held = [*self.held, line], []
+        return [self._renamed(x) for x in out]
+
+    def end(self) -> list[bytes]:
+        """The held lines at the record's end (the cut is at its end: keep them)."""
+        out, self.held = self.held, []
+        return [self._renamed(x) for x in out]
+
+    def _renamed(self, line: bytes) -> bytes:
+        old = self.old.encode()
+        if old not in line:
+            return line
+        entry = _entry(line)
+        if entry is None:
+            return line
+        fields = ID_FIELDS.get(self.provider, ())
+        if entry.get("type") == "session_meta":
+            fields = META_FIELDS.get(self.provider, fields)
+        renamed = line
+        for name in fields:  # a key's own quotes are never escaped; inside a string they are
+            renamed = re.sub(
+                rb'(?<!\\)("' + name.encode() + rb'"\s*:\s*")' + re.escape(old) + rb'"',
+                lambda m: m.group(1) + self.new.encode() + b'"',
+                renamed,
+            )
+        if _id_of(self.provider, entry) == self.old:
+            again = _entry(renamed)
+            if again is None or _id_of(self.provider, again) != self.new:  # written otherwise
+                _set_id(self.provider, entry, self.new)
+                renamed = json.dumps(entry, separators=(",", ":")).encode()
+        if renamed != line:
+            self.renamed += 1
+        return renamed
+
+
+def _entry(line: bytes) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(line)
+    except (ValueError, RecursionError):
+        try:
+            entry = json.loads(line.decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            return None
+    return entry if isinstance(entry, dict) else None
 
 
 # ---- what a search asks ----------------------------------------------------------------------

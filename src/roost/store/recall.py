@@ -9,7 +9,10 @@ CLIs' records, large, and rebuilt at will (`roost search --reindex`).
   record's current turn), the lines left out and, when the whole file was refused, why;
 - `messages`: one row a message (its turn, role, time, text, the files it touched), and
   `messages_fts`, an FTS5 index over their text and files (external content: the text is
-  stored once; bm25 ranks, snippet() shows).
+  stored once; bm25 ranks, snippet() shows);
+- `forgotten`: the agents `roost search --forget` took out, by roost id (with the name they
+  had): never indexed again, by the service, a search's catch-up or a --reindex, until
+  `roost search --remember NAME` takes the mark away.
 
 Writes run in one `BEGIN IMMEDIATE` (`writing`); a piece of a record is added with its new
 offset in the same transaction, so a crash loses no message and indexes none twice.
@@ -28,8 +31,15 @@ from typing import Any
 
 from roost.core.errors import RoostError
 
-SCHEMA = 1
-_SCHEMA = """
+SCHEMA = 2
+_FORGOTTEN = """
+CREATE TABLE forgotten (
+    agent_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    at REAL NOT NULL
+)"""
+_SCHEMA = (
+    """
 CREATE TABLE agents (
     n INTEGER PRIMARY KEY,
     agent_id TEXT NOT NULL UNIQUE,
@@ -68,6 +78,8 @@ CREATE VIRTUAL TABLE messages_fts USING fts5(
     text, files, content='messages', content_rowid='id', tokenize='unicode61'
 );
 """
+    + _FORGOTTEN
+)
 
 
 Connection = sqlite3.Connection  # what the recall room names (it never imports sqlite3)
@@ -160,6 +172,12 @@ def open_index(path: Path) -> sqlite3.Connection:
                 for statement in _SCHEMA.split(";\n"):
                     if statement.strip():
                         conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA}")
+            conn.execute("COMMIT")
+        elif version == 1:  # schema 1 had no forgotten agents
+            conn.execute("BEGIN IMMEDIATE")
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 1:
+                conn.execute(_FORGOTTEN)
                 conn.execute(f"PRAGMA user_version = {SCHEMA}")
             conn.execute("COMMIT")
         elif version != SCHEMA:
@@ -354,6 +372,64 @@ def forget(c: sqlite3.Connection, agent_ids: Iterable[str]) -> int:
     return gone
 
 
+def mark_forgotten(c: sqlite3.Connection, marks: Iterable[tuple[str, str]], at: float) -> int:
+    """Mark these (agent id, name) as forgotten; how many were not marked already."""
+    before = c.total_changes
+    c.executemany(
+        "INSERT INTO forgotten (agent_id, name, at) VALUES (?, ?, ?) "
+        "ON CONFLICT(agent_id) DO NOTHING",
+        [(agent_id, name, at) for agent_id, name in marks],
+    )
+    return c.total_changes - before
+
+
+def unmark_forgotten(c: sqlite3.Connection, agent_ids: Iterable[str]) -> int:
+    """Take the forgotten mark off these agents; how many had one."""
+    before = c.total_changes
+    c.executemany("DELETE FROM forgotten WHERE agent_id = ?", [(a,) for a in agent_ids])
+    return c.total_changes - before
+
+
+def forgotten(c: sqlite3.Connection, name: str | None = None) -> set[str]:
+    """The forgotten agents' ids (named `name`, when given)."""
+    if name is None:
+        rows = c.execute("SELECT agent_id FROM forgotten")
+    else:
+        rows = c.execute("SELECT agent_id FROM forgotten WHERE name = ?", (name,))
+    return {str(r[0]) for r in rows}
+
+
+def is_forgotten(c: sqlite3.Connection, agent_id: str) -> bool:
+    row = c.execute("SELECT 1 FROM forgotten WHERE agent_id = ?", (agent_id,)).fetchone()
+    return row is not None
+
+
+def salvage_forgotten(path: Path) -> list[tuple[str, str, float]]:
+    """The forgotten marks a damaged index still gives up (its table read as it can be),
+    so that a rebuild keeps them; none when it gives up nothing."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
+    except sqlite3.Error:
+        return []
+    try:
+        return [
+            (str(a), str(n), float(t))
+            for a, n, t in conn.execute("SELECT agent_id, name, at FROM forgotten")
+        ]
+    except (sqlite3.Error, ValueError, TypeError):
+        return []
+    finally:
+        conn.close()
+
+
+def restore_forgotten(c: sqlite3.Connection, marks: Iterable[tuple[str, str, float]]) -> None:
+    c.executemany(
+        "INSERT INTO forgotten (agent_id, name, at) VALUES (?, ?, ?) "
+        "ON CONFLICT(agent_id) DO NOTHING",
+        list(marks),
+    )
+
+
 def agent_ids(c: sqlite3.Connection, name: str | None = None) -> list[str]:
     """The indexed agents (named `name`, when given), newest first."""
     if name is None:
@@ -451,6 +527,26 @@ def said(c: sqlite3.Connection, n: int, first: int, last: int) -> list[Said]:
     return [
         Said(int(r[0]), r[1], r[2], r[3], tuple(f for f in r[4].split("\n") if f)) for r in rows
     ]
+
+
+def turn_record(c: sqlite3.Connection, n: int, turn: int, opener: str) -> tuple[Record, int] | None:
+    """The record that holds the prompt (role `opener`) of agent `n`'s turn `turn`, and how
+    many of that record's turns come up to it (that one included); None: no such prompt."""
+    row = c.execute(
+        "SELECT record FROM messages WHERE agent = ? AND turn = ? AND role = ? ORDER BY id LIMIT 1",
+        (n, turn, opener),
+    ).fetchone()
+    if row is None:
+        return None
+    held = c.execute(f"SELECT {_RECORD} FROM records WHERE id = ?", (row[0],)).fetchone()
+    if held is None:
+        return None
+    count = c.execute(
+        "SELECT count(DISTINCT turn) FROM messages WHERE record = ? AND role = ? AND turn > 0 "
+        "AND turn <= ?",
+        (row[0], opener, turn),
+    ).fetchone()[0]
+    return _record(held), int(count)
 
 
 def last_turn(c: sqlite3.Connection, n: int) -> int:

@@ -271,17 +271,15 @@ class LiveSource:
         from roost.recall import operations as recall
 
         with self._app() as app:
-            if app.settings.recall.index:
-                recall.index(app)  # what the service has not read yet
-            return recall.search(app, query, None, SEARCH_HITS)
+            return recall.fresh_search(app, query, None, SEARCH_HITS)
 
     def fork_at(self, ref: str, new: str) -> str:
         from roost.ops import fork
         from roost.recall import operations as recall
 
         with self._app() as app:
-            name = recall.fork_point(app, ref)
-            a = fork.fork(app, name, new).agent
+            point = recall.fork_point(app, ref, new)
+            a = fork.fork(app, point.name, new, session=point.session).agent
         return f"forked {new} from {ref} ({a.provider})"
 
     def hosts(self) -> list[str]:

@@ -65,9 +65,7 @@ def search(app: App, query: str) -> list[Hit]:
     what the service has not indexed yet read first."""
     from roost.recall import operations as recall
 
-    if app.settings.recall.index:
-        recall.index(app)
-    return recall.search(app, query, None, SEARCH_HITS)
+    return recall.fresh_search(app, query, None, SEARCH_HITS)
 
 
 SEARCH_HITS = 50

@@ -74,22 +74,25 @@ def recreate(name: str) -> None:
 def fork_cmd(name: str, new: str, worktree: bool) -> None:
     """Start agent NEW on a copy of NAME's conversation; NAME goes on with the original
     (claude and codex; other CLIs are refused with the reason). NAME@TURN (from `roost
-    search`) forks at that turn when it is NAME's last one; an earlier turn is refused (no
-    CLI forks there).
+    search`) forks at that turn: before NAME's last one, the fork starts on a copy of NAME's
+    record up to the end of that turn (the original is not changed).
 
     \b
     Example:
       roost fork api-fix api-fix-alt --worktree
+      roost fork api-fix@3 api-fix-retry
     """
     from roost.cli.main import _app
     from roost.core import present
     from roost.ops import fork
 
+    session = None
     if "@" in name:  # NAME@TURN, a turn `roost search` found (issue 39)
         from roost.recall import operations as recall
 
-        name = recall.fork_point(_app(new), name)
-    result = fork.fork(_app(name, new), name, new, worktree)
+        point = recall.fork_point(_app(new), name, new)
+        name, session = point.name, point.session
+    result = fork.fork(_app(name, new), name, new, worktree, session)
     a = result.agent
     click.echo(present.spawned(a.name, a.provider, result.pid, a.home, True))
     click.echo(f"forked from {name}" + (f"; worktree: {a.cwd}" if worktree else ""))
