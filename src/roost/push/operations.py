@@ -20,14 +20,15 @@ import secrets
 import stat
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.pane import agent_panes
-from roost.core.questions import Question
+from roost.core.questions import Choice, Question
+from roost.hosts.rules import split_target
 from roost.ops.context import App
 from roost.push import rules
 from roost.store import events as event_log
@@ -249,6 +250,29 @@ def send_all(app: App, pushes: Sequence[Push], timeout: float = PUSH_TIMEOUT) ->
 def prepare(app: App, agent_id: str, agent: str, edge: str, title: str, body: str) -> list[Push]:
     """The pushes an alert makes: one per subscribed device not looking at that agent's page,
     a waiting agent's choices as actions with a capability for that device."""
+
+    def ask() -> Asked | None:
+        found = question_of(app, agent_id) if edge == "waiting" else None
+        return None if found is None else (found.fingerprint, found.choices)
+
+    return pushes_for(app, agent_id, agent, edge, title, body, ask)
+
+
+Asked = tuple[str, Sequence[Choice]]  # a question's fingerprint and its choices
+
+
+def pushes_for(
+    app: App,
+    agent_id: str,
+    agent: str,
+    edge: str,
+    title: str,
+    body: str,
+    ask: Callable[[], Asked | None],
+) -> list[Push]:
+    """The pushes of one alert: per subscribed device not looking at that agent, with the
+    question `ask` reads (asked only when a device is to be told) as actions and a capability
+    minted for that device. `agent`: the name answers reach it by (HOST:NAME on a host)."""
     targets = rows.targets(app.store.conn)
     now = app.store.now_iso()
     quiet = {
@@ -259,14 +283,15 @@ def prepare(app: App, agent_id: str, agent: str, edge: str, title: str, body: st
     targets = [t for t in targets if t.device_id not in quiet]
     if not targets:
         return []
-    asked = question_of(app, agent_id) if edge == "waiting" else None
+    asked = ask()
     found: list[Push] = []
     for t in targets:
         if asked is None:
             data = rules.payload(title, body, agent, edge)
         else:
-            cap = mint(app, t.device_id, agent_id, agent, asked.fingerprint)
-            data = rules.payload(title, body, agent, edge, asked.choices, cap, asked.fingerprint)
+            fingerprint, choices = asked
+            cap = mint(app, t.device_id, agent_id, agent, fingerprint)
+            data = rules.payload(title, body, agent, edge, choices, cap, fingerprint)
         found.append(Push(t.device_id, t.subscription, data))
     return found
 
@@ -384,6 +409,9 @@ def answer(app: App, capability: object, choice: object, device: str | None) -> 
         _refused(app, found, refused, device)
         return Applied(found.agent if found else "", None, refused, None, device)
     assert found is not None
+    on_host = split_target(found.agent)  # a host's agent: its roost answers, over ssh
+    if on_host is not None:
+        return _answer_on_host(app, found, on_host, choice, _owner(found, device))
     agent = app.store.get_by_id(found.agent_id)
     if agent is None:
         _refused(app, found, "the agent is gone", device)
@@ -394,6 +422,64 @@ def answer(app: App, capability: object, choice: object, device: str | None) -> 
         _refused(app, found, str(exc), device)
         return Applied(agent.name, None, str(exc), None, _owner(found, device))
     return Applied(agent.name, done.choice.label, None, str(done.status), _owner(found, device))
+
+
+HOST_ANSWER_LIMIT = 60.0  # seconds a host's `roost answer` may take (its own waits: 40 s)
+
+
+def _answer_on_host(
+    app: App, found: rules.Capability, on_host: tuple[str, str], choice: str, owner: str | None
+) -> Applied:
+    """Apply the answer ON the host, as its own `roost answer NAME CHOICE --question ID
+    --json` over the hosts room's ssh path (hosts.run: every word quoted, `--` before the name
+    and the choice, so neither is read as an option): the host refuses it when its dialog
+    changed. What the host says is untrusted: bounded, checked, one printable line each."""
+    from roost.hosts import operations as hosts
+
+    host_name, name = on_host
+    qualified = found.agent
+    args = ["answer", f"--question={found.fingerprint}", "--json", "--", name, choice]
+    with app.store.write() as c:  # intent before effect: logged before the host is asked
+        event_log.append(
+            c, found.agent_id, qualified, c.now_iso(), "push-answering",
+            {"host": host_name, "choice": rules.plain(choice, 80), "device": owner},
+        )  # fmt: skip
+    shows: str | None = None
+    label: str | None = None
+    try:
+        reach = hosts.reach_of(app)
+        host = hosts.get(reach, host_name)
+        link = hosts.link(reach, host)
+        said = hosts.run(reach, host, args, within=(link, HOST_ANSWER_LIMIT))
+    except RoostError as exc:  # Unreachable is one; an unknown host too
+        refused: str | None = rules.plain(str(exc), 200)
+    else:
+        if said.code != 0:
+            refused = f"host {host_name}: {rules.host_refusal(said.err, said.out, said.code)}"
+        else:
+            outcome = _json(said.out)
+            parsed = rules.host_answered(outcome)
+            refused = None if parsed else f"host {host_name}: its roost answer said no JSON"
+            if parsed:
+                label, shows = parsed
+    if refused is not None:
+        _refused(app, found, refused, owner)
+        return Applied(qualified, None, refused, None, owner)
+    with app.store.write() as c:
+        event_log.append(
+            c, found.agent_id, qualified, c.now_iso(), "push-answered",
+            {"host": host_name, "choice": label, "status": shows},
+        )  # fmt: skip
+    return Applied(qualified, label, None, shows, owner)
+
+
+def _json(text: str) -> object:
+    if len(text) > rules.MAX_HOST_LINE:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _owner(found: rules.Capability | None, device: str | None) -> str | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import re
 import struct
 import unicodedata
 import zlib
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
+from roost.core.names import name_problem
 from roost.core.questions import Choice
 
 DEVICE_COOKIE = "roost_device"
@@ -298,7 +300,7 @@ def payload(
         "body": plain(body, 400),
         "agent": agent,
         "edge": edge,
-        "url": "/a/" + agent,
+        "url": page_of(agent),
         "tag": "roost-" + agent,
         "actions": [{"action": c.key, "title": plain(c.label, 40)} for c in shown],
     }
@@ -306,6 +308,16 @@ def payload(
         found["capability"] = capability
         found["question"] = fingerprint
     return found
+
+
+def page_of(agent: str) -> str:
+    """Where a tap on an agent's notification goes: its page; a host's agent (HOST:NAME) has
+    its page on its host's own roost web, so the fleet page, which lists it.
+
+    >>> page_of("api"), page_of("h1:api")
+    ('/a/api', '/')
+    """
+    return "/" if ":" in agent else "/a/" + agent
 
 
 def receipt(
@@ -328,7 +340,7 @@ def receipt(
         "title": plain(title, 120),
         "body": plain(f"roost: {agent}", RECEIPT_BODY),
         "agent": agent,
-        "url": "/a/" + agent,
+        "url": page_of(agent),
         "tag": "roost-receipt-" + agent,
         "actions": [],
         "applied": refused is None,
@@ -355,6 +367,122 @@ def ntfy_actions(base: str, capability: str, choices: Sequence[Choice]) -> list[
         }
         for c in choices[:NTFY_ACTIONS]
     ]
+
+
+# ---- agents on hosts ----------------------------------------------------------------------------
+# A host's roost is the authority on its agents; what it says comes over ssh and is read as
+# untrusted input: a line at most MAX_HOST_LINE characters, every word checked and made one
+# printable line, bounded, before it reaches a notification (push/remote.py).
+MAX_HOST_LINE = 65536  # characters of one line of a host's stream or answer
+MAX_CHOICES = 9  # choices kept of a host's question (its keys are 1-9, y, n)
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+_KEY = re.compile(r"[1-9yn]")
+
+
+@dataclass(frozen=True, slots=True)
+class HostAlert:
+    """An alert a host's roost decided for one of its agents (an `alert` line of its
+    `roost watch --json`: seq, kind, name, edge, title, body), as this roost pushes it."""
+
+    seq: int
+    name: str  # its name on its host
+    qualified: str  # HOST:NAME, as this roost names it (and its capabilities' agent)
+    edge: str
+    title: str
+    body: str
+
+
+def host_alert(host: str, event: Mapping[str, object]) -> HostAlert | None:
+    """The pushed alert a line of host's stream carries, or None (another kind of line, an
+    edge that needs no person, a malformed one).
+
+    >>> a = host_alert("h1", {"kind": "alert", "seq": 9, "name": "api", "edge": "waiting",
+    ...     "title": "roost: api is waiting\\x1b[2J", "body": "Proceed?"})
+    >>> a.qualified, a.title, a.body
+    ('h1:api', 'roost: api is waiting[2J (on h1)', 'Proceed?')
+    >>> host_alert("h1", {"kind": "alert", "seq": 9, "name": "a;b", "edge": "waiting"}) is None
+    True
+    >>> host_alert("h1", {"kind": "alert", "seq": True, "name": "api", "edge": "error"}) is None
+    True
+    """
+    seq, edge, name = (event.get(k) for k in ("seq", "edge", "name"))
+    if event.get("kind") != "alert" or not isinstance(seq, int) or isinstance(seq, bool):
+        return None
+    if edge not in PUSHED_EDGES or not isinstance(name, str) or name_problem(name):
+        return None
+    assert isinstance(edge, str)
+    title, body = event.get("title"), event.get("body")
+    said = title if isinstance(title, str) else f"roost: {name} {edge}"
+    return HostAlert(
+        seq,
+        name,
+        f"{host}:{name}",
+        edge,
+        plain(f"{plain(said, 100)} (on {host})", 120),
+        plain(body, 400) if isinstance(body, str) else "",
+    )
+
+
+def host_question(said: object) -> tuple[str, tuple[Choice, ...]] | None:
+    """(fingerprint, choices) of a host's `roost answer NAME --json` (its open question), or
+    None when it is no such answer: the fingerprint is the host's (the host checks it when the
+    answer comes back), each choice's key one a question has, its label one bounded line.
+
+    >>> host_question({"question_id": "0123456789abcdef", "choices": [
+    ...     {"key": "1", "label": "Yes\\x07"}, {"key": "2", "label": "No"}]})
+    ('0123456789abcdef', (Choice(key='1', label='Yes'), Choice(key='2', label='No')))
+    >>> host_question({"question_id": "x; rm", "choices": []}) is None
+    True
+    >>> host_question({"question_id": "0123456789abcdef", "choices": [{"key": "-x"}]}) is None
+    True
+    """
+    if not isinstance(said, Mapping):
+        return None
+    fingerprint, choices = said.get("question_id"), said.get("choices")
+    if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
+        return None
+    if not isinstance(choices, list) or not 0 < len(choices) <= MAX_CHOICES:
+        return None
+    found = []
+    for c in choices:
+        key = c.get("key") if isinstance(c, Mapping) else None
+        label = c.get("label") if isinstance(c, Mapping) else None
+        if not isinstance(key, str) or not _KEY.fullmatch(key) or not isinstance(label, str):
+            return None
+        found.append(Choice(key, plain(label, 80) or key))
+    return fingerprint, tuple(found)
+
+
+def host_answered(said: object) -> tuple[str, str] | None:
+    """(the choice's label, the status after it) of a host's `roost answer NAME CHOICE --json`,
+    each one bounded line; None when it is no such answer.
+
+    >>> host_answered({"choice": {"key": "1", "label": "Yes"}, "status": "idle"})
+    ('Yes', 'idle')
+    >>> host_answered({"choice": "Yes", "status": "idle"}) is None
+    True
+    """
+    if not isinstance(said, Mapping):
+        return None
+    choice, status = said.get("choice"), said.get("status")
+    label = choice.get("label") if isinstance(choice, Mapping) else None
+    if not isinstance(label, str) or not isinstance(status, str):
+        return None
+    return plain(label, 80), plain(status, 40)
+
+
+def host_refusal(stderr: str, stdout: str, code: int | None) -> str:
+    """Why a host's roost refused an answer, in its own words (its last line, without its
+    `roost: ` prefix), one bounded printable line.
+
+    >>> host_refusal("roost: api's question changed since it was shown\\n", "", 1)
+    "api's question changed since it was shown"
+    >>> host_refusal("", "", 7)
+    'exit 7'
+    """
+    lines = [ln for ln in (stderr or stdout).splitlines() if ln.strip()]
+    said = lines[-1].strip().removeprefix("roost: ") if lines else f"exit {code}"
+    return plain(said, 200)
 
 
 # ---- the installable app ------------------------------------------------------------------------
