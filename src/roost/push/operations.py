@@ -154,9 +154,14 @@ def revoke(app: App, device_id: str) -> None:
         event_log.append(c, "", "push", c.now_iso(), "device-revoked", {"device": device_id})
 
 
-def subscribe(app: App, device_id: str, body: object) -> None:
-    """Keep the page's push subscription for its device; refused (RoostError) as rules say."""
-    found = rules.subscription(body, allow_loopback(app.environ))
+def subscribe(app: App, device_id: str, body: object, resolver: Resolver | None = None) -> None:
+    """Keep the page's push subscription for its device; refused (RoostError) as rules say,
+    and when its endpoint's name resolves to any address that is not a public one."""
+    allowed = allow_loopback(app.environ)
+    found = rules.subscription(body, allowed)
+    if not isinstance(found, str):
+        checked = addresses(found.endpoint, allowed, resolver)
+        found = checked if isinstance(checked, str) else found
     if isinstance(found, str):
         _refused(app, None, found, device_id)
         raise RoostError(found)
@@ -186,12 +191,112 @@ class Push:
     data: dict[str, object]
 
 
-def send(home: Path, push: Push, timeout: float = PUSH_TIMEOUT) -> str | None:
+# ---- where a push goes: the endpoint's name resolved, checked, and that address connected to ----
+RESOLVE_TIMEOUT = 2.0  # seconds an endpoint's name has to resolve (getaddrinfo has no limit)
+Resolver = Callable[[str, int], list[str]]  # (host, port) -> its addresses; OSError if none
+
+
+def system_resolver(host: str, port: int) -> list[str]:
+    """The addresses getaddrinfo gives for host (the system's resolver, /etc/hosts included)."""
+    import socket
+
+    found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in found))
+
+
+def resolve(host: str, port: int, resolver: Resolver, timeout: float) -> list[str] | str:
+    """host's addresses, or why not: the resolver runs in a thread of its own, waited for at
+    most `timeout` s (a resolver that hangs costs that, then is left to finish alone)."""
+    said: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            said["found"] = resolver(host, port)
+        except (OSError, UnicodeError) as exc:
+            said["error"] = exc
+
+    thread = threading.Thread(target=run, name="push-resolve", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        return f"a push endpoint's name did not resolve within {timeout:g} s"
+    found = said.get("found")
+    if not isinstance(found, list) or not found:
+        return (
+            f"a push endpoint's name does not resolve ({rules.plain(str(said.get('error')), 80)})"
+        )
+    return [str(a) for a in found]
+
+
+def addresses(url: str, allow: bool, resolver: Resolver | None = None) -> list[str] | str:
+    """The addresses a push to `url` may connect to, or why none: its name resolved (bounded)
+    and refused when ANY address is not public (rules.address_problem); a loopback one only
+    in the tests' mode, or at send time for an endpoint that names loopback itself (stored
+    in that mode)."""
+    from urllib.parse import urlsplit
+
+    refused = rules.check_endpoint(url, allow)
+    if refused:
+        return refused
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    found = resolve(host, port, resolver or system_resolver, RESOLVE_TIMEOUT)
+    if isinstance(found, str):
+        return found
+    for address in found:
+        problem = rules.address_problem(address, allow)
+        if problem:
+            return problem
+    return found
+
+
+def pinned(host: str, address: str) -> Any:
+    """A requests session whose every request connects to `address` (the one checked), while
+    TLS still names and verifies `host` (SNI, the certificate) and the Host header keeps it:
+    no second DNS answer (a rebinding) between the check and the POST."""
+    import requests
+    from requests.adapters import HTTPAdapter
+
+    class Pinned(HTTPAdapter):
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["server_hostname"] = host  # dropped by urllib3 for an http pool
+            kwargs["assert_hostname"] = host
+            super().init_poolmanager(*args, **kwargs)
+
+        def send(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+            from urllib.parse import urlsplit, urlunsplit
+
+            parts = urlsplit(request.url)
+            request.headers["Host"] = parts.netloc
+            where = f"[{address}]" if ":" in address else address
+            netloc = f"{where}:{parts.port}" if parts.port else where
+            request.url = urlunsplit(parts._replace(netloc=netloc))
+            return super().send(request, *args, **kwargs)
+
+    session = requests.Session()
+    adapter = Pinned()
+    session.mount("https://", adapter)
+    session.mount("http://", adapter)
+    return session
+
+
+def send(
+    home: Path, push: Push, timeout: float = PUSH_TIMEOUT, resolver: Resolver | None = None
+) -> str | None:
     """One encrypted push (RFC 8291 aes128gcm, VAPID); None when the push service took it,
-    "gone" when it answered 404/410 (the subscription is no more), else what went wrong."""
+    "gone" when it answered 404/410 (the subscription is no more), else what went wrong.
+    The endpoint's name is resolved and checked again right before (`addresses`), and the
+    POST connects to the address checked (`pinned`)."""
+    from urllib.parse import urlsplit
+
     from pywebpush import WebPushException, webpush
 
     sub = push.subscription
+    host = urlsplit(sub.endpoint).hostname or ""
+    found = addresses(sub.endpoint, rules.names_loopback(host), resolver)
+    if isinstance(found, str):
+        return f"push refused: {found}"[:200]
     info = {"endpoint": sub.endpoint, "keys": {"p256dh": sub.p256dh, "auth": sub.auth}}
     try:
         webpush(
@@ -202,6 +307,7 @@ def send(home: Path, push: Push, timeout: float = PUSH_TIMEOUT) -> str | None:
             content_encoding="aes128gcm",
             timeout=timeout,
             ttl=PUSH_TTL,
+            requests_session=pinned(host, found[0]),
         )
     except WebPushException as exc:
         code = getattr(exc.response, "status_code", None)

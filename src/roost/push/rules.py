@@ -172,7 +172,7 @@ def check_endpoint(url: str, allow_loopback: bool) -> str | None:
         return "a push endpoint must be a URL"
     if not host or parts.username is not None or parts.password is not None:
         return "a push endpoint must name a host"
-    loopback = _loopback(host)
+    loopback = names_loopback(host)
     if parts.scheme == "http" and allow_loopback and loopback:
         return None
     if parts.scheme != "https":
@@ -182,7 +182,8 @@ def check_endpoint(url: str, allow_loopback: bool) -> str | None:
     return None
 
 
-def _loopback(host: str) -> bool:
+def names_loopback(host: str) -> bool:
+    """Whether a host is this machine by its very name (localhost, 127.0.0.1, ::1...)."""
     if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(
         ".localhost"
     ):
@@ -199,6 +200,43 @@ def _private(host: str) -> bool:
     except ValueError:
         return host.lower().endswith((".local", ".internal", ".lan")) or "." not in host
     return not ip.is_global
+
+
+def address_problem(address: str, allow_loopback: bool) -> str | None:
+    """Why a push endpoint's resolved address is refused, or None: a push service is on the
+    public internet, so a private, loopback (but in the tests' mode), link-local, multicast,
+    reserved, unspecified or otherwise non-global address is one a subscription could aim
+    roost's POST at inside this network (server-side request forgery).
+
+    >>> address_problem("142.250.74.10", False) is None, address_problem("2a00:1450::1", False)
+    (True, None)
+    >>> [address_problem(a, False) is None for a in ("10.0.0.1", "127.0.0.1", "169.254.1.1",
+    ...     "224.0.0.1", "240.0.0.1", "0.0.0.0", "::1", "fe80::1", "fc00::1", "::ffff:10.0.0.1",
+    ...     "100.64.0.1")]
+    [False, False, False, False, False, False, False, False, False, False, False]
+    >>> address_problem("127.0.0.1", True) is None, address_problem("10.0.0.1", True) is None
+    (True, False)
+    >>> address_problem("not an address", False)
+    'a push endpoint resolved to something not an address'
+    """
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])  # a zone id (fe80::1%eth0)
+    except ValueError:
+        return "a push endpoint resolved to something not an address"
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    ip = mapped or ip
+    if ip.is_loopback and allow_loopback:
+        return None
+    bad = (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+        or not ip.is_global
+    )
+    return f"a push endpoint must not resolve to a private address ({ip})" if bad else None
 
 
 def subscription(body: object, allow_loopback: bool) -> Subscription | str:
