@@ -98,3 +98,36 @@ def _cursor(world: Env) -> int | None:
     with contextlib.closing(sqlite3.connect(world.home / "roost.db")) as db:
         row = db.execute("SELECT seq FROM push_host_cursors WHERE host = 'h1'").fetchone()
     return None if row is None else int(row[0])
+
+
+def test_a_reply_to_a_hosts_agent_is_sent_by_that_hosts_roost(
+    fleet: Fleet, service: PushService
+) -> None:
+    """A child of a person's agent on h1 finishes its turn: the push carries a text field; the
+    reply POSTed here is h1's own acknowledged `roost send`, its CLI's prompt hook there
+    carries the words."""
+    from test_notify_e2e import prompts
+    from test_push_reply import children_of_a_person
+
+    h1 = fleet.add("h1")
+    local, there = fleet.local, h1.world
+    (there.tmp / "work").mkdir(exist_ok=True)
+    children_of_a_person(there, "kid")
+    there.start_service(hearing="kid")
+    with running(local, env=TEST_ENV) as web:
+        phone = pair(local, web, "phone")
+        assert phone.post("/push/subscribe", service.subscription().json())[0] == 200
+        local.start_service()
+        local.wait_for(lambda: _cursor(local) is not None, 60, "this service following h1")
+        there.type(there.pane_of("kid"), "work 1")
+        [pushed] = service.wait(1, 60, "h1's finished turn's push")
+        data = pushed.payload
+        assert data["title"] == "roost: kid finished its turn (on h1)" and data["agent"] == "h1:kid"
+        assert [a["type"] for a in data["actions"]] == ["text"]
+        status, body = phone.post(
+            "/push/answer", {"capability": data["capability"], "text": "now the docs; $(id)"}
+        )
+        assert status == 200 and body["choice"] == "your reply", body
+        assert prompts(there, "kid")[-1] == "now the docs; $(id)"  # one argv word, as typed
+        receipt = service.wait(2, 30, "the receipt")[1].payload
+        assert receipt["title"] == "applied: your reply — h1:kid"  # h1 confirmed it

@@ -358,6 +358,8 @@ def prepare(app: App, agent_id: str, agent: str, edge: str, title: str, body: st
     a waiting agent's choices as actions with a capability for that device."""
 
     def ask() -> Asked | None:
+        if edge in rules.REPLY_EDGES:  # at its input: a text field answers it
+            return rules.REPLY, ()
         found = question_of(app, agent_id) if edge == "waiting" else None
         return None if found is None else (found.fingerprint, found.choices)
 
@@ -489,16 +491,21 @@ class Applied:
     device_id: str | None
 
 
-def answer(app: App, capability: object, choice: object, device: str | None) -> Applied:
+def answer(
+    app: App, capability: object, choice: object, device: str | None, text: object = None
+) -> Applied:
     """POST /push/answer: the capability checked (rules.judge: unknown, used, expired, another
-    device's, a revoked device's), marked used before anything is pressed (a replay finds it
-    used), then applied exactly as `roost answer NAME CHOICE --question FINGERPRINT`: refused if
-    the question on the screen is another one. Every refusal is logged; nothing is typed."""
+    device's, a revoked device's; rules.kind_problem: a choice for a question's, text for a
+    reply's), marked used before anything is pressed (a replay finds it used), then applied
+    exactly as `roost answer NAME CHOICE --question FINGERPRINT` (refused if the question on
+    the screen is another one), or a reply as an acknowledged `roost send` (refused while the
+    agent asks something). Every refusal is logged; nothing is typed."""
     from roost.ops import answer as answering
 
-    if not rules.well_formed(capability) or not isinstance(choice, str) or len(choice) > 200:
-        _refused(app, None, "malformed answer", device)
-        return Applied("", None, "malformed answer", None, device)
+    malformed = rules.answer_problem(capability, choice, text)
+    if malformed:
+        _refused(app, None, malformed, device)
+        return Applied("", None, malformed, None, device)
     assert isinstance(capability, str)
     key = rules.digest(capability)
     now = app.store.now_iso()
@@ -510,6 +517,9 @@ def answer(app: App, capability: object, choice: object, device: str | None) -> 
         refused = rules.judge(found, now, device, revoked)
         if refused is None:
             assert found is not None
+            refused = rules.kind_problem(found, choice, text)
+        if refused is None:
+            assert found is not None
             rows.use_capability(c, key, now)
     if refused is not None:  # told to the device that asked (if it is one), no other
         _refused(app, found, refused, device)
@@ -517,17 +527,53 @@ def answer(app: App, capability: object, choice: object, device: str | None) -> 
     assert found is not None
     on_host = split_target(found.agent)  # a host's agent: its roost answers, over ssh
     if on_host is not None:
-        return _answer_on_host(app, found, on_host, choice, _owner(found, device))
+        said = text if isinstance(text, str) else str(choice)
+        return _answer_on_host(app, found, on_host, said, _owner(found, device))
     agent = app.store.get_by_id(found.agent_id)
     if agent is None:
         _refused(app, found, "the agent is gone", device)
         return Applied(found.agent, None, "the agent is gone", None, _owner(found, device))
+    if isinstance(text, str):
+        return _reply(app, found, agent.name, text, _owner(found, device))
+    assert isinstance(choice, str)
     try:
         done = answering.answer(app, agent.name, choice, expect=found.fingerprint)
     except RoostError as exc:
         _refused(app, found, str(exc), device)
         return Applied(agent.name, None, str(exc), None, _owner(found, device))
     return Applied(agent.name, done.choice.label, None, str(done.status), _owner(found, device))
+
+
+REPLY_READY = 10.0  # seconds a reply waits for its agent to be at its input (then: not sent)
+REPLIED = "your reply"  # what a receipt says was applied for a reply
+
+
+def _reply(app: App, found: rules.Capability, name: str, text: str, owner: str | None) -> Applied:
+    """A reply from a notification's text field, as `roost send NAME TEXT`: refused at once
+    when the agent now asks something (a dialog came meanwhile: the words were not meant for
+    it); the send itself types only at the agent's input (it waits for it, never into a
+    question), confirms the text arrived, and says why not."""
+    from roost.core.status import Status
+    from roost.ops import observe
+    from roost.ops import send as sending
+
+    now = next((o for o in observe.refresh(app) if o.agent.name == name), None)
+    if now is not None and now.status == Status.WAITING:
+        why = f"{name} now asks something (roost answer {name}); nothing typed"
+        _refused(app, found, why, owner)
+        return Applied(name, None, why, None, owner)
+    try:
+        sent = sending.send(app, name, text, ready_timeout=REPLY_READY)
+    except RoostError as exc:
+        _refused(app, found, str(exc), owner)
+        return Applied(name, None, str(exc), None, owner)
+    if not sent.delivered:
+        why = f"not delivered: {sent.how}"
+        _refused(app, found, why, owner)
+        return Applied(name, None, why, None, owner)
+    after = next((o for o in observe.refresh(app) if o.agent.name == name), None)
+    shows = str(after.status) if after is not None and after.status else None
+    return Applied(name, REPLIED, None, shows, owner)
 
 
 HOST_ANSWER_LIMIT = 60.0  # seconds a host's `roost answer` may take (its own waits: 40 s)
@@ -544,7 +590,11 @@ def _answer_on_host(
 
     host_name, name = on_host
     qualified = found.agent
-    args = ["answer", f"--question={found.fingerprint}", "--json", "--", name, choice]
+    if found.fingerprint == rules.REPLY:  # the host's acknowledged send, at its agent's input
+        ready = f"--ready-timeout={REPLY_READY:g}"
+        args = ["send", ready, "--", name, choice]
+    else:
+        args = ["answer", f"--question={found.fingerprint}", "--json", "--", name, choice]
     with app.store.write() as c:  # intent before effect: logged before the host is asked
         event_log.append(
             c, found.agent_id, qualified, c.now_iso(), "push-answering",
@@ -562,6 +612,8 @@ def _answer_on_host(
     else:
         if said.code != 0:
             refused = f"host {host_name}: {rules.host_refusal(said.err, said.out, said.code)}"
+        elif found.fingerprint == rules.REPLY:
+            refused, label = None, REPLIED
         else:
             outcome = _json(said.out)
             parsed = rules.host_answered(outcome)

@@ -58,6 +58,8 @@ def on_line(app: App, host: hosts.Host, text: str) -> list[push.Push]:
         rows.set_host_cursor(c, host.name, seq)
 
     def ask() -> push.Asked | None:
+        if alert.edge in rules.REPLY_EDGES:  # at its input there: a text field answers it
+            return rules.REPLY, ()
         return question_on(app, host, alert.name) if alert.edge == "waiting" else None
 
     return push.pushes_for(

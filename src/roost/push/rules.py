@@ -39,6 +39,9 @@ CAPABILITY_TTL = 600.0  # seconds a notification's answer may be used
 PAIRING_TTL = 600.0  # seconds a pairing link may be opened
 VIEWING_FRESH = 75.0  # seconds a page's "I show this agent" holds (it says it again every 30)
 MAX_ACTIONS = 2  # a notification's buttons: Chrome shows two (Notification.maxActions)
+REPLY = "reply"  # a reply capability's fingerprint and its action's name (no choice key is)
+REPLY_EDGES = ("finished",)  # the agent is at its input: the person's words are a message to it
+MAX_REPLY = 2000  # characters of a reply typed into a notification
 NTFY_ACTIONS = 3  # ntfy shows three
 MAX_NAME = 40  # characters of a device's name
 MAX_ENDPOINT = 2048  # characters of a subscription's endpoint
@@ -342,10 +345,50 @@ def payload(
         "tag": "roost-" + agent,
         "actions": [{"action": c.key, "title": plain(c.label, 40)} for c in shown],
     }
+    if capability and fingerprint == REPLY:  # a text field (where the platform has one)
+        found["actions"] = [
+            {
+                "action": REPLY,
+                "title": "Reply",
+                "type": "text",
+                "placeholder": plain(f"Reply to {agent}", 60),
+            }
+        ]
     if capability:
         found["capability"] = capability
         found["question"] = fingerprint
     return found
+
+
+def kind_problem(found: Capability, choice: object, text: object) -> str | None:
+    """Why an answer does not fit its capability, or None: a reply capability takes text, a
+    question's takes a choice (a choice's capability never sends words, nor a reply's presses).
+
+    >>> cap = Capability("d", "a", "api", REPLY, "2031-01-01T00:10:00+00:00", None)
+    >>> kind_problem(cap, None, "run the tests"), kind_problem(cap, "1", None)
+    (None, 'this notification takes a reply, not a choice')
+    """
+    if found.fingerprint == REPLY:
+        return None if isinstance(text, str) else "this notification takes a reply, not a choice"
+    return None if isinstance(choice, str) else "this notification takes a choice, not a reply"
+
+
+def answer_problem(capability: object, choice: object, text: object) -> str | None:
+    """Why a POST /push/answer body is malformed, or None: a well-formed capability and either
+    a choice (at most 200 characters) or a reply's text (not blank, at most MAX_REPLY).
+
+    >>> answer_problem("cap", "1", None), answer_problem("cap", None, "go on")
+    (None, None)
+    >>> answer_problem("cap", "1", "go on"), answer_problem("cap", None, "  ")
+    ('malformed answer', 'malformed answer')
+    """
+    if not well_formed(capability) or (choice is None) == (text is None):
+        return "malformed answer"
+    if choice is not None and not (isinstance(choice, str) and len(choice) <= 200):
+        return "malformed answer"
+    if text is not None and not (isinstance(text, str) and text.strip() and len(text) <= MAX_REPLY):
+        return "malformed answer"
+    return None
 
 
 def page_of(agent: str) -> str:
@@ -370,7 +413,7 @@ def receipt(
     'not applied: capability expired'
     """
     if refused is None:
-        title = f"applied: {choice} — {agent} is {shows or 'unknown'}"
+        title = f"applied: {choice} — {agent}" + (f" is {shows}" if shows else "")
     else:
         title = f"not applied: {refused}"
     return {
