@@ -83,3 +83,18 @@ def test_other_or_malformed_lines_push_nothing(app: App, text: str) -> None:
 def test_without_a_subscribed_device_a_line_pushes_nothing(app: App) -> None:
     assert remote.on_line(app, HOST, line(3)) == []
     assert rows.host_cursor(app.store.conn, "h1") == 3  # read: not pushed later
+
+
+def test_an_alert_read_long_after_it_was_decided_is_not_pushed(app: App) -> None:
+    """After a gap (this service stopped, or no device subscribed for a while) the stream is
+    read from its cursor: an alert decided more than 10 minutes ago is no longer news."""
+    from datetime import datetime, timedelta
+
+    subscribed(app)
+    now = datetime.fromisoformat(app.store.now_iso())
+    old, recent = (now - timedelta(minutes=m) for m in (11, 9))
+    assert remote.on_line(app, HOST, line(4, at=old.isoformat())) == []
+    assert rows.host_cursor(app.store.conn, "h1") == 4  # read: not pushed later either
+    assert len(remote.on_line(app, HOST, line(5, at=recent.isoformat()))) == 1
+    ahead = now + timedelta(hours=1)  # a host whose clock runs ahead: still news
+    assert len(remote.on_line(app, HOST, line(6, at=ahead.isoformat()))) == 1

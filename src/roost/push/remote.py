@@ -13,7 +13,9 @@ fingerprint, and push/operations.answer applies it on the host (`roost answer NA
 --question ID`), refused there if the dialog changed.
 
 The host's cursor moves before the pushes go out (at most once: a restart or a reconnect
-resumes after the last line read, nothing pushed twice). Everything a host says is untrusted:
+resumes after the last line read, nothing pushed twice); an alert older than
+rules.STALE_HOST_ALERT (10 minutes, by the host's clock against this one's), read after a gap,
+is not pushed. Everything a host says is untrusted:
 a line longer than rules.MAX_HOST_LINE is skipped, every field is checked and made one bounded
 printable line (rules.host_alert, rules.host_question).
 """
@@ -56,6 +58,8 @@ def on_line(app: App, host: hosts.Host, text: str) -> list[push.Push]:
         if (rows.host_cursor(c, host.name) or 0) >= seq:
             return []  # read before (a replay)
         rows.set_host_cursor(c, host.name, seq)
+    if rules.stale(alert.at, app.store.now_iso()):
+        return []  # read after a gap: no longer news (its capability would have expired)
 
     def ask() -> push.Asked | None:
         if alert.edge in rules.REPLY_EDGES:  # at its input there: a text field answers it

@@ -471,6 +471,29 @@ class HostAlert:
     edge: str
     title: str
     body: str
+    at: str | None = None  # when the host decided it (its clock), if it said
+
+
+STALE_HOST_ALERT = 600.0  # seconds: an older host alert read late is not pushed (CAPABILITY_TTL)
+
+
+def stale(at: str | None, now: str, within: float = STALE_HOST_ALERT) -> bool:
+    """Whether a host's alert decided at `at` is too old to push now (read after a gap: this
+    service stopped, or no device subscribed for a while); a time ahead of `now` (the host's
+    clock runs ahead) or unreadable is not stale.
+
+    >>> stale("2031-01-01T00:00:00+00:00", "2031-01-01T00:11:00+00:00")
+    True
+    >>> [stale(a, "2031-01-01T00:11:00+00:00") for a in ("2031-01-01T00:05:00+00:00",
+    ...     "2031-01-01T00:20:00+00:00", "junk", None)]
+    [False, False, False, False]
+    """
+    if at is None:
+        return False
+    try:
+        return (datetime.fromisoformat(now) - datetime.fromisoformat(at)).total_seconds() > within
+    except (TypeError, ValueError):
+        return False
 
 
 def host_alert(host: str, event: Mapping[str, object]) -> HostAlert | None:
@@ -501,6 +524,7 @@ def host_alert(host: str, event: Mapping[str, object]) -> HostAlert | None:
         edge,
         plain(f"{plain(said, 100)} (on {host})", 120),
         plain(body, 400) if isinstance(body, str) else "",
+        at if isinstance(at := event.get("at"), str) and len(at) <= 40 else None,
     )
 
 
