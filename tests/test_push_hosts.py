@@ -131,3 +131,42 @@ def test_a_reply_to_a_hosts_agent_is_sent_by_that_hosts_roost(
         assert prompts(there, "kid")[-1] == "now the docs; $(id)"  # one argv word, as typed
         receipt = service.wait(2, 30, "the receipt")[1].payload
         assert receipt["title"] == "applied: your reply — h1:kid"  # h1 confirmed it
+
+
+def test_an_alert_on_a_host_while_this_service_was_stopped_is_pushed_once_at_its_start(
+    fleet: Fleet, service: PushService
+) -> None:
+    """The follower resumes h1's stream from its cursor: an edge on h1 while this roost's
+    service was stopped is pushed when it starts again, and a restart after that pushes
+    nothing twice."""
+    h1 = fleet.add("h1")
+    local, there = fleet.local, h1.world
+    (there.tmp / "work").mkdir(exist_ok=True)
+    for name in ("api", "web"):
+        there.roost("spawn", name, "--cwd", str(there.tmp / "work"))
+        there.wait_status(name, "idle")
+    there.start_service(hearing="api")
+    there.start_service(hearing="web")
+    with running(local, env=TEST_ENV) as web:
+        phone = pair(local, web, "phone")
+        assert phone.post("/push/subscribe", service.subscription().json())[0] == 200
+        local.start_service()
+        local.wait_for(lambda: _cursor(local) is not None, 60, "this service following h1")
+        local.roost("service", "stop")
+        there.type(there.pane_of("api"), "ask")
+        alerted = there.wait_for(lambda: _alert_seq(there), 60, "h1's alert")
+        local.start_service()
+        [pushed] = service.wait(1, 60, "the alert decided while this service was stopped")
+        assert pushed.payload["agent"] == "h1:api" and pushed.payload["edge"] == "waiting"
+        local.wait_for(lambda: (_cursor(local) or 0) >= alerted, 30, "the cursor past it")
+        local.roost("service", "stop")
+        local.start_service()
+        there.type(there.pane_of("web"), "ask")  # the next edge on h1: the one next pushed
+        second = service.wait(2, 60, "the next alert")[1].payload
+        assert second["agent"] == "h1:web"  # api's was not pushed again before it
+        assert len(service.received) == 2
+
+
+def _alert_seq(world: Env) -> int | None:
+    found = json.loads(world.roost("events", "--json").stdout)
+    return next((int(e["id"]) for e in reversed(found) if e["kind"] == "alert"), None)
