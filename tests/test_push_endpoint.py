@@ -152,3 +152,20 @@ def test_the_post_connects_to_the_address_checked(tmp_path: Path, service: PushS
     )
     assert said is not None and "ConnectionError" in said, said
     assert len(service.received) == 1
+
+
+def test_through_a_proxy_the_environment_names_the_proxy_connects(
+    tmp_path: Path, service: PushService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP(S)_PROXY: the name is still checked right before, then the proxy (here the push
+    service itself, which takes the absolute URL a proxy gets) makes the connection."""
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", service.base)
+    nowhere = Resolver({"localhost": ["127.0.0.9"]})
+    assert push.send(tmp_path, a_push(service, "localhost"), 5.0, nowhere) is None
+    assert len(service.wait(1, 10, "the push through the proxy")) == 1
+    inside = Resolver({"localhost": ["10.9.9.9"]})
+    said = push.send(tmp_path, a_push(service, "localhost"), 5.0, inside)
+    assert said is not None and "private address (10.9.9.9)" in said
+    assert len(service.received) == 1

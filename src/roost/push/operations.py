@@ -254,7 +254,8 @@ def addresses(url: str, allow: bool, resolver: Resolver | None = None) -> list[s
 def pinned(host: str, address: str) -> Any:
     """A requests session whose every request connects to `address` (the one checked), while
     TLS still names and verifies `host` (SNI, the certificate) and the Host header keeps it:
-    no second DNS answer (a rebinding) between the check and the POST."""
+    no second DNS answer (a rebinding) between the check and the POST. Through a proxy the
+    environment names (HTTPS_PROXY), the proxy connects: the name was checked just before."""
     import requests
     from requests.adapters import HTTPAdapter
 
@@ -267,6 +268,10 @@ def pinned(host: str, address: str) -> Any:
         def send(self, request: Any, *args: Any, **kwargs: Any) -> Any:
             from urllib.parse import urlsplit, urlunsplit
 
+            from requests.utils import select_proxy
+
+            if select_proxy(request.url, kwargs.get("proxies") or {}):
+                return super().send(request, *args, **kwargs)  # the proxy connects (checked)
             parts = urlsplit(request.url)
             request.headers["Host"] = parts.netloc
             where = f"[{address}]" if ":" in address else address
