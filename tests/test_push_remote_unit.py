@@ -98,3 +98,17 @@ def test_an_alert_read_long_after_it_was_decided_is_not_pushed(app: App) -> None
     assert len(remote.on_line(app, HOST, line(5, at=recent.isoformat()))) == 1
     ahead = now + timedelta(hours=1)  # a host whose clock runs ahead: still news
     assert len(remote.on_line(app, HOST, line(6, at=ahead.isoformat()))) == 1
+
+
+def test_a_streams_over_long_line_comes_in_bounded_pieces_none_pushed(app: App) -> None:
+    """system/ssh.lines reads a line at most MAX_LINE characters at a time: a host that sends
+    one endless line costs bounded memory, and its pieces are no alert."""
+    import sys
+
+    from roost.system import ssh
+
+    subscribed(app)
+    spew = f"import sys; sys.stdout.write('{{' * {3 * ssh.MAX_LINE} + '\\n' + {line(9)!r} + '\\n')"
+    pieces = list(ssh.lines([sys.executable, "-c", spew]))
+    assert max(len(p) for p in pieces) <= ssh.MAX_LINE and len(pieces) >= 4
+    assert [p for p in pieces if remote.on_line(app, HOST, p)] == [line(9) + "\n"]
