@@ -112,7 +112,9 @@ class PushService:
         said = json.loads(unb64(claims))
         if json.loads(unb64(head)).get("alg") != "ES256":
             raise ValueError("not ES256")
-        if said.get("aud") != self.base or int(said.get("exp", 0)) < time.time():
+        port = self.server.server_address[1] if self.server else 0
+        audiences = (self.base, f"http://localhost:{port}")  # by its address or its name
+        if said.get("aud") not in audiences or int(said.get("exp", 0)) < time.time():
             raise ValueError(f"claims {said}")
         if not str(said.get("sub", "")).startswith(("mailto:", "https:")):
             raise ValueError(f"sub {said.get('sub')!r}")

@@ -123,3 +123,60 @@ def test_a_push_shows_a_notification_whose_action_answers_the_agent(
         shot(driver, "web-phone-receipt.png")
     kinds = [e["kind"] for e in json.loads(world.roost("events", "--json").stdout)]
     assert kinds.count("answered") == 1
+
+
+def test_a_reply_typed_into_the_notification_reaches_the_agent(
+    world: Env, service: PushService
+) -> None:
+    """A child of a person's agent finishes its turn: the notification's one action is a text
+    field (type "text", Chromium's inline reply); the worker's handler, given the typed words
+    as `event.reply` (headless Chromium cannot type into a notification: the test hook hands
+    it the reply as the platform would), POSTs them with the reply capability and the agent
+    gets them as its next prompt."""
+    from test_notify_e2e import prompts
+    from test_push_reply import children_of_a_person
+
+    children_of_a_person(world, "kid")
+    with (
+        running(world, env={LOOPBACK_ENV: "1"}) as web,
+        chromium(world.tmp, 390, 844) as driver,
+    ):
+        link = world.roost("web", "pair", "--no-qr", "--url", web.base).stdout.strip()
+        driver.get(link)
+        wait(driver, lambda d: d.execute_script("return document.body.dataset.worker") == "1")
+        driver.execute_cdp_cmd(
+            "Browser.grantPermissions", {"permissions": ["notifications"], "origin": web.base}
+        )
+        driver.execute_cdp_cmd("ServiceWorker.enable", {})
+        said = driver.execute_async_script(
+            "post('/push/subscribe', arguments[0]).then(arguments[1])",
+            service.subscription().json(),
+        )
+        assert said == {"subscribed": True}
+        driver.refresh()
+        wait(driver, lambda d: d.execute_script("return document.body.dataset.live") == "1")
+        world.start_service(hearing="kid")
+        world.type(world.pane_of("kid"), "work 1")
+        [pushed] = service.wait(1, 60, "the finished turn's push")
+        deliver(driver, web.base, pushed.payload)
+        shown = wait(driver, text_actions)
+        assert shown == [
+            {"tag": "roost-kid", "actions": [["reply", "Reply", "text", "Reply to kid"]]}
+        ]
+        driver.execute_script(
+            "navigator.serviceWorker.ready.then((r) => r.active.postMessage("
+            "{roostClick: {tag: 'roost-kid', action: 'reply', reply: 'run the tests'}}))"
+        )
+        wait(driver, lambda d: pushed_line(d).startswith("applied: your reply — kid is"), 60)
+        assert prompts(world, "kid")[-1] == "run the tests"
+
+
+def text_actions(driver: Any) -> list[dict[str, Any]]:
+    found = driver.execute_async_script(
+        "const done = arguments[0];"
+        "navigator.serviceWorker.ready.then((r) => r.getNotifications())"
+        ".then((ns) => done(ns.map((n) => ({tag: n.tag, actions: n.actions.map("
+        "(a) => [a.action, a.title, a.type, a.placeholder])}))))"
+        ".catch((e) => done([{error: String(e)}]));"
+    )
+    return list(json.loads(json.dumps(found)))

@@ -77,6 +77,8 @@ EventKind = Literal[
     "device-paired",  # issue 40: a phone (roost web pair, devices revoke, a refused capability)
     "device-revoked",
     "push-refused",
+    "push-answering",  # an answer from a notification, sent to a host's roost (before the ssh)
+    "push-answered",  # what that host said of it
 ]
 
 

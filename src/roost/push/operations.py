@@ -20,14 +20,15 @@ import secrets
 import stat
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from roost.core.errors import RoostError
 from roost.core.pane import agent_panes
-from roost.core.questions import Question
+from roost.core.questions import Choice, Question
+from roost.hosts.rules import split_target
 from roost.ops.context import App
 from roost.push import rules
 from roost.store import events as event_log
@@ -153,9 +154,14 @@ def revoke(app: App, device_id: str) -> None:
         event_log.append(c, "", "push", c.now_iso(), "device-revoked", {"device": device_id})
 
 
-def subscribe(app: App, device_id: str, body: object) -> None:
-    """Keep the page's push subscription for its device; refused (RoostError) as rules say."""
-    found = rules.subscription(body, allow_loopback(app.environ))
+def subscribe(app: App, device_id: str, body: object, resolver: Resolver | None = None) -> None:
+    """Keep the page's push subscription for its device; refused (RoostError) as rules say,
+    and when its endpoint's name resolves to any address that is not a public one."""
+    allowed = allow_loopback(app.environ)
+    found = rules.subscription(body, allowed)
+    if not isinstance(found, str):
+        checked = addresses(found.endpoint, allowed, resolver)
+        found = checked if isinstance(checked, str) else found
     if isinstance(found, str):
         _refused(app, None, found, device_id)
         raise RoostError(found)
@@ -185,12 +191,117 @@ class Push:
     data: dict[str, object]
 
 
-def send(home: Path, push: Push, timeout: float = PUSH_TIMEOUT) -> str | None:
+# ---- where a push goes: the endpoint's name resolved, checked, and that address connected to ----
+RESOLVE_TIMEOUT = 2.0  # seconds an endpoint's name has to resolve (getaddrinfo has no limit)
+Resolver = Callable[[str, int], list[str]]  # (host, port) -> its addresses; OSError if none
+
+
+def system_resolver(host: str, port: int) -> list[str]:
+    """The addresses getaddrinfo gives for host (the system's resolver, /etc/hosts included)."""
+    import socket
+
+    found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in found))
+
+
+def resolve(host: str, port: int, resolver: Resolver, timeout: float) -> list[str] | str:
+    """host's addresses, or why not: the resolver runs in a thread of its own, waited for at
+    most `timeout` s (a resolver that hangs costs that, then is left to finish alone)."""
+    said: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            said["found"] = resolver(host, port)
+        except (OSError, UnicodeError) as exc:
+            said["error"] = exc
+
+    thread = threading.Thread(target=run, name="push-resolve", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        return f"a push endpoint's name did not resolve within {timeout:g} s"
+    found = said.get("found")
+    if not isinstance(found, list) or not found:
+        return (
+            f"a push endpoint's name does not resolve ({rules.plain(str(said.get('error')), 80)})"
+        )
+    return [str(a) for a in found]
+
+
+def addresses(url: str, allow: bool, resolver: Resolver | None = None) -> list[str] | str:
+    """The addresses a push to `url` may connect to, or why none: its name resolved (bounded)
+    and refused when ANY address is not public (rules.address_problem); a loopback one only
+    in the tests' mode, or at send time for an endpoint that names loopback itself (stored
+    in that mode)."""
+    from urllib.parse import urlsplit
+
+    refused = rules.check_endpoint(url, allow)
+    if refused:
+        return refused
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    found = resolve(host, port, resolver or system_resolver, RESOLVE_TIMEOUT)
+    if isinstance(found, str):
+        return found
+    for address in found:
+        problem = rules.address_problem(address, allow)
+        if problem:
+            return problem
+    return found
+
+
+def pinned(host: str, address: str) -> Any:
+    """A requests session whose every request connects to `address` (the one checked), while
+    TLS still names and verifies `host` (SNI, the certificate) and the Host header keeps it:
+    no second DNS answer (a rebinding) between the check and the POST. Through a proxy the
+    environment names (HTTPS_PROXY), the proxy connects: the name was checked just before."""
+    import requests
+    from requests.adapters import HTTPAdapter
+
+    class Pinned(HTTPAdapter):
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["server_hostname"] = host  # dropped by urllib3 for an http pool
+            kwargs["assert_hostname"] = host
+            super().init_poolmanager(*args, **kwargs)
+
+        def send(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+            from urllib.parse import urlsplit, urlunsplit
+
+            from requests.utils import select_proxy
+
+            if select_proxy(request.url, kwargs.get("proxies") or {}):
+                return super().send(request, *args, **kwargs)  # the proxy connects (checked)
+            parts = urlsplit(request.url)
+            request.headers["Host"] = parts.netloc
+            where = f"[{address}]" if ":" in address else address
+            netloc = f"{where}:{parts.port}" if parts.port else where
+            request.url = urlunsplit(parts._replace(netloc=netloc))
+            return super().send(request, *args, **kwargs)
+
+    session = requests.Session()
+    adapter = Pinned()
+    session.mount("https://", adapter)
+    session.mount("http://", adapter)
+    return session
+
+
+def send(
+    home: Path, push: Push, timeout: float = PUSH_TIMEOUT, resolver: Resolver | None = None
+) -> str | None:
     """One encrypted push (RFC 8291 aes128gcm, VAPID); None when the push service took it,
-    "gone" when it answered 404/410 (the subscription is no more), else what went wrong."""
+    "gone" when it answered 404/410 (the subscription is no more), else what went wrong.
+    The endpoint's name is resolved and checked again right before (`addresses`), and the
+    POST connects to the address checked (`pinned`)."""
+    from urllib.parse import urlsplit
+
     from pywebpush import WebPushException, webpush
 
     sub = push.subscription
+    host = urlsplit(sub.endpoint).hostname or ""
+    found = addresses(sub.endpoint, rules.names_loopback(host), resolver)
+    if isinstance(found, str):
+        return f"push refused: {found}"[:200]
     info = {"endpoint": sub.endpoint, "keys": {"p256dh": sub.p256dh, "auth": sub.auth}}
     try:
         webpush(
@@ -201,6 +312,7 @@ def send(home: Path, push: Push, timeout: float = PUSH_TIMEOUT) -> str | None:
             content_encoding="aes128gcm",
             timeout=timeout,
             ttl=PUSH_TTL,
+            requests_session=pinned(host, found[0]),
         )
     except WebPushException as exc:
         code = getattr(exc.response, "status_code", None)
@@ -249,6 +361,31 @@ def send_all(app: App, pushes: Sequence[Push], timeout: float = PUSH_TIMEOUT) ->
 def prepare(app: App, agent_id: str, agent: str, edge: str, title: str, body: str) -> list[Push]:
     """The pushes an alert makes: one per subscribed device not looking at that agent's page,
     a waiting agent's choices as actions with a capability for that device."""
+
+    def ask() -> Asked | None:
+        if edge in rules.REPLY_EDGES:  # at its input: a text field answers it
+            return rules.REPLY, ()
+        found = question_of(app, agent_id) if edge == "waiting" else None
+        return None if found is None else (found.fingerprint, found.choices)
+
+    return pushes_for(app, agent_id, agent, edge, title, body, ask)
+
+
+Asked = tuple[str, Sequence[Choice]]  # a question's fingerprint and its choices
+
+
+def pushes_for(
+    app: App,
+    agent_id: str,
+    agent: str,
+    edge: str,
+    title: str,
+    body: str,
+    ask: Callable[[], Asked | None],
+) -> list[Push]:
+    """The pushes of one alert: per subscribed device not looking at that agent, with the
+    question `ask` reads (asked only when a device is to be told) as actions and a capability
+    minted for that device. `agent`: the name answers reach it by (HOST:NAME on a host)."""
     targets = rows.targets(app.store.conn)
     now = app.store.now_iso()
     quiet = {
@@ -259,14 +396,15 @@ def prepare(app: App, agent_id: str, agent: str, edge: str, title: str, body: st
     targets = [t for t in targets if t.device_id not in quiet]
     if not targets:
         return []
-    asked = question_of(app, agent_id) if edge == "waiting" else None
+    asked = ask()
     found: list[Push] = []
     for t in targets:
         if asked is None:
             data = rules.payload(title, body, agent, edge)
         else:
-            cap = mint(app, t.device_id, agent_id, agent, asked.fingerprint)
-            data = rules.payload(title, body, agent, edge, asked.choices, cap, asked.fingerprint)
+            fingerprint, choices = asked
+            cap = mint(app, t.device_id, agent_id, agent, fingerprint)
+            data = rules.payload(title, body, agent, edge, choices, cap, fingerprint)
         found.append(Push(t.device_id, t.subscription, data))
     return found
 
@@ -358,16 +496,21 @@ class Applied:
     device_id: str | None
 
 
-def answer(app: App, capability: object, choice: object, device: str | None) -> Applied:
+def answer(
+    app: App, capability: object, choice: object, device: str | None, text: object = None
+) -> Applied:
     """POST /push/answer: the capability checked (rules.judge: unknown, used, expired, another
-    device's, a revoked device's), marked used before anything is pressed (a replay finds it
-    used), then applied exactly as `roost answer NAME CHOICE --question FINGERPRINT`: refused if
-    the question on the screen is another one. Every refusal is logged; nothing is typed."""
+    device's, a revoked device's; rules.kind_problem: a choice for a question's, text for a
+    reply's), marked used before anything is pressed (a replay finds it used), then applied
+    exactly as `roost answer NAME CHOICE --question FINGERPRINT` (refused if the question on
+    the screen is another one), or a reply as an acknowledged `roost send` (refused while the
+    agent asks something). Every refusal is logged; nothing is typed."""
     from roost.ops import answer as answering
 
-    if not rules.well_formed(capability) or not isinstance(choice, str) or len(choice) > 200:
-        _refused(app, None, "malformed answer", device)
-        return Applied("", None, "malformed answer", None, device)
+    malformed = rules.answer_problem(capability, choice, text)
+    if malformed:
+        _refused(app, None, malformed, device)
+        return Applied("", None, malformed, None, device)
     assert isinstance(capability, str)
     key = rules.digest(capability)
     now = app.store.now_iso()
@@ -379,21 +522,127 @@ def answer(app: App, capability: object, choice: object, device: str | None) -> 
         refused = rules.judge(found, now, device, revoked)
         if refused is None:
             assert found is not None
+            refused = rules.kind_problem(found, choice, text)
+        if refused is None:
+            assert found is not None
             rows.use_capability(c, key, now)
     if refused is not None:  # told to the device that asked (if it is one), no other
         _refused(app, found, refused, device)
         return Applied(found.agent if found else "", None, refused, None, device)
     assert found is not None
+    on_host = split_target(found.agent)  # a host's agent: its roost answers, over ssh
+    if on_host is not None:
+        said = text if isinstance(text, str) else str(choice)
+        return _answer_on_host(app, found, on_host, said, _owner(found, device))
     agent = app.store.get_by_id(found.agent_id)
     if agent is None:
         _refused(app, found, "the agent is gone", device)
         return Applied(found.agent, None, "the agent is gone", None, _owner(found, device))
+    if isinstance(text, str):
+        return _reply(app, found, agent.name, text, _owner(found, device))
+    assert isinstance(choice, str)
     try:
         done = answering.answer(app, agent.name, choice, expect=found.fingerprint)
     except RoostError as exc:
         _refused(app, found, str(exc), device)
         return Applied(agent.name, None, str(exc), None, _owner(found, device))
     return Applied(agent.name, done.choice.label, None, str(done.status), _owner(found, device))
+
+
+REPLY_READY = 10.0  # seconds a reply waits for its agent to be at its input (then: not sent)
+REPLIED = "your reply"  # what a receipt says was applied for a reply
+
+
+def _reply(app: App, found: rules.Capability, name: str, text: str, owner: str | None) -> Applied:
+    """A reply from a notification's text field, as `roost send NAME TEXT`: refused at once
+    when the agent now asks something (a dialog came meanwhile: the words were not meant for
+    it); the send itself types only at the agent's input (it waits for it, never into a
+    question), confirms the text arrived, and says why not."""
+    from roost.core.status import Status
+    from roost.ops import observe
+    from roost.ops import send as sending
+
+    now = next((o for o in observe.refresh(app) if o.agent.name == name), None)
+    if now is not None and now.status == Status.WAITING:
+        why = f"{name} now asks something (roost answer {name}); nothing typed"
+        _refused(app, found, why, owner)
+        return Applied(name, None, why, None, owner)
+    try:
+        sent = sending.send(app, name, text, ready_timeout=REPLY_READY)
+    except RoostError as exc:
+        _refused(app, found, str(exc), owner)
+        return Applied(name, None, str(exc), None, owner)
+    if not sent.delivered:
+        why = f"not delivered: {sent.how}"
+        _refused(app, found, why, owner)
+        return Applied(name, None, why, None, owner)
+    after = next((o for o in observe.refresh(app) if o.agent.name == name), None)
+    shows = str(after.status) if after is not None and after.status else None
+    return Applied(name, REPLIED, None, shows, owner)
+
+
+HOST_ANSWER_LIMIT = 60.0  # seconds a host's `roost answer` may take (its own waits: 40 s)
+
+
+def _answer_on_host(
+    app: App, found: rules.Capability, on_host: tuple[str, str], choice: str, owner: str | None
+) -> Applied:
+    """Apply the answer ON the host, as its own `roost answer NAME CHOICE --question ID
+    --json` over the hosts room's ssh path (hosts.run: every word quoted, `--` before the name
+    and the choice, so neither is read as an option): the host refuses it when its dialog
+    changed. What the host says is untrusted: bounded, checked, one printable line each."""
+    from roost.hosts import operations as hosts
+
+    host_name, name = on_host
+    qualified = found.agent
+    if found.fingerprint == rules.REPLY:  # the host's acknowledged send, at its agent's input
+        ready = f"--ready-timeout={REPLY_READY:g}"
+        args = ["send", ready, "--", name, choice]
+    else:
+        args = ["answer", f"--question={found.fingerprint}", "--json", "--", name, choice]
+    with app.store.write() as c:  # intent before effect: logged before the host is asked
+        event_log.append(
+            c, found.agent_id, qualified, c.now_iso(), "push-answering",
+            {"host": host_name, "choice": rules.plain(choice, 80), "device": owner},
+        )  # fmt: skip
+    shows: str | None = None
+    label: str | None = None
+    try:
+        reach = hosts.reach_of(app)
+        host = hosts.get(reach, host_name)
+        link = hosts.link(reach, host)
+        said = hosts.run(reach, host, args, within=(link, HOST_ANSWER_LIMIT))
+    except RoostError as exc:  # Unreachable is one; an unknown host too
+        refused: str | None = rules.plain(str(exc), 200)
+    else:
+        if said.code != 0:
+            refused = f"host {host_name}: {rules.host_refusal(said.err, said.out, said.code)}"
+        elif found.fingerprint == rules.REPLY:
+            refused, label = None, REPLIED
+        else:
+            outcome = _json(said.out)
+            parsed = rules.host_answered(outcome)
+            refused = None if parsed else f"host {host_name}: its roost answer said no JSON"
+            if parsed:
+                label, shows = parsed
+    if refused is not None:
+        _refused(app, found, refused, owner)
+        return Applied(qualified, None, refused, None, owner)
+    with app.store.write() as c:
+        event_log.append(
+            c, found.agent_id, qualified, c.now_iso(), "push-answered",
+            {"host": host_name, "choice": label, "status": shows},
+        )  # fmt: skip
+    return Applied(qualified, label, None, shows, owner)
+
+
+def _json(text: str) -> object:
+    if len(text) > rules.MAX_HOST_LINE:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _owner(found: rules.Capability | None, device: str | None) -> str | None:

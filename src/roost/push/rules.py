@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import re
 import struct
 import unicodedata
 import zlib
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
+from roost.core.names import name_problem
 from roost.core.questions import Choice
 
 DEVICE_COOKIE = "roost_device"
@@ -37,6 +39,9 @@ CAPABILITY_TTL = 600.0  # seconds a notification's answer may be used
 PAIRING_TTL = 600.0  # seconds a pairing link may be opened
 VIEWING_FRESH = 75.0  # seconds a page's "I show this agent" holds (it says it again every 30)
 MAX_ACTIONS = 2  # a notification's buttons: Chrome shows two (Notification.maxActions)
+REPLY = "reply"  # a reply capability's fingerprint and its action's name (no choice key is)
+REPLY_EDGES = ("finished",)  # the agent is at its input: the person's words are a message to it
+MAX_REPLY = 2000  # characters of a reply typed into a notification
 NTFY_ACTIONS = 3  # ntfy shows three
 MAX_NAME = 40  # characters of a device's name
 MAX_ENDPOINT = 2048  # characters of a subscription's endpoint
@@ -170,7 +175,7 @@ def check_endpoint(url: str, allow_loopback: bool) -> str | None:
         return "a push endpoint must be a URL"
     if not host or parts.username is not None or parts.password is not None:
         return "a push endpoint must name a host"
-    loopback = _loopback(host)
+    loopback = names_loopback(host)
     if parts.scheme == "http" and allow_loopback and loopback:
         return None
     if parts.scheme != "https":
@@ -180,7 +185,8 @@ def check_endpoint(url: str, allow_loopback: bool) -> str | None:
     return None
 
 
-def _loopback(host: str) -> bool:
+def names_loopback(host: str) -> bool:
+    """Whether a host is this machine by its very name (localhost, 127.0.0.1, ::1...)."""
     if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(
         ".localhost"
     ):
@@ -197,6 +203,43 @@ def _private(host: str) -> bool:
     except ValueError:
         return host.lower().endswith((".local", ".internal", ".lan")) or "." not in host
     return not ip.is_global
+
+
+def address_problem(address: str, allow_loopback: bool) -> str | None:
+    """Why a push endpoint's resolved address is refused, or None: a push service is on the
+    public internet, so a private, loopback (but in the tests' mode), link-local, multicast,
+    reserved, unspecified or otherwise non-global address is one a subscription could aim
+    roost's POST at inside this network (server-side request forgery).
+
+    >>> address_problem("142.250.74.10", False) is None, address_problem("2a00:1450::1", False)
+    (True, None)
+    >>> [address_problem(a, False) is None for a in ("10.0.0.1", "127.0.0.1", "169.254.1.1",
+    ...     "224.0.0.1", "240.0.0.1", "0.0.0.0", "::1", "fe80::1", "fc00::1", "::ffff:10.0.0.1",
+    ...     "100.64.0.1")]
+    [False, False, False, False, False, False, False, False, False, False, False]
+    >>> address_problem("127.0.0.1", True) is None, address_problem("10.0.0.1", True) is None
+    (True, False)
+    >>> address_problem("not an address", False)
+    'a push endpoint resolved to something not an address'
+    """
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])  # a zone id (fe80::1%eth0)
+    except ValueError:
+        return "a push endpoint resolved to something not an address"
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    ip = mapped or ip
+    if ip.is_loopback and allow_loopback:
+        return None
+    bad = (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+        or not ip.is_global
+    )
+    return f"a push endpoint must not resolve to a private address ({ip})" if bad else None
 
 
 def subscription(body: object, allow_loopback: bool) -> Subscription | str:
@@ -298,14 +341,64 @@ def payload(
         "body": plain(body, 400),
         "agent": agent,
         "edge": edge,
-        "url": "/a/" + agent,
+        "url": page_of(agent),
         "tag": "roost-" + agent,
         "actions": [{"action": c.key, "title": plain(c.label, 40)} for c in shown],
     }
+    if capability and fingerprint == REPLY:  # a text field (where the platform has one)
+        found["actions"] = [
+            {
+                "action": REPLY,
+                "title": "Reply",
+                "type": "text",
+                "placeholder": plain(f"Reply to {agent}", 60),
+            }
+        ]
     if capability:
         found["capability"] = capability
         found["question"] = fingerprint
     return found
+
+
+def kind_problem(found: Capability, choice: object, text: object) -> str | None:
+    """Why an answer does not fit its capability, or None: a reply capability takes text, a
+    question's takes a choice (a choice's capability never sends words, nor a reply's presses).
+
+    >>> cap = Capability("d", "a", "api", REPLY, "2031-01-01T00:10:00+00:00", None)
+    >>> kind_problem(cap, None, "run the tests"), kind_problem(cap, "1", None)
+    (None, 'this notification takes a reply, not a choice')
+    """
+    if found.fingerprint == REPLY:
+        return None if isinstance(text, str) else "this notification takes a reply, not a choice"
+    return None if isinstance(choice, str) else "this notification takes a choice, not a reply"
+
+
+def answer_problem(capability: object, choice: object, text: object) -> str | None:
+    """Why a POST /push/answer body is malformed, or None: a well-formed capability and either
+    a choice (at most 200 characters) or a reply's text (not blank, at most MAX_REPLY).
+
+    >>> answer_problem("cap", "1", None), answer_problem("cap", None, "go on")
+    (None, None)
+    >>> answer_problem("cap", "1", "go on"), answer_problem("cap", None, "  ")
+    ('malformed answer', 'malformed answer')
+    """
+    if not well_formed(capability) or (choice is None) == (text is None):
+        return "malformed answer"
+    if choice is not None and not (isinstance(choice, str) and len(choice) <= 200):
+        return "malformed answer"
+    if text is not None and not (isinstance(text, str) and text.strip() and len(text) <= MAX_REPLY):
+        return "malformed answer"
+    return None
+
+
+def page_of(agent: str) -> str:
+    """Where a tap on an agent's notification goes: its page; a host's agent (HOST:NAME) has
+    its page on its host's own roost web, so the fleet page, which lists it.
+
+    >>> page_of("api"), page_of("h1:api")
+    ('/a/api', '/')
+    """
+    return "/" if ":" in agent else "/a/" + agent
 
 
 def receipt(
@@ -320,7 +413,7 @@ def receipt(
     'not applied: capability expired'
     """
     if refused is None:
-        title = f"applied: {choice} — {agent} is {shows or 'unknown'}"
+        title = f"applied: {choice} — {agent}" + (f" is {shows}" if shows else "")
     else:
         title = f"not applied: {refused}"
     return {
@@ -328,7 +421,7 @@ def receipt(
         "title": plain(title, 120),
         "body": plain(f"roost: {agent}", RECEIPT_BODY),
         "agent": agent,
-        "url": "/a/" + agent,
+        "url": page_of(agent),
         "tag": "roost-receipt-" + agent,
         "actions": [],
         "applied": refused is None,
@@ -355,6 +448,146 @@ def ntfy_actions(base: str, capability: str, choices: Sequence[Choice]) -> list[
         }
         for c in choices[:NTFY_ACTIONS]
     ]
+
+
+# ---- agents on hosts ----------------------------------------------------------------------------
+# A host's roost is the authority on its agents; what it says comes over ssh and is read as
+# untrusted input: a line at most MAX_HOST_LINE characters, every word checked and made one
+# printable line, bounded, before it reaches a notification (push/remote.py).
+MAX_HOST_LINE = 65536  # characters of one line of a host's stream or answer
+MAX_CHOICES = 9  # choices kept of a host's question (its keys are 1-9, y, n)
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+_KEY = re.compile(r"[1-9yn]")
+
+
+@dataclass(frozen=True, slots=True)
+class HostAlert:
+    """An alert a host's roost decided for one of its agents (an `alert` line of its
+    `roost watch --json`: seq, kind, name, edge, title, body), as this roost pushes it."""
+
+    seq: int
+    name: str  # its name on its host
+    qualified: str  # HOST:NAME, as this roost names it (and its capabilities' agent)
+    edge: str
+    title: str
+    body: str
+    at: str | None = None  # when the host decided it (its clock), if it said
+
+
+STALE_HOST_ALERT = 600.0  # seconds: an older host alert read late is not pushed (CAPABILITY_TTL)
+
+
+def stale(at: str | None, now: str, within: float = STALE_HOST_ALERT) -> bool:
+    """Whether a host's alert decided at `at` is too old to push now (read after a gap: this
+    service stopped, or no device subscribed for a while); a time ahead of `now` (the host's
+    clock runs ahead) or unreadable is not stale.
+
+    >>> stale("2031-01-01T00:00:00+00:00", "2031-01-01T00:11:00+00:00")
+    True
+    >>> [stale(a, "2031-01-01T00:11:00+00:00") for a in ("2031-01-01T00:05:00+00:00",
+    ...     "2031-01-01T00:20:00+00:00", "junk", None)]
+    [False, False, False, False]
+    """
+    if at is None:
+        return False
+    try:
+        return (datetime.fromisoformat(now) - datetime.fromisoformat(at)).total_seconds() > within
+    except (TypeError, ValueError):
+        return False
+
+
+def host_alert(host: str, event: Mapping[str, object]) -> HostAlert | None:
+    """The pushed alert a line of host's stream carries, or None (another kind of line, an
+    edge that needs no person, a malformed one).
+
+    >>> a = host_alert("h1", {"kind": "alert", "seq": 9, "name": "api", "edge": "waiting",
+    ...     "title": "roost: api is waiting\\x1b[2J", "body": "Proceed?"})
+    >>> a.qualified, a.title, a.body
+    ('h1:api', 'roost: api is waiting[2J (on h1)', 'Proceed?')
+    >>> host_alert("h1", {"kind": "alert", "seq": 9, "name": "a;b", "edge": "waiting"}) is None
+    True
+    >>> host_alert("h1", {"kind": "alert", "seq": True, "name": "api", "edge": "error"}) is None
+    True
+    """
+    seq, edge, name = (event.get(k) for k in ("seq", "edge", "name"))
+    if event.get("kind") != "alert" or not isinstance(seq, int) or isinstance(seq, bool):
+        return None
+    if edge not in PUSHED_EDGES or not isinstance(name, str) or name_problem(name):
+        return None
+    assert isinstance(edge, str)
+    title, body = event.get("title"), event.get("body")
+    said = title if isinstance(title, str) else f"roost: {name} {edge}"
+    return HostAlert(
+        seq,
+        name,
+        f"{host}:{name}",
+        edge,
+        plain(f"{plain(said, 100)} (on {host})", 120),
+        plain(body, 400) if isinstance(body, str) else "",
+        at if isinstance(at := event.get("at"), str) and len(at) <= 40 else None,
+    )
+
+
+def host_question(said: object) -> tuple[str, tuple[Choice, ...]] | None:
+    """(fingerprint, choices) of a host's `roost answer NAME --json` (its open question), or
+    None when it is no such answer: the fingerprint is the host's (the host checks it when the
+    answer comes back), each choice's key one a question has, its label one bounded line.
+
+    >>> host_question({"question_id": "0123456789abcdef", "choices": [
+    ...     {"key": "1", "label": "Yes\\x07"}, {"key": "2", "label": "No"}]})
+    ('0123456789abcdef', (Choice(key='1', label='Yes'), Choice(key='2', label='No')))
+    >>> host_question({"question_id": "x; rm", "choices": []}) is None
+    True
+    >>> host_question({"question_id": "0123456789abcdef", "choices": [{"key": "-x"}]}) is None
+    True
+    """
+    if not isinstance(said, Mapping):
+        return None
+    fingerprint, choices = said.get("question_id"), said.get("choices")
+    if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
+        return None
+    if not isinstance(choices, list) or not 0 < len(choices) <= MAX_CHOICES:
+        return None
+    found = []
+    for c in choices:
+        key = c.get("key") if isinstance(c, Mapping) else None
+        label = c.get("label") if isinstance(c, Mapping) else None
+        if not isinstance(key, str) or not _KEY.fullmatch(key) or not isinstance(label, str):
+            return None
+        found.append(Choice(key, plain(label, 80) or key))
+    return fingerprint, tuple(found)
+
+
+def host_answered(said: object) -> tuple[str, str] | None:
+    """(the choice's label, the status after it) of a host's `roost answer NAME CHOICE --json`,
+    each one bounded line; None when it is no such answer.
+
+    >>> host_answered({"choice": {"key": "1", "label": "Yes"}, "status": "idle"})
+    ('Yes', 'idle')
+    >>> host_answered({"choice": "Yes", "status": "idle"}) is None
+    True
+    """
+    if not isinstance(said, Mapping):
+        return None
+    choice, status = said.get("choice"), said.get("status")
+    label = choice.get("label") if isinstance(choice, Mapping) else None
+    if not isinstance(label, str) or not isinstance(status, str):
+        return None
+    return plain(label, 80), plain(status, 40)
+
+
+def host_refusal(stderr: str, stdout: str, code: int | None) -> str:
+    """Why a host's roost refused an answer, in its own words (its last line, without its
+    `roost: ` prefix), one bounded printable line.
+
+    >>> host_refusal("roost: api's question changed since it was shown\\n", "", 1)
+    "api's question changed since it was shown"
+    >>> host_refusal("", "", 7)
+    'exit 7'
+    """
+    lines = [ln for ln in (stderr or stdout).splitlines() if ln.strip()]
+    said = lines[-1].strip().removeprefix("roost: ") if lines else f"exit {code}"
+    return plain(said, 200)
 
 
 # ---- the installable app ------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from roost.mcp.component import COMPONENT as MCP_ENDPOINT
 from roost.ops.held import COMPONENT as HELD
 from roost.ops.resume import COMPONENT as RESUME
 from roost.ops.service import Component
+from roost.push.remote import COMPONENT as HOST_PUSH
 from roost.recall.operations import COMPONENT as RECALL
 from roost.service.monitor import COMPONENT as MONITOR
 from roost.service.readers import COMPONENT as READERS
@@ -27,4 +28,5 @@ COMPONENTS: tuple[Component, ...] = (
     WEB,  # roost web, when [web] enabled = true (issue 25)
     HOST_CHILDREN,  # children on hosts: their turns' ends (issue 24 part 4)
     RECALL,  # the index of every conversation, as records grow (issue 39)
+    HOST_PUSH,  # pushes for hosts' agents, answered on their host (issue 40 point 5)
 )

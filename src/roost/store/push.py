@@ -177,3 +177,18 @@ def forget_expired(c: sqlite3.Connection, now: str) -> None:
     """Drop capabilities and pairing codes past their expiry (they are refused anyway)."""
     c.execute("DELETE FROM push_capabilities WHERE expires_at < ?", (now,))
     c.execute("DELETE FROM push_pairings WHERE expires_at < ?", (now,))
+
+
+# ---- hosts' streams -----------------------------------------------------------------------------
+def host_cursor(conn: sqlite3.Connection, host: str) -> int | None:
+    """The last seq of `host`'s event stream read for its agents' alerts (None: never read)."""
+    row = conn.execute("SELECT seq FROM push_host_cursors WHERE host = ?", (host,)).fetchone()
+    return int(row[0]) if row else None
+
+
+def set_host_cursor(c: sqlite3.Connection, host: str, seq: int) -> None:
+    c.execute(
+        "INSERT INTO push_host_cursors (host, seq) VALUES (?, ?) "
+        "ON CONFLICT (host) DO UPDATE SET seq = excluded.seq",
+        (host, seq),
+    )

@@ -584,6 +584,15 @@ CREATE TABLE push_capabilities (
 );
 """
 
+# Issue 40 point 5: how far this roost read each host's event stream for its agents' alerts
+# (push/remote.py): a reconnect or a restart resumes after it, nothing pushed twice.
+PUSH_HOSTS = """
+CREATE TABLE push_host_cursors (
+    host TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL
+);
+"""
+
 Step = str | Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Step | list[Step]] = [
     V1,
@@ -609,6 +618,7 @@ MIGRATIONS: list[Step | list[Step]] = [
     REVIEW_COMMENTS,  # issue 38 part 1 (branch review): store/review.py
     MERGES,  # issue 38 points 3-5 (branch merge): store/merge.py
     PUSH,  # issue 40 (branch phone): store/push.py
+    PUSH_HOSTS,  # issue 40 point 5 (branch wt-phone): store/push.py
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

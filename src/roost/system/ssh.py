@@ -56,6 +56,7 @@ class Result:
 # Bytes a captured call may write (each of stdout and stderr): a host's whole `ls --json` of a
 # thousand agents is ~2 MB; a host that floods is cut there, never read into memory whole.
 MAX_OUTPUT = 32 << 20
+MAX_LINE = 1 << 20  # characters of one line of a stream (`lines`): a host's words are bounded
 
 
 def run(
@@ -115,7 +116,8 @@ def lines(argv: list[str], name: str = "local", *, own_stderr: bool = False) -> 
         _STREAMS.add(proc)
         try:
             assert proc.stdout is not None
-            yield from proc.stdout
+            # bounded: a longer line comes in pieces (no JSON: each reader drops them)
+            yield from iter(lambda: proc.stdout.readline(MAX_LINE) if proc.stdout else "", "")
             code = proc.wait()
         finally:
             _kill(proc)

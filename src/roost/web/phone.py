@@ -4,8 +4,9 @@ answers from a notification's buttons (push/operations.py does the work).
 
 A paired device proves itself with its own cookie (`roost_device`), checked against the store at
 every request (a revoked one is refused at once); its CSRF token is derived from its secret.
-POST /push/answer is the one request without a session's CSRF token: the one-time capability it
-carries is the proof (ntfy's buttons send no cookie), and its Host and any Origin are checked as
+POST /push/answer ({capability, choice} or, from a notification's reply field, {capability,
+text}) is the one request without a session's CSRF token: the one-time capability it carries
+is the proof (ntfy's buttons send no cookie), and its Host and any Origin are checked as
 every request's are.
 """
 
@@ -143,7 +144,9 @@ def routes(config: Any, call: Call, guard: Guard) -> list[Route]:
             device = "!"  # matches no capability's device
         body = await _body(request)
         body = body if isinstance(body, dict) else {}
-        done = await call(push.answer, body.get("capability"), body.get("choice"), device)
+        done = await call(
+            push.answer, body.get("capability"), body.get("choice"), device, body.get("text")
+        )
         tell = BackgroundTask(call, push.receipt, done)
         if done.refused is not None:
             return JSONResponse({"applied": False, "error": done.refused}, 409, background=tell)
