@@ -321,6 +321,45 @@ def patch(
             raise RoostError(f"git diff failed in {top}: {said[-1] if said else code}")
 
 
+PATCH_LIMIT = 32 << 20  # bytes of one file's patch a merge of its hunks reads at most
+
+
+def patch_bytes(
+    top: str, base: str, env: dict[str, str], paths: Sequence[str], limit: int = PATCH_LIMIT
+) -> bytes:
+    """git's whole patch of `paths` (the same diff and shape as `patch`) as bytes, exactly as
+    written: what a merge of some of its hunks is cut from. Refused past `limit` bytes."""
+    proc = _start(top, ["diff", *SHAPE, "-p", base, "--", *paths], env)
+    assert proc.stdout is not None
+    fired: list[bool] = []
+
+    def kill() -> None:
+        fired.append(True)
+        proc.kill()
+
+    timer = threading.Timer(TIMEOUT, kill)
+    timer.daemon = True
+    timer.start()
+    try:
+        out = proc.stdout.read(limit + 1)
+        if len(out) > limit:
+            proc.kill()
+        _, err = proc.communicate()
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if fired:
+        raise RoostError(f"git diff took over {TIMEOUT:.0f}s in {top}: stopped")
+    if len(out) > limit:
+        raise RoostError(f"the patch of {len(paths)} file(s) is over {limit >> 20} MiB: not read")
+    if proc.returncode != 0:
+        said = err.decode("utf-8", "replace").strip().splitlines()
+        raise RoostError(f"git diff failed in {top}: {said[-1][:300] if said else proc.returncode}")
+    return out
+
+
 def _lines(stream: IO[bytes], limit: int) -> Iterator[tuple[bytes, int]]:
     readline = stream.readline
     while True:

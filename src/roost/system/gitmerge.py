@@ -252,6 +252,22 @@ def files_tree(
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def patched_tree(repo: Repo, target: str, patch: bytes) -> tuple[str | None, str]:
+    """`target`'s tree with `patch` applied by git itself (`git apply --cached`, each hunk
+    placed by its context, all or nothing) in a private index file: (the tree, "") or (None,
+    what git said, bounded). The repository's index and every checkout are never touched."""
+    folder = tempfile.mkdtemp(prefix="roost-hunks-")
+    try:
+        env = {"GIT_INDEX_FILE": os.path.join(folder, "index")}
+        ok(repo.top, "read-tree", target, env=env)
+        ran = run(repo.top, "apply", "--cached", "--whitespace=nowarn", "-", env=env, stdin=patch)
+        if ran.code != 0:
+            return None, ran.err[:MAX_ERR]
+        return ok(repo.top, "write-tree", env=env).strip(), ""
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _ls_tree(repo: Repo, commit: str, path: str) -> dict[str, tuple[str, str]]:
     """path -> (mode, blob id) of every file at or under `path` in `commit`."""
     text = run(repo.top, "ls-tree", "-r", "-z", "--full-tree", commit, "--", path).out
