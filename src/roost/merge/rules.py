@@ -126,6 +126,23 @@ def hunks(diff: str) -> dict[str, tuple[tuple[int, int], ...]]:
     return {p: tuple(sorted(r)) if r else ((1, 0),) for p, r in found.items()}
 
 
+def untracked_ranges(name_status: str) -> dict[str, tuple[tuple[int, int], ...]]:
+    r"""The ranges of untracked files from `git diff --name-status -z` over them: a file new
+    since the fork point touches what a new file's hunk (`-0,0`) does, lines 0-1, as a
+    committed new file's does; one that was there (a file taken out of the index) all of it.
+    Two agents that both create a file at one path collide.
+
+    >>> untracked_ranges("A\0notes.md\0M\0gone.txt\0")
+    {'notes.md': ((0, 1),), 'gone.txt': ((1, 0),)}
+    """
+    fields = name_status.split("\0")
+    found: dict[str, tuple[tuple[int, int], ...]] = {}
+    for status, path in zip(fields[::2], fields[1::2], strict=False):
+        if path and status and len(found) < MAX_FILES:
+            found[path] = (hunk_range(0, 0),) if status == "A" else ((1, 0),)
+    return found
+
+
 def _header_path(rest: str) -> str | None:
     """The old path of a `diff --git a/X b/Y` header when it can be read without doubt (the
     `---` line, read later, settles it otherwise)."""
