@@ -475,3 +475,34 @@ def test_sections_pair_with_files_by_their_header() -> None:
     ]
     assert unmerged.read and unmerged.hunks == ()
     assert z.hunks[0].lines == ("-a", "+b")
+
+
+def test_the_summary_asks_git_for_records_only_never_the_patch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-U3 implies --patch: git would write every hunk on top of --raw --numstat (5x the
+    bytes on bench_diff's repository), which the summary reads past and never needs."""
+    import subprocess
+
+    from roost.system import gitdiff
+
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+
+    def run(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(tmp_path), *args], check=True, capture_output=True, text=True
+        ).stdout
+
+    run("init", "-q")
+    (tmp_path / "a.py").write_text("one\ntwo\n")
+    run("add", "a.py")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a")
+    base = run("rev-parse", "HEAD").strip()
+    (tmp_path / "a.py").write_text("one\nTWO\n")
+    (tmp_path / "new.py").write_text("new\n")
+    tracked, extra, new = gitdiff.summary(str(tmp_path), base)
+    assert new == ["new.py"]
+    for data in (tracked, extra):
+        assert b"@@" not in data and b"diff --git" not in data, data
+    found = rules.parse_summary(tracked) + rules.parse_summary(extra, frozenset(new))
+    assert [(f.path, f.added, f.removed) for f in found] == [("a.py", 1, 1), ("new.py", 1, 0)]

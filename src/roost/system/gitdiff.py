@@ -13,7 +13,6 @@ bounded, and git stopped as soon as the reader has had enough.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import subprocess
@@ -45,6 +44,10 @@ SHAPE = (
     "-M",
     "-U3",
 )
+# The summary's shape: -U3 implies --patch, which would have git write (and roost read past)
+# every hunk on top of the records asked for (measured: 5x the bytes, ~6 ms of 25 on 10,000
+# files with 200 changed).
+SUMMARY_SHAPE = tuple(a for a in SHAPE if a != "-U3")
 FILE_LIMIT = 16 << 20  # bytes of a file whose lines a comment is anchored in
 
 
@@ -236,7 +239,7 @@ def untracked_index(top: str, base: str, paths: Sequence[str]) -> Iterator[dict[
 
 
 def _summary_argv(base: str, paths: Sequence[str]) -> list[str]:
-    return ["diff", *SHAPE, "--raw", "--numstat", "-z", "--no-abbrev", base, "--", *paths]
+    return ["diff", *SUMMARY_SHAPE, "--raw", "--numstat", "-z", "--no-abbrev", base, "--", *paths]
 
 
 def summary(top: str, base: str, paths: Sequence[str] = ()) -> tuple[bytes, bytes, list[str]]:
@@ -395,6 +398,8 @@ def blob_size(top: str, blob: str) -> int | None:
 def file_lines(path: str, within: str) -> tuple[list[str], str] | None:
     """A file's lines (decoded with errors="replace") and the SHA-256 of its bytes, or None:
     not there, not a regular file, leading out of the folder `within`, or over FILE_LIMIT."""
+    import hashlib
+
     try:
         with untrusted.open_file(path, within=(within,)) as f:
             data = f.read(FILE_LIMIT + 1)
