@@ -185,3 +185,41 @@ def test_a_hunk_shown_before_the_agent_changed_it_is_refused(app: App, repo: Pat
     again = shown(app, "api")["app.py"][0]
     merging.merge(app, "api", "hunks", hunks=[Pick("app.py", 1, again)])
     assert (repo / "app.py").read_text().splitlines()[1] == "two, changed again"
+
+
+def test_hunks_of_a_renamed_a_deleted_and_a_new_file(app: App, repo: Path) -> None:
+    (repo / "old.py").write_text(LINES)
+    (repo / "doomed.py").write_text("bye\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "more files")
+    wt = spawn(app, repo, "api")
+    git(wt, "mv", "old.py", "moved.py")
+    edit(wt / "moved.py", {3: "three", 25: "twenty-five"})
+    git(wt, "rm", "-q", "doomed.py")
+    (wt / "fresh.py").write_text("fresh\n")
+    git(wt, "add", "fresh.py")
+    git(wt, "commit", "-qm", "rename, delete, add")
+    d = review.diff(app, "api")
+    kinds = {f.path: (f.status, f.old_path, len(f.hunks)) for f in d.files}
+    assert kinds == {
+        "moved.py": ("renamed", "old.py", 2),
+        "doomed.py": ("deleted", None, 1),
+        "fresh.py": ("added", None, 1),
+    }
+    picks = [Pick("moved.py", 2), Pick("doomed.py", 1), Pick("fresh.py", 1)]
+    merging.merge(app, "api", "hunks", hunks=picks)
+    assert not (repo / "old.py").exists() and not (repo / "doomed.py").exists()
+    moved = (repo / "moved.py").read_text().splitlines()
+    assert moved[2] == "line 3" and moved[24] == "twenty-five"  # the rename, hunk 2 only
+    assert (repo / "fresh.py").read_text() == "fresh\n"
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_hunk_with_lines_past_the_shown_bytes_is_taken_whole(app: App, repo: Path) -> None:
+    wt = spawn(app, repo, "api")
+    long = "x = '" + "y" * 5000 + "'"
+    edit(wt / "app.py", {4: long})
+    [f] = review.diff(app, "api").files
+    assert "more bytes" in "".join(f.hunks[0].lines)  # the pane shows it cut
+    merging.merge(app, "api", "hunks", hunks=[Pick("app.py", 1, f.hunks[0].fingerprint)])
+    assert (repo / "app.py").read_text().splitlines()[3] == long  # git's bytes, all of them
