@@ -59,7 +59,10 @@ def merge_command(
     a merge commit by default. Refused, changing nothing, while NAME is mid-turn, when the
     main checkout has uncommitted changes, or when the merge would conflict (the files
     named). NAME's branch and worktree stay; its uncommitted changes are not taken (counted).
-    The other agents branched from the same base are told that it moved.
+    --hunks takes chosen hunks of the change `roost diff NAME` shows (committed or not), as
+    one commit; refused, changing nothing, when one is not in the diff, binary, changed since
+    its fingerprint was shown, or when they would not apply. The other agents branched from
+    the same base are told that it moved.
 
     \b
     Examples:

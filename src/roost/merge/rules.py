@@ -475,7 +475,7 @@ def message(
         n = len(files)
         return (
             f"agent {name}: {n} hunk{'s' if n != 1 else ''} of its work on {branch}\n\n"
-            f"roost merge --hunks {picks_text(files)}\n"
+            f"roost merge --hunks {_plain(picks_text(files))}\n"
         )
     return f"Merge branch '{branch}' (agent {name}) into {target}"
 

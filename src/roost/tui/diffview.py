@@ -99,6 +99,14 @@ def _comment(s: rules.Seen) -> Line:
 class ConfirmScreen(ModalScreen[bool]):
     """A yes/no question: y or the Yes button says yes; n, Esc or No says no."""
 
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    #confirm { width: 74; max-width: 100%; height: auto; border: thick $warning;
+               background: $surface; padding: 1 2; }
+    #confirm Horizontal { height: auto; margin-top: 1; }
+    #confirm Button { margin-right: 2; }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "yes"),
         Binding("n,escape", "answer(False)", "no"),
