@@ -424,3 +424,37 @@ def test_a_merge_killed_after_the_branch_moved_is_settled_by_the_next(
     again = roost(world, repo, "merge", "api", "--yes", check=False)
     assert again.returncode == 1 and "nothing to merge" in again.stderr
     assert stored() == [("done", 1, 1)]  # the killed merge's siblings are told after all
+
+
+def test_hunks_named_as_roost_diff_shows_them_are_taken_alone(world: Env, repo: Path) -> None:
+    wt = spawn(world, repo, "api")
+    edited(wt / "app.py", 2, "two")
+    edited(wt / "app.py", 19, "nineteen")
+    git(wt, "commit", "-qam", "two hunks")
+    shown = roost(world, repo, "diff", "api", "--color", "never").stdout
+    assert "@@ -1,5 +1,5 @@  (hunk 1)" in shown and "(hunk 2)" in shown
+    [f] = json.loads(roost(world, repo, "diff", "api", "--json").stdout)["files"]
+    ids = [h["id"] for h in f["hunks"]]
+    prints = [h["fingerprint"] for h in f["hunks"]]
+    assert ids == ["app.py:1", "app.py:2"] and all(len(p) == 12 for p in prints)
+    before = snapshot(repo, wt)
+    for bad, code, said in (
+        (("--hunks", "app.py"), 2, "give FILE:N[,N...]"),
+        (("--hunks", "app.py:3"), 1, "api's diff shows 2 hunks of app.py, not hunk 3"),
+        (("--hunks", "app.py:1", "--squash"), 2, "--hunks goes alone"),
+    ):
+        out = roost(world, repo, "merge", "api", *bad, "--yes", check=False)
+        assert out.returncode == code and said in out.stderr, out.stderr
+        assert snapshot(repo, wt) == before
+    out = roost(world, repo, "merge", "api", "--hunks", f"app.py:2@{prints[1]}", "--yes")
+    assert "merged api (roost/api) into main: 1 hunk as one commit" in out.stdout, out.stdout
+    lines = (repo / "app.py").read_text().splitlines()
+    assert lines[1] == "line 2" and lines[18] == "nineteen"
+    with contextlib.closing(sqlite3.connect(world.home / "roost.db")) as db:
+        assert db.execute("SELECT mode, state FROM merges").fetchall() == [("files", "done")]
+    merged = [
+        e
+        for e in json.loads(roost(world, repo, "events", "api", "--json").stdout)
+        if e["kind"] == "merging"
+    ]
+    assert merged[0].get("hunks", merged[0].get("detail", {}).get("hunks")) == ["app.py:2"], merged

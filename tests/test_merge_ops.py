@@ -111,3 +111,28 @@ def test_a_look_marks_overlapping_lines_and_unmarks_them(app: App, repo: Path) -
     git(b, "checkout", "--", "app.py")
     assert merging.check(app, app.store.require("b")) == []
     assert merging.conflicts(app) == [] and len(merging.conflicts(app, active=False)) == 1
+
+
+def test_a_look_counts_untracked_files_two_agents_both_create(app: App, repo: Path) -> None:
+    a, b, c = spawn(app, repo, "a"), spawn(app, repo, "b"), spawn(app, repo, "c")
+    (a / "notes.md").write_text("a's notes\n")  # untracked in both: they collide
+    (b / "notes.md").write_text("b's notes\nmore\n")
+    (c / "own.md").write_text("c's alone\n")  # untracked in c only: no pair
+    (a / "ignored.log").write_text("x\n")
+    (b / "ignored.log").write_text("y\n")
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "exclude").write_text("*.log\n")  # ignored files are no work
+    found = merging.check(app, app.store.require("a"))
+    assert [(sorted((f.a, f.b)), dict(f.lines)) for f in found] == [
+        (sorted((app.store.require("a").id, app.store.require("b").id)), {"notes.md": ((0, 1),)})
+    ]
+    [pair] = merging.conflicts(app)
+    assert sorted((pair.a_name, pair.b_name)) == ["a", "b"]
+    # one agent's untracked file and another's committed one at the same path collide too
+    (c / "notes.md").write_text("c's, committed\n")
+    git(c, "add", "notes.md")
+    git(c, "commit", "-qm", "notes")
+    found = merging.check(app, app.store.require("c"))
+    names = {app.store.require(n).id: n for n in ("a", "b", "c")}
+    assert sorted(sorted(names[x] for x in (f.a, f.b)) for f in found) == [["a", "c"], ["b", "c"]]
+    assert all("notes.md" in f.files and "own.md" not in f.files for f in found)

@@ -134,6 +134,7 @@ Binary files a/c.bin and b/c.bin differ
 def test_a_patch_is_read_into_hunks_with_content_lines_that_look_like_headers() -> None:
     files = [change("a", 1, 1), change("b", 4), change("c.bin", 0, 0)]
     a, b, c = rules.read_patch(lines(PATCH), files, Budget(None, None))
+    split = rules.split_patch(PATCH.encode())
     assert a.hunks == (
         Hunk(
             1,
@@ -142,10 +143,29 @@ def test_a_patch_is_read_into_hunks_with_content_lines_that_look_like_headers() 
             3,
             "def f():",
             (" one", "--- two", "+++ two", " three", "\\ No newline at end of file"),
+            fingerprint=split[0].hunks[0][1],
         ),
     )
     assert b.hunks[0].lines == ("+1", "+2", "+3", "+4") and b.read and not b.more
     assert c.binary and c.hunks == () and c.read
+    # the same hunks cut from the patch's bytes, for a merge of some of them
+    assert [len(f.hunks) for f in split] == [1, 1, 0] and split[2].binary
+    assert split[1].head.startswith(b"diff --git a/b b/b\nnew file mode")
+    assert split[1].hunks[0][0] == b"@@ -0,0 +1,4 @@\n+1\n+2\n+3\n+4\n"
+    assert b.hunks[0].fingerprint == split[1].hunks[0][1] != a.hunks[0].fingerprint
+
+
+def test_a_hunks_fingerprint_does_not_depend_on_the_budget_but_on_every_line() -> None:
+    files = [change("a", 1, 1), change("b", 4), change("c.bin", 0, 0)]
+    whole = list(rules.read_patch(lines(PATCH), files, Budget(None, None)))
+    cut = list(rules.read_patch(lines(PATCH), files, Budget(1, None)))
+    assert [h.fingerprint for f in whole for h in f.hunks] == [
+        h.fingerprint for f in cut for h in f.hunks
+    ]
+    changed = PATCH.replace("+4\n", "+5\n")
+    other = list(rules.read_patch(lines(changed), files, Budget(1, None)))
+    assert other[1].hunks[0].fingerprint != whole[1].hunks[0].fingerprint
+    assert other[0].hunks[0].fingerprint == whole[0].hunks[0].fingerprint
 
 
 @pytest.mark.parametrize(
@@ -455,3 +475,34 @@ def test_sections_pair_with_files_by_their_header() -> None:
     ]
     assert unmerged.read and unmerged.hunks == ()
     assert z.hunks[0].lines == ("-a", "+b")
+
+
+def test_the_summary_asks_git_for_records_only_never_the_patch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-U3 implies --patch: git would write every hunk on top of --raw --numstat (5x the
+    bytes on bench_diff's repository), which the summary reads past and never needs."""
+    import subprocess
+
+    from roost.system import gitdiff
+
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+
+    def run(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(tmp_path), *args], check=True, capture_output=True, text=True
+        ).stdout
+
+    run("init", "-q")
+    (tmp_path / "a.py").write_text("one\ntwo\n")
+    run("add", "a.py")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a")
+    base = run("rev-parse", "HEAD").strip()
+    (tmp_path / "a.py").write_text("one\nTWO\n")
+    (tmp_path / "new.py").write_text("new\n")
+    tracked, extra, new = gitdiff.summary(str(tmp_path), base)
+    assert new == ["new.py"]
+    for data in (tracked, extra):
+        assert b"@@" not in data and b"diff --git" not in data, data
+    found = rules.parse_summary(tracked) + rules.parse_summary(extra, frozenset(new))
+    assert [(f.path, f.added, f.removed) for f in found] == [("a.py", 1, 1), ("new.py", 1, 0)]

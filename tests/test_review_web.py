@@ -115,3 +115,53 @@ def test_the_changes_page_merges_and_says_a_refusal(world: Env, repo: Path) -> N
         assert said.startswith("merged api (roost/api) into main: 1 commit squashed into one")
     assert (repo / "feature.py").read_text() == "x = 1\n"
     assert git(repo, "rev-parse", "HEAD") != before
+
+
+def test_the_changes_page_merges_the_hunks_ticked_as_they_were_drawn(
+    world: Env, repo: Path
+) -> None:
+    wt = spawn_in_worktree(world, repo, "api")
+    app = wt / "app.py"
+    app.write_text(app.read_text().replace("line 2\n", "line two\n").replace("line 18\n", "18!\n"))
+    git(wt, "commit", "-qam", "two hunks")
+    before = git(repo, "rev-parse", "HEAD")
+    with running(world) as web, chromium_phone(world) as driver:
+        driver.get(web.url)
+        driver.get(web.base + "/a/api/changes")
+        driver.execute_script("window.confirm = () => true")
+        button = driver.find_element(By.ID, "merge-hunks")
+        assert not button.is_enabled()
+        picks = driver.find_elements(By.CSS_SELECTOR, 'section[data-path="app.py"] .hunk-pick')
+        assert [p.get_attribute("data-hunk") for p in picks] == ["1", "2"]
+        picks[1].click()
+        assert button.is_enabled() and button.text == "Merge 1 selected hunk"
+        # without the session's CSRF header the same request is refused, nothing changed
+        status = driver.execute_async_script(
+            "const done = arguments[0];"
+            "fetch('/a/api/merge-hunks', {method: 'POST', credentials: 'same-origin',"
+            " headers: {'content-type': 'application/json'},"
+            " body: JSON.stringify({hunks: [{path: 'app.py', number: 2, fingerprint: 'x'}]})})"
+            ".then(r => done(r.status))"
+        )
+        assert status == 403 and git(repo, "rev-parse", "HEAD") == before
+        # the agent changes hunk 2 after the page drew it: refused, nothing changed
+        app.write_text(app.read_text().replace("18!\n", "eighteen\n"))
+        button.click()
+        said = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#receipt.bad").text)
+        assert "the diff changed since it was shown (app.py:2" in said
+        assert git(repo, "rev-parse", "HEAD") == before
+        driver.get(web.base + "/a/api/changes")  # reload: hunk 2 as it is now
+        driver.execute_script("window.confirm = () => true")
+        driver.find_elements(By.CSS_SELECTOR, 'section[data-path="app.py"] .hunk-pick')[1].click()
+        driver.find_element(By.ID, "merge-hunks").click()
+        said = wait(
+            driver,
+            lambda d: (
+                d.find_element(By.ID, "receipt").text.startswith("merged")
+                and d.find_element(By.ID, "receipt").text
+            ),
+        )
+        assert said.startswith("merged api (roost/api) into main: 1 hunk as one commit"), said
+    text = (repo / "app.py").read_text()
+    assert "line 2\n" in text and "eighteen\n" in text and "line two" not in text
+    assert git(repo, "log", "-1", "--format=%P") == before

@@ -16,10 +16,11 @@ from test_tui import SIZE, select, settle, shown
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
 
+from roost.core.errors import RoostError
 from roost.review import rules
 from roost.tui.app import FormScreen, RoostApp
 from roost.tui.demo import CHANGE, NOW, StaticSource
-from roost.tui.diffview import DiffScreen, lines
+from roost.tui.diffview import ConfirmScreen, DiffScreen, lines
 from roost.tui.live import LiveSource
 
 from conftest import Env
@@ -94,6 +95,53 @@ def test_d_shows_the_change_c_comments_on_a_line_and_s_sends() -> None:
     asyncio.run(run())
 
 
+def test_m_marks_hunks_and_m_merges_the_marked_ones_after_a_confirm() -> None:
+    source = StaticSource()
+
+    async def run() -> None:
+        app = app_on(source)
+        async with app.run_test(size=(120, 32)) as pilot:
+            await settle(pilot, app, lambda: app.rows)
+            select(app, "api-tests")
+            await pilot.press("D")
+            await settle(pilot, app, lambda: isinstance(app.screen, DiffScreen) and app.screen.rows)
+            screen = app.screen
+            assert isinstance(screen, DiffScreen)
+            box = screen.query_one("#diff", OptionList)
+            await pilot.press("M")  # nothing marked: said, nothing merged
+            await settle(pilot, app)
+            box.highlighted = next(
+                i for i, r in enumerate(screen.rows) if r.at == ("app/retry.py", 12)
+            )
+            await pilot.press("m")
+            await settle(pilot, app, lambda: screen.marked)
+            assert list(screen.marked) == [("app/retry.py", 1)]
+            heads = [r.text.plain for r in screen.rows if r.text.plain.startswith("✔")]
+            assert heads == ["✔ @@ -10,4 +10,5 @@  hunk 1, marked"]
+            box.highlighted = 0  # the title: no hunk
+            await pilot.press("m")
+            await settle(pilot, app)
+            assert len(screen.marked) == 1
+            await pilot.press("M")
+            await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+            await pilot.press("n")  # no: nothing merged, the mark stays
+            await settle(pilot, app, lambda: isinstance(app.screen, DiffScreen))
+            assert not any(c[0] == "merge_hunks" for c in source.calls) and screen.marked
+            await pilot.press("M")
+            await settle(pilot, app, lambda: isinstance(app.screen, ConfirmScreen))
+            await pilot.press("y")
+            await settle(pilot, app, lambda: any(c[0] == "merge_hunks" for c in source.calls))
+            merged = [c for c in source.calls if c[0] == "merge_hunks"]
+            assert merged == [("merge_hunks", "api-tests", (("app/retry.py", 1, ""),))]
+            await settle(pilot, app, lambda: not screen.marked)
+            said = [str(n.message) for n in app._notifications]
+            assert any("no hunk marked" in m for m in said)
+            assert any("put the cursor on a hunk" in m for m in said)
+            assert "merged api-tests (roost/api-tests) into main: 1 hunk as one commit" in said
+
+    asyncio.run(run())
+
+
 def test_snapshot_diff_pane(snap_compare: Callable[..., bool]) -> None:
     async def before(pilot: Pilot[Any]) -> None:
         await shown(pilot)
@@ -120,6 +168,19 @@ def test_the_live_source_reads_comments_on_and_sends_a_real_change(
     assert said == "comment #1 on app.py, line 3; send it: roost review send ag"
     _, comments = source.changes("ag")
     assert [(s.state, s.start) for s in comments] == [("open", 3)]
+    # a hunk merged as the pane drew it; one drawn before the agent changed it is refused
+    (wt / "app.py").write_text((wt / "app.py").read_text().replace("line 1\n", "line one\n"))
+    d, _ = source.changes("ag")
+    [hunk] = d.files[0].hunks
+    (wt / "app.py").write_text((wt / "app.py").read_text().replace("line one\n", "line 1!\n"))
+    before = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(RoostError, match="the diff changed since it was shown"):
+        source.merge_hunks("ag", [("app.py", 1, hunk.fingerprint)])
+    assert git(repo, "rev-parse", "HEAD") == before
+    d, _ = source.changes("ag")
+    said = source.merge_hunks("ag", [("app.py", 1, d.files[0].hunks[0].fingerprint)])
+    assert said.startswith("merged ag (roost/ag) into main: 1 hunk as one commit"), said
+    assert (repo / "app.py").read_text().startswith("line 1!\nline 2\nline three\n")
 
 
 def test_a_preview_that_lands_under_the_diff_pane_or_after_the_app_closed_fails_nothing() -> None:

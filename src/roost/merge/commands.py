@@ -38,15 +38,31 @@ if TYPE_CHECKING:
     metavar="BRANCH",
     help="Merge into BRANCH [default: the branch the main checkout has checked out].",
 )
+@click.option(
+    "--hunks",
+    "hunks",
+    multiple=True,
+    metavar="FILE:N[,N...]",
+    help="Take only these hunks of `roost diff NAME` (numbered from 1 in each file, as it shows "
+    "them; committed or not), as one commit. Repeat for more files.",
+)
 @click.option("--yes", "yes", is_flag=True, help="Do not ask (needed without a terminal).")
 def merge_command(
-    name: str, paths: tuple[str, ...], mode: str | None, into: str | None, yes: bool
+    name: str,
+    paths: tuple[str, ...],
+    mode: str | None,
+    into: str | None,
+    hunks: tuple[str, ...],
+    yes: bool,
 ) -> None:
     """Take agent NAME's committed work into the main checkout's branch (or --into BRANCH):
     a merge commit by default. Refused, changing nothing, while NAME is mid-turn, when the
     main checkout has uncommitted changes, or when the merge would conflict (the files
     named). NAME's branch and worktree stay; its uncommitted changes are not taken (counted).
-    The other agents branched from the same base are told that it moved.
+    --hunks takes chosen hunks of the change `roost diff NAME` shows (committed or not), as
+    one commit; refused, changing nothing, when one is not in the diff, binary, changed since
+    its fingerprint was shown, or when they would not apply. The other agents branched from
+    the same base are told that it moved.
 
     \b
     Examples:
@@ -54,16 +70,21 @@ def merge_command(
       roost merge api-fix --squash --yes
       roost merge api-fix --files src/parser.py tests/test_parser.py
       roost merge api-fix --rebase --into release
+      roost merge api-fix --hunks src/parser.py:1,3 --hunks README.md:2
     """
     from roost.cli.main import _app
     from roost.merge import operations as merging
+    from roost.merge import rules
 
-    how = mode or "merge"
+    if hunks and (mode or paths):
+        raise click.UsageError("--hunks goes alone (no --squash, --rebase, --files or PATHS)")
+    how = "hunks" if hunks else mode or "merge"
     if paths and how != "files":
         raise click.UsageError("PATHS are for --files only")
+    picks = rules.parse_picks(hunks) if hunks else ()
     app = _app(name)
     ask = None if yes else _asker()
-    done = merging.merge(app, name, how, paths, into, confirm=ask)
+    done = merging.merge(app, name, how, paths, into, confirm=ask, hunks=picks)
     p = done.plan
     click.echo(_merged_line(p))
     if p.note:

@@ -25,6 +25,7 @@ from roost.core import notify as notify_rule
 from roost.core.errors import RoostError
 from roost.core.model import Agent
 from roost.core.observation import Observation
+from roost.core.present import few
 from roost.core.status import Status
 from roost.merge import rules
 from roost.ops.context import App, OnStatus
@@ -87,17 +88,23 @@ def plan(
     files: Sequence[str] = (),
     into: str | None = None,
     into_checkout: str | None = None,
+    hunks: Sequence[rules.Pick] = (),
 ) -> Plan:
     """Every check of a merge of agent NAME's committed work, and its result made (objects
     only): a RoostError with the one line of the first refusal otherwise. `into_checkout`: a
     worktree of the same repository (a parent agent's own) whose branch is the target and
-    whose files follow, with the main checkout's refusals (MCP's merge_child)."""
+    whose files follow, with the main checkout's refusals (MCP's merge_child). Mode "hunks":
+    the `hunks` picked of the change `roost diff NAME` shows (committed or not, untracked
+    files too), each refused unless it is the hunk that was shown (its fingerprint), their
+    patch cut from git's own and applied by `git apply` onto the target's commit."""
     from roost.system import git, gitmerge
 
     if mode not in rules.MODES:
         raise RoostError(f"unknown merge mode {mode!r} (one of {', '.join(rules.MODES)})", code=2)
     if (mode == "files") != bool(files):
         raise RoostError("--files needs at least one path", code=2)
+    if (mode == "hunks") != bool(hunks):
+        raise RoostError("--hunks needs at least one hunk (FILE:N)", code=2)
     for p in files:
         if not p or p.startswith("-") or any(ord(ch) < 32 for ch in p):
             raise RoostError(f"--files: {p!r} is no path in the repository", code=2)
@@ -141,17 +148,28 @@ def plan(
     if mode == "files":
         tree, missing = gitmerge.files_tree(repo, before, source, files)
         facts = _with(facts, missing_files=missing)
+    elif mode == "hunks":
+        tree = ""
     else:
         tree = ""
         if facts.ahead:
             facts = _with(facts, conflicts=gitmerge.merge_tree(repo, before, source).conflicts)
     if (said := rules.refusal(facts)) is not None:
         raise RoostError(said)
+    if mode == "hunks":
+        patch, files = _hunks_patch(name, row, hunks)
+        made, err = gitmerge.patched_tree(repo, before, patch)
+        if made is None:
+            named = rules.apply_failed(err, sorted({p.path for p in hunks}))
+            where = facts.checkout if into_main else f"branch {target}"
+            raise RoostError(rules.hunks_refusal(row.branch, target, named, where))
+        tree = made
     message = rules.message(mode, name, row.branch, target, facts.ahead, files)
-    if mode == "files":
+    if mode in ("files", "hunks"):
         if tree == gitmerge.tree_of(repo, before):
             raise RoostError(
-                f"nothing to take: {', '.join(files)} at {row.branch} are as they are in {target}"
+                f"nothing to take: {few(list(files), rules.MAX_NAMED)} at {row.branch} "
+                f"are as they are in {target}"
             )
         result = gitmerge.commit_tree(repo, tree, [before], message)
     elif mode == "rebase":
@@ -177,9 +195,59 @@ def plan(
         result=result,
         commits=facts.ahead,
         files=tuple(files),
-        uncommitted=gitmerge.uncommitted(row.path),
+        uncommitted=0 if mode == "hunks" else gitmerge.uncommitted(row.path),
         checkout=checkout,
     )
+
+
+def _hunks_patch(name: str, row: wtdb.Row, picks: Sequence[rules.Pick]) -> tuple[bytes, list[str]]:
+    """The patch of the hunks picked of agent NAME's change (its worktree against the commit
+    its branch started from, as `roost diff` shows it), cut from git's own patch of each file
+    (review/rules.split_patch), and their labels (FILE:N). Refused in one line: a file not in
+    the diff, a binary one, a hunk it does not have, a hunk whose fingerprint is not the one
+    shown (the diff changed since)."""
+    from roost.review import rules as diffs
+    from roost.system import gitdiff
+
+    top, _, fork = gitdiff.worktree_start(row.path, row.branch, row.base)
+    if top is None:
+        raise RoostError(f"{name}'s worktree is gone: roost worktree recreate {name}")
+    if fork is None:
+        raise RoostError(f"roost cannot tell the commit {name}'s branch {row.branch} started from")
+    tracked, extra, new = gitdiff.summary(top, fork)
+    changes = {f.path: f for f in diffs.parse_summary(tracked)}
+    for added in diffs.parse_summary(extra, frozenset(new)):
+        changes.setdefault(added.path, added)
+    by_file: dict[str, list[rules.Pick]] = {}
+    for p in picks:
+        by_file.setdefault(p.path, []).append(p)
+    parts: list[bytes] = []
+    for path, chosen in by_file.items():
+        f = changes.get(path) or changes.get(os.path.normpath(path))
+        if f is None:
+            raise RoostError(rules.pick_refusal(name, chosen[0], None, False, None) or "")
+        if f.binary:
+            raise RoostError(rules.pick_refusal(name, chosen[0], 1, True, None) or "")
+        if f.status == diffs.UNTRACKED:
+            with gitdiff.untracked_index(top, fork, [f.path]) as env:
+                raw = gitdiff.patch_bytes(top, fork, env, [f.path])
+        else:
+            both = [f.path] if f.old_path is None else [f.path, f.old_path]
+            raw = gitdiff.patch_bytes(top, fork, {}, both)
+        sections = diffs.split_patch(raw)
+        if len(sections) != 1:
+            raise RoostError(
+                f"{diffs.shown_path(f.path)} changed in a way roost cannot take hunk by hunk "
+                f"(roost merge {name} --files {diffs.shown_path(f.path)})"
+            )
+        section = sections[0]
+        for p in chosen:
+            shown = section.hunks[p.number - 1][1] if p.number <= len(section.hunks) else None
+            why = rules.pick_refusal(name, p, len(section.hunks), section.binary, shown)
+            if why is not None:
+                raise RoostError(why)
+        parts.append(diffs.pick_patch(section, [p.number - 1 for p in chosen]))
+    return b"".join(parts), [p.label for p in picks]
 
 
 def _with(f: rules.Facts, **changes: object) -> rules.Facts:
@@ -216,13 +284,20 @@ def apply(app: App, p: Plan, deliver: bool = True) -> Done:
             p.repo,
             p.branch,
             p.target,
-            p.mode,
+            "files" if p.mode == "hunks" else p.mode,  # the row's CHECK admits the first four
             p.source,
             p.before,
             p.result,
             at,
         )
-        detail = {"target": p.target, "mode": p.mode, "source": p.source, "result": p.result}
+        detail: dict[str, object] = {
+            "target": p.target,
+            "mode": p.mode,
+            "source": p.source,
+            "result": p.result,
+        }
+        if p.mode == "hunks":
+            detail["hunks"] = list(p.files)
         events.append(c, agent.id, agent.name, at, "merging", detail)
     try:
         if p.into_main:
@@ -334,6 +409,7 @@ def merge(
     into: str | None = None,
     confirm: Callable[[Plan], bool] | None = None,
     into_checkout: str | None = None,
+    hunks: Sequence[rules.Pick] = (),
 ) -> Done:
     """`roost merge`: plan, ask (`confirm`: None takes it as agreed), apply; under the
     agent's lock and the repository's (one merge or worktree change of it at a time)."""
@@ -346,7 +422,7 @@ def merge(
             raise RoostError(rules.refusal(rules.Facts(name, has_worktree=False)) or "")
         with git.locked(git.repo_of(row.repo)):
             settle(app, row.repo)
-            p = plan(app, name, mode, files, into, into_checkout)
+            p = plan(app, name, mode, files, into, into_checkout, hunks)
             if confirm is not None and not confirm(p):
                 raise RoostError("not merged: nothing was changed")
             done = apply(app, p, deliver=False)

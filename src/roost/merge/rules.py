@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from roost.core.present import few
 
-MODES = ("merge", "squash", "rebase", "files")
+MODES = ("merge", "squash", "rebase", "files", "hunks")
 MAX_NAMED = 5  # files a refusal names (the rest are counted)
 MAX_FILES = 10_000  # files of one diff kept (a diff that touches more is cut there)
 
@@ -124,6 +124,23 @@ def hunks(diff: str) -> dict[str, tuple[tuple[int, int], ...]]:
                 start, count = int(m.group(1)), int(m.group(2) or "1")
                 found[current].append(hunk_range(start, count))
     return {p: tuple(sorted(r)) if r else ((1, 0),) for p, r in found.items()}
+
+
+def untracked_ranges(name_status: str) -> dict[str, tuple[tuple[int, int], ...]]:
+    r"""The ranges of untracked files from `git diff --name-status -z` over them: a file new
+    since the fork point touches what a new file's hunk (`-0,0`) does, lines 0-1, as a
+    committed new file's does; one that was there (a file taken out of the index) all of it.
+    Two agents that both create a file at one path collide.
+
+    >>> untracked_ranges("A\0notes.md\0M\0gone.txt\0")
+    {'notes.md': ((0, 1),), 'gone.txt': ((1, 0),)}
+    """
+    fields = name_status.split("\0")
+    found: dict[str, tuple[tuple[int, int], ...]] = {}
+    for status, path in zip(fields[::2], fields[1::2], strict=False):
+        if path and status and len(found) < MAX_FILES:
+            found[path] = (hunk_range(0, 0),) if status == "A" else ((1, 0),)
+    return found
 
 
 def _header_path(rest: str) -> str | None:
@@ -280,7 +297,7 @@ def refusal(f: Facts) -> str | None:
         return (
             f"--files: {few(list(f.missing_files), MAX_NAMED)} in neither {f.branch} nor {f.target}"
         )
-    if f.ahead == 0 and f.mode != "files":
+    if f.ahead == 0 and f.mode not in ("files", "hunks"):
         return f"nothing to merge: every commit of {f.branch} is in {f.target} already"
     if f.mode == "rebase" and f.merges_in_range:
         return (
@@ -294,6 +311,140 @@ def refusal(f: Facts) -> str | None:
             f"{n}'s worktree (e.g. ask {n} to merge {f.target}) and merge again"
         )
     return None
+
+
+# ---- hunks (a person's pick of the diff roost shows) --------------------------------------
+MAX_HUNKS = 500  # hunks one merge takes
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """Hunk `number` (from 1, in the order `roost diff` shows a file's hunks) of `path`, and
+    the fingerprint it had when it was shown ("" when the person typed none)."""
+
+    path: str
+    number: int
+    fingerprint: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.path}:{self.number}"
+
+
+_PICK = re.compile(r"([1-9][0-9]{0,5})(?:@([0-9a-f]{6,64}))?")
+
+
+def parse_picks(specs: Sequence[str]) -> tuple[Pick, ...]:
+    """`--hunks FILE:N[,N...]` (each N may carry `@FINGERPRINT`, as the TUI and the web send
+    it); the last colon splits (a file's name may hold one). Refused in one line.
+
+    >>> [p.label for p in parse_picks(["a:b.py:2,1", "c.py:3@0123abcd4567"])]
+    ['a:b.py:1', 'a:b.py:2', 'c.py:3']
+    >>> parse_picks(["c.py"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    roost.core.errors.RoostError: --hunks 'c.py': give FILE:N[,N...] (N: a hunk's number in ...
+    """
+    from roost.core.errors import RoostError
+
+    found: dict[tuple[str, int], Pick] = {}
+    for spec in specs:
+        path, sep, numbers = spec.rpartition(":")
+        items = [_PICK.fullmatch(n) for n in numbers.split(",")]
+        bad = not sep or not path or path.startswith("-") or any(ord(c) < 32 for c in path)
+        if bad or not all(items):
+            raise RoostError(
+                f"--hunks {_plain(spec)[:200]!r}: give FILE:N[,N...] (N: a hunk's number in "
+                "roost diff)",
+                code=2,
+            )
+        for m in items:
+            assert m is not None
+            pick = Pick(path, int(m.group(1)), m.group(2) or "")
+            found[(path, pick.number)] = pick
+    if not found:
+        raise RoostError("--hunks: name at least one hunk (FILE:N)", code=2)
+    if len(found) > MAX_HUNKS:
+        raise RoostError(f"--hunks: at most {MAX_HUNKS} hunks in one merge", code=2)
+    return tuple(found[k] for k in sorted(found))
+
+
+def picks_text(labels: Sequence[str]) -> str:
+    """Hunks (their labels FILE:N) in a few words, by file.
+
+    >>> picks_text(["a.py:1", "a.py:3", "b.py:2"])
+    'a.py:1,3, b.py:2'
+    """
+    by_file: dict[str, list[str]] = {}
+    for label in labels:
+        path, _, number = label.rpartition(":")
+        by_file.setdefault(path, []).append(number)
+    return few([f"{path}:{','.join(ns)}" for path, ns in by_file.items()], 5)
+
+
+def pick_refusal(
+    name: str, pick: Pick, count: int | None, binary: bool, fingerprint: str | None
+) -> str | None:
+    """Why hunk `pick` cannot be taken from agent `name`'s diff, where its file has `count`
+    hunks (None: the file is not in the diff), or None.
+
+    >>> pick_refusal("api", Pick("a.py", 3), 2, False, "x")
+    "api's diff shows 2 hunks of a.py, not hunk 3 (roost diff api --file a.py)"
+    >>> print(pick_refusal("api", Pick("a.py", 1, "abc123"), 2, False, "def456"))
+    ... # doctest: +ELLIPSIS
+    the diff changed since it was shown (a.py:1 is not the hunk shown): reload and ...
+    """
+    path = _plain(pick.path)
+    if count is None:
+        return f"{path} is not changed in {name}'s diff (roost diff {name} --name-only)"
+    if binary:
+        return f"{path} is a binary file: it has no hunks to take (roost merge --files takes it)"
+    if count == 0:
+        return f"{path} has no hunks in {name}'s diff (a mode change or a rename only)"
+    if pick.number > count:
+        s = "s" if count != 1 else ""
+        return (
+            f"{name}'s diff shows {count} hunk{s} of {path}, not hunk {pick.number} "
+            f"(roost diff {name} --file {path})"
+        )
+    if pick.fingerprint and fingerprint != pick.fingerprint:
+        return (
+            f"the diff changed since it was shown ({_plain(pick.label)} is not the hunk shown): "
+            "reload and choose again; nothing was changed"
+        )
+    return None
+
+
+_APPLY_ERR = re.compile(
+    r"^error: (?:patch failed: (.+):\d+|(.+): (?:patch does not apply|already exists in "
+    r"(?:index|working directory)|does not exist in index|No such file or directory|"
+    r"does not match index|wrong type))$"
+)
+
+
+def apply_failed(err: str, paths: Sequence[str]) -> tuple[str, ...]:
+    r"""The files `git apply` said it could not patch (its "error: ..." lines), else `paths`.
+
+    >>> apply_failed("error: patch failed: a.py:3\nerror: a.py: patch does not apply\n", ["x"])
+    ('a.py',)
+    >>> apply_failed("fatal: corrupt patch at line 9\n", ["b.py"])
+    ('b.py',)
+    """
+    found: list[str] = []
+    for line in err.splitlines()[:200]:
+        m = _APPLY_ERR.match(line)
+        if m:
+            found.append(_plain(m.group(1) or m.group(2) or ""))
+    return tuple(dict.fromkeys(found)) or tuple(_plain(p) for p in paths)
+
+
+def hunks_refusal(branch: str, target: str, files: Sequence[str], checkout: str) -> str:
+    """A pick of hunks that git would not apply to the target."""
+    return (
+        f"the hunks chosen would not apply to {target} in {few(list(files), MAX_NAMED)}: "
+        f"nothing was changed ({branch} and {checkout} are as they were); merge the whole "
+        "branch, or pick hunks that apply"
+    )
 
 
 # ---- words ---------------------------------------------------------------------------------
@@ -319,6 +470,12 @@ def message(
         return (
             f"agent {name}: {few(list(files), 3)} from {branch}\n\n"
             f"roost merge --files of {name}'s work\n"
+        )
+    if mode == "hunks":  # `files` holds the hunks' labels (FILE:N)
+        n = len(files)
+        return (
+            f"agent {name}: {n} hunk{'s' if n != 1 else ''} of its work on {branch}\n\n"
+            f"roost merge --hunks {_plain(picks_text(files))}\n"
         )
     return f"Merge branch '{branch}' (agent {name}) into {target}"
 
@@ -512,6 +669,7 @@ def merged_line(
         "squash": f"{commits} commit{'s' if commits != 1 else ''} squashed into one",
         "rebase": f"{commits} commit{'s' if commits != 1 else ''} replayed",
         "files": f"{paths} path{'s' if paths != 1 else ''} as one commit",
+        "hunks": f"{paths} hunk{'s' if paths != 1 else ''} as one commit",
     }[mode]
     return (
         f"merged {agent} ({branch}) into {target}: {what}, now at {result[:12]} (was {before[:12]})"

@@ -46,6 +46,7 @@ class Hunk:
     section: str = ""
     lines: tuple[str, ...] = ()
     more: int = 0
+    fingerprint: str = ""  # of all its lines as git wrote them (hunk_fingerprint)
 
     @property
     def new_end(self) -> int:
@@ -194,8 +195,9 @@ _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 
 def parse_hunk_header(line: bytes) -> Hunk | None:
     r"""
-    >>> parse_hunk_header(b"@@ -1,2 +1,3 @@ def f():")
-    Hunk(old_start=1, old_count=2, new_start=1, new_count=3, section='def f():', lines=(), more=0)
+    >>> h = parse_hunk_header(b"@@ -1,2 +1,3 @@ def f():")
+    >>> (h.old_start, h.old_count, h.new_start, h.new_count, h.section)
+    (1, 2, 1, 3, 'def f():')
     >>> parse_hunk_header(b"@@ -0,0 +1 @@").new_count
     1
     """
@@ -212,6 +214,122 @@ def parse_hunk_header(line: bytes) -> Hunk | None:
     )
 
 
+class Fingerprint:
+    """A hunk's identity for the revision shown: SHA-256 over each of its lines as git wrote
+    them (its `@@` header first; a line cut at the budget's bytes counts with how much was
+    cut), every line, also those past the budget. A person's pick carries it, so a hunk is
+    taken only as it was shown (the TUI's and the web's selection, `roost merge --hunks`)."""
+
+    __slots__ = ("_h",)
+
+    def __init__(self) -> None:
+        import hashlib  # here: OpenSSL's load is ~2.5 ms of `roost diff --stat`, which never hashes
+
+        self._h = hashlib.sha256()
+
+    def add(self, raw: bytes, cut: int) -> None:
+        self._h.update(raw)
+        self._h.update(b"\0%d\n" % cut)
+
+    def digest(self) -> str:
+        return self._h.hexdigest()[:FINGERPRINT_HEX]
+
+
+FINGERPRINT_HEX = 12
+
+
+@dataclass(frozen=True, slots=True)
+class PatchFile:
+    """One file's section of a patch as git wrote it, in bytes: its head (`diff --git` to
+    `+++`) and each hunk (its `@@` line and its lines, newlines kept) with its fingerprint."""
+
+    head: bytes
+    hunks: tuple[tuple[bytes, str], ...]
+    binary: bool = False
+
+
+def split_patch(patch: bytes, line_bytes: int = 2000) -> list[PatchFile]:
+    r"""git's patch cut into files and hunks, exactly as written (what a patch of some of
+    its hunks is made of: `pick_patch`), each hunk's fingerprint as `read_patch` gives it.
+
+    >>> p = (b"diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n"
+    ...      b"@@ -9,0 +10 @@ x\n+c\n\\ No newline at end of file\n")
+    >>> [f.head for f in split_patch(p)]
+    [b'diff --git a/f b/f\n--- a/f\n+++ b/f\n']
+    >>> [h for h, _ in split_patch(p)[0].hunks]  # doctest: +NORMALIZE_WHITESPACE
+    [b'@@ -1 +1 @@\n-a\n+b\n',
+     b'@@ -9,0 +10 @@ x\n+c\n\\ No newline at end of file\n']
+    """
+    files: list[PatchFile] = []
+    head: list[bytes] = []
+    hunks: list[tuple[bytes, str]] = []
+    body: list[bytes] = []
+    mark: Fingerprint | None = None
+    old_left = new_left = 0
+    binary = False
+
+    def close_hunk() -> None:
+        nonlocal body, mark
+        if mark is not None:
+            hunks.append((b"".join(body), mark.digest()))
+        body, mark = [], None
+
+    def close_file() -> None:
+        nonlocal head, hunks, binary
+        close_hunk()
+        if head:
+            files.append(PatchFile(b"".join(head), tuple(hunks), binary))
+        head, hunks, binary = [], [], False
+
+    for line in _nl_lines(patch):
+        raw = line[:-1] if line.endswith(b"\n") else line
+        kept, cut = raw[:line_bytes], max(0, len(raw) - line_bytes)
+        first = raw[:1]
+        if mark is not None and (
+            ((old_left > 0 or new_left > 0) and first in (b" ", b"-", b"+")) or first == b"\\"
+        ):
+            if first in (b" ", b"-"):
+                old_left -= 1
+            if first in (b" ", b"+"):
+                new_left -= 1
+            mark.add(kept, cut)
+            body.append(line)
+            continue
+        if raw.startswith((b"diff --git ", b"diff --cc ")):
+            close_file()
+            head.append(line)
+            continue
+        hunk = parse_hunk_header(raw) if raw.startswith(b"@@ ") and head else None
+        if hunk is not None:
+            close_hunk()
+            mark = Fingerprint()
+            mark.add(kept, cut)
+            body = [line]
+            old_left, new_left = hunk.old_count, hunk.new_count
+            continue
+        close_hunk()
+        if head and not hunks:
+            head.append(line)
+            binary = binary or raw.startswith(b"Binary files ") or raw == b"GIT binary patch"
+    close_file()
+    return files
+
+
+def _nl_lines(data: bytes) -> list[bytes]:
+    """Lines ended by \n only (bytes.splitlines also ends one at \r)."""
+    parts = data.split(b"\n")
+    found = [p + b"\n" for p in parts[:-1]]
+    if parts[-1]:
+        found.append(parts[-1])
+    return found
+
+
+def pick_patch(f: PatchFile, picked: Sequence[int]) -> bytes:
+    """A patch of one file's hunks `picked` (indexes from 0, in git's order): its head and
+    those hunks as git wrote them (git apply places each by its context)."""
+    return f.head + b"".join(f.hunks[i][0] for i in sorted(set(picked)))
+
+
 @dataclass
 class _Open:
     """The file being read: its hunks so far and the one open."""
@@ -226,11 +344,15 @@ class _Open:
     kept: int = 0
     more: int = 0
     binary: bool = False
+    hasher: Fingerprint | None = None
 
     def close_hunk(self) -> None:
         if self.hunk is not None:
-            self.hunks.append(replace(self.hunk, lines=tuple(self.lines), more=self.hunk_more))
-        self.hunk, self.lines, self.hunk_more = None, [], 0
+            found = self.hasher.digest() if self.hasher is not None else ""
+            self.hunks.append(
+                replace(self.hunk, lines=tuple(self.lines), more=self.hunk_more, fingerprint=found)
+            )
+        self.hunk, self.lines, self.hunk_more, self.hasher = None, [], 0, None
 
     def done(self) -> FileChange:
         self.close_hunk()
@@ -267,6 +389,8 @@ def read_patch(
             elif first != b"\\":  # the patch is not what its header said: stop the hunk
                 current.old_left = current.new_left = 0
             if first in (b" ", b"-", b"+", b"\\"):
+                if current.hasher is not None:
+                    current.hasher.add(raw, cut)
                 total = _keep(current, raw, cut, budget, total)
                 continue
         if raw.startswith((b"diff --git ", b"diff --cc ")):
@@ -293,7 +417,11 @@ def read_patch(
         if hunk is not None:
             current.close_hunk()
             current.hunk, current.old_left, current.new_left = hunk, hunk.old_count, hunk.new_count
+            current.hasher = Fingerprint()
+            current.hasher.add(raw, cut)
         elif raw.startswith(b"\\") and current.hunk is not None:
+            if current.hasher is not None:
+                current.hasher.add(raw, cut)
             total = _keep(current, raw, cut, budget, total)
         elif raw.startswith(b"Binary files ") or raw == b"GIT binary patch":
             current.binary = True
@@ -444,11 +572,12 @@ def render_file(f: FileChange, agent: str, colour: bool = False) -> Iterator[str
         )
         yield "\n"
         return
-    for h in f.hunks:
+    for n, h in enumerate(f.hunks, 1):
         old = f"{h.old_start},{h.old_count}"
         new = f"{h.new_start},{h.new_count}"
         section = f" {shown(h.section)}" if h.section else ""
-        yield _paint(f"@@ -{old} +{new} @@", _CYAN, colour) + section + "\n"
+        number = _paint(f"  (hunk {n})", _DIM, colour)  # roost merge --hunks FILE:N
+        yield _paint(f"@@ -{old} +{new} @@", _CYAN, colour) + section + number + "\n"
         for line in h.lines:
             text = shown(line)
             first = line[:1]
@@ -489,6 +618,8 @@ def file_json(f: FileChange, hunks: bool = True) -> dict[str, object]:
         found["more"] = f.more
         found["hunks"] = [
             {
+                "id": f"{_text(f.path)}:{n}",  # roost merge NAME --hunks FILE:N[,N...]
+                "fingerprint": h.fingerprint,
                 "old_start": h.old_start,
                 "old_count": h.old_count,
                 "new_start": h.new_start,
@@ -497,7 +628,7 @@ def file_json(f: FileChange, hunks: bool = True) -> dict[str, object]:
                 "lines": list(h.lines),
                 "more": h.more,
             }
-            for h in f.hunks
+            for n, h in enumerate(f.hunks, 1)
         ]
     return found
 

@@ -188,26 +188,50 @@ def merge_tree(repo: Repo, ours: str, theirs: str, timeout: float = TIMEOUT) -> 
     return found
 
 
+_RANGES = (
+    "-c",
+    "core.quotePath=true",
+    "diff",
+    "-U0",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-renames",
+    "--no-textconv",
+)
+
+
 def changed_ranges(path: str, base: str, timeout: float = TIMEOUT) -> rules.Ranges:
-    """The line ranges a worktree changed since commit `base` (committed or not; untracked
-    files are not counted), on `base`'s side."""
+    """The line ranges a worktree changed since commit `base` (committed or not, and its
+    untracked files, which are not ignored: each a new file), on `base`'s side. The untracked
+    files are diffed through a private index that holds only them (system/gitdiff's: the
+    worktree's own index is never written)."""
+    from roost.system import gitdiff
+
     if not os.path.isdir(path):
         return {}
-    text = ok(
-        path,
-        "-c",
-        "core.quotePath=true",
-        "diff",
-        "-U0",
-        "--no-color",
-        "--no-ext-diff",
-        "--no-renames",
-        "--no-textconv",
-        base,
-        "--",
-        timeout=timeout,
-    )
-    return rules.hunks(text)
+    text = ok(path, *_RANGES, base, "--", timeout=timeout)
+    found = rules.hunks(text)
+    new = gitdiff.untracked(path)[: rules.MAX_FILES]  # names exactly as they are (bytes kept)
+    if new:
+        literal = {"GIT_LITERAL_PATHSPECS": "1"}  # a file named `*` is that file
+        with gitdiff.untracked_index(path, base, new) as env:
+            extra = ok(
+                path,
+                "diff",  # the names and how, never the contents: bounded whatever their size
+                "--no-ext-diff",
+                "--no-textconv",
+                "--name-status",
+                "-z",
+                "--no-renames",
+                base,
+                "--",
+                *new,
+                env={**env, **literal},
+                timeout=timeout,
+            )
+        for name, ranges in rules.untracked_ranges(extra).items():
+            found.setdefault(name, ranges)
+    return found
 
 
 # ---- making the commits (objects only) ---------------------------------------------------------
@@ -248,6 +272,22 @@ def files_tree(
         info = "".join(line + "\0" for line in lines).encode()
         ok(repo.top, "update-index", "-z", "--index-info", env=env, stdin=info)
         return ok(repo.top, "write-tree", env=env).strip(), ()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def patched_tree(repo: Repo, target: str, patch: bytes) -> tuple[str | None, str]:
+    """`target`'s tree with `patch` applied by git itself (`git apply --cached`, each hunk
+    placed by its context, all or nothing) in a private index file: (the tree, "") or (None,
+    what git said, bounded). The repository's index and every checkout are never touched."""
+    folder = tempfile.mkdtemp(prefix="roost-hunks-")
+    try:
+        env = {"GIT_INDEX_FILE": os.path.join(folder, "index")}
+        ok(repo.top, "read-tree", target, env=env)
+        ran = run(repo.top, "apply", "--cached", "--whitespace=nowarn", "-", env=env, stdin=patch)
+        if ran.code != 0:
+            return None, ran.err[:MAX_ERR]
+        return ok(repo.top, "write-tree", env=env).strip(), ""
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

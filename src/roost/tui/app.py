@@ -1004,6 +1004,7 @@ class RoostApp(App[None]):
                 partial(self.source.comment, name),
                 partial(self.source.send_review, name),
                 ask,
+                partial(self.source.merge_hunks, name),
             )
         )
 

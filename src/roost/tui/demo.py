@@ -241,6 +241,13 @@ class StaticSource:
         self._called("send_review", name)
         return f"sent 1 comment to {name} (hook)"
 
+    def merge_hunks(self, name: str, picks: list[tuple[str, int, str]]) -> str:
+        self._called("merge_hunks", name, tuple(picks))
+        n = len(picks)
+        return (
+            f"merged {name} (roost/{name}) into main: {n} hunk{'s' if n != 1 else ''} as one commit"
+        )
+
     def search(self, query: str) -> list[Hit]:
         self._called("search", query)
         return [h for h in HITS if query.strip("*").lower() in h.snippet.lower()]

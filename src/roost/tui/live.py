@@ -267,6 +267,17 @@ class LiveSource:
             done = review.send(app, name)
         return review_rules.sent_line(name, done.delivered, done.how, len(done.ids), done.left)
 
+    def merge_hunks(self, name: str, picks: list[tuple[str, int, str]]) -> str:
+        from roost.merge import operations as merging
+        from roost.merge import rules as merge_rules
+
+        chosen = [merge_rules.Pick(path, n, fingerprint) for path, n, fingerprint in picks]
+        with self._app() as app:
+            p = merging.merge(app, name, "hunks", hunks=chosen).plan
+        return merge_rules.merged_line(
+            p.agent, p.branch, p.target, p.mode, p.commits, len(p.files), p.result, p.before
+        )
+
     def search(self, query: str) -> list[Hit]:
         from roost.recall import operations as recall
 

@@ -125,6 +125,11 @@ class Source(Protocol):
         """Send the open comments as one acknowledged message; what `roost review send` says."""
         ...
 
+    def merge_hunks(self, name: str, picks: list[tuple[str, int, str]]) -> str:
+        """`roost merge NAME --hunks` of these (file, number, fingerprint) hunks into the main
+        checkout's branch (refused if one is not the hunk shown); what the CLI says."""
+        ...
+
     # ---- recall (issue 39): every conversation searched -----------------------------------------
     def search(self, query: str) -> list[Hit]:
         """Recall's best hits for `query` over every agent's conversation."""

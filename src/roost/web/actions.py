@@ -129,6 +129,8 @@ def act(app: App, name: str, action: str, body: dict[str, object]) -> dict[str, 
         }
     if action == "merge":
         return _merge(app, name, body)
+    if action == "merge-hunks":
+        return _merge_hunks(app, name, body)
     raise RoostError(f"no such action: {action[:40]!r}")
 
 
@@ -150,6 +152,45 @@ def _merge(app: App, name: str, body: dict[str, object]) -> dict[str, object]:
     if told:
         said += f"; told {', '.join(told)} that {p.target} moved"
     return {"merged": True, "receipt": said, "note": p.note}
+
+
+MAX_PICKS = 500  # hunks one request names
+
+
+def _merge_hunks(app: App, name: str, body: dict[str, object]) -> dict[str, object]:
+    """The Changes page's "Merge selected hunks": `roost merge NAME --hunks`, each hunk with
+    the fingerprint the page drew it with (one that changed since is refused: reload)."""
+    from roost.merge import operations as merging
+    from roost.merge import rules as merge_rules
+
+    given = body.get("hunks")
+    if not isinstance(given, list) or not given or len(given) > MAX_PICKS:
+        raise RoostError("pick at least one hunk")
+    picks: list[merge_rules.Pick] = []
+    for item in given:
+        path = item.get("path") if isinstance(item, dict) else None
+        number = item.get("number") if isinstance(item, dict) else None
+        fingerprint = item.get("fingerprint") if isinstance(item, dict) else None
+        if (
+            not isinstance(path, str)
+            or not path
+            or not isinstance(number, int)
+            or isinstance(number, bool)
+            or number < 1
+            or not isinstance(fingerprint, str)
+            or not fingerprint
+        ):
+            raise RoostError("a hunk is picked by its file, its number and its fingerprint")
+        picks.append(merge_rules.Pick(path, number, fingerprint))
+    done = merging.merge(app, name, "hunks", hunks=picks)
+    p = done.plan
+    said = merge_rules.merged_line(
+        p.agent, p.branch, p.target, p.mode, p.commits, len(p.files), p.result, p.before
+    )
+    told = [t.name for t in done.told]
+    if told:
+        said += f"; told {', '.join(told)} that {p.target} moved"
+    return {"merged": True, "receipt": said}
 
 
 def _comment(app: App, name: str, body: dict[str, object]) -> dict[str, object]:

@@ -48,6 +48,7 @@ def page_of(d: rules.Diff, comments: Sequence[rules.Seen], csrf: str, one_file: 
             '<select id="merge-mode" aria-label="how to merge"><option value="merge">merge commit'
             '</option><option value="squash">squash</option><option value="rebase">rebase'
             '</option></select><button id="merge">Merge</button>'
+            '<button id="merge-hunks" disabled>Merge selected hunks</button>'
             if d.against == "base"
             else ""
         )
@@ -60,8 +61,9 @@ def page_of(d: rules.Diff, comments: Sequence[rules.Seen], csrf: str, one_file: 
         f'<li><a href="#f{i}">{escape(shown(f.path))}</a> {_counts(f)}</li>'
         for i, f in enumerate(d.files)
     )
+    picking = d.against == "base"  # hunks are merged from a roost worktree's change only
     files = "".join(
-        _file(d, i, f, on_file.get(f.path, []), one_file) for i, f in enumerate(d.files)
+        _file(d, i, f, on_file.get(f.path, []), one_file, picking) for i, f in enumerate(d.files)
     )
     body = f'{head}<ul class="files">{listing}</ul>{files}'
     return page(f"{name} changes", csrf, body, _data(d))
@@ -85,7 +87,12 @@ def _counts(f: rules.FileChange) -> str:
 
 
 def _file(
-    d: rules.Diff, i: int, f: rules.FileChange, comments: list[rules.Seen], one_file: bool
+    d: rules.Diff,
+    i: int,
+    f: rules.FileChange,
+    comments: list[rules.Seen],
+    one_file: bool,
+    picking: bool = False,
 ) -> str:
     path = escape(f.path, quote=True)
     title = escape(shown(f.path))
@@ -104,8 +111,8 @@ def _file(
     elif f.hunks:
         out.append('<div class="hunks"><table class="diff">')
         lexer = _lexer(f.path)
-        for h in f.hunks:
-            out.extend(_hunk(h, lexer, comments))
+        for n, h in enumerate(f.hunks, 1):
+            out.extend(_hunk(h, lexer, comments, n if picking and not f.binary else None))
         out.append("</table></div>")
         if f.more and not one_file:
             out.append(f'<p class="dim">{f.more} more lines: {one}show this file</a></p>')
@@ -125,10 +132,21 @@ def _in_hunk(h: rules.Hunk, comments: list[rules.Seen]) -> list[rules.Seen]:
     return [s for s in comments if s.end is not None and h.new_start <= s.end <= h.new_end]
 
 
-def _hunk(h: rules.Hunk, lexer: Lexer | None, comments: list[rules.Seen]) -> Iterator[str]:
+def _hunk(
+    h: rules.Hunk, lexer: Lexer | None, comments: list[rules.Seen], number: int | None = None
+) -> Iterator[str]:
+    """A hunk's rows; `number` (its place in its file, from 1): a checkbox that picks it for
+    "Merge selected hunks", carrying the fingerprint it was drawn with."""
     section = f" {escape(shown(h.section))}" if h.section else ""
+    pick = (
+        f'<label class="pick"><input type="checkbox" class="hunk-pick" data-hunk="{number}" '
+        f'data-fingerprint="{escape(h.fingerprint, quote=True)}" '
+        f'aria-label="pick hunk {number}"> hunk {number}</label> '
+        if number is not None
+        else ""
+    )
     yield (
-        f'<tr class="hh"><td colspan="3">@@ -{h.old_start},{h.old_count} '
+        f'<tr class="hh"><td colspan="3">{pick}@@ -{h.old_start},{h.old_count} '
         f"+{h.new_start},{h.new_count} @@{section}</td></tr>"
     )
     after = _comments_after(comments)

@@ -242,3 +242,33 @@ if (data.page === "changes") changesPage();
     });
   });
 })();
+// The Changes page's "Merge selected hunks": `roost merge NAME --hunks` of the hunks ticked, each
+// with the fingerprint the page drew it with (a hunk changed since is refused: reload).
+(function mergeHunks() {
+  const button = document.getElementById("merge-hunks");
+  if (!button || data.page !== "changes") return;
+  const receipt = document.getElementById("receipt");
+  const boxes = () => [...document.querySelectorAll("input.hunk-pick")];
+  const count = () => {
+    const n = boxes().filter((b) => b.checked).length;
+    button.disabled = n === 0;
+    button.textContent = n ? "Merge " + n + " selected hunk" + (n === 1 ? "" : "s") : "Merge selected hunks";
+  };
+  boxes().forEach((b) => b.addEventListener("change", count));
+  button.addEventListener("click", () => {
+    const hunks = boxes().filter((b) => b.checked).map((b) => ({
+      path: b.closest("section.file").dataset.path,
+      number: Number(b.dataset.hunk),
+      fingerprint: b.dataset.fingerprint,
+    }));
+    if (!hunks.length) return;
+    if (!window.confirm("Merge " + hunks.length + " hunk(s) of " + data.name + "'s change as one commit?")) return;
+    receipt.textContent = "merging…";
+    post("/a/" + encodeURIComponent(data.name) + "/merge-hunks", { hunks }).then((r) => {
+      receipt.textContent = r.error || r.receipt;
+      receipt.classList.toggle("bad", !!r.error);
+      if (!r.error) boxes().forEach((b) => { b.checked = false; });
+      count();
+    });
+  });
+})();
