@@ -208,3 +208,26 @@ def test_a_full_disk_is_one_line_without_the_damage_advice(world: Env) -> None:
         conn = sqlite3.connect(world.home / "roost.db")
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         conn.close()
+
+
+@pytest.mark.parametrize("details", [False, True])
+def test_the_fast_path_checks_every_table_the_listing_reads(details: bool) -> None:
+    """`roost ls`'s fast path checks only the tables its SELECT reads for damage (a reader that
+    writes nothing): SQLite's own authorizer names each table the statement reads, so a table
+    added to the listing's SQL and not to LISTED_TABLES fails here."""
+    from roost.store import agents, schema, status
+
+    conn = sqlite3.connect(":memory:")
+    schema.apply(conn, 0)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    read: set[str] = set()
+
+    def note(action: int, table: str | None, *_: object) -> int:
+        if action == sqlite3.SQLITE_READ and table and not table.startswith("sqlite_"):
+            read.add(table)
+        return sqlite3.SQLITE_OK
+
+    conn.set_authorizer(note)
+    status.records(conn, details)
+    assert sorted(read & tables - set(agents.LISTED_TABLES)) == []
+    assert "agents" in read and ("session_history" in read) == details

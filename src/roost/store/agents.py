@@ -86,6 +86,22 @@ MARKS = """marks AS MATERIALIZED (
 )"""
 
 
+# Every table the listing's SELECT reads (with its details or not): what `roost ls`'s fast path
+# checks for damage before it trusts its rows (tests/test_store_damage.py holds it to the SQL).
+LISTED_TABLES = (
+    "agents",
+    "tabs",
+    "pins",
+    "launches",
+    "held_inputs",
+    "approvals",
+    "collisions",
+    "session_history",
+    "worktrees",
+    "usage_models",
+)
+
+
 def select(
     where: str = "",
     order: str = "a.created_at, a.name",

@@ -9,7 +9,7 @@ list of those run in order.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from roost.store.service import SERVICE_PARTS, SERVICE_TABLES
 
@@ -652,15 +652,16 @@ def apply(conn: sqlite3.Connection, from_version: int, to_version: int = SCHEMA_
 UNCHECKED = ("events",)
 
 
-def damage(conn: sqlite3.Connection) -> str | None:
+def damage(conn: sqlite3.Connection, only: Sequence[str] | None = None) -> str | None:
     """SQLite's first complaint about the structure of roost's tables and their indexes (a
     zeroed page, a broken b-tree), or None. About 2 ms for 1,000 agents (docs/DECISIONS.md):
     cheap enough for every command, and run before anything is written, because a damaged
-    UNIQUE index no longer stops a second agent of the same name."""
+    UNIQUE index no longer stops a second agent of the same name. `only`: these tables (a
+    reader that writes nothing checks what it reads: `roost ls`'s fast path)."""
     tables = [
         r[0]
         for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        if r[0] not in UNCHECKED
+        if r[0] not in UNCHECKED and (only is None or r[0] in only)
     ]
     for table in tables:
         quoted = table.replace('"', '""')
