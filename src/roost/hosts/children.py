@@ -14,7 +14,6 @@ with nothing missed and nothing doubled.
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import uuid
 from collections.abc import Callable, Collection
@@ -29,6 +28,7 @@ from roost.core.replies import Read
 from roost.hosts import childrules as rule
 from roost.hosts import operations as hosts
 from roost.hosts.rules import split_target
+from roost.ops import service
 from roost.ops.context import App
 from roost.ops.service import Component
 from roost.providers import mcpwire
@@ -185,8 +185,6 @@ def _every(app: App) -> list[HostChild]:
 
 def _ensure_service(app: App) -> None:
     """The service follows the host (results arrive only through it): start it if it is not."""
-    from roost.ops import service
-
     service.ensure_running(app, timeout=0)
 
 
@@ -319,7 +317,6 @@ def rows_of(
 
 
 # ---- the service's component: results reach the parent -------------------------------------
-CHECK = 2.0  # seconds between two looks for hosts with children
 PAUSE_MAX = 30.0  # seconds: a dropped stream is retried after 1 s, doubling to this
 
 
@@ -390,7 +387,7 @@ def follow(app: App, host_name: str, stopping: threading.Event) -> None:
             why = str(exc)
         if stopping.is_set():
             return
-        say(f"children on {host_name}: {why}; again in {pause:g} s")
+        service.say(f"children on {host_name}: {why}; again in {pause:g} s")
         stopping.wait(pause)
         pause = min(pause * 2, PAUSE_MAX)
 
@@ -403,62 +400,9 @@ def _event(text: str) -> dict[str, object] | None:
     return found if isinstance(found, dict) else None
 
 
-def say(text: str) -> None:
-    sys.stderr.write(f"roost service: {text}\n")
-    sys.stderr.flush()
-
-
 def _start(app: App) -> Callable[[], None]:
-    """A thread that looks for hosts with children every CHECK s and follows each in a thread
-    of its own, with an App of its own (SQLite connections stay in their thread)."""
-    from roost.ops.context import opener
-    from roost.system import ssh
-
-    open_mine = opener(app)
-    app.close()
-    stopping = threading.Event()
-    followed: dict[str, threading.Thread] = {}
-
-    def one(host: str) -> None:
-        mine = open_mine()
-        try:
-            follow(mine, host, stopping)
-        except Exception as exc:  # noqa: BLE001 - the service lives on; the next look retries
-            say(f"children on {host}: {type(exc).__name__}: {exc}")
-        finally:
-            mine.close()
-
-    def look() -> None:
-        mine = open_mine()
-        try:
-            while not stopping.is_set():
-                try:
-                    found = rows.hosts(mine.store.conn)
-                except Exception as exc:  # noqa: BLE001 - e.g. a busy store: the next look
-                    say(f"children on hosts: {type(exc).__name__}: {exc}")
-                    found = []
-                for host in found:
-                    if host not in followed or not followed[host].is_alive():
-                        followed[host] = threading.Thread(
-                            target=one, args=(host,), name=f"hostchildren-{host}", daemon=True
-                        )
-                        followed[host].start()
-                stopping.wait(CHECK)
-        finally:
-            mine.close()
-
-    looker = threading.Thread(target=look, name="hostchildren", daemon=True)
-    looker.start()
-
-    def stop() -> None:
-        stopping.set()
-        ssh.stop_streams()
-        looker.join(timeout=5)
-        for thread in followed.values():
-            thread.join(timeout=5)
-        # the hosts' masters end with the service after every component stopped (ops/reap)
-
-    return stop
+    """Each host with children here followed in a thread of its own."""
+    return service.per_host(app, "hostchildren", lambda mine: rows.hosts(mine.store.conn), follow)
 
 
 COMPONENT = Component(name="hostchildren", start=_start)

@@ -502,6 +502,69 @@ def in_passes(
     return in_thread(app, name, work, ending, wait)
 
 
+HOSTS_LOOK = 2.0  # seconds between two looks for the hosts a per-host component follows
+
+
+def per_host(
+    app: App,
+    name: str,
+    hosts_now: Callable[[App], list[str]],
+    follow: Callable[[App, str, threading.Event], None],
+) -> Stop:
+    """A component that follows each host `hosts_now` names (asked every HOSTS_LOOK s) in a
+    thread of its own with an App of its own (SQLite connections stay in their thread): the
+    hosts' children (hosts/children) and the phones' pushes for hosts' agents (push/remote).
+    `follow` returns when its host needs following no more; the next look starts it again."""
+    from roost.ops.context import opener
+    from roost.system import ssh
+
+    open_mine = opener(app)
+    app.close()
+    stopping = threading.Event()
+    followed: dict[str, threading.Thread] = {}
+
+    def one(host: str) -> None:
+        mine = open_mine()
+        try:
+            follow(mine, host, stopping)
+        except Exception as exc:  # noqa: BLE001 - the service lives on; the next look retries
+            say(f"{name} on {host}: {type(exc).__name__}: {exc}")
+        finally:
+            mine.close()
+
+    def look() -> None:
+        mine = open_mine()
+        try:
+            while not stopping.is_set():
+                try:
+                    found = hosts_now(mine)
+                except Exception as exc:  # noqa: BLE001 - e.g. a busy store: the next look
+                    say(f"{name}: {type(exc).__name__}: {exc}")
+                    found = []
+                for host in found:
+                    if host not in followed or not followed[host].is_alive():
+                        followed[host] = threading.Thread(
+                            target=one, args=(host,), name=f"{name}-{host}", daemon=True
+                        )
+                        followed[host].start()
+                stopping.wait(HOSTS_LOOK)
+        finally:
+            mine.close()
+
+    looker = threading.Thread(target=look, name=name, daemon=True)
+    looker.start()
+
+    def stop() -> None:
+        stopping.set()
+        ssh.stop_streams()
+        looker.join(timeout=5)
+        for thread in followed.values():
+            thread.join(timeout=5)
+        # the hosts' masters end with the service after every component stopped (ops/reap)
+
+    return stop
+
+
 def say(text: str) -> None:
     sys.stderr.write(f"roost service: {text}\n")
     sys.stderr.flush()

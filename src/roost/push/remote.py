@@ -23,19 +23,18 @@ printable line (rules.host_alert, rules.host_question).
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections.abc import Callable
 
 from roost.core.errors import RoostError
 from roost.hosts import operations as hosts
+from roost.ops import service
 from roost.ops.context import App
 from roost.ops.service import Component
 from roost.push import operations as push
 from roost.push import rules
 from roost.store import push as rows
 
-CHECK = 2.0  # seconds between two looks for hosts to follow
 PAUSE_MAX = 30.0  # seconds: a dropped stream is retried after 1 s, doubling to this
 ASK_LIMIT = 15.0  # seconds a host has to say its agent's question
 
@@ -152,63 +151,19 @@ def follow(app: App, host_name: str, stopping: threading.Event) -> None:
 
 
 def say(text: str) -> None:
-    sys.stderr.write(f"roost service: {rules.plain(text, 300)}\n")
-    sys.stderr.flush()
+    service.say(rules.plain(text, 300))  # a host's words, made one printable line
+
+
+def _hosts(app: App) -> list[str]:
+    """Every known host, while a device is subscribed here."""
+    if not rows.has_subscriptions(app.store.conn):
+        return []
+    return [host.name for host in hosts.every(hosts.reach_of(app))]
 
 
 def _start(app: App) -> Callable[[], None]:
-    """A thread that looks every CHECK s for hosts to follow (every known host, while a device
-    is subscribed) and follows each in a thread of its own, with an App of its own."""
-    from roost.ops.context import opener
-    from roost.system import ssh
-
-    open_mine = opener(app)
-    app.close()
-    stopping = threading.Event()
-    followed: dict[str, threading.Thread] = {}
-
-    def one(host: str) -> None:
-        mine = open_mine()
-        try:
-            follow(mine, host, stopping)
-        except Exception as exc:  # noqa: BLE001 - the service lives on; the next look retries
-            say(f"push for {host}'s agents: {type(exc).__name__}: {exc}")
-        finally:
-            mine.close()
-
-    def look() -> None:
-        mine = open_mine()
-        try:
-            while not stopping.is_set():
-                try:
-                    subscribed = rows.has_subscriptions(mine.store.conn)
-                    found = hosts.every(hosts.reach_of(mine)) if subscribed else []
-                except Exception as exc:  # noqa: BLE001 - e.g. a busy store: the next look
-                    say(f"push for hosts' agents: {type(exc).__name__}: {exc}")
-                    found = []
-                for host in found:
-                    alive = host.name in followed and followed[host.name].is_alive()
-                    if not alive:
-                        followed[host.name] = threading.Thread(
-                            target=one, args=(host.name,), name=f"hostpush-{host.name}",
-                            daemon=True,
-                        )  # fmt: skip
-                        followed[host.name].start()
-                stopping.wait(CHECK)
-        finally:
-            mine.close()
-
-    looker = threading.Thread(target=look, name="hostpush", daemon=True)
-    looker.start()
-
-    def stop() -> None:
-        stopping.set()
-        ssh.stop_streams()
-        looker.join(timeout=5)
-        for thread in followed.values():
-            thread.join(timeout=5)
-
-    return stop
+    """Each host followed in a thread of its own while a device is subscribed."""
+    return service.per_host(app, "hostpush", _hosts, follow)
 
 
 COMPONENT = Component(name="hostpush", start=_start)
