@@ -70,28 +70,37 @@ def _start(
         raise RoostError("git is not installed (or not on PATH)") from None
 
 
-def _finish(
-    proc: subprocess.Popen[bytes], what: str, cwd: str, data: bytes | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    """Its output once it exits, killed after TIMEOUT. A timer kills it, rather than
-    communicate's timeout, whose wait polls with growing sleeps (ms per call under load)."""
+@contextlib.contextmanager
+def _deadline(proc: subprocess.Popen[bytes], seconds: float) -> Iterator[list[bool]]:
+    """`proc` killed if it still runs after `seconds`; the list holds True once it was. A timer
+    kills it, rather than communicate's timeout, whose wait polls with growing sleeps (ms per
+    call under load)."""
     fired: list[bool] = []
 
     def kill() -> None:
         fired.append(True)
         proc.kill()
 
-    timer = threading.Timer(TIMEOUT, kill)
+    timer = threading.Timer(seconds, kill)
     timer.daemon = True
     timer.start()
     try:
-        out, err = proc.communicate(data)
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
+        yield fired
     finally:
         timer.cancel()
+
+
+def _finish(
+    proc: subprocess.Popen[bytes], what: str, cwd: str, data: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Its output once it exits, killed after TIMEOUT."""
+    with _deadline(proc, TIMEOUT) as fired:
+        try:
+            out, err = proc.communicate(data)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
     if fired:
         raise RoostError(f"git {what} took over {TIMEOUT:.0f}s in {cwd}")
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
@@ -298,24 +307,15 @@ def patch(
             raise RoostError("git is not installed (or not on PATH)") from None
         assert proc.stdout is not None
         finished = False
-        fired: list[bool] = []
-
-        def kill() -> None:
-            fired.append(True)
-            proc.kill()
-
-        timer = threading.Timer(PATCH_TIMEOUT, kill)  # a git that hangs is stopped
-        timer.daemon = True
-        timer.start()
-        try:
-            yield from _lines(proc.stdout, line_bytes)
-            finished = True
-        finally:
-            timer.cancel()
-            if not finished:
-                proc.kill()
-            proc.stdout.close()
-            code = proc.wait()
+        with _deadline(proc, PATCH_TIMEOUT) as fired:  # a git that hangs is stopped
+            try:
+                yield from _lines(proc.stdout, line_bytes)
+                finished = True
+            finally:
+                if not finished:
+                    proc.kill()
+                proc.stdout.close()
+                code = proc.wait()
         if fired:
             raise RoostError(f"git diff took over {PATCH_TIMEOUT:.0f}s in {top}: stopped")
         if code != 0:
@@ -334,25 +334,16 @@ def patch_bytes(
     written: what a merge of some of its hunks is cut from. Refused past `limit` bytes."""
     proc = _start(top, ["diff", *SHAPE, "-p", base, "--", *paths], env)
     assert proc.stdout is not None
-    fired: list[bool] = []
-
-    def kill() -> None:
-        fired.append(True)
-        proc.kill()
-
-    timer = threading.Timer(TIMEOUT, kill)
-    timer.daemon = True
-    timer.start()
-    try:
-        out = proc.stdout.read(limit + 1)
-        if len(out) > limit:
-            proc.kill()
-        _, err = proc.communicate()
-    finally:
-        timer.cancel()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    with _deadline(proc, TIMEOUT) as fired:
+        try:
+            out = proc.stdout.read(limit + 1)
+            if len(out) > limit:
+                proc.kill()
+            _, err = proc.communicate()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     if fired:
         raise RoostError(f"git diff took over {TIMEOUT:.0f}s in {top}: stopped")
     if len(out) > limit:
