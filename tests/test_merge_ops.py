@@ -136,3 +136,22 @@ def test_a_look_counts_untracked_files_two_agents_both_create(app: App, repo: Pa
     names = {app.store.require(n).id: n for n in ("a", "b", "c")}
     assert sorted(sorted(names[x] for x in (f.a, f.b)) for f in found) == [["a", "c"], ["b", "c"]]
     assert all("notes.md" in f.files and "own.md" not in f.files for f in found)
+
+
+def test_a_merge_says_which_siblings_were_told_and_which_wait() -> None:
+    """The CLI's lines, the web's and the TUI's receipt are one list: a sibling whose notice is
+    held is said to be queued, never "told" (the web said "told" of every sibling)."""
+    plan = merging.Plan(
+        agent_id="i1", agent="a1", repo="/r", branch="roost/a1", target="main", into_main=True,
+        mode="merge", source="b" * 40, before="c" * 40, result="d" * 40, commits=2,
+        uncommitted=1,
+    )  # fmt: skip
+    done = merging.Done(plan, 1, (merging.Told("sib", True), merging.Told("nap", False)))
+    said = done.said()
+    assert said[0].startswith("merged a1 (roost/a1) into main")
+    assert said[1:] == [
+        f"note: {plan.note}",
+        "told sib that main moved",
+        "queued for nap that main moved (delivered once each is at its input)",
+    ]
+    assert merging.Done(plan, 1).said()[1:] == [f"note: {plan.note}"]

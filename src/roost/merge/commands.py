@@ -85,19 +85,8 @@ def merge_command(
     app = _app(name)
     ask = None if yes else _asker()
     done = merging.merge(app, name, how, paths, into, confirm=ask, hunks=picks)
-    p = done.plan
-    click.echo(_merged_line(p))
-    if p.note:
-        click.echo(f"note: {p.note}")
-    held = [t.name for t in done.told if not t.delivered]
-    sent = [t.name for t in done.told if t.delivered]
-    if sent:
-        click.echo(f"told {', '.join(sent)} that {p.target} moved")
-    if held:
-        click.echo(
-            f"queued for {', '.join(held)} that {p.target} moved "
-            "(delivered once each is at its input)"
-        )
+    for line in done.said():
+        click.echo(line)
 
 
 def _merged_line(p: Plan) -> str:

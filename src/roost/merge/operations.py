@@ -80,6 +80,28 @@ class Done:
     merge_id: int
     told: tuple[Told, ...] = field(default=())
 
+    def said(self) -> list[str]:
+        """What a person is told of it (the CLI's lines, the web's and the TUI's receipt): the
+        merge, the uncommitted files left, the siblings told or queued that the base moved."""
+        p = self.plan
+        lines = [
+            rules.merged_line(
+                p.agent, p.branch, p.target, p.mode, p.commits, len(p.files), p.result, p.before
+            )
+        ]
+        if p.note:
+            lines.append(f"note: {p.note}")
+        sent = [t.name for t in self.told if t.delivered]
+        held = [t.name for t in self.told if not t.delivered]
+        if sent:
+            lines.append(f"told {', '.join(sent)} that {p.target} moved")
+        if held:
+            lines.append(
+                f"queued for {', '.join(held)} that {p.target} moved "
+                "(delivered once each is at its input)"
+            )
+        return lines
+
 
 def plan(
     app: App,

@@ -273,10 +273,7 @@ class LiveSource:
 
         chosen = [merge_rules.Pick(path, n, fingerprint) for path, n, fingerprint in picks]
         with self._app() as app:
-            p = merging.merge(app, name, "hunks", hunks=chosen).plan
-        return merge_rules.merged_line(
-            p.agent, p.branch, p.target, p.mode, p.commits, len(p.files), p.result, p.before
-        )
+            return "; ".join(merging.merge(app, name, "hunks", hunks=chosen).said())
 
     def search(self, query: str) -> list[Hit]:
         from roost.recall import operations as recall

@@ -138,20 +138,12 @@ def _merge(app: App, name: str, body: dict[str, object]) -> dict[str, object]:
     """The Changes page's Merge: `roost merge NAME [--squash]` as the person asked, with every
     refusal of it (mid-turn, the main checkout dirty, a predicted conflict)."""
     from roost.merge import operations as merging
-    from roost.merge import rules as merge_rules
 
     mode = body.get("mode", "merge")
     if mode not in ("merge", "squash", "rebase"):
         raise RoostError("a merge is a merge, a squash or a rebase")
     done = merging.merge(app, name, str(mode))
-    p = done.plan
-    said = merge_rules.merged_line(
-        p.agent, p.branch, p.target, p.mode, p.commits, len(p.files), p.result, p.before
-    )
-    told = [t.name for t in done.told]
-    if told:
-        said += f"; told {', '.join(told)} that {p.target} moved"
-    return {"merged": True, "receipt": said, "note": p.note}
+    return {"merged": True, "receipt": "; ".join(done.said()), "note": done.plan.note}
 
 
 MAX_PICKS = 500  # hunks one request names
@@ -183,14 +175,7 @@ def _merge_hunks(app: App, name: str, body: dict[str, object]) -> dict[str, obje
             raise RoostError("a hunk is picked by its file, its number and its fingerprint")
         picks.append(merge_rules.Pick(path, number, fingerprint))
     done = merging.merge(app, name, "hunks", hunks=picks)
-    p = done.plan
-    said = merge_rules.merged_line(
-        p.agent, p.branch, p.target, p.mode, p.commits, len(p.files), p.result, p.before
-    )
-    told = [t.name for t in done.told]
-    if told:
-        said += f"; told {', '.join(told)} that {p.target} moved"
-    return {"merged": True, "receipt": said}
+    return {"merged": True, "receipt": "; ".join(done.said())}
 
 
 def _comment(app: App, name: str, body: dict[str, object]) -> dict[str, object]:
