@@ -753,6 +753,20 @@ def notes(app: RoostApp) -> list[str]:
     return [str(n.message) for n in app._notifications]
 
 
+def told(app: RoostApp) -> list[str]:
+    """Every note the app shows from now on, kept: a note with a timeout (the 3 s "answering
+    …") may be gone from the screen before a loaded machine's next one arrives."""
+    said: list[str] = []
+    shown = app.notify
+
+    def keep(message: str, *args: Any, **kwargs: Any) -> None:
+        said.append(str(message))
+        shown(message, *args, **kwargs)
+
+    app.notify = keep  # type: ignore[method-assign]
+    return said
+
+
 def test_the_agents_that_need_you_are_listed_first_with_their_question() -> None:
     async def run() -> None:
         app = app_on(StaticSource())
@@ -805,6 +819,7 @@ def test_answer_shows_the_choices_and_answers_the_question_shown() -> None:
 
     async def run() -> None:
         app = app_on(source)
+        said = told(app)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot, app, lambda: app.rows)
             select(app, "api-tests")
@@ -821,8 +836,8 @@ def test_answer_shows_the_choices_and_answers_the_question_shown() -> None:
             await settle(pilot, app, lambda: source.calls)
             assert source.calls == [("answer", "api-tests", "2", SHOWN.fingerprint)]
             assert not isinstance(app.screen, AnswerScreen)
-            await settle(pilot, app, lambda: len(notes(app)) == 2)
-            assert notes(app) == [
+            await settle(pilot, app, lambda: len(said) == 2)
+            assert said == [
                 "answering api-tests: No…",
                 present.answered("api-tests", "No", "idle", None, None),
             ]

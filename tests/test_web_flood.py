@@ -101,8 +101,15 @@ def test_two_thousand_idle_connections_leave_the_service_answering(world: Env) -
         assert "roost.ops.quicklist" not in loaded, "the service did not answer roost ls"
         assert table == quiet_table
 
-        held = [conn for conn in flood if not _closed(conn)]
-        assert len(held) <= admission.MAX_PER_PEER, len(held)
+        # A refused one is answered, then closed on the loop's next turn: on a loaded machine
+        # the last answer can arrive before the closes of the ones refused just before it.
+        held: list[socket.socket] = []
+
+        def at_most_the_cap() -> bool:
+            held[:] = [conn for conn in flood if not _closed(conn)]
+            return len(held) <= admission.MAX_PER_PEER
+
+        wait_until(at_most_the_cap, 30, f"at most {admission.MAX_PER_PEER} connections held")
         # the ones it holds send nothing: each goes at its header deadline
         wait_until(
             lambda: all(_closed(conn) for conn in held),
