@@ -16,10 +16,10 @@ so both read a key alike.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: `roost ls`'s cold path imports this
+from typing import TYPE_CHECKING, Any
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
 
 
 def tmux_bin(data: Mapping[str, Any]) -> str | None:
