@@ -13,21 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from gitrepo import git
 
 from conftest import Env
 
 pytestmark = pytest.mark.tmux
 
 ARGV_TO_FILE = str(Path(__file__).parent / "bin" / "argv-to-file")
-
-
-def git(cwd: Path | str, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=30, check=False
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {args}: {proc.stderr}")
-    return proc.stdout.strip()
 
 
 @pytest.fixture

@@ -5,10 +5,11 @@ leaves the target, the agent's branch and its worktree as they were (real git, i
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
+import gitrepo
 import pytest
+from gitrepo import git
 
 from roost.core.errors import RoostError
 from roost.merge import operations as merging
@@ -18,37 +19,12 @@ from roost.ops.context import App
 from roost.review import operations as review
 from roost.worktrees import operations as worktrees
 
-
-def git(cwd: Path | str, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=30, check=False
-    )
-    assert proc.returncode == 0, f"git {args}: {proc.stderr}"
-    return proc.stdout.strip()
-
-
 LINES = "".join(f"line {i}\n" for i in range(1, 31))
 
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for key, value in {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-    }.items():
-        monkeypatch.setenv(key, value)
-    made = tmp_path / "repo"
-    made.mkdir()
-    git(made, "init", "-q", "-b", "main")
-    (made / "app.py").write_text(LINES)
-    (made / "logo.bin").write_bytes(b"\0\1\2")
-    git(made, "add", ".")
-    git(made, "commit", "-qm", "first")
-    return made
+    return gitrepo.made(tmp_path, monkeypatch, {"app.py": LINES, "logo.bin": b"\0\1\2"})
 
 
 def spawn(app: App, repo: Path, name: str) -> Path:

@@ -13,19 +13,11 @@ from pathlib import Path
 
 import psutil
 import pytest
+from gitrepo import git
 
 from roost.tui.live import LiveSource
 
 from conftest import Env
-
-
-def git(cwd: Path | str, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=30, check=False
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {args}: {proc.stderr}")
-    return proc.stdout.strip()
 
 
 @pytest.fixture
