@@ -15,9 +15,7 @@ answers 404 or 410 has dropped the subscription: it is forgotten.
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import stat
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -33,6 +31,7 @@ from roost.ops.context import App
 from roost.push import rules
 from roost.store import events as event_log
 from roost.store import push as rows
+from roost.system import secretfile
 
 VAPID_FILE = "push-vapid.pem"
 SUBJECT = "mailto:roost@localhost"  # VAPID's contact claim (RFC 8292 §2.1)
@@ -55,22 +54,16 @@ def vapid(home: Path) -> Any:
     group or others may read is refused, as the web token is."""
     from py_vapid import Vapid02
 
-    path = home / VAPID_FILE
+    def make() -> bytes:
+        key = Vapid02()
+        key.generate_keys()
+        return bytes(key.private_pem())
+
     with _KEY_LOCK:
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            mode = path.stat().st_mode
-            if mode & (stat.S_IRWXG | stat.S_IRWXO):
-                raise RoostError(
-                    f"{path} is readable by others (mode {stat.S_IMODE(mode):o}): chmod 600 it"
-                ) from None
-            return Vapid02.from_pem(path.read_bytes())
-        made = Vapid02()
-        made.generate_keys()
-        with os.fdopen(fd, "wb") as f:
-            f.write(made.private_pem())
-        return made
+            return Vapid02.from_pem(secretfile.read_or_make(home / VAPID_FILE, make))
+        except PermissionError as exc:
+            raise RoostError(str(exc)) from None
 
 
 def public_key(home: Path) -> str:

@@ -10,12 +10,12 @@ again), with its own CSRF token that every POST must carry in a header.
 from __future__ import annotations
 
 import hmac
-import os
 import secrets
-import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from roost.system import secretfile
 
 COOKIE = "roost_session"
 CSRF_HEADER = "x-roost-csrf"
@@ -25,21 +25,8 @@ WATCH_FILE, TYPE_FILE = "web-token", "web-typing-token"
 def secret(home: Path, name: str) -> str:
     """The secret in `home/name`, made (0600, owner only) when missing. A file others may read
     is no secret: it is refused, and `roost web` says how to fix it."""
-    path = home / name
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        mode = path.stat().st_mode
-        if mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise PermissionError(
-                f"{path} is readable by others (mode {stat.S_IMODE(mode):o}): "
-                f"chmod 600 it, or delete it for a new token"
-            ) from None
-        return path.read_text().strip()
-    token = secrets.token_urlsafe(32)
-    with os.fdopen(fd, "w") as f:
-        f.write(token + "\n")
-    return token
+    made = secretfile.read_or_make(home / name, lambda: (secrets.token_urlsafe(32) + "\n").encode())
+    return made.decode("utf-8", "replace").strip()
 
 
 @dataclass(frozen=True, slots=True)
