@@ -54,7 +54,7 @@ class Answered:
 
 
 def _observed(app: App, name: str) -> Observation:
-    found = next((o for o in observe.refresh(app) if o.agent.name == name), None)
+    found = observe.one(app, name)
     if found is None:
         raise RoostError(f"no agent named {name!r}")
     return found

@@ -199,6 +199,12 @@ def _zone(app: App) -> tzinfo:
     return local_zone(app.environ)
 
 
+def one(app: App, name: str) -> Observation | None:
+    """Agent NAME as a refresh of every agent sees it now (its change recorded); None: no such
+    agent. One refresh costs the same tmux calls at any number of agents."""
+    return next((o for o in refresh(app) if o.agent.name == name), None)
+
+
 def refresh(app: App, only: Collection[str] | None = None) -> list[Observation]:
     """Learn what the agents' files say, observe every agent, and record the status changes.
     `only`: the pane ids that changed (see _look); None: every agent. A change another writer

@@ -72,7 +72,10 @@ class Sent:
 
 
 def _observed(app: App, name: str) -> Observation:
-    return next(o for o in observe.refresh(app) if o.agent.name == name)
+    found = observe.one(app, name)
+    if found is None:
+        raise RoostError(f"no agent named {name!r}")
+    return found
 
 
 def _wait_status(

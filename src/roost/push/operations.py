@@ -555,7 +555,7 @@ def _reply(app: App, found: rules.Capability, name: str, text: str, owner: str |
     from roost.ops import observe
     from roost.ops import send as sending
 
-    now = next((o for o in observe.refresh(app) if o.agent.name == name), None)
+    now = observe.one(app, name)
     if now is not None and now.status == Status.WAITING:
         why = f"{name} now asks something (roost answer {name}); nothing typed"
         _refused(app, found, why, owner)
@@ -569,7 +569,7 @@ def _reply(app: App, found: rules.Capability, name: str, text: str, owner: str |
         why = f"not delivered: {sent.how}"
         _refused(app, found, why, owner)
         return Applied(name, None, why, None, owner)
-    after = next((o for o in observe.refresh(app) if o.agent.name == name), None)
+    after = observe.one(app, name)
     shows = str(after.status) if after is not None and after.status else None
     return Applied(name, REPLIED, None, shows, owner)
 
