@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from test_review import git, repo, spawn_in_worktree
-from test_tui import SIZE, select, settle, shown
+from test_tui import SIZE, select, settle, shown, told
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
 
@@ -58,6 +58,7 @@ def test_d_shows_the_change_c_comments_on_a_line_and_s_sends() -> None:
 
     async def run() -> None:
         app = app_on(source)
+        said = told(app)  # every note, kept: one with a timeout may be gone by the end
         async with app.run_test(size=(120, 32)) as pilot:
             await settle(pilot, app, lambda: app.rows)
             select(app, "api-tests")
@@ -85,9 +86,8 @@ def test_d_shows_the_change_c_comments_on_a_line_and_s_sends() -> None:
             assert isinstance(app.screen, DiffScreen)
             await pilot.press("S")
             await settle(pilot, app, lambda: ("send_review", "api-tests") in source.calls)
-            shown_lines = [str(n.message) for n in app._notifications]
-            assert "sent 1 comment to api-tests (hook)" in shown_lines
-            assert any("pick a line" in m for m in shown_lines)
+            assert "sent 1 comment to api-tests (hook)" in said
+            assert any("pick a line" in m for m in said)
             await pilot.press("escape")
             await settle(pilot, app)
             assert not isinstance(app.screen, DiffScreen)
@@ -100,6 +100,7 @@ def test_m_marks_hunks_and_m_merges_the_marked_ones_after_a_confirm() -> None:
 
     async def run() -> None:
         app = app_on(source)
+        said = told(app)  # every note, kept: one with a timeout may be gone by the end
         async with app.run_test(size=(120, 32)) as pilot:
             await settle(pilot, app, lambda: app.rows)
             select(app, "api-tests")
@@ -134,7 +135,6 @@ def test_m_marks_hunks_and_m_merges_the_marked_ones_after_a_confirm() -> None:
             merged = [c for c in source.calls if c[0] == "merge_hunks"]
             assert merged == [("merge_hunks", "api-tests", (("app/retry.py", 1, ""),))]
             await settle(pilot, app, lambda: not screen.marked)
-            said = [str(n.message) for n in app._notifications]
             assert any("no hunk marked" in m for m in said)
             assert any("put the cursor on a hunk" in m for m in said)
             assert "merged api-tests (roost/api-tests) into main: 1 hunk as one commit" in said
